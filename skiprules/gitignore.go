@@ -1,0 +1,167 @@
+package skiprules
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Matcher holds gitignore-syntax patterns. It is immutable once built, so
+// one Matcher may be used from many goroutines.
+type Matcher struct {
+	patterns []pattern
+}
+
+// pattern is one compiled line.
+type pattern struct {
+	text     string // as written, minus ignored trailing spaces: the receipt's rule
+	negate   bool   // "!pat": a match re-includes
+	dirOnly  bool   // "pat/": matches directories only
+	anchored bool   // a slash at the start or middle: matched from the root
+	segs     []segment
+}
+
+var errEmptyPattern = errors.New("pattern matches nothing")
+
+// ParsePatterns compiles patterns (one per element; blank lines and lines
+// starting with # are ignored, trailing unescaped spaces trimmed, "\#" "\!"
+// "\ " escapes). Returns an error naming the bad pattern (e.g. an
+// unterminated [ class) — the caller prints it as a usage error.
+//
+// Besides an unterminated class, a trailing lone backslash, an unknown
+// [:name:] class, and a pattern that is empty once "!" and slashes are
+// removed ("!", "/") are errors: git would silently match nothing, which is
+// never what someone typing --exclude meant.
+func ParsePatterns(patterns []string) (*Matcher, error) {
+	m := &Matcher{}
+	for _, line := range patterns {
+		p, ok, err := parsePattern(line)
+		if err != nil {
+			return nil, fmt.Errorf("bad exclude pattern %q: %w", line, err)
+		}
+		if ok {
+			m.patterns = append(m.patterns, p)
+		}
+	}
+	return m, nil
+}
+
+// parsePattern compiles one line; ok is false for a blank or comment line.
+func parsePattern(line string) (p pattern, ok bool, err error) {
+	if strings.HasPrefix(line, "#") {
+		return pattern{}, false, nil
+	}
+	line = trimTrailingSpaces(line)
+	if line == "" {
+		return pattern{}, false, nil
+	}
+	p.text = line
+	body := line
+	if strings.HasPrefix(body, "!") {
+		p.negate = true
+		body = body[1:]
+	}
+	if strings.HasSuffix(body, "/") {
+		p.dirOnly = true
+		body = body[:len(body)-1]
+	}
+	// Like git, any slash left (even one inside brackets) anchors.
+	p.anchored = strings.Contains(body, "/")
+	body = strings.TrimPrefix(body, "/")
+	if body == "" {
+		return pattern{}, false, errEmptyPattern
+	}
+	if p.segs, err = compileGlob(body); err != nil {
+		return pattern{}, false, err
+	}
+	return p, true, nil
+}
+
+// trimTrailingSpaces removes trailing spaces that are not escaped by a
+// backslash, exactly as git does: "a\ " keeps its space, "a\\ " does not.
+// Only spaces are trimmed, not tabs, again like git.
+func trimTrailingSpaces(s string) string {
+	end := len(s)
+	lastSpace := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			lastSpace = -1
+		default:
+			lastSpace = -1
+		}
+	}
+	if lastSpace >= 0 {
+		end = lastSpace
+	}
+	return s[:end]
+}
+
+// ReadPatterns reads one pattern per line (for --exclude-from); CRLF
+// tolerated. A UTF-8 byte order mark at the start is dropped, as git does
+// for .gitignore files written by editors that add one.
+func ReadPatterns(r io.Reader) ([]string, error) {
+	var lines []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if len(lines) == 0 {
+			line = strings.TrimPrefix(line, "\uFEFF")
+		}
+		lines = append(lines, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read exclude patterns: %w", err)
+	}
+	return lines, nil
+}
+
+// Match reports whether rel (a slash-separated path relative to the source
+// root, never empty, no leading or trailing slash) is excluded, and the
+// original pattern text that decided it. A nil *Matcher matches nothing.
+//
+// The last matching pattern decides. When it is a negation, Match returns
+// its text (with the "!") and false; when no pattern matches it returns ""
+// and false.
+//
+// "?", "*" and classes step over UTF-8 characters, not bytes, so "?" matches
+// "é"; git works on bytes and would need "??". Matching is case-sensitive.
+//
+// Match looks at rel alone, not at its parents: with the pattern "a/",
+// Match("a/b", false) is false. That is enough because the walk never
+// descends into an excluded directory, and it is why a "!" pattern cannot
+// re-include a file below an excluded directory, the same limit git has.
+func (m *Matcher) Match(rel string, isDir bool) (pattern string, excluded bool) {
+	if m == nil || len(m.patterns) == 0 {
+		return "", false
+	}
+	parts := strings.Split(rel, "/")
+	for i := len(m.patterns) - 1; i >= 0; i-- {
+		p := &m.patterns[i]
+		if p.dirOnly && !isDir {
+			continue
+		}
+		if p.matches(parts) {
+			return p.text, !p.negate
+		}
+	}
+	return "", false
+}
+
+// matches reports whether p matches the path split into parts. An
+// unanchored pattern has no slash, so matching it against the base name is
+// the same as matching it at any depth.
+func (p *pattern) matches(parts []string) bool {
+	if !p.anchored {
+		parts = parts[len(parts)-1:]
+	}
+	return matchSegments(p.segs, parts)
+}
