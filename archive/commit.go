@@ -1,0 +1,142 @@
+package archive
+
+import (
+	"archive/zip"
+	"encoding/hex"
+
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Summary describes a finished archive: its size and SHA-256, as the receipt reports them.
+type Summary struct {
+	Size   int64
+	SHA256 string
+}
+
+// Close waits for the pipeline, appends the manifest as the last entry, writes the central
+// directory and syncs the temp file. The archive is whole but not yet at its final path.
+func (w *Writer) Close(manifest []byte) (Summary, error) {
+	if err := w.Wait(); err != nil {
+		return Summary{}, err
+	}
+	fh := &zip.FileHeader{Name: ManifestName, Method: zip.Deflate}
+	fh.SetMode(0o644)
+	// The newest entry's time rather than the clock's, so that the same tree gives the same
+	// archive bytes.
+	fh.Modified = w.newest.UTC()
+	mw, err := w.zw.CreateHeader(fh)
+	if err != nil {
+		return Summary{}, err
+	}
+	if _, err := mw.Write(manifest); err != nil {
+		return Summary{}, err
+	}
+	if err := w.zw.Close(); err != nil {
+		return Summary{}, err
+	}
+	if err := w.file.Sync(); err != nil {
+		return Summary{}, err
+	}
+	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}, nil
+}
+
+// Commit moves the closed archive to final and syncs the folder. Unless replace is set, an
+// existing file at final is never replaced: Commit then fails with an error matching
+// fs.ErrExist and the temp file stays for Abort to remove.
+func (w *Writer) Commit(final string, replace bool) error {
+	if err := w.file.Close(); err != nil {
+		return err
+	}
+	if err := rename(w.file.Name(), final, replace); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+// Abort stops the pipeline and removes the temp file; a no-op after a successful Commit.
+// Call it on every path that does not end in Commit.
+func (w *Writer) Abort() {
+	w.Wait()
+	w.file.Close()
+	os.Remove(w.file.Name())
+}
+
+func rename(from, to string, replace bool) error {
+	if replace {
+		return os.Rename(from, to)
+	}
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// WriteFileAtomic writes data to path through a synced temp file in the same folder, so that
+// path holds either its old content or all of data, never a part.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	sf, err := StageFile(path, data, perm)
+	if err != nil {
+		return err
+	}
+	return sf.Commit()
+}
+
+// StagedFile is a file written and synced beside its final path, waiting to be renamed into
+// place: the receipt is staged before the archive is committed, so that a full disk fails
+// the run before anything moves.
+type StagedFile struct {
+	temp, path string
+}
+
+// StageFile writes data to a synced temp file beside path.
+func StageFile(path string, data []byte, perm fs.FileMode) (_ *StagedFile, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return &StagedFile{temp: f.Name(), path: path}, nil
+}
+
+// Commit renames the staged file into place and syncs the folder.
+func (sf *StagedFile) Commit() error {
+	if err := os.Rename(sf.temp, sf.path); err != nil {
+		sf.Discard()
+		return err
+	}
+	return syncDir(filepath.Dir(sf.path))
+}
+
+// Discard removes the staged file.
+func (sf *StagedFile) Discard() { os.Remove(sf.temp) }

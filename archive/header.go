@@ -1,0 +1,91 @@
+package archive
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"io/fs"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	creatorUnix   = 3
+	zipVersion20  = 20
+	zipVersion45  = 45 // zip64
+	flagDataDesc  = 0x8
+	flagUTF8      = 0x800
+	extTimeID     = 0x5455
+	uint32max     = 1<<32 - 1
+	dosEpochYear  = 1980
+	dosLatestYear = 2107
+)
+
+// fileHeader builds what zip.Writer.CreateHeader would have filled in, for an entry written
+// with CreateRaw from bytes compressed elsewhere.
+func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64) *zip.FileHeader {
+	fh := baseHeader(name, info)
+	fh.Method = method
+	fh.Flags |= flagDataDesc
+	fh.CRC32 = crc
+	fh.CompressedSize64 = uint64(compressed)
+	fh.UncompressedSize64 = uint64(size)
+	if fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
+		fh.ReaderVersion = zipVersion45
+		fh.CreatorVersion = creatorUnix<<8 | zipVersion45
+	}
+	return fh
+}
+
+// dirHeader builds a directory entry: its name ends in a slash and it has no data.
+func dirHeader(name string, info fs.FileInfo) *zip.FileHeader {
+	fh := baseHeader(name+"/", info)
+	fh.Method = zip.Store
+	return fh
+}
+
+func baseHeader(name string, info fs.FileInfo) *zip.FileHeader {
+	fh := &zip.FileHeader{
+		Name:           name,
+		CreatorVersion: creatorUnix<<8 | zipVersion20,
+		ReaderVersion:  zipVersion20,
+	}
+	if needsUTF8Flag(name) {
+		fh.Flags |= flagUTF8
+	}
+	fh.SetMode(info.Mode())
+	setModified(fh, info.ModTime())
+	return fh
+}
+
+// needsUTF8Flag mirrors archive/zip: the flag is set only when the name is not plain ASCII,
+// so readers without UTF-8 support still read ASCII names.
+func needsUTF8Flag(name string) bool {
+	return utf8.ValidString(name) && strings.IndexFunc(name, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0
+}
+
+// setModified writes the DOS date, clamped to the range it can hold, and the exact time in
+// the extended-timestamp field, so that files dated before 1980 keep their real date.
+func setModified(fh *zip.FileHeader, t time.Time) {
+	t = t.UTC()
+	fh.Modified = t
+	dos := t
+	if dos.Year() < dosEpochYear {
+		dos = time.Date(dosEpochYear, 1, 1, 0, 0, 0, 0, time.UTC)
+	} else if dos.Year() > dosLatestYear {
+		dos = time.Date(dosLatestYear, 12, 31, 23, 59, 58, 0, time.UTC)
+	}
+	fh.ModifiedDate = uint16(dos.Day() + int(dos.Month())<<5 + (dos.Year()-dosEpochYear)<<9)
+	fh.ModifiedTime = uint16(dos.Second()/2 + dos.Minute()<<5 + dos.Hour()<<11)
+	// Info-ZIP reads the field as a signed 32-bit count of seconds since 1970.
+	var ext [9]byte
+	binary.LittleEndian.PutUint16(ext[0:], extTimeID)
+	binary.LittleEndian.PutUint16(ext[2:], 5)
+	ext[4] = 1 // modification time present
+	binary.LittleEndian.PutUint32(ext[5:], uint32(int32(clampUnix32(t.Unix()))))
+	fh.Extra = append(fh.Extra, ext[:]...)
+}
+
+func clampUnix32(s int64) int64 {
+	return min(max(s, -1<<31), 1<<31-1)
+}

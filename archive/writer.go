@@ -1,0 +1,252 @@
+package archive
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/flate"
+
+	"backup/skiprules"
+)
+
+// DefaultLevel is the deflate level used when none is given; see the README for the
+// measurement behind it.
+const DefaultLevel = 5
+
+// spoolMemory is how much of one compressed entry is held in memory before it spills to an
+// unlinked temp file; with the queue bound it caps the memory the pipeline holds.
+const spoolMemory = 4 << 20
+
+// Options configure a Writer. The zero value stores files uncompressed, one worker per CPU,
+// and calls no hooks.
+type Options struct {
+	// Level is the deflate level, 1 (fastest) to 9 (smallest); 0 stores.
+	Level int
+	// Jobs is the number of files read and compressed at once; 0 means one per CPU.
+	Jobs int
+	// The hooks are called on the Writer's own goroutine, one entry at a time, in the order
+	// the entries were added.
+	// OnFile is told of each file stored, with its size and SHA-256.
+	OnFile func(name string, size int64, sum [sha256.Size]byte)
+	// OnSkip is told of a file that was no longer a regular file when it was opened.
+	OnSkip func(name string, kind skiprules.Kind)
+	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
+	// op OpOpen or OpRead; fs.ErrNotExist when it vanished; ErrChanged when it kept changing.
+	OnWarn func(err error)
+}
+
+// Writer writes one archive to a temp file beside its final path.
+type Writer struct {
+	opts   Options
+	ctx    context.Context
+	file   *os.File
+	out    *countingHash
+	zw     *zip.Writer
+	queue  chan *item // walk order, bounded: back-pressure on the walk
+	jobs   chan *item
+	read   atomic.Int64
+	newest time.Time
+
+	workers sync.WaitGroup
+	written chan struct{}
+	wait    sync.Once
+
+	mu    sync.Mutex
+	fatal error
+}
+
+// item is one entry on its way into the archive.
+type item struct {
+	name, path string
+	info       fs.FileInfo
+	done       chan struct{} // closed once out is set; nil for directories
+	out        outcome
+}
+
+// Create starts an archive in a new temp file in dir, named after base. The pipeline stops
+// when ctx is done.
+func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error) {
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		opts:    opts,
+		ctx:     ctx,
+		file:    f,
+		out:     &countingHash{w: f, h: sha256.New()},
+		queue:   make(chan *item, 2*opts.Jobs),
+		jobs:    make(chan *item),
+		written: make(chan struct{}),
+	}
+	w.zw = zip.NewWriter(w.out)
+	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, DefaultLevel)
+	})
+	comp := &compressor{}
+	for range opts.Jobs {
+		s := &saver{level: opts.Level, spoolDir: dir, spoolMem: spoolMemory, bytesRead: &w.read, comp: comp}
+		w.workers.Add(1)
+		go w.work(s)
+	}
+	go w.run()
+	return w, nil
+}
+
+// TempPath is the path of the temp file the archive is written to.
+func (w *Writer) TempPath() string { return w.file.Name() }
+
+// BytesRead is how many bytes of source files have been read so far; safe to poll from any
+// goroutine.
+func (w *Writer) BytesRead() int64 { return w.read.Load() }
+
+// AddDir adds a directory entry. It returns the pipeline's fatal error, if any.
+func (w *Writer) AddDir(name string, info fs.FileInfo) error {
+	return w.add(&item{name: name, info: info})
+}
+
+// AddFile queues the file at path to be stored as name. What became of it is told through
+// the hooks; the returned error is the pipeline's fatal error, if any.
+func (w *Writer) AddFile(path, name string, info fs.FileInfo) error {
+	it := &item{name: name, path: path, info: info, done: make(chan struct{})}
+	if err := w.add(it); err != nil {
+		return err
+	}
+	w.jobs <- it // workers drain jobs until Wait, whatever happens
+	return nil
+}
+
+func (w *Writer) add(it *item) error {
+	if err := w.err(); err != nil {
+		return err
+	}
+	select {
+	case w.queue <- it:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
+
+func (w *Writer) work(s *saver) {
+	defer w.workers.Done()
+	for it := range w.jobs {
+		it.out = s.save(w.ctx, it.path, it.name)
+		close(it.done)
+	}
+}
+
+// run writes the entries in the order they were added.
+func (w *Writer) run() {
+	defer close(w.written)
+	for it := range w.queue {
+		if it.done != nil {
+			<-it.done
+		}
+		if w.err() != nil {
+			it.out.release()
+			continue
+		}
+		if err := w.write(it); err != nil {
+			w.setErr(err)
+		}
+	}
+}
+
+func (w *Writer) write(it *item) error {
+	if it.info.ModTime().After(w.newest) {
+		w.newest = it.info.ModTime()
+	}
+	if it.done == nil {
+		_, err := w.zw.CreateRaw(dirHeader(it.name, it.info))
+		return err
+	}
+	o := it.out
+	defer o.release()
+	if o.fatal != nil {
+		return o.fatal
+	}
+	if o.skip != "" && w.opts.OnSkip != nil {
+		w.opts.OnSkip(it.name, o.skip)
+	}
+	if st := o.staged; st != nil {
+		if err := w.writeStaged(it.name, st); err != nil {
+			return err
+		}
+	}
+	if o.warn != nil && w.opts.OnWarn != nil {
+		w.opts.OnWarn(o.warn)
+	}
+	return nil
+}
+
+func (w *Writer) writeStaged(name string, st *staged) error {
+	fh := fileHeader(name, st.info, st.method, st.crc, st.data.size, st.size)
+	zf, err := w.zw.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	if _, err := st.data.WriteTo(zf); err != nil {
+		return err
+	}
+	if w.opts.OnFile != nil {
+		w.opts.OnFile(name, st.size, st.sum)
+	}
+	return nil
+}
+
+// Wait waits until every entry added so far is written, and returns the fatal error that
+// stopped the pipeline, if any. No entry may be added after it.
+func (w *Writer) Wait() error {
+	w.wait.Do(func() {
+		close(w.queue)
+		close(w.jobs)
+		w.workers.Wait()
+		<-w.written
+	})
+	if err := w.err(); err != nil {
+		return err
+	}
+	return w.ctx.Err()
+}
+
+func (w *Writer) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fatal
+}
+
+func (w *Writer) setErr(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fatal == nil {
+		w.fatal = err
+	}
+}
+
+// countingHash passes writes on to w, counting and hashing them: the archive's size and
+// SHA-256 for the receipt come from the bytes as they are written, not from a second read.
+type countingHash struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (c *countingHash) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.h.Write(p[:n])
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"backup/archive"
+	"backup/report"
+	"backup/skiprules"
+)
+
+const createUsage = `backup create [flags] SOURCE...
+
+Backs up each SOURCE (a directory or a regular file) into one zip archive, stored under its
+base name. Regular files and directories are archived; sockets, FIFOs, devices and symlinks
+are skipped and listed. A receipt (JSON) is written next to the archive.
+
+Exit codes: 0 complete, 1 failed (no new archive), 2 usage, 3 incomplete (some data could
+not be read), 130 interrupted.`
+
+// createConfig is the create command's flags after validation.
+type createConfig struct {
+	output, outputDir, receipt string
+	rules                      skiprules.Rules
+	level, jobs                int
+	policy                     report.Policy
+	json, quiet, force, dryRun bool
+	progress                   string
+	sources                    []source
+}
+
+// source is one SOURCE argument: its absolute path and the name it is stored under.
+type source struct {
+	path, name string
+}
+
+func runCreate(args []string, stdout, stderr io.Writer) int {
+	cfg, code, done := parseCreate(args, stdout, stderr)
+	if done {
+		return code
+	}
+	return createBackup(cfg, stdout, stderr)
+}
+
+func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, code int, done bool) {
+	fs := pflag.NewFlagSet("create", pflag.ContinueOnError)
+	fs.StringVarP(&cfg.output, "output", "o", "", "archive to write; an existing directory means the default name inside it")
+	fs.StringVar(&cfg.outputDir, "output-dir", ".", "folder for the default archive name <name>-<UTC time>.zip")
+	fs.StringVar(&cfg.receipt, "receipt", "", "receipt to write (default: the archive's path + \".receipt.json\")")
+	excludes := fs.StringArrayP("exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
+	excludeFrom := fs.StringArray("exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
+	fs.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
+	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
+	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "deflate level 1 (fast) to 9 (small); 0 stores")
+	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel (default: number of CPUs)")
+	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
+	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")
+	fs.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
+	fs.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
+	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar: auto (when stderr is a terminal), always, never")
+	fs.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
+	fs.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
+	if code, done := parseFlags(fs, args, createUsage, stdout, stderr); done {
+		return cfg, code, true
+	}
+	cfg.policy.FailOn = *failOn
+	if err := cfg.validate(fs.Args(), *excludes, *excludeFrom); err != nil {
+		return cfg, usageError(stderr, "create", err), true
+	}
+	return cfg, 0, false
+}
+
+func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no SOURCE given")
+	}
+	if cfg.level < 0 || cfg.level > 9 {
+		return fmt.Errorf("--level %d: must be 0 to 9", cfg.level)
+	}
+	if cfg.jobs < 0 {
+		return fmt.Errorf("--jobs %d: must be at least 1", cfg.jobs)
+	}
+	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
+		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
+	}
+	for _, op := range cfg.policy.FailOn {
+		if !slices.Contains(report.FailOnOps, op) {
+			return fmt.Errorf("--fail-on %q: must be one of %s", op, strings.Join(report.FailOnOps, ","))
+		}
+	}
+	if err := cfg.readExcludes(excludes, excludeFrom); err != nil {
+		return err
+	}
+	return cfg.setSources(args)
+}
+
+func (cfg *createConfig) readExcludes(excludes, files []string) error {
+	patterns := slices.Clone(excludes)
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("--exclude-from: %w", err)
+		}
+		lines, err := skiprules.ReadPatterns(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--exclude-from %s: %w", name, err)
+		}
+		patterns = append(patterns, lines...)
+	}
+	m, err := skiprules.ParsePatterns(patterns)
+	if err != nil {
+		return fmt.Errorf("--exclude: %w", err)
+	}
+	cfg.rules.Exclude = m
+	return nil
+}
+
+// setSources makes each SOURCE absolute and names it by its base name, as zip -r and tar do.
+func (cfg *createConfig) setSources(args []string) error {
+	seen := map[string]string{}
+	for _, arg := range args {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return fmt.Errorf("source %s: %w", arg, err)
+		}
+		name := filepath.Base(abs)
+		if name == string(filepath.Separator) {
+			name = "root"
+		}
+		if prev, ok := seen[name]; ok {
+			return fmt.Errorf("sources %s and %s would both be stored as %q", prev, arg, name)
+		}
+		seen[name] = arg
+		cfg.sources = append(cfg.sources, source{path: abs, name: name})
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// outputPaths are where a run writes.
+type outputPaths struct {
+	archive, receipt string
+}
+
+// resolveOutput picks the archive's and the receipt's paths. A default name never replaces
+// anything: -2, -3… are added until a free name is found.
+func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
+	var out outputPaths
+	var err error
+	if cfg.output != "" {
+		out.archive, err = cfg.explicitOutput(now)
+	} else {
+		out.archive, err = cfg.defaultOutput(now)
+	}
+	if err != nil {
+		return out, err
+	}
+	out.receipt = out.archive + ".receipt.json"
+	if cfg.receipt != "" {
+		out.receipt, err = filepath.Abs(cfg.receipt)
+	}
+	return out, err
+}
+
+func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
+	path, err := filepath.Abs(cfg.output)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.IsDir():
+		return freeName(path, cfg.sources[0].name, now), nil
+	case err == nil && !cfg.force:
+		return "", fmt.Errorf("output %s exists (use --force to replace it)", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("output %s: %w", path, cause(err))
+	}
+	return path, nil
+}
+
+func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
+	dir, err := filepath.Abs(cfg.outputDir)
+	if err != nil {
+		return "", err
+	}
+	if !cfg.dryRun {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("output folder %s: %w", dir, cause(err))
+		}
+	}
+	return freeName(dir, cfg.sources[0].name, now), nil
+}
+
+// freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… when that archive or its
+// receipt exists already.
+func freeName(dir, name string, now time.Time) string {
+	stem := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
+	path := stem + ".zip"
+	for n := 2; exists(path) || exists(path+".receipt.json"); n++ {
+		path = fmt.Sprintf("%s-%d.zip", stem, n)
+	}
+	return path
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// cause strips the path from an *fs.PathError whose path the message names already.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

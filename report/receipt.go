@@ -1,0 +1,96 @@
+package report
+
+import (
+	"encoding/json"
+	"time"
+
+	"backup/archive"
+)
+
+// ReceiptSchema names the version of the receipt's format. A change that breaks a field's
+// meaning needs a new version.
+const ReceiptSchema = "backup.receipt/v1"
+
+// Receipt is the record of one run that a cron wrapper reads.
+type Receipt struct {
+	Schema      string             `json:"schema"`
+	Status      Status             `json:"status"`
+	ToolVersion string             `json:"tool_version"`
+	StartedAt   time.Time          `json:"started_at"`
+	FinishedAt  time.Time          `json:"finished_at"`
+	DryRun      bool               `json:"dry_run,omitempty"`
+	Sources     []string           `json:"sources"`
+	Archive     *ArchiveInfo       `json:"archive"`
+	Counts      Counts             `json:"counts"`
+	Skipped     []archive.Skipped  `json:"skipped"`
+	Excluded    []archive.Excluded `json:"excluded"`
+	Warnings    []archive.Warning  `json:"warnings"`
+	Error       string             `json:"error,omitempty"`
+}
+
+// ArchiveInfo locates the archive a receipt describes.
+type ArchiveInfo struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Counts sums up a run.
+type Counts struct {
+	Files    int   `json:"files"`
+	Dirs     int   `json:"dirs"`
+	Bytes    int64 `json:"bytes"`
+	Skipped  int   `json:"skipped"`
+	Excluded int   `json:"excluded"`
+	Warnings int   `json:"warnings"`
+	Lost     int   `json:"lost"`
+}
+
+// Run is what a receipt says about the run itself, beside what the Recorder collected.
+type Run struct {
+	ToolVersion string
+	Started     time.Time
+	Finished    time.Time
+	DryRun      bool
+	Sources     []string
+	Archive     *ArchiveInfo // nil when no archive was written
+	Err         error        // the fatal error; the status is then failed
+}
+
+// Receipt renders the receipt of run from what r collected.
+func (r *Recorder) Receipt(run Run) *Receipt {
+	m := r.Manifest(run.ToolVersion)
+	rc := &Receipt{
+		Schema:      ReceiptSchema,
+		Status:      Status(m.Status),
+		ToolVersion: run.ToolVersion,
+		StartedAt:   run.Started.UTC().Truncate(time.Second),
+		FinishedAt:  run.Finished.UTC().Truncate(time.Second),
+		DryRun:      run.DryRun,
+		Sources:     run.Sources,
+		Archive:     run.Archive,
+		Skipped:     m.Skipped,
+		Excluded:    m.Excluded,
+		Warnings:    m.Warnings,
+	}
+	if run.Err != nil {
+		rc.Status = Failed
+		rc.Error = run.Err.Error()
+	}
+	r.mu.Lock()
+	rc.Counts = Counts{Files: len(m.Files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(m.Skipped),
+		Excluded: len(m.Excluded), Warnings: len(m.Warnings)}
+	r.mu.Unlock()
+	for _, w := range m.Warnings {
+		if w.Lost {
+			rc.Counts.Lost++
+		}
+	}
+	return rc
+}
+
+// Marshal encodes the receipt as indented JSON with a final newline.
+func (rc *Receipt) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(rc, "", "  ")
+	return append(b, '\n'), err
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+
+	"backup/archive"
+	"backup/skiprules"
+	"backup/walker"
+)
+
+// Status is the outcome of a run; the values are the receipt's JSON values.
+type Status string
+
+// The statuses of a run.
+const (
+	Complete   Status = "complete"
+	Incomplete Status = "incomplete"
+	Failed     Status = "failed"
+)
+
+// Warning ops that lose no data, and so can be named in Policy.FailOn.
+const (
+	OpVanished = "vanished"
+	OpChanged  = "changed"
+	OpStat     = walker.OpStat
+)
+
+// FailOnOps are the warning ops that --fail-on accepts.
+var FailOnOps = []string{OpVanished, OpChanged, OpStat}
+
+// Policy says which warnings make a run incomplete besides those that lost data.
+type Policy struct {
+	// Strict counts every warning as lost.
+	Strict bool
+	// FailOn counts warnings with these ops (FailOnOps) as lost.
+	FailOn []string
+}
+
+// Recorder collects what became of every path. Its methods are safe for concurrent use.
+type Recorder struct {
+	policy Policy
+
+	mu       sync.Mutex
+	files    []archive.File
+	dirs     int
+	bytes    int64
+	skipped  []archive.Skipped
+	excluded []archive.Excluded
+	warnings []archive.Warning
+}
+
+// NewRecorder returns an empty Recorder applying policy.
+func NewRecorder(policy Policy) *Recorder {
+	return &Recorder{policy: policy}
+}
+
+// Dir records a directory stored in the archive.
+func (r *Recorder) Dir(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dirs++
+}
+
+// File records a file stored in the archive.
+func (r *Recorder) File(name string, size int64, sum [sha256.Size]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.files = append(r.files, archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])})
+	r.bytes += size
+}
+
+// Skip records a path that is not a regular file.
+func (r *Recorder) Skip(name string, kind skiprules.Kind) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skipped = append(r.skipped, archive.Skipped{Path: name, Kind: string(kind)})
+}
+
+// Exclude records a path left out by rule.
+func (r *Recorder) Exclude(name, rule string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.excluded = append(r.excluded, archive.Excluded{Path: name, Rule: rule})
+}
+
+// Warn records a problem with one path: an *fs.PathError whose Path is the stored name, as
+// the walker and the archiver report them.
+func (r *Recorder) Warn(err error) {
+	w := r.classify(err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, w)
+}
+
+func (r *Recorder) classify(err error) archive.Warning {
+	w := archive.Warning{Op: "error", Error: err.Error()}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		w.Path, w.Op, w.Error = pe.Path, pe.Op, pe.Err.Error()
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w.Op = OpVanished
+	case errors.Is(err, archive.ErrChanged):
+		w.Op = OpChanged
+	}
+	w.Lost = r.counts(w.Op)
+	return w
+}
+
+// counts reports whether a warning with op makes the run incomplete.
+func (r *Recorder) counts(op string) bool {
+	switch op {
+	case OpVanished, OpChanged, OpStat:
+		return r.policy.Strict || slices.Contains(r.policy.FailOn, op)
+	}
+	return true // open, read, readdir: the data is not in the archive
+}
+
+// FilesDone is how many files have been stored so far.
+func (r *Recorder) FilesDone() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(len(r.files))
+}
+
+// Status is complete unless a warning counts as lost.
+func (r *Recorder) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.warnings {
+		if w.Lost {
+			return Incomplete
+		}
+	}
+	return Complete
+}
+
+// Manifest returns the archive's manifest: what the run stored, skipped, excluded and
+// warned about, sorted by path.
+func (r *Recorder) Manifest(toolVersion string) *archive.Manifest {
+	status := r.Status()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sort()
+	return &archive.Manifest{
+		ToolVersion: toolVersion,
+		Status:      string(status),
+		Files:       cloneList(r.files),
+		Skipped:     cloneList(r.skipped),
+		Excluded:    cloneList(r.excluded),
+		Warnings:    cloneList(r.warnings),
+	}
+}
+
+func (r *Recorder) sort() {
+	slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.skipped, func(a, b archive.Skipped) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.excluded, func(a, b archive.Excluded) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(r.warnings, func(a, b archive.Warning) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// cloneList copies s, never returning nil: the JSON says [] for an empty list, not null.
+func cloneList[T any](s []T) []T {
+	return append(make([]T, 0, len(s)), s...)
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// maxListed is how many lost paths the summary names before it points to the receipt.
+const maxListed = 20
+
+// WriteSummary writes the run's one-line summary and, unless it is complete, each lost path
+// with its cause. receiptPath is named when the list is cut short; "" when there is none.
+func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
+	if rc.Status == Failed {
+		fmt.Fprintf(w, "backup: failed: %s\n", rc.Error)
+		return
+	}
+	c := rc.Counts
+	status := string(rc.Status)
+	if rc.DryRun {
+		status = "dry run, would be " + status
+	}
+	fmt.Fprintf(w, "backup: %s: %d files, %s read", status, c.Files, FormatBytes(c.Bytes))
+	if rc.Archive != nil {
+		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
+	}
+	fmt.Fprintf(w, "; %d skipped, %d excluded, %d warnings", c.Skipped, c.Excluded, c.Warnings)
+	if rc.Archive != nil {
+		fmt.Fprintf(w, " -> %s", rc.Archive.Path)
+	}
+	fmt.Fprintln(w)
+	if rc.Status == Complete {
+		return
+	}
+	listed := 0
+	for _, wr := range rc.Warnings {
+		if !wr.Lost {
+			continue
+		}
+		if listed == maxListed {
+			fmt.Fprintf(w, "  and %d more%s\n", c.Lost-listed, seeReceipt(receiptPath))
+			return
+		}
+		fmt.Fprintf(w, "  lost %s: %s: %s\n", wr.Path, wr.Op, wr.Error)
+		listed++
+	}
+}
+
+func seeReceipt(path string) string {
+	if path == "" {
+		return ""
+	}
+	return ", see " + path
+}
+
+// FormatBytes renders n in binary units with one decimal, as du -h and ls -lh do.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
