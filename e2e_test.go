@@ -1,0 +1,237 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"testing"
+
+	"backup/report"
+)
+
+// The end-to-end tests run the built binary, as cron and CI wrappers do.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "backup-bin-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	// Readable and executable by anyone: permission tests run the binary as nobody.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "backup")
+	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		build = exec.Command("go", "build", "-o", binary, ".")
+	}
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building backup: " + err.Error())
+	}
+	return m.Run()
+}
+
+// result is what one run of the binary did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runOpts says how to run the binary: the folder it runs in and, for permission tests, the
+// user it runs as.
+type runOpts struct {
+	dir   string
+	uid   int // 0: as the test's own user
+	stdin io.Reader
+}
+
+func backup(t *testing.T, opts runOpts, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = opts.dir
+	cmd.Stdin = opts.stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if opts.uid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(opts.uid), Gid: uint32(opts.uid)}}
+	}
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running backup %v: %v", args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// mustRoot skips a test that needs root (device nodes, dropping privileges), except in CI,
+// which runs as root: there a skip would hide a test that never ran.
+func mustRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("this test needs root, and CI runs as root")
+	}
+	t.Skip("needs root")
+}
+
+// nobody is the uid permission tests run the binary as: root reads everything.
+const nobody = 65534
+
+// sharedTempDir is a t.TempDir that nobody can enter and write to.
+func sharedTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o777|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// node is one path of a test tree.
+type node struct {
+	kind    string // "file" (default), "dir", "symlink", "fifo", "socket", "device"
+	content string // file content, or symlink target
+	mode    os.FileMode
+}
+
+// makeTree lays out nodes under root, parents first; modes are applied last, deepest first,
+// so that an unreadable directory can still be filled.
+func makeTree(t *testing.T, root string, nodes map[string]node) {
+	t.Helper()
+	names := make([]string, 0, len(nodes))
+	for name := range nodes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		makeNode(t, filepath.Join(root, filepath.FromSlash(name)), nodes[name])
+	}
+	slices.Reverse(names)
+	for _, name := range names {
+		if n := nodes[name]; n.mode != 0 {
+			if err := os.Chmod(filepath.Join(root, filepath.FromSlash(name)), n.mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { makeWritable(root) })
+}
+
+func makeNode(t *testing.T, path string, n node) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch n.kind {
+	case "", "file":
+		err = os.WriteFile(path, []byte(n.content), 0o644)
+	case "dir":
+		err = os.MkdirAll(path, 0o755)
+	case "symlink":
+		err = os.Symlink(n.content, path)
+	case "fifo":
+		err = syscall.Mkfifo(path, 0o644)
+	case "device":
+		err = syscall.Mknod(path, syscall.S_IFCHR|0o644, 1<<8|3) // like /dev/null
+	case "socket":
+		err = makeSocket(t, path)
+	default:
+		t.Fatalf("unknown node kind %q", n.kind)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeSocket binds a unix socket at path and keeps it listening for the test's life, as a
+// running service's control socket would be. It binds through a short relative path, since
+// socket paths are limited to about 100 bytes.
+func makeSocket(t *testing.T, path string) error {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.Chdir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	defer os.Chdir(wd)
+	l, err := net.Listen("unix", filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	t.Cleanup(func() { l.Close() })
+	return nil
+}
+
+func makeWritable(root string) {
+	filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() {
+			os.Chmod(path, 0o755)
+		}
+		return nil
+	})
+}
+
+func readReceipt(t *testing.T, path string) *report.Receipt {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc report.Receipt
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatalf("receipt %s: %v", path, err)
+	}
+	return &rc
+}
+
+// readZip reads every entry of the archive with Go's reader, and checks it with unzip -t.
+func readZip(t *testing.T, path string) map[string]string {
+	t.Helper()
+	if out, err := exec.Command("unzip", "-tqq", path).CombinedOutput(); err != nil {
+		t.Fatalf("unzip -t %s: %v\n%s", path, err, out)
+	}
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	entries := map[string]string{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		entries[f.Name] = string(data)
+	}
+	return entries
+}
