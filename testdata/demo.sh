@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Lays out the example tree in a temp folder, adds what git cannot hold (a unix socket, a
+# FIFO, a symlink), backs it up and shows where the archive and the receipt are.
+set -euo pipefail
+bin=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
+work=$(mktemp -d -t backup-demo-XXXXXX)
+cp -r "$here/demo/app" "$work/app"
+mkfifo "$work/app/run/queue"
+ln -s ../config/app.toml "$work/app/current.toml"
+python3 - "$work/app/run/ctl.sock" <<'PY' 2>/dev/null || echo "(no python3: demo runs without a socket)"
+import os, socket, sys
+os.chdir(os.path.dirname(sys.argv[1]))
+socket.socket(socket.AF_UNIX).bind(os.path.basename(sys.argv[1]))
+PY
+echo "example tree: $work/app"
+echo "\$ backup create --exclude-caches --output-dir $work/backups $work/app"
+set +e
+"$bin" create --exclude-caches --output-dir "$work/backups" "$work/app"
+code=$?
+set -e
+echo "exit code: $code"
+echo
+ls -l "$work/backups"
+echo
+echo "receipt:"
+cat "$work/backups"/*.receipt.json
+exit $code
