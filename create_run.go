@@ -81,14 +81,14 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 // run backs up the sources and returns the receipt, written next to the archive; or the
 // fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
-	if err := c.checkSources(); err != nil {
-		return nil, err
-	}
 	out, err := c.cfg.resolveOutput(c.started)
 	if err != nil {
 		return nil, err
 	}
 	c.out = out
+	if err := c.checkSources(); err != nil {
+		return nil, err
+	}
 	if c.cfg.dryRun {
 		if err := c.walk(ctx); err != nil {
 			return nil, err
