@@ -1,0 +1,133 @@
+package report
+
+import (
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"backup/archive"
+	"backup/skiprules"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestWarnClassification(t *testing.T) {
+	changed := fmt.Errorf("%w (size 1, then 2 bytes; 2 read)", archive.ErrChanged)
+	tests := []struct {
+		name   string
+		policy Policy
+		err    error
+		op     string
+		lost   bool
+	}{
+		{"open denied", Policy{}, &fs.PathError{Op: "open", Path: "a", Err: syscall.EACCES}, "open", true},
+		{"read error", Policy{}, &fs.PathError{Op: "read", Path: "a", Err: syscall.EIO}, "read", true},
+		{"readdir", Policy{}, &fs.PathError{Op: "readdir", Path: "a", Err: syscall.EACCES}, "readdir", true},
+		{"stat resolved", Policy{}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.EOVERFLOW}, "stat", false},
+		{"vanished at stat", Policy{}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.ENOENT}, "vanished", false},
+		{"vanished at open", Policy{}, &fs.PathError{Op: "open", Path: "a", Err: syscall.ENOENT}, "vanished", false},
+		{"changed", Policy{}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", false},
+		{"fail-on vanished", Policy{FailOn: []string{"vanished"}}, &fs.PathError{Op: "open", Path: "a", Err: syscall.ENOENT}, "vanished", true},
+		{"fail-on changed", Policy{FailOn: []string{"changed"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", true},
+		{"fail-on stat", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.EOVERFLOW}, "stat", true},
+		{"fail-on other kind", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", false},
+		{"strict", Policy{Strict: true}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.ENOENT}, "vanished", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRecorder(tt.policy)
+			r.Warn(tt.err)
+			w := r.Manifest("v").Warnings[0]
+			if w.Op != tt.op || w.Lost != tt.lost || w.Path != "a" {
+				t.Errorf("got %+v, want path a, op %s, lost %v", w, tt.op, tt.lost)
+			}
+			wantStatus := Complete
+			if tt.lost {
+				wantStatus = Incomplete
+			}
+			if got := r.Status(); got != wantStatus {
+				t.Errorf("status %s, want %s", got, wantStatus)
+			}
+		})
+	}
+}
+
+// sampleRecorder is a run with one of everything, told in an order other than the sorted one.
+func sampleRecorder() *Recorder {
+	r := NewRecorder(Policy{})
+	r.Dir("app")
+	r.File("app/b.txt", 3, sha256.Sum256([]byte("bbb")))
+	r.File("app/a.txt", 1, sha256.Sum256([]byte("a")))
+	r.Skip("app/run/ctl.sock", skiprules.KindSocket)
+	r.Skip("app/link", skiprules.KindSymlink)
+	r.Exclude("app/cache", skiprules.RuleCacheDir)
+	r.Warn(&fs.PathError{Op: "open", Path: "app/secret", Err: syscall.EACCES})
+	r.Warn(&fs.PathError{Op: "open", Path: "app/gone", Err: syscall.ENOENT})
+	return r
+}
+
+func TestReceiptGolden(t *testing.T) {
+	start := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		run  Run
+	}{
+		{"incomplete", Run{ToolVersion: "1.2.3", Started: start, Finished: start.Add(4 * time.Second),
+			Sources: []string{"/srv/app"}, Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 123, SHA256: "ab12"}}},
+		{"failed", Run{ToolVersion: "1.2.3", Started: start, Finished: start.Add(time.Second),
+			Sources: []string{"/srv/app"}, Err: errors.New("writing archive /b/app.zip: no space left on device")}},
+		{"dry-run", Run{ToolVersion: "1.2.3", Started: start, Finished: start, DryRun: true, Sources: []string{"/srv/app"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sampleRecorder().Receipt(tt.run).Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", tt.name+".receipt.json"), got)
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	r := sampleRecorder()
+	for i := range 25 {
+		r.Warn(&fs.PathError{Op: "read", Path: fmt.Sprintf("app/bad%02d", i), Err: syscall.EIO})
+	}
+	rc := r.Receipt(Run{Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
+	var b strings.Builder
+	WriteSummary(&b, rc, "/b/app.zip.receipt.json")
+	golden(t, filepath.Join("testdata", "summary.txt"), []byte(b.String()))
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 30: "5.0 GiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
