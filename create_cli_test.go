@@ -186,3 +186,24 @@ func TestCreateChangingFile(t *testing.T) {
 		t.Errorf("--fail-on changed: exit %d, stderr %q; want %d and the path", r.code, r.stderr, exitIncomplete)
 	}
 }
+
+// TestCreateSymlinkSource: a SOURCE that is a symlink is followed and stored under the name
+// given; a SOURCE may also be a single regular file.
+func TestCreateSymlinkSource(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"real/f":  {content: "f"},
+		"current": {kind: "symlink", content: "real"},
+		"one.txt": {content: "one"},
+	})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "current", "one.txt")
+	if r.code != exitComplete {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	entries := readZip(t, filepath.Join(dir, "a.zip"))
+	delete(entries, ".backup-manifest.json")
+	want := map[string]string{"current/": "", "current/f": "f", "one.txt": "one"}
+	if len(entries) != len(want) || entries["current/f"] != "f" || entries["one.txt"] != "one" {
+		t.Errorf("entries %v, want %v", entries, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -31,6 +32,10 @@ type Walker struct {
 func (w Walker) Walk(ctx context.Context, root, name string) error {
 	info, err := os.Stat(root)
 	if err != nil {
+		return err
+	}
+	// Below the root nothing is opened through a symlink, so resolve the root's own.
+	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return err
 	}
 	e := Entry{Path: root, Name: name, Info: info, RootDev: deviceOf(info)}

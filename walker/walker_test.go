@@ -1,0 +1,125 @@
+package walker
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+func mkfiles(t *testing.T, root string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(root, filepath.FromSlash(n))
+		if n[len(n)-1] == '/' {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// collect walks root and returns "name rel" for each entry, and the directories skipped.
+func collect(t *testing.T, root, name string, skip ...string) []string {
+	t.Helper()
+	var got []string
+	w := Walker{Visit: func(e Entry) error {
+		if e.Err != nil {
+			t.Errorf("%s: %v", e.Name, e.Err)
+		}
+		got = append(got, e.Name+" "+e.Rel)
+		if slices.Contains(skip, e.Rel) {
+			return fs.SkipDir
+		}
+		return nil
+	}}
+	if err := w.Walk(context.Background(), root, name); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestWalkOrder(t *testing.T) {
+	root := t.TempDir()
+	mkfiles(t, root, "b", "a/z", "a/B", "a/a", "C/x", "empty/", "skipme/inside")
+	if err := os.Symlink("a", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, root, "src", "skipme")
+	want := []string{"src ", "src/C C", "src/C/x C/x", "src/a a", "src/a/B a/B", "src/a/a a/a", "src/a/z a/z",
+		"src/b b", "src/empty empty", "src/link link", "src/skipme skipme"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walk order\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestWalkFollowsRootSymlinkOnly(t *testing.T) {
+	dir := t.TempDir()
+	mkfiles(t, dir, "real/f")
+	if err := os.Symlink("real", filepath.Join(dir, "root")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(dir, "real/loop")); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, filepath.Join(dir, "root"), "root")
+	want := []string{"root ", "root/f f", "root/loop loop"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestWalkMissingRoot(t *testing.T) {
+	w := Walker{Visit: func(Entry) error { t.Error("visited"); return nil }}
+	err := w.Walk(context.Background(), filepath.Join(t.TempDir(), "nope"), "nope")
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("err %v, want ErrNotExist", err)
+	}
+}
+
+func TestWalkCancelled(t *testing.T) {
+	root := t.TempDir()
+	mkfiles(t, root, "a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	w := Walker{Visit: func(Entry) error { n++; cancel(); return nil }}
+	if err := w.Walk(ctx, root, "r"); !errors.Is(err, context.Canceled) || n != 1 {
+		t.Errorf("err %v after %d entries, want Canceled after 1", err, n)
+	}
+}
+
+func TestStatVanished(t *testing.T) {
+	info, err := stat(filepath.Join(t.TempDir(), "gone"), "app/gone")
+	var pe *fs.PathError
+	if info != nil || !errors.As(err, &pe) || pe.Op != OpStat || pe.Path != "app/gone" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stat of a vanished path: %v, %v; want a stat PathError naming app/gone with ErrNotExist", info, err)
+	}
+}
+
+// TestStatNeverBlocks: the fallback open of a path lstat could not read must not block on a
+// FIFO. lstat cannot be made to fail here, so the open is tried directly.
+func TestOpenFIFODoesNotBlock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("fstat: %v, %v; want a FIFO", info, err)
+	}
+}
