@@ -24,6 +24,8 @@ type Walker struct {
 	// not be listed in full; the names that were listed are still walked. err is an
 	// *fs.PathError with Op OpReadDir. A non-nil return stops the walk.
 	ReadDirFailed func(dir Entry, err error) error
+	// Lstat stats paths below the root; nil means os.Lstat. Tests inject failures here.
+	Lstat func(path string) (fs.FileInfo, error)
 }
 
 // Walk walks the tree at root, naming the root name in stored names. A root that is a
@@ -61,7 +63,7 @@ func (w Walker) visit(ctx context.Context, e Entry) error {
 	}
 	for _, n := range names {
 		c := e.child(n)
-		c.Info, c.Err = stat(c.Path, c.Name)
+		c.Info, c.Err = w.stat(c.Path, c.Name)
 		if err := w.visit(ctx, c); err != nil {
 			return err
 		}
@@ -93,8 +95,12 @@ func readDirNames(dir string) ([]string, error) {
 
 // stat returns lstat's answer, or when lstat failed for a reason other than the path having
 // vanished, fstat's answer on the path opened without following links or blocking.
-func stat(p, name string) (fs.FileInfo, error) {
-	info, err := os.Lstat(p)
+func (w Walker) stat(p, name string) (fs.FileInfo, error) {
+	lstat := w.Lstat
+	if lstat == nil {
+		lstat = os.Lstat
+	}
+	info, err := lstat(p)
 	if err == nil {
 		return info, nil
 	}

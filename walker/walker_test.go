@@ -100,7 +100,7 @@ func TestWalkCancelled(t *testing.T) {
 }
 
 func TestStatVanished(t *testing.T) {
-	info, err := stat(filepath.Join(t.TempDir(), "gone"), "app/gone")
+	info, err := Walker{}.stat(filepath.Join(t.TempDir(), "gone"), "app/gone")
 	var pe *fs.PathError
 	if info != nil || !errors.As(err, &pe) || pe.Op != OpStat || pe.Path != "app/gone" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stat of a vanished path: %v, %v; want a stat PathError naming app/gone with ErrNotExist", info, err)
@@ -121,5 +121,53 @@ func TestOpenFIFODoesNotBlock(t *testing.T) {
 	defer f.Close()
 	if info, err := f.Stat(); err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("fstat: %v, %v; want a FIFO", info, err)
+	}
+}
+
+// TestStatFailsOpenWorks: when lstat fails for a reason other than ENOENT, the walker asks
+// fstat, and the entry carries both: a directory is still walked, a file still handed on.
+func TestStatFailsOpenWorks(t *testing.T) {
+	root := t.TempDir()
+	mkfiles(t, root, "dir/f", "file")
+	failing := func(p string) (fs.FileInfo, error) {
+		if filepath.Base(p) == "dir" || filepath.Base(p) == "file" {
+			return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.EOVERFLOW}
+		}
+		return os.Lstat(p)
+	}
+	var got []string
+	w := Walker{Lstat: failing, Visit: func(e Entry) error {
+		var pe *fs.PathError
+		switch {
+		case e.Err == nil:
+			got = append(got, e.Name)
+		case errors.As(e.Err, &pe) && pe.Op == OpStat && e.Info != nil:
+			got = append(got, e.Name+" (stat: "+pe.Err.Error()+", fstat: "+e.Info.Mode().Type().String()+")")
+		default:
+			t.Errorf("%s: info %v, err %v", e.Name, e.Info, e.Err)
+		}
+		return nil
+	}}
+	if err := w.Walk(context.Background(), root, "r"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"r", "r/dir (stat: value too large for defined data type, fstat: d---------)", "r/dir/f",
+		"r/file (stat: value too large for defined data type, fstat: ----------)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestStatAndOpenFail: when the open fails too, the entry has no Info and an open error:
+// the path is lost, never skipped.
+func TestStatAndOpenFail(t *testing.T) {
+	root := t.TempDir()
+	w := Walker{Lstat: func(p string) (fs.FileInfo, error) {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.EACCES}
+	}}
+	info, err := w.stat(filepath.Join(root, "missing-for-open"), "r/x")
+	var pe *fs.PathError
+	if info != nil || !errors.As(err, &pe) || pe.Op != OpOpen || pe.Path != "r/x" {
+		t.Errorf("got %v, %v; want no info and an open error naming r/x", info, err)
 	}
 }
