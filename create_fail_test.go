@@ -178,3 +178,33 @@ func assertContent(t *testing.T, path, want string) {
 		t.Errorf("%s: %q, %v; want %q", path, got, err, want)
 	}
 }
+
+// TestCreateOneFileSystem mounts a tmpfs inside the source: with --one-file-system the
+// mount point is excluded and not descended; without it, it is archived.
+func TestCreateOneFileSystem(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}, "mnt": {kind: "dir"}})
+	mnt := filepath.Join(dir, "app", "mnt")
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, 0) })
+	makeTree(t, mnt, map[string]node{"other": {content: "on another file system"}})
+
+	r := backup(t, runOpts{dir: dir}, "create", "--one-file-system", "-o", "one.zip", "app")
+	if r.code != exitComplete {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	rc := readReceipt(t, filepath.Join(dir, "one.zip.receipt.json"))
+	if len(rc.Excluded) != 1 || rc.Excluded[0].Path != "app/mnt" || rc.Excluded[0].Rule != "one-file-system" {
+		t.Errorf("excluded %+v, want app/mnt by one-file-system", rc.Excluded)
+	}
+	if _, ok := readZip(t, filepath.Join(dir, "one.zip"))["app/mnt/other"]; ok {
+		t.Error("crossed into the other file system")
+	}
+	backup(t, runOpts{dir: dir}, "create", "-o", "all.zip", "app")
+	if _, ok := readZip(t, filepath.Join(dir, "all.zip"))["app/mnt/other"]; !ok {
+		t.Error("without --one-file-system the mount's content is missing")
+	}
+}
