@@ -103,15 +103,8 @@ func TestCreateDiskFull(t *testing.T) {
 // archive at the final path, no temp file.
 func TestCreateInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 64<<20)}})
+	cmd := startSlowRun(t, dir)
 	out := filepath.Join(dir, "out")
-	makeTree(t, out, map[string]node{".": {kind: "dir"}})
-	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForTemp(t, out)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -131,15 +124,8 @@ func TestCreateInterrupted(t *testing.T) {
 // disturb the next run.
 func TestCreateAfterKilledRun(t *testing.T) {
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 64<<20)}})
+	cmd := startSlowRun(t, dir)
 	out := filepath.Join(dir, "out")
-	makeTree(t, out, map[string]node{".": {kind: "dir"}})
-	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForTemp(t, out)
 	cmd.Process.Kill()
 	cmd.Wait()
 	if exists(filepath.Join(out, "app.zip")) {
@@ -150,6 +136,23 @@ func TestCreateAfterKilledRun(t *testing.T) {
 		t.Fatalf("next run: exit %d, stderr %s", r.code, r.stderr)
 	}
 	readZip(t, filepath.Join(out, "app.zip"))
+}
+
+// startSlowRun starts a backup of 64 MiB of random data at level 9 on one worker into
+// dir/out/app.zip, and returns once the run has created its temp file.
+func startSlowRun(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 64<<20)}})
+	out := filepath.Join(dir, "out")
+	makeTree(t, out, map[string]node{".": {kind: "dir"}})
+	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitForTemp(t, out)
+	return cmd
 }
 
 func waitForTemp(t *testing.T, dir string) {
