@@ -21,9 +21,11 @@ type hookLog []string
 
 func (l *hookLog) options(level int) Options {
 	return Options{
-		Level:  level,
-		Jobs:   4,
-		OnFile: func(name string, size int64, sum [sha256.Size]byte) { *l = append(*l, fmt.Sprintf("file %s %d", name, size)) },
+		Level: level,
+		Jobs:  4,
+		OnFile: func(name string, size int64, sum [sha256.Size]byte) {
+			*l = append(*l, fmt.Sprintf("file %s %d", name, size))
+		},
 		OnSkip: func(name string, kind skiprules.Kind) { *l = append(*l, "skip "+name+" "+string(kind)) },
 		OnWarn: func(err error) {
 			var pe *fs.PathError
