@@ -207,3 +207,17 @@ func TestCreateSymlinkSource(t *testing.T) {
 		t.Errorf("entries %v, want %v", entries, want)
 	}
 }
+
+// TestCreateProgress: the bar is drawn on stderr only when asked for (or on a terminal), and
+// is cleared before the summary.
+func TestCreateProgress(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 8<<20)}})
+	r := backup(t, runOpts{dir: dir}, "create", "--progress", "always", "--level", "9", "-j", "1", "-o", "a.zip", "app")
+	if r.code != exitComplete || !strings.Contains(r.stderr, "MiB") || !strings.Contains(r.stderr, "\r") {
+		t.Errorf("--progress always: exit %d, stderr %q; want a bar", r.code, r.stderr)
+	}
+	if !strings.HasSuffix(r.stderr, "\rbackup: complete: 1 files, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
+		t.Errorf("the summary does not start on a cleared line: %q", r.stderr[max(0, len(r.stderr)-200):])
+	}
+}

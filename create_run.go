@@ -9,16 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"backup/archive"
 	"backup/report"
-	"backup/skiprules"
-	"backup/walker"
 )
 
 // errInterrupted is the fatal error of a run stopped by SIGINT or SIGTERM.
@@ -31,7 +26,6 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
-	total   atomic.Int64    // bytes of the files queued, for the progress bar
 }
 
 func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
@@ -141,9 +135,8 @@ func (c *creation) openArchive(ctx context.Context) error {
 // write walks into the archive, then puts the archive and its receipt in place: the receipt
 // is staged first, so that a full disk fails the run before anything moves.
 func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
-	p := c.startProgress(stderr)
+	p := c.startProgress(ctx, stderr)
 	err := c.walk(ctx)
-	p.SetTotal(c.total.Load())
 	if err == nil {
 		err = c.w.Wait()
 	}
@@ -190,68 +183,6 @@ func (c *creation) archiveError(err error) error {
 		return err
 	}
 	return fmt.Errorf("writing archive %s: %w", c.out.archive, cause(err))
-}
-
-// startProgress starts the progress bar when stderr is a terminal or --progress always says
-// so; otherwise it returns nil, on which Progress's methods do nothing.
-func (c *creation) startProgress(stderr io.Writer) *report.Progress {
-	show := c.cfg.progress == "always"
-	if c.cfg.progress == "auto" && !c.cfg.quiet {
-		f, ok := stderr.(*os.File)
-		show = ok && term.IsTerminal(int(f.Fd()))
-	}
-	if !show {
-		return nil
-	}
-	return report.StartProgress(stderr, func() (int64, int64) { return c.w.BytesRead(), c.rec.FilesDone() })
-}
-
-// walk walks every source, telling the Recorder and the Writer what it meets.
-func (c *creation) walk(ctx context.Context) error {
-	w := walker.Walker{
-		Visit: c.visit,
-		ReadDirFailed: func(_ walker.Entry, err error) error {
-			c.rec.Warn(err)
-			return nil
-		},
-	}
-	for _, s := range c.cfg.sources {
-		if err := w.Walk(ctx, s.path, s.name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *creation) visit(e walker.Entry) error {
-	if e.Err != nil {
-		c.rec.Warn(e.Err)
-	}
-	if e.Info == nil {
-		return nil
-	}
-	d := c.cfg.rules.Decide(e.Path, e.Rel, e.Info, e.RootDev)
-	switch d.Action {
-	case skiprules.Skip:
-		c.rec.Skip(e.Name, d.Kind)
-		return nil
-	case skiprules.Exclude:
-		c.rec.Exclude(e.Name, d.Rule)
-		return fs.SkipDir
-	}
-	if e.Info.IsDir() {
-		c.rec.Dir(e.Name)
-		if c.w == nil {
-			return nil
-		}
-		return c.w.AddDir(e.Name, e.Info)
-	}
-	c.total.Add(e.Info.Size())
-	if c.w == nil {
-		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
-		return nil
-	}
-	return c.w.AddFile(e.Path, e.Name, e.Info)
 }
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its

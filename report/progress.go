@@ -20,6 +20,9 @@ type Progress struct {
 	poll func() (bytes, files int64)
 	stop chan struct{}
 	done sync.WaitGroup
+
+	mu      sync.Mutex // orders SetTotal, from a scan's goroutine, against Stop
+	stopped bool
 }
 
 // StartProgress draws on w until Stop. poll returns the bytes and files done so far; the
@@ -32,8 +35,11 @@ func StartProgress(w io.Writer, poll func() (bytes, files int64)) *Progress {
 			progressbar.OptionUseIECUnits(true),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionThrottle(pollInterval),
+			progressbar.OptionShowCount(),
 			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetDescription("walking"),
+			// No spinner goroutine of the bar's own: it would draw again after Stop.
+			progressbar.OptionSetSpinnerChangeInterval(0),
+			progressbar.OptionSetDescription("counting"),
 		),
 		poll: poll,
 		stop: make(chan struct{}),
@@ -59,13 +65,17 @@ func (p *Progress) run() {
 	}
 }
 
-// SetTotal tells the bar how many bytes there are in all, once the walk has counted them,
-// so that it can show a percentage and an ETA.
+// SetTotal tells the bar how many bytes there are in all, once a scan has counted them, so
+// that it can show a percentage and an ETA.
 func (p *Progress) SetTotal(bytes int64) {
 	if p == nil {
 		return
 	}
-	p.bar.ChangeMax64(max(bytes, 1))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.stopped {
+		p.bar.ChangeMax64(max(bytes, 1))
+	}
 }
 
 // Stop stops polling and clears the bar, leaving the line for the summary.
@@ -75,5 +85,8 @@ func (p *Progress) Stop() {
 	}
 	close(p.stop)
 	p.done.Wait()
-	p.bar.Clear()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	p.bar.Finish() // clears the line: OptionClearOnFinish
 }
