@@ -1,6 +1,12 @@
 package archive
 
-import "encoding/json"
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
 
 // ManifestName is the name of the archive's last entry.
 const ManifestName = ".backup-manifest.json"
@@ -51,4 +57,70 @@ type Warning struct {
 func MarshalManifest(m *Manifest) ([]byte, error) {
 	m.Schema = ManifestSchema
 	return json.MarshalIndent(m, "", "  ")
+}
+
+// MaxManifestSize is the largest manifest a reader accepts, in bytes: about three million
+// files. A hostile archive could otherwise make the reader hold any amount in memory.
+const MaxManifestSize = 512 << 20
+
+// ParseManifest reads a manifest strictly: the schema must be ManifestSchema, no field may
+// be unknown, nothing may follow the JSON, and every file must have a name, a size and a
+// well-formed SHA-256, once. It reads at most MaxManifestSize bytes.
+func ParseManifest(r io.Reader) (*Manifest, error) {
+	lr := &io.LimitedReader{R: r, N: MaxManifestSize + 1}
+	dec := json.NewDecoder(lr)
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("manifest is larger than %d bytes", MaxManifestSize)
+		}
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the manifest")
+		}
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	return &m, nil
+}
+
+func (m *Manifest) check() error {
+	if m.Schema != ManifestSchema {
+		return fmt.Errorf("schema %q, want %q", m.Schema, ManifestSchema)
+	}
+	if m.Status != "complete" && m.Status != "incomplete" {
+		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	}
+	seen := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		switch {
+		case f.Path == "":
+			return errors.New("a file has no path")
+		case seen[f.Path]:
+			return fmt.Errorf("file %q is listed twice", f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
+		case !isHexSHA256(f.SHA256):
+			return fmt.Errorf("file %q has sha256 %q, want 64 lowercase hex digits", f.Path, f.SHA256)
+		}
+		seen[f.Path] = true
+	}
+	return nil
+}
+
+func isHexSHA256(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

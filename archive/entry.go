@@ -1,0 +1,99 @@
+package archive
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"io/fs"
+	"strings"
+	"time"
+
+	"backup/skiprules"
+)
+
+// Entry is one entry of an archive being read, as list and restore see it.
+type Entry struct {
+	// Name is the stored name, without the trailing slash of a directory entry.
+	Name string
+	// IsDir is set for a directory entry.
+	IsDir bool
+	// Kind is set for an entry that is neither a regular file nor a directory: a symlink,
+	// device, FIFO or socket that another tool stored. Restore lists these and never creates
+	// them.
+	Kind skiprules.Kind
+	// Mode holds the type and permission bits the entry was stored with.
+	Mode fs.FileMode
+	// Size is the uncompressed size that the entry's header declares.
+	Size int64
+	// Modified is the modification time, exact to the second for dates before 1980 and
+	// before 1970 too (see modTime).
+	Modified time.Time
+	// SHA256 is the SHA-256 the manifest records for a file, in hex; "" without a manifest.
+	SHA256 string
+
+	file *zip.File
+}
+
+// Type names the entry's type as list shows it: "file", "dir" or the Kind.
+func (e *Entry) Type() string {
+	switch {
+	case e.IsDir:
+		return "dir"
+	case e.Kind != "":
+		return string(e.Kind)
+	}
+	return "file"
+}
+
+// StoredName is the name as the archive holds it: a directory's name ends in a slash.
+func (e *Entry) StoredName() string {
+	if e.IsDir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+func newEntry(f *zip.File) *Entry {
+	mode := f.Mode()
+	e := &Entry{
+		Name:     f.Name,
+		Mode:     mode,
+		Size:     int64(f.UncompressedSize64),
+		Modified: modTime(f),
+		file:     f,
+	}
+	switch {
+	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
+		e.IsDir = true
+		e.Name = strings.TrimSuffix(f.Name, "/")
+		e.Mode = fs.ModeDir | mode.Perm()
+	case !mode.IsRegular():
+		e.Kind = skiprules.KindOf(mode)
+		if e.Kind == "" {
+			e.Kind = skiprules.KindOther
+		}
+	}
+	return e
+}
+
+// modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of
+// seconds that Info-ZIP writes and reads. Go's reader takes it as unsigned, which turns a
+// date before 1970 into one after 2038; without the field, Go's reading (the DOS date, or
+// the NTFS field) stands.
+func modTime(f *zip.File) time.Time {
+	extra := f.Extra
+	for len(extra) >= 4 {
+		id := binary.LittleEndian.Uint16(extra)
+		size := int(binary.LittleEndian.Uint16(extra[2:]))
+		extra = extra[4:]
+		if size > len(extra) {
+			break
+		}
+		field := extra[:size]
+		extra = extra[size:]
+		if id == extTimeID && len(field) >= 5 && field[0]&1 != 0 {
+			secs := int32(binary.LittleEndian.Uint32(field[1:]))
+			return time.Unix(int64(secs), 0).UTC()
+		}
+	}
+	return f.Modified
+}

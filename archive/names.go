@@ -1,0 +1,114 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Problem is something wrong with one entry of an archive, or with the archive as a whole
+// when Entry is "".
+type Problem struct {
+	Entry  string `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// String renders the problem as its own line says it: "app/data.db: sha256 mismatch".
+func (p Problem) String() string {
+	if p.Entry == "" {
+		return p.Reason
+	}
+	return p.Entry + ": " + p.Reason
+}
+
+// Reasons a name is unsafe to restore.
+var (
+	errEmptyName     = errors.New("unsafe name: empty")
+	errNUL           = errors.New("unsafe name: contains a NUL byte")
+	errBackslash     = errors.New(`unsafe name: contains a backslash (a Windows separator)`)
+	errAbsolute      = errors.New("unsafe name: absolute")
+	errDriveLetter   = errors.New("unsafe name: starts with a drive letter")
+	errEmptyPart     = errors.New("unsafe name: empty component")
+	errDotPart       = errors.New(`unsafe name: "." component`)
+	errDotDotPart    = errors.New(`unsafe name: ".." component`)
+	errDuplicateName = errors.New("duplicate name")
+)
+
+// CheckName reports why name, a stored name without a directory's trailing slash, could
+// write outside the folder it is restored into, or could mean different paths to different
+// tools; nil when it is a plain relative path of plain components.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errEmptyName
+	case strings.IndexByte(name, 0) >= 0:
+		return errNUL
+	case strings.IndexByte(name, '\\') >= 0:
+		return errBackslash
+	case name[0] == '/':
+		return errAbsolute
+	case len(name) >= 2 && name[1] == ':' && isLetter(name[0]):
+		return errDriveLetter
+	}
+	for part := range strings.SplitSeq(name, "/") {
+		switch part {
+		case "":
+			return errEmptyPart
+		case ".":
+			return errDotPart
+		case "..":
+			return errDotDotPart
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// CheckNames checks every entry's name with CheckName, then the names together: no name may
+// appear twice, and none may lie below an entry that is not a directory (a symlink stored
+// before a file "through" it is the classic way out of the destination). It returns the
+// problems of single names first, then those of names together, each in archive order.
+func CheckNames(entries []*Entry) []Problem {
+	var problems []Problem
+	byName := make(map[string]*Entry, len(entries))
+	for _, e := range entries {
+		if err := CheckName(e.Name); err != nil {
+			problems = append(problems, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			continue
+		}
+		if _, dup := byName[e.Name]; dup {
+			problems = append(problems, Problem{Entry: e.StoredName(), Reason: errDuplicateName.Error()})
+			continue
+		}
+		byName[e.Name] = e
+	}
+	for _, e := range entries {
+		if byName[e.Name] != e {
+			continue
+		}
+		for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
+			parent, ok := byName[e.Name[:i]]
+			if ok && !parent.IsDir {
+				problems = append(problems, Problem{Entry: e.StoredName(), Reason: belowNonDir(parent)})
+				break
+			}
+		}
+	}
+	return problems
+}
+
+func nextSlash(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+func belowNonDir(parent *Entry) string {
+	if parent.Kind != "" {
+		return fmt.Sprintf("unsafe name: below %s, a %s entry", parent.Name, parent.Kind)
+	}
+	return fmt.Sprintf("unsafe name: below %s, a file entry", parent.Name)
+}

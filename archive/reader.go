@@ -1,0 +1,161 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// Reader reads an archive: its entries and, when another tool did not make it, its manifest.
+// Every name in it may be hostile; nothing here trusts one.
+type Reader struct {
+	// Entries are the archive's entries in archive order, the manifest left out.
+	Entries []*Entry
+	// Manifest is the parsed manifest; nil when the archive has none or it is unreadable.
+	Manifest *Manifest
+	// HasManifest says the last entry is named ManifestName: a backup archive, not a
+	// foreign one, whether or not the manifest could be read.
+	HasManifest bool
+	// ManifestErr says why a manifest that is there could not be read or parsed.
+	ManifestErr error
+
+	zr     *zip.Reader
+	ra     io.ReaderAt
+	closer io.Closer
+	size   int64
+}
+
+// Open opens the archive at path and reads its directory and manifest. It fails only when
+// the file is not a readable zip archive; a damaged manifest is reported in ManifestErr.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if info.IsDir() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("is a directory")}
+	}
+	r, err := NewReader(f, info.Size())
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads the archive of size bytes in ra, as Open does.
+func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
+	zr, err := zip.NewReader(ra, size)
+	// Insecure names are reported only under GODEBUG=zipinsecurepath=0, with a usable
+	// reader; restore makes its own, stricter checks.
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, zipError(err)
+	}
+	zr.RegisterDecompressor(zip.Deflate, newFlateReader)
+	r := &Reader{zr: zr, ra: ra, size: size}
+	files := zr.File
+	if n := len(files); n > 0 && files[n-1].Name == ManifestName {
+		r.HasManifest = true
+		r.Manifest, r.ManifestErr = readManifest(files[n-1])
+		files = files[:n-1]
+	}
+	r.Entries = make([]*Entry, len(files))
+	for i, f := range files {
+		r.Entries[i] = newEntry(f)
+	}
+	if r.Manifest != nil {
+		r.addSums()
+	}
+	return r, nil
+}
+
+// zipError words the errors of Go's zip reader for someone who has never read its source.
+func zipError(err error) error {
+	switch {
+	case errors.Is(err, zip.ErrFormat):
+		return errors.New("not a zip archive, or its central directory is damaged")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("archive is cut short (central directory incomplete)")
+	}
+	return err
+}
+
+func (r *Reader) addSums() {
+	sums := make(map[string]string, len(r.Manifest.Files))
+	for _, f := range r.Manifest.Files {
+		sums[f.Path] = f.SHA256
+	}
+	for _, e := range r.Entries {
+		if !e.IsDir && e.Kind == "" {
+			e.SHA256 = sums[e.Name]
+		}
+	}
+}
+
+// Size is the size of the archive file in bytes.
+func (r *Reader) Size() int64 { return r.size }
+
+// Close closes the archive file.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
+
+func readManifest(f *zip.File) (*Manifest, error) {
+	if f.UncompressedSize64 > MaxManifestSize {
+		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, MaxManifestSize)
+	}
+	rc, err := openEntry(f)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	// Read whole before parsing, so that damage is reported as such and not as bad JSON;
+	// the size was checked above, and the CRC reader holds the data to it.
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifest(bytes.NewReader(data))
+}
+
+// flateReaders keeps deflate readers for reuse: each holds a 32 KiB window and more.
+var flateReaders sync.Pool
+
+type pooledFlate struct {
+	io.ReadCloser
+}
+
+func (p *pooledFlate) Close() error {
+	if p.ReadCloser == nil {
+		return nil
+	}
+	err := p.ReadCloser.Close()
+	flateReaders.Put(p.ReadCloser)
+	p.ReadCloser = nil
+	return err
+}
+
+func newFlateReader(r io.Reader) io.ReadCloser {
+	if fr, ok := flateReaders.Get().(io.ReadCloser); ok {
+		if fr.(flate.Resetter).Reset(r, nil) == nil {
+			return &pooledFlate{fr}
+		}
+	}
+	return &pooledFlate{flate.NewReader(r)}
+}

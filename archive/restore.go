@@ -1,0 +1,268 @@
+package archive
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RestoreResult is what Run did.
+type RestoreResult struct {
+	// Files, Dirs and Bytes count what was restored.
+	Files, Dirs int
+	Bytes       int64
+	// Damaged lists the entries whose data failed a check (CRC-32, size, SHA-256, or missing
+	// from the archive): none of them was written.
+	Damaged []Problem
+	// Failed lists the entries that could not be written (the cause is the destination's,
+	// not the archive's).
+	Failed []Problem
+}
+
+// fatalErrnos stop a restore: every entry after the first would fail the same way.
+var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
+
+// Run restores the plan's entries into the destination, creating it when missing. Each file
+// is written to a temp file beside its target, checked (SHA-256 against the manifest, else
+// CRC-32), and only then renamed into place; directories get their mode and mtime once their
+// contents are in. Problems with single entries are in the result; the error is for what
+// stops the restore (a full disk, ctx done). Run must not be called unless OK.
+func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
+	if !p.OK() {
+		return nil, errors.New("restore refused")
+	}
+	if err := os.MkdirAll(p.Dest, 0o755); err != nil {
+		return nil, err
+	}
+	t, err := openDestTree(p.Dest, p.mkdirMode)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	buf := make([]byte, copyBufSize)
+	for _, e := range p.entries {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := p.restoreEntry(t, e, res, buf); err != nil {
+			return res, err
+		}
+	}
+	p.setDirTimes(t, res)
+	return res, nil
+}
+
+// mkdirMode is the mode a folder is made with: owner-only for an archived folder until its
+// own mode is set at the end (so that it can be filled even when that mode is read-only);
+// what mkdir -p gives for a folder the archive does not hold.
+func (p *RestorePlan) mkdirMode(name string) uint32 {
+	if _, ok := p.dirs[name]; ok {
+		return 0o700
+	}
+	return 0o777
+}
+
+func (p *RestorePlan) restoreEntry(t *destTree, e *Entry, res *RestoreResult, buf []byte) error {
+	if e.IsDir {
+		if _, err := t.dir(e.Name, true); err != nil {
+			res.Failed = append(res.Failed, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			return nil
+		}
+		res.Dirs++
+		return nil
+	}
+	want, err := p.expected(e)
+	if err != nil {
+		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
+		return nil
+	}
+	n, err := p.writeFile(t, e, want, buf)
+	var we *writeError
+	switch {
+	case err == nil:
+		res.Files++
+		res.Bytes += n
+		p.done.Add(1)
+	case isFatal(err):
+		return fmt.Errorf("%s: %w", e.Name, err)
+	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
+		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
+	default:
+		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
+	}
+	return nil
+}
+
+// expected returns the SHA-256 the manifest records for e; "" without a manifest.
+func (p *RestorePlan) expected(e *Entry) (string, error) {
+	if p.listed == nil {
+		return "", nil
+	}
+	f, ok := p.listed[e.Name]
+	switch {
+	case !ok:
+		return "", errors.New("not in the manifest")
+	case f.Size != e.Size:
+		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, f.Size)
+	}
+	return f.SHA256, nil
+}
+
+func isFatal(err error) bool {
+	return slices.ContainsFunc(fatalErrnos, func(target error) bool { return errors.Is(err, target) })
+}
+
+// fileOpError is a failure of the destination: creating, chmod-ing or renaming a file.
+type fileOpError struct{ err error }
+
+func (e *fileOpError) Error() string { return e.err.Error() }
+func (e *fileOpError) Unwrap() error { return e.err }
+
+// writeFile writes e to a temp file in its folder, checks it, sets its mode and mtime, and
+// renames it into place.
+func (p *RestorePlan) writeFile(t *destTree, e *Entry, want string, buf []byte) (int64, error) {
+	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
+	dfd, err := t.dir(dirName, true)
+	if err != nil {
+		return 0, &fileOpError{err}
+	}
+	f, tmp, err := createTemp(dfd, base)
+	if err != nil {
+		return 0, &fileOpError{err}
+	}
+	got, err := copyChecked(&progressWriter{w: f, n: &p.written}, e, want, buf)
+	if err == nil {
+		err = finish(f, dfd, tmp, e)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = &fileOpError{cerr}
+	}
+	if err == nil {
+		err = p.rename(dfd, tmp, base)
+	}
+	if err != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+		return 0, err
+	}
+	return got.Size, nil
+}
+
+// createTemp creates a new file beside base in the folder dfd, readable by its owner only
+// until it is checked.
+func createTemp(dfd int, base string) (*os.File, string, error) {
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	prefix := "." + base
+	if len(prefix) > 200 {
+		prefix = prefix[:200] // file names are at most 255 bytes
+	}
+	for try := 0; ; try++ {
+		tmp := prefix + ".restore-" + strconv.FormatUint(uint64(time.Now().UnixNano())+uint64(try), 36)
+		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
+		if errors.Is(err, unix.EEXIST) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("create temp file: %w", err)
+		}
+		return os.NewFile(uintptr(fd), tmp), tmp, nil
+	}
+}
+
+// finish gives the checked file its mode (without setuid, setgid or sticky) and mtime.
+func finish(f *os.File, dfd int, tmp string, e *Entry) error {
+	if err := f.Chmod(e.Mode.Perm()); err != nil {
+		return &fileOpError{err}
+	}
+	if err := setTimes(dfd, tmp, e.Modified); err != nil {
+		return &fileOpError{err}
+	}
+	return nil
+}
+
+func setTimes(dfd int, name string, mtime time.Time) error {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
+		ts[1] = unix.Timespec{Sec: mtime.Unix()}
+	}
+	if err := unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("set mtime: %w", err)
+	}
+	return nil
+}
+
+// rename moves the checked temp file to its name. Without Force it never replaces
+// anything, not even a file that appeared since the plan was made.
+func (p *RestorePlan) rename(dfd int, tmp, base string) error {
+	var err error
+	if p.opts.Force {
+		err = unix.Renameat(dfd, tmp, dfd, base)
+	} else {
+		err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return &fileOpError{errors.New("appeared in the destination during the restore")}
+	}
+	if err != nil {
+		return &fileOpError{fmt.Errorf("rename: %w", err)}
+	}
+	return nil
+}
+
+// setDirTimes gives the folders this restore created from archived entries their mode and
+// mtime, deepest first: writing into a folder changes its mtime, and a read-only parent
+// would stop the change of a child.
+func (p *RestorePlan) setDirTimes(t *destTree, res *RestoreResult) {
+	var dirs []*Entry
+	for name, e := range p.dirs {
+		if t.created[name] {
+			dirs = append(dirs, e)
+		}
+	}
+	slices.SortFunc(dirs, func(a, b *Entry) int {
+		return cmp.Or(cmp.Compare(strings.Count(b.Name, "/"), strings.Count(a.Name, "/")), strings.Compare(a.Name, b.Name))
+	})
+	for _, e := range dirs {
+		if err := p.setDirMeta(t, e); err != nil {
+			res.Failed = append(res.Failed, Problem{Entry: e.StoredName(), Reason: err.Error()})
+		}
+	}
+}
+
+func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
+	fd, err := t.dir(e.Name, false)
+	if err != nil {
+		return err
+	}
+	if err := unix.Fchmod(fd, uint32(e.Mode.Perm())); err != nil {
+		return fmt.Errorf("chmod: %w", err)
+	}
+	pfd, err := t.dir(parentOf(e.Name), false)
+	if err != nil {
+		return err
+	}
+	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], e.Modified)
+}
+
+// progressWriter counts the bytes written, for a progress bar to poll.
+type progressWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (w *progressWriter) Write(b []byte) (int, error) {
+	n, err := w.w.Write(b)
+	w.n.Add(int64(n))
+	return n, err
+}

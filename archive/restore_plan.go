@@ -1,0 +1,260 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+)
+
+// RestoreOptions configure a restore. The zero value restores every entry and replaces
+// nothing that exists.
+type RestoreOptions struct {
+	// Force lets restored files replace what is at their path in the destination (the name
+	// is replaced, never written through). Directories are never replaced.
+	Force bool
+	// Include, when set, selects entries by stored name (without a directory's slash). An
+	// entry is selected when it matches or a directory above it does; the directories above
+	// a selected entry are restored with it.
+	Include func(name string, isDir bool) bool
+}
+
+// RestorePlan is a restore checked against the archive and the destination before
+// anything is written. Run carries it out when OK says it may.
+type RestorePlan struct {
+	// Dest is the destination folder.
+	Dest string
+	// Refused lists what makes the restore unsafe or impossible, whatever Force says: unsafe
+	// names, paths through a symlink or a file in the destination, and a file where the
+	// destination has a directory or the reverse.
+	Refused []Problem
+	// Conflicts lists the files that exist already at their path in the destination.
+	Conflicts []string
+	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
+	Skipped []Skipped
+	// Damaged lists the files the manifest records that the archive lacks.
+	Damaged []Problem
+	// Files, Dirs and Bytes count what is to be restored.
+	Files, Dirs int
+	Bytes       int64
+
+	r        *Reader
+	opts     RestoreOptions
+	entries  []*Entry             // selected files and directories, in archive order
+	dirs     map[string]*Entry    // selected directory entries by name
+	listed   map[string]File      // the manifest's files by path; nil without a manifest
+	matched  map[string]bool      // Include's answers for directories
+	existing map[string]destState // what dest holds, by name
+	written  atomic.Int64
+	done     atomic.Int64
+}
+
+// destState is what the destination holds at one path: its type, or nothing (missing), or
+// the error that stopped lstat from telling.
+type destState struct {
+	missing bool
+	mode    fs.FileMode
+	err     error
+}
+
+// PlanRestore checks a restore of r into dest. It fails when the manifest is unreadable
+// (the files could not be checked) or dest exists and is not a folder.
+func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, error) {
+	if r.ManifestErr != nil {
+		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
+	}
+	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
+		existing: map[string]destState{}}
+	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
+		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	} else if err != nil {
+		p.existing[""] = destState{missing: true}
+	}
+	p.Refused = CheckNames(r.Entries)
+	if len(p.Refused) > 0 {
+		return p, nil
+	}
+	p.selectEntries()
+	p.checkManifest()
+	for _, e := range p.entries {
+		p.checkDest(e)
+	}
+	return p, nil
+}
+
+// OK reports whether Run may go ahead: nothing refused, and no conflicts unless forced.
+func (p *RestorePlan) OK() bool {
+	return len(p.Refused) == 0 && (p.opts.Force || len(p.Conflicts) == 0)
+}
+
+// BytesWritten and FilesDone count what Run has restored so far; safe to poll from any
+// goroutine, for a progress bar.
+func (p *RestorePlan) BytesWritten() int64 { return p.written.Load() }
+
+// FilesDone is how many files Run has restored so far; safe to poll from any goroutine.
+func (p *RestorePlan) FilesDone() int64 { return p.done.Load() }
+
+func (p *RestorePlan) selectEntries() {
+	entries := p.r.Entries
+	picked := make([]bool, len(entries))
+	needed := map[string]bool{} // directories above a selected entry
+	for i, e := range entries {
+		if !p.included(e) {
+			continue
+		}
+		picked[i] = true
+		for dir := parentOf(e.Name); dir != "" && !needed[dir]; dir = parentOf(dir) {
+			needed[dir] = true
+		}
+	}
+	for i, e := range entries {
+		if picked[i] || e.IsDir && needed[e.Name] {
+			p.add(e)
+		}
+	}
+}
+
+func (p *RestorePlan) add(e *Entry) {
+	switch {
+	case e.Kind != "":
+		p.Skipped = append(p.Skipped, Skipped{Path: e.Name, Kind: string(e.Kind)})
+		return
+	case e.IsDir:
+		p.dirs[e.Name] = e
+		p.Dirs++
+	default:
+		p.Files++
+		p.Bytes += e.Size
+	}
+	p.entries = append(p.entries, e)
+}
+
+// included reports whether e or a directory above it matches Include. The answers for
+// directories are cached: every entry below one asks again.
+func (p *RestorePlan) included(e *Entry) bool {
+	if p.opts.Include == nil {
+		return true
+	}
+	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
+		dir := e.Name[:i]
+		m, ok := p.matched[dir]
+		if !ok {
+			m = p.opts.Include(dir, true)
+			p.matched[dir] = m
+		}
+		if m {
+			return true
+		}
+	}
+	return p.opts.Include(e.Name, e.IsDir)
+}
+
+func parentOf(name string) string {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return ""
+	}
+	return name[:i]
+}
+
+// checkManifest lists the selected files that the manifest records and the archive lacks.
+func (p *RestorePlan) checkManifest() {
+	m := p.r.Manifest
+	if m == nil {
+		return
+	}
+	p.listed = make(map[string]File, len(m.Files))
+	for _, f := range m.Files {
+		p.listed[f.Path] = f
+	}
+	present := make(map[string]bool, len(p.r.Entries))
+	for _, e := range p.r.Entries {
+		present[e.Name] = true
+	}
+	for _, f := range m.Files {
+		if present[f.Path] || CheckName(f.Path) != nil {
+			continue
+		}
+		if p.included(&Entry{Name: f.Path}) {
+			p.Damaged = append(p.Damaged, Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
+		}
+	}
+}
+
+// checkDest looks at what the destination holds at e's path and above it.
+func (p *RestorePlan) checkDest(e *Entry) {
+	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
+		dir := e.Name[:i]
+		st := p.lstat(dir)
+		switch {
+		case st.missing:
+			return
+		case st.err != nil:
+			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
+			return
+		case st.mode&fs.ModeSymlink != 0:
+			p.refuse(e, fmt.Sprintf("would pass through %s, a symlink in the destination", dir))
+			return
+		case !st.mode.IsDir():
+			p.refuse(e, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir))
+			return
+		}
+	}
+	st := p.lstat(e.Name)
+	switch {
+	case st.missing:
+	case st.err != nil:
+		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
+	case e.IsDir && !st.mode.IsDir():
+		p.refuse(e, "exists in the destination and is not a directory")
+	case !e.IsDir && st.mode.IsDir():
+		p.refuse(e, "exists in the destination as a directory")
+	case !e.IsDir:
+		p.Conflicts = append(p.Conflicts, e.Name)
+	}
+}
+
+func (p *RestorePlan) refuse(e *Entry, reason string) {
+	p.Refused = append(p.Refused, Problem{Entry: e.StoredName(), Reason: reason})
+}
+
+// lstat says what dest holds at name. Answers are cached, and everything below a missing
+// folder is missing without asking.
+func (p *RestorePlan) lstat(name string) destState {
+	if st, ok := p.existing[name]; ok {
+		return st
+	}
+	if p.existing[""].missing {
+		return destState{missing: true}
+	}
+	if parent := parentOf(name); parent != "" && p.lstat(parent).missing {
+		p.existing[name] = destState{missing: true}
+		return p.existing[name]
+	}
+	var st destState
+	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		st.mode = info.Mode()
+	case errors.Is(err, fs.ErrNotExist):
+		st.missing = true
+	default:
+		st.err = cause(err)
+	}
+	p.existing[name] = st
+	return st
+}
+
+// cause strips the path from an *fs.PathError: the message names the path already.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
