@@ -32,13 +32,16 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"create":  {"back up SOURCE... into a new zip archive", runCreate},
+		"verify":  {"check that an archive is whole, without extracting it", runVerify},
+		"list":    {"list the entries of an archive", runList},
+		"restore": {"extract an archive into a folder, safely", runRestore},
 		"version": {"print the version", runVersion},
 		"help":    {"show help for a command", runHelp},
 	}
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"create", "version", "help"}
+var commandOrder = []string{"create", "verify", "list", "restore", "version", "help"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

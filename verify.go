@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"backup/archive"
+	"backup/report"
+)
+
+const verifyUsage = `backup verify [--receipt PATH] [--json] [-q] ARCHIVE
+
+Reads ARCHIVE end to end without extracting anything: the zip structure, every entry's
+CRC-32, every file's SHA-256 and size against the manifest, the entries against the
+manifest's list, and whether every name is safe to restore. When a receipt is found
+(--receipt, else ARCHIVE.receipt.json when it exists) the archive's size and SHA-256 must
+match it. An archive another tool made (no manifest) is checked by CRC-32 alone.
+
+Exit codes: 0 verified, 1 anything wrong (each problem on its own line) or a receipt that
+cannot be read, 2 usage, 130 interrupted.`
+
+// maxReceiptSize bounds what is read of a receipt file: far above any real one.
+const maxReceiptSize = 256 << 20
+
+type verifyConfig struct {
+	receipt     string
+	json, quiet bool
+	archive     string
+}
+
+// verifyOutput is what --json prints.
+type verifyOutput struct {
+	Archive string  `json:"archive"`
+	Receipt *string `json:"receipt"`
+	OK      bool    `json:"ok"`
+	*archive.VerifyResult
+}
+
+func runVerify(args []string, stdout, stderr io.Writer) int {
+	var cfg verifyConfig
+	fs := pflag.NewFlagSet("verify", pflag.ContinueOnError)
+	fs.StringVar(&cfg.receipt, "receipt", "", "receipt to check the archive against (default: ARCHIVE.receipt.json when it exists)")
+	fs.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
+	fs.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
+	if code, done := parseFlags(fs, args, verifyUsage, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageError(stderr, "verify", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
+	}
+	cfg.archive = fs.Arg(0)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return verifyArchive(ctx, cfg, stdout, stderr)
+}
+
+func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
+	receiptPath, expect, err := findReceipt(cfg.archive, cfg.receipt)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup verify: %v\n", err)
+		return exitFailed
+	}
+	res, err := archive.VerifyWith(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
+	if err != nil {
+		return readFailed(ctx, stderr, "verify", cfg.archive, err)
+	}
+	if cfg.json {
+		out := verifyOutput{Archive: cfg.archive, OK: res.OK(), VerifyResult: res}
+		if receiptPath != "" {
+			out.Receipt = &receiptPath
+		}
+		writeJSON(stdout, out)
+	}
+	if !res.OK() {
+		for _, p := range res.Problems {
+			fmt.Fprintln(stderr, p)
+		}
+		fmt.Fprintf(stderr, "backup verify: FAILED: %d problems in %s\n", len(res.Problems), cfg.archive)
+		return exitFailed
+	}
+	if !cfg.json && !cfg.quiet {
+		fmt.Fprintln(stdout, verifiedLine(res, receiptPath))
+	}
+	return exitComplete
+}
+
+func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
+	line := fmt.Sprintf("ok: %d files, %s verified", res.Files, report.FormatBytes(res.Bytes))
+	if res.HasManifest {
+		line += fmt.Sprintf(" (status recorded at backup: %s)", res.RecordedStatus)
+	} else {
+		line += " by CRC-32 only (no manifest: not made by backup)"
+	}
+	if receiptPath != "" {
+		line += "; matches " + receiptPath
+	}
+	return line
+}
+
+// findReceipt reads the receipt to check the archive against: explicit when given (it must
+// then be readable), else ARCHIVE.receipt.json when it exists. It returns "" and nil when
+// there is none.
+func findReceipt(archivePath, explicit string) (string, *archive.Summary, error) {
+	path := explicit
+	if path == "" {
+		path = archivePath + ".receipt.json"
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return "", nil, nil
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("receipt %s: %w", path, cause(err))
+	}
+	defer f.Close()
+	var rc report.Receipt
+	dec := json.NewDecoder(io.LimitReader(f, maxReceiptSize))
+	if err := dec.Decode(&rc); err != nil {
+		return "", nil, fmt.Errorf("receipt %s: not a receipt: %w", path, err)
+	}
+	switch {
+	case rc.Schema != report.ReceiptSchema:
+		return "", nil, fmt.Errorf("receipt %s: schema %q, want %q", path, rc.Schema, report.ReceiptSchema)
+	case rc.Archive == nil:
+		return "", nil, fmt.Errorf("receipt %s: records no archive (status %s)", path, rc.Status)
+	}
+	return path, &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}, nil
+}
+
+// readFailed reports an archive that could not be read at all, or an interrupted read.
+func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
+		return exitInterrupted
+	}
+	fmt.Fprintf(stderr, "backup %s: %s: %v\n", cmd, path, cause(err))
+	return exitFailed
+}
+
+func writeJSON(w io.Writer, v any) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err) // only plain structs are marshalled here
+	}
+	w.Write(append(data, '\n'))
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar may be drawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
