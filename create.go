@@ -31,6 +31,7 @@ type createConfig struct {
 	level, jobs                int
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
+	verify                     bool
 	progress                   string
 	sources                    []source
 }
@@ -66,6 +67,7 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar: auto (when stderr is a terminal), always, never")
 	fs.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
 	fs.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
+	fs.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
 	if code, done := parseFlags(fs, args, createUsage, stdout, stderr); done {
 		return cfg, code, true
 	}

@@ -67,13 +67,17 @@ const MaxManifestSize = 512 << 20
 // be unknown, nothing may follow the JSON, and every file must have a name, a size and a
 // well-formed SHA-256, once. It reads at most MaxManifestSize bytes.
 func ParseManifest(r io.Reader) (*Manifest, error) {
-	lr := &io.LimitedReader{R: r, N: MaxManifestSize + 1}
+	return parseManifest(r, MaxManifestSize)
+}
+
+func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
+	lr := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(lr)
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
 		if lr.N <= 0 {
-			return nil, fmt.Errorf("manifest is larger than %d bytes", MaxManifestSize)
+			return nil, fmt.Errorf("manifest is larger than %d bytes", limit)
 		}
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}

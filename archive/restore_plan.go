@@ -210,6 +210,8 @@ func (p *RestorePlan) checkDest(e *Entry) {
 	case st.missing:
 	case st.err != nil:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
+	case e.IsDir && st.mode&fs.ModeSymlink != 0:
+		p.refuse(e, "is a symlink in the destination")
 	case e.IsDir && !st.mode.IsDir():
 		p.refuse(e, "exists in the destination and is not a directory")
 	case !e.IsDir && st.mode.IsDir():

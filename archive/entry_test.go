@@ -1,0 +1,99 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"io/fs"
+	"testing"
+	"time"
+
+	"backup/skiprules"
+)
+
+// TestModTimeRoundTrip writes headers as the Writer does and reads them back: dates before
+// 1980 and before 1970 come back exact, which Go's reader alone gets wrong for the latter.
+func TestModTimeRoundTrip(t *testing.T) {
+	tests := []struct {
+		name  string
+		mtime time.Time
+	}{
+		{"ordinary", time.Date(2026, 11, 29, 3, 4, 6, 0, time.UTC)},
+		{"odd second", time.Date(2026, 11, 29, 3, 4, 7, 0, time.UTC)},
+		{"before 1980", time.Date(1975, 6, 1, 12, 0, 1, 0, time.UTC)},
+		{"before 1970", time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"epoch", time.Unix(0, 0).UTC()},
+		{"last 32-bit second", time.Unix(1<<31-1, 0).UTC()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			if _, err := zw.CreateRaw(fileHeader("f", fileInfo(t, tt.mtime, 0o640), zip.Store, 0, 0, 0)); err != nil {
+				t.Fatal(err)
+			}
+			zw.Close()
+			r := openZip(t, buf.Bytes())
+			e := r.Entries[0]
+			if !e.Modified.Equal(tt.mtime) {
+				t.Errorf("mtime %v, want %v", e.Modified, tt.mtime)
+			}
+			if e.Mode != 0o640 || e.IsDir || e.Kind != "" {
+				t.Errorf("mode %v dir %v kind %q, want -rw-r----- file", e.Mode, e.IsDir, e.Kind)
+			}
+		})
+	}
+}
+
+// TestModTimeFallback reads entries without the extended timestamp, or with a broken one:
+// the DOS date stands.
+func TestModTimeFallback(t *testing.T) {
+	dos := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	for name, extra := range map[string][]byte{
+		"none":            nil,
+		"cut short":       {0x55, 0x54, 5, 0, 1, 0},
+		"no mtime flag":   {0x55, 0x54, 5, 0, 0, 1, 2, 3, 4},
+		"other field":     {0x01, 0x99, 2, 0, 7, 7},
+		"size beyond end": {0x55, 0x54, 0xff, 0xff, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			fh := &zip.FileHeader{Name: "f", Method: zip.Store, Extra: extra}
+			fh.ModifiedDate = uint16(dos.Day() + int(dos.Month())<<5 + (dos.Year()-1980)<<9)
+			fh.ModifiedTime = uint16(dos.Second()/2 + dos.Minute()<<5 + dos.Hour()<<11)
+			if _, err := zw.CreateRaw(fh); err != nil {
+				t.Fatal(err)
+			}
+			zw.Close()
+			if got := openZip(t, buf.Bytes()).Entries[0].Modified; !got.Equal(dos) {
+				t.Errorf("mtime %v, want the DOS date %v", got, dos)
+			}
+		})
+	}
+}
+
+func TestEntryTypes(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     fs.FileMode
+		wantName string
+		wantType string
+	}{
+		{"a/file", 0o644, "a/file", "file"},
+		{"a/dir/", fs.ModeDir | 0o750, "a/dir", "dir"},
+		{"a/dir-by-mode", fs.ModeDir | 0o750, "a/dir-by-mode", "dir"},
+		{"a/link", fs.ModeSymlink | 0o777, "a/link", string(skiprules.KindSymlink)},
+		{"a/dev", fs.ModeDevice | fs.ModeCharDevice | 0o644, "a/dev", string(skiprules.KindDevice)},
+		{"a/fifo", fs.ModeNamedPipe | 0o644, "a/fifo", string(skiprules.KindFIFO)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fh := &zip.FileHeader{Name: tt.name}
+			fh.SetMode(tt.mode)
+			e := newEntry(&zip.File{FileHeader: *fh})
+			if e.Name != tt.wantName || e.Type() != tt.wantType {
+				t.Errorf("name %q type %q, want %q %q", e.Name, e.Type(), tt.wantName, tt.wantType)
+			}
+		})
+	}
+}
