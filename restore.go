@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -153,17 +154,38 @@ func restoreCode(ctx context.Context, res *archive.RestoreResult, err error) int
 	return exitComplete
 }
 
+// maxRefusals is how many lines of each kind a refusal prints; --json lists them all.
+const maxRefusals = 20
+
 func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
+	var lines []string
 	for _, p := range plan.Refused {
-		fmt.Fprintln(w, p)
+		lines = append(lines, p.String())
 	}
-	if !force {
+	lines = capLines(lines)
+	var why []string
+	if n := len(plan.Refused); n > 0 {
+		why = append(why, plural(n, "entry", "entries")+" unsafe or impossible")
+	}
+	if n := len(plan.Conflicts); n > 0 && !force {
+		var conflicts []string
 		for _, name := range plan.Conflicts {
-			fmt.Fprintf(w, "%s: exists in the destination (use --force to replace it)\n", name)
+			conflicts = append(conflicts, name+": exists in the destination (use --force to replace it)")
 		}
+		lines = append(lines, capLines(conflicts)...)
+		why = append(why, plural(n, "file exists", "files exist"))
 	}
-	fmt.Fprintf(w, "backup restore: refused, nothing written: %d unsafe entries, %d conflicts\n",
-		len(plan.Refused), len(plan.Conflicts))
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "backup restore: refused, nothing written: %s\n", strings.Join(why, ", "))
+}
+
+func capLines(lines []string) []string {
+	if len(lines) <= maxRefusals {
+		return lines
+	}
+	return append(lines[:maxRefusals], fmt.Sprintf("  and %d more (--json lists them all)", len(lines)-maxRefusals))
 }
 
 func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreOutput, err error) {
@@ -183,14 +205,15 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	case out.Status == "failed" && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
 	case out.Status == "failed" && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: archive is damaged: %d entries not restored; ", len(out.Damaged))
+		fmt.Fprintf(w, "backup restore: archive is damaged: %s not restored; ", plural(len(out.Damaged), "entry", "entries"))
 	default:
 		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
 	}
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(w, "%d files, %d dirs, %s restored to %s", out.Files, out.Dirs, report.FormatBytes(out.Bytes), cfg.dest)
+	fmt.Fprintf(w, "%s, %s, %s restored to %s", plural(out.Files, "file", "files"), plural(out.Dirs, "dir", "dirs"),
+		report.FormatBytes(out.Bytes), cfg.dest)
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
 	} else {

@@ -85,7 +85,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		for _, p := range res.Problems {
 			fmt.Fprintln(stderr, p)
 		}
-		fmt.Fprintf(stderr, "backup verify: FAILED: %d problems in %s\n", len(res.Problems), cfg.archive)
+		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", plural(len(res.Problems), "problem", "problems"), cfg.archive)
 		return exitFailed
 	}
 	if !cfg.json && !cfg.quiet {
@@ -159,4 +159,12 @@ func writeJSON(w io.Writer, v any) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// plural says "1 problem", "2 problems".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestList(t *testing.T) {
+	mustRoot(t) // the device node
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{
+		"a.txt":    {content: "alpha\n", mode: 0o640},
+		"empty":    {kind: "dir"},
+		"ctl.sock": {kind: "socket"},
+		"null":     {kind: "device"},
+	})
+	mtime := time.Date(1965, 4, 3, 2, 1, 0, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "app/a.txt"), mtime, mtime)
+	arch := filepath.Join(dir, "a.zip")
+	if r := backup(t, runOpts{dir: dir}, "create", "-o", arch, "app"); r.code != exitComplete {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+
+	r := backup(t, runOpts{dir: dir}, "list", arch)
+	if r.code != exitComplete || r.stdout != "app/\napp/a.txt\napp/empty/\n" {
+		t.Errorf("list: exit %d stdout %q", r.code, r.stdout)
+	}
+	wantSummary := "backup list: 3 entries; status recorded at backup: complete; 2 skipped, 0 excluded, 0 warnings\n" +
+		"  skipped app/ctl.sock (socket)\n  skipped app/null (device)\n"
+	if r.stderr != wantSummary {
+		t.Errorf("stderr %q, want %q", r.stderr, wantSummary)
+	}
+
+	r = backup(t, runOpts{dir: dir}, "list", "--long", arch)
+	wantLine := "-rw-r-----            6 1965-04-03 02:01:00 app/a.txt"
+	if r.code != exitComplete || !strings.Contains(r.stdout, wantLine+"\n") {
+		t.Errorf("--long: exit %d stdout %q, want a line %q", r.code, r.stdout, wantLine)
+	}
+
+	r = backup(t, runOpts{dir: dir}, "list", "--json", arch)
+	var got listOutput
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("--json %q: %v", r.stdout, err)
+	}
+	if len(got.Entries) != 3 || got.Status != "complete" || len(got.Skipped) != 2 || !got.Manifest {
+		t.Fatalf("--json: %+v", got)
+	}
+	e := got.Entries[1]
+	if e.Name != "app/a.txt" || e.Type != "file" || e.Mode != "0640" || e.Size != 6 || !e.Modified.Equal(mtime) || len(e.SHA256) != 64 {
+		t.Errorf("--json entry %+v", e)
+	}
+	if got.Entries[2].Type != "dir" || got.Entries[2].Name != "app/empty/" {
+		t.Errorf("--json entry %+v, want the directory app/empty/", got.Entries[2])
+	}
+}
+
+func TestListForeignAndUsage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.zip")
+	writeForeignZip(t, path, map[string]string{"x": "1"})
+	r := backup(t, runOpts{dir: dir}, "list", path)
+	if r.code != exitComplete || r.stdout != "x\n" || !strings.Contains(r.stderr, "no manifest: not made by backup") {
+		t.Errorf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"list"}, {"list", "a", "b"}, {"list", "--bogus", path}} {
+		if r := backup(t, runOpts{dir: dir}, args...); r.code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+	if r := backup(t, runOpts{dir: dir}, "list", filepath.Join(dir, "missing.zip")); r.code != exitFailed ||
+		r.stderr != "backup list: "+filepath.Join(dir, "missing.zip")+": no such file or directory\n" {
+		t.Errorf("missing archive: exit %d stderr %q", r.code, r.stderr)
+	}
+}
