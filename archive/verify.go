@@ -104,18 +104,7 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult) error {
 		res.count(e)
 		var wantSum string
 		if r.Manifest != nil && !e.IsDir {
-			want, ok := listed[e.Name]
-			switch {
-			case !ok:
-				res.problem(e.StoredName(), "not in the manifest")
-			case e.Kind != "":
-				res.problem(e.Name, fmt.Sprintf("a %s entry, the manifest says a file", e.Kind))
-				want.SHA256 = ""
-			case e.Size != want.Size:
-				res.problem(e.Name, fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size))
-			}
-			wantSum = want.SHA256
-			delete(listed, e.Name)
+			wantSum = res.compareListed(e, listed)
 		}
 		got, err := copyChecked(io.Discard, e, wantSum, buf)
 		if err != nil {
@@ -134,6 +123,23 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult) error {
 		}
 	}
 	return nil
+}
+
+// compareListed checks e against its record in the manifest, taking the record out of
+// listed (what is left at the end is missing), and returns the SHA-256 e must have.
+func (res *VerifyResult) compareListed(e *Entry, listed map[string]File) string {
+	want, ok := listed[e.Name]
+	delete(listed, e.Name)
+	switch {
+	case !ok:
+		res.problem(e.StoredName(), "not in the manifest")
+	case e.Kind != "":
+		res.problem(e.Name, fmt.Sprintf("a %s entry, the manifest says a file", e.Kind))
+		return ""
+	case e.Size != want.Size:
+		res.problem(e.Name, fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size))
+	}
+	return want.SHA256
 }
 
 func (res *VerifyResult) count(e *Entry) {
