@@ -56,7 +56,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if err := p.restoreEntry(t, e, res, buf); err != nil {
+		if err := p.restoreEntry(ctx, t, e, res, buf); err != nil {
 			return res, err
 		}
 	}
@@ -74,7 +74,7 @@ func (p *RestorePlan) mkdirMode(name string) uint32 {
 	return 0o777
 }
 
-func (p *RestorePlan) restoreEntry(t *destTree, e *Entry, res *RestoreResult, buf []byte) error {
+func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, res *RestoreResult, buf []byte) error {
 	if e.IsDir {
 		if _, err := t.dir(e.Name, true); err != nil {
 			res.Failed = append(res.Failed, Problem{Entry: e.StoredName(), Reason: err.Error()})
@@ -88,9 +88,11 @@ func (p *RestorePlan) restoreEntry(t *destTree, e *Entry, res *RestoreResult, bu
 		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
 		return nil
 	}
-	n, err := p.writeFile(t, e, want, buf)
+	n, err := p.writeFile(ctx, t, e, want, buf)
 	var we *writeError
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case err == nil:
 		res.Files++
 		res.Bytes += n
@@ -132,7 +134,7 @@ func (e *fileOpError) Unwrap() error { return e.err }
 
 // writeFile writes e to a temp file in its folder, checks it, sets its mode and mtime, and
 // renames it into place.
-func (p *RestorePlan) writeFile(t *destTree, e *Entry, want string, buf []byte) (int64, error) {
+func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want string, buf []byte) (int64, error) {
 	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
 	dfd, err := t.dir(dirName, true)
 	if err != nil {
@@ -142,7 +144,7 @@ func (p *RestorePlan) writeFile(t *destTree, e *Entry, want string, buf []byte) 
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	got, err := copyChecked(&progressWriter{w: f, n: &p.written}, e, want, buf)
+	got, err := copyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, want, buf)
 	if err == nil {
 		err = finish(f, dfd, tmp, e)
 	}
@@ -255,14 +257,21 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], e.Modified)
 }
 
-// progressWriter counts the bytes written, for a progress bar to poll.
+// progressWriter counts the bytes written, for a progress bar to poll, and stops a large
+// file at once when ctx is done.
 type progressWriter struct {
-	w io.Writer
-	n *atomic.Int64
+	ctx context.Context
+	w   io.Writer
+	n   *atomic.Int64
 }
 
 func (w *progressWriter) Write(b []byte) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := w.w.Write(b)
-	w.n.Add(int64(n))
+	if w.n != nil {
+		w.n.Add(int64(n))
+	}
 	return n, err
 }

@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -197,4 +199,37 @@ func TestRestoreSpecialEntries(t *testing.T) {
 	if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/a"}) || res.Files != 1 {
 		t.Errorf("restored %q, want app/a only", got)
 	}
+}
+
+// TestRestoreInterrupted stops a restore in the middle of a file's data: Run returns the
+// context's error, and neither the file nor its temp file is left.
+func TestRestoreInterrupted(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB: eight writes of the buffer
+	dest := t.TempDir()
+	r := openZip(t, buildZip(t, []zent{{name: "a/small", body: "s"}, {name: "a/big", body: big}}, true))
+	plan, err := r.PlanRestore(dest, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &countdownCtx{Context: t.Context(), left: 5}
+	res, err := plan.Run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if got := listTree(t, dest); !slices.Equal(got, []string{"a/", "a/small"}) || res.Files != 1 {
+		t.Errorf("left %q (%d files), want a/small only", got, res.Files)
+	}
+}
+
+// countdownCtx reports itself canceled once Err has been asked left times.
+type countdownCtx struct {
+	context.Context
+	left int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left--; c.left < 0 {
+		return context.Canceled
+	}
+	return nil
 }

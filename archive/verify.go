@@ -106,7 +106,10 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult) error {
 		if r.Manifest != nil && !e.IsDir {
 			wantSum = res.compareListed(e, listed)
 		}
-		got, err := copyChecked(io.Discard, e, wantSum, buf)
+		got, err := copyChecked(&progressWriter{ctx: ctx, w: io.Discard}, e, wantSum, buf)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			res.problem(e.StoredName(), err.Error())
 			continue
