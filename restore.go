@@ -79,8 +79,10 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 }
 
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
+	out := &restoreOutput{Archive: cfg.archive, Dest: cfg.dest}
 	r, err := archive.Open(cfg.archive)
 	if err != nil {
+		out.fail(cfg, stdout, cause(err))
 		return readFailed(ctx, stderr, "restore", cfg.archive, err)
 	}
 	defer r.Close()
@@ -93,11 +95,11 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	}
 	plan, err := r.PlanRestore(cfg.dest, opts)
 	if err != nil {
+		out.fail(cfg, stdout, err)
 		fmt.Fprintf(stderr, "backup restore: %s: %v\n", cfg.archive, err)
 		return exitFailed
 	}
-	out := &restoreOutput{Archive: cfg.archive, Dest: cfg.dest, plan: plan, Skipped: plan.Skipped,
-		Conflicts: plan.Conflicts, Refused: plan.Refused, Damaged: plan.Damaged}
+	out.plan, out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan, plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
 	code := runPlan(ctx, cfg, r, out, stderr)
 	if cfg.json {
 		writeJSON(stdout, out.nonNil())
@@ -220,6 +222,14 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
 	}
 	fmt.Fprintln(w)
+}
+
+// fail prints, with --json, the result of a restore that could not start.
+func (o *restoreOutput) fail(cfg restoreConfig, stdout io.Writer, err error) {
+	if cfg.json {
+		o.Status, o.Error = "failed", err.Error()
+		writeJSON(stdout, o.nonNil())
+	}
 }
 
 // nonNil makes empty lists print as [] rather than null.

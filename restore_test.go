@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -194,5 +195,37 @@ func TestRestoreUsage(t *testing.T) {
 		if r := backup(t, runOpts{}, args...); r.code != exitUsage || bytes.Count([]byte(r.stderr), []byte("\n")) != 2 {
 			t.Errorf("%q: exit %d stderr %q, want %d and a line with a hint", args, r.code, r.stderr, exitUsage)
 		}
+	}
+}
+
+func TestRestoreJSON(t *testing.T) {
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	os.WriteFile(filepath.Join(dir, "junk.zip"), []byte("junk"), 0o644)
+	dest := filepath.Join(dir, "dest")
+	tests := []struct {
+		name, archive string
+		code          int
+		status        string
+		files         int
+		conflicts     int
+		err           string
+	}{
+		{"restored", arch, exitComplete, "complete", 2, 0, ""},
+		{"conflicts", arch, exitFailed, "refused", 0, 2, ""},
+		{"unreadable", filepath.Join(dir, "junk.zip"), exitFailed, "failed", 0, 0, "not a zip archive, or its central directory is damaged"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := backup(t, runOpts{dir: dir}, "restore", "--json", tt.archive, dest)
+			var got restoreOutput
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatalf("stdout %q: %v", r.stdout, err)
+			}
+			if r.code != tt.code || got.Status != tt.status || got.Files != tt.files || len(got.Conflicts) != tt.conflicts ||
+				got.Error != tt.err || got.Refused == nil || got.Failed == nil {
+				t.Errorf("exit %d, %+v; want %d %q %d files %d conflicts error %q", r.code, got, tt.code, tt.status, tt.files, tt.conflicts, tt.err)
+			}
+		})
 	}
 }

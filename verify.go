@@ -72,6 +72,11 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	}
 	res, err := archive.VerifyWith(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
 	if err != nil {
+		if cfg.json && ctx.Err() == nil {
+			// A script reading stdout gets an answer even when nothing could be read.
+			writeJSON(stdout, verifyOutput{Archive: cfg.archive, VerifyResult: &archive.VerifyResult{
+				Problems: []archive.Problem{{Reason: cause(err).Error()}}}})
+		}
 		return readFailed(ctx, stderr, "verify", cfg.archive, err)
 	}
 	if cfg.json {

@@ -76,9 +76,10 @@ func newEntry(f *zip.File) *Entry {
 }
 
 // modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of
-// seconds that Info-ZIP writes and reads. Go's reader takes it as unsigned, which turns a
-// date before 1970 into one after 2038; without the field, Go's reading (the DOS date, or
-// the NTFS field) stands.
+// seconds that Info-ZIP writes and reads, and backup's writer too. Go's reader takes it as
+// unsigned, which turns a date before 1970 into one after 2038. Go's writer, though, writes
+// it unsigned: a negative reading is taken as unsigned when the DOS date is nearer to that.
+// Without the field, Go's reading (the DOS date, or the NTFS field) stands.
 func modTime(f *zip.File) time.Time {
 	extra := f.Extra
 	for len(extra) >= 4 {
@@ -90,10 +91,33 @@ func modTime(f *zip.File) time.Time {
 		}
 		field := extra[:size]
 		extra = extra[size:]
-		if id == extTimeID && len(field) >= 5 && field[0]&1 != 0 {
-			secs := int32(binary.LittleEndian.Uint32(field[1:]))
-			return time.Unix(int64(secs), 0).UTC()
+		if id != extTimeID || len(field) < 5 || field[0]&1 == 0 {
+			continue
 		}
+		raw := binary.LittleEndian.Uint32(field[1:])
+		signed := time.Unix(int64(int32(raw)), 0).UTC()
+		if int32(raw) < 0 {
+			unsigned := time.Unix(int64(raw), 0).UTC()
+			dos := dosTime(f.ModifiedDate, f.ModifiedTime)
+			if absDuration(unsigned.Sub(dos)) < absDuration(signed.Sub(dos)) {
+				return unsigned
+			}
+		}
+		return signed
 	}
 	return f.Modified
+}
+
+// dosTime decodes an MS-DOS date and time, taken as UTC (they are local time for most
+// tools: a few hours do not matter for telling 1960 from 2096).
+func dosTime(date, tm uint16) time.Time {
+	return time.Date(int(date>>9)+dosEpochYear, time.Month(date>>5&0xf), int(date&0x1f),
+		int(tm>>11), int(tm>>5&0x3f), int(tm&0x1f)*2, 0, time.UTC)
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

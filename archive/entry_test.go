@@ -44,6 +44,26 @@ func TestModTimeRoundTrip(t *testing.T) {
 	}
 }
 
+// TestModTimeGoWriter reads times that Go's zip writer stored: its extended timestamp is
+// unsigned, so a date after 2038 reads as negative; the DOS date tells it apart.
+func TestModTimeGoWriter(t *testing.T) {
+	for _, mtime := range []time.Time{
+		time.Date(2040, 5, 6, 7, 8, 10, 0, time.UTC),
+		time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 3, 4, 5, 6, 8, 0, time.UTC),
+	} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		if _, err := zw.CreateHeader(&zip.FileHeader{Name: "f", Modified: mtime}); err != nil {
+			t.Fatal(err)
+		}
+		zw.Close()
+		if got := openZip(t, buf.Bytes()).Entries[0].Modified; !got.Equal(mtime) {
+			t.Errorf("mtime %v, want %v", got, mtime)
+		}
+	}
+}
+
 // TestModTimeFallback reads entries without the extended timestamp, or with a broken one:
 // the DOS date stands.
 func TestModTimeFallback(t *testing.T) {
