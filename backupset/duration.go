@@ -1,0 +1,54 @@
+package backupset
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseDuration parses a Go duration ("26h", "90m", "1h30m") that may also use the units d
+// (24h) and w (7d), as in "7d", "2w" or "1d12h". Negative durations are refused: every
+// caller means an age or a wait.
+func ParseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	var total time.Duration
+	rest := s
+	for rest != "" {
+		num := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if num <= 0 {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 90m, 26h, 7d, 2w)", s)
+		}
+		unitEnd := num + strings.IndexFunc(rest[num:], func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+		if unitEnd < num {
+			unitEnd = len(rest)
+		}
+		d, err := parsePart(rest[:num], rest[num:unitEnd])
+		if err != nil {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 90m, 26h, 7d, 2w)", s)
+		}
+		total += d
+		rest = rest[unitEnd:]
+	}
+	return total, nil
+}
+
+// parsePart parses one number and its unit, handing the units Go knows to time.ParseDuration.
+func parsePart(num, unit string) (time.Duration, error) {
+	var per time.Duration
+	switch unit {
+	case "d":
+		per = 24 * time.Hour
+	case "w":
+		per = 7 * 24 * time.Hour
+	default:
+		return time.ParseDuration(num + unit)
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(f * float64(per)), nil
+}

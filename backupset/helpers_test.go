@@ -1,0 +1,63 @@
+package backupset
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"backup/report"
+)
+
+// fakeRun is a run laid out in a test set: an archive (unless failed) and its receipt.
+type fakeRun struct {
+	name    string
+	status  report.Status
+	started time.Time
+}
+
+// writeRun writes the run's archive (arbitrary bytes: the set logic never reads archives,
+// a Verifier does) and a receipt that matches it.
+func writeRun(t *testing.T, dir string, r fakeRun) {
+	t.Helper()
+	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: r.status, StartedAt: r.started, FinishedAt: r.started.Add(time.Minute)}
+	if r.status != report.Failed {
+		content := []byte("archive " + r.name)
+		writeFile(t, filepath.Join(dir, r.name), string(content))
+		rc.Archive = &report.ArchiveInfo{Path: filepath.Join("/elsewhere", r.name), Size: int64(len(content))}
+	}
+	data, err := rc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, r.name+ReceiptSuffix), string(data))
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stamp names a run started at tm, as backup create would.
+func stamp(source string, tm time.Time) string {
+	return source + "-" + tm.UTC().Format("20060102T150405Z") + ".zip"
+}
+
+// listDir returns the names in dir.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

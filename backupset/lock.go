@@ -1,0 +1,132 @@
+package backupset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockedError is returned by Acquire when another process holds the set's lock. Pid is the
+// holder's process id as it wrote it into the lock file; 0 when it could not be read (the
+// holder may have just taken the lock and not written it yet).
+type LockedError struct {
+	Dir string
+	Pid int
+}
+
+func (e *LockedError) Error() string {
+	if e.Pid == 0 {
+		return "another backup of this set is running"
+	}
+	return fmt.Sprintf("another backup of this set is running, pid %d", e.Pid)
+}
+
+// Lock is a held exclusive lock on a set folder. The operations that change a set hang off
+// it, so that none can run without the lock.
+type Lock struct {
+	dir  string
+	file *os.File
+}
+
+// pollInterval is how often Acquire retries a held lock while it waits.
+const pollInterval = 100 * time.Millisecond
+
+// Acquire takes the exclusive lock on dir/.backup.lock, creating the file when missing. When
+// the lock is held elsewhere it returns a *LockedError at once, or, when wait is positive,
+// retries until wait has passed or ctx is done. The kernel releases the lock when the
+// process dies, so a crashed run never leaves the set locked; the file itself is harmless.
+func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error) {
+	f, err := openLockFile(filepath.Join(dir, LockName))
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+		if !time.Now().Before(deadline) {
+			pid := readPid(f)
+			f.Close()
+			return nil, &LockedError{Dir: dir, Pid: pid}
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(min(pollInterval, time.Until(deadline))):
+		}
+	}
+	writePid(f)
+	return &Lock{dir: dir, file: f}, nil
+}
+
+// openLockFile opens the lock file without following a symlink and without blocking on a
+// FIFO, and refuses anything but a regular file: a lock that is a link could be made to
+// point anywhere.
+func openLockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("is a symlink")}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.Unwrap(err)}
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "lock", Path: path, Err: errors.New("is not a regular file")}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// writePid records the holder's pid, for the message a second run prints. It is a hint
+// only, so a failure to write it is ignored.
+func writePid(f *os.File) {
+	if f.Truncate(0) == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+}
+
+func readPid(f *os.File) int {
+	buf := make([]byte, 32)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || pid < 0 {
+		return 0
+	}
+	return pid
+}
+
+// Dir returns the set folder the lock is held on.
+func (l *Lock) Dir() string { return l.dir }
+
+// Release gives the lock up. The lock file stays: removing it would let a third run lock a
+// new file while a second one still waits on the old one.
+// The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
+// not written its pid yet does not name this process.
+func (l *Lock) Release() error {
+	l.file.Truncate(0)
+	return l.file.Close()
+}

@@ -1,0 +1,116 @@
+package backupset
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestAcquireExclusive(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to the open file, so a second open in this process contends as
+	// another process would.
+	_, err = Acquire(t.Context(), dir, 0)
+	var locked *LockedError
+	if !errors.As(err, &locked) || locked.Pid != os.Getpid() {
+		t.Fatalf("second Acquire: %v; want a LockedError naming pid %d", err, os.Getpid())
+	}
+	if want := "another backup of this set is running, pid "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("message %q, want %q…", err, want)
+	}
+	start := time.Now()
+	_, err = Acquire(t.Context(), dir, 300*time.Millisecond)
+	if !errors.As(err, &locked) || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("Acquire with a wait: %v after %v; want LockedError after the wait", err, time.Since(start))
+	}
+	time.AfterFunc(200*time.Millisecond, func() { first.Release() })
+	second, err := Acquire(t.Context(), dir, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Acquire waiting for a release: %v", err)
+	}
+	second.Release()
+}
+
+func TestAcquireCancelled(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, err := Acquire(ctx, dir, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire: %v, want context.Canceled", err)
+	}
+}
+
+func TestAcquireRefusesOddLockFile(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want string
+	}{
+		{"symlink", func(t *testing.T, path string) {
+			if err := os.Symlink(filepath.Join(filepath.Dir(path), "target"), path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symlink"},
+		{"fifo", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "is not a regular file"},
+		{"directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.make(t, filepath.Join(dir, LockName))
+			l, err := Acquire(t.Context(), dir, 0)
+			if err == nil {
+				l.Release()
+				t.Fatal("Acquire succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), LockName) {
+				t.Errorf("error %q, want the lock's path and %q", err, tt.want)
+			}
+			if exists(filepath.Join(dir, "target")) {
+				t.Error("the symlink's target was created")
+			}
+		})
+	}
+}
+
+func TestAcquireStaleFile(t *testing.T) {
+	dir := t.TempDir()
+	// A crashed run leaves its pid in the file, but the kernel dropped its lock.
+	writeFile(t, filepath.Join(dir, LockName), "999999\n")
+	l, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatalf("Acquire over a stale lock file: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, LockName))
+	if got := strings.TrimSpace(string(data)); got != itoa(os.Getpid()) {
+		t.Errorf("lock file holds %q, want our pid", got)
+	}
+	l.Release()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

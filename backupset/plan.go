@@ -1,0 +1,148 @@
+package backupset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Policy says which complete archives to keep. The rules combine as in restic's forget: an
+// archive kept by any rule is kept. The zero Policy keeps only what is always kept (the
+// LATEST target and the newest complete archive).
+type Policy struct {
+	Last    int // the newest N complete archives
+	Hourly  int // the newest archive of each of the newest N hours that have one
+	Daily   int // … days
+	Weekly  int // … ISO weeks (Monday to Sunday)
+	Monthly int // … calendar months
+	// Within keeps every complete archive started at most this long before the newest one
+	// (measured from the newest, not from now, so that a string of failed runs does not
+	// shrink it).
+	Within time.Duration
+	// Location is the time zone of the hour, day, week and month buckets; nil means UTC.
+	Location *time.Location
+}
+
+// Run is what a retention plan needs to know of one entry of a set.
+type Run struct {
+	Name    string
+	Source  string // the source's name at the front of Name
+	Started time.Time
+	State   State
+}
+
+// Decision is what a plan does with one run, and why.
+type Decision struct {
+	Run
+	Keep    bool
+	Reasons []string
+}
+
+// Plan decides which runs to keep. It is a pure function, so that the rules can be tested
+// on any history. latest is the name LATEST holds. The rules count complete archives only;
+// runs that are not complete are kept when newer than the newest complete archive and
+// deleted (superseded) when older. Never deleted: the LATEST target, the newest complete
+// archive, an Unknown entry, and any run of another source than LATEST's.
+func Plan(runs []Run, latest string, p Policy) []Decision {
+	source, _, _ := parseName(latest)
+	ds := make([]Decision, len(runs))
+	var complete []*Decision
+	for i, r := range runs {
+		ds[i].Run = r
+		if r.Source == source && r.State == Complete {
+			complete = append(complete, &ds[i])
+		}
+	}
+	slices.SortFunc(complete, func(a, b *Decision) int { return newerFirst(a.Run, b.Run) })
+	applyRules(complete, p)
+	for i := range ds {
+		decideRest(&ds[i], complete, latest, source)
+	}
+	return ds
+}
+
+// newerFirst orders runs newest first, by start time and then by name.
+func newerFirst(a, b Run) int {
+	if c := b.Started.Compare(a.Started); c != 0 {
+		return c
+	}
+	return strings.Compare(b.Name, a.Name)
+}
+
+// bucketRule is one keep rule: how many buckets it keeps and how it names a run's bucket.
+type bucketRule struct {
+	name   string
+	count  int
+	bucket func(t time.Time, i int) string
+}
+
+// applyRules marks the complete runs (newest first) that a rule keeps, with the rule's name
+// and the bucket's rank: "daily #2" is the newest archive of the second newest day.
+func applyRules(complete []*Decision, p Policy) {
+	if len(complete) == 0 {
+		return
+	}
+	loc := p.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	rules := []bucketRule{
+		{"last", p.Last, func(_ time.Time, i int) string { return fmt.Sprint(i) }},
+		{"hourly", p.Hourly, func(t time.Time, _ int) string { return t.In(loc).Format("2006-01-02 15") }},
+		{"daily", p.Daily, func(t time.Time, _ int) string { return t.In(loc).Format("2006-01-02") }},
+		{"weekly", p.Weekly, func(t time.Time, _ int) string {
+			y, w := t.In(loc).ISOWeek()
+			return fmt.Sprintf("%04d-W%02d", y, w)
+		}},
+		{"monthly", p.Monthly, func(t time.Time, _ int) string { return t.In(loc).Format("2006-01") }},
+	}
+	for _, rule := range rules {
+		kept, last := 0, ""
+		for i, d := range complete {
+			if kept == rule.count {
+				break
+			}
+			if key := rule.bucket(d.Started, i); i == 0 || key != last {
+				last = key
+				kept++
+				d.keep(fmt.Sprintf("%s #%d", rule.name, kept))
+			}
+		}
+	}
+	newest := complete[0].Started
+	for _, d := range complete {
+		if p.Within > 0 && !d.Started.Before(newest.Add(-p.Within)) {
+			d.keep("within " + p.Within.String())
+		}
+	}
+	complete[0].keep("newest complete")
+}
+
+// decideRest gives the runs the rules did not keep their decision.
+func decideRest(d *Decision, complete []*Decision, latest, source string) {
+	if d.Name == latest {
+		d.Reasons = append([]string{"LATEST"}, d.Reasons...)
+		d.Keep = true
+	}
+	switch {
+	case d.Keep:
+	case d.Source != source:
+		d.keep(fmt.Sprintf("another source's backup (LATEST is %s's)", source))
+	case d.State == Unknown:
+		d.keep("unknown, kept")
+	case d.State == Complete:
+		d.Reasons = []string{"not kept by any rule"}
+	case len(complete) == 0:
+		d.keep("no complete backup yet")
+	case newerFirst(d.Run, complete[0].Run) < 0:
+		d.keep("newer than the newest complete backup")
+	default:
+		d.Reasons = []string{"superseded by a newer complete backup"}
+	}
+}
+
+func (d *Decision) keep(reason string) {
+	d.Keep = true
+	d.Reasons = append(d.Reasons, reason)
+}

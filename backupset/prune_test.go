@@ -1,0 +1,158 @@
+package backupset
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"backup/report"
+)
+
+// foreign are files in a set folder that are not the set's: prune never touches them.
+var foreign = []string{"notes.txt", "app-latest.zip", "app-20260221T090000Z.zip.bak", "other.zip",
+	"app-20250101T000000Z.zip.receipt.json.old", ".app-20260221T130000Z.zip.tmp-123", LockName}
+
+// historySet lays out history on disk: each run's archive and receipt as backup create writes
+// them (a failed run has only its receipt, an unknown one only its archive), foreign files,
+// and LATEST.
+func historySet(t *testing.T) (dir string, want []string) {
+	t.Helper()
+	dir = t.TempDir()
+	runs, latest := historyRuns(t)
+	for i, r := range runs {
+		switch r.State {
+		case Unknown:
+			writeFile(t, filepath.Join(dir, r.Name), "an archive whose receipt is lost")
+		case Failed:
+			writeRun(t, dir, fakeRun{r.Name, report.Failed, r.Started})
+		default:
+			writeRun(t, dir, fakeRun{r.Name, report.Status(r.State), r.Started})
+		}
+		if reasons := history[i].reasons; reasons != "" && reasons != "superseded" {
+			want = append(want, listDirOf(t, dir, r.Name)...)
+		}
+	}
+	for _, name := range foreign {
+		writeFile(t, filepath.Join(dir, name), "not the set's")
+	}
+	writeFile(t, filepath.Join(dir, LatestName), latest+"\n")
+	want = append(want, foreign...)
+	want = append(want, LatestName)
+	slices.Sort(want)
+	return dir, want
+}
+
+// listDirOf returns which of an archive's two files exist in dir.
+func listDirOf(t *testing.T, dir, name string) []string {
+	t.Helper()
+	var names []string
+	for _, n := range []string{name, name + ReceiptSuffix} {
+		if exists(filepath.Join(dir, n)) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func TestPrune(t *testing.T) {
+	dir, want := historySet(t)
+	before := listDir(t, dir)
+	l, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+
+	plan, err := l.Prune(historyPolicy, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); !slices.Equal(got, before) {
+		t.Errorf("a dry run changed the set:\n%v\nwas\n%v", got, before)
+	}
+	if len(plan) != 50 {
+		t.Errorf("dry run planned %d runs, want 50", len(plan))
+	}
+
+	plan, err = l.Prune(historyPolicy, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); !slices.Equal(got, want) {
+		t.Errorf("after pruning the set holds\n%v\nwant\n%v", got, want)
+	}
+	deleted := 0
+	for _, d := range plan {
+		if !d.Keep {
+			deleted++
+		}
+	}
+	if deleted != 33 {
+		t.Errorf("deleted %d runs, want 33", deleted)
+	}
+
+	// Pruning again with the same policy deletes nothing more.
+	plan, err = l.Prune(historyPolicy, false)
+	if err != nil || len(plan) != 17 || !slices.Equal(listDir(t, dir), want) {
+		t.Errorf("second prune: %d runs, %v; want the 17 kept ones untouched", len(plan), err)
+	}
+}
+
+// TestPruneRefusesBadLatest: with LATEST damaged in any way, prune deletes nothing.
+func TestPruneRefusesBadLatest(t *testing.T) {
+	for _, tt := range corruptions {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := twoRuns(t)
+			writeRun(t, dir, fakeRun{stamp("app", t0.Add(-48*time.Hour)), report.Complete, t0.Add(-48 * time.Hour)})
+			tt.damage(t, dir)
+			before := listDir(t, dir)
+			l, err := Acquire(t.Context(), dir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			_, err = l.Prune(Policy{Last: 1}, false)
+			if err == nil || !strings.Contains(err.Error(), "not pruning") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Prune: %v; want a refusal saying %q", err, tt.want)
+			}
+			after := listDir(t, dir)
+			after = slices.DeleteFunc(after, func(n string) bool { return n == LockName })
+			if !slices.Equal(after, before) {
+				t.Errorf("files changed:\n%v\nwas\n%v", after, before)
+			}
+		})
+	}
+}
+
+func TestPruneEmptySet(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if plan, err := l.Prune(Policy{Last: 1}, false); err != nil || len(plan) != 0 {
+		t.Errorf("Prune of an empty set: %v, %v; want nothing to do", plan, err)
+	}
+}
+
+func TestPruneRemoveFails(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root deletes from a read-only folder")
+	}
+	dir := twoRuns(t)
+	writeFile(t, filepath.Join(dir, LatestName), nameB+"\n")
+	l, err := Acquire(t.Context(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	os.Chmod(dir, 0o555)
+	defer os.Chmod(dir, 0o755)
+	if _, err := l.Prune(Policy{Last: 1}, false); err == nil || !strings.Contains(err.Error(), nameA) {
+		t.Errorf("Prune in a read-only folder: %v; want an error naming %s", err, nameA)
+	}
+}

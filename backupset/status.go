@@ -1,0 +1,75 @@
+package backupset
+
+import (
+	"fmt"
+	"time"
+
+	"backup/report"
+)
+
+// Status is what backup status shows of a set: its runs and the archive LATEST names.
+type Status struct {
+	Entries []Entry // oldest first
+	// Latest is the LATEST target; nil when LatestErr says why it cannot be trusted
+	// (ErrNoBackup for an empty set).
+	Latest    *Entry
+	LatestErr error
+}
+
+// ReadStatus reads the set in dir. Its error is for a folder that cannot be listed; a
+// pointer that cannot be trusted is reported in Status.LatestErr.
+func ReadStatus(dir string) (*Status, error) {
+	entries, err := Scan(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{Entries: entries}
+	latest, err := Latest(dir)
+	if err != nil {
+		s.LatestErr = err
+	} else {
+		s.Latest = &latest
+	}
+	return s, nil
+}
+
+// skew is how far in the future a start time may be before a clock problem is suspected.
+const skew = time.Minute
+
+// Check says why the set is not healthy at now, or nil: LATEST must be trustworthy and,
+// when maxAge is positive, name a complete backup that started less than maxAge ago. A
+// backup dated in the future is not healthy either: its age cannot be known.
+func (s *Status) Check(now time.Time, maxAge time.Duration) error {
+	if s.LatestErr != nil {
+		return s.LatestErr
+	}
+	if maxAge <= 0 {
+		return nil
+	}
+	rc := s.Latest.Receipt
+	age := now.Sub(rc.StartedAt)
+	switch {
+	case rc.Status != report.Complete:
+		return fmt.Errorf("LATEST %s is %s", s.Latest.Name, rc.Status)
+	case age < -skew:
+		return fmt.Errorf("LATEST %s started in the future (%s), check the clock", s.Latest.Name, rc.StartedAt.Format(time.RFC3339))
+	case age > maxAge:
+		return fmt.Errorf("LATEST %s is %s old, older than %s", s.Latest.Name, FormatAge(age), FormatAge(maxAge))
+	}
+	return nil
+}
+
+// FormatAge renders an age in whole minutes, with days: "2d3h4m", "26h0m" as "1d2h0m".
+func FormatAge(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if d < 0 {
+		return "-" + FormatAge(-d)
+	}
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	s := fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	if days > 0 {
+		s = fmt.Sprintf("%dd", days) + s
+	}
+	return s
+}
