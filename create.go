@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/report"
 	"backup/skiprules"
 )
@@ -21,8 +23,13 @@ Backs up each SOURCE (a directory or a regular file) into one zip archive, store
 base name. Regular files and directories are archived; sockets, FIFOs, devices and symlinks
 are skipped and listed. A receipt (JSON) is written next to the archive.
 
-Exit codes: 0 complete, 1 failed (no new archive), 2 usage, 3 incomplete (some data could
-not be read), 130 interrupted.`
+With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock, reads the
+new archive back, and points DIR/LATEST at it only when it is complete and verified; then
+the --keep-* rules prune older backups (see backup help prune).
+
+Exit codes: 0 complete, 1 failed (no new archive, or LATEST could not be moved), 2 usage,
+3 incomplete (some data could not be read), 4 the set is locked by another run,
+130 interrupted.`
 
 // createConfig is the create command's flags after validation.
 type createConfig struct {
@@ -34,6 +41,16 @@ type createConfig struct {
 	verify                     bool
 	progress                   string
 	sources                    []source
+	set                        *setConfig // nil unless the run writes into a backup set
+}
+
+// setConfig is how a run into a backup set (--output-dir DIR without -o) treats the set.
+type setConfig struct {
+	dir                string // absolute
+	wait               time.Duration
+	activateIncomplete bool
+	keep               backupset.Policy
+	prune              bool // a --keep-* rule was given
 }
 
 // source is one SOURCE argument: its absolute path and the name it is stored under.
@@ -68,11 +85,19 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	fs.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
 	fs.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
 	fs.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
+	var wait durationFlag
+	fs.Var(&wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
+	activate := fs.Bool("activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
+	keep := addKeepFlags(fs)
 	if code, done := parseFlags(fs, args, createUsage, stdout, stderr); done {
 		return cfg, code, true
 	}
 	cfg.policy.FailOn = *failOn
-	if err := cfg.validate(fs.Args(), *excludes, *excludeFrom); err != nil {
+	err := cfg.validate(fs.Args(), *excludes, *excludeFrom)
+	if err == nil {
+		err = cfg.validateSet(fs, time.Duration(wait), *activate, keep)
+	}
+	if err != nil {
 		return cfg, usageError(stderr, "create", err), true
 	}
 	return cfg, 0, false

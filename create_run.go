@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/report"
 )
 
@@ -31,6 +32,15 @@ type creation struct {
 func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var lock *backupset.Lock
+	if cfg.set != nil && !cfg.dryRun {
+		// Before anything is written: a run that finds the set locked leaves no trace.
+		var code int
+		if lock, code = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+			return code
+		}
+		defer lock.Release()
+	}
 	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
 	rc, err := c.run(ctx, stderr)
 	if err != nil {
@@ -39,6 +49,9 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		}
 		rc = c.receipt(nil, err)
 		c.writeFailedReceipt(rc, stderr)
+	}
+	if lock != nil && err == nil {
+		return c.finishSet(ctx, lock, rc, stdout, stderr)
 	}
 	c.print(rc, stdout, stderr)
 	return exitCode(rc, err)

@@ -14,19 +14,29 @@ var beforeVerify = func(tempPath string) {}
 // it is renamed into place: a failed check fails the run.
 func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 	beforeVerify(c.w.TempPath())
-	res, err := archive.VerifyWith(ctx, c.w.TempPath(), archive.VerifyOptions{Expect: &sum})
+	err := readBack(ctx, c.w.TempPath(), sum)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("verifying archive %s: %w", c.out.archive, err)
+	}
+	return err
+}
+
+// readBack reads the archive at path back as backup verify does, against the size and
+// SHA-256 its receipt records. The error names the first problem, or is ctx's error.
+func readBack(ctx context.Context, path string, sum archive.Summary) error {
+	res, err := archive.VerifyWith(ctx, path, archive.VerifyOptions{Expect: &sum})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("verifying archive %s: %w", c.out.archive, cause(err))
+		return cause(err)
 	}
 	if !res.OK() {
 		more := ""
 		if n := len(res.Problems); n > 1 {
 			more = fmt.Sprintf(" (and %d more problems)", n-1)
 		}
-		return fmt.Errorf("verifying archive %s: %s%s", c.out.archive, res.Problems[0], more)
+		return fmt.Errorf("%s%s", res.Problems[0], more)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ const (
 	exitFailed      = 1
 	exitUsage       = 2
 	exitIncomplete  = 3
+	exitLocked      = 4 // a backup set is locked by another running backup
 	exitInterrupted = 130
 )
 
@@ -35,13 +36,15 @@ func commands() map[string]command {
 		"verify":  {"check that an archive is whole, without extracting it", runVerify},
 		"list":    {"list the entries of an archive", runList},
 		"restore": {"extract an archive into a folder, safely", runRestore},
+		"status":  {"show a backup set's backups and check the LATEST one", runStatus},
+		"prune":   {"delete a backup set's old backups by --keep-* rules", runPrune},
 		"version": {"print the version", runVersion},
 		"help":    {"show help for a command", runHelp},
 	}
 }
 
 // commandOrder is the order in which help lists the commands.
-var commandOrder = []string{"create", "verify", "list", "restore", "version", "help"}
+var commandOrder = []string{"create", "verify", "list", "restore", "status", "prune", "version", "help"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

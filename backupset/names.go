@@ -31,3 +31,10 @@ func parseName(file string) (name string, stamp time.Time, ok bool) {
 	}
 	return m[1], stamp, true
 }
+
+// SourceOf returns the source's name at the front of a default archive name, or "" when
+// name is not one.
+func SourceOf(name string) string {
+	source, _, _ := parseName(name)
+	return source
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"backup/backupset"
+)
+
+// durationFlag is a flag holding a duration in Go's syntax plus the units d and w.
+type durationFlag time.Duration
+
+func (d *durationFlag) Set(s string) error {
+	v, err := backupset.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationFlag(v)
+	return nil
+}
+
+func (d *durationFlag) String() string {
+	if *d == 0 {
+		return ""
+	}
+	return backupset.FormatAge(time.Duration(*d))
+}
+
+func (d *durationFlag) Type() string { return "DURATION" }
+
+// keepFlags are the retention rules of prune and create.
+type keepFlags struct {
+	policy backupset.Policy
+	within durationFlag
+	fs     *pflag.FlagSet
+}
+
+func addKeepFlags(fs *pflag.FlagSet) *keepFlags {
+	k := &keepFlags{fs: fs}
+	fs.IntVar(&k.policy.Last, "keep-last", 0, "keep the `N` newest complete backups")
+	fs.IntVar(&k.policy.Hourly, "keep-hourly", 0, "keep the newest complete backup of each of the last `N` hours that have one")
+	fs.IntVar(&k.policy.Daily, "keep-daily", 0, "… of the last `N` days")
+	fs.IntVar(&k.policy.Weekly, "keep-weekly", 0, "… of the last `N` ISO weeks")
+	fs.IntVar(&k.policy.Monthly, "keep-monthly", 0, "… of the last `N` months")
+	fs.Var(&k.within, "keep-within", "keep every complete backup started within `DURATION` of the newest one (e.g. 36h, 7d, 2w)")
+	return k
+}
+
+// keepNames are the retention flags, for messages.
+var keepNames = []string{"keep-last", "keep-hourly", "keep-daily", "keep-weekly", "keep-monthly", "keep-within"}
+
+// given says whether any retention flag was given.
+func (k *keepFlags) given() bool {
+	for _, name := range keepNames {
+		if k.fs.Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// validated returns the policy, with calendar buckets in local time (TZ), or a usage error.
+func (k *keepFlags) validated() (backupset.Policy, error) {
+	p := k.policy
+	for name, n := range map[string]int{"keep-last": p.Last, "keep-hourly": p.Hourly, "keep-daily": p.Daily,
+		"keep-weekly": p.Weekly, "keep-monthly": p.Monthly} {
+		if k.fs.Changed(name) && n < 1 {
+			return p, fmt.Errorf("--%s %d: must be at least 1", name, n)
+		}
+	}
+	if k.fs.Changed("keep-within") && k.within <= 0 {
+		return p, fmt.Errorf("--keep-within: must be more than 0")
+	}
+	p.Within = time.Duration(k.within)
+	p.Location = time.Local
+	return p, nil
+}
+
+// setError renders an error about a set for the one line main prints: a LATEST problem as
+// "PATH: problem", an empty set as "no backup in DIR yet".
+func setError(dir string, err error) string {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, backupset.ErrNoBackup):
+		return "no backup in " + dir + " yet"
+	case errors.As(err, &pe) && pe.Op == "LATEST":
+		return pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

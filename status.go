@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"backup/backupset"
+	"backup/report"
+)
+
+const statusUsage = `backup status [flags] DIR
+
+Lists the backups of the set in DIR (time, status, size, files, and which one LATEST names)
+and checks LATEST the way every reader does: a pointer that is damaged, or names an archive
+that is missing or does not match its receipt, is an error. It never falls back to another
+archive.
+
+With --max-age, the check also requires the LATEST backup to be complete and to have started
+less than DURATION ago: what a monitoring check or a wrapper script calls.
+
+Exit codes: 0 healthy, 1 not (one line on stderr says why), 2 usage.`
+
+// statusJSON is what status --json prints.
+type statusJSON struct {
+	Dir     string          `json:"dir"`
+	Latest  *string         `json:"latest"`
+	Healthy bool            `json:"healthy"`
+	Reason  string          `json:"reason,omitempty"`
+	Runs    []statusRunJSON `json:"runs"`
+}
+
+type statusRunJSON struct {
+	Name      string          `json:"name"`
+	State     backupset.State `json:"state"`
+	StartedAt time.Time       `json:"started_at"`
+	Size      int64           `json:"size"`
+	Files     int             `json:"files"`
+	Latest    bool            `json:"latest,omitempty"`
+	Problem   string          `json:"problem,omitempty"`
+}
+
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the set's state as JSON")
+	var maxAge durationFlag
+	fs.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
+	if code, done := parseFlags(fs, args, statusUsage, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageError(stderr, "status", fmt.Errorf("want one DIR, got %d arguments", fs.NArg()))
+	}
+	dir, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		return usageError(stderr, "status", err)
+	}
+	s, err := backupset.ReadStatus(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup status: %v\n", err)
+		return exitFailed
+	}
+	now := time.Now()
+	problem := s.Check(now, time.Duration(maxAge))
+	if *asJSON {
+		writeStatusJSON(stdout, dir, s, problem)
+	} else {
+		writeStatus(stdout, s, now, time.Duration(maxAge), problem)
+	}
+	if problem != nil {
+		fmt.Fprintf(stderr, "backup status: %s\n", setError(dir, problem))
+		return exitFailed
+	}
+	return exitComplete
+}
+
+// writeStatus prints one line per run, oldest first, then a verdict when the set is healthy
+// (a problem goes to stderr).
+func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Duration, problem error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  STARTED\tSTATUS\tSIZE\tFILES\tARCHIVE")
+	for _, e := range s.Entries {
+		mark, note := " ", ""
+		if s.Latest != nil && e.Name == s.Latest.Name {
+			mark, note = "*", "  <- LATEST"
+		}
+		if e.Problem != nil {
+			note = "  (" + e.Problem.Error() + ")"
+		}
+		size, files := "-", "-"
+		if e.Archive {
+			size = report.FormatBytes(e.Size)
+		}
+		if e.Receipt != nil && e.Receipt.Archive != nil {
+			files = fmt.Sprint(e.Receipt.Counts.Files)
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s%s\n", mark, e.Started().Local().Format(time.RFC3339), e.State(), size, files, e.Name, note)
+	}
+	tw.Flush()
+	if problem != nil {
+		return
+	}
+	rc := s.Latest.Receipt
+	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, backupset.FormatAge(now.Sub(rc.StartedAt)))
+	if maxAge > 0 {
+		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, backupset.FormatAge(maxAge))
+	}
+	fmt.Fprintln(w, verdict)
+}
+
+func writeStatusJSON(w io.Writer, dir string, s *backupset.Status, problem error) {
+	out := statusJSON{Dir: dir, Healthy: problem == nil, Runs: []statusRunJSON{}}
+	if problem != nil {
+		out.Reason = setError(dir, problem)
+	}
+	if s.Latest != nil {
+		out.Latest = &s.Latest.Name
+	}
+	for _, e := range s.Entries {
+		r := statusRunJSON{Name: e.Name, State: e.State(), StartedAt: e.Started(), Size: e.Size,
+			Latest: s.Latest != nil && e.Name == s.Latest.Name}
+		if e.Receipt != nil {
+			r.Files = e.Receipt.Counts.Files
+		}
+		if e.Problem != nil {
+			r.Problem = e.Problem.Error()
+		}
+		out.Runs = append(out.Runs, r)
+	}
+	data, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintf(w, "%s\n", data)
+}
