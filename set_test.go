@@ -1,0 +1,288 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests of backup sets: create --output-dir DIR with its lock and LATEST, and
+// backup status and prune on real sets.
+
+// setArchives lists the archives and receipts in a set folder, oldest first (the names sort
+// by time, each archive before its receipt).
+func setArchives(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "app-2*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		names[i] = filepath.Base(n)
+	}
+	return names
+}
+
+func readLatest(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(string(data), "\n")
+}
+
+func mustExit(t *testing.T, r result, want int) {
+	t.Helper()
+	if r.code != want {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, want, r.stderr)
+	}
+}
+
+// TestSetConcurrentCreates starts two runs on one set at the same moment: one backs up, the
+// other exits 4 at once naming the first's pid and writes nothing. With --wait both succeed,
+// one after the other.
+func TestSetConcurrentCreates(t *testing.T) {
+	dir := t.TempDir()
+	// Slow enough (level 9 on random data, one job) that the first run still holds the lock
+	// when the second starts.
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 4<<20)}})
+	set := filepath.Join(dir, "set")
+
+	runs := startTogether(t, dir, "create", "--level", "9", "-j", "1", "--output-dir", set, "app")
+	var winner, loser *exec.Cmd
+	for i, cmd := range runs {
+		if cmd.ProcessState.ExitCode() == exitLocked {
+			loser, winner = cmd, runs[1-i]
+		}
+	}
+	if loser == nil || winner.ProcessState.ExitCode() != exitComplete {
+		t.Fatalf("exit codes %d and %d, want one %d and one %d", runs[0].ProcessState.ExitCode(), runs[1].ProcessState.ExitCode(), exitComplete, exitLocked)
+	}
+	want := "backup: " + set + ": another backup of this set is running, pid " + strconv.Itoa(winner.Process.Pid) + "\n"
+	if got := loser.Stderr.(*strings.Builder).String(); got != want {
+		t.Errorf("the locked run said %q, want %q", got, want)
+	}
+	if loser.Stdout.(*strings.Builder).Len() != 0 {
+		t.Errorf("the locked run printed to stdout")
+	}
+	archives := setArchives(t, set)
+	if len(archives) != 2 || archives[1] != archives[0]+".receipt.json" {
+		t.Fatalf("set holds %v, want one archive and its receipt", archives)
+	}
+	if extra := leftovers(t, set, archives[0], archives[1], "LATEST", ".backup.lock"); len(extra) > 0 {
+		t.Errorf("left behind: %v", extra)
+	}
+	if got := readLatest(t, set); got != archives[0] {
+		t.Errorf("LATEST %q, want %q", got, archives[0])
+	}
+
+	runs = startTogether(t, dir, "create", "--level", "9", "-j", "1", "--wait", "2m", "--output-dir", set, "app")
+	for _, cmd := range runs {
+		if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+			t.Errorf("with --wait: exit %d, stderr %s", code, cmd.Stderr)
+		}
+	}
+	archives = setArchives(t, set)
+	if len(archives) != 6 {
+		t.Fatalf("set holds %v, want three archives and their receipts", archives)
+	}
+	if got := readLatest(t, set); got != archives[4] {
+		t.Errorf("LATEST %q, want the newest, %q", got, archives[4])
+	}
+	for _, name := range archives {
+		if strings.HasSuffix(name, ".zip") {
+			readZip(t, filepath.Join(set, name))
+		}
+	}
+}
+
+// startTogether starts two runs of the binary with the same arguments and waits for both.
+func startTogether(t *testing.T, dir string, args ...string) []*exec.Cmd {
+	t.Helper()
+	cmds := make([]*exec.Cmd, 2)
+	for i := range cmds {
+		cmds[i] = exec.Command(binary, args...)
+		cmds[i].Dir = dir
+		cmds[i].Stdout, cmds[i].Stderr = &strings.Builder{}, &strings.Builder{}
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range cmds {
+		cmd.Wait()
+	}
+	return cmds
+}
+
+// TestSetKilledRun kills (SIGKILL) a run while it holds the set's lock and writes its
+// archive: LATEST stays on the previous good backup, status still finds it healthy, the
+// kernel has dropped the lock, and the next run is fine. (The kill between the archive
+// being in place and LATEST moving is TestActivateKilled in backupset.)
+func TestSetKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	good := readLatest(t, set)
+
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 32<<20)}})
+	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "--output-dir", set, "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run's temp file", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(set, ".app-*.zip.tmp-*"))
+		return len(temps) > 0
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := readLatest(t, set); got != good {
+		t.Errorf("after the kill LATEST names %q, want %q", got, good)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "status", "--max-age", "1h", set), exitComplete)
+
+	os.Remove(filepath.Join(dir, "app", "random"))
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app")
+	mustExit(t, r, exitComplete)
+	archives := setArchives(t, set)
+	if len(archives) != 2 || readLatest(t, set) != archives[0] || archives[0] == good {
+		t.Errorf("after the next run: %v, LATEST %q; want only the new archive", archives, readLatest(t, set))
+	}
+}
+
+// TestSetIncompleteRun runs the binary as nobody: a complete run moves LATEST; a run that
+// cannot read a file does not move it and prunes nothing, even with --keep-last 1; with
+// --activate-incomplete it moves LATEST, and still prunes nothing.
+func TestSetIncompleteRun(t *testing.T) {
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"ok.txt": {content: "ok\n"}, "secret": {content: "s\n"}})
+	set := filepath.Join(dir, "set")
+	makeTree(t, set, map[string]node{".": {kind: "dir", mode: 0o777}})
+	as := runOpts{dir: dir, uid: nobody}
+	mustExit(t, backup(t, as, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	good := readLatest(t, set)
+
+	if err := os.Chmod(filepath.Join(dir, "app", "secret"), 0o200); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, as, "create", "--output-dir", set, "--keep-last", "1", "app")
+	mustExit(t, r, exitIncomplete)
+	if !strings.Contains(r.stderr, "backup: LATEST not moved: the backup is incomplete") {
+		t.Errorf("stderr does not say LATEST stayed:\n%s", r.stderr)
+	}
+	if got := readLatest(t, set); got != good {
+		t.Errorf("LATEST %q, want %q", got, good)
+	}
+	if archives := setArchives(t, set); len(archives) != 4 {
+		t.Errorf("set holds %v, want both runs (nothing pruned)", archives)
+	}
+	r = backup(t, as, "status", "--max-age", "1h", set)
+	if r.code != exitComplete || !strings.Contains(r.stdout, "incomplete") {
+		t.Errorf("status: exit %d, stdout %q; want healthy (LATEST is the complete run), listing the incomplete one", r.code, r.stdout)
+	}
+
+	r = backup(t, as, "create", "--output-dir", set, "--keep-last", "1", "--activate-incomplete", "app")
+	mustExit(t, r, exitIncomplete)
+	archives := setArchives(t, set)
+	if len(archives) != 6 || readLatest(t, set) != archives[4] {
+		t.Errorf("set holds %v, LATEST %q; want three runs, LATEST on the newest", archives, readLatest(t, set))
+	}
+	r = backup(t, as, "status", "--max-age", "1h", set)
+	if r.code != exitFailed || !strings.Contains(r.stderr, archives[4]+" is incomplete") {
+		t.Errorf("status with an incomplete LATEST: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestSetCreatePrunes: --keep-last on create prunes after each good run; files that are not
+// the set's survive.
+func TestSetCreatePrunes(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	foreign := []string{"notes.txt", "app.zip", "app-latest.zip"}
+	for _, name := range foreign {
+		makeTree(t, set, map[string]node{name: {content: "mine"}})
+	}
+	for range 4 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "--keep-last", "2", "app"), exitComplete)
+	}
+	archives := setArchives(t, set)
+	if len(archives) != 4 || readLatest(t, set) != archives[2] {
+		t.Errorf("set holds %v, LATEST %q; want the two newest", archives, readLatest(t, set))
+	}
+	for _, name := range foreign {
+		assertContent(t, filepath.Join(set, name), "mine")
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "2", "app")
+	if !strings.Contains(r.stderr, "deleted "+archives[0]+" (complete, not kept by any rule)") ||
+		!strings.Contains(r.stderr, "backup: pruned 1, kept 2") {
+		t.Errorf("create did not report what it pruned:\n%s", r.stderr)
+	}
+}
+
+func TestSetUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {}})
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--keep-last", "2", "app"}, "--keep-last needs a backup set: --output-dir DIR, without -o"},
+		{[]string{"create", "-o", "x.zip", "--output-dir", "set", "--wait", "1m", "app"}, "--wait needs a backup set"},
+		{[]string{"create", "--output-dir", "set", "--receipt", "r.json", "app"}, "--receipt cannot be used with a backup set"},
+		{[]string{"create", "--output-dir", "set", "--wait", "soon", "app"}, `invalid duration "soon"`},
+		{[]string{"create", "--output-dir", "set", "--keep-daily", "0", "app"}, "--keep-daily 0: must be at least 1"},
+		{[]string{"prune", "set"}, "give at least one rule"},
+		{[]string{"prune", "--keep-last", "1"}, "want one DIR, got 0"},
+		{[]string{"prune", "--keep-within", "-1d", "set"}, "invalid duration"},
+		{[]string{"status"}, "want one DIR, got 0"},
+		{[]string{"status", "--max-age", "26", "set"}, `invalid duration "26"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := backup(t, runOpts{dir: dir}, tt.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("a usage error wrote something: %v", entries)
+			}
+		})
+	}
+}
+
+// TestSetOneSource: a set holds the backups of one source; another is refused before
+// anything is written.
+func TestSetOneSource(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {}, "db/d": {}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	before := setArchives(t, set)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "db")
+	if r.code != exitFailed || !strings.Contains(r.stderr, `is the backup set of "app"`) {
+		t.Errorf("exit %d, stderr %q; want %d and a refusal", r.code, r.stderr, exitFailed)
+	}
+	if extra := leftovers(t, set, append(before, "LATEST", ".backup.lock")...); len(extra) > 0 {
+		t.Errorf("the refused run wrote %v", extra)
+	}
+}
+
+// waitFor polls cond for up to 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
