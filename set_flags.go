@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -80,15 +79,11 @@ func (k *keepFlags) validated() (backupset.Policy, error) {
 	return p, nil
 }
 
-// setError renders an error about a set for the one line main prints: a LATEST problem as
-// "PATH: problem", an empty set as "no backup in DIR yet".
+// setError renders an error about a set for the one line main prints, naming the folder of
+// an empty set.
 func setError(dir string, err error) string {
-	var pe *fs.PathError
-	switch {
-	case errors.Is(err, backupset.ErrNoBackup):
+	if errors.Is(err, backupset.ErrNoBackup) {
 		return "no backup in " + dir + " yet"
-	case errors.As(err, &pe) && pe.Op == "LATEST":
-		return pe.Path + ": " + pe.Err.Error()
 	}
 	return err.Error()
 }

@@ -20,8 +20,8 @@ const maxPointer = 4096
 
 // Latest resolves dir's LATEST pointer to its archive, failing closed: any doubt about the
 // pointer or its target is an error naming the problem (as an *fs.PathError on LATEST), and
-// another archive is never picked instead. A set with no LATEST is an error too: ErrNoBackup
-// when it holds no archive either, else a missing pointer.
+// another archive is never picked instead. The error is a *LatestError, or ErrNoBackup for
+// a set that holds neither LATEST nor any archive.
 func Latest(dir string) (Entry, error) {
 	name, err := readPointer(dir)
 	if errors.Is(err, errNoPointer) {
@@ -52,8 +52,19 @@ func checkTarget(e Entry) error {
 	return nil
 }
 
+// LatestError says why a set's LATEST pointer cannot be trusted.
+type LatestError struct {
+	Path string // the pointer's path
+	Err  error
+}
+
+func (e *LatestError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *LatestError) Unwrap() error { return e.Err }
+
 func latestError(dir string, err error) error {
-	return &fs.PathError{Op: "LATEST", Path: filepath.Join(dir, LatestName), Err: err}
+	return &LatestError{Path: filepath.Join(dir, LatestName), Err: err}
 }
 
 // errNoPointer is readPointer's error when there is no LATEST at all.

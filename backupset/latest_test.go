@@ -2,7 +2,6 @@ package backupset
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,8 +108,8 @@ func TestLatestFailsClosed(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Latest resolved to %s", e.Name)
 			}
-			var pe *fs.PathError
-			if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, LatestName) {
+			var le *LatestError
+			if !errors.As(err, &le) || le.Path != filepath.Join(dir, LatestName) {
 				t.Errorf("error %#v does not name %s", err, LatestName)
 			}
 			if !strings.Contains(err.Error(), tt.want) {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// twoRunSet makes a set with two real backups, A and B, and points LATEST at the older, A:
+// a reader that fell back to "the newest file" would pick B.
+func twoRunSet(t *testing.T) (set, a, b string) {
+	t.Helper()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set = filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	archives := setArchives(t, set)
+	a, b = archives[0], archives[2]
+	if err := os.WriteFile(filepath.Join(set, "LATEST"), []byte(a+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return set, a, b
+}
+
+// TestSetLatestCorrupt damages LATEST or its target in every way the readers must refuse:
+// status and prune exit 1 naming the problem, status marks no archive as LATEST, and prune
+// deletes nothing.
+func TestSetLatestCorrupt(t *testing.T) {
+	base, a, b := twoRunSet(t)
+	r := backup(t, runOpts{}, "status", base)
+	if r.code != exitComplete || !strings.Contains(r.stdout, a+"  <- LATEST") {
+		t.Fatalf("the undamaged set: exit %d, stdout:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	write := func(name, content string) func(string) error {
+		return func(set string) error { return os.WriteFile(filepath.Join(set, name), []byte(content), 0o644) }
+	}
+	remove := func(name string, then func(path string) error) func(string) error {
+		return func(set string) error {
+			if err := os.Remove(filepath.Join(set, name)); err != nil {
+				return err
+			}
+			return then(filepath.Join(set, name))
+		}
+	}
+	copyReceipt := func(set string) error {
+		data, err := os.ReadFile(filepath.Join(set, b+".receipt.json"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(set, a+".receipt.json"), data, 0o600)
+		}
+		return err
+	}
+	nothing := func(string) error { return nil }
+	tests := []struct {
+		name   string
+		damage func(set string) error
+		want   string
+	}{
+		{"symlink", remove("LATEST", func(p string) error { return os.Symlink(filepath.Join(filepath.Dir(p), "ptr"), p) }), "/LATEST: is a symlink"},
+		{"directory", remove("LATEST", func(p string) error { return os.Mkdir(p, 0o755) }), "/LATEST: is a directory"},
+		{"fifo", remove("LATEST", func(p string) error { return syscall.Mkfifo(p, 0o644) }), "/LATEST: is not a regular file"},
+		{"two lines", write("LATEST", a+"\n"+b+"\n"), "/LATEST: has more than one line"},
+		{"trailing junk", write("LATEST", a+" \n"), "/LATEST: has trailing junk after the name"},
+		{"slash", write("LATEST", "../set/"+a+"\n"), "which holds a /"},
+		{"dotdot", write("LATEST", "..\n"), "which holds .."},
+		{"NUL", write("LATEST", a+"\x00\n"), "/LATEST: holds a NUL byte"},
+		{"missing archive", remove(a, func(string) error { return nil }), "/LATEST: names " + a + ": the archive is missing"},
+		{"archive is a symlink", remove(a, func(p string) error { return os.Symlink(b, p) }), "/LATEST: names " + a + ": the archive is a symlink"},
+		{"receipt of another archive", copyReceipt, "/LATEST: names " + a + ": its receipt describes another archive, " + b},
+		{"receipt missing", remove(a+".receipt.json", nothing), "/LATEST: names " + a + ": its receipt is missing"},
+		{"missing with archives", remove("LATEST", nothing), "/LATEST: is missing, but the set holds 2 runs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := filepath.Join(t.TempDir(), "set")
+			if out, err := exec.Command("cp", "-a", base, set).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			os.WriteFile(filepath.Join(set, "ptr"), []byte(b+"\n"), 0o644)
+			if err := tt.damage(set); err != nil {
+				t.Fatal(err)
+			}
+			before := leftovers(t, set)
+			r := backup(t, runOpts{}, "status", set)
+			if r.code != exitFailed || !strings.HasPrefix(r.stderr, "backup status: "+set) || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("status: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
+			}
+			if strings.Contains(r.stdout, "LATEST") {
+				t.Errorf("status named an archive LATEST:\n%s", r.stdout)
+			}
+			assertStatusJSON(t, set, tt.want)
+			r = backup(t, runOpts{}, "prune", "--keep-last", "1", set)
+			if r.code != exitFailed || !strings.Contains(r.stderr, "not pruning") || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("prune: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
+			}
+			if after := leftovers(t, set); !slices.Equal(after, before) {
+				t.Errorf("prune changed the set:\n%v\nwas\n%v", after, before)
+			}
+		})
+	}
+}
+
+func assertStatusJSON(t *testing.T, set, want string) {
+	t.Helper()
+	r := backup(t, runOpts{}, "status", "--json", set)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("status --json printed %q: %v", r.stdout, err)
+	}
+	if r.code != exitFailed || got.Healthy || got.Latest != nil || !strings.Contains(got.Reason, want) {
+		t.Errorf("status --json: exit %d, %+v; want unhealthy, no latest, reason %q", r.code, got, want)
+	}
+	for _, run := range got.Runs {
+		if run.Latest {
+			t.Errorf("status --json marked %s as LATEST", run.Name)
+		}
+	}
+}
+
+// TestSetCreateHealsLatest: a damaged LATEST does not stop a backup; the new, verified
+// archive replaces the pointer, and the run says so.
+func TestSetCreateHealsLatest(t *testing.T) {
+	set, a, b := twoRunSet(t)
+	os.WriteFile(filepath.Join(set, "LATEST"), []byte(a+"\n"+b+"\n"), 0o644)
+	dir := filepath.Dir(set)
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app")
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr, "has more than one line; this run replaces it") {
+		t.Errorf("stderr %q does not mention the damaged pointer", r.stderr)
+	}
+	archives := setArchives(t, set)
+	if got := readLatest(t, set); got != archives[len(archives)-2] {
+		t.Errorf("LATEST %q, want the new archive", got)
+	}
+	mustExit(t, backup(t, runOpts{}, "status", "--max-age", "1h", set), exitComplete)
+}
