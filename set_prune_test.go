@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"backup/backupset"
+	"backup/report"
+)
+
+// simulatedRun is one run of a set written by a test: its archive (arbitrary bytes; prune
+// reads receipts, never archives) and a receipt that matches it.
+type simulatedRun struct {
+	started time.Time
+	status  report.Status
+}
+
+func (r simulatedRun) name() string { return "app-" + r.started.UTC().Format("20060102T150405Z") + ".zip" }
+
+func writeSimulated(t *testing.T, set string, r simulatedRun) {
+	t.Helper()
+	rc := report.Receipt{Schema: report.ReceiptSchema, Status: r.status, StartedAt: r.started,
+		FinishedAt: r.started.Add(time.Minute), Sources: []string{"/srv/app"}}
+	if r.status != report.Failed {
+		content := "not really a zip: " + r.name()
+		makeTree(t, set, map[string]node{r.name(): {content: content}})
+		rc.Archive = &report.ArchiveInfo{Path: filepath.Join("/backups", r.name()), Size: int64(len(content))}
+		rc.Counts.Files = 3
+	}
+	data, err := rc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	makeTree(t, set, map[string]node{r.name() + ".receipt.json": {content: string(data)}})
+}
+
+// TestSetPruneRetention simulates 50 daily runs at 03:00 UTC, 2025-11-01 to 2025-12-20,
+// with an incomplete run on Dec 18 and 20 and a failed one on Nov 15, LATEST on Dec 19,
+// and files that are not the set's. --keep-daily 7 --keep-monthly 3 keeps Dec 12–19 but the
+// 18th (daily #1–#7, Dec 19 also monthly #1), Nov 30 (monthly #2; there is no October), and
+// Dec 20 (incomplete, newer than the newest complete). Everything else of the set goes.
+func TestSetPruneRetention(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	set := t.TempDir()
+	first := time.Date(2025, 11, 1, 3, 0, 0, 0, time.UTC)
+	day := func(month time.Month, d int) time.Time { return time.Date(2025, month, d, 3, 0, 0, 0, time.UTC) }
+	statuses := map[time.Time]report.Status{day(12, 18): report.Incomplete, day(12, 20): report.Incomplete, day(11, 15): report.Failed}
+	var runs []simulatedRun
+	for i := range 50 {
+		r := simulatedRun{started: first.AddDate(0, 0, i), status: report.Complete}
+		if s, ok := statuses[r.started]; ok {
+			r.status = s
+		}
+		runs = append(runs, r)
+		writeSimulated(t, set, r)
+	}
+	latest := simulatedRun{started: day(12, 19)}.name()
+	foreign := map[string]node{
+		"LATEST": {content: latest + "\n"}, "notes.txt": {content: "x"}, "app-latest.zip": {content: "x"},
+		"other.zip": {content: "x"}, "app-20251101T030000Z.zip.bak": {content: "x"}, "keep/file": {content: "x"},
+		".app-20251221T030000Z.zip.tmp-123": {content: "x"},
+		// A default name without a receipt: unknown, kept.
+		"app-20251105T030000Z-2.zip": {content: "x"},
+	}
+	makeTree(t, set, foreign)
+
+	want := []string{".app-20251221T030000Z.zip.tmp-123", "LATEST", "app-20251101T030000Z.zip.bak", "app-20251105T030000Z-2.zip", "app-latest.zip", "keep", "notes.txt", "other.zip"}
+	for _, tm := range []time.Time{day(11, 30), day(12, 12), day(12, 13), day(12, 14), day(12, 15), day(12, 16), day(12, 17), day(12, 19), day(12, 20)} {
+		name := simulatedRun{started: tm}.name()
+		want = append(want, name, name+".receipt.json")
+	}
+	slices.Sort(want)
+	before := leftovers(t, set)
+	if len(before) != 50*2-1+len(foreign) {
+		t.Fatalf("the simulated set holds %d files", len(before))
+	}
+
+	r := backup(t, runOpts{}, "prune", "--keep-daily", "7", "--keep-monthly", "3", "--dry-run", set)
+	mustExit(t, r, exitComplete)
+	if got := leftovers(t, set, ".backup.lock"); !slices.Equal(got, before) {
+		t.Errorf("--dry-run deleted %d files", len(before)-len(got))
+	}
+	for _, line := range []string{
+		"keep          2025-12-19T03:00:00Z  complete    " + latest + "    LATEST, daily #1, monthly #1, newest complete",
+		"keep          2025-11-05T03:00:00Z  unknown     app-20251105T030000Z-2.zip  unknown, kept",
+		"would delete  2025-12-18T03:00:00Z  incomplete  app-20251218T030000Z.zip    superseded by a newer complete backup",
+		"keep          2025-11-30T03:00:00Z  complete    app-20251130T030000Z.zip    monthly #2",
+		"would delete  2025-11-15T03:00:00Z  failed      app-20251115T030000Z.zip    superseded by a newer complete backup",
+		"dry run: would delete 41, keep 10",
+	} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("--dry-run output lacks %q:\n%s", line, r.stdout)
+		}
+	}
+
+	r = backup(t, runOpts{}, "prune", "--keep-daily", "7", "--keep-monthly", "3", "--json", set)
+	mustExit(t, r, exitComplete)
+	var out pruneJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if out.Deleted != 41 || out.Kept != 10 || len(out.Runs) != 51 {
+		t.Errorf("--json: deleted %d, kept %d, %d runs; want 41, 10, 51", out.Deleted, out.Kept, len(out.Runs))
+	}
+	if got := leftovers(t, set, ".backup.lock"); !slices.Equal(got, want) {
+		t.Errorf("after prune the set holds\n%v\nwant\n%v", got, want)
+	}
+	for name, n := range foreign {
+		if n.content == "x" && !strings.Contains(name, "/") {
+			assertContent(t, filepath.Join(set, name), "x")
+		}
+	}
+	mustExit(t, backup(t, runOpts{}, "status", set), exitComplete)
+}
+
+func TestSetPruneLocked(t *testing.T) {
+	set := t.TempDir()
+	writeSimulated(t, set, simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete})
+	makeTree(t, set, map[string]node{"LATEST": {content: simulatedRun{started: time.Now().Add(-time.Hour)}.name() + "\n"}})
+	// The test holds the lock, as a running backup would; prune exits 4 at once, naming this
+	// process, or waits with --wait until the lock is released.
+	lock, err := backupset.Acquire(t.Context(), set, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{}, "prune", "--keep-last", "1", set)
+	want := "another backup of this set is running, pid " + strconv.Itoa(os.Getpid()) + "\n"
+	if r.code != exitLocked || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("prune on a locked set: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitLocked, want)
+	}
+	time.AfterFunc(500*time.Millisecond, func() { lock.Release() })
+	r = backup(t, runOpts{}, "prune", "--keep-last", "1", "--wait", "30s", set)
+	mustExit(t, r, exitComplete)
+}
+
+// TestSetStatusMaxAge: status --max-age on a fresh, a stale, an incomplete and a missing
+// backup.
+func TestSetStatusMaxAge(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	tests := []struct {
+		name   string
+		run    *simulatedRun // nil: an empty set
+		maxAge string
+		code   int
+		want   string // on stdout when healthy, else on stderr
+	}{
+		{"fresh", &simulatedRun{now.Add(-2 * time.Hour), report.Complete}, "26h", 0, "ok: LATEST app-"},
+		{"fresh in days", &simulatedRun{now.Add(-6 * 24 * time.Hour), report.Complete}, "1w", 0, "is complete, 6d0h0m old (max 7d0h0m)"},
+		{"stale", &simulatedRun{now.Add(-30 * time.Hour), report.Complete}, "26h", 1, "is 1d6h0m old, older than 1d2h0m"},
+		{"incomplete", &simulatedRun{now.Add(-time.Hour), report.Incomplete}, "26h", 1, "is incomplete"},
+		{"missing", nil, "26h", 1, "backup status: no backup in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := t.TempDir()
+			if tt.run != nil {
+				writeSimulated(t, set, *tt.run)
+				makeTree(t, set, map[string]node{"LATEST": {content: tt.run.name() + "\n"}})
+			}
+			r := backup(t, runOpts{}, "status", "--max-age", tt.maxAge, set)
+			out := r.stdout
+			if tt.code != 0 {
+				out = r.stderr
+			}
+			if r.code != tt.code || !strings.Contains(out, tt.want) || strings.Count(r.stderr, "\n") > 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", r.code, r.stdout, r.stderr, tt.code, tt.want)
+			}
+		})
+	}
+	r := backup(t, runOpts{}, "status", "--max-age", "1h", filepath.Join(t.TempDir(), "never-created"))
+	if r.code != exitFailed || !strings.Contains(r.stderr, "no backup in") {
+		t.Errorf("a folder that does not exist: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(t.TempDir(), "never-created")); err == nil {
+		t.Error("status created the folder")
+	}
+}
