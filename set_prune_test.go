@@ -21,7 +21,9 @@ type simulatedRun struct {
 	status  report.Status
 }
 
-func (r simulatedRun) name() string { return "app-" + r.started.UTC().Format("20060102T150405Z") + ".zip" }
+func (r simulatedRun) name() string {
+	return "app-" + r.started.UTC().Format("20060102T150405Z") + ".zip"
+}
 
 func writeSimulated(t *testing.T, set string, r simulatedRun) {
 	t.Helper()
