@@ -138,6 +138,7 @@ func TestSetKilledRun(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill() })
 	waitFor(t, "the run's temp file", func() bool {
 		temps, _ := filepath.Glob(filepath.Join(set, ".app-*.zip.tmp-*"))
 		return len(temps) > 0
@@ -202,6 +203,21 @@ func TestSetIncompleteRun(t *testing.T) {
 	}
 }
 
+// TestSetSharedLockFile: a set whose lock file another user created can still be locked
+// (flock needs no write access), here by nobody after root.
+func TestSetSharedLockFile(t *testing.T) {
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	makeTree(t, set, map[string]node{".": {kind: "dir", mode: 0o777}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir, uid: nobody}, "create", "--output-dir", set, "app"), exitComplete)
+	if archives := setArchives(t, set); len(archives) != 4 || readLatest(t, set) != archives[2] {
+		t.Errorf("set holds %v, LATEST %q; want nobody's run to be LATEST", archives, readLatest(t, set))
+	}
+}
+
 // TestSetCreatePrunes: --keep-last on create prunes after each good run; files that are not
 // the set's survive.
 func TestSetCreatePrunes(t *testing.T) {
@@ -226,6 +242,15 @@ func TestSetCreatePrunes(t *testing.T) {
 	if !strings.Contains(r.stderr, "deleted "+archives[0]+" (complete, not kept by any rule)") ||
 		!strings.Contains(r.stderr, "backup: pruned 1, kept 2") {
 		t.Errorf("create did not report what it pruned:\n%s", r.stderr)
+	}
+}
+
+func TestSetHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "status"}, {"help", "prune"}, {"prune", "-h"}, {"status", "--help"}} {
+		r := backup(t, runOpts{}, args...)
+		if r.code != exitComplete || !strings.HasPrefix(r.stdout, "usage: backup "+args[len(args)-1]) && !strings.HasPrefix(r.stdout, "usage: backup "+args[0]) {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
 	}
 }
 

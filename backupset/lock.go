@@ -79,8 +79,15 @@ func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error)
 // openLockFile opens the lock file without following a symlink and without blocking on a
 // FIFO, and refuses anything but a regular file: a lock that is a link could be made to
 // point anywhere.
+//
+// flock needs no write access, so a lock file another user created is opened read-only: the
+// pid is then not written, which only makes a second run's message less precise.
 func openLockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o644)
+	if errors.Is(err, fs.ErrPermission) {
+		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
+	}
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("is a symlink")}
 	}

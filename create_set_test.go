@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"backup/backupset"
+	"backup/report"
+)
+
+// TestFinishSetDamagedArchive: an archive that fails its read-back never becomes LATEST,
+// its receipt stops calling it complete, and the run fails.
+func TestFinishSetDamagedArchive(t *testing.T) {
+	set := t.TempDir()
+	name := "app-20260101T030000Z.zip"
+	archive := filepath.Join(set, name)
+	garbage := "PK\x03\x04 but not really a zip"
+	if err := os.WriteFile(archive, []byte(garbage), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: time.Now().UTC(),
+		Archive: &report.ArchiveInfo{Path: archive, Size: int64(len(garbage))}}
+	data, _ := rc.Marshal()
+	if err := os.WriteFile(archive+".receipt.json", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := backupset.Acquire(t.Context(), set, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	c := &creation{cfg: createConfig{set: &setConfig{dir: set, prune: true, keep: backupset.Policy{Last: 1}}},
+		out: outputPaths{archive: archive, receipt: archive + ".receipt.json"}}
+	var stdout, stderr strings.Builder
+	if code := c.finishSet(t.Context(), lock, rc, &stdout, &stderr); code != exitFailed {
+		t.Errorf("exit %d, want %d", code, exitFailed)
+	}
+	if _, err := os.Lstat(filepath.Join(set, "LATEST")); err == nil {
+		t.Error("LATEST was written")
+	}
+	got := readReceipt(t, archive+".receipt.json")
+	if got.Status != report.Failed || !strings.Contains(got.Error, "failed verification") || got.Archive == nil {
+		t.Errorf("receipt: status %q, error %q; want failed, the verification error, the archive", got.Status, got.Error)
+	}
+	for _, line := range []string{"backup: failed: archive " + archive + " failed verification", "backup: LATEST not moved: not activating " + name} {
+		if !strings.Contains(stderr.String(), line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr.String())
+		}
+	}
+}
