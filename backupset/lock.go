@@ -61,7 +61,7 @@ func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error)
 			return nil, &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
 		}
 		if !time.Now().Before(deadline) {
-			pid := readPid(f)
+			pid := awaitPid(f)
 			f.Close()
 			return nil, &LockedError{Dir: dir, Pid: pid}
 		}
@@ -110,6 +110,18 @@ func openLockFile(path string) (*os.File, error) {
 func writePid(f *os.File) {
 	if f.Truncate(0) == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+}
+
+// pidGrace is how long a run that finds the set locked waits for the holder's pid: the holder
+// writes it just after taking the lock, so a run that comes in between would find none.
+const pidGrace = 200 * time.Millisecond
+
+func awaitPid(f *os.File) int {
+	for deadline := time.Now().Add(pidGrace); ; time.Sleep(10 * time.Millisecond) {
+		if pid := readPid(f); pid != 0 || time.Now().After(deadline) {
+			return pid
+		}
 	}
 }
 
