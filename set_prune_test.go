@@ -121,6 +121,30 @@ func TestSetPruneRetention(t *testing.T) {
 	mustExit(t, backup(t, runOpts{}, "status", set), exitComplete)
 }
 
+// TestSetPruneCannotDelete runs prune as nobody on root's set in a folder nobody cannot
+// write: it exits 1 naming the file it could not delete, and the rest stays.
+func TestSetPruneCannotDelete(t *testing.T) {
+	mustRoot(t)
+	set := filepath.Join(sharedTempDir(t), "set")
+	old := simulatedRun{started: time.Now().Add(-2 * time.Hour), status: report.Complete}
+	latest := simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete}
+	writeSimulated(t, set, old)
+	writeSimulated(t, set, latest)
+	makeTree(t, set, map[string]node{"LATEST": {content: latest.name() + "\n"}, ".backup.lock": {}})
+	if err := os.Chmod(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := leftovers(t, set)
+	r := backup(t, runOpts{uid: nobody}, "prune", "--keep-last", "1", set)
+	want := "backup prune: remove " + filepath.Join(set, old.name()) + ": permission denied\n"
+	if r.code != exitFailed || r.stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, exitFailed, want)
+	}
+	if after := leftovers(t, set); !slices.Equal(after, before) {
+		t.Errorf("the set changed:\n%v\nwas\n%v", after, before)
+	}
+}
+
 func TestSetPruneLocked(t *testing.T) {
 	set := t.TempDir()
 	writeSimulated(t, set, simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete})

@@ -1,7 +1,6 @@
 package backupset
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,23 +135,5 @@ func TestPruneEmptySet(t *testing.T) {
 	defer l.Release()
 	if plan, err := l.Prune(Policy{Last: 1}, false); err != nil || len(plan) != 0 {
 		t.Errorf("Prune of an empty set: %v, %v; want nothing to do", plan, err)
-	}
-}
-
-func TestPruneRemoveFails(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root deletes from a read-only folder")
-	}
-	dir := twoRuns(t)
-	writeFile(t, filepath.Join(dir, LatestName), nameB+"\n")
-	l, err := Acquire(t.Context(), dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release()
-	os.Chmod(dir, 0o555)
-	defer os.Chmod(dir, 0o755)
-	if _, err := l.Prune(Policy{Last: 1}, false); err == nil || !strings.Contains(err.Error(), nameA) {
-		t.Errorf("Prune in a read-only folder: %v; want an error naming %s", err, nameA)
 	}
 }
