@@ -13,6 +13,9 @@ import (
 
 const listUsage = `backup list [--json] [--long] ARCHIVE
 
+ARCHIVE may be a backup set's folder: its LATEST backup is listed (a damaged or missing
+LATEST is an error; no other archive is picked).
+
 Lists the entries of ARCHIVE by their stored names (a directory's ends in "/"), the names
 that restore --include matches. On stderr follow the status recorded at backup and what the
 backup skipped and warned about. list reads the archive's directory and its manifest, not
@@ -51,7 +54,11 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageError(stderr, "list", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
 	}
-	path := fs.Arg(0)
+	path, err := resolveArchive(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "backup list: %s\n", setError(fs.Arg(0), err))
+		return exitFailed
+	}
 	r, err := archive.Open(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup list: %s: %v\n", path, cause(err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,9 @@ import (
 )
 
 const restoreUsage = `backup restore [--force] [--include PATTERN]... [--json] [-q] ARCHIVE DEST
+
+ARCHIVE may be a backup set's folder: its LATEST backup is restored (a damaged or missing
+LATEST is an error; no other archive is picked).
 
 Extracts ARCHIVE into DEST (created when missing), never writing outside it. Unsafe names
 (absolute, "..", backslashes, drive letters, duplicates, paths through a symlink in the
@@ -80,6 +84,14 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
 	out := &restoreOutput{Archive: cfg.archive, Dest: cfg.dest}
+	path, err := resolveArchive(cfg.archive)
+	if err != nil {
+		msg := setError(cfg.archive, err)
+		out.fail(cfg, stdout, errors.New(msg))
+		fmt.Fprintf(stderr, "backup restore: %s\n", msg)
+		return exitFailed
+	}
+	cfg.archive, out.Archive = path, path
 	r, err := archive.Open(cfg.archive)
 	if err != nil {
 		out.fail(cfg, stdout, cause(err))

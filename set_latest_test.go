@@ -30,8 +30,8 @@ func twoRunSet(t *testing.T) (set, a, b string) {
 }
 
 // TestSetLatestCorrupt damages LATEST or its target in every way the readers must refuse:
-// status and prune exit 1 naming the problem, status marks no archive as LATEST, and prune
-// deletes nothing.
+// status, verify, list, restore and prune exit 1 naming the problem, status marks no archive
+// as LATEST, restore writes nothing and prune deletes nothing.
 func TestSetLatestCorrupt(t *testing.T) {
 	base, a, b := twoRunSet(t)
 	r := backup(t, runOpts{}, "status", base)
@@ -95,6 +95,15 @@ func TestSetLatestCorrupt(t *testing.T) {
 				t.Errorf("status named an archive LATEST:\n%s", r.stdout)
 			}
 			assertStatusJSON(t, set, tt.want)
+			for _, cmd := range [][]string{{"verify", set}, {"verify", "--json", set}, {"list", set}, {"restore", set, filepath.Join(set, "..", "dest")}} {
+				r := backup(t, runOpts{}, cmd...)
+				if r.code != exitFailed || !strings.HasPrefix(r.stderr, "backup "+cmd[0]+": "+set) || !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 {
+					t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", cmd, r.code, r.stderr, exitFailed, tt.want)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(set, "..", "dest")); err == nil {
+				t.Error("restore created its destination")
+			}
 			r = backup(t, runOpts{}, "prune", "--keep-last", "1", set)
 			if r.code != exitFailed || !strings.Contains(r.stderr, "not pruning") || !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("prune: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
@@ -120,6 +129,26 @@ func assertStatusJSON(t *testing.T, set, want string) {
 		if run.Latest {
 			t.Errorf("status --json marked %s as LATEST", run.Name)
 		}
+	}
+}
+
+// TestSetReadersUseLatest: verify, list and restore given a set's folder use the archive
+// LATEST names, here the older of two.
+func TestSetReadersUseLatest(t *testing.T) {
+	set, a, _ := twoRunSet(t)
+	r := backup(t, runOpts{}, "verify", set)
+	if r.code != exitComplete || !strings.Contains(r.stdout, "matches "+filepath.Join(set, a)+".receipt.json") {
+		t.Errorf("verify: exit %d, stdout %q, stderr %q; want %s verified against its receipt", r.code, r.stdout, r.stderr, a)
+	}
+	r = backup(t, runOpts{}, "list", set)
+	if r.code != exitComplete || r.stdout != "app/\napp/a\n" {
+		t.Errorf("list: exit %d, stdout %q; want A's entries only", r.code, r.stdout)
+	}
+	dest := filepath.Join(t.TempDir(), "dest")
+	mustExit(t, backup(t, runOpts{}, "restore", set, dest), exitComplete)
+	assertContent(t, filepath.Join(dest, "app", "a"), "a\n")
+	if _, err := os.Lstat(filepath.Join(dest, "app", "b")); err == nil {
+		t.Error("restore restored the newer archive's file")
 	}
 }
 

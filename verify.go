@@ -20,6 +20,9 @@ import (
 
 const verifyUsage = `backup verify [--receipt PATH] [--json] [-q] ARCHIVE
 
+ARCHIVE may be a backup set's folder: its LATEST backup is verified (a damaged or missing
+LATEST is an error; no other archive is picked).
+
 Reads ARCHIVE end to end without extracting anything: the zip structure, every entry's
 CRC-32, every file's SHA-256 and size against the manifest, the entries against the
 manifest's list, and whether every name is safe to restore. When a receipt is found
@@ -65,6 +68,16 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 }
 
 func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
+	path, err := resolveArchive(cfg.archive)
+	if err != nil {
+		if cfg.json {
+			writeJSON(stdout, verifyOutput{Archive: cfg.archive, VerifyResult: &archive.VerifyResult{
+				Problems: []archive.Problem{{Reason: setError(cfg.archive, err)}}}})
+		}
+		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
+		return exitFailed
+	}
+	cfg.archive = path
 	receiptPath, expect, err := findReceipt(cfg.archive, cfg.receipt)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
