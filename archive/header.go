@@ -13,6 +13,7 @@ const (
 	creatorUnix   = 3
 	zipVersion20  = 20
 	zipVersion45  = 45 // zip64
+	zipVersion63  = 63 // Zstandard, per APPNOTE 6.3.7
 	flagDataDesc  = 0x8
 	flagUTF8      = 0x800
 	extTimeID     = 0x5455
@@ -22,18 +23,26 @@ const (
 )
 
 // fileHeader builds what zip.Writer.CreateHeader would have filled in, for an entry written
-// with CreateRaw from bytes compressed elsewhere.
+// with CreateRaw from bytes compressed elsewhere. The sizes and CRC are known before the
+// entry is written, so they go in the local header, as streaming readers prefer; only an
+// entry that needs zip64 sizes carries them in a data descriptor instead, because
+// archive/zip writes no zip64 field into local headers.
 func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64) *zip.FileHeader {
 	fh := baseHeader(name, info)
 	fh.Method = method
-	fh.Flags |= flagDataDesc
 	fh.CRC32 = crc
 	fh.CompressedSize64 = uint64(compressed)
 	fh.UncompressedSize64 = uint64(size)
+	version := uint16(zipVersion20)
 	if fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
-		fh.ReaderVersion = zipVersion45
-		fh.CreatorVersion = creatorUnix<<8 | zipVersion45
+		fh.Flags |= flagDataDesc
+		version = zipVersion45
 	}
+	if method == MethodZstd {
+		version = zipVersion63
+	}
+	fh.ReaderVersion = version
+	fh.CreatorVersion = creatorUnix<<8 | version
 	return fh
 }
 

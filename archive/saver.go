@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -30,6 +31,22 @@ var ErrChanged = errors.New("changed while being read")
 // maxReads is how often a changing file is read before its last copy is kept.
 const maxReads = 3
 
+// SourceFile is what the archiver reads a file through: an *os.File, opened by
+// walker.Open unless Options.Open says otherwise.
+type SourceFile interface {
+	io.Reader
+	Stat() (fs.FileInfo, error)
+	Close() error
+}
+
+func openSource(path string) (SourceFile, error) {
+	f, err := walker.Open(path)
+	if err != nil {
+		return nil, err // not a nil *os.File in an interface
+	}
+	return f, nil
+}
+
 // staged is one file read and compressed, waiting for its turn to be written.
 type staged struct {
 	info   fs.FileInfo // fstat after reading
@@ -50,11 +67,12 @@ type outcome struct {
 
 // saver reads files; one per worker goroutine.
 type saver struct {
-	level     int
-	spoolDir  string
-	spoolMem  int
-	bytesRead *atomic.Int64
 	comp      *compressor
+	pool      *chunkPool
+	spools    *spoolConfig
+	bytesRead *atomic.Int64
+	open      func(path string) (SourceFile, error)
+	scratch   bytes.Buffer // a small file's compressed bytes, before the choice to keep them
 }
 
 func (s *saver) save(ctx context.Context, path, name string) outcome {
@@ -77,7 +95,7 @@ func (o *outcome) release() {
 }
 
 func (s *saver) readOnce(ctx context.Context, path, name string) outcome {
-	f, err := walker.Open(path)
+	f, err := s.open(path)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
 	}
@@ -92,7 +110,7 @@ func (s *saver) readOnce(ctx context.Context, path, name string) outcome {
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	st, err := s.stage(ctx, f)
+	st, err := s.stage(ctx, name, f)
 	if err != nil {
 		var re *readError
 		if errors.As(err, &re) {
@@ -115,34 +133,75 @@ func (s *saver) readOnce(ctx context.Context, path, name string) outcome {
 }
 
 // stage reads r once, feeding the CRC-32, the SHA-256 and the compressor from the same bytes.
-func (s *saver) stage(ctx context.Context, r io.Reader) (*staged, error) {
-	sp := newSpool(s.spoolDir, s.spoolMem)
-	st := &staged{method: zip.Deflate, data: sp}
-	if s.level == 0 {
-		st.method = zip.Store
-	}
-	crc := crc32.NewIEEE()
-	sum := sha256.New()
-	w, err := s.comp.open(sp, s.level)
-	if err != nil {
-		return nil, err
-	}
+func (s *saver) stage(ctx context.Context, name string, r io.Reader) (*staged, error) {
 	src := &reader{ctx: ctx, r: r, count: s.bytesRead}
-	n, err := io.Copy(io.MultiWriter(w, crc, sum), src)
-	if err == nil {
-		err = w.Close()
-	}
-	if src.err != nil {
+	st := &staged{data: s.spools.newSpool()}
+	crc, sum := crc32.NewIEEE(), sha256.New()
+	hash := io.MultiWriter(crc, sum)
+	buf := s.pool.getBuf()
+	n, err := io.ReadFull(src, buf)
+	switch {
+	case src.err != nil:
 		err = src.err
+		s.pool.putBuf(buf)
+	case err != nil: // the whole file is in buf
+		hash.Write(buf[:n])
+		st.size = int64(n)
+		st.method, err = s.compressWhole(st.data, name, buf[:n])
+		s.pool.putBuf(buf)
+	default:
+		st.method, st.size, err = s.compressLarge(st.data, buf, src, hash)
+		if src.err != nil {
+			err = src.err
+		}
 	}
 	if err != nil {
-		sp.Close()
+		st.data.Close()
 		return nil, err
 	}
-	st.size = n
 	st.crc = crc.Sum32()
 	sum.Sum(st.sum[:0])
 	return st, nil
+}
+
+// compressWhole compresses a file that fits in one chunk, keeping whichever of the
+// compressed and the plain bytes is smaller, as zip does. A file bigger than the trial's
+// sample, or named like compressed data, gets the trial first.
+func (s *saver) compressWhole(dst io.Writer, name string, data []byte) (uint16, error) {
+	if s.comp.stores() || (len(data) > trialSize || hasCompressedExt(name)) && !s.comp.worthCompressing(data) {
+		_, err := dst.Write(data)
+		return zip.Store, err
+	}
+	s.scratch.Reset()
+	if err := s.comp.compress(&s.scratch, data, nil, true); err != nil {
+		return 0, err
+	}
+	if s.scratch.Len() >= len(data) {
+		_, err := dst.Write(data)
+		return zip.Store, err
+	}
+	_, err := dst.Write(s.scratch.Bytes())
+	if s.scratch.Cap() > 2*chunkSize { // do not keep one odd file's worth of memory
+		s.scratch = bytes.Buffer{}
+	}
+	return s.comp.zipMethod(), err
+}
+
+// compressLarge compresses a file larger than one chunk, whose first chunk is first: in
+// parallel through the chunk pool, or stored when the trial on its start says it does not
+// shrink. It owns first.
+func (s *saver) compressLarge(dst io.Writer, first []byte, src io.Reader, hash io.Writer) (uint16, int64, error) {
+	if !s.comp.stores() && s.comp.worthCompressing(first) {
+		n, err := s.pool.compressStream(first, src, dst, hash)
+		return s.comp.zipMethod(), n, err
+	}
+	defer s.pool.putBuf(first)
+	hash.Write(first)
+	if _, err := dst.Write(first); err != nil {
+		return 0, 0, err
+	}
+	n, err := io.CopyBuffer(io.MultiWriter(dst, hash), src, first)
+	return zip.Store, n + int64(len(first)), err
 }
 
 // reader tells a failed read of the source apart from a failed write of the spool, and

@@ -4,25 +4,47 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
-// spool holds one entry's compressed bytes until the writer's turn comes: in memory up to a
-// limit, then in an unlinked temp file, so that memory stays bounded whatever the file size
-// and nothing is left on disk by a crash.
-type spool struct {
-	mem   bytes.Buffer
-	file  *os.File
-	limit int
-	dir   string
-	size  int64
+// spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
+// may hold together. The shared budget lets many small entries wait in memory behind a slow
+// one, while the total stays bounded whatever the tree.
+type spoolConfig struct {
+	dir    string
+	limit  int          // bytes one spool holds in memory at most
+	budget atomic.Int64 // bytes all spools may still take in memory
 }
 
-func newSpool(dir string, limit int) *spool {
-	return &spool{dir: dir, limit: limit}
+func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
+	c := &spoolConfig{dir: dir, limit: limit}
+	c.budget.Store(budget)
+	return c
+}
+
+func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c} }
+
+// take reserves n bytes of the budget, if they are there.
+func (c *spoolConfig) take(n int) bool {
+	if c.budget.Add(-int64(n)) < 0 {
+		c.budget.Add(int64(n))
+		return false
+	}
+	return true
+}
+
+// spool holds one entry's compressed bytes until the writer's turn comes: in memory while
+// the budget allows, then in an unlinked temp file, so that memory stays bounded whatever
+// the file size and nothing is left on disk by a crash.
+type spool struct {
+	cfg  *spoolConfig
+	mem  bytes.Buffer
+	file *os.File
+	size int64
 }
 
 func (s *spool) Write(p []byte) (int, error) {
-	if s.file == nil && s.mem.Len()+len(p) > s.limit {
+	if s.file == nil && (s.mem.Len()+len(p) > s.cfg.limit || !s.cfg.take(len(p))) {
 		if err := s.spill(); err != nil {
 			return 0, err
 		}
@@ -39,7 +61,7 @@ func (s *spool) Write(p []byte) (int, error) {
 }
 
 func (s *spool) spill() error {
-	f, err := os.CreateTemp(s.dir, ".backup-spool-*")
+	f, err := os.CreateTemp(s.cfg.dir, ".backup-spool-*")
 	if err != nil {
 		return err
 	}
@@ -51,15 +73,20 @@ func (s *spool) spill() error {
 		f.Close()
 		return err
 	}
-	s.mem = bytes.Buffer{}
+	s.freeMem()
 	s.file = f
 	return nil
+}
+
+func (s *spool) freeMem() {
+	s.cfg.budget.Add(int64(s.mem.Len()))
+	s.mem = bytes.Buffer{}
 }
 
 // WriteTo copies the spooled bytes to w.
 func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	if s.file == nil {
-		return s.mem.WriteTo(w)
+		return io.Copy(w, bytes.NewReader(s.mem.Bytes()))
 	}
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return 0, err
@@ -69,7 +96,7 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 
 // Close releases the spool's memory and temp file.
 func (s *spool) Close() error {
-	s.mem = bytes.Buffer{}
+	s.freeMem()
 	if s.file == nil {
 		return nil
 	}

@@ -18,21 +18,33 @@ import (
 	"backup/skiprules"
 )
 
-// DefaultLevel is the deflate level used when none is given; see the README for the
+// DefaultLevel is the compression level used when none is given; see BENCHMARKS.md for the
 // measurement behind it.
 const DefaultLevel = 5
 
-// spoolMemory is how much of one compressed entry is held in memory before it spills to an
-// unlinked temp file; with the queue bound it caps the memory the pipeline holds.
-const spoolMemory = 4 << 20
+// Memory the staged entries may hold: one entry at most spoolMemory, all of them together
+// spoolBudget; past that they spill to unlinked temp files beside the archive.
+const (
+	spoolMemory = 4 << 20
+	spoolBudget = 16 << 20
+)
+
+// queuePerJob is how many entries per worker may wait to be written: enough for the other
+// workers to keep busy with small files while one compresses a big one.
+const queuePerJob = 64
 
 // Options configure a Writer. The zero value stores files uncompressed, one worker per CPU,
 // and calls no hooks.
 type Options struct {
-	// Level is the deflate level, 1 (fastest) to 9 (smallest); 0 stores.
+	// Method is the compression method; "" means Deflate.
+	Method Method
+	// Level is the compression level, 1 (fastest) to 9 (smallest); 0 stores.
 	Level int
-	// Jobs is the number of files read and compressed at once; 0 means one per CPU.
+	// Jobs is the number of files read and compressed at once, and of the workers that
+	// compress the chunks of large files; 0 means one per CPU.
 	Jobs int
+	// Open opens a file to archive; nil means walker.Open. Tests use it to inject faults.
+	Open func(path string) (SourceFile, error)
 	// The hooks are called on the Writer's own goroutine, one entry at a time, in the order
 	// the entries were added.
 	// OnFile is told of each file stored, with its size and SHA-256.
@@ -56,6 +68,7 @@ type Writer struct {
 	read   atomic.Int64
 	newest time.Time
 
+	pool    *chunkPool
 	workers sync.WaitGroup
 	written chan struct{}
 	wait    sync.Once
@@ -73,10 +86,17 @@ type item struct {
 }
 
 // Create starts an archive in a new temp file in dir, named after base. The pipeline stops
-// when ctx is done.
+// when ctx is done. It fails on a bad Method or Level, or when the temp file cannot be made.
 func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error) {
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.Open == nil {
+		opts.Open = openSource
+	}
+	comp, err := newCompressor(opts.Method, opts.Level, 2*opts.Jobs)
+	if err != nil {
+		return nil, err
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
@@ -87,17 +107,19 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 		ctx:     ctx,
 		file:    f,
 		out:     &countingHash{w: f, h: sha256.New()},
-		queue:   make(chan *item, 2*opts.Jobs),
+		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item),
+		pool:    newChunkPool(comp, opts.Jobs),
 		written: make(chan struct{}),
 	}
 	w.zw = zip.NewWriter(w.out)
+	// The manifest is always deflated, so that any unzip can read it.
 	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, DefaultLevel)
 	})
-	comp := &compressor{}
+	spools := newSpoolConfig(dir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
-		s := &saver{level: opts.Level, spoolDir: dir, spoolMem: spoolMemory, bytesRead: &w.read, comp: comp}
+		s := &saver{comp: comp, pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open}
 		w.workers.Add(1)
 		go w.work(s)
 	}
@@ -214,6 +236,7 @@ func (w *Writer) Wait() error {
 		close(w.queue)
 		close(w.jobs)
 		w.workers.Wait()
+		w.pool.close()
 		<-w.written
 	})
 	if err := w.err(); err != nil {

@@ -1,0 +1,202 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// written is what the hooks were told while an archive was written.
+type written struct {
+	files map[string][sha256.Size]byte
+	warns []error
+}
+
+// writeArchive archives every regular file below dir, in walk order, and returns the
+// archive's path and what the hooks were told.
+func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
+	t.Helper()
+	got := written{files: map[string][sha256.Size]byte{}}
+	opts.OnFile = func(name string, size int64, sum [sha256.Size]byte) { got.files[name] = sum }
+	opts.OnWarn = func(err error) { got.warns = append(got.warns, err) }
+	out := t.TempDir()
+	w, err := Create(t.Context(), out, "test.zip", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range listTree(t, dir) {
+		if err := w.AddFile(f.path, f.name, f.info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close([]byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, "test.zip")
+	if err := w.Commit(path, false); err != nil {
+		t.Fatal(err)
+	}
+	return path, got
+}
+
+// readArchive reads every entry but the manifest with Go's reader, checking its CRC.
+func readArchive(t *testing.T, path string) (map[string][]byte, map[string]uint16) {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Deflate stays with the standard library's reader: it must read our chunked streams.
+	r.RegisterDecompressor(MethodZstd, zstd.ZipDecompressor())
+	data, methods := map[string][]byte{}, map[string]uint16{}
+	for _, f := range r.File {
+		if f.Name == ManifestName {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("open %s: %v", f.Name, err)
+		}
+		b, err := io.ReadAll(rc) // checks the CRC-32 at the end
+		rc.Close()
+		if err != nil {
+			t.Fatalf("read %s: %v", f.Name, err)
+		}
+		data[f.Name], methods[f.Name] = b, f.Method
+	}
+	return data, methods
+}
+
+// unzipTest runs Info-ZIP's unzip -t on the archive.
+func unzipTest(t *testing.T, path string) {
+	t.Helper()
+	if _, err := exec.LookPath("unzip"); err != nil {
+		t.Skip("unzip not installed")
+	}
+	if out, err := exec.Command("unzip", "-tqq", path).CombinedOutput(); err != nil {
+		t.Fatalf("unzip -t %s: %v\n%s", path, err, out)
+	}
+}
+
+// pythonTest reads every entry with Python's zipfile, which checks the CRC-32s.
+func pythonTest(t *testing.T, path string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := "import sys, zipfile\nbad = zipfile.ZipFile(sys.argv[1]).testzip()\nsys.exit(bad and 'bad entry: ' + bad)"
+	if out, err := exec.Command("python3", "-c", script, path).CombinedOutput(); err != nil {
+		t.Fatalf("python zipfile %s: %v\n%s", path, err, out)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	sizes := []int{0, 1, 100, trialSize + 1, chunkSize - 1, chunkSize, chunkSize + 1, 3*chunkSize + 17}
+	files := map[string][]byte{}
+	for _, n := range sizes {
+		files["text/"+strconv.Itoa(n)] = textData(n)
+		files["random/"+strconv.Itoa(n)] = randomData(n)
+	}
+	files["text/zeros"] = make([]byte, 2*chunkSize+5)
+	files["text/looks-compressed.jpg"] = textData(5000)
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	cases := []struct {
+		name   string
+		opts   Options
+		method uint16 // of compressible files
+		others bool   // whether unzip and Python read this method
+	}{
+		{"store", Options{Level: 0}, zip.Store, true},
+		{"deflate-1", Options{Level: 1}, zip.Deflate, true},
+		{"deflate-default", Options{Level: DefaultLevel}, zip.Deflate, true},
+		{"deflate-9", Options{Level: 9, Jobs: 3}, zip.Deflate, true},
+		{"zstd", Options{Level: DefaultLevel, Method: Zstd}, MethodZstd, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, hooks := writeArchive(t, dir, c.opts)
+			if len(hooks.warns) > 0 {
+				t.Fatalf("warnings: %v", hooks.warns)
+			}
+			data, methods := readArchive(t, path)
+			if len(data) != len(files) {
+				t.Errorf("got %d entries, want %d", len(data), len(files))
+			}
+			for name, want := range files {
+				if !bytes.Equal(data[name], want) {
+					t.Errorf("%s: content differs after the round trip (%d bytes, want %d)", name, len(data[name]), len(want))
+				}
+				if hooks.files[name] != sha256.Sum256(want) {
+					t.Errorf("%s: OnFile told a wrong SHA-256", name)
+				}
+				if got, want := methods[name], wantMethod(name, want, c.method); got != want && want != anyMethod {
+					t.Errorf("%s: method %d, want %d", name, got, want)
+				}
+			}
+			if c.others {
+				unzipTest(t, path)
+				pythonTest(t, path)
+			}
+		})
+	}
+}
+
+// wantMethod is the method the store decision should pick: random data and empty files are
+// stored, text is compressed, and for a few bytes of text either is right.
+func wantMethod(name string, data []byte, compressed uint16) uint16 {
+	switch {
+	case strings.HasPrefix(name, "random/") || len(data) == 0:
+		return zip.Store
+	case len(data) < 1000:
+		return anyMethod
+	}
+	return compressed
+}
+
+const anyMethod = 0xffff
+
+func TestSameBytesWhateverTheJobs(t *testing.T) {
+	files := smallTree(300, 3000)
+	files["big/log"] = textData(5*chunkSize + 3)
+	files["big/random"] = randomData(2*chunkSize + 1)
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	for _, method := range []Method{Deflate, Zstd} {
+		t.Run(string(method), func(t *testing.T) {
+			var first []byte
+			for _, jobs := range []int{1, 8} {
+				path, _ := writeArchive(t, dir, Options{Level: DefaultLevel, Method: method, Jobs: jobs})
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = b
+				} else if !bytes.Equal(b, first) {
+					t.Errorf("--jobs %d wrote different bytes than --jobs 1", jobs)
+				}
+			}
+		})
+	}
+}
+
+func TestCreateRejectsBadOptions(t *testing.T) {
+	for _, opts := range []Options{{Level: 10}, {Level: -1}, {Method: "lzma", Level: 1}} {
+		if w, err := Create(context.Background(), t.TempDir(), "x.zip", opts); err == nil {
+			w.Abort()
+			t.Errorf("Create(%+v) succeeded, want an error", opts)
+		}
+	}
+}
