@@ -36,6 +36,7 @@ type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
 	level, jobs                int
+	method                     archive.Method
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
 	verify                     bool
@@ -75,7 +76,8 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	excludeFrom := fs.StringArray("exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
 	fs.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
 	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
-	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "deflate level 1 (fast) to 9 (small); 0 stores")
+	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "compression level 1 (fast) to 9 (small); 0 stores")
+	method := fs.String("method", string(archive.Deflate), "deflate, or zstd: faster and smaller, read by 7-Zip and bsdtar but NOT by Info-ZIP unzip 6.0")
 	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel (default: number of CPUs)")
 	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")
@@ -93,6 +95,7 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 		return cfg, code, true
 	}
 	cfg.policy.FailOn = *failOn
+	cfg.method = archive.Method(*method)
 	err := cfg.validate(fs.Args(), *excludes, *excludeFrom)
 	if err == nil {
 		err = cfg.validateSet(fs, time.Duration(wait), *activate, keep)
@@ -109,6 +112,9 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	}
 	if cfg.level < 0 || cfg.level > 9 {
 		return fmt.Errorf("--level %d: must be 0 to 9", cfg.level)
+	}
+	if cfg.method != archive.Deflate && cfg.method != archive.Zstd {
+		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
 	if cfg.jobs < 0 {
 		return fmt.Errorf("--jobs %d: must be at least 1", cfg.jobs)

@@ -127,6 +127,7 @@ func (c *creation) checkSources() error {
 
 func (c *creation) openArchive(ctx context.Context) error {
 	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), archive.Options{
+		Method: c.cfg.method,
 		Level:  c.cfg.level,
 		Jobs:   c.cfg.jobs,
 		OnFile: c.rec.File,
