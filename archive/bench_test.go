@@ -43,7 +43,7 @@ func BenchmarkWriterDir(b *testing.B) {
 	if dir == "" {
 		b.Skip("BACKUP_BENCH_DIR not set")
 	}
-	benchWriter(b, dir, Options{Level: DefaultLevel})
+	benchWriter(b, dir, Options{Level: benchLevel(), Method: Method(os.Getenv("BACKUP_BENCH_METHOD"))})
 }
 
 func benchWriter(b *testing.B, dir string, opts Options) {
@@ -137,4 +137,12 @@ func randomData(n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
+}
+
+// benchLevel is BACKUP_BENCH_LEVEL, or the default level.
+func benchLevel() int {
+	if l, err := strconv.Atoi(os.Getenv("BACKUP_BENCH_LEVEL")); err == nil {
+		return l
+	}
+	return DefaultLevel
 }

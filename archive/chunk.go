@@ -31,7 +31,7 @@ type chunkPool struct {
 	comp    *compressor
 	work    chan *chunk
 	bufs    chan []byte // free read buffers; nil ones are allocated on first use
-	chunks  sync.Pool   // *chunk, keeping their output buffers
+	chunks  chan *chunk // free chunks, keeping their output buffers (a sync.Pool would drop them at each GC)
 	window  int         // chunks of one file in flight at most
 	workers sync.WaitGroup
 }
@@ -43,6 +43,7 @@ func newChunkPool(comp *compressor, workers int) *chunkPool {
 		// One in the hands of each file worker, one queued and one compressing per chunk
 		// worker, and one spare.
 		bufs:   make(chan []byte, 3*workers+1),
+		chunks: make(chan *chunk, 2*workers+2),
 		window: 2*workers + 2,
 	}
 	for range cap(p.bufs) {
@@ -50,15 +51,15 @@ func newChunkPool(comp *compressor, workers int) *chunkPool {
 	}
 	for range workers {
 		p.workers.Add(1)
-		go p.run()
+		go p.run(comp.newEncoder())
 	}
 	return p
 }
 
-func (p *chunkPool) run() {
+func (p *chunkPool) run(enc *encoder) {
 	defer p.workers.Done()
 	for c := range p.work {
-		c.err = p.comp.compress(&c.out, c.data, c.dict, false)
+		c.err = enc.compress(&c.out, c.data, c.dict, false)
 		p.putBuf(c.data)
 		c.data = nil
 		close(c.done)
@@ -138,8 +139,10 @@ func (s *stream) queue(data []byte) error {
 			return err
 		}
 	}
-	c, _ := s.pool.chunks.Get().(*chunk)
-	if c == nil {
+	var c *chunk
+	select {
+	case c = <-s.pool.chunks:
+	default:
 		c = &chunk{}
 	}
 	c.data, c.err, c.done = data, nil, make(chan struct{})
@@ -171,6 +174,9 @@ func (s *stream) writeHead() error {
 	if err == nil {
 		_, err = s.dst.Write(c.out.Bytes())
 	}
-	s.pool.chunks.Put(c)
+	select {
+	case s.pool.chunks <- c:
+	default: // enough kept
+	}
 	return err
 }

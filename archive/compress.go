@@ -7,7 +7,6 @@ import (
 	"io"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
@@ -36,15 +35,23 @@ func RegisterDecompressors(r *zip.Reader) {
 	r.RegisterDecompressor(MethodZstd, zstd.ZipDecompressor())
 }
 
-// compressor compresses blocks for one Writer, reusing the encoders: their state is large,
-// and a backup makes one per file or chunk. Safe for concurrent use.
+// compressor holds the settings of one Writer's compression. Safe for concurrent use; each
+// goroutine compresses through an encoder of its own.
 type compressor struct {
 	method Method
-	level  int // 1 to 9; 0 means store
-	flate  sync.Pool
-	trials sync.Pool
-	zstd   *zstd.Encoder // for Zstd only
+	level  int           // 1 to 9; 0 means store
+	zstd   *zstd.Encoder // for Zstd only: safe for concurrent use, keeps its own encoders
 }
+
+// encoder is one goroutine's deflate state, reused from file to file and chunk to chunk: it
+// is large (about a MiB), and a backup compresses many small files.
+type encoder struct {
+	*compressor
+	flate *flate.Writer // at the level; made on first use
+	trial *flate.Writer // at the fastest level, for the store decision
+}
+
+func (c *compressor) newEncoder() *encoder { return &encoder{compressor: c} }
 
 func newCompressor(method Method, level, concurrency int) (*compressor, error) {
 	if level < 0 || level > 9 {
@@ -61,6 +68,9 @@ func newCompressor(method Method, level, concurrency int) (*compressor, error) {
 		enc, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstdLevel(level)),
 			zstd.WithEncoderConcurrency(concurrency),
+			// Each call compresses one chunk at most: a bigger window would only take memory.
+			zstd.WithWindowSize(chunkSize),
+			zstd.WithLowerEncoderMem(true),
 			// The zip entry carries a CRC-32 already.
 			zstd.WithEncoderCRC(false))
 		if err != nil {
@@ -73,18 +83,17 @@ func newCompressor(method Method, level, concurrency int) (*compressor, error) {
 	return c, nil
 }
 
-// zstdLevel maps --level 1..9 onto the four speeds of klauspost's zstd encoder: 1-2 fastest
-// (about zstd -1), 3-5 default (zstd -3), 6-8 better (zstd -7), 9 best (zstd -11).
+// zstdLevel maps --level 1..9 onto three of the speeds of klauspost's zstd encoder: 1-3
+// fastest (about zstd -1), 4-6 default (zstd -3), 7-9 better (zstd -7). Its best speed is
+// left out: its tables take tens of MiB per encoder.
 func zstdLevel(level int) zstd.EncoderLevel {
 	switch {
-	case level <= 2:
+	case level <= 3:
 		return zstd.SpeedFastest
-	case level <= 5:
+	case level <= 6:
 		return zstd.SpeedDefault
-	case level <= 8:
-		return zstd.SpeedBetterCompression
 	}
-	return zstd.SpeedBestCompression
+	return zstd.SpeedBetterCompression
 }
 
 // zipMethod is the zip method number of a compressed entry.
@@ -103,21 +112,21 @@ func (c *compressor) stores() bool { return c.level == 0 }
 // would in one stream), and final ends the stream; otherwise the output ends in a sync flush,
 // on a byte boundary, so that the next chunk's output can follow it directly. For zstd each
 // call makes one whole frame, and a zstd stream may be a series of frames.
-func (c *compressor) compress(dst *bytes.Buffer, data, dict []byte, final bool) error {
-	if c.method == Zstd {
+func (e *encoder) compress(dst *bytes.Buffer, data, dict []byte, final bool) error {
+	if e.method == Zstd {
 		dst.Grow(len(data)/2 + 64)
-		buf := c.zstd.EncodeAll(data, dst.AvailableBuffer())
+		buf := e.zstd.EncodeAll(data, dst.AvailableBuffer())
 		_, err := dst.Write(buf)
 		return err
 	}
-	fw, _ := c.flate.Get().(*flate.Writer)
-	if fw == nil {
-		var err error
-		if fw, err = flate.NewWriter(dst, c.level); err != nil {
+	if e.flate == nil {
+		fw, err := flate.NewWriter(dst, e.level)
+		if err != nil {
 			return err
 		}
+		e.flate = fw
 	}
-	defer c.flate.Put(fw)
+	fw := e.flate
 	// ResetDict with a nil dict is a plain Reset; always using it keeps no stale dict around.
 	fw.ResetDict(dst, dict)
 	if _, err := fw.Write(data); err != nil {
@@ -151,17 +160,15 @@ const (
 )
 
 // worthCompressing runs the trial on the start of a file's data.
-func (c *compressor) worthCompressing(data []byte) bool {
+func (e *encoder) worthCompressing(data []byte) bool {
 	sample := data[:min(len(data), trialSize)]
-	fw, _ := c.trials.Get().(*flate.Writer)
-	if fw == nil {
-		fw, _ = flate.NewWriter(io.Discard, flate.BestSpeed)
+	if e.trial == nil {
+		e.trial, _ = flate.NewWriter(io.Discard, flate.BestSpeed)
 	}
-	defer c.trials.Put(fw)
 	var n countWriter
-	fw.Reset(&n)
-	fw.Write(sample)
-	fw.Close()
+	e.trial.Reset(&n)
+	e.trial.Write(sample)
+	e.trial.Close()
 	return int64(n)*trialGain < int64(len(sample))*(trialGain-1)
 }
 

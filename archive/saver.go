@@ -67,7 +67,7 @@ type outcome struct {
 
 // saver reads files; one per worker goroutine.
 type saver struct {
-	comp      *compressor
+	comp      *encoder
 	pool      *chunkPool
 	spools    *spoolConfig
 	bytesRead *atomic.Int64

@@ -25,7 +25,7 @@ const DefaultLevel = 5
 // Memory the staged entries may hold: one entry at most spoolMemory, all of them together
 // spoolBudget; past that they spill to unlinked temp files beside the archive.
 const (
-	spoolMemory = 4 << 20
+	spoolMemory = chunkSize
 	spoolBudget = 16 << 20
 )
 
@@ -94,7 +94,9 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if opts.Open == nil {
 		opts.Open = openSource
 	}
-	comp, err := newCompressor(opts.Method, opts.Level, 2*opts.Jobs)
+	// As many zstd encoders as CPUs would do: each is large, and more of them than there are
+	// cores would only wait for a core.
+	comp, err := newCompressor(opts.Method, opts.Level, opts.Jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	})
 	spools := newSpoolConfig(dir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
-		s := &saver{comp: comp, pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open}
+		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open}
 		w.workers.Add(1)
 		go w.work(s)
 	}

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# make bench: time backup against the tools people would use instead, on the same corpus, in
+# the same run, and write BENCHMARKS.md. No network: the corpus is the Go toolchain's own
+# source tree plus generated files (bench/gencorpus).
+#
+#   bench/bench.sh BIN          BIN is the backup binary (make bench builds bin/backup)
+#
+# Environment: BENCH_RUNS (default 3) runs of each tool, interleaved so that other load on
+# the machine falls on every tool alike; medians are reported. BENCH_SCALE=0 skips the
+# 1,000,000-file and 5 GiB runs. BENCH_LEVELS=0 skips the table of levels. BENCH_DIR is the
+# scratch folder (default: a new one under /tmp, removed at the end). BENCH_OUT is the report
+# (default: BENCHMARKS.md in the repository).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(realpath "${1:-$repo/bin/backup}")
+runs=${BENCH_RUNS:-3}
+scale=${BENCH_SCALE:-1}
+levels=${BENCH_LEVELS:-1}
+out=${BENCH_OUT:-$repo/BENCHMARKS.md}
+work=${BENCH_DIR:-}
+if [ -z "$work" ]; then
+	work=$(mktemp -d /tmp/backup-bench.XXXXXX)
+	trap 'rm -rf "$work"' EXIT
+fi
+export PATH="$PATH:/usr/local/go/bin"
+results=$work/results.tsv
+meta=$work/meta.txt
+: >"$results"
+: >"$meta"
+
+say() { echo "bench: $*" >&2; }
+
+# Peers missing on a Debian machine are installed when we are root; otherwise their rows say
+# "not installed".
+install_peers() {
+	local need=()
+	command -v zip >/dev/null || need+=(zip)
+	command -v unzip >/dev/null || need+=(unzip)
+	command -v pigz >/dev/null || need+=(pigz)
+	command -v zstd >/dev/null || need+=(zstd)
+	command -v 7z >/dev/null || need+=(p7zip-full)
+	[ -x /usr/bin/time ] || need+=(time)
+	if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		say "installing ${need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 ||
+			{ apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1; } ||
+			say "could not install ${need[*]}"
+	fi
+	if [ ! -x /usr/bin/time ]; then
+		say "/usr/bin/time (GNU time) is needed for wall time and peak RSS"
+		exit 1
+	fi
+}
+
+# measure NAME RUN OUTPUT CMD...: runs CMD in $work, records wall seconds, peak RSS (KiB) and
+# the size of OUTPUT (- for none). A command that fails is recorded as failed.
+measure() {
+	local name=$1 run=$2 output=$3
+	shift 3
+	[ "$output" = - ] || rm -f "$output"
+	local status=ok
+	(cd "$work" && /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt") || status=failed
+	# A backup run that is complete or only incomplete (exit 3, e.g. an unreadable file) counts.
+	if [ $status = failed ] && grep -q 'non-zero status 3' "$work/time.txt"; then status=ok; fi
+	local wall rss size=0
+	read -r wall rss < <(tail -n 1 "$work/time.txt")
+	[ "$output" = - ] || size=$(stat -c %s "$output" 2>/dev/null || echo 0)
+	if [ $status = failed ]; then
+		say "$name failed: $(head -c 300 "$work/stderr.txt")"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$rss" "$size" "$status" >>"$results"
+}
+
+have() { command -v "$1" >/dev/null; }
+
+layout_corpus() {
+	local corpus=$work/corpus
+	say "laying out the corpus in $corpus"
+	mkdir -p "$corpus"
+	cp -r "$(go env GOROOT)/src" "$corpus/go-src"
+	(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
+	(cd "$repo" && go build -o "$work/readall" ./bench/readall)
+	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
+	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
+	echo "corpus_go=$(go env GOVERSION)" >>"$meta"
+	"$work/readall" "$corpus" >/dev/null # warm the page cache: every tool reads from memory
+}
+
+python_zip() {
+	python3 - "$@" <<'EOF'
+import os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+base = os.path.dirname(os.path.abspath(src))
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for root, dirs, files in os.walk(src):
+        dirs.sort()
+        for name in sorted(files):
+            p = os.path.join(root, name)
+            if os.path.isfile(p) and not os.path.islink(p):
+                z.write(p, os.path.relpath(p, base))
+EOF
+}
+export -f python_zip
+
+# The tools, each as NAME|OUTPUT|COMMAND, run from $work on the folder corpus.
+tools() {
+	echo "backup|out/backup.zip|$bin create -q --force -o out/backup.zip corpus"
+	echo "backup --level 1|out/backup1.zip|$bin create -q --force --level 1 -o out/backup1.zip corpus"
+	echo "backup --method zstd|out/backupz.zip|$bin create -q --force --method zstd -o out/backupz.zip corpus"
+	have zip && echo "zip -r -q|out/zip.zip|zip -r -q out/zip.zip corpus"
+	have zip && echo "zip -r -q -1|out/zip1.zip|zip -r -q -1 out/zip1.zip corpus"
+	have gzip && echo "tar -cf - | gzip|out/t.tar.gz|bash -c 'tar -cf - corpus | gzip >out/t.tar.gz'"
+	have pigz && echo "tar -cf - | pigz|out/t.tar.pigz.gz|bash -c 'tar -cf - corpus | pigz >out/t.tar.pigz.gz'"
+	have zstd && echo "tar -cf - | zstd -1 -T0|out/t.tar.zst|bash -c 'tar -cf - corpus | zstd -q -1 -T0 >out/t.tar.zst'"
+	have 7z && echo "7z a -tzip|out/7z.zip|7z a -tzip -bd -bso0 -bsp0 out/7z.zip corpus"
+	have python3 && echo "python zipfile ZIP_DEFLATED|out/py.zip|bash -c 'python_zip corpus out/py.zip'"
+	echo "read limit (readall)|-|$work/readall corpus"
+}
+
+run_peers() {
+	mkdir -p "$work/out"
+	local list
+	list=$(tools)
+	for run in $(seq "$runs"); do
+		say "run $run of $runs"
+		while IFS='|' read -r name output cmd; do
+			measure "$name" "$run" "$output" bash -c "$cmd"
+		done <<<"$list"
+	done
+	for t in zip pigz zstd 7z python3 gzip; do
+		have $t || echo "missing=$t" >>"$meta"
+	done
+}
+
+run_verify() {
+	if "$bin" verify --help >/dev/null 2>&1; then
+		for run in $(seq "$runs"); do
+			measure "backup verify" "$run" - "$bin" verify out/backup.zip
+			measure "unzip -tqq" "$run" - unzip -tqq out/backup.zip
+		done
+	else
+		echo "verify=pending" >>"$meta"
+	fi
+}
+
+run_levels() {
+	for run in $(seq "$runs"); do
+		say "levels, run $run of $runs"
+		for level in 1 2 3 4 5 6 7 8 9; do
+			measure "level $level" "$run" out/level.zip "$bin" create -q --force --level "$level" -o out/level.zip corpus
+		done
+	done
+}
+
+run_scale() {
+	say "5 GiB sparse file"
+	mkdir -p "$work/big"
+	truncate -s 5G "$work/big/disk.img"
+	measure "5 GiB sparse file" 1 out/big.zip "$bin" create -q --force -o out/big.zip big/disk.img
+	rm -f "$work/out/big.zip" "$work/big/disk.img"
+	for n in 100000 1000000; do
+		say "$n files of 100 bytes (making them takes a while)"
+		(cd "$repo" && go run ./bench/gencorpus -files "$n" -size 100 "$work/many")
+		measure "$n files of 100 bytes" 1 out/many.zip "$bin" create -q --force -o out/many.zip many
+		rm -rf "$work/many" "$work/out/many.zip"
+	done
+}
+
+run_profile() {
+	say "profiling the pipeline on the corpus"
+	(cd "$repo/archive" && BACKUP_BENCH_DIR=$work/corpus go test -run '^$' -bench WriterDir -benchtime 2x \
+		-cpuprofile "$work/cpu.pprof" -o "$work/archive.test" . >/dev/null) &&
+		go tool pprof -top -nodecount 12 "$work/archive.test" "$work/cpu.pprof" 2>/dev/null |
+		sed -n '/flat%/,$p' >"$work/profile.txt" || : >"$work/profile.txt"
+}
+
+machine() {
+	echo "cores=$(nproc)"
+	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "mem=$(free -g | awk '/Mem:/ {print $2}') GiB"
+	echo "kernel=$(uname -r)"
+	echo "date=$(date -u +%Y-%m-%d)"
+	echo "backup=$("$bin" version 2>&1 | head -n 1)"
+	echo "runs=$runs"
+	have zip && echo "v_zip=$(zip -v | sed -n 2p | awk '{print $1, $2}')"
+	have gzip && echo "v_gzip=$(gzip --version | head -n 1)"
+	have pigz && echo "v_pigz=$(pigz --version 2>&1 | head -n 1)"
+	have zstd && echo "v_zstd=$(zstd --version | head -n 1)"
+	have 7z && echo "v_7z=$(7z i | grep -m1 -o '7-Zip[^:]*')"
+	have python3 && echo "v_python=$(python3 --version)"
+	have unzip && echo "v_unzip=$(unzip -v | head -n 1 | awk '{print $1, $2}')"
+	true
+}
+
+install_peers
+machine >>"$meta"
+layout_corpus
+run_peers
+run_verify
+[ "$levels" = 0 ] || run_levels
+[ "$scale" = 0 ] || run_scale
+run_profile
+(cd "$repo" && go run ./bench/report -results "$results" -meta "$meta" -profile "$work/profile.txt") >"$out"
+say "wrote $out"

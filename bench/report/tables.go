@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The rows the targets compare; their names are the ones bench.sh records.
+const (
+	ours      = "backup"
+	oursFast  = "backup --level 1"
+	zipR      = "zip -r -q"
+	tarZstd   = "tar -cf - | zstd -1 -T0"
+	bigFile   = "5 GiB sparse file"
+	files100k = "100000 files of 100 bytes"
+	files1M   = "1000000 files of 100 bytes"
+	verify    = "backup verify"
+	unzipT    = "unzip -tqq"
+)
+
+const mib = 1 << 20
+
+func (r *report) header(w io.Writer) {
+	m := r.meta
+	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` (`bench/bench.sh`) on %s. Every number below comes from that one run: "+
+		"the tools ran on the same corpus, %s times each, interleaved so that other load on the machine fell on all of them alike; "+
+		"the tables show medians. Wall time is what a user waits; peak RSS is that of the largest process "+
+		"(for a pipeline, the larger of `tar` and the compressor), from `/usr/bin/time -v`.\n\n", m["date"], m["runs"])
+	fmt.Fprintf(w, "- Machine: **%s cores**, %s, %s of memory, Linux %s.\n", m["cores"], m["cpu"], m["mem"], m["kernel"])
+	fmt.Fprintf(w, "- Corpus: **%s files, %.1f MB**: the Go toolchain's source tree (`$(go env GOROOT)/src`, %s) and generated files "+
+		"(`bench/gencorpus`, fixed seeds): a 40 MB log, 28 MB of CSV, a 25 MB binary, 60 MB of random data and 20,000 files of under 4 KiB. "+
+		"Read from the page cache (warmed first), so the disk does not decide.\n",
+		m["corpus_files"], atof(m["corpus_bytes"])/1e6, m["corpus_go"])
+	var versions []string
+	for _, k := range []string{"backup", "v_zip", "v_gzip", "v_pigz", "v_zstd", "v_7z", "v_python", "v_unzip"} {
+		if m[k] != "" {
+			versions = append(versions, m[k])
+		}
+	}
+	fmt.Fprintf(w, "- Versions: %s.\n", strings.Join(versions, "; "))
+	if len(r.missing) > 0 {
+		fmt.Fprintf(w, "- Not installed, so not measured: %s.\n", strings.Join(r.missing, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+func atof(s string) float64 {
+	var f float64
+	fmt.Sscan(s, &f)
+	return f
+}
+
+// ratio formats a/b of one measure of two rows, or says why there is none.
+func (r *report) ratio(a, b string, get func(sample) float64) (float64, string) {
+	ma, oka := r.median(a)
+	mb, okb := r.median(b)
+	switch {
+	case !oka:
+		return 0, "not measured (" + a + ")"
+	case !okb:
+		return 0, "not measured (" + b + ")"
+	case get(mb) == 0:
+		return 0, "n/a"
+	}
+	v := get(ma) / get(mb)
+	return v, fmt.Sprintf("%.3f (%s ÷ %s)", v, num(get(ma)), num(get(mb)))
+}
+
+func num(v float64) string {
+	if v >= 1e5 {
+		return fmt.Sprintf("%.1f MB", v/1e6)
+	}
+	return fmt.Sprintf("%.2f s", v)
+}
+
+func wall(s sample) float64 { return s.wall }
+func size(s sample) float64 { return s.size }
+
+func (r *report) targets(w io.Writer) {
+	fmt.Fprint(w, "## Targets\n\n| measure | target | measured | met |\n| --- | --- | --- | --- |\n")
+	row := func(measure, target string, limit float64, v float64, text string) {
+		met := "—"
+		if !strings.HasPrefix(text, "not") && !strings.HasPrefix(text, "pending") {
+			met = yesNo(v <= limit)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, target, text, met)
+	}
+	v, t := r.ratio(ours, zipR, wall)
+	row("default level: wall time vs `zip -r -q`", "≤ 1/6 (0.167)", 1.0/6, v, t)
+	v, t = r.ratio(ours, zipR, size)
+	row("default level: archive size vs `zip -r -q`", "≤ 1.02", 1.02, v, t)
+	v, t = r.ratio(oursFast, tarZstd, wall)
+	row("`--level 1`: wall time vs `tar -cf - \\| zstd -1 -T0`", "≤ 1.0", 1.0, v, t)
+	for _, c := range []struct{ name, label string }{{ours, "peak RSS on the corpus"}, {bigFile, "peak RSS on a single 5 GiB (sparse) file"}} {
+		v, t := r.rss(c.name)
+		row(c.label, "≤ 100 MiB", 100, v, t)
+	}
+	v, t = r.rss(files1M)
+	row("1,000,000 files of 100 bytes: peak RSS", "≤ 600 MiB", 600, v, t)
+	v, t = r.perFile()
+	row("1,000,000 files: time per file vs 100,000 files", "≤ 1.0", 1.0, v, t)
+	if r.meta["verify"] == "pending" {
+		row("`backup verify` vs `unzip -tqq` on the default archive", "≤ 1/2", 0.5, 0, "pending verify (not in this build)")
+	} else {
+		v, t = r.ratio(verify, unzipT, wall)
+		row("`backup verify` vs `unzip -tqq` on the default archive", "≤ 1/2", 0.5, v, t)
+	}
+	fmt.Fprintln(w)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func (r *report) rss(name string) (float64, string) {
+	m, ok := r.median(name)
+	if !ok {
+		return 0, "not measured"
+	}
+	v := m.rssKiB / 1024
+	return v, fmt.Sprintf("%.0f MiB", v)
+}
+
+func (r *report) perFile() (float64, string) {
+	a, oka := r.median(files1M)
+	b, okb := r.median(files100k)
+	if !oka || !okb {
+		return 0, "not measured"
+	}
+	pa, pb := a.wall/1e6*1e6, b.wall/1e5*1e6 // µs per file
+	return pa / pb, fmt.Sprintf("%.3f (%.1f µs ÷ %.1f µs per file)", pa/pb, pa, pb)
+}
+
+func (r *report) tools(w io.Writer) {
+	fmt.Fprintf(w, "## Every tool\n\nRatios are `backup` at the default level divided by the tool: below 1 means `backup` is faster or smaller.\n\n"+
+		"| tool | wall s | backup ÷ tool, time | output MB | backup ÷ tool, size | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: |\n")
+	base, _ := r.median(ours)
+	for _, name := range r.order {
+		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT {
+			continue
+		}
+		m, ok := r.median(name)
+		if !ok {
+			fmt.Fprintf(w, "| %s | failed | | | | |\n", name)
+			continue
+		}
+		sizeMB, sizeRatio := "—", "—"
+		if m.size > 0 {
+			sizeMB, sizeRatio = fmt.Sprintf("%.1f", m.size/1e6), fmt.Sprintf("%.3f", base.size/m.size)
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.3f | %s | %s | %.0f |\n", name, m.wall, base.wall/m.wall, sizeMB, sizeRatio, m.rssKiB/1024)
+	}
+	fmt.Fprintln(w)
+}
+
+func (r *report) levels(w io.Writer) {
+	ref, ok := r.median(zipR)
+	if _, has := r.samples["level 1"]; !has || !ok {
+		return
+	}
+	fmt.Fprintf(w, "## Levels\n\n`backup create --level N` on the corpus against `zip -r -q` (zlib level 6: %.2f s, %.1f MB). "+
+		"The default level is the one that fits both targets best.\n\n"+
+		"| level | wall s | ÷ zip -r, time | output MB | ÷ zip -r, size | peak RSS MiB |\n| --: | --: | --: | --: | --: | --: |\n", ref.wall, ref.size/1e6)
+	for level := 1; level <= 9; level++ {
+		m, ok := r.median(fmt.Sprintf("level %d", level))
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "| %d | %.2f | %.3f | %.1f | %.3f | %.0f |\n", level, m.wall, m.wall/ref.wall, m.size/1e6, m.size/ref.size, m.rssKiB/1024)
+	}
+	fmt.Fprintln(w)
+}
+
+func (r *report) scale(w io.Writer) {
+	if _, ok := r.samples[bigFile]; !ok {
+		return
+	}
+	fmt.Fprint(w, "## Scale\n\nOne run each, at the default level.\n\n| case | wall s | µs per file | output MB | peak RSS MiB |\n| --- | --: | --: | --: | --: |\n")
+	for _, c := range []struct {
+		name  string
+		files float64
+	}{{bigFile, 1}, {files100k, 1e5}, {files1M, 1e6}} {
+		m, ok := r.median(c.name)
+		if !ok {
+			fmt.Fprintf(w, "| %s | failed | | | |\n", c.name)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.1f | %.0f |\n", c.name, m.wall, m.wall/c.files*1e6, m.size/1e6, m.rssKiB/1024)
+	}
+	fmt.Fprintln(w)
+}
