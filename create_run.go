@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -29,7 +30,16 @@ type creation struct {
 	w       *archive.Writer // nil in a dry run
 }
 
+// gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
+// (the central directory, the manifest's list) only grows, and its garbage is per-file
+// buffers: collecting at 1.5 times the live heap instead of 2 keeps a million-file backup
+// under 600 MiB at about the same CPU time (see BENCHMARKS.md).
+const gcPercent = 50
+
 func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var lock *backupset.Lock
@@ -158,11 +168,7 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err != nil {
 		return nil, c.archiveError(err)
 	}
-	manifest, err := archive.MarshalManifest(c.rec.Manifest(version))
-	if err != nil {
-		return nil, err
-	}
-	sum, err := c.w.Close(manifest)
+	sum, err := c.w.CloseManifest(c.rec.Manifest(version))
 	if err != nil {
 		return nil, c.archiveError(err)
 	}

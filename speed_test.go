@@ -127,6 +127,9 @@ func TestCreateZstd(t *testing.T) {
 			t.Errorf("%s: read back %d bytes (%v), want %d", f.Name, len(data), err, len(files[f.Name]))
 		}
 	}
+	if r := backup(t, runOpts{}, "verify", out); r.code != exitComplete {
+		t.Errorf("backup verify of a zstd archive: exit %d: %s", r.code, r.stderr)
+	}
 	// Info-ZIP unzip 6.0 cannot read zstd entries, as the README says; 7-Zip can.
 	if err := exec.Command("unzip", "-tqq", out).Run(); err == nil {
 		t.Error("unzip -t accepted zstd entries; the README says Info-ZIP unzip 6.0 cannot read them")

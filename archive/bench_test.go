@@ -48,7 +48,7 @@ func BenchmarkWriterDir(b *testing.B) {
 
 func benchWriter(b *testing.B, dir string, opts Options) {
 	var size int64
-	files := listTree(b, dir)
+	files := treeFiles(b, dir)
 	for _, f := range files {
 		size += f.info.Size()
 	}
@@ -77,7 +77,7 @@ type treeFile struct {
 	info       fs.FileInfo
 }
 
-func listTree(tb testing.TB, dir string) []treeFile {
+func treeFiles(tb testing.TB, dir string) []treeFile {
 	tb.Helper()
 	var files []treeFile
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

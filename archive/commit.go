@@ -2,7 +2,9 @@ package archive
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/hex"
+	"io"
 
 	"io/fs"
 	"os"
@@ -20,6 +22,16 @@ type Summary struct {
 // Close waits for the pipeline, appends the manifest as the last entry, writes the central
 // directory and syncs the temp file. The archive is whole but not yet at its final path.
 func (w *Writer) Close(manifest []byte) (Summary, error) {
+	return w.close(bytes.NewReader(manifest))
+}
+
+// CloseManifest is Close with the manifest encoded from m as it is written, so that the
+// manifest of a million files is never held whole in memory.
+func (w *Writer) CloseManifest(m *Manifest) (Summary, error) {
+	return w.close(m)
+}
+
+func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.Wait(); err != nil {
 		return Summary{}, err
 	}
@@ -32,7 +44,7 @@ func (w *Writer) Close(manifest []byte) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	if _, err := mw.Write(manifest); err != nil {
+	if _, err := manifest.WriteTo(mw); err != nil {
 		return Summary{}, err
 	}
 	if err := w.zw.Close(); err != nil {

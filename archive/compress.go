@@ -27,12 +27,15 @@ const (
 // MethodZstd is the zip method number of Zstandard entries.
 const MethodZstd uint16 = zstd.ZipMethodWinZip
 
+// zstdReader decompresses the entries of --method zstd, from a pool of decoders.
+var zstdReader = zstd.ZipDecompressor()
+
 // RegisterDecompressors makes r read every method a Writer writes, with the same fast
 // implementations: klauspost's deflate, which is several times faster than the standard
 // library's, and Zstandard.
 func RegisterDecompressors(r *zip.Reader) {
 	r.RegisterDecompressor(zip.Deflate, func(r io.Reader) io.ReadCloser { return flate.NewReader(r) })
-	r.RegisterDecompressor(MethodZstd, zstd.ZipDecompressor())
+	r.RegisterDecompressor(MethodZstd, zstdReader)
 }
 
 // compressor holds the settings of one Writer's compression. Safe for concurrent use; each

@@ -56,10 +56,15 @@ func TestUTF8Flag(t *testing.T) {
 
 func TestZip64Versions(t *testing.T) {
 	info := fileInfo(t, time.Now(), 0o644)
-	if fh := fileHeader("f", info, 8, 0, 10, 5<<30); fh.ReaderVersion != zipVersion45 {
-		t.Errorf("5 GiB entry: reader version %d, want %d", fh.ReaderVersion, zipVersion45)
+	// Sizes known up front go in the local header; only zip64 sizes need the data descriptor,
+	// since archive/zip writes no zip64 field into a local header.
+	if fh := fileHeader("f", info, 8, 0, 10, 5<<30); fh.ReaderVersion != zipVersion45 || fh.Flags&flagDataDesc == 0 {
+		t.Errorf("5 GiB entry: reader version %d flags %#x, want %d with a data descriptor", fh.ReaderVersion, fh.Flags, zipVersion45)
 	}
-	if fh := fileHeader("f", info, 8, 0, 10, 10); fh.ReaderVersion != zipVersion20 || fh.Flags&flagDataDesc == 0 {
-		t.Errorf("small entry: reader version %d flags %#x, want %d with a data descriptor", fh.ReaderVersion, fh.Flags, zipVersion20)
+	if fh := fileHeader("f", info, 8, 0, 10, 10); fh.ReaderVersion != zipVersion20 || fh.Flags&flagDataDesc != 0 {
+		t.Errorf("small entry: reader version %d flags %#x, want %d without a data descriptor", fh.ReaderVersion, fh.Flags, zipVersion20)
+	}
+	if fh := fileHeader("f", info, MethodZstd, 0, 10, 10); fh.ReaderVersion != zipVersion63 {
+		t.Errorf("zstd entry: reader version %d, want %d", fh.ReaderVersion, zipVersion63)
 	}
 }

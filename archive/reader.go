@@ -65,6 +65,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, zipError(err)
 	}
 	zr.RegisterDecompressor(zip.Deflate, newFlateReader)
+	zr.RegisterDecompressor(MethodZstd, zstdReader) // create --method zstd
 	r := &Reader{zr: zr, ra: ra, size: size}
 	files := zr.File
 	if n := len(files); n > 0 && files[n-1].Name == ManifestName {
