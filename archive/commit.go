@@ -50,6 +50,9 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.zw.Close(); err != nil {
 		return Summary{}, err
 	}
+	if err := w.buf.Flush(); err != nil {
+		return Summary{}, err
+	}
 	if err := w.file.Sync(); err != nil {
 		return Summary{}, err
 	}

@@ -165,10 +165,11 @@ func (s *saver) stage(ctx context.Context, name string, r io.Reader) (*staged, e
 }
 
 // compressWhole compresses a file that fits in one chunk, keeping whichever of the
-// compressed and the plain bytes is smaller, as zip does. A file bigger than the trial's
-// sample, or named like compressed data, gets the trial first.
+// compressed and the plain bytes is smaller, as zip does. A file named like compressed data
+// gets the trial first, which spares compressing a photo for nothing; for others the trial
+// would cost more than it saves, most of them being text.
 func (s *saver) compressWhole(dst io.Writer, name string, data []byte) (uint16, error) {
-	if s.comp.stores() || (len(data) > trialSize || hasCompressedExt(name)) && !s.comp.worthCompressing(data) {
+	if s.comp.stores() || hasCompressedExt(name) && !s.comp.worthCompressing(data) {
 		_, err := dst.Write(data)
 		return zip.Store, err
 	}

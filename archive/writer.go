@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"hash"
@@ -20,7 +21,7 @@ import (
 
 // DefaultLevel is the compression level used when none is given; see BENCHMARKS.md for the
 // measurement behind it.
-const DefaultLevel = 5
+const DefaultLevel = 6
 
 // Memory the staged entries may hold: one entry at most spoolMemory, all of them together
 // spoolBudget; past that they spill to unlinked temp files beside the archive.
@@ -28,6 +29,10 @@ const (
 	spoolMemory = chunkSize
 	spoolBudget = 16 << 20
 )
+
+// writeBuffer is the size of the writes to the archive file: one system call per 1 MiB
+// rather than per few small entries.
+const writeBuffer = 1 << 20
 
 // queuePerJob is how many entries per worker may wait to be written: enough for the other
 // workers to keep busy with small files while one compresses a big one.
@@ -61,6 +66,7 @@ type Writer struct {
 	opts   Options
 	ctx    context.Context
 	file   *os.File
+	buf    *bufio.Writer // between the zip writer and file: few large writes
 	out    *countingHash
 	zw     *zip.Writer
 	queue  chan *item // walk order, bounded: back-pressure on the walk
@@ -108,12 +114,13 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 		opts:    opts,
 		ctx:     ctx,
 		file:    f,
-		out:     &countingHash{w: f, h: sha256.New()},
+		buf:     bufio.NewWriterSize(f, writeBuffer),
 		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item),
 		pool:    newChunkPool(comp, opts.Jobs),
 		written: make(chan struct{}),
 	}
+	w.out = &countingHash{w: w.buf, h: sha256.New()}
 	w.zw = zip.NewWriter(w.out)
 	// The manifest is always deflated, so that any unzip can read it.
 	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {

@@ -58,7 +58,7 @@ install_peers() {
 measure() {
 	local name=$1 run=$2 output=$3
 	shift 3
-	[ "$output" = - ] || rm -f "$output"
+	[ "$output" = - ] || { output=$work/$output && rm -f "$output"; }
 	local status=ok
 	(cd "$work" && /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt") || status=failed
 	# A backup run that is complete or only incomplete (exit 3, e.g. an unreadable file) counts.
@@ -103,19 +103,20 @@ EOF
 }
 export -f python_zip
 
-# The tools, each as NAME|OUTPUT|COMMAND, run from $work on the folder corpus.
+# The tools, each as NAME<tab>OUTPUT<tab>COMMAND, run from $work on the folder corpus.
 tools() {
-	echo "backup|out/backup.zip|$bin create -q --force -o out/backup.zip corpus"
-	echo "backup --level 1|out/backup1.zip|$bin create -q --force --level 1 -o out/backup1.zip corpus"
-	echo "backup --method zstd|out/backupz.zip|$bin create -q --force --method zstd -o out/backupz.zip corpus"
-	have zip && echo "zip -r -q|out/zip.zip|zip -r -q out/zip.zip corpus"
-	have zip && echo "zip -r -q -1|out/zip1.zip|zip -r -q -1 out/zip1.zip corpus"
-	have gzip && echo "tar -cf - | gzip|out/t.tar.gz|bash -c 'tar -cf - corpus | gzip >out/t.tar.gz'"
-	have pigz && echo "tar -cf - | pigz|out/t.tar.pigz.gz|bash -c 'tar -cf - corpus | pigz >out/t.tar.pigz.gz'"
-	have zstd && echo "tar -cf - | zstd -1 -T0|out/t.tar.zst|bash -c 'tar -cf - corpus | zstd -q -1 -T0 >out/t.tar.zst'"
-	have 7z && echo "7z a -tzip|out/7z.zip|7z a -tzip -bd -bso0 -bsp0 out/7z.zip corpus"
-	have python3 && echo "python zipfile ZIP_DEFLATED|out/py.zip|bash -c 'python_zip corpus out/py.zip'"
-	echo "read limit (readall)|-|$work/readall corpus"
+	local t=$'\t'
+	echo "backup${t}out/backup.zip${t}$bin create -q --force -o out/backup.zip corpus"
+	echo "backup --level 1${t}out/backup1.zip${t}$bin create -q --force --level 1 -o out/backup1.zip corpus"
+	echo "backup --method zstd${t}out/backupz.zip${t}$bin create -q --force --method zstd -o out/backupz.zip corpus"
+	have zip && echo "zip -r -q${t}out/zip.zip${t}zip -r -q out/zip.zip corpus"
+	have zip && echo "zip -r -q -1${t}out/zip1.zip${t}zip -r -q -1 out/zip1.zip corpus"
+	have gzip && echo "tar -cf - | gzip${t}out/t.tar.gz${t}tar -cf - corpus | gzip >out/t.tar.gz"
+	have pigz && echo "tar -cf - | pigz${t}out/t.tar.pigz.gz${t}tar -cf - corpus | pigz >out/t.tar.pigz.gz"
+	have zstd && echo "tar -cf - | zstd -1 -T0${t}out/t.tar.zst${t}tar -cf - corpus | zstd -q -1 -T0 >out/t.tar.zst"
+	have 7z && echo "7z a -tzip${t}out/7z.zip${t}7z a -tzip -bd -bso0 -bsp0 out/7z.zip corpus"
+	have python3 && echo "python zipfile ZIP_DEFLATED${t}out/py.zip${t}python_zip corpus out/py.zip"
+	echo "read limit (readall)${t}-${t}$work/readall corpus"
 }
 
 run_peers() {
@@ -124,7 +125,7 @@ run_peers() {
 	list=$(tools)
 	for run in $(seq "$runs"); do
 		say "run $run of $runs"
-		while IFS='|' read -r name output cmd; do
+		while IFS=$'\t' read -r name output cmd; do
 			measure "$name" "$run" "$output" bash -c "$cmd"
 		done <<<"$list"
 	done
@@ -183,10 +184,10 @@ machine() {
 	echo "date=$(date -u +%Y-%m-%d)"
 	echo "backup=$("$bin" version 2>&1 | head -n 1)"
 	echo "runs=$runs"
-	have zip && echo "v_zip=$(zip -v | sed -n 2p | awk '{print $1, $2}')"
+	have zip && echo "v_zip=$(zip -v | sed -n 2p | awk '{print $3, $4}')"
 	have gzip && echo "v_gzip=$(gzip --version | head -n 1)"
 	have pigz && echo "v_pigz=$(pigz --version 2>&1 | head -n 1)"
-	have zstd && echo "v_zstd=$(zstd --version | head -n 1)"
+	have zstd && echo "v_zstd=zstd $(zstd --version | grep -o 'v[0-9.]*' | head -n 1)"
 	have 7z && echo "v_7z=$(7z i | grep -m1 -o '7-Zip[^:]*')"
 	have python3 && echo "v_python=$(python3 --version)"
 	have unzip && echo "v_unzip=$(unzip -v | head -n 1 | awk '{print $1, $2}')"

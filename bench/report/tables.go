@@ -144,6 +144,7 @@ func (r *report) tools(w io.Writer) {
 			continue
 		}
 		m, ok := r.median(name)
+		name := strings.ReplaceAll(name, "|", `\|`)
 		if !ok {
 			fmt.Fprintf(w, "| %s | failed | | | | |\n", name)
 			continue
