@@ -27,6 +27,10 @@ With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock
 new archive back, and points DIR/LATEST at it only when it is complete and verified; then
 the --keep-* rules prune older backups (see backup help prune).
 
+Files are deflated (level 6 unless --level says otherwise), so every unzip reads the archive.
+--method zstd writes Zstandard entries instead, which 7-Zip, bsdtar and backup verify, list
+and restore read, but Info-ZIP unzip 6.0 (the usual unzip on Linux) cannot.
+
 Exit codes: 0 complete, 1 failed (no new archive, or LATEST could not be moved), 2 usage,
 3 incomplete (some data could not be read), 4 the set is locked by another run,
 130 interrupted.`
@@ -77,7 +81,7 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	fs.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
 	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
 	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "compression level 1 (fast) to 9 (small); 0 stores")
-	method := fs.String("method", string(archive.Deflate), "deflate, or zstd: faster and smaller, read by 7-Zip and bsdtar but NOT by Info-ZIP unzip 6.0")
+	method := fs.String("method", string(archive.Deflate), "deflate, or zstd (zip method 93: read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel (default: number of CPUs)")
 	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")

@@ -60,16 +60,18 @@ measure() {
 	shift 3
 	[ "$output" = - ] || { output=$work/$output && rm -f "$output"; }
 	local status=ok
-	(cd "$work" && /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt") || status=failed
+	(cd "$work" && /usr/bin/time -f '%e %M %U %S' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt") || status=failed
 	# A backup run that is complete or only incomplete (exit 3, e.g. an unreadable file) counts.
 	if [ $status = failed ] && grep -q 'non-zero status 3' "$work/time.txt"; then status=ok; fi
-	local wall rss size=0
-	read -r wall rss < <(tail -n 1 "$work/time.txt")
+	local wall rss user sys size=0
+	read -r wall rss user sys < <(tail -n 1 "$work/time.txt")
 	[ "$output" = - ] || size=$(stat -c %s "$output" 2>/dev/null || echo 0)
 	if [ $status = failed ]; then
 		say "$name failed: $(head -c 300 "$work/stderr.txt")"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$rss" "$size" "$status" >>"$results"
+	local cpu
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$rss" "$size" "$status" "$cpu" >>"$results"
 }
 
 have() { command -v "$1" >/dev/null; }
@@ -158,14 +160,18 @@ run_scale() {
 	say "5 GiB sparse file"
 	mkdir -p "$work/big"
 	truncate -s 5G "$work/big/disk.img"
-	measure "5 GiB sparse file" 1 out/big.zip "$bin" create -q --force -o out/big.zip big/disk.img
-	rm -f "$work/out/big.zip" "$work/big/disk.img"
-	for n in 100000 1000000; do
-		say "$n files of 100 bytes (making them takes a while)"
-		(cd "$repo" && go run ./bench/gencorpus -files "$n" -size 100 "$work/many")
-		measure "$n files of 100 bytes" 1 out/many.zip "$bin" create -q --force -o out/many.zip many
-		rm -rf "$work/many" "$work/out/many.zip"
+	for run in $(seq "$runs"); do
+		measure "5 GiB sparse file" "$run" out/big.zip "$bin" create -q --force -o out/big.zip big/disk.img
 	done
+	rm -f "$work/out/big.zip" "$work/big/disk.img"
+	say "100,000 and 1,000,000 files of 100 bytes (making them takes a minute or two)"
+	(cd "$repo" && go run ./bench/gencorpus -files 100000 -size 100 "$work/many100k")
+	(cd "$repo" && go run ./bench/gencorpus -files 1000000 -size 100 "$work/many1M")
+	for run in $(seq "$runs"); do
+		measure "100000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many100k
+		measure "1000000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many1M
+	done
+	rm -rf "$work/many100k" "$work/many1M" "$work/out/many.zip"
 }
 
 run_profile() {

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	results := flag.String("results", "", "tab-separated measurements: name, run, wall s, peak RSS KiB, output bytes, status")
+	results := flag.String("results", "", "tab-separated measurements: name, run, wall s, peak RSS KiB, output bytes, status, CPU s")
 	meta := flag.String("meta", "", "key=value lines: machine, versions, corpus")
 	profile := flag.String("profile", "", "pprof -top output for the pipeline on the corpus")
 	notes := flag.String("notes", "bench/notes.md", "hand-written notes appended to the report")
@@ -34,6 +34,7 @@ type sample struct {
 	wall   float64
 	rssKiB float64
 	size   float64
+	cpu    float64 // user + system seconds
 	failed bool
 }
 
@@ -51,10 +52,10 @@ func load(results, meta string) (*report, error) {
 	err := eachLine(results, func(line string) error {
 		var s sample
 		f := strings.Split(line, "\t")
-		if len(f) != 6 {
+		if len(f) != 7 {
 			return fmt.Errorf("bad result line %q", line)
 		}
-		if _, err := fmt.Sscan(f[2]+" "+f[3]+" "+f[4], &s.wall, &s.rssKiB, &s.size); err != nil {
+		if _, err := fmt.Sscan(f[2]+" "+f[3]+" "+f[4]+" "+f[6], &s.wall, &s.rssKiB, &s.size, &s.cpu); err != nil {
 			return fmt.Errorf("bad result line %q: %w", line, err)
 		}
 		s.failed = f[5] != "ok"
@@ -112,6 +113,7 @@ func (r *report) median(name string) (m sample, ok bool) {
 	m.wall = pick(func(s sample) float64 { return s.wall })
 	m.rssKiB = pick(func(s sample) float64 { return s.rssKiB })
 	m.size = pick(func(s sample) float64 { return s.size })
+	m.cpu = pick(func(s sample) float64 { return s.cpu })
 	for _, s := range runs {
 		if s.failed {
 			return m, false

@@ -136,8 +136,9 @@ func (r *report) perFile() (float64, string) {
 }
 
 func (r *report) tools(w io.Writer) {
-	fmt.Fprintf(w, "## Every tool\n\nRatios are `backup` at the default level divided by the tool: below 1 means `backup` is faster or smaller.\n\n"+
-		"| tool | wall s | backup ÷ tool, time | output MB | backup ÷ tool, size | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: |\n")
+	fmt.Fprintf(w, "## Every tool\n\nRatios are `backup` at the default level divided by the tool: below 1 means `backup` is faster or smaller. "+
+		"CPU is user + system seconds: on %s cores, CPU ÷ wall shows how much of the machine a tool kept busy.\n\n"+
+		"| tool | wall s | backup ÷ tool, time | output MB | backup ÷ tool, size | CPU s | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: | --: |\n", r.meta["cores"])
 	base, _ := r.median(ours)
 	for _, name := range r.order {
 		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT {
@@ -146,14 +147,14 @@ func (r *report) tools(w io.Writer) {
 		m, ok := r.median(name)
 		name := strings.ReplaceAll(name, "|", `\|`)
 		if !ok {
-			fmt.Fprintf(w, "| %s | failed | | | | |\n", name)
+			fmt.Fprintf(w, "| %s | failed | | | | | |\n", name)
 			continue
 		}
 		sizeMB, sizeRatio := "—", "—"
 		if m.size > 0 {
 			sizeMB, sizeRatio = fmt.Sprintf("%.1f", m.size/1e6), fmt.Sprintf("%.3f", base.size/m.size)
 		}
-		fmt.Fprintf(w, "| %s | %.2f | %.3f | %s | %s | %.0f |\n", name, m.wall, base.wall/m.wall, sizeMB, sizeRatio, m.rssKiB/1024)
+		fmt.Fprintf(w, "| %s | %.2f | %.3f | %s | %s | %.2f | %.0f |\n", name, m.wall, base.wall/m.wall, sizeMB, sizeRatio, m.cpu, m.rssKiB/1024)
 	}
 	fmt.Fprintln(w)
 }
@@ -165,13 +166,13 @@ func (r *report) levels(w io.Writer) {
 	}
 	fmt.Fprintf(w, "## Levels\n\n`backup create --level N` on the corpus against `zip -r -q` (zlib level 6: %.2f s, %.1f MB). "+
 		"The default level is the one that fits both targets best.\n\n"+
-		"| level | wall s | ÷ zip -r, time | output MB | ÷ zip -r, size | peak RSS MiB |\n| --: | --: | --: | --: | --: | --: |\n", ref.wall, ref.size/1e6)
+		"| level | wall s | ÷ zip -r, time | output MB | ÷ zip -r, size | CPU s | peak RSS MiB |\n| --: | --: | --: | --: | --: | --: | --: |\n", ref.wall, ref.size/1e6)
 	for level := 1; level <= 9; level++ {
 		m, ok := r.median(fmt.Sprintf("level %d", level))
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "| %d | %.2f | %.3f | %.1f | %.3f | %.0f |\n", level, m.wall, m.wall/ref.wall, m.size/1e6, m.size/ref.size, m.rssKiB/1024)
+		fmt.Fprintf(w, "| %d | %.2f | %.3f | %.1f | %.3f | %.2f | %.0f |\n", level, m.wall, m.wall/ref.wall, m.size/1e6, m.size/ref.size, m.cpu, m.rssKiB/1024)
 	}
 	fmt.Fprintln(w)
 }
@@ -180,17 +181,21 @@ func (r *report) scale(w io.Writer) {
 	if _, ok := r.samples[bigFile]; !ok {
 		return
 	}
-	fmt.Fprint(w, "## Scale\n\nOne run each, at the default level.\n\n| case | wall s | µs per file | output MB | peak RSS MiB |\n| --- | --: | --: | --: | --: |\n")
+	fmt.Fprint(w, "## Scale\n\nAt the default level; medians as above.\n\n| case | wall s | µs per file | output MB | CPU s | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: |\n")
 	for _, c := range []struct {
 		name  string
 		files float64
-	}{{bigFile, 1}, {files100k, 1e5}, {files1M, 1e6}} {
+	}{{bigFile, 0}, {files100k, 1e5}, {files1M, 1e6}} {
 		m, ok := r.median(c.name)
 		if !ok {
-			fmt.Fprintf(w, "| %s | failed | | | |\n", c.name)
+			fmt.Fprintf(w, "| %s | failed | | | | |\n", c.name)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.1f | %.0f |\n", c.name, m.wall, m.wall/c.files*1e6, m.size/1e6, m.rssKiB/1024)
+		perFile := "—"
+		if c.files > 0 {
+			perFile = fmt.Sprintf("%.1f", m.wall/c.files*1e6)
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %s | %.1f | %.2f | %.0f |\n", c.name, m.wall, perFile, m.size/1e6, m.cpu, m.rssKiB/1024)
 	}
 	fmt.Fprintln(w)
 }
