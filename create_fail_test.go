@@ -138,11 +138,11 @@ func TestCreateAfterKilledRun(t *testing.T) {
 	readZip(t, filepath.Join(out, "app.zip"))
 }
 
-// startSlowRun starts a backup of 64 MiB of random data at level 9 on one worker into
+// startSlowRun starts a backup of 64 MiB of random hex at level 9 on one worker into
 // dir/out/app.zip, and returns once the run has created its temp file.
 func startSlowRun(t *testing.T, dir string) *exec.Cmd {
 	t.Helper()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 64<<20)}})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 64<<20)}})
 	out := filepath.Join(dir, "out")
 	makeTree(t, out, map[string]node{".": {kind: "dir"}})
 	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")

@@ -48,9 +48,9 @@ func mustExit(t *testing.T, r result, want int) {
 // one after the other.
 func TestSetConcurrentCreates(t *testing.T) {
 	dir := t.TempDir()
-	// Slow enough (level 9 on random data, one job) that the first run still holds the lock
+	// Slow enough (level 9 on random hex, one job) that the first run still holds the lock
 	// when the second starts.
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 4<<20)}})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 4<<20)}})
 	set := filepath.Join(dir, "set")
 
 	runs := startTogether(t, dir, "create", "--level", "9", "-j", "1", "--output-dir", set, "app")
@@ -132,7 +132,7 @@ func TestSetKilledRun(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
 	good := readLatest(t, set)
 
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 32<<20)}})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 32<<20)}})
 	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "--output-dir", set, "app")
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {

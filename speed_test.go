@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/hex"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,15 @@ import (
 
 	"backup/archive"
 )
+
+// slowString is n bytes of random hex: compressible, so it is deflated rather than stored,
+// and slow to deflate at level 9, which has few repeats to find. Tests that need a run to
+// take a while (to interrupt it, or to find its lock held) use it; random bytes would be
+// stored after a trial, in a moment.
+func slowString(t *testing.T, n int) string {
+	t.Helper()
+	return hex.EncodeToString([]byte(randomString(t, n/2)))
+}
 
 // speedTree is a tree with many small files and two large ones, big enough to be split into
 // chunks compressed in parallel: one compressible, one random.
