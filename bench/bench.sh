@@ -86,6 +86,7 @@ layout_corpus() {
 	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
 	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
 	echo "corpus_go=$(go env GOVERSION)" >>"$meta"
+	say "corpus: $(grep corpus_files "$meta" | cut -d= -f2) files, $(grep corpus_bytes "$meta" | cut -d= -f2) bytes"
 	"$work/readall" "$corpus" >/dev/null # warm the page cache: every tool reads from memory
 }
 
