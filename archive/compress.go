@@ -19,8 +19,9 @@ type Method string
 const (
 	// Deflate is zip method 8, which every unzip reads.
 	Deflate Method = "deflate"
-	// Zstd is zip method 93 (WinZip's number for Zstandard): faster and smaller, read by 7-Zip
-	// and libarchive (bsdtar) but not by Info-ZIP unzip 6.0.
+	// Zstd is zip method 93 (WinZip's number for Zstandard), read by 7-Zip and libarchive
+	// (bsdtar) but not by Info-ZIP unzip 6.0. Each file being compressed on its own, it gains
+	// little over deflate (BENCHMARKS.md).
 	Zstd Method = "zstd"
 )
 
