@@ -50,6 +50,9 @@ type Options struct {
 	Jobs int
 	// Open opens a file to archive; nil means walker.Open. Tests use it to inject faults.
 	Open func(path string) (SourceFile, error)
+	// Output wraps the temp file the archive's bytes are written to; nil writes to it
+	// directly. Tests use it to inject write failures such as a full disk.
+	Output func(f *os.File) io.Writer
 	// The hooks are called on the Writer's own goroutine, one entry at a time, in the order
 	// the entries were added.
 	// OnFile is told of each file stored, with its size and SHA-256.
@@ -114,7 +117,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 		opts:    opts,
 		ctx:     ctx,
 		file:    f,
-		buf:     bufio.NewWriterSize(f, writeBuffer),
+		buf:     bufio.NewWriterSize(output(f, opts.Output), writeBuffer),
 		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item),
 		pool:    newChunkPool(comp, opts.Jobs),
@@ -134,6 +137,13 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	}
 	go w.run()
 	return w, nil
+}
+
+func output(f *os.File, wrap func(*os.File) io.Writer) io.Writer {
+	if wrap == nil {
+		return f
+	}
+	return wrap(f)
 }
 
 // TempPath is the path of the temp file the archive is written to.
