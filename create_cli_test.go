@@ -31,6 +31,7 @@ func TestCreateUsageErrors(t *testing.T) {
 		{[]string{"create", "-x", "[bad", "a"}, "unterminated [ character class"},
 		{[]string{"create", "--exclude-from", "patterns", "a"}, "unterminated [ character class"},
 		{[]string{"create", "--exclude-from", "missing", "a"}, "--exclude-from: open missing: no such file or directory"},
+		{[]string{"create", "-o", "x.zip", "--output-dir", "d", "a"}, "-o and --output-dir cannot be used together"},
 		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
 		{[]string{}, "usage: backup COMMAND"},
 	}

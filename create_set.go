@@ -22,7 +22,10 @@ var setOnlyFlags = append([]string{"wait", "activate-incomplete"}, keepNames...)
 // validateSet decides whether the run writes into a backup set: --output-dir given
 // explicitly and no -o. A set keeps every receipt beside its archive, so --receipt is refused.
 func (cfg *createConfig) validateSet(fs *pflag.FlagSet, wait time.Duration, activate bool, keep *keepFlags) error {
-	if !fs.Changed("output-dir") || cfg.output != "" {
+	if fs.Changed("output-dir") && cfg.output != "" {
+		return fmt.Errorf("-o and --output-dir cannot be used together: -o names the archive, --output-dir a backup set")
+	}
+	if !fs.Changed("output-dir") {
 		for _, name := range setOnlyFlags {
 			if fs.Changed(name) {
 				return fmt.Errorf("--%s needs a backup set: --output-dir DIR, without -o", name)

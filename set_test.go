@@ -262,7 +262,7 @@ func TestSetUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"create", "--keep-last", "2", "app"}, "--keep-last needs a backup set: --output-dir DIR, without -o"},
-		{[]string{"create", "-o", "x.zip", "--output-dir", "set", "--wait", "1m", "app"}, "--wait needs a backup set"},
+		{[]string{"create", "-o", "x.zip", "--wait", "1m", "app"}, "--wait needs a backup set"},
 		{[]string{"create", "--output-dir", "set", "--receipt", "r.json", "app"}, "--receipt cannot be used with a backup set"},
 		{[]string{"create", "--output-dir", "set", "--wait", "soon", "app"}, `invalid duration "soon"`},
 		{[]string{"create", "--output-dir", "set", "--keep-daily", "0", "app"}, "--keep-daily 0: must be at least 1"},
