@@ -69,7 +69,7 @@ func (w *Writer) Commit(final string, replace bool) error {
 	if err := rename(w.file.Name(), final, replace); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(final))
+	return SyncDir(filepath.Dir(final))
 }
 
 // Abort stops the pipeline and removes the temp file; a no-op after a successful Commit.
@@ -91,7 +91,8 @@ func rename(from, to string, replace bool) error {
 	return nil
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a folder, so that a rename or removal in it survives a crash.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -150,7 +151,7 @@ func (sf *StagedFile) Commit() error {
 		sf.Discard()
 		return err
 	}
-	return syncDir(filepath.Dir(sf.path))
+	return SyncDir(filepath.Dir(sf.path))
 }
 
 // Discard removes the staged file.

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"backup/archive"
 )
 
 // Prune applies p to the set and deletes what the plan does not keep, each archive together
@@ -48,7 +50,7 @@ func (l *Lock) Prune(p Policy, dryRun bool) ([]Decision, error) {
 			return plan[:i], err
 		}
 	}
-	return plan, syncDir(l.dir)
+	return plan, archive.SyncDir(l.dir)
 }
 
 // remove deletes an archive and then its receipt, either of which may be missing already.
@@ -60,13 +62,4 @@ func (l *Lock) remove(name string) error {
 		}
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
