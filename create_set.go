@@ -69,6 +69,9 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		fmt.Fprintf(stderr, "backup: failed: %v\n", err)
 		return nil, exitFailed
 	}
+	if _, err := lock.RemoveStale(); err != nil {
+		fmt.Fprintf(stderr, "backup: %s: could not remove a killed run's temp file: %v\n", set.dir, err)
+	}
 	name, err := backupset.PointerName(set.dir)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.

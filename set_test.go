@@ -153,6 +153,9 @@ func TestSetKilledRun(t *testing.T) {
 	os.Remove(filepath.Join(dir, "app", "random"))
 	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app")
 	mustExit(t, r, exitComplete)
+	if temps, _ := filepath.Glob(filepath.Join(set, ".app-*.zip.tmp-*")); len(temps) > 0 {
+		t.Errorf("the next run, holding the lock, left the killed run's temp files: %v", temps)
+	}
 	archives := setArchives(t, set)
 	if len(archives) != 2 || readLatest(t, set) != archives[0] || archives[0] == good {
 		t.Errorf("after the next run: %v, LATEST %q; want only the new archive", archives, readLatest(t, set))

@@ -1,0 +1,45 @@
+package backupset
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// RemoveStale removes the temp files that runs killed before they could clean up left in
+// the set: archives being written (.NAME.zip.tmp-*), staged receipts and pointers
+// (.NAME.tmp-*) and compression spools (.backup-spool-*). Holding the lock is what makes this
+// safe: no other run of this set is writing them. Only regular files are removed; it returns
+// the names it removed.
+func (l *Lock) RemoveStale() ([]string, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isStaleTemp(e.Name()) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(l.dir, e.Name())); err != nil {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
+}
+
+// isStaleTemp matches only the temp names this tool gives: a dot, then a default archive
+// name, its receipt's name or LATEST, then ".tmp-" and a random suffix; or a spool. Any
+// other file in the set is never touched.
+func isStaleTemp(name string) bool {
+	if strings.HasPrefix(name, ".backup-spool-") {
+		return true
+	}
+	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), ".tmp-")
+	if !ok || !strings.HasPrefix(name, ".") {
+		return false
+	}
+	_, _, isArchive := parseName(strings.TrimSuffix(base, ReceiptSuffix))
+	return isArchive || base == LatestName
+}
