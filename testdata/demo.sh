@@ -25,4 +25,7 @@ ls -l "$work/backups"
 echo
 echo "receipt:"
 cat "$work/backups"/*.receipt.json
+echo
+echo "\$ backup verify $work/backups"
+"$bin" verify "$work/backups"
 exit $code
