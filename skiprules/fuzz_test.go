@@ -5,14 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
-// matchDeadline is far above what any fuzz input should take; the point is
-// to catch exponential backtracking, which would take ages, not to measure.
-const matchDeadline = time.Second
-
-// FuzzMatch checks that Match never panics, finishes quickly, and agrees
+// FuzzMatch checks that Match never panics, finishes, and agrees
 // with a reference built on Go's linear-time regexp engine. The reference
 // shares the parser, so it checks the matching engines and anchoring; the
 // parser is checked by the tables and by TestMatchAgreesWithGit. Seeds are
@@ -30,15 +25,11 @@ func FuzzMatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		start := time.Now()
 		for _, isDir := range []bool{false, true} {
 			pat, excl := m.Match(rel, isDir)
 			if excl && pat == "" {
 				t.Errorf("Match(%q, %v) excluded with no pattern", rel, isDir)
 			}
-		}
-		if d := time.Since(start); d > matchDeadline {
-			t.Errorf("pattern %q on %q took %v", pattern, rel, d)
 		}
 		for i := range m.patterns {
 			checkAgainstReference(t, &m.patterns[i], rel)
@@ -146,7 +137,9 @@ func splitAround(r runeRange, x rune) []runeRange {
 }
 
 // TestMatchPathological runs inputs that take exponential time in a naive
-// backtracking matcher; each must finish well within matchDeadline.
+// backtracking matcher: longer than the age of the universe at these sizes, so
+// a regression shows as this test never finishing (go test's timeout), with no
+// clock in the assertion. Here they take microseconds.
 func TestMatchPathological(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -165,11 +158,7 @@ func TestMatchPathological(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
 			pat, excl := m.Match(tt.rel, false)
-			if d := time.Since(start); d > matchDeadline {
-				t.Errorf("Match took %v, want under %v", d, matchDeadline)
-			}
 			if excl {
 				t.Errorf("Match = (%q, true), want no match", pat)
 			}
