@@ -53,17 +53,19 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	}
 	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
 	rc, err := c.run(ctx, stderr)
+	if err == nil && lock != nil {
+		return c.finishSet(ctx, lock, rc, stdout, stderr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = errInterrupted
 		}
 		rc = c.receipt(nil, err)
-		c.writeFailedReceipt(rc, stderr)
-	}
-	if lock != nil && err == nil {
-		return c.finishSet(ctx, lock, rc, stdout, stderr)
 	}
 	c.print(rc, stdout, stderr)
+	if err != nil {
+		c.writeFailedReceipt(rc, stderr) // after the summary: the cause of the failure comes first
+	}
 	return exitCode(rc, err)
 }
 
