@@ -1,0 +1,148 @@
+package archive
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+)
+
+// The entries are checked by a fixed pool of workers, since inflating and hashing are the
+// cost and the archive is a ReaderAt that every worker can read at its own offset. The
+// manifest is compared in archive order by the one goroutine that hands out the entries;
+// what the workers find is put back in archive order at the end, so that the result does
+// not depend on how many workers there were or how they were scheduled.
+
+// entryJob is one entry for a worker: its index in archive order and the SHA-256 (hex) its
+// data must have, "" when there is nothing to compare with.
+type entryJob struct {
+	index   int
+	entry   *Entry
+	wantSum string
+}
+
+// foundProblem is a problem with the entry at index, tagged so that problems can be sorted
+// into the order a sequential read finds them: the manifest's record (step 0) before the
+// entry's data (step 1).
+type foundProblem struct {
+	index, step int
+	Problem
+}
+
+// workerResult is what one worker found; each worker owns its own, so none is shared.
+type workerResult struct {
+	found []foundProblem
+	bytes int64
+}
+
+func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int) error {
+	jobs = max(1, min(jobs, len(r.Entries)))
+	// A small buffer lets the workers take the next entry without waiting for this
+	// goroutine to be scheduled; it holds pointers only, so memory stays bounded.
+	work := make(chan entryJob, 4*jobs)
+	results := make([]workerResult, jobs)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() { results[i] = checkEntries(ctx, work) })
+	}
+	found := r.dispatch(ctx, res, work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, w := range results {
+		found = append(found, w.found...)
+		res.Bytes += w.bytes
+	}
+	slices.SortStableFunc(found, func(a, b foundProblem) int {
+		return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.step, b.step))
+	})
+	for _, p := range found {
+		res.Problems = append(res.Problems, p.Problem)
+	}
+	return nil
+}
+
+// dispatch counts the entries and compares them with the manifest in archive order, hands
+// each to the workers and closes work when all are handed out or ctx is done. It returns
+// the problems the comparison found, those missing from the archive last.
+func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob) []foundProblem {
+	defer close(work)
+	var found []foundProblem
+	listed := map[string]File{}
+	if r.Manifest != nil {
+		for _, f := range r.Manifest.Files {
+			listed[f.Path] = f
+		}
+	}
+	for i, e := range r.Entries {
+		res.count(e)
+		job := entryJob{index: i, entry: e}
+		if r.Manifest != nil && !e.IsDir {
+			var p *Problem
+			job.wantSum, p = compareListed(e, listed)
+			if p != nil {
+				found = append(found, foundProblem{index: i, Problem: *p})
+			}
+		}
+		select {
+		case work <- job:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if r.Manifest != nil {
+		for _, f := range r.Manifest.Files {
+			if _, missing := listed[f.Path]; missing {
+				// After every entry's problems, as a sequential read finds them.
+				found = append(found, foundProblem{index: len(r.Entries), Problem: Problem{
+					Entry: f.Path, Reason: "in the manifest but missing from the archive"}})
+			}
+		}
+	}
+	return found
+}
+
+// checkEntries is one worker: it reads the entries it is handed, one at a time through a
+// buffer of its own, until work is closed. Once ctx is done it reads nothing more and
+// returns as soon as work is closed.
+func checkEntries(ctx context.Context, work <-chan entryJob) workerResult {
+	var w workerResult
+	buf := make([]byte, copyBufSize)
+	for job := range work {
+		if ctx.Err() != nil {
+			continue
+		}
+		e := job.entry
+		got, err := copyChecked(&progressWriter{ctx: ctx, w: io.Discard}, e, job.wantSum, buf)
+		switch {
+		case ctx.Err() != nil:
+			// Interrupted, not damaged: the caller returns ctx's error.
+		case err != nil:
+			w.found = append(w.found, foundProblem{index: job.index, step: 1,
+				Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
+		case !e.IsDir && e.Kind == "":
+			w.bytes += got.Size
+		}
+	}
+	return w
+}
+
+// compareListed checks the file entry e against its record in the manifest, taking the
+// record out of listed (what is left at the end is missing), and returns the SHA-256 e must
+// have and what is wrong, if anything.
+func compareListed(e *Entry, listed map[string]File) (string, *Problem) {
+	want, ok := listed[e.Name]
+	delete(listed, e.Name)
+	switch {
+	case !ok:
+		return "", &Problem{Entry: e.StoredName(), Reason: "not in the manifest"}
+	case e.Kind != "":
+		return "", &Problem{Entry: e.Name, Reason: fmt.Sprintf("a %s entry, the manifest says a file", e.Kind)}
+	case e.Size != want.Size:
+		return want.SHA256, &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size)}
+	}
+	return want.SHA256, nil
+}
