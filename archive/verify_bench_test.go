@@ -11,21 +11,30 @@ import (
 	"testing"
 )
 
-// BenchmarkVerify verifies an archive that Writer made of small files and a large one, with
-// one worker and with one per CPU: the ratio of the two is what reading entries in parallel
-// gains. Set BACKUP_BENCH_ZIP to an archive to verify that instead (with -cpuprofile, to see
-// where the time goes on a real archive).
+// BenchmarkVerify verifies archives that Writer made, of small files and of a few large
+// ones, with one worker and with one per CPU: the ratio of the two is what reading entries
+// in parallel gains. Set BACKUP_BENCH_ZIP to an archive to verify that instead (with
+// -cpuprofile, to see where the time goes on a real archive).
 func BenchmarkVerify(b *testing.B) {
-	path := os.Getenv("BACKUP_BENCH_ZIP")
-	if path == "" {
-		files := smallTree(2000, 2048)
-		files["big.log"] = textData(16 << 20)
-		path = benchArchive(b, files)
+	type benchZip struct{ name, path string }
+	var archives []benchZip
+	if path := os.Getenv("BACKUP_BENCH_ZIP"); path != "" {
+		archives = append(archives, benchZip{filepath.Base(path), path})
+	} else {
+		large := map[string][]byte{}
+		for i := range 4 {
+			large["big"+strconv.Itoa(i)+".log"] = textData(4<<20 + i)
+		}
+		archives = append(archives,
+			benchZip{"small-files", benchArchive(b, smallTree(2000, 2048))},
+			benchZip{"large-files", benchArchive(b, large)})
 	}
-	for _, jobs := range []int{1, runtime.NumCPU()} {
-		b.Run("jobs-"+strconv.Itoa(jobs), func(b *testing.B) {
-			benchVerify(b, path, jobs)
-		})
+	for _, a := range archives {
+		for _, jobs := range []int{1, runtime.NumCPU()} {
+			b.Run(a.name+"/jobs-"+strconv.Itoa(jobs), func(b *testing.B) {
+				benchVerify(b, a.path, jobs)
+			})
+		}
 	}
 }
 
