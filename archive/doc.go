@@ -16,10 +16,11 @@
 //
 // Reading assumes every archive may be damaged or hostile. Open reads the directory and a
 // manifest parsed strictly and bounded in size (an archive without one was made by another
-// tool). Verify streams every entry through its CRC-32 and SHA-256 in a fixed buffer, so its
-// memory does not grow with the archive. A restore is planned before anything is written
-// (PlanRestore: unsafe names, duplicates, paths through symlinks, conflicts) and then run
-// with folders opened one component at a time without following symlinks, so nothing is
-// ever written outside the destination; each file lands by rename only once its data are
-// checked.
+// tool). Verify checks entries with a fixed number of workers, each streaming one entry at a
+// time through its CRC-32 and SHA-256 in a buffer of its own, so its memory does not grow
+// with the archive, and reports what it finds in archive order. A restore is planned before
+// anything is written (PlanRestore: unsafe names, duplicates, paths through symlinks,
+// conflicts) and then run with folders opened one component at a time without following
+// symlinks, so nothing is ever written outside the destination; each file lands by rename
+// only once its data are checked.
 package archive
