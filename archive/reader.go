@@ -72,7 +72,8 @@ func readFile(f *os.File, size int64) (*Reader, error) {
 	return r, nil
 }
 
-// NewReader reads the archive of size bytes in ra, as Open does.
+// NewReader reads the archive of size bytes in ra, as Open does. Verify reads ra from
+// several goroutines at once, as the io.ReaderAt contract allows.
 func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	zr, err := zip.NewReader(ra, size)
 	// Insecure names are reported only under GODEBUG=zipinsecurepath=0, with a usable
