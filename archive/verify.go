@@ -48,8 +48,8 @@ type VerifyOptions struct {
 // whatever its size (entries are read in parallel, each streamed through a fixed buffer):
 // the zip structure, every entry's CRC-32 and size, every file's SHA-256 and size against
 // the manifest, the entries against the manifest's list, and whether every name is safe to
-// restore. The error is for an archive that cannot be read at all; what is
-// wrong inside it is in the result's Problems.
+// restore. The error is for an archive that cannot be read at all; what is wrong inside it
+// is in the result's Problems.
 func Verify(ctx context.Context, path string) (*VerifyResult, error) {
 	return VerifyWith(ctx, path, VerifyOptions{})
 }
