@@ -97,6 +97,9 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	}
 	var verifyErr error
 	err := lock.Activate(name, c.cfg.set.activateIncomplete, func(path string) error {
+		if c.cfg.verify {
+			return nil // --verify read these bytes back already, before the rename
+		}
 		verifyErr = readBack(ctx, path, archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
 		return verifyErr
 	})
