@@ -65,7 +65,7 @@ func benchWriter(b *testing.B, dir string, opts Options) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := w.Close(nil); err != nil {
+		if _, err := w.CloseManifest(&Manifest{}); err != nil {
 			b.Fatal(err)
 		}
 		w.Abort()

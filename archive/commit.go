@@ -2,7 +2,6 @@ package archive
 
 import (
 	"archive/zip"
-	"bytes"
 	"encoding/hex"
 	"io"
 
@@ -19,14 +18,10 @@ type Summary struct {
 	SHA256 string
 }
 
-// Close waits for the pipeline, appends the manifest as the last entry, writes the central
-// directory and syncs the temp file. The archive is whole but not yet at its final path.
-func (w *Writer) Close(manifest []byte) (Summary, error) {
-	return w.close(bytes.NewReader(manifest))
-}
-
-// CloseManifest is Close with the manifest encoded from m as it is written, so that the
-// manifest of a million files is never held whole in memory.
+// CloseManifest waits for the pipeline, appends the manifest m as the last entry, writes the
+// central directory and syncs the temp file. The archive is whole but not yet at its final
+// path. m is encoded as it is written, so that the manifest of a million files is never held
+// whole in memory.
 func (w *Writer) CloseManifest(m *Manifest) (Summary, error) {
 	return w.close(m)
 }

@@ -35,7 +35,7 @@ var zstdReader = zstd.ZipDecompressor()
 // implementations: klauspost's deflate, which is several times faster than the standard
 // library's, and Zstandard.
 func RegisterDecompressors(r *zip.Reader) {
-	r.RegisterDecompressor(zip.Deflate, func(r io.Reader) io.ReadCloser { return flate.NewReader(r) })
+	r.RegisterDecompressor(zip.Deflate, newFlateReader)
 	r.RegisterDecompressor(MethodZstd, zstdReader)
 }
 

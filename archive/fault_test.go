@@ -111,7 +111,7 @@ func archiveFiles(t *testing.T, dir string, names []string, opts archive.Options
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Close([]byte("{}")); err != nil {
+	if _, err := w.CloseManifest(&archive.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	final := filepath.Join(out, "t.zip")

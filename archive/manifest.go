@@ -53,12 +53,6 @@ type Warning struct {
 	Lost  bool   `json:"lost"`
 }
 
-// MarshalManifest encodes m as the manifest entry's content.
-func MarshalManifest(m *Manifest) ([]byte, error) {
-	m.Schema = ManifestSchema
-	return json.MarshalIndent(m, "", "  ")
-}
-
 // MaxManifestSize is the largest manifest a reader accepts, in bytes: about three million
 // files. A hostile archive could otherwise make the reader hold any amount in memory.
 const MaxManifestSize = 512 << 20

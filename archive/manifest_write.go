@@ -7,8 +7,9 @@ import (
 	"io"
 )
 
-// WriteTo writes m as MarshalManifest would, but one file at a time: the manifest of a
-// million files is hundreds of MB of JSON, which need never be in memory at once.
+// WriteTo writes m as json.MarshalIndent(m, "", "  ") would, but one file at a time: the
+// manifest of a million files is hundreds of MB of JSON, which need never be in memory at
+// once.
 func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 	head := *m
 	head.Schema = ManifestSchema

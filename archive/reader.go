@@ -81,8 +81,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, zipError(err)
 	}
-	zr.RegisterDecompressor(zip.Deflate, newFlateReader)
-	zr.RegisterDecompressor(MethodZstd, zstdReader) // create --method zstd
+	RegisterDecompressors(zr)
 	r := &Reader{zr: zr, ra: ra, size: size}
 	files := zr.File
 	if n := len(files); n > 0 && files[n-1].Name == ManifestName {

@@ -34,7 +34,7 @@ type VerifyResult struct {
 // OK reports whether the archive verified.
 func (v *VerifyResult) OK() bool { return len(v.Problems) == 0 }
 
-// VerifyOptions configure VerifyWith; the zero value checks the archive alone.
+// VerifyOptions configure Verify; the zero value checks the archive alone.
 type VerifyOptions struct {
 	// Expect, when set, is the archive's size and SHA-256 as its receipt records them: the
 	// archive file must match.
@@ -50,12 +50,7 @@ type VerifyOptions struct {
 // the manifest, the entries against the manifest's list, and whether every name is safe to
 // restore. The error is for an archive that cannot be read at all; what is wrong inside it
 // is in the result's Problems.
-func Verify(ctx context.Context, path string) (*VerifyResult, error) {
-	return VerifyWith(ctx, path, VerifyOptions{})
-}
-
-// VerifyWith is Verify with options.
-func VerifyWith(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult, error) {
+func Verify(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ func BenchmarkVerify(b *testing.B) {
 
 func benchVerify(b *testing.B, path string, jobs int) {
 	for range b.N {
-		res, err := VerifyWith(context.Background(), path, VerifyOptions{Jobs: jobs})
+		res, err := Verify(context.Background(), path, VerifyOptions{Jobs: jobs})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func damagedArchive(t *testing.T) []byte {
 
 func TestVerifyParallelSameAsSequential(t *testing.T) {
 	path := writeZip(t, damagedArchive(t))
-	want, err := VerifyWith(t.Context(), path, VerifyOptions{Jobs: 1})
+	want, err := Verify(t.Context(), path, VerifyOptions{Jobs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestVerifyParallelSameAsSequential(t *testing.T) {
 	for _, jobs := range []int{0, 2, 3, 8, 64} {
 		t.Run(fmt.Sprintf("jobs-%d", jobs), func(t *testing.T) {
 			for range 20 { // scheduling differs from run to run; the result must not
-				res, err := VerifyWith(t.Context(), path, VerifyOptions{Jobs: jobs})
+				res, err := Verify(t.Context(), path, VerifyOptions{Jobs: jobs})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -161,8 +161,8 @@ func TestVerifyCancelledBefore(t *testing.T) {
 	cancel()
 	before := runtime.NumGoroutine()
 	sum := Summary{Size: 1, SHA256: goodSum}
-	if _, err := VerifyWith(ctx, path, VerifyOptions{Expect: &sum}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("VerifyWith: %v, want context.Canceled", err)
+	if _, err := Verify(ctx, path, VerifyOptions{Expect: &sum}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Verify: %v, want context.Canceled", err)
 	}
 	waitGoroutines(t, before)
 }

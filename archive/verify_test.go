@@ -35,7 +35,7 @@ func TestVerifyGood(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeZip(t, buildZip(t, sampleTree, tt.manifest))
-			res, err := Verify(t.Context(), path)
+			res, err := Verify(t.Context(), path, VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestVerifyProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Verify(t.Context(), writeZip(t, tt.data))
+			res, err := Verify(t.Context(), writeZip(t, tt.data), VerifyOptions{})
 			if err != nil {
 				t.Fatalf("Verify: %v, want problems", err)
 			}
@@ -117,7 +117,7 @@ func TestVerifyExpect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := VerifyWith(t.Context(), writeZip(t, data), VerifyOptions{Expect: &tt.expect})
+			res, err := Verify(t.Context(), writeZip(t, data), VerifyOptions{Expect: &tt.expect})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestOpenUnreadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Verify(t.Context(), writeZip(t, tt.data))
+			_, err := Verify(t.Context(), writeZip(t, tt.data), VerifyOptions{})
 			if err == nil {
 				t.Fatal("Verify succeeded, want an error")
 			}

@@ -57,7 +57,7 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Close([]byte("{}")); err != nil {
+	if _, err := w.CloseManifest(&Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	final := filepath.Join(dir, "out.zip")
@@ -93,7 +93,7 @@ func TestWriterAbortAndNoReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Close([]byte("{}")); err != nil {
+	if _, err := w.CloseManifest(&Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(final, false); !errors.Is(err, fs.ErrExist) {

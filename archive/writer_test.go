@@ -39,7 +39,7 @@ func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Close([]byte("{}")); err != nil {
+	if _, err := w.CloseManifest(&Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(out, "test.zip")

@@ -138,9 +138,6 @@ func readPid(f *os.File) int {
 	return pid
 }
 
-// Dir returns the set folder the lock is held on.
-func (l *Lock) Dir() string { return l.dir }
-
 // Release gives the lock up. The lock file stays: removing it would let a third run lock a
 // new file while a second one still waits on the old one.
 // The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
