@@ -182,9 +182,11 @@ func TestCreateChangingFile(t *testing.T) {
 	if content := readZip(t, filepath.Join(dir, "a.zip"))["status"]; !strings.Contains(content, "Name:") {
 		t.Errorf("archived copy %q is not the file's content", content)
 	}
-	r = backup(t, runOpts{dir: dir}, "create", "--fail-on", "changed", "-o", "b.zip", "/proc/self/status")
-	if r.code != exitIncomplete || !strings.Contains(r.stderr, "lost status: changed: changed while being read") {
-		t.Errorf("--fail-on changed: exit %d, stderr %q; want %d and the path", r.code, r.stderr, exitIncomplete)
+	for _, flag := range []string{"--fail-on=changed", "--strict"} {
+		r = backup(t, runOpts{dir: dir}, "create", flag, "--force", "-o", "b.zip", "/proc/self/status")
+		if r.code != exitIncomplete || !strings.Contains(r.stderr, "lost status: changed: changed while being read") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and the path", flag, r.code, r.stderr, exitIncomplete)
+		}
 	}
 }
 
@@ -220,5 +222,23 @@ func TestCreateProgress(t *testing.T) {
 	}
 	if !strings.HasSuffix(r.stderr, "\rbackup: complete: 1 files, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
 		t.Errorf("the summary does not start on a cleared line: %q", r.stderr[max(0, len(r.stderr)-200):])
+	}
+}
+
+// TestCreateEmptySource: an empty directory gives a valid archive holding the directory and
+// the manifest.
+func TestCreateEmptySource(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"empty": {kind: "dir"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "e.zip", "empty")
+	if r.code != exitComplete {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	entries := readZip(t, filepath.Join(dir, "e.zip"))
+	if len(entries) != 2 || !strings.Contains(entries[".backup-manifest.json"], `"files": []`) {
+		t.Errorf("entries %v, want empty/ and a manifest listing no files", keys(entries))
+	}
+	if _, ok := entries["empty/"]; !ok {
+		t.Error("the directory entry is missing")
 	}
 }
