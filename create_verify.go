@@ -24,7 +24,7 @@ func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 // readBack reads the archive at path back as backup verify does, against the size and
 // SHA-256 its receipt records. The error names the first problem, or is ctx's error.
 func readBack(ctx context.Context, path string, sum archive.Summary) error {
-	res, err := archive.VerifyWith(ctx, path, archive.VerifyOptions{Expect: &sum})
+	res, err := archive.Verify(ctx, path, archive.VerifyOptions{Expect: &sum})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -83,7 +83,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
-	res, err := archive.VerifyWith(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
+	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
 	if err != nil {
 		if cfg.json && ctx.Err() == nil {
 			// A script reading stdout gets an answer even when nothing could be read.
