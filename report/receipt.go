@@ -59,7 +59,7 @@ type Run struct {
 
 // Receipt renders the receipt of run from what r collected.
 func (r *Recorder) Receipt(run Run) *Receipt {
-	m := r.Manifest(run.ToolVersion)
+	m, counts := r.snapshot(false)
 	rc := &Receipt{
 		Schema:      ReceiptSchema,
 		Status:      Status(m.Status),
@@ -69,6 +69,7 @@ func (r *Recorder) Receipt(run Run) *Receipt {
 		DryRun:      run.DryRun,
 		Sources:     run.Sources,
 		Archive:     run.Archive,
+		Counts:      counts,
 		Skipped:     m.Skipped,
 		Excluded:    m.Excluded,
 		Warnings:    m.Warnings,
@@ -76,15 +77,6 @@ func (r *Recorder) Receipt(run Run) *Receipt {
 	if run.Err != nil {
 		rc.Status = Failed
 		rc.Error = run.Err.Error()
-	}
-	r.mu.Lock()
-	rc.Counts = Counts{Files: len(m.Files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(m.Skipped),
-		Excluded: len(m.Excluded), Warnings: len(m.Warnings)}
-	r.mu.Unlock()
-	for _, w := range m.Warnings {
-		if w.Lost {
-			rc.Counts.Lost++
-		}
 	}
 	return rc
 }

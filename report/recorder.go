@@ -134,6 +134,10 @@ func (r *Recorder) FilesDone() int64 {
 func (r *Recorder) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.status()
+}
+
+func (r *Recorder) status() Status {
 	for _, w := range r.warnings {
 		if w.Lost {
 			return Incomplete
@@ -145,25 +149,40 @@ func (r *Recorder) Status() Status {
 // Manifest returns the archive's manifest: what the run stored, skipped, excluded and
 // warned about, sorted by path.
 func (r *Recorder) Manifest(toolVersion string) *archive.Manifest {
-	status := r.Status()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sort()
-	return &archive.Manifest{
-		ToolVersion: toolVersion,
-		Status:      string(status),
-		Files:       cloneList(r.files),
-		Skipped:     cloneList(r.skipped),
-		Excluded:    cloneList(r.excluded),
-		Warnings:    cloneList(r.warnings),
-	}
+	m, _ := r.snapshot(true)
+	m.ToolVersion = toolVersion
+	return m
 }
 
-func (r *Recorder) sort() {
-	slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
+// snapshot sorts what was collected and copies it, with the counts. The file list is
+// copied only when withFiles: at a million files it is the one large part, and a receipt
+// only counts it.
+func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if withFiles {
+		slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
+	}
 	slices.SortFunc(r.skipped, func(a, b archive.Skipped) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(r.excluded, func(a, b archive.Excluded) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(r.warnings, func(a, b archive.Warning) int { return strings.Compare(a.Path, b.Path) })
+	m := &archive.Manifest{
+		Status:   string(r.status()),
+		Skipped:  cloneList(r.skipped),
+		Excluded: cloneList(r.excluded),
+		Warnings: cloneList(r.warnings),
+	}
+	if withFiles {
+		m.Files = cloneList(r.files)
+	}
+	c := Counts{Files: len(r.files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(r.skipped),
+		Excluded: len(r.excluded), Warnings: len(r.warnings)}
+	for _, w := range r.warnings {
+		if w.Lost {
+			c.Lost++
+		}
+	}
+	return m, c
 }
 
 // cloneList copies s, never returning nil: the JSON says [] for an empty list, not null.
