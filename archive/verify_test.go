@@ -209,29 +209,24 @@ func copyEntries(t *testing.T, zw *zip.Writer, r *Reader) {
 
 // crcZero stores an entry whose header claims CRC 0: Go's reader skips the check then.
 func crcZero(t *testing.T) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
 	body := []byte("not what the crc says")
-	fh := &zip.FileHeader{Name: "x", Method: zip.Store, CRC32: 0,
-		CompressedSize64: uint64(len(body)), UncompressedSize64: uint64(len(body))}
-	w, err := zw.CreateRaw(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(body)
-	zw.Close()
-	return buf.Bytes()
+	return rawZip(t, &zip.FileHeader{Name: "x", Method: zip.Store}, body, 0)
 }
 
-// rawEntry stores one entry with the given method and flags.
+// rawEntry stores one entry with the given method and flags and the right CRC.
 func rawEntry(t *testing.T, name string, method, flags uint16) []byte {
+	body := []byte("data")
+	return rawZip(t, &zip.FileHeader{Name: name, Method: method, Flags: flags}, body, crc32.ChecksumIEEE(body))
+}
+
+// rawZip writes a zip of one entry whose header is fh with crc and body's size, and whose
+// data is body as it is: no compression, no check.
+func rawZip(t *testing.T, fh *zip.FileHeader, body []byte, crc uint32) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	body := []byte("data")
-	fh := &zip.FileHeader{Name: name, Method: method, Flags: flags, CRC32: crc32.ChecksumIEEE(body),
-		CompressedSize64: uint64(len(body)), UncompressedSize64: uint64(len(body))}
+	fh.CRC32 = crc
+	fh.CompressedSize64, fh.UncompressedSize64 = uint64(len(body)), uint64(len(body))
 	w, err := zw.CreateRaw(fh)
 	if err != nil {
 		t.Fatal(err)
