@@ -94,10 +94,7 @@ func Scan(dir string) ([]Entry, error) {
 		entries = append(entries, inspect(dir, name))
 	}
 	slices.SortFunc(entries, func(a, b Entry) int {
-		if c := a.Started().Compare(b.Started()); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
+		return compareRuns(a.Started(), a.Name, b.Started(), b.Name)
 	})
 	return entries, nil
 }

@@ -1,7 +1,10 @@
 package backupset
 
 import (
+	"cmp"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,4 +40,31 @@ func parseName(file string) (name string, stamp time.Time, ok bool) {
 func SourceOf(name string) string {
 	source, _, _ := parseName(name)
 	return source
+}
+
+// runNumber is the count that a default name's -2, -3… suffix gives the runs that started
+// in one second: 1 for the name without a suffix, which was taken first.
+func runNumber(file string) int {
+	m := archiveName.FindStringSubmatch(file)
+	if m == nil || m[3] == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(m[3][1:])
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+// compareRuns orders runs oldest first: by start time, then by the suffix that numbers the
+// runs of one second (X, X-2, X-3, X-10: receipts keep whole seconds, and the bytes of the
+// names sort X-10 before X-2 and X last), then by name.
+func compareRuns(aStarted time.Time, aName string, bStarted time.Time, bName string) int {
+	if c := aStarted.Compare(bStarted); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(runNumber(aName), runNumber(bName)); c != 0 {
+		return c
+	}
+	return strings.Compare(aName, bName)
 }

@@ -3,7 +3,6 @@ package backupset
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -62,12 +61,9 @@ func Plan(runs []Run, latest string, p Policy) []Decision {
 	return ds
 }
 
-// newerFirst orders runs newest first, by start time and then by name.
+// newerFirst orders runs newest first, the reverse of Scan's order.
 func newerFirst(a, b Run) int {
-	if c := b.Started.Compare(a.Started); c != 0 {
-		return c
-	}
-	return strings.Compare(b.Name, a.Name)
+	return compareRuns(b.Started, b.Name, a.Started, a.Name)
 }
 
 // bucketRule is one keep rule: how many buckets it keeps and how it names a run's bucket.
