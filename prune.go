@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -82,7 +80,7 @@ func prune(dir string, policy backupset.Policy, wait time.Duration, dryRun, asJS
 		fmt.Fprintf(stderr, "backup prune: %v\n", err)
 		return exitFailed
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	lock, err := backupset.Acquire(ctx, dir, wait)
 	var locked *backupset.LockedError

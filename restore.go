@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -77,7 +74,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.include = m
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	return restoreArchive(ctx, cfg, stdout, stderr)
 }

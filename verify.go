@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -31,9 +29,6 @@ match it. An archive another tool made (no manifest) is checked by CRC-32 alone.
 
 Exit codes: 0 verified, 1 anything wrong (each problem on its own line) or a receipt that
 cannot be read, 2 usage, 130 interrupted.`
-
-// maxReceiptSize bounds what is read of a receipt file: far above any real one.
-const maxReceiptSize = 256 << 20
 
 type verifyConfig struct {
 	receipt     string
@@ -62,7 +57,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "verify", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
 	}
 	cfg.archive = fs.Arg(0)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	return verifyArchive(ctx, cfg, stdout, stderr)
 }
@@ -126,30 +121,21 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 }
 
 // findReceipt reads the receipt to check the archive against: explicit when given (it must
-// then be readable), else ARCHIVE.receipt.json when it exists. It returns "" and nil when
-// there is none.
+// then be readable), else ARCHIVE.receipt.json when anything is there. It returns "" and nil
+// when there is none.
 func findReceipt(archivePath, explicit string) (string, *archive.Summary, error) {
 	path := explicit
 	if path == "" {
 		path = archivePath + ".receipt.json"
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return "", nil, nil
 		}
 	}
-	f, err := os.Open(path)
+	rc, err := report.ReadReceipt(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("receipt %s: %w", path, cause(err))
 	}
-	defer f.Close()
-	var rc report.Receipt
-	dec := json.NewDecoder(io.LimitReader(f, maxReceiptSize))
-	if err := dec.Decode(&rc); err != nil {
-		return "", nil, fmt.Errorf("receipt %s: not a receipt: %w", path, err)
-	}
-	switch {
-	case rc.Schema != report.ReceiptSchema:
-		return "", nil, fmt.Errorf("receipt %s: schema %q, want %q", path, rc.Schema, report.ReceiptSchema)
-	case rc.Archive == nil:
+	if rc.Archive == nil {
 		return "", nil, fmt.Errorf("receipt %s: records no archive (status %s)", path, rc.Status)
 	}
 	return path, &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}, nil

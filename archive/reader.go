@@ -9,8 +9,11 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 
 	"github.com/klauspost/compress/flate"
+
+	"backup/atomicfile"
 )
 
 // Reader reads an archive: its entries and, when another tool did not make it, its manifest.
@@ -42,9 +45,11 @@ func Open(path string) (*Reader, error) {
 	return readFile(f, size)
 }
 
-// openFile opens the archive file at path, refusing a directory, and returns its size.
+// openFile opens the archive file at path and returns its size. It follows a symlink (the
+// user named the path) but opens without blocking and refuses anything but a regular file: a
+// zip is read at random, and a FIFO or device put at the path must not hang the command.
 func openFile(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -53,9 +58,9 @@ func openFile(path string) (*os.File, int64, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	if info.IsDir() {
+	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, &os.PathError{Op: "open", Path: path, Err: errors.New("is a directory")}
+		return nil, 0, &os.PathError{Op: "open", Path: path, Err: errors.New("is " + atomicfile.DescribeType(info.Mode()))}
 	}
 	return f, info.Size(), nil
 }

@@ -1,18 +1,16 @@
 package backupset
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"backup/atomicfile"
 	"backup/report"
 )
 
@@ -109,12 +107,12 @@ func inspect(dir, name string) Entry {
 	case err == nil:
 		e.Archive, e.Size = true, info.Size()
 		if !info.Mode().IsRegular() {
-			e.Problem = fmt.Errorf("the archive is %s", describeType(info.Mode()))
+			e.Problem = fmt.Errorf("the archive is %s", atomicfile.DescribeType(info.Mode()))
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		e.Problem = err
 	}
-	rc, err := readReceipt(filepath.Join(dir, name+ReceiptSuffix))
+	rc, err := report.ReadReceipt(filepath.Join(dir, name+ReceiptSuffix))
 	if errors.Is(err, fs.ErrNotExist) {
 		err = errors.New("its receipt is missing")
 	} else if err != nil {
@@ -153,65 +151,4 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-// maxReceipt bounds how much of a receipt is read: a receipt lists every skipped and warned
-// path, but a file larger than this is not one this tool wrote.
-const maxReceipt = 1 << 30
-
-// readReceipt reads a receipt without following a symlink or blocking on a FIFO.
-func readReceipt(path string) (*report.Receipt, error) {
-	data, err := readRegular(path, maxReceipt)
-	if err != nil {
-		return nil, err
-	}
-	var rc report.Receipt
-	if err := json.Unmarshal(data, &rc); err != nil {
-		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: err}
-	}
-	if rc.Schema != report.ReceiptSchema {
-		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q, want %q", rc.Schema, report.ReceiptSchema)}
-	}
-	return &rc, nil
-}
-
-// readRegular reads a regular file of at most limit bytes, refusing a symlink or any other
-// type of file.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a symlink")}
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s", describeType(info.Mode()))}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	if int64(len(data)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", limit)}
-	}
-	return data, nil
-}
-
-// describeType names a file type for messages: "a symlink", "a directory"…
-func describeType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "not a regular file"
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/report"
 )
 
@@ -73,7 +74,7 @@ var errNoPointer = errors.New("no LATEST")
 // readPointer reads and checks LATEST's one line, and returns the archive name in it.
 func readPointer(dir string) (string, error) {
 	path := filepath.Join(dir, LatestName)
-	data, err := readRegular(path, maxPointer)
+	data, err := atomicfile.ReadRegular(path, maxPointer)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", errNoPointer
 	}

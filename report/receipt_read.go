@@ -1,0 +1,32 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+
+	"backup/atomicfile"
+)
+
+// MaxReceiptSize bounds what is read of a receipt: a receipt lists every skipped and warned
+// path, but a file larger than this is not one this tool wrote.
+const MaxReceiptSize = 1 << 30
+
+// ReadReceipt reads and parses the receipt at path, the one way every command reads one:
+// never through a symlink, never blocking on a FIFO or device put in its place, at most
+// MaxReceiptSize bytes, and only of this tool's schema. Errors are *fs.PathError values
+// naming path; a missing file matches fs.ErrNotExist.
+func ReadReceipt(path string) (*Receipt, error) {
+	data, err := atomicfile.ReadRegular(path, MaxReceiptSize)
+	if err != nil {
+		return nil, err
+	}
+	var rc Receipt
+	if err := json.Unmarshal(data, &rc); err != nil {
+		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("not a receipt: %w", err)}
+	}
+	if rc.Schema != ReceiptSchema {
+		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q, want %q", rc.Schema, ReceiptSchema)}
+	}
+	return &rc, nil
+}
