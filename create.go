@@ -35,6 +35,11 @@ Exit codes: 0 complete, 1 failed (no new archive, or LATEST could not be moved),
 3 incomplete (some data could not be read), 4 the set is locked by another run,
 130 interrupted.`
 
+// maxJobs caps --jobs. Each job holds up to three 1 MiB read buffers and two compressors, so
+// 128 jobs may take some 400 MiB, and more jobs than cores only help while reads wait on
+// slow storage; past that a typo (-j 100000000) would only exhaust memory.
+const maxJobs = 128
+
 // createConfig is the create command's flags after validation.
 type createConfig struct {
 	output, outputDir, receipt string
@@ -100,7 +105,10 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	}
 	cfg.policy.FailOn = *failOn
 	cfg.method = archive.Method(*method)
-	err := cfg.validate(fs.Args(), *excludes, *excludeFrom)
+	err := refuseEmpty(fs, []string{"output", "output-dir", "receipt", "exclude-from"}, "SOURCE")
+	if err == nil {
+		err = cfg.validate(fs.Args(), *excludes, *excludeFrom)
+	}
 	if err == nil {
 		err = cfg.validateSet(fs, time.Duration(wait), *activate, keep)
 	}
@@ -120,8 +128,8 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if cfg.method != archive.Deflate && cfg.method != archive.Zstd {
 		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
-	if cfg.jobs < 0 {
-		return fmt.Errorf("--jobs %d: must be at least 1", cfg.jobs)
+	if cfg.jobs < 0 || cfg.jobs > maxJobs {
+		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
@@ -134,7 +142,10 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if err := cfg.readExcludes(excludes, excludeFrom); err != nil {
 		return err
 	}
-	return cfg.setSources(args)
+	if err := cfg.setSources(args); err != nil {
+		return err
+	}
+	return cfg.checkOutputs(excludeFrom)
 }
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {
