@@ -119,8 +119,9 @@ func TestCreateJobsLimit(t *testing.T) {
 	}
 }
 
-// TestEmptyPathArguments refuses the empty string for every path-valued argument and flag: a script whose
-// variable is unset must not back up, write into or restore into the current folder.
+// TestEmptyPathArguments refuses the empty string for every path-valued argument and flag:
+// a script whose variable is unset must not back up, write into or restore into the
+// current folder.
 func TestEmptyPathArguments(t *testing.T) {
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"a/x": {content: "x"}})

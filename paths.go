@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// refuseEmpty refuses the empty string as the value of the path-valued flags given and of the arguments,
-// named by argNames in order (the last name also names any further arguments): an unset
-// variable in a script (backup create "$SRC") must fail, not mean the current folder.
+// refuseEmpty refuses the empty string as the value of the path-valued flags given and of
+// the arguments, named by argNames in order (the last name also names any further
+// arguments): an unset variable in a script (backup create "$SRC") must fail, not mean the
+// current folder.
 func refuseEmpty(fs *pflag.FlagSet, flags []string, argNames ...string) error {
 	for _, name := range flags {
 		f := fs.Lookup(name)
