@@ -87,7 +87,7 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
 	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "compression level 1 (fast) to 9 (small); 0 stores")
 	method := fs.String("method", string(archive.Deflate), "deflate, or zstd (zip method 93: read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
-	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel (default: number of CPUs)")
+	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel, 1 to 128 (default: number of CPUs)")
 	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")
 	fs.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
