@@ -54,16 +54,19 @@ func (e *Error) Unwrap() error { return e.Err }
 // placed is one staged file moved to its final path.
 type placed struct {
 	*Staged
-	swapped bool // Final held a file, which is now at Temp
+	// old is where the file that was at Final is now: Temp after a swap, an aside name on a
+	// file system without RENAME_EXCHANGE; "" when there was none.
+	old string
 }
 
 // Publish moves each staged file to its final path, in order, and syncs their folders, as
 // one unit. On success every final path holds its new file and the old files are removed.
-// On failure it puts back what it moved (an old file was swapped with the new one by
-// RENAME_EXCHANGE, so it can always be swapped back) and syncs again, so that every final
-// path holds what it held before; the error is an *Error that says so, or says what the
-// rollback could not restore. Publish owns the temp files: none is left after it returns,
-// except an old file the rollback could not put back, which the error names.
+// On failure it puts back what it moved (an old file is swapped with the new one by
+// RENAME_EXCHANGE, or renamed aside first, so it can always be put back) and syncs again,
+// so that every final path holds what it held before; the error is an *Error that says so,
+// or says what the rollback could not restore. Publish owns the temp files: none is left
+// after it returns, except an old file the rollback could not put back, which the error
+// names.
 func Publish(files ...*Staged) error {
 	if err := distinct(files); err != nil {
 		discard(files, nil)
@@ -81,8 +84,8 @@ func Publish(files ...*Staged) error {
 		return rollback(err, files, done)
 	}
 	for _, p := range done {
-		if p.swapped {
-			unix.Unlink(p.Temp) // the old file; a killed run leaves it as a stale temp
+		if p.old != "" {
+			unix.Unlink(p.old) // a killed run leaves it as a stale temp
 		}
 	}
 	return nil
@@ -111,24 +114,48 @@ func place(f *Staged) (placed, error) {
 		}
 		if err == nil {
 			err = renameat2(f.Temp, f.Final, unix.RENAME_EXCHANGE)
-			if err == nil || !errors.Is(err, unix.ENOENT) {
-				return placed{f, true}, err
+			switch {
+			case errors.Is(err, unix.EINVAL):
+				return placeAside(f)
+			case err == nil || !errors.Is(err, unix.ENOENT):
+				return placed{f, f.Temp}, err
 			}
 			// The old file went away since the Lstat: there is nothing to swap with.
 		}
 	}
-	return placed{f, false}, renameat2(f.Temp, f.Final, unix.RENAME_NOREPLACE)
+	return placed{f, ""}, renameat2(f.Temp, f.Final, unix.RENAME_NOREPLACE)
+}
+
+// placeAside replaces the file at f.Final on a file system without RENAME_EXCHANGE (exFAT,
+// for one): the old file is renamed aside under a temp name first, so that it can be put
+// back. Unlike a swap, a crash between the two renames leaves nothing at the final path.
+func placeAside(f *Staged) (placed, error) {
+	aside := f.Temp + ".old"
+	if err := renameat2(f.Final, aside, unix.RENAME_NOREPLACE); err != nil {
+		return placed{}, err
+	}
+	err := renameat2(f.Temp, f.Final, unix.RENAME_NOREPLACE)
+	if err != nil {
+		if back := renameat2(aside, f.Final, unix.RENAME_NOREPLACE); back != nil {
+			return placed{}, &Error{Err: err, Stuck: []string{fmt.Sprintf("%s holds nothing and its old file is at %s (%v)", f.Final, aside, back)}}
+		}
+	}
+	return placed{f, aside}, err
 }
 
 // rollback undoes done in reverse order after cause, syncs the folders again and removes
 // the temp files that hold new data.
 func rollback(cause error, files []*Staged, done []placed) error {
 	e := &Error{Err: cause}
+	var pe *Error
+	if errors.As(cause, &pe) { // placeAside could not put its old file back
+		e = pe
+	}
 	stuck := map[*Staged]bool{}
 	for i := len(done) - 1; i >= 0; i-- {
-		if err := undo(done[i]); err != nil {
+		if msg := undo(done[i]); msg != "" {
 			stuck[done[i].Staged] = true
-			e.Stuck = append(e.Stuck, stuckAt(done[i], err))
+			e.Stuck = append(e.Stuck, msg)
 		}
 	}
 	if len(done) > 0 {
@@ -138,18 +165,29 @@ func rollback(cause error, files []*Staged, done []placed) error {
 	return e
 }
 
-func undo(p placed) error {
-	if p.swapped {
-		return renameat2(p.Temp, p.Final, unix.RENAME_EXCHANGE)
+// undo puts back what place did, and returns "" or what the final path holds when it
+// cannot.
+func undo(p placed) string {
+	if p.old == p.Temp {
+		if err := renameat2(p.Temp, p.Final, unix.RENAME_EXCHANGE); err != nil {
+			return fmt.Sprintf("%s holds the new file and its old one is at %s (%v)", p.Final, p.Temp, err)
+		}
+		return ""
 	}
-	return renameat2(p.Final, p.Temp, unix.RENAME_NOREPLACE)
-}
-
-func stuckAt(p placed, err error) string {
-	if p.swapped {
-		return fmt.Sprintf("%s holds the new file and its old one is at %s (%v)", p.Final, p.Temp, err)
+	if err := renameat2(p.Final, p.Temp, unix.RENAME_NOREPLACE); err != nil {
+		if p.old != "" {
+			return fmt.Sprintf("%s holds the new file and its old one is at %s (%v)", p.Final, p.old, err)
+		}
+		return fmt.Sprintf("%s holds the new file (%v)", p.Final, err)
 	}
-	return fmt.Sprintf("%s holds the new file (%v)", p.Final, err)
+	if p.old == "" {
+		return ""
+	}
+	if err := renameat2(p.old, p.Final, unix.RENAME_NOREPLACE); err != nil {
+		unix.Unlink(p.Temp) // the new file, moved back
+		return fmt.Sprintf("%s holds nothing and its old file is at %s (%v)", p.Final, p.old, err)
+	}
+	return ""
 }
 
 // discard removes the temp files, except those of stuck files: such a temp may hold the old
