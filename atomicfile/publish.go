@@ -36,6 +36,7 @@ type Error struct {
 	Unsynced error
 }
 
+// Error says what failed and what the final paths hold now, in one line.
 func (e *Error) Error() string {
 	msg := e.Err.Error()
 	if len(e.Stuck) == 0 {
@@ -49,6 +50,7 @@ func (e *Error) Error() string {
 	return msg
 }
 
+// Unwrap returns Err, so that errors.Is finds its cause (fs.ErrExist, an errno).
 func (e *Error) Unwrap() error { return e.Err }
 
 // placed is one staged file moved to its final path.
