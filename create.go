@@ -35,6 +35,11 @@ Exit codes: 0 complete, 1 failed (no new archive, or LATEST could not be moved),
 3 incomplete (some data could not be read), 4 the set is locked by another run,
 130 interrupted.`
 
+// maxJobs caps --jobs. Each job holds up to three 1 MiB read buffers and two compressors, so
+// 128 jobs may take some 400 MiB, and more jobs than cores only help while reads wait on
+// slow storage; past that a typo (-j 100000000) would only exhaust memory.
+const maxJobs = 128
+
 // createConfig is the create command's flags after validation.
 type createConfig struct {
 	output, outputDir, receipt string
@@ -82,7 +87,7 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
 	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "compression level 1 (fast) to 9 (small); 0 stores")
 	method := fs.String("method", string(archive.Deflate), "deflate, or zstd (zip method 93: read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
-	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel (default: number of CPUs)")
+	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel, 1 to 128 (default: number of CPUs)")
 	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")
 	fs.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
@@ -100,7 +105,10 @@ func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, cod
 	}
 	cfg.policy.FailOn = *failOn
 	cfg.method = archive.Method(*method)
-	err := cfg.validate(fs.Args(), *excludes, *excludeFrom)
+	err := refuseEmpty(fs, []string{"output", "output-dir", "receipt", "exclude-from"}, "SOURCE")
+	if err == nil {
+		err = cfg.validate(fs.Args(), *excludes, *excludeFrom)
+	}
 	if err == nil {
 		err = cfg.validateSet(fs, time.Duration(wait), *activate, keep)
 	}
@@ -120,8 +128,8 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if cfg.method != archive.Deflate && cfg.method != archive.Zstd {
 		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
-	if cfg.jobs < 0 {
-		return fmt.Errorf("--jobs %d: must be at least 1", cfg.jobs)
+	if cfg.jobs < 0 || cfg.jobs > maxJobs {
+		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
@@ -134,7 +142,10 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if err := cfg.readExcludes(excludes, excludeFrom); err != nil {
 		return err
 	}
-	return cfg.setSources(args)
+	if err := cfg.setSources(args); err != nil {
+		return err
+	}
+	return cfg.checkOutputs(excludeFrom)
 }
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {

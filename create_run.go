@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/report"
 )
@@ -181,24 +182,23 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	return rc, c.place(rc)
 }
 
+// place publishes the archive and its receipt as one unit: after a failure the final paths
+// hold the old pair (or nothing), and the error says so.
 func (c *creation) place(rc *report.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
 	}
-	staged, err := archive.StageFile(c.out.receipt, data, 0o600)
+	staged, err := atomicfile.Stage(c.out.receipt, data, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
-	if err := c.w.Commit(c.out.archive, c.cfg.force); err != nil {
-		staged.Discard()
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("output %s exists (use --force to replace it)", c.out.archive)
-		}
-		return c.archiveError(err)
-	}
-	if err := staged.Commit(); err != nil {
-		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
+	err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("output %s exists (use --force to replace it)", c.out.archive)
+	case err != nil:
+		return fmt.Errorf("putting archive %s and receipt %s in place: %w", c.out.archive, c.out.receipt, err)
 	}
 	return nil
 }
@@ -218,7 +218,7 @@ func (c *creation) writeFailedReceipt(rc *report.Receipt, stderr io.Writer) {
 	}
 	data, err := rc.Marshal()
 	if err == nil {
-		err = archive.WriteFileAtomic(c.out.receipt, data, 0o600)
+		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
 	}
 	if err != nil && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/report"
 )
@@ -142,7 +143,7 @@ func (c *creation) markDamaged(rc *report.Receipt, verifyErr error, stderr io.Wr
 	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.out.archive, verifyErr)
 	data, err := damaged.Marshal()
 	if err == nil {
-		err = archive.WriteFileAtomic(c.out.receipt, data, 0o600)
+		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))

@@ -54,6 +54,9 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageError(stderr, "list", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
 	}
+	if err := refuseEmpty(fs, nil, "ARCHIVE"); err != nil {
+		return usageError(stderr, "list", err)
+	}
 	path, err := resolveArchive(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "backup list: %s\n", setError(fs.Arg(0), err))

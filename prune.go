@@ -68,6 +68,9 @@ func runPrune(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() != 1:
 		return usageError(stderr, "prune", fmt.Errorf("want one DIR, got %d arguments", fs.NArg()))
 	}
+	if err := refuseEmpty(fs, nil, "DIR"); err != nil {
+		return usageError(stderr, "prune", err)
+	}
 	dir, err := filepath.Abs(fs.Arg(0))
 	if err != nil {
 		return usageError(stderr, "prune", err)

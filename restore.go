@@ -66,6 +66,9 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return usageError(stderr, "restore", fmt.Errorf("want ARCHIVE and DEST, got %d arguments", fs.NArg()))
 	}
+	if err := refuseEmpty(fs, nil, "ARCHIVE", "DEST"); err != nil {
+		return usageError(stderr, "restore", err)
+	}
 	cfg.archive, cfg.dest = fs.Arg(0), fs.Arg(1)
 	if len(*includes) > 0 {
 		m, err := skiprules.ParsePatterns(*includes)

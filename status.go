@@ -56,6 +56,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageError(stderr, "status", fmt.Errorf("want one DIR, got %d arguments", fs.NArg()))
 	}
+	if err := refuseEmpty(fs, nil, "DIR"); err != nil {
+		return usageError(stderr, "status", err)
+	}
 	dir, err := filepath.Abs(fs.Arg(0))
 	if err != nil {
 		return usageError(stderr, "status", err)

@@ -56,6 +56,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageError(stderr, "verify", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
 	}
+	if err := refuseEmpty(fs, []string{"receipt"}, "ARCHIVE"); err != nil {
+		return usageError(stderr, "verify", err)
+	}
 	cfg.archive = fs.Arg(0)
 	ctx, stop := interruptible()
 	defer stop()

@@ -4,12 +4,9 @@ import (
 	"archive/zip"
 	"encoding/hex"
 	"io"
-
-	"io/fs"
 	"os"
-	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"backup/atomicfile"
 )
 
 // Summary describes a finished archive: its size and SHA-256, as the receipt reports them.
@@ -54,100 +51,31 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}, nil
 }
 
-// Commit moves the closed archive to final and syncs the folder. Unless replace is set, an
-// existing file at final is never replaced: Commit then fails with an error matching
-// fs.ErrExist and the temp file stays for Abort to remove.
-func (w *Writer) Commit(final string, replace bool) error {
+// Commit moves the closed archive to final, together with the staged files given (its
+// receipt), as one unit (atomicfile.Publish): either all of them are in place and synced, or
+// each final path holds what it held before and the error says so. Unless replace is set,
+// an existing file at final is never replaced: Commit then fails with an error matching
+// fs.ErrExist. Once Commit returns no temp file is left, except an old file that a failed
+// rollback could not put back, which the error names.
+func (w *Writer) Commit(final string, replace bool, with ...*atomicfile.Staged) error {
 	if err := w.file.Close(); err != nil {
+		for _, s := range with {
+			s.Discard()
+		}
 		return err
 	}
-	if err := rename(w.file.Name(), final, replace); err != nil {
-		return err
-	}
-	return SyncDir(filepath.Dir(final))
+	// From here the temp name belongs to Publish: after a rollback that failed it may hold
+	// the old archive, which Abort must not remove.
+	w.published = true
+	return atomicfile.Publish(append([]*atomicfile.Staged{{Temp: w.file.Name(), Final: final, NoReplace: !replace}}, with...)...)
 }
 
-// Abort stops the pipeline and removes the temp file; a no-op after a successful Commit.
-// Call it on every path that does not end in Commit.
+// Abort stops the pipeline and removes the temp file; a no-op after Commit. Call it on
+// every path that does not end in a successful Commit.
 func (w *Writer) Abort() {
 	w.Wait()
 	w.file.Close()
-	os.Remove(w.file.Name())
+	if !w.published {
+		os.Remove(w.file.Name())
+	}
 }
-
-func rename(from, to string, replace bool) error {
-	if replace {
-		return os.Rename(from, to)
-	}
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	if err != nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
-	}
-	return nil
-}
-
-// SyncDir fsyncs a folder, so that a rename or removal in it survives a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// WriteFileAtomic writes data to path through a synced temp file in the same folder, so that
-// path holds either its old content or all of data, never a part.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	sf, err := StageFile(path, data, perm)
-	if err != nil {
-		return err
-	}
-	return sf.Commit()
-}
-
-// StagedFile is a file written and synced beside its final path, waiting to be renamed into
-// place: the receipt is staged before the archive is committed, so that a full disk fails
-// the run before anything moves.
-type StagedFile struct {
-	temp, path string
-}
-
-// StageFile writes data to a synced temp file beside path.
-func StageFile(path string, data []byte, perm fs.FileMode) (_ *StagedFile, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return nil, err
-	}
-	if err := f.Chmod(perm); err != nil {
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return &StagedFile{temp: f.Name(), path: path}, nil
-}
-
-// Commit renames the staged file into place and syncs the folder.
-func (sf *StagedFile) Commit() error {
-	if err := os.Rename(sf.temp, sf.path); err != nil {
-		sf.Discard()
-		return err
-	}
-	return SyncDir(filepath.Dir(sf.path))
-}
-
-// Discard removes the staged file.
-func (sf *StagedFile) Discard() { os.Remove(sf.temp) }

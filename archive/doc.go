@@ -8,8 +8,8 @@
 // bounded by the number of workers whatever the size of the files; only the central
 // directory grows with the tree. A file's entry is its whole content or absent, never
 // truncated: entries are staged before they are written. The archive is written to a temp
-// file beside its final path and appears there only once it is whole and synced (Commit);
-// Abort removes every trace of it.
+// file beside its final path and appears there only once it is whole and synced (Commit,
+// with its receipt as one unit); Abort removes every trace of it.
 //
 // The last entry of every archive is the manifest (ManifestName): every stored file with its
 // size and SHA-256, and what the run skipped, excluded and warned about.

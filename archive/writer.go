@@ -84,6 +84,8 @@ type Writer struct {
 
 	mu    sync.Mutex
 	fatal error
+
+	published bool // Commit handed the temp file to atomicfile.Publish
 }
 
 // item is one entry on its way into the archive.

@@ -1,5 +1,3 @@
-// Package atomicfile reads and writes the small files that stand beside archives (receipts,
-// LATEST) whole or not at all, never through a symlink and never blocking on a FIFO.
 package atomicfile
 
 import (

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"backup/archive"
 	"backup/atomicfile"
 	"backup/report"
 )
@@ -149,7 +148,7 @@ func (l *Lock) Activate(name string, allowIncomplete bool, verify Verifier) erro
 	if err := verify(filepath.Join(l.dir, name)); err != nil {
 		return fmt.Errorf("not activating %s: %w", name, err)
 	}
-	return archive.WriteFileAtomic(filepath.Join(l.dir, LatestName), []byte(name+"\n"), 0o644)
+	return atomicfile.WriteFile(filepath.Join(l.dir, LatestName), []byte(name+"\n"), 0o644)
 }
 
 // PointerName returns the archive name LATEST holds, after checking only the pointer itself,

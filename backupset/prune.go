@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"backup/archive"
+	"backup/atomicfile"
 )
 
 // Prune applies p to the set and deletes what the plan does not keep, each archive together
@@ -50,7 +50,7 @@ func (l *Lock) Prune(p Policy, dryRun bool) ([]Decision, error) {
 			return plan[:i], err
 		}
 	}
-	return plan, archive.SyncDir(l.dir)
+	return plan, atomicfile.SyncDir(l.dir)
 }
 
 // remove deletes an archive and then its receipt, either of which may be missing already.

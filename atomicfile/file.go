@@ -1,0 +1,76 @@
+// Package atomicfile puts files in place so that each final path holds either its old file
+// or a whole, synced new one, and publishes several files (an archive and its receipt) as
+// one unit that is rolled back on failure; it reads the small files beside archives
+// (receipts, LATEST) without following a symlink or blocking on a FIFO. It is a leaf package because the archive, backup
+// sets, receipts and pointers all need it, and none of them should import another for it.
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Staged is a file written and synced under a temp name beside its final path, waiting for
+// Publish to move it there.
+type Staged struct {
+	// Temp is the synced temp file, in the same folder as Final.
+	Temp string
+	// Final is where Publish puts the file.
+	Final string
+	// NoReplace makes Publish fail with an error matching fs.ErrExist when a file exists at
+	// Final already; by default it replaces it.
+	NoReplace bool
+}
+
+// Stage writes data with mode perm to a synced temp file beside path. The temp name is the
+// final name with a dot before it and ".tmp-" and a random suffix after it, which is how a
+// backup set recognises what a killed run left behind.
+func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return &Staged{Temp: f.Name(), Final: path}, nil
+}
+
+// Discard removes the staged temp file.
+func (s *Staged) Discard() { os.Remove(s.Temp) }
+
+// WriteFile writes data to path through a synced temp file in the same folder, so that path
+// holds either its old content or all of data, never a part.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	s, err := Stage(path, data, perm)
+	if err != nil {
+		return err
+	}
+	return Publish(s)
+}
+
+// SyncDir fsyncs a folder, so that a rename or removal in it survives a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
