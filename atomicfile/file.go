@@ -1,8 +1,9 @@
 // Package atomicfile puts files in place so that each final path holds either its old file
 // or a whole, synced new one, and publishes several files (an archive and its receipt) as
 // one unit that is rolled back on failure; it reads the small files beside archives
-// (receipts, LATEST) without following a symlink or blocking on a FIFO. It is a leaf package because the archive, backup
-// sets, receipts and pointers all need it, and none of them should import another for it.
+// (receipts, LATEST) without following a symlink or blocking on a FIFO. It is a leaf package
+// because the archive, backup sets, receipts and pointers all need it, and none of them
+// should import another for it.
 package atomicfile
 
 import (
