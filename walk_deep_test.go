@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,9 +103,10 @@ func TestCreateDeeperThanPathMax(t *testing.T) {
 	if rc.Status != "complete" || rc.Counts.Files != 1 || len(rc.Warnings) != 0 {
 		t.Errorf("receipt: status %s, %d files, warnings %+v; want complete, 1 file, none", rc.Status, rc.Counts.Files, rc.Warnings)
 	}
-	if got := readZip(t, out)[name]; got != "deep down\n" {
+	if got := readZipGo(t, out)[name]; got != "deep down\n" {
 		t.Errorf("the deep file in the archive holds %q, want %q", got, "deep down\n")
 	}
+	unzipTestLongNames(t, out)
 	if r := backup(t, runOpts{dir: dir}, "verify", out); r.code != 0 {
 		t.Errorf("verify: exit %d, want 0; stderr:\n%s", r.code, r.stderr)
 	}
@@ -113,5 +116,22 @@ func TestCreateDeeperThanPathMax(t *testing.T) {
 	}
 	if got := readDeep(t, filepath.Join(dest, "app"), parts); got != "deep down\n" {
 		t.Errorf("the restored deep file holds %q, want %q", got, "deep down\n")
+	}
+}
+
+// unzipTestLongNames runs unzip -t on an archive with names longer than Info-ZIP's own limit
+// (4096 bytes): it tests every entry, warns that it truncates those names and exits 1. Any
+// other complaint is damage.
+func unzipTestLongNames(t *testing.T, path string) {
+	t.Helper()
+	out, err := exec.Command("unzip", "-tqq", path).CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
+		t.Fatalf("unzip -t %s: %v\n%s", path, err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if line != "warning:  filename too long--truncating.\n" {
+			t.Errorf("unzip -t: %q", line)
+		}
 	}
 }
