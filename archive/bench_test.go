@@ -2,11 +2,11 @@ package archive
 
 import (
 	"context"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"io/fs"
 	"testing"
 
 	"backup/walker"
