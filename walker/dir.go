@@ -14,8 +14,8 @@ import (
 )
 
 // errReplaced is the cause when a directory is no longer the one its stat saw: swapped for a
-// symlink or for another directory while the walk ran. Its contents are not read.
-var errReplaced = errors.New("replaced while the walk read it (swapped for a symlink or another directory)")
+// symlink, a file or another directory while the walk ran. Its contents are not read.
+var errReplaced = errors.New("replaced while the walk read it (swapped for a symlink, a file or another directory)")
 
 // errNotDir and errNotRegular are the causes when OpenFile is asked for what it cannot open.
 var (
