@@ -41,7 +41,7 @@ func (c *creation) visit(e walker.Entry) error {
 	if e.Info == nil {
 		return nil
 	}
-	d := c.cfg.rules.Decide(e.Path, e.Rel, e.Info, e.RootDev)
+	d := c.cfg.rules.Decide(e, e.Rel, e.Info, e.RootDev)
 	switch d.Action {
 	case skiprules.Skip:
 		c.rec.Skip(e.Name, d.Kind)
@@ -61,7 +61,7 @@ func (c *creation) visit(e walker.Entry) error {
 		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
 		return nil
 	}
-	return c.w.AddFile(e.Path, e.Name, e.Info)
+	return c.w.AddFile(e.Hold(), e.Name, e.Info)
 }
 
 // startProgress starts the progress bar when stderr is a terminal or --progress always says
@@ -93,7 +93,7 @@ func (c *creation) scan(ctx context.Context) (int64, error) {
 		if e.Info == nil {
 			return nil
 		}
-		d := c.cfg.rules.Decide(e.Path, e.Rel, e.Info, e.RootDev)
+		d := c.cfg.rules.Decide(e, e.Rel, e.Info, e.RootDev)
 		switch {
 		case d.Action == skiprules.Exclude:
 			return fs.SkipDir

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"backup/walker"
 )
 
 // The benchmarks run the whole pipeline (read, hash, compress, stage, write in order) on
@@ -46,13 +48,9 @@ func BenchmarkWriterDir(b *testing.B) {
 	benchWriter(b, dir, Options{Level: benchLevel(), Method: Method(os.Getenv("BACKUP_BENCH_METHOD"))})
 }
 
+// benchWriter times the walk too, as backup create runs it: the files are opened through
+// the walker's Handles.
 func benchWriter(b *testing.B, dir string, opts Options) {
-	var size int64
-	files := treeFiles(b, dir)
-	for _, f := range files {
-		size += f.info.Size()
-	}
-	b.SetBytes(size)
 	out := b.TempDir()
 	b.ResetTimer()
 	for range b.N {
@@ -60,11 +58,7 @@ func benchWriter(b *testing.B, dir string, opts Options) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, f := range files {
-			if err := w.AddFile(f.path, f.name, f.info); err != nil {
-				b.Fatal(err)
-			}
-		}
+		b.SetBytes(addTree(b, w, dir))
 		if _, err := w.CloseManifest(&Manifest{}); err != nil {
 			b.Fatal(err)
 		}
@@ -72,24 +66,42 @@ func benchWriter(b *testing.B, dir string, opts Options) {
 	}
 }
 
-type treeFile struct {
-	path, name string
-	info       fs.FileInfo
+// addTree adds every regular file below dir to w, named by its path below dir, in walk
+// order and through the walker's Handles, as backup create does. It returns their size.
+func addTree(tb testing.TB, w *Writer, dir string) int64 {
+	tb.Helper()
+	var size int64
+	walk := walker.Walker{Visit: func(e walker.Entry) error {
+		if !e.Info.Mode().IsRegular() {
+			return nil
+		}
+		size += e.Info.Size()
+		return w.AddFile(e.Hold(), e.Rel, e.Info)
+	}}
+	if err := walk.Walk(tb.Context(), dir, "."); err != nil {
+		tb.Fatal(err)
+	}
+	return size
 }
 
-func treeFiles(tb testing.TB, dir string) []treeFile {
+// heldFile is a file a walk met, to be added later.
+type heldFile struct {
+	src  walker.Handle
+	info fs.FileInfo
+}
+
+// heldFiles walks dir and holds every regular file below it, by its path below dir. Each
+// Handle goes to AddFile or is released.
+func heldFiles(tb testing.TB, dir string) map[string]heldFile {
 	tb.Helper()
-	var files []treeFile
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
+	files := map[string]heldFile{}
+	walk := walker.Walker{Visit: func(e walker.Entry) error {
+		if e.Info.Mode().IsRegular() {
+			files[e.Rel] = heldFile{src: e.Hold(), info: e.Info}
 		}
-		info, err := d.Info()
-		rel, _ := filepath.Rel(dir, path)
-		files = append(files, treeFile{path: path, name: filepath.ToSlash(rel), info: info})
-		return err
-	})
-	if err != nil {
+		return nil
+	}}
+	if err := walk.Walk(tb.Context(), dir, "."); err != nil {
 		tb.Fatal(err)
 	}
 	return files

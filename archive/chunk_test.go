@@ -69,11 +69,7 @@ func TestAbortMidway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range treeFiles(t, dir) {
-		if err := w.AddFile(f.path, f.name, f.info); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTree(t, w, dir)
 	cancel()
 	if err := w.Wait(); err == nil {
 		t.Error("Wait after cancel returned no error")

@@ -48,11 +48,14 @@ func TestWriterDiskFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			var addErr error
+			held := heldFiles(t, src)
 			for _, name := range []string{"a", "b", "c", "d"} {
-				info, _ := os.Stat(filepath.Join(src, name))
-				if addErr = w.AddFile(filepath.Join(src, name), "src/"+name, info); addErr != nil {
-					break
+				f := held[name]
+				if addErr != nil {
+					f.src.Release()
+					continue
 				}
+				addErr = w.AddFile(f.src, "src/"+name, f.info)
 			}
 			_, err = w.CloseManifest(&Manifest{})
 			if addErr != nil {

@@ -2,6 +2,8 @@
 //
 // A Writer compresses files in parallel and writes their entries in the order they were
 // added, so that the archive is the same for the same tree whatever the number of workers.
+// A worker opens each file through the walker's Handle, relative to the directory the walk
+// found it in (never by its path), and the Writer releases the Handle once the file is read.
 // Each file is read once: CRC-32, SHA-256 and compression come from the same bytes. A file
 // larger than a chunk (1 MiB) is split into chunks compressed in parallel and joined into
 // one deflate stream; data that does not shrink is stored. The memory the pipeline holds is

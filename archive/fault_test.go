@@ -14,6 +14,7 @@ import (
 
 	"backup/archive"
 	"backup/report"
+	"backup/walker"
 )
 
 // faultyFile fails with EIO once it has given good bytes.
@@ -59,9 +60,9 @@ func TestReadErrorDropsTheEntry(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			open := func(path string) (archive.SourceFile, error) {
-				f, err := os.Open(path)
-				if err != nil || filepath.Base(path) != "bad.log" {
+			open := func(src walker.Handle, name string) (archive.SourceFile, error) {
+				f, err := src.Open()
+				if err != nil || name != "bad.log" {
 					return f, err
 				}
 				return &faultyFile{File: f, good: c.good}, nil
@@ -101,13 +102,23 @@ func archiveFiles(t *testing.T, dir string, names []string, opts archive.Options
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		info, err := os.Lstat(path)
-		if err != nil {
-			t.Fatal(err)
+	// The walk holds each file; they are added in the order given, as the walk would.
+	type held struct {
+		src  walker.Handle
+		info fs.FileInfo
+	}
+	files := map[string]held{}
+	walk := walker.Walker{Visit: func(e walker.Entry) error {
+		if e.Info.Mode().IsRegular() {
+			files[e.Rel] = held{e.Hold(), e.Info}
 		}
-		if err := w.AddFile(path, name, info); err != nil {
+		return nil
+	}}
+	if err := walk.Walk(t.Context(), dir, "."); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if err := w.AddFile(files[name].src, name, files[name].info); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +172,7 @@ func TestOpenErrorIsReported(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	open := func(string) (archive.SourceFile, error) { return nil, syscall.EACCES }
+	open := func(walker.Handle, string) (archive.SourceFile, error) { return nil, syscall.EACCES }
 	var warns []error
 	path := archiveFiles(t, dir, []string{"f"}, archive.Options{Level: 1, Open: open, OnWarn: func(err error) { warns = append(warns, err) }})
 	var pe *fs.PathError

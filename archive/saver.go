@@ -31,16 +31,16 @@ var ErrChanged = errors.New("changed while being read")
 // maxReads is how often a changing file is read before its last copy is kept.
 const maxReads = 3
 
-// SourceFile is what the archiver reads a file through: an *os.File, opened by
-// walker.Open unless Options.Open says otherwise.
+// SourceFile is what the archiver reads a file through: an *os.File, opened by the walker's
+// Handle unless Options.Open says otherwise.
 type SourceFile interface {
 	io.Reader
 	Stat() (fs.FileInfo, error)
 	Close() error
 }
 
-func openSource(path string) (SourceFile, error) {
-	f, err := walker.Open(path)
+func openSource(src walker.Handle, _ string) (SourceFile, error) {
+	f, err := src.Open()
 	if err != nil {
 		return nil, err // not a nil *os.File in an interface
 	}
@@ -71,15 +71,15 @@ type saver struct {
 	pool      *chunkPool
 	spools    *spoolConfig
 	bytesRead *atomic.Int64
-	open      func(path string) (SourceFile, error)
+	open      func(src walker.Handle, name string) (SourceFile, error)
 	scratch   bytes.Buffer // a small file's compressed bytes, before the choice to keep them
 }
 
-func (s *saver) save(ctx context.Context, path, name string) outcome {
+func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {
 	var o outcome
 	for range maxReads {
 		o.release()
-		o = s.readOnce(ctx, path, name)
+		o = s.readOnce(ctx, src, name)
 		if !errors.Is(o.warn, ErrChanged) {
 			return o
 		}
@@ -94,8 +94,8 @@ func (o *outcome) release() {
 	}
 }
 
-func (s *saver) readOnce(ctx context.Context, path, name string) outcome {
-	f, err := s.open(path)
+func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) outcome {
+	f, err := s.open(src, name)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
 	}

@@ -66,11 +66,7 @@ func benchArchive(b *testing.B, files map[string][]byte) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, f := range treeFiles(b, dir) {
-		if err := w.AddFile(f.path, f.name, f.info); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addTree(b, w, dir)
 	if _, err := w.CloseManifest(m); err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"backup/skiprules"
+	"backup/walker"
 )
 
 // DefaultLevel is the compression level used when none is given; see BENCHMARKS.md for the
@@ -48,8 +49,9 @@ type Options struct {
 	// Jobs is the number of files read and compressed at once, and of the workers that
 	// compress the chunks of large files; 0 means one per CPU.
 	Jobs int
-	// Open opens a file to archive; nil means walker.Open. Tests use it to inject faults.
-	Open func(path string) (SourceFile, error)
+	// Open opens the file to be stored as name; nil means src.Open. Tests use it to inject
+	// faults.
+	Open func(src walker.Handle, name string) (SourceFile, error)
 	// Output wraps the temp file the archive's bytes are written to; nil writes to it
 	// directly. Tests use it to inject write failures such as a full disk.
 	Output func(f *os.File) io.Writer
@@ -90,10 +92,11 @@ type Writer struct {
 
 // item is one entry on its way into the archive.
 type item struct {
-	name, path string
-	info       fs.FileInfo
-	done       chan struct{} // closed once out is set; nil for directories
-	out        outcome
+	name string
+	src  walker.Handle // a file's, released once it is read
+	info fs.FileInfo
+	done chan struct{} // closed once out is set; nil for directories
+	out  outcome
 }
 
 // Create starts an archive in a new temp file in dir, named after base. The pipeline stops
@@ -160,11 +163,14 @@ func (w *Writer) AddDir(name string, info fs.FileInfo) error {
 	return w.add(&item{name: name, info: info})
 }
 
-// AddFile queues the file at path to be stored as name. What became of it is told through
-// the hooks; the returned error is the pipeline's fatal error, if any.
-func (w *Writer) AddFile(path, name string, info fs.FileInfo) error {
-	it := &item{name: name, path: path, info: info, done: make(chan struct{})}
+// AddFile queues the file src to be stored as name; a worker opens it through src later.
+// The Writer releases src once the file is read, or at once when it cannot queue it. What
+// became of the file is told through the hooks; the returned error is the pipeline's fatal
+// error, if any.
+func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo) error {
+	it := &item{name: name, src: src, info: info, done: make(chan struct{})}
 	if err := w.add(it); err != nil {
+		src.Release()
 		return err
 	}
 	w.jobs <- it // workers drain jobs until Wait, whatever happens
@@ -186,7 +192,8 @@ func (w *Writer) add(it *item) error {
 func (w *Writer) work(s *saver) {
 	defer w.workers.Done()
 	for it := range w.jobs {
-		it.out = s.save(w.ctx, it.path, it.name)
+		it.out = s.save(w.ctx, it.src, it.name)
+		it.src.Release()
 		close(it.done)
 	}
 }

@@ -42,18 +42,25 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	os.Mkdir(src, 0o755)
-	os.WriteFile(filepath.Join(src, "a"), []byte("aaa"), 0o644)
+	names := []string{"a", "gone", "fifo", "link"}
+	for _, name := range names {
+		os.WriteFile(filepath.Join(src, name), []byte("aaa"), 0o644)
+	}
+	held := heldFiles(t, src)
+	// After the walk: gone vanishes, fifo and link are replaced by a FIFO and a symlink.
+	for _, name := range names[1:] {
+		os.Remove(filepath.Join(src, name))
+	}
 	syscall.Mkfifo(filepath.Join(src, "fifo"), 0o644)
 	os.Symlink("a", filepath.Join(src, "link"))
-	info, _ := os.Stat(filepath.Join(src, "a"))
 
 	var log hookLog
 	w, err := Create(context.Background(), dir, "out.zip", log.options(DefaultLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"a", "gone", "fifo", "link"} {
-		if err := w.AddFile(filepath.Join(src, name), "src/"+name, info); err != nil {
+	for _, name := range names {
+		if err := w.AddFile(held[name].src, "src/"+name, held[name].info); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,12 +80,12 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer zr.Close()
-	var names []string
+	var entries []string
 	for _, f := range zr.File {
-		names = append(names, f.Name)
+		entries = append(entries, f.Name)
 	}
-	if !slices.Equal(names, []string{"src/a", ManifestName}) {
-		t.Errorf("entries %q", names)
+	if !slices.Equal(entries, []string{"src/a", ManifestName}) {
+		t.Errorf("entries %q", entries)
 	}
 }
 

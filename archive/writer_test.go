@@ -34,11 +34,7 @@ func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range treeFiles(t, dir) {
-		if err := w.AddFile(f.path, f.name, f.info); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTree(t, w, dir)
 	if _, err := w.CloseManifest(&Manifest{}); err != nil {
 		t.Fatal(err)
 	}

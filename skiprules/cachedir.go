@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // CacheDirTagName is the name of the file that marks a cache directory, and
@@ -14,30 +13,31 @@ const CacheDirTagName = "CACHEDIR.TAG"
 
 const cacheDirSignature = "Signature: 8a477f597d28d172789f06886806bc55"
 
+// Dir is a directory a rule looks into. The walker's Entry is one: it opens
+// files relative to the directory's own descriptor, so the file read is in
+// the directory the walk is in, even if its path was swapped for a symlink.
+type Dir interface {
+	// OpenFile opens the regular file name in the directory, without
+	// following a symlink; it fails for anything that is not a regular file,
+	// without opening it (a FIFO would block).
+	OpenFile(name string) (*os.File, error)
+}
+
 // IsCacheDir reports whether dir holds a valid CACHEDIR.TAG: a regular file
-// (lstat; a symlink does not count) whose content begins with
-// "Signature: 8a477f597d28d172789f06886806bc55".
+// (a symlink does not count) whose content begins with
+// "Signature: 8a477f597d28d172789f06886806bc55". A nil dir holds none.
 //
 // Any error reading the tag means "not a cache": wrongly archiving a cache
 // costs space, wrongly excluding data loses it.
-func IsCacheDir(dir string) bool {
-	name := filepath.Join(dir, CacheDirTagName)
-	before, err := os.Lstat(name)
-	if err != nil || !before.Mode().IsRegular() {
+func IsCacheDir(dir Dir) bool {
+	if dir == nil {
 		return false
 	}
-	// The tag may be swapped for a link or a FIFO between lstat and open;
-	// openNoFollow neither follows links nor blocks, and the file opened
-	// must be the one we looked at.
-	f, err := openNoFollow(name)
+	f, err := dir.OpenFile(CacheDirTagName)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	after, err := f.Stat()
-	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
-		return false
-	}
 	buf := make([]byte, len(cacheDirSignature))
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return false

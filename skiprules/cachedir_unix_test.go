@@ -39,7 +39,7 @@ func TestIsCacheDirSpecialTag(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tt.setup(t, filepath.Join(dir, CacheDirTagName))
-			if IsCacheDir(dir) {
+			if isCacheDir(t, dir) {
 				t.Error("IsCacheDir = true, want false")
 			}
 		})

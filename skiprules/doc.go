@@ -9,8 +9,9 @@
 //     Archive always names why (a Kind for Skip, a Rule for Exclude), so the
 //     receipt can list it; nothing is dropped without a reason.
 //   - Classification uses only the lstat result the caller already has. The
-//     only I/O is reading a CACHEDIR.TAG, which is opened without following
-//     links and without blocking, and checked again after opening.
+//     only I/O is reading a CACHEDIR.TAG, through the caller's Dir (the
+//     walker's Entry), which opens it relative to the directory's own
+//     descriptor, only when it is a regular file, without following links.
 //   - Exclude patterns follow gitignore syntax and semantics, and matching
 //     takes time polynomial in the sizes of pattern and path, whatever the
 //     pattern.

@@ -2,7 +2,6 @@ package skiprules
 
 import (
 	"io/fs"
-	"os"
 )
 
 // Action is what becomes of a path.
@@ -37,11 +36,12 @@ type Rules struct {
 	Exclude       *Matcher      // --exclude / --exclude-from; nil excludes nothing
 	ExcludeCaches bool          // --exclude-caches
 	OneFileSystem bool          // --one-file-system
-	Self          []fs.FileInfo // the archive being written, its temp file, its receipt: never archived (os.SameFile)
+	Self          []fs.FileInfo // the archive being written, its temp file, its receipt: never archived (same device and inode)
 }
 
-// Decide classifies one path. path is its path on disk (for the
-// CACHEDIR.TAG lookup), rel its slash-separated name below its source root
+// Decide classifies one path. dir opens files inside the path when it is a
+// directory (for the CACHEDIR.TAG lookup; nil looks into nothing), rel its
+// slash-separated name below its source root
 // ("" for the root itself: a root is never excluded by patterns, caches or
 // one-file-system, but is still skipped by kind), info its lstat result
 // (never nil), rootDev the device id of the source root (DeviceOf of the
@@ -52,7 +52,7 @@ type Rules struct {
 // another device. A directory on another device than rootDev is excluded
 // with RuleOtherFS and not descended, like borg, so the receipt shows the
 // mount point that was left out. Only the CACHEDIR.TAG rule does I/O.
-func (r Rules) Decide(path, rel string, info fs.FileInfo, rootDev uint64) Decision {
+func (r Rules) Decide(dir Dir, rel string, info fs.FileInfo, rootDev uint64) Decision {
 	if r.isSelf(info) {
 		return Decision{Action: Exclude, Rule: RuleSelf}
 	}
@@ -67,7 +67,7 @@ func (r Rules) Decide(path, rel string, info fs.FileInfo, rootDev uint64) Decisi
 	if rel == "" || !info.IsDir() {
 		return Decision{Action: Archive}
 	}
-	if r.ExcludeCaches && IsCacheDir(path) {
+	if r.ExcludeCaches && IsCacheDir(dir) {
 		return Decision{Action: Exclude, Rule: RuleCacheDir}
 	}
 	if r.OneFileSystem && DeviceOf(info) != rootDev {
@@ -80,7 +80,7 @@ func (r Rules) Decide(path, rel string, info fs.FileInfo, rootDev uint64) Decisi
 // which must never be archived into themselves.
 func (r Rules) isSelf(info fs.FileInfo) bool {
 	for _, s := range r.Self {
-		if s != nil && os.SameFile(s, info) {
+		if s != nil && sameFile(s, info) {
 			return true
 		}
 	}

@@ -23,7 +23,7 @@ func TestDecideZeroRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			info := fakeInfo{name: "x", mode: tt.mode}
-			if got := (Rules{}).Decide("/nonexistent/x", "x", info, 0); got != tt.want {
+			if got := (Rules{}).Decide(nil, "x", info, 0); got != tt.want {
 				t.Errorf("Decide = %+v, want %+v", got, tt.want)
 			}
 		})

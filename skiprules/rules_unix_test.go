@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"backup/walker"
 )
 
 // TestDecideOrder checks which rule wins when several apply, on a real tree
-// so that lstat, os.SameFile and CACHEDIR.TAG behave as in a backup.
+// and on the walker's entries, so that lstat, the self check and CACHEDIR.TAG
+// behave as in a backup.
 func TestDecideOrder(t *testing.T) {
 	root := decideTree(t)
 	self := lstat(t, filepath.Join(root, "out.zip"))
@@ -53,15 +56,16 @@ func TestDecideOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(root, filepath.FromSlash(tt.path))
 			rootDev := DeviceOf(lstat(t, root))
 			if tt.otherDev {
 				rootDev++
 			}
-			got := tt.rules.Decide(path, tt.rel, lstat(t, path), rootDev)
-			if got != tt.want {
-				t.Errorf("Decide(%q, rel %q) = %+v, want %+v", tt.path, tt.rel, got, tt.want)
-			}
+			atEntry(t, root, tt.path, func(e walker.Entry) {
+				got := tt.rules.Decide(e, tt.rel, e.Info, rootDev)
+				if got != tt.want {
+					t.Errorf("Decide(%q, rel %q) = %+v, want %+v", tt.path, tt.rel, got, tt.want)
+				}
+			})
 		})
 	}
 }

@@ -4,7 +4,6 @@ package skiprules
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 )
 
@@ -18,8 +17,11 @@ func deviceOf(info fs.FileInfo) uint64 {
 	return uint64(st.Dev)
 }
 
-// openNoFollow opens name for reading without following a final symlink and
-// without blocking on a FIFO.
-func openNoFollow(name string) (*os.File, error) {
-	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// sameFile reports whether a and b describe the same file. It compares device
+// and inode rather than using os.SameFile, which knows only the os package's
+// own stat results, not the walker's fstatat ones.
+func sameFile(a, b fs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }

@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"syscall"
 )
 
 // Ops named in the *fs.PathError values the walker reports. They are the receipt's "op" values.
@@ -14,10 +13,10 @@ const (
 	OpReadDir = "readdir"
 )
 
-// Entry is one path the walk met.
+// Entry is one path the walk met. It is found, stat'ed and opened relative to the open
+// directory it was listed in, never by a path from the root: a directory renamed or swapped
+// for a symlink while the walk runs cannot redirect it outside the tree.
 type Entry struct {
-	// Path is the path on disk.
-	Path string
 	// Name is the stored name: the root's name, then the slash-separated path below it.
 	Name string
 	// Rel is the slash-separated path below the root; "" for the root itself.
@@ -30,33 +29,54 @@ type Entry struct {
 	Err error
 	// RootDev is the device id of the root, for --one-file-system.
 	RootDev uint64
+
+	parent *dir    // the directory the entry was listed in, held by the walk during Visit
+	base   string  // the entry's name in parent
+	self   *subdir // for a directory: its own descriptor, opened when first needed
 }
 
 // IsDir reports whether the entry is a directory the walk will descend into.
 func (e Entry) IsDir() bool { return e.Info != nil && e.Info.IsDir() }
 
-func (e Entry) child(name string) Entry {
+// Hold returns a Handle that opens the entry later, on any goroutine. Call it during Visit.
+func (e Entry) Hold() Handle {
+	e.parent.hold()
+	return Handle{parent: e.parent, base: e.base}
+}
+
+// OpenFile opens the regular file name inside the directory e, relative to e's own
+// descriptor, without following a symlink and without opening anything that is not a
+// regular file (a FIFO would block, a device may act on being opened). Call it during Visit.
+func (e Entry) OpenFile(name string) (*os.File, error) {
+	if e.self == nil {
+		return nil, &fs.PathError{Op: OpOpen, Path: name, Err: errNotDir}
+	}
+	d, err := e.self.open(e.parent, e.base, e.Info)
+	if err != nil {
+		return nil, err
+	}
+	return d.openRegular(name)
+}
+
+func (e Entry) child(d *dir, name string) Entry {
 	rel := name
 	if e.Rel != "" {
 		rel = e.Rel + "/" + name
 	}
-	return Entry{
-		Path:    e.Path + string(os.PathSeparator) + name,
-		Name:    path.Join(e.Name, name),
-		Rel:     rel,
-		RootDev: e.RootDev,
-	}
+	return Entry{Name: path.Join(e.Name, name), Rel: rel, RootDev: e.RootDev, parent: d, base: name}
 }
 
-// Open opens path for reading without following a final symlink and without blocking on a
-// FIFO or a device: the way every file that may have been swapped since lstat must be opened.
-func Open(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// Handle opens one entry of the walk after Visit has returned, on any goroutine: it keeps the
+// directory the entry was listed in open until Release, which must be called once.
+type Handle struct {
+	parent *dir
+	base   string
 }
 
-func deviceOf(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev)
-	}
-	return 0
-}
+// Open opens the entry for reading relative to its directory, without following a symlink
+// and without blocking on a FIFO or a device: the way every file that may have been swapped
+// since its stat must be opened. The caller checks what it opened with fstat.
+func (h Handle) Open() (*os.File, error) { return h.parent.openFile(h.base) }
+
+// Release lets the entry's directory be closed once nothing else needs it.
+func (h Handle) Release() { h.parent.release() }

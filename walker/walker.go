@@ -3,11 +3,7 @@ package walker
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 )
 
 // Visit is called once for each path, in walk order, on the goroutine that called Walk.
@@ -22,31 +18,40 @@ type Walker struct {
 	Visit Visit
 	// ReadDirFailed is told, after Visit saw the directory, when a directory's names could
 	// not be listed in full; the names that were listed are still walked. err is an
-	// *fs.PathError with Op OpReadDir. A non-nil return stops the walk.
+	// *fs.PathError: Op OpOpen when the directory was no longer the one its stat saw (swapped
+	// for a symlink or another directory: nothing in it is read), OpReadDir otherwise. A
+	// non-nil return stops the walk.
 	ReadDirFailed func(dir Entry, err error) error
-	// Lstat stats paths below the root; nil means os.Lstat. Tests inject failures here.
-	Lstat func(path string) (fs.FileInfo, error)
+
+	// lstat stats an entry in an open directory; nil means lstatAt. Tests inject failures,
+	// and swaps of the tree, here.
+	lstat func(dirfd int, name string) (fs.FileInfo, error)
 }
 
 // Walk walks the tree at root, naming the root name in stored names. A root that is a
 // symlink is followed: the user named it. It returns an error when the root cannot be
 // stat'ed, when ctx is done, or when a hook stops the walk.
 func (w Walker) Walk(ctx context.Context, root, name string) error {
-	info, err := os.Stat(root)
+	parent, base, err := openRoot(root)
 	if err != nil {
 		return err
 	}
-	// Below the root nothing is opened through a symlink, so resolve the root's own.
-	if root, err = filepath.EvalSymlinks(root); err != nil {
-		return err
+	defer parent.release()
+	info, err := lstatAt(parent.fd, base)
+	if err != nil {
+		return &fs.PathError{Op: "lstat", Path: root, Err: err}
 	}
-	e := Entry{Path: root, Name: name, Info: info, RootDev: deviceOf(info)}
+	e := Entry{Name: name, Info: info, RootDev: deviceOf(info), parent: parent, base: base}
 	return w.visit(ctx, e)
 }
 
 func (w Walker) visit(ctx context.Context, e Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if e.IsDir() {
+		e.self = &subdir{}
+		defer e.self.close()
 	}
 	err := w.Visit(e)
 	if errors.Is(err, fs.SkipDir) {
@@ -55,15 +60,24 @@ func (w Walker) visit(ctx context.Context, e Entry) error {
 	if err != nil || !e.IsDir() {
 		return err
 	}
-	names, err := readDirNames(e.Path)
-	if err != nil && w.ReadDirFailed != nil {
-		if err := w.ReadDirFailed(e, &fs.PathError{Op: OpReadDir, Path: e.Name, Err: unwrapPathError(err)}); err != nil {
+	return w.walkDir(ctx, e)
+}
+
+// walkDir visits what is in the directory e, opened relative to the directory above it.
+func (w Walker) walkDir(ctx context.Context, e Entry) error {
+	d, err := e.self.open(e.parent, e.base, e.Info)
+	if err != nil {
+		return w.readDirFailed(e, err)
+	}
+	names, err := d.readNames()
+	if err != nil {
+		if err := w.readDirFailed(e, err); err != nil {
 			return err
 		}
 	}
 	for _, n := range names {
-		c := e.child(n)
-		c.Info, c.Err = w.stat(c.Path, c.Name)
+		c := e.child(d, n)
+		c.Info, c.Err = w.stat(d, n, c.Name)
 		if err := w.visit(ctx, c); err != nil {
 			return err
 		}
@@ -71,51 +85,40 @@ func (w Walker) visit(ctx context.Context, e Entry) error {
 	return nil
 }
 
-func readDirNames(dir string) ([]string, error) {
-	f, err := Open(dir)
-	if err != nil {
-		return nil, err
+func (w Walker) readDirFailed(e Entry, err error) error {
+	if w.ReadDirFailed == nil {
+		return nil
 	}
-	defer f.Close()
-	var names []string
-	for {
-		batch, err := f.Readdirnames(1024)
-		names = append(names, batch...)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			slices.Sort(names)
-			return names, err
-		}
+	op := OpReadDir
+	if errors.Is(err, errReplaced) {
+		op = OpOpen
 	}
-	slices.Sort(names)
-	return names, nil
+	return w.ReadDirFailed(e, &fs.PathError{Op: op, Path: e.Name, Err: unwrapPathError(err)})
 }
 
 // stat returns lstat's answer, or when lstat failed for a reason other than the path having
 // vanished, fstat's answer on the path opened without following links or blocking.
-func (w Walker) stat(p, name string) (fs.FileInfo, error) {
-	lstat := w.Lstat
+func (w Walker) stat(d *dir, name, stored string) (fs.FileInfo, error) {
+	lstat := w.lstat
 	if lstat == nil {
-		lstat = os.Lstat
+		lstat = lstatAt
 	}
-	info, err := lstat(p)
+	info, err := lstat(d.fd, name)
 	if err == nil {
 		return info, nil
 	}
-	statErr := &fs.PathError{Op: OpStat, Path: name, Err: unwrapPathError(err)}
+	statErr := &fs.PathError{Op: OpStat, Path: stored, Err: unwrapPathError(err)}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, statErr
 	}
-	f, openErr := Open(p)
+	f, openErr := d.openFile(name)
 	if openErr != nil {
-		return nil, &fs.PathError{Op: OpOpen, Path: name, Err: unwrapPathError(openErr)}
+		return nil, &fs.PathError{Op: OpOpen, Path: stored, Err: unwrapPathError(openErr)}
 	}
 	defer f.Close()
 	info, fstatErr := f.Stat()
 	if fstatErr != nil {
-		return nil, &fs.PathError{Op: OpStat, Path: name, Err: unwrapPathError(fstatErr)}
+		return nil, &fs.PathError{Op: OpStat, Path: stored, Err: unwrapPathError(fstatErr)}
 	}
 	return info, statErr
 }

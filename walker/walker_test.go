@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func mkfiles(t *testing.T, root string, names ...string) {
@@ -99,22 +101,35 @@ func TestWalkCancelled(t *testing.T) {
 	}
 }
 
+// testDir opens path as the walk opens a directory.
+func testDir(t *testing.T, path string) *dir {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDir(fd, os.NewFile(uintptr(fd), path))
+	t.Cleanup(d.release)
+	return d
+}
+
 func TestStatVanished(t *testing.T) {
-	info, err := Walker{}.stat(filepath.Join(t.TempDir(), "gone"), "app/gone")
+	info, err := Walker{}.stat(testDir(t, t.TempDir()), "gone", "app/gone")
 	var pe *fs.PathError
 	if info != nil || !errors.As(err, &pe) || pe.Op != OpStat || pe.Path != "app/gone" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stat of a vanished path: %v, %v; want a stat PathError naming app/gone with ErrNotExist", info, err)
 	}
 }
 
-// TestStatNeverBlocks: the fallback open of a path lstat could not read must not block on a
-// FIFO. lstat cannot be made to fail here, so the open is tried directly.
+// TestOpenFIFODoesNotBlock: the fallback open of a path lstat could not read, and a Handle's
+// open, must not block on a FIFO. lstat cannot be made to fail here, so the open is tried
+// directly.
 func TestOpenFIFODoesNotBlock(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p)
+	f, err := testDir(t, dir).openFile("fifo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +144,14 @@ func TestOpenFIFODoesNotBlock(t *testing.T) {
 func TestStatFailsOpenWorks(t *testing.T) {
 	root := t.TempDir()
 	mkfiles(t, root, "dir/f", "file")
-	failing := func(p string) (fs.FileInfo, error) {
-		if filepath.Base(p) == "dir" || filepath.Base(p) == "file" {
-			return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.EOVERFLOW}
+	failing := func(dirfd int, name string) (fs.FileInfo, error) {
+		if name == "dir" || name == "file" {
+			return nil, syscall.EOVERFLOW
 		}
-		return os.Lstat(p)
+		return lstatAt(dirfd, name)
 	}
 	var got []string
-	w := Walker{Lstat: failing, Visit: func(e Entry) error {
+	w := Walker{lstat: failing, Visit: func(e Entry) error {
 		var pe *fs.PathError
 		switch {
 		case e.Err == nil:
@@ -161,11 +176,8 @@ func TestStatFailsOpenWorks(t *testing.T) {
 // TestStatAndOpenFail: when the open fails too, the entry has no Info and an open error:
 // the path is lost, never skipped.
 func TestStatAndOpenFail(t *testing.T) {
-	root := t.TempDir()
-	w := Walker{Lstat: func(p string) (fs.FileInfo, error) {
-		return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.EACCES}
-	}}
-	info, err := w.stat(filepath.Join(root, "missing-for-open"), "r/x")
+	w := Walker{lstat: func(int, string) (fs.FileInfo, error) { return nil, syscall.EACCES }}
+	info, err := w.stat(testDir(t, t.TempDir()), "missing-for-open", "r/x")
 	var pe *fs.PathError
 	if info != nil || !errors.As(err, &pe) || pe.Op != OpOpen || pe.Path != "r/x" {
 		t.Errorf("got %v, %v; want no info and an open error naming r/x", info, err)

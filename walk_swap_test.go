@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mustTool skips a test that needs a tool, except in CI, which installs it (.ci/run): there
+// a skip would hide a test that never ran.
+func mustTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("this test needs %s, and CI installs it", name)
+	}
+	t.Skip("needs " + name)
+}
+
+// TestCreateDirSwappedForSymlink is the attack of issue 8: while the walk is between the stat
+// of a path and its open, app/dir is moved away and replaced by a symlink to a folder outside
+// the source holding a secret x. strace holds the process in that stat (by its full path, or
+// relative to the folder's descriptor) long enough for the swap. The secret must never reach
+// the archive. Swapped after the stat of app/dir/x, the walk reads the original x through the
+// folder it opened, and the run is complete; swapped after the stat of app/dir itself, the
+// folder is not read, and is lost.
+func TestCreateDirSwappedForSymlink(t *testing.T) {
+	mustTool(t, "strace")
+	cases := []struct {
+		name         string
+		folder, stat string // the stat held: of stat in folder
+		code         int
+		files        map[string]string
+		warnings     []string
+	}{
+		{"after the stat of a file in it", "app/dir", "x", exitComplete,
+			map[string]string{"app/dir/x": "in\n", "app/keep.txt": "kept\n"}, nil},
+		{"after its own stat", "app", "dir", exitIncomplete,
+			map[string]string{"app/keep.txt": "kept\n"}, []string{"app/dir open lost=true"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			makeTree(t, dir, map[string]node{
+				"app/dir/x":     {content: "in\n"},
+				"app/keep.txt":  {content: "kept\n"},
+				"outside/x":     {content: "SECRET\n"},
+				"outside/other": {content: "SECRET too\n"},
+			})
+			sub := filepath.Join(dir, "app", "dir")
+			r := createSwapping(t, dir, c.folder, c.stat, func() {
+				if err := os.Rename(sub, filepath.Join(dir, "dir.orig")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(dir, "outside"), sub); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if r.code != c.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, c.code, r.stderr)
+			}
+			entries := readZip(t, filepath.Join(dir, "b.zip"))
+			for name, content := range entries {
+				if strings.Contains(content, "SECRET") {
+					t.Errorf("%s holds %q, read from outside the source", name, content)
+				}
+			}
+			for name, want := range c.files {
+				if got := entries[name]; got != want {
+					t.Errorf("%s = %q, want the original %q", name, got, want)
+				}
+			}
+			rc := readReceipt(t, filepath.Join(dir, "b.zip.receipt.json"))
+			var warnings []string
+			for _, w := range rc.Warnings {
+				warnings = append(warnings, fmt.Sprintf("%s %s lost=%v", w.Path, w.Op, w.Lost))
+			}
+			if !slices.Equal(warnings, c.warnings) || rc.Counts.Files != len(c.files) {
+				t.Errorf("receipt: warnings %q, %d files; want %q, %d files", warnings, rc.Counts.Files, c.warnings, len(c.files))
+			}
+		})
+	}
+}
+
+// createSwapping runs backup create -o dir/b.zip dir/app under strace, which holds every
+// stat of folder/name, and every stat in folder (both below dir); when the stat of name is
+// held, it calls swap.
+func createSwapping(t *testing.T, dir, folder, name string, swap func()) result {
+	t.Helper()
+	log := filepath.Join(dir, "strace.log")
+	traced := filepath.Join(dir, folder)
+	cmd := exec.Command("strace", "-f", "-y", "-o", log, "-e", "inject=newfstatat:delay_exit=1500000",
+		"-P", traced, "-P", filepath.Join(traced, name),
+		binary, "create", "-o", filepath.Join(dir, "b.zip"), filepath.Join(dir, "app"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The stat by its full path (a walk by paths), or relative to the folder's descriptor.
+	byPath := "/" + folder + "/" + name + `"`
+	relative := "/" + folder + `>, "` + name + `"`
+	waitForLine(t, log, func(l string) bool {
+		return strings.Contains(l, "newfstatat(") && (strings.Contains(l, byPath) || strings.Contains(l, relative))
+	})
+	swap()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// waitForLine waits until a line of the file at path satisfies match. It is how the test
+// learns that the traced process is held in the syscall strace delays: strace writes the
+// line before the delay.
+func waitForLine(t *testing.T, path string, match func(string) bool) {
+	t.Helper()
+	for range 3000 {
+		if f, err := os.Open(path); err == nil {
+			s := bufio.NewScanner(f)
+			for s.Scan() {
+				if match(s.Text()) {
+					f.Close()
+					return
+				}
+			}
+			f.Close()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(path)
+	t.Fatalf("no matching line in %s:\n%s", path, data)
+}
