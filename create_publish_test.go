@@ -8,26 +8,12 @@ import (
 	"testing"
 )
 
-// mustStrace skips a test that needs strace, except in CI, which installs it.
-func mustStrace(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("strace")
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("this test needs strace, and CI installs it")
-	}
-	t.Skip("needs strace")
-	return ""
-}
-
 // backupUnderStrace runs the binary under strace, which makes the system calls it names
 // fail on the path it names (a file for renames, a folder for its fsync).
 func backupUnderStrace(t *testing.T, dir, path, inject string, args ...string) result {
 	t.Helper()
-	strace := mustStrace(t)
-	cmd := exec.Command(strace, append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "inject=" + inject, binary}, args...)...)
+	mustTool(t, "strace")
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "inject=" + inject, binary}, args...)...)
 	cmd.Dir = dir
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -93,6 +93,19 @@ func mustRoot(t *testing.T) {
 	t.Skip("needs root")
 }
 
+// mustTool skips a test that needs a tool, except in CI, which installs it (.ci/run): there
+// a skip would hide a test that never ran.
+func mustTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("this test needs %s, and CI installs it", name)
+	}
+	t.Skip("needs " + name)
+}
+
 // nobody is the uid permission tests run the binary as: root reads everything.
 const nobody = 65534
 

@@ -13,19 +13,6 @@ import (
 	"time"
 )
 
-// mustTool skips a test that needs a tool, except in CI, which installs it (.ci/run): there
-// a skip would hide a test that never ran.
-func mustTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("this test needs %s, and CI installs it", name)
-	}
-	t.Skip("needs " + name)
-}
-
 // TestCreateDirSwappedForSymlink is the attack of issue 8: while the walk is between the stat
 // of a path and its open, app/dir is moved away and replaced by a symlink to a folder outside
 // the source holding a secret x. strace holds the process in that stat (by its full path, or
