@@ -177,7 +177,7 @@ func (p *RestorePlan) checkManifest() {
 		present[e.Name] = true
 	}
 	for _, f := range m.Files {
-		if present[f.Path] || CheckName(f.Path) != nil {
+		if present[f.Path] || CheckName(f.Path, HostUnix) != nil { // backup writes on Unix
 			continue
 		}
 		if p.included(&Entry{Name: f.Path}) {
