@@ -32,7 +32,8 @@ type Entry struct {
 	// Host is the system the entry was made on, which decides what its name means.
 	Host Host
 
-	file *zip.File
+	file          *zip.File
+	afterManifest bool // stored after the manifest, which backup writes last
 }
 
 // Type names the entry's type as list shows it: "file", "dir" or the Kind.
