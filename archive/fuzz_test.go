@@ -166,6 +166,9 @@ func TestFuzzSeeds(t *testing.T) {
 		"dotdot":         buildZip(t, []zent{{name: "a/../../x", body: "x"}}, false),
 		"symlink-then-x": buildZip(t, []zent{{name: "l", body: "/", symlink: true}, {name: "l/x", body: "x"}}, false),
 		"duplicate":      buildZip(t, []zent{{name: "a", body: "1"}, {name: "a", body: "2"}}, true),
+		"appended":       arrange(t, buildZip(t, sampleTree, true), []zent{{name: "app/zz", body: "x"}}, []string{"app/a.txt", ManifestName, "app/zz"}),
+		"two-manifests":  arrange(t, buildZip(t, sampleTree, true), nil, []string{ManifestName, "app/a.txt", ManifestName}),
+		"unix-backslash": buildZip(t, []zent{{name: `a\b`, body: "x"}, {name: "c:d", body: "y"}, {name: "\xff", body: "z"}}, true),
 	}
 	for name, data := range seeds {
 		file := filepath.Join("testdata", "fuzz", "FuzzReader", name)
