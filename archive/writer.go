@@ -82,6 +82,8 @@ type Writer struct {
 	written chan struct{}
 	wait    sync.Once
 
+	names nameOrder // on the goroutine that adds entries
+
 	mu    sync.Mutex
 	fatal error
 }
@@ -153,13 +155,17 @@ func (w *Writer) TempPath() string { return w.file.Name() }
 // goroutine.
 func (w *Writer) BytesRead() int64 { return w.read.Load() }
 
-// AddDir adds a directory entry. It returns the pipeline's fatal error, if any.
+// AddDir adds a directory entry. It returns the pipeline's fatal error, if any, or why the
+// name cannot come next (see AddFile).
 func (w *Writer) AddDir(name string, info fs.FileInfo) error {
 	return w.add(&item{name: name, info: info})
 }
 
 // AddFile queues the file at path to be stored as name. What became of it is told through
-// the hooks; the returned error is the pipeline's fatal error, if any.
+// the hooks; the returned error is the pipeline's fatal error, if any. Entries come in walk
+// order, each name once, from one goroutine: a name that is unsafe, the manifest's, or out
+// of that order is refused with an error and not stored, so that no archive holds two
+// entries of one name.
 func (w *Writer) AddFile(path, name string, info fs.FileInfo) error {
 	it := &item{name: name, path: path, info: info, done: make(chan struct{})}
 	if err := w.add(it); err != nil {
@@ -171,6 +177,9 @@ func (w *Writer) AddFile(path, name string, info fs.FileInfo) error {
 
 func (w *Writer) add(it *item) error {
 	if err := w.err(); err != nil {
+		return err
+	}
+	if err := w.names.next(it.name); err != nil {
 		return err
 	}
 	select {
