@@ -3,8 +3,35 @@ package archive
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"strings"
 )
+
+// OpStore is the op of a warning for a path whose name no zip entry can hold.
+const OpStore = "store"
+
+// maxNameLen is the longest name a zip entry holds: its length is a 16-bit field. A walk
+// relative to folder descriptors meets longer paths, which Linux allows.
+const maxNameLen = 1<<16 - 1
+
+var errNameTooLong = fmt.Errorf("name longer than the %d bytes a zip entry holds", maxNameLen)
+
+// checkLength says why the stored name (a directory's with its slash) cannot be stored.
+func checkLength(stored string) error {
+	if len(stored) > maxNameLen {
+		return errNameTooLong
+	}
+	return nil
+}
+
+// addLost queues, in walk order, a warning that the entry name was not stored because of
+// cause: the path is lost, and the run goes on.
+func (w *Writer) addLost(name string, info fs.FileInfo, cause error) error {
+	it := &item{name: name, info: info, done: make(chan struct{})}
+	it.out.warn = &fs.PathError{Op: OpStore, Path: name, Err: cause}
+	close(it.done)
+	return w.add(it)
+}
 
 // nameOrder makes two entries of one name impossible without holding every name (a million
 // files would make that set tens of MB): entries must come in walk order. Within one

@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +74,35 @@ func TestCompareNames(t *testing.T) {
 		if got := compareNames(tt.a, tt.b); got != tt.want {
 			t.Errorf("compareNames(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestWriterNameTooLong adds a file and a folder whose names no zip entry can hold: each is
+// a warning (OpStore), neither is stored, and the archive is whole.
+func TestWriterNameTooLong(t *testing.T) {
+	long := "a/" + strings.Repeat("x", maxNameLen)
+	var warns []string
+	w, err := Create(t.Context(), t.TempDir(), "t.zip", Options{OnWarn: func(err error) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Op == OpStore && errors.Is(err, errNameTooLong) {
+			warns = append(warns, pe.Path)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	info := fileInfo(t, time.Now(), 0o644)
+	dirName := "a/" + strings.Repeat("d", maxNameLen-2) // fits, but not with its slash
+	for _, err := range []error{w.AddDir("a", info), w.AddDir(dirName, info), w.AddFile("/nonexistent", long, info)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.CloseManifest(&Manifest{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 2 || warns[0] != dirName || warns[1] != long {
+		t.Errorf("warnings for %d names, want the folder's and the file's", len(warns))
 	}
 }

@@ -60,7 +60,8 @@ type Options struct {
 	// OnSkip is told of a file that was no longer a regular file when it was opened.
 	OnSkip func(name string, kind skiprules.Kind)
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
-	// op OpOpen or OpRead; fs.ErrNotExist when it vanished; ErrChanged when it kept changing.
+	// op OpOpen, OpRead or OpStore; fs.ErrNotExist when it vanished; ErrChanged when it kept
+	// changing.
 	OnWarn func(err error)
 }
 
@@ -158,6 +159,9 @@ func (w *Writer) BytesRead() int64 { return w.read.Load() }
 // AddDir adds a directory entry. It returns the pipeline's fatal error, if any, or why the
 // name cannot come next (see AddFile).
 func (w *Writer) AddDir(name string, info fs.FileInfo) error {
+	if err := checkLength(name + "/"); err != nil {
+		return w.addLost(name, info, err)
+	}
 	return w.add(&item{name: name, info: info})
 }
 
@@ -165,8 +169,12 @@ func (w *Writer) AddDir(name string, info fs.FileInfo) error {
 // the hooks; the returned error is the pipeline's fatal error, if any. Entries come in walk
 // order, each name once, from one goroutine: a name that is unsafe, the manifest's, or out
 // of that order is refused with an error and not stored, so that no archive holds two
-// entries of one name.
+// entries of one name. A name longer than a zip entry holds is a warning (OpStore): that
+// entry is lost, not the run.
 func (w *Writer) AddFile(path, name string, info fs.FileInfo) error {
+	if err := checkLength(name); err != nil {
+		return w.addLost(name, info, err)
+	}
 	it := &item{name: name, path: path, info: info, done: make(chan struct{})}
 	if err := w.add(it); err != nil {
 		return err
