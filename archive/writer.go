@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -293,19 +292,4 @@ func (w *Writer) setErr(err error) {
 	if w.fatal == nil {
 		w.fatal = err
 	}
-}
-
-// countingHash passes writes on to w, counting and hashing them: the archive's size and
-// SHA-256 for the receipt come from the bytes as they are written, not from a second read.
-type countingHash struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func (c *countingHash) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.h.Write(p[:n])
-	c.n += int64(n)
-	return n, err
 }
