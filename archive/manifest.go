@@ -68,11 +68,15 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(lr)
 	dec.DisallowUnknownFields()
-	// The files are decoded as their JSON records, then turned into File: a million calls
-	// of File.UnmarshalJSON would decode each record twice more.
+	// The lists are decoded as their JSON records, then turned into values: so the decoder
+	// holds them to DisallowUnknownFields, and a million files are not each decoded twice
+	// more by File.UnmarshalJSON.
 	var wire struct {
 		Manifest
-		Files []fileJSON `json:"files"`
+		Files    []fileJSON     `json:"files"`
+		Skipped  []skippedJSON  `json:"skipped"`
+		Excluded []excludedJSON `json:"excluded"`
+		Warnings []warningJSON  `json:"warnings"`
 	}
 	if err := dec.Decode(&wire); err != nil {
 		if lr.N <= 0 {
@@ -86,29 +90,24 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
-	m := wire.Manifest
-	if err := m.setFiles(wire.Files); err != nil {
+	m, err := wire.Manifest, error(nil)
+	m.Files, err = values(wire.Files, fileJSON.value)
+	if err == nil {
+		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
+	}
+	if err == nil {
+		m.Excluded, err = values(wire.Excluded, excludedJSON.value)
+	}
+	if err == nil {
+		m.Warnings, err = values(wire.Warnings, warningJSON.value)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	return &m, nil
-}
-
-func (m *Manifest) setFiles(records []fileJSON) error {
-	if records == nil {
-		return nil
-	}
-	m.Files = make([]File, len(records))
-	for i, j := range records {
-		path, err := j.decode()
-		if err != nil {
-			return err
-		}
-		m.Files[i] = File{Path: path, Size: j.Size, SHA256: j.SHA256}
-	}
-	return nil
 }
 
 func (m *Manifest) check() error {

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"slices"
 	"strings"
@@ -115,4 +116,21 @@ func (e endless) Read(p []byte) (int, error) {
 		p[i] = byte(e)
 	}
 	return len(p), nil
+}
+
+// TestRecordUnmarshal reads records as a receipt's readers do: losslessly, and ignoring a
+// field a later version may add (ParseManifest alone is strict).
+func TestRecordUnmarshal(t *testing.T) {
+	var w []Warning
+	data := `[{"path": "a/\uFFFD", "path_b64": "YS//", "op": "open", "error": "denied", "lost": true, "later": 1}]`
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Warning{Path: "a/\xff", Op: "open", Error: "denied", Lost: true}); len(w) != 1 || w[0] != want {
+		t.Errorf("got %+v, want %+v", w, want)
+	}
+	var s Skipped
+	if err := json.Unmarshal([]byte(`{"path": "a", "path_b64": "YQ==", "kind": "fifo"}`), &s); err == nil {
+		t.Errorf("a path_b64 that is UTF-8 was accepted: %+v", s)
+	}
 }

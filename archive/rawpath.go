@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -50,13 +49,9 @@ func (p jsonPath) decode() (string, error) {
 	return string(raw), nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields: a method
-// UnmarshalJSON is not held to the outer decoder's DisallowUnknownFields.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+// The records' UnmarshalJSON methods are as lenient as encoding/json is (unknown fields are
+// ignored, as a receipt's readers want); ParseManifest decodes the same JSON records itself,
+// strictly.
 
 type fileJSON struct {
 	jsonPath
@@ -64,25 +59,27 @@ type fileJSON struct {
 	SHA256 string `json:"sha256"`
 }
 
+func (j fileJSON) value() (File, error) {
+	path, err := j.decode()
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256}, err
+}
+
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
 func (f File) MarshalJSON() ([]byte, error) {
 	return json.Marshal(fileJSON{encodePath(f.Path), f.Size, f.SHA256})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, strictly.
-func (f *File) UnmarshalJSON(data []byte) error {
-	var j fileJSON
-	if err := decodeStrict(data, &j); err != nil {
-		return err
-	}
-	path, err := j.decode()
-	*f = File{Path: path, Size: j.Size, SHA256: j.SHA256}
-	return err
-}
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *File) UnmarshalJSON(data []byte) error { return unmarshalRecord(data, f, fileJSON.value) }
 
 type skippedJSON struct {
 	jsonPath
 	Kind string `json:"kind"`
+}
+
+func (j skippedJSON) value() (Skipped, error) {
+	path, err := j.decode()
+	return Skipped{Path: path, Kind: j.Kind}, err
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
@@ -90,15 +87,9 @@ func (s Skipped) MarshalJSON() ([]byte, error) {
 	return json.Marshal(skippedJSON{encodePath(s.Path), s.Kind})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, strictly.
+// UnmarshalJSON reads what MarshalJSON writes.
 func (s *Skipped) UnmarshalJSON(data []byte) error {
-	var j skippedJSON
-	if err := decodeStrict(data, &j); err != nil {
-		return err
-	}
-	path, err := j.decode()
-	*s = Skipped{Path: path, Kind: j.Kind}
-	return err
+	return unmarshalRecord(data, s, skippedJSON.value)
 }
 
 type excludedJSON struct {
@@ -106,20 +97,19 @@ type excludedJSON struct {
 	Rule string `json:"rule"`
 }
 
+func (j excludedJSON) value() (Excluded, error) {
+	path, err := j.decode()
+	return Excluded{Path: path, Rule: j.Rule}, err
+}
+
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
 func (e Excluded) MarshalJSON() ([]byte, error) {
 	return json.Marshal(excludedJSON{encodePath(e.Path), e.Rule})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, strictly.
+// UnmarshalJSON reads what MarshalJSON writes.
 func (e *Excluded) UnmarshalJSON(data []byte) error {
-	var j excludedJSON
-	if err := decodeStrict(data, &j); err != nil {
-		return err
-	}
-	path, err := j.decode()
-	*e = Excluded{Path: path, Rule: j.Rule}
-	return err
+	return unmarshalRecord(data, e, excludedJSON.value)
 }
 
 type warningJSON struct {
@@ -129,18 +119,44 @@ type warningJSON struct {
 	Lost  bool   `json:"lost"`
 }
 
+func (j warningJSON) value() (Warning, error) {
+	path, err := j.decode()
+	return Warning{Path: path, Op: j.Op, Error: j.Error, Lost: j.Lost}, err
+}
+
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
 func (w Warning) MarshalJSON() ([]byte, error) {
 	return json.Marshal(warningJSON{encodePath(w.Path), w.Op, w.Error, w.Lost})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, strictly.
+// UnmarshalJSON reads what MarshalJSON writes.
 func (w *Warning) UnmarshalJSON(data []byte) error {
-	var j warningJSON
-	if err := decodeStrict(data, &j); err != nil {
+	return unmarshalRecord(data, w, warningJSON.value)
+}
+
+// unmarshalRecord decodes data as the JSON record J, and sets *out to its value.
+func unmarshalRecord[J any, T any](data []byte, out *T, value func(J) (T, error)) error {
+	var j J
+	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	path, err := j.decode()
-	*w = Warning{Path: path, Op: j.Op, Error: j.Error, Lost: j.Lost}
+	v, err := value(j)
+	*out = v
 	return err
+}
+
+// values turns decoded JSON records into their values; nil stays nil.
+func values[J any, T any](records []J, value func(J) (T, error)) ([]T, error) {
+	if records == nil {
+		return nil, nil
+	}
+	out := make([]T, len(records))
+	for i, j := range records {
+		v, err := value(j)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
