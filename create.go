@@ -182,6 +182,11 @@ func (cfg *createConfig) setSources(args []string) error {
 		if name == string(filepath.Separator) {
 			name = "root"
 		}
+		if name == archive.ManifestName {
+			// The archive's manifest has that name: two entries of one name, and an unzip -o
+			// would keep one of them.
+			return fmt.Errorf("source %s would be stored as %s, the name of the archive's manifest; back up the folder that holds it", arg, name)
+		}
 		if prev, ok := seen[name]; ok {
 			return fmt.Errorf("sources %s and %s would both be stored as %q", prev, arg, name)
 		}

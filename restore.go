@@ -19,12 +19,14 @@ const restoreUsage = `backup restore [--force] [--include PATTERN]... [--json] [
 ARCHIVE may be a backup set's folder: its LATEST backup is restored (a damaged or missing
 LATEST is an error; no other archive is picked).
 
-Extracts ARCHIVE into DEST (created when missing), never writing outside it. Unsafe names
-(absolute, "..", backslashes, drive letters, duplicates, paths through a symlink in the
-archive or in DEST) refuse the whole restore before anything is written, and so do files
-that exist already, unless --force. Each file is written to a temp file, checked against
-the manifest's SHA-256 (the CRC-32 for archives another tool made), then renamed into place.
-Symlinks, devices and other special entries of foreign archives are listed, not created.
+Extracts ARCHIVE into DEST (created when missing), never writing outside it, names byte for
+byte. Unsafe names (absolute, "..", duplicates, paths through a symlink in the archive or in
+DEST, and backslashes and drive letters in entries not made on Unix) refuse the whole
+restore before anything is written, and so do files that exist already, unless --force.
+Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
+archives another tool made), then renamed into place. Symlinks, devices and other special
+entries of foreign archives are listed, not created; in a backup's archive, an entry the
+manifest does not list is damage and is not written.
 
 Exit codes: 0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
 archive; damaged entries are never written), 2 usage, 3 some entries could not be written

@@ -15,6 +15,7 @@ import (
 type hostileEntry struct {
 	name, body string
 	symlink    bool
+	dos        bool // made on DOS ("made by" host 0), where a backslash separates folders
 }
 
 func writeHostileZip(t *testing.T, path string, entries []hostileEntry) {
@@ -23,7 +24,9 @@ func writeHostileZip(t *testing.T, path string, entries []hostileEntry) {
 	zw := zip.NewWriter(&buf)
 	for _, e := range entries {
 		fh := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		fh.SetMode(0o644)
+		if !e.dos {
+			fh.SetMode(0o644) // and with it host Unix
+		}
 		if e.symlink {
 			fh.SetMode(fs.ModeSymlink | 0o777)
 		}
@@ -53,7 +56,7 @@ func TestRestoreHostile(t *testing.T) {
 			`../evil: unsafe name: ".." component`},
 		{"dot-dot below a folder", []hostileEntry{{name: "a/../../evil", body: "x"}}, `a/../../evil: unsafe name: ".." component`},
 		{"absolute", []hostileEntry{{name: "/tmp/evil", body: "x"}}, "/tmp/evil: unsafe name: absolute"},
-		{"backslash", []hostileEntry{{name: `..\evil`, body: "x"}}, `..\evil: unsafe name: contains a backslash (a Windows separator)`},
+		{"backslash from DOS", []hostileEntry{{name: `..\evil`, body: "x", dos: true}}, `..\evil: unsafe name: contains a backslash (a Windows separator)`},
 		{"symlink then a file through it", []hostileEntry{{name: "link", body: "..", symlink: true}, {name: "link/evil", body: "x"}},
 			"link/evil: unsafe name: below link, a symlink entry"},
 		{"duplicate names", []hostileEntry{{name: "a", body: "1"}, {name: "a", body: "2"}}, "a: duplicate name"},

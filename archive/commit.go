@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"encoding/hex"
+	"hash"
 	"io"
 	"os"
 
@@ -78,4 +79,19 @@ func (w *Writer) Abort() {
 	if !w.published {
 		os.Remove(w.file.Name())
 	}
+}
+
+// countingHash passes writes on to w, counting and hashing them: the archive's size and
+// SHA-256 for the receipt come from the bytes as they are written, not from a second read.
+type countingHash struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (c *countingHash) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.h.Write(p[:n])
+	c.n += int64(n)
+	return n, err
 }

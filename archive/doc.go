@@ -14,7 +14,9 @@
 // with its receipt as one unit); Abort removes every trace of it.
 //
 // The last entry of every archive is the manifest (ManifestName): every stored file with its
-// size and SHA-256, and what the run skipped, excluded and warned about.
+// size and SHA-256, and what the run skipped, excluded and warned about. Readers find it
+// wherever it stands, so that an entry appended later cannot hide it. Names are stored byte
+// for byte, each once (the Writer takes entries in walk order and refuses any other).
 //
 // Reading assumes every archive may be damaged or hostile. Open reads the directory and a
 // manifest parsed strictly and bounded in size (an archive without one was made by another

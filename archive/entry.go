@@ -29,8 +29,11 @@ type Entry struct {
 	Modified time.Time
 	// SHA256 is the SHA-256 the manifest records for a file, in hex; "" without a manifest.
 	SHA256 string
+	// Host is the system the entry was made on, which decides what its name means.
+	Host Host
 
-	file *zip.File
+	file          *zip.File
+	afterManifest bool // stored after the manifest, which backup writes last
 }
 
 // Type names the entry's type as list shows it: "file", "dir" or the Kind.
@@ -59,6 +62,7 @@ func newEntry(f *zip.File) *Entry {
 		Mode:     mode,
 		Size:     int64(f.UncompressedSize64),
 		Modified: modTime(f),
+		Host:     Host(f.CreatorVersion >> 8),
 		file:     f,
 	}
 	switch {

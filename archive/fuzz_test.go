@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,17 +37,19 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("own output rejected: %v\n%s", err, out)
 		}
-		if len(again.Files) != len(m.Files) || again.Status != m.Status {
+		if !slices.Equal(again.Files, m.Files) || !slices.Equal(again.Skipped, m.Skipped) || again.Status != m.Status {
 			t.Fatalf("round trip changed the manifest: %+v, then %+v", m, again)
 		}
 	})
 }
 
 // FuzzCheckName checks that every name CheckName accepts stays below any folder it is
-// joined to, on Unix and read as a Windows path too.
+// joined to, on Unix and, for a host other than Unix, read as a Windows path too; and that
+// what it accepts for any host it accepts for Unix.
 func FuzzCheckName(f *testing.F) {
-	f.Fuzz(func(t *testing.T, name string) {
-		if CheckName(name) != nil {
+	f.Fuzz(func(t *testing.T, name string, host uint8) {
+		h := Host(host)
+		if CheckName(name, h) != nil {
 			return
 		}
 		const dest = "/dest"
@@ -58,10 +61,15 @@ func FuzzCheckName(f *testing.F) {
 			t.Fatalf("%q accepted but not local", name)
 		case path.Clean(name) != name:
 			t.Fatalf("%q accepted but not clean: %q", name, path.Clean(name))
-		case strings.ContainsAny(name, "\\\x00"):
-			t.Fatalf("%q accepted with a backslash or NUL", name)
+		case strings.IndexByte(name, 0) >= 0:
+			t.Fatalf("%q accepted with a NUL", name)
+		case CheckName(name, HostUnix) != nil:
+			t.Fatalf("%q accepted for host %d but not for Unix", name, host)
+		case h.slashOnly():
+		case strings.IndexByte(name, '\\') >= 0:
+			t.Fatalf("%q accepted from host %d with a backslash", name, host)
 		case len(name) >= 2 && name[1] == ':' && isLetter(name[0]):
-			t.Fatalf("%q accepted with a drive letter", name)
+			t.Fatalf("%q accepted from host %d with a drive letter", name, host)
 		}
 	})
 }
@@ -84,7 +92,7 @@ func FuzzCheckNames(f *testing.F) {
 		}
 		byName := map[string]*Entry{}
 		for _, e := range entries {
-			if CheckName(e.Name) != nil || byName[e.Name] != nil {
+			if CheckName(e.Name, e.Host) != nil || byName[e.Name] != nil {
 				t.Fatalf("%q passed, unsafe or duplicate", e.Name)
 			}
 			byName[e.Name] = e
@@ -158,6 +166,9 @@ func TestFuzzSeeds(t *testing.T) {
 		"dotdot":         buildZip(t, []zent{{name: "a/../../x", body: "x"}}, false),
 		"symlink-then-x": buildZip(t, []zent{{name: "l", body: "/", symlink: true}, {name: "l/x", body: "x"}}, false),
 		"duplicate":      buildZip(t, []zent{{name: "a", body: "1"}, {name: "a", body: "2"}}, true),
+		"appended":       arrange(t, buildZip(t, sampleTree, true), []zent{{name: "app/zz", body: "x"}}, []string{"app/a.txt", ManifestName, "app/zz"}),
+		"two-manifests":  arrange(t, buildZip(t, sampleTree, true), nil, []string{ManifestName, "app/a.txt", ManifestName}),
+		"unix-backslash": buildZip(t, []zent{{name: `a\b`, body: "x"}, {name: "c:d", body: "y"}, {name: "\xff", body: "z"}}, true),
 	}
 	for name, data := range seeds {
 		file := filepath.Join("testdata", "fuzz", "FuzzReader", name)

@@ -68,8 +68,17 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(lr)
 	dec.DisallowUnknownFields()
-	var m Manifest
-	if err := dec.Decode(&m); err != nil {
+	// The lists are decoded as their JSON records, then turned into values: so the decoder
+	// holds them to DisallowUnknownFields, and a million files are not each decoded twice
+	// more by File.UnmarshalJSON.
+	var wire struct {
+		Manifest
+		Files    []fileJSON     `json:"files"`
+		Skipped  []skippedJSON  `json:"skipped"`
+		Excluded []excludedJSON `json:"excluded"`
+		Warnings []warningJSON  `json:"warnings"`
+	}
+	if err := dec.Decode(&wire); err != nil {
 		if lr.N <= 0 {
 			return nil, fmt.Errorf("manifest is larger than %d bytes", limit)
 		}
@@ -79,6 +88,20 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 		if err == nil {
 			err = errors.New("data after the manifest")
 		}
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	m, err := wire.Manifest, error(nil)
+	m.Files, err = values(wire.Files, fileJSON.value)
+	if err == nil {
+		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
+	}
+	if err == nil {
+		m.Excluded, err = values(wire.Excluded, excludedJSON.value)
+	}
+	if err == nil {
+		m.Warnings, err = values(wire.Warnings, warningJSON.value)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	if err := m.check(); err != nil {

@@ -1,7 +1,11 @@
 package archive
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,6 +14,10 @@ const goodSum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a0
 
 func TestParseManifest(t *testing.T) {
 	file := `{"path": "app/a", "size": 4, "sha256": "` + goodSum + `"}`
+	raw := func(path, b64 string) string {
+		return `{"path": "` + path + `", "path_b64": "` + b64 + `", "size": 4, "sha256": "` + goodSum + `"}`
+	}
+	rawB64 := base64.StdEncoding.EncodeToString([]byte("app/b\xffn"))
 	doc := func(schema, status, files string) string {
 		return `{"schema": "` + schema + `", "tool_version": "x", "status": "` + status + `", "files": [` + files +
 			`], "skipped": [], "excluded": [], "warnings": []}`
@@ -36,6 +44,14 @@ func TestParseManifest(t *testing.T) {
 		{"short sum", doc(ManifestSchema, "complete", `{"path": "a", "size": 1, "sha256": "abc"}`), `sha256 "abc"`},
 		{"upper-case sum", doc(ManifestSchema, "complete", `{"path": "a", "size": 1, "sha256": "`+strings.ToUpper(goodSum)+`"}`), "sha256"},
 		{"size not a number", doc(ManifestSchema, "complete", `{"path": "a", "size": "1", "sha256": "`+goodSum+`"}`), "cannot unmarshal string"},
+		{"raw path", doc(ManifestSchema, "complete", raw("app/b\uFFFDn", rawB64)), ""},
+		{"raw path shown wrong", doc(ManifestSchema, "complete", raw("app/bn", rawB64)), "does not show"},
+		{"raw path that is UTF-8", doc(ManifestSchema, "complete", raw("app/a", "YXBwL2E=")), "is valid UTF-8"},
+		{"raw path not base64", doc(ManifestSchema, "complete", raw("app/a", "!!")), "path_b64"},
+		{"raw path twice", doc(ManifestSchema, "complete", raw("app/b\uFFFDn", rawB64)+","+raw("app/b\uFFFDn", rawB64)), "listed twice"},
+		{"unknown field in a file", doc(ManifestSchema, "complete", `{"path": "a", "size": 1, "sha256": "`+goodSum+`", "x": 1}`), `unknown field "x"`},
+		{"unknown field in a warning", `{"schema": "backup.manifest/v1", "status": "complete", "warnings": [{"path": "a", "x": 1}]}`, `unknown field "x"`},
+		{"raw path in a skip", `{"schema": "backup.manifest/v1", "status": "complete", "skipped": [{"path": "a", "path_b64": "YQ==", "kind": "fifo"}]}`, "is valid UTF-8"},
 		{"huge size", doc(ManifestSchema, "complete", `{"path": "a", "size": 1e30, "sha256": "`+goodSum+`"}`), "cannot unmarshal number"},
 	}
 	for _, tt := range tests {
@@ -63,18 +79,32 @@ func TestParseManifestSizeLimit(t *testing.T) {
 	}
 }
 
+// TestMarshalThenParse checks that names which are not UTF-8 survive the manifest's JSON
+// byte for byte, in every list, through MarshalManifest and through WriteTo.
 func TestMarshalThenParse(t *testing.T) {
-	m := &Manifest{ToolVersion: "t", Status: "complete", Files: []File{{Path: "a/b", Size: 4, SHA256: goodSum}}}
-	data, err := MarshalManifest(m)
+	m := &Manifest{ToolVersion: "t", Status: "complete",
+		Files:    []File{{Path: "a/b", Size: 4, SHA256: goodSum}, {Path: "a/\xff\xfe", Size: 1, SHA256: goodSum}, {Path: "a/caf\xe9", SHA256: goodSum}},
+		Skipped:  []Skipped{{Path: "a/s\xff", Kind: "fifo"}},
+		Excluded: []Excluded{{Path: "a/x\x80", Rule: "*"}},
+		Warnings: []Warning{{Path: "a/w\xc3", Op: "open", Error: "permission denied", Lost: true}},
+	}
+	marshalled, err := MarshalManifest(cloneManifest(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseManifest(strings.NewReader(string(data)))
-	if err != nil {
-		t.Fatalf("ParseManifest of MarshalManifest's output: %v", err)
+	var written bytes.Buffer
+	if _, err := cloneManifest(m).WriteTo(&written); err != nil {
+		t.Fatal(err)
 	}
-	if len(got.Files) != 1 || got.Files[0] != m.Files[0] {
-		t.Errorf("files %+v, want %+v", got.Files, m.Files)
+	for name, data := range map[string][]byte{"MarshalManifest": marshalled, "WriteTo": written.Bytes()} {
+		got, err := ParseManifest(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("ParseManifest of %s's output: %v", name, err)
+		}
+		if !slices.Equal(got.Files, m.Files) || !slices.Equal(got.Skipped, m.Skipped) ||
+			!slices.Equal(got.Excluded, m.Excluded) || !slices.Equal(got.Warnings, m.Warnings) {
+			t.Errorf("%s: got %+v, want %+v", name, got, m)
+		}
 	}
 }
 
@@ -86,4 +116,21 @@ func (e endless) Read(p []byte) (int, error) {
 		p[i] = byte(e)
 	}
 	return len(p), nil
+}
+
+// TestRecordUnmarshal reads records as a receipt's readers do: losslessly, and ignoring a
+// field a later version may add (ParseManifest alone is strict).
+func TestRecordUnmarshal(t *testing.T) {
+	var w []Warning
+	data := `[{"path": "a/\uFFFD", "path_b64": "YS//", "op": "open", "error": "denied", "lost": true, "later": 1}]`
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Warning{Path: "a/\xff", Op: "open", Error: "denied", Lost: true}); len(w) != 1 || w[0] != want {
+		t.Errorf("got %+v, want %+v", w, want)
+	}
+	var s Skipped
+	if err := json.Unmarshal([]byte(`{"path": "a", "path_b64": "YQ==", "kind": "fifo"}`), &s); err == nil {
+		t.Errorf("a path_b64 that is UTF-8 was accepted: %+v", s)
+	}
 }

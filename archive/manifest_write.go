@@ -43,7 +43,9 @@ func writeFiles(w *bufio.Writer, files []File) error {
 	}
 	w.WriteString(`"files": [`)
 	for i := range files {
-		b, err := json.MarshalIndent(&files[i], "    ", "  ")
+		// The record File.MarshalJSON writes, without the method's second encoding pass.
+		f := &files[i]
+		b, err := json.MarshalIndent(fileJSON{encodePath(f.Path), f.Size, f.SHA256}, "    ", "  ")
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ func TestManifestWriteToMatchesMarshal(t *testing.T) {
 	full := &Manifest{
 		ToolVersion: "1.0",
 		Status:      "complete",
-		Files:       []File{{Path: "a/b", Size: 3, SHA256: strings.Repeat("ab", 32)}, {Path: "a/ü\"c", Size: 0, SHA256: "x"}},
+		Files:       []File{{Path: "a/b", Size: 3, SHA256: strings.Repeat("ab", 32)}, {Path: "a/ü\"c", Size: 0, SHA256: "x"}, {Path: "a/\xff", SHA256: "y"}},
 		Skipped:     []Skipped{{Path: "a/s", Kind: "socket"}},
 		Warnings:    []Warning{{Path: "a/w", Op: "read", Error: "boom", Lost: true}},
 	}

@@ -34,19 +34,38 @@ var (
 	errDuplicateName = errors.New("duplicate name")
 )
 
+// Host is the system an entry was made on: the high byte of its header's "version made
+// by" (APPNOTE 4.4.2). It decides what a name means: a backslash is a plain byte of a name
+// on Unix, and a folder separator on DOS and Windows.
+type Host uint8
+
+// Hosts whose names are plain bytes separated by "/", as on Linux: a backslash or a colon
+// is part of a name there. Every other host may mean a path by either (DOS, NTFS and VFAT
+// do; so may hosts this reader does not know), and such names are refused.
+const (
+	HostUnix   Host = 3
+	HostDarwin Host = 19
+)
+
+func (h Host) slashOnly() bool { return h == HostUnix || h == HostDarwin }
+
 // CheckName reports why name, a stored name without a directory's trailing slash, could
 // write outside the folder it is restored into, or could mean different paths to different
-// tools; nil when it is a plain relative path of plain components.
-func CheckName(name string) error {
+// tools; nil when it is a plain relative path of plain components. A backslash or a leading
+// drive letter ("C:") is refused unless host is a Unix host, where both are ordinary bytes
+// of a name that Linux allows.
+func CheckName(name string, host Host) error {
 	switch {
 	case name == "":
 		return errEmptyName
 	case strings.IndexByte(name, 0) >= 0:
 		return errNUL
-	case strings.IndexByte(name, '\\') >= 0:
-		return errBackslash
 	case name[0] == '/':
 		return errAbsolute
+	case host.slashOnly():
+		// Both checks below are about other systems' paths.
+	case strings.IndexByte(name, '\\') >= 0:
+		return errBackslash
 	case len(name) >= 2 && name[1] == ':' && isLetter(name[0]):
 		return errDriveLetter
 	}
@@ -65,7 +84,7 @@ func CheckName(name string) error {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// CheckNames checks every entry's name with CheckName, then the names together: no name may
+// CheckNames checks every entry's name with CheckName for the host that made it, then the names together: no name may
 // appear twice, and none may lie below an entry that is not a directory (a symlink stored
 // before a file "through" it is the classic way out of the destination). It returns the
 // problems of single names first, then those of names together, each in archive order.
@@ -73,7 +92,7 @@ func CheckNames(entries []*Entry) []Problem {
 	var problems []Problem
 	byName := make(map[string]*Entry, len(entries))
 	for _, e := range entries {
-		if err := CheckName(e.Name); err != nil {
+		if err := CheckName(e.Name, e.Host); err != nil {
 			problems = append(problems, Problem{Entry: e.StoredName(), Reason: err.Error()})
 			continue
 		}

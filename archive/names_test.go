@@ -2,6 +2,7 @@ package archive
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -9,37 +10,48 @@ import (
 )
 
 func TestCheckName(t *testing.T) {
+	const dos, ntfs, vfat, unknown = Host(0), Host(10), Host(14), Host(30)
 	tests := []struct {
 		name string
+		host Host
 		want error
 	}{
-		{"app/a.txt", nil},
-		{"app", nil},
-		{"naïve café/ü.txt", nil},
-		{"with space/..hidden", nil},
-		{"a/...", nil},
-		{"a/b:c", nil},
-		{"", errEmptyName},
-		{"a\x00b", errNUL},
-		{`a\b`, errBackslash},
-		{`..\x`, errBackslash},
-		{"/etc/passwd", errAbsolute},
-		{"//server/share", errAbsolute},
-		{"C:/Windows", errDriveLetter},
-		{"c:x", errDriveLetter},
-		{"a//b", errEmptyPart},
-		{"a/", errEmptyPart}, // a directory's slash is removed before: one more is empty
-		{"./a", errDotPart},
-		{"a/./b", errDotPart},
-		{"..", errDotDotPart},
-		{"../x", errDotDotPart},
-		{"a/../../x", errDotDotPart},
-		{"a/..", errDotDotPart},
+		{"app/a.txt", dos, nil},
+		{"app", HostUnix, nil},
+		{"naïve café/ü.txt", dos, nil},
+		{"bad\xffname/x", HostUnix, nil}, // not UTF-8: still a name Linux allows
+		{"with space/..hidden", dos, nil},
+		{"a/...", dos, nil},
+		{"a/b:c", dos, nil},
+		{"", HostUnix, errEmptyName},
+		{"a\x00b", HostUnix, errNUL},
+		{`a\b`, dos, errBackslash},
+		{`a\b`, ntfs, errBackslash},
+		{`a\b`, vfat, errBackslash},
+		{`a\b`, unknown, errBackslash},
+		{`..\x`, dos, errBackslash},
+		{`a\b`, HostUnix, nil}, // a file named a\b, as Linux allows
+		{`..\x`, HostDarwin, nil},
+		{`\\server\share`, HostUnix, nil},
+		{"/etc/passwd", HostUnix, errAbsolute},
+		{"//server/share", dos, errAbsolute},
+		{"C:/Windows", dos, errDriveLetter},
+		{"c:x", ntfs, errDriveLetter},
+		{"c:x", HostUnix, nil}, // a file named c:x
+		{"C:/Windows", HostUnix, nil},
+		{"a//b", HostUnix, errEmptyPart},
+		{"a/", HostUnix, errEmptyPart}, // a directory's slash is removed before: one more is empty
+		{"./a", HostUnix, errDotPart},
+		{"a/./b", dos, errDotPart},
+		{"..", HostUnix, errDotDotPart},
+		{"../x", HostUnix, errDotDotPart},
+		{"a/../../x", HostDarwin, errDotDotPart},
+		{"a/..", dos, errDotDotPart},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := CheckName(tt.name); !errors.Is(got, tt.want) {
-				t.Errorf("CheckName(%q) = %v, want %v", tt.name, got, tt.want)
+		t.Run(fmt.Sprintf("%s host %d", tt.name, tt.host), func(t *testing.T) {
+			if got := CheckName(tt.name, tt.host); !errors.Is(got, tt.want) {
+				t.Errorf("CheckName(%q, %d) = %v, want %v", tt.name, tt.host, got, tt.want)
 			}
 		})
 	}
@@ -49,6 +61,7 @@ func TestCheckNames(t *testing.T) {
 	file := func(name string) *Entry { return &Entry{Name: name} }
 	dir := func(name string) *Entry { return &Entry{Name: name, IsDir: true} }
 	link := func(name string) *Entry { return &Entry{Name: name, Kind: skiprules.KindSymlink} }
+	unixFile := func(name string) *Entry { return &Entry{Name: name, Host: HostUnix} }
 	tests := []struct {
 		name    string
 		entries []*Entry
@@ -63,6 +76,8 @@ func TestCheckNames(t *testing.T) {
 		{"file through a symlink stored after it", []*Entry{file("l/x"), link("l")},
 			[]string{"l/x: unsafe name: below l, a symlink entry"}},
 		{"below a file", []*Entry{file("a"), file("a/b/c")}, []string{"a/b/c: unsafe name: below a, a file entry"}},
+		{"backslash from Unix", []*Entry{unixFile(`a\b`), unixFile("a"), unixFile(`c\d/e`)}, nil},
+		{"backslash from DOS", []*Entry{unixFile("a"), file(`a\b`)}, []string{`a\b: ` + errBackslash.Error()}},
 		{"unsafe and duplicate", []*Entry{file("../x"), file("b"), file("b")},
 			[]string{`../x: unsafe name: ".." component`, "b: duplicate name"}},
 	}

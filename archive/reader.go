@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -19,14 +20,17 @@ import (
 // Reader reads an archive: its entries and, when another tool did not make it, its manifest.
 // Every name in it may be hostile; nothing here trusts one.
 type Reader struct {
-	// Entries are the archive's entries in archive order, the manifest left out.
+	// Entries are the archive's entries in archive order, every entry named ManifestName
+	// left out wherever it stands: the manifest is never restored as a file.
 	Entries []*Entry
 	// Manifest is the parsed manifest; nil when the archive has none or it is unreadable.
 	Manifest *Manifest
-	// HasManifest says the last entry is named ManifestName: a backup archive, not a
-	// foreign one, whether or not the manifest could be read.
+	// HasManifest says an entry is named ManifestName: a backup archive, not a foreign one,
+	// whether or not the manifest could be read. Backup writes it last; an entry appended
+	// after it does not hide it.
 	HasManifest bool
-	// ManifestErr says why a manifest that is there could not be read or parsed.
+	// ManifestErr says why a manifest that is there could not be read or parsed, or why it
+	// cannot be trusted (stored twice, or as a directory).
 	ManifestErr error
 
 	zr     *zip.Reader
@@ -88,21 +92,36 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	RegisterDecompressors(zr)
 	r := &Reader{zr: zr, ra: ra, size: size}
-	files := zr.File
-	if n := len(files); n > 0 && files[n-1].Name == ManifestName {
-		r.HasManifest = true
-		r.Manifest, r.ManifestErr = readManifest(files[n-1])
-		files = files[:n-1]
+	var manifests []*zip.File
+	r.Entries = make([]*Entry, 0, len(zr.File))
+	for _, f := range zr.File {
+		if strings.TrimSuffix(f.Name, "/") == ManifestName {
+			manifests = append(manifests, f)
+			continue
+		}
+		e := newEntry(f)
+		e.afterManifest = len(manifests) > 0
+		r.Entries = append(r.Entries, e)
 	}
-	r.Entries = make([]*Entry, len(files))
-	for i, f := range files {
-		r.Entries[i] = newEntry(f)
+	r.HasManifest = len(manifests) > 0
+	switch {
+	case len(manifests) > 1:
+		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
+		r.ManifestErr = errDuplicateName
+	case len(manifests) == 1 && manifests[0].Name != ManifestName:
+		r.ManifestErr = errors.New("a directory, not a manifest")
+	case len(manifests) == 1:
+		r.Manifest, r.ManifestErr = readManifest(manifests[0])
 	}
 	if r.Manifest != nil {
 		r.addSums()
 	}
 	return r, nil
 }
+
+// errAfterManifest is the damage of a directory entry stored after the manifest. The
+// manifest lists files only, and backup writes it last: such an entry was added later.
+var errAfterManifest = errors.New("directory entry after the manifest, which backup writes last")
 
 // zipError words the errors of Go's zip reader for someone who has never read its source.
 func zipError(err error) error {

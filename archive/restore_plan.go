@@ -35,7 +35,8 @@ type RestorePlan struct {
 	Conflicts []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
-	// Damaged lists the files the manifest records that the archive lacks.
+	// Damaged lists the files the manifest records that the archive lacks, and the entries
+	// it does not account for: special entries, and directories stored after it.
 	Damaged []Problem
 	// Files, Dirs and Bytes count what is to be restored.
 	Files, Dirs int
@@ -121,6 +122,13 @@ func (p *RestorePlan) selectEntries() {
 
 func (p *RestorePlan) add(e *Entry) {
 	switch {
+	case p.r.Manifest != nil && e.Kind != "":
+		// Backup stores files and directories only: the manifest does not list this one.
+		p.Damaged = append(p.Damaged, Problem{Entry: e.Name, Reason: "not in the manifest"})
+		return
+	case p.r.Manifest != nil && e.IsDir && e.afterManifest:
+		p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()})
+		return
 	case e.Kind != "":
 		p.Skipped = append(p.Skipped, Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
@@ -177,7 +185,7 @@ func (p *RestorePlan) checkManifest() {
 		present[e.Name] = true
 	}
 	for _, f := range m.Files {
-		if present[f.Path] || CheckName(f.Path) != nil {
+		if present[f.Path] || CheckName(f.Path, HostUnix) != nil { // backup writes on Unix
 			continue
 		}
 		if p.included(&Entry{Name: f.Path}) {

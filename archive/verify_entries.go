@@ -87,6 +87,9 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 				found = append(found, foundProblem{index: i, Problem: *p})
 			}
 		}
+		if r.Manifest != nil && e.IsDir && e.afterManifest {
+			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
+		}
 		select {
 		case work <- job:
 		case <-ctx.Done():

@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -62,7 +61,8 @@ type Options struct {
 	// OnSkip is told of a file that was no longer a regular file when it was opened.
 	OnSkip func(name string, kind skiprules.Kind)
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
-	// op OpOpen or OpRead; fs.ErrNotExist when it vanished; ErrChanged when it kept changing.
+	// op OpOpen, OpRead or OpStore; fs.ErrNotExist when it vanished; ErrChanged when it kept
+	// changing.
 	OnWarn func(err error)
 }
 
@@ -83,6 +83,8 @@ type Writer struct {
 	workers sync.WaitGroup
 	written chan struct{}
 	wait    sync.Once
+
+	names nameOrder // on the goroutine that adds entries
 
 	mu    sync.Mutex
 	fatal error
@@ -158,16 +160,27 @@ func (w *Writer) TempPath() string { return w.file.Name() }
 // goroutine.
 func (w *Writer) BytesRead() int64 { return w.read.Load() }
 
-// AddDir adds a directory entry. It returns the pipeline's fatal error, if any.
+// AddDir adds a directory entry. It returns the pipeline's fatal error, if any, or why the
+// name cannot come next (see AddFile).
 func (w *Writer) AddDir(name string, info fs.FileInfo) error {
+	if err := checkLength(name + "/"); err != nil {
+		return w.addLost(name, info, err)
+	}
 	return w.add(&item{name: name, info: info})
 }
 
 // AddFile queues the file src to be stored as name; a worker opens it through src later.
 // The Writer releases src once the file is read, or at once when it cannot queue it. What
 // became of the file is told through the hooks; the returned error is the pipeline's fatal
-// error, if any.
+// error, if any. Entries come in walk order, each name once, from one goroutine: a name
+// that is unsafe, the manifest's, or out of that order is refused with an error and not
+// stored, so that no archive holds two entries of one name. A name longer than a zip entry
+// holds is a warning (OpStore): that entry is lost, not the run.
 func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo) error {
+	if err := checkLength(name); err != nil {
+		src.Release()
+		return w.addLost(name, info, err)
+	}
 	it := &item{name: name, src: src, info: info, done: make(chan struct{})}
 	if err := w.add(it); err != nil {
 		src.Release()
@@ -179,6 +192,9 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo) error
 
 func (w *Writer) add(it *item) error {
 	if err := w.err(); err != nil {
+		return err
+	}
+	if err := w.names.next(it.name); err != nil {
 		return err
 	}
 	select {
@@ -285,19 +301,4 @@ func (w *Writer) setErr(err error) {
 	if w.fatal == nil {
 		w.fatal = err
 	}
-}
-
-// countingHash passes writes on to w, counting and hashing them: the archive's size and
-// SHA-256 for the receipt come from the bytes as they are written, not from a second read.
-type countingHash struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func (c *countingHash) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.h.Write(p[:n])
-	c.n += int64(n)
-	return n, err
 }

@@ -21,6 +21,7 @@ type zent struct {
 	mtime   time.Time   // zero: testTime
 	store   bool        // stored rather than deflated
 	symlink bool        // a symlink entry whose target is body
+	dos     bool        // made on DOS: "made by" host 0, no Unix mode
 }
 
 var testTime = time.Date(2024, 3, 4, 5, 6, 8, 0, time.UTC)
@@ -43,7 +44,9 @@ func buildZip(t *testing.T, entries []zent, manifest bool) []byte {
 			mtime = testTime
 		}
 		fh.Modified = mtime // Go writes the DOS date and an unsigned extended timestamp
-		fh.SetMode(entryMode(e))
+		if !e.dos {
+			fh.SetMode(entryMode(e)) // and with it host Unix
+		}
 		w, err := zw.CreateHeader(fh)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,162 @@
+package archive
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// A stored name is bytes: Linux allows any but NUL in a name, and a zip entry's name is
+// bytes too. A JSON string holds UTF-8 only (encoding/json turns other bytes into U+FFFD),
+// so a record of the manifest or the receipt whose path is not valid UTF-8 carries
+// path_b64 beside it: the name's bytes in standard base64. Its path is then the name with
+// U+FFFD for each byte that is not UTF-8, for display. A valid UTF-8 path never has a
+// path_b64, so that each name has one encoding. In memory, Path is always the name's bytes.
+
+// jsonPath is a path as the JSON records carry it.
+type jsonPath struct {
+	Path    string `json:"path"`
+	PathB64 string `json:"path_b64,omitempty"`
+}
+
+func encodePath(name string) jsonPath {
+	if utf8.ValidString(name) {
+		return jsonPath{Path: name}
+	}
+	return jsonPath{Path: displayPath(name), PathB64: base64.StdEncoding.EncodeToString([]byte(name))}
+}
+
+// displayPath is name as a JSON string shows it: each byte that is not UTF-8 is U+FFFD.
+func displayPath(name string) string { return strings.ToValidUTF8(name, "\uFFFD") }
+
+// decode returns the name p records, refusing a path_b64 that is not base64, that a plain
+// path would have said, or that its display path does not match.
+func (p jsonPath) decode() (string, error) {
+	if p.PathB64 == "" {
+		return p.Path, nil
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(p.PathB64)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("path_b64 %q: %w", p.PathB64, err)
+	case utf8.Valid(raw):
+		return "", fmt.Errorf("path_b64 %q is valid UTF-8: the path alone says it", p.PathB64)
+	case displayPath(string(raw)) != p.Path:
+		return "", fmt.Errorf("path %q does not show path_b64 %q", p.Path, p.PathB64)
+	}
+	return string(raw), nil
+}
+
+// The records' UnmarshalJSON methods are as lenient as encoding/json is (unknown fields are
+// ignored, as a receipt's readers want); ParseManifest decodes the same JSON records itself,
+// strictly.
+
+type fileJSON struct {
+	jsonPath
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+func (j fileJSON) value() (File, error) {
+	path, err := j.decode()
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256}, err
+}
+
+// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+func (f File) MarshalJSON() ([]byte, error) {
+	return json.Marshal(fileJSON{encodePath(f.Path), f.Size, f.SHA256})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *File) UnmarshalJSON(data []byte) error { return unmarshalRecord(data, f, fileJSON.value) }
+
+type skippedJSON struct {
+	jsonPath
+	Kind string `json:"kind"`
+}
+
+func (j skippedJSON) value() (Skipped, error) {
+	path, err := j.decode()
+	return Skipped{Path: path, Kind: j.Kind}, err
+}
+
+// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+func (s Skipped) MarshalJSON() ([]byte, error) {
+	return json.Marshal(skippedJSON{encodePath(s.Path), s.Kind})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Skipped) UnmarshalJSON(data []byte) error {
+	return unmarshalRecord(data, s, skippedJSON.value)
+}
+
+type excludedJSON struct {
+	jsonPath
+	Rule string `json:"rule"`
+}
+
+func (j excludedJSON) value() (Excluded, error) {
+	path, err := j.decode()
+	return Excluded{Path: path, Rule: j.Rule}, err
+}
+
+// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+func (e Excluded) MarshalJSON() ([]byte, error) {
+	return json.Marshal(excludedJSON{encodePath(e.Path), e.Rule})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Excluded) UnmarshalJSON(data []byte) error {
+	return unmarshalRecord(data, e, excludedJSON.value)
+}
+
+type warningJSON struct {
+	jsonPath
+	Op    string `json:"op"`
+	Error string `json:"error"`
+	Lost  bool   `json:"lost"`
+}
+
+func (j warningJSON) value() (Warning, error) {
+	path, err := j.decode()
+	return Warning{Path: path, Op: j.Op, Error: j.Error, Lost: j.Lost}, err
+}
+
+// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+func (w Warning) MarshalJSON() ([]byte, error) {
+	return json.Marshal(warningJSON{encodePath(w.Path), w.Op, w.Error, w.Lost})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (w *Warning) UnmarshalJSON(data []byte) error {
+	return unmarshalRecord(data, w, warningJSON.value)
+}
+
+// unmarshalRecord decodes data as the JSON record J, and sets *out to its value.
+func unmarshalRecord[J any, T any](data []byte, out *T, value func(J) (T, error)) error {
+	var j J
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	v, err := value(j)
+	*out = v
+	return err
+}
+
+// values turns decoded JSON records into their values; nil stays nil.
+func values[J any, T any](records []J, value func(J) (T, error)) ([]T, error) {
+	if records == nil {
+		return nil, nil
+	}
+	out := make([]T, len(records))
+	for i, j := range records {
+		v, err := value(j)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// oddNames are names Linux allows that other systems read differently: a backslash, a drive
+// letter, bytes that are not UTF-8. Each is a file (with its name as content) below app/.
+var oddNames = []string{`a\b`, `c:d`, "bad\xffn", `dir\x/in\side`, "lat\xe9n1/f", "naïve"}
+
+func oddTree(t *testing.T, root string) {
+	t.Helper()
+	nodes := map[string]node{}
+	for _, n := range oddNames {
+		nodes[n] = node{content: n}
+	}
+	makeTree(t, root, nodes)
+}
+
+// TestCreateOddNames backs up names Linux allows and other systems read differently: the
+// run is complete, the archive holds each name byte for byte (unzip -t passes), verify
+// passes, and restore gives back each name byte for byte.
+func TestCreateOddNames(t *testing.T) {
+	dir := t.TempDir()
+	oddTree(t, filepath.Join(dir, "app"))
+	out := filepath.Join(dir, "b.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", out, "app"), exitComplete)
+	if rc := readReceipt(t, out+".receipt.json"); rc.Status != "complete" || rc.Counts.Files != len(oddNames) {
+		t.Errorf("receipt: status %s, %d files; want complete, %d", rc.Status, rc.Counts.Files, len(oddNames))
+	}
+	entries := readZip(t, out)
+	for _, n := range oddNames {
+		if got, ok := entries["app/"+n]; !ok || got != n {
+			t.Errorf("entry %q: %q (present %v), want its name as content", "app/"+n, got, ok)
+		}
+	}
+	if r := backup(t, runOpts{dir: dir}, "verify", out); r.code != exitComplete {
+		t.Errorf("verify: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", out, dest), exitComplete)
+	for _, n := range oddNames {
+		data, err := os.ReadFile(filepath.Join(dest, "app", n))
+		if err != nil || string(data) != n {
+			t.Errorf("restored %q: %q, %v; want its name as content", n, data, err)
+		}
+	}
+}
+
+// TestSetOddNames runs a backup set twice over a tree with those names: every run verifies
+// and LATEST moves to the newest backup each time.
+func TestSetOddNames(t *testing.T) {
+	dir := t.TempDir()
+	oddTree(t, filepath.Join(dir, "app"))
+	set := filepath.Join(dir, "set")
+	var before []string
+	for run := 1; run <= 2; run++ {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+		var zips, added []string
+		for _, n := range setArchives(t, set) {
+			if strings.HasSuffix(n, ".zip") {
+				zips = append(zips, n)
+				if !slices.Contains(before, n) {
+					added = append(added, n)
+				}
+			}
+		}
+		if len(added) != 1 || readLatest(t, set) != added[0] {
+			t.Fatalf("run %d: archives %q, LATEST %q; want LATEST on the one just made", run, zips, readLatest(t, set))
+		}
+		before = zips
+	}
+}
+
+// TestReceiptRawNames checks that the receipt and the manifest carry a name that is not
+// UTF-8 without loss: the display path beside path_b64, the name's bytes.
+func TestReceiptRawNames(t *testing.T) {
+	dir := t.TempDir()
+	fifo := "fifo\xff"
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{fifo: {kind: "fifo"}, "f\xfe": {content: "x"}})
+	out := filepath.Join(dir, "b.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", out, "app"), exitComplete)
+	var receipt struct {
+		Skipped []map[string]string `json:"skipped"`
+	}
+	data, err := os.ReadFile(out + ".receipt.json")
+	if err == nil {
+		err = json.Unmarshal(data, &receipt)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(receipt.Skipped) != 1 || rawPath(t, receipt.Skipped[0]) != "app/"+fifo {
+		t.Errorf("receipt skipped %q, want app/%q", receipt.Skipped, fifo)
+	}
+	var manifest struct {
+		Files   []map[string]any    `json:"files"`
+		Skipped []map[string]string `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(readZip(t, out)[".backup-manifest.json"]), &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest.Files) != 1 || len(manifest.Skipped) != 1 || rawPath(t, manifest.Skipped[0]) != "app/"+fifo {
+		t.Fatalf("manifest files %v skipped %q", manifest.Files, manifest.Skipped)
+	}
+	file := map[string]string{"path": manifest.Files[0]["path"].(string)}
+	if b64, ok := manifest.Files[0]["path_b64"].(string); ok {
+		file["path_b64"] = b64
+	}
+	if got := rawPath(t, file); got != "app/f\xfe" {
+		t.Errorf("manifest file %q, want %q", got, "app/f\xfe")
+	}
+}
+
+// rawPath reads a path from a JSON record: path_b64 when present (the display path must then
+// be the name with U+FFFD for the bytes that are not UTF-8), else path.
+func rawPath(t *testing.T, rec map[string]string) string {
+	t.Helper()
+	b64, ok := rec["path_b64"]
+	if !ok {
+		return rec["path"]
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatalf("path_b64 %q: %v", b64, err)
+	}
+	if want := strings.ToValidUTF8(string(raw), "\uFFFD"); rec["path"] != want {
+		t.Errorf("display path %q, want %q", rec["path"], want)
+	}
+	return string(raw)
+}
+
+// TestSourceNamedManifest: a SOURCE stored under the manifest's name would make two entries
+// of one name, so it is a usage error before anything is written; the same name below a
+// SOURCE is an ordinary file.
+func TestSourceNamedManifest(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		".backup-manifest.json": {content: "mine"}, "d/.backup-manifest.json": {kind: "dir"},
+		"app/.backup-manifest.json": {content: "also mine"},
+	})
+	for _, src := range []string{".backup-manifest.json", "d/.backup-manifest.json"} {
+		r := backup(t, runOpts{dir: dir}, "create", "-o", "b.zip", "app", src)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if r.code != exitUsage || !strings.Contains(first, "source "+src+" would be stored as .backup-manifest.json") {
+			t.Errorf("SOURCE %s: exit %d, stderr %q; want %d, a usage error naming the manifest", src, r.code, r.stderr, exitUsage)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "b.zip")); err == nil {
+			t.Errorf("SOURCE %s: an archive was written", src)
+		}
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "b.zip", "app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "b.zip", dest), exitComplete)
+	if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/.backup-manifest.json"}) {
+		t.Errorf("restored %q", got)
+	}
+}
+
+// mustHave skips a test that needs a tool, except in CI, where the tool is installed and a
+// skip would hide a test that never ran.
+func mustHave(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("this test needs %s, which CI installs", tool)
+	}
+	t.Skipf("needs %s", tool)
+}
+
+// TestAppendedEntry appends an entry to a backup with Info-ZIP zip, so that the manifest is
+// no longer the last entry: verify finds the manifest anyway and calls the entry damage, and
+// restore writes neither the entry nor the manifest.
+func TestAppendedEntry(t *testing.T) {
+	mustHave(t, "zip")
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"s/app/a": {content: "a"}, "inj/app/zz": {content: "injected"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "b.zip", "s/app"), exitComplete)
+	os.Remove(filepath.Join(dir, "b.zip.receipt.json"))
+	zipCmd := exec.Command("zip", "-q", "../b.zip", "app/zz")
+	zipCmd.Dir = filepath.Join(dir, "inj")
+	if out, err := zipCmd.CombinedOutput(); err != nil {
+		t.Fatalf("zip: %v\n%s", err, out)
+	}
+	checkTampered(t, dir, "b.zip", "app/zz: not in the manifest")
+}
+
+// TestManifestNotLast moves the manifest of a backup away from the end with Go's zip writer,
+// an entry the manifest does not list after it: that entry is damage, wherever the manifest
+// stands; two manifests are damage too.
+func TestManifestNotLast(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {content: "a"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "b.zip", "app"), exitComplete)
+	tests := []struct {
+		name  string
+		order []string // entries of b.zip, "+" an injected file app/zz, "+/" a directory app/zd/
+		want  string
+	}{
+		{"manifest first", []string{".backup-manifest.json", "app/", "app/a"}, "app/: directory entry after the manifest, which backup writes last"},
+		{"file after it", []string{"app/", "app/a", ".backup-manifest.json", "+"}, "app/zz: not in the manifest"},
+		{"file before it", []string{"app/", "+", "app/a", ".backup-manifest.json"}, "app/zz: not in the manifest"},
+		{"directory after it", []string{"app/", "app/a", ".backup-manifest.json", "+/"}, "app/zd/: directory entry after the manifest, which backup writes last"},
+		{"two manifests", []string{"app/", "app/a", ".backup-manifest.json", ".backup-manifest.json"}, ".backup-manifest.json: duplicate name"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := filepath.Join(dir, "t"+string(rune('0'+i))+".zip")
+			reorder(t, filepath.Join(dir, "b.zip"), name, tt.order)
+			checkTampered(t, dir, filepath.Base(name), tt.want)
+		})
+	}
+}
+
+// reorder writes the entries of the archive src to dst in the order given, copied raw.
+func reorder(t *testing.T, src, dst string, order []string) {
+	t.Helper()
+	zr, err := zip.OpenReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range order {
+		switch name {
+		case "+", "+/":
+			fh := &zip.FileHeader{Name: "app/zz", Method: zip.Deflate}
+			if name == "+/" {
+				fh = &zip.FileHeader{Name: "app/zd/"}
+			}
+			fh.SetMode(0o755)
+			w, err := zw.CreateHeader(fh)
+			if err == nil && name == "+" {
+				_, err = io.WriteString(w, "injected")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		i := slices.IndexFunc(zr.File, func(f *zip.File) bool { return f.Name == name })
+		if i < 0 {
+			t.Fatalf("no entry %s", name)
+		}
+		if err := zw.Copy(zr.File[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkTampered checks that verify of the archive name in dir exits 1 naming want and never
+// says "no manifest", and that restore exits 1 and writes neither the manifest nor the
+// entry it does not list.
+func checkTampered(t *testing.T, dir, name, want string) {
+	t.Helper()
+	r := backup(t, runOpts{dir: dir}, "verify", name)
+	if r.code != exitFailed || !strings.Contains(r.stderr, want+"\n") || strings.Contains(r.stdout+r.stderr, "no manifest") {
+		t.Errorf("verify: exit %d, stdout %q stderr %q; want %d naming %q", r.code, r.stdout, r.stderr, exitFailed, want)
+	}
+	dest := filepath.Join(dir, name+".dest")
+	r = backup(t, runOpts{dir: dir}, "restore", name, dest)
+	got := listTree(t, dest)
+	if r.code != exitFailed || slices.ContainsFunc(got, func(p string) bool {
+		return strings.Contains(p, "manifest") || strings.Contains(p, "zz") || strings.Contains(p, "zd")
+	}) {
+		t.Errorf("restore: exit %d, wrote %q; want %d, nothing that the manifest does not list\n%s", r.code, got, exitFailed, r.stderr)
+	}
+}
