@@ -18,9 +18,8 @@ type hostEnt struct {
 }
 
 const (
-	dosReadOnly = 0x01
-	dosDir      = 0x10
-	dosArchive  = 0x20
+	dosDir     = 0x10
+	dosArchive = 0x20
 )
 
 // unixAttrs puts a Unix mode where a Unix host keeps it: the high 16 bits.

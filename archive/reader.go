@@ -83,15 +83,16 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	RegisterDecompressors(zr)
 	r := &Reader{zr: zr, ra: ra, size: size}
-	files := zr.File
+	files, locals := zr.File, localRefs(ra, size, zr.File)
 	if n := len(files); n > 0 && files[n-1].Name == ManifestName {
 		r.HasManifest = true
-		r.Manifest, r.ManifestErr = readManifest(files[n-1])
+		r.Manifest, r.ManifestErr = readManifest(files[n-1], locals[n-1])
 		files = files[:n-1]
 	}
 	r.Entries = make([]*Entry, len(files))
 	for i, f := range files {
 		r.Entries[i] = newEntry(f)
+		r.Entries[i].local = locals[i]
 	}
 	if r.Manifest != nil {
 		r.addSums()
@@ -133,11 +134,11 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-func readManifest(f *zip.File) (*Manifest, error) {
+func readManifest(f *zip.File, loc localRef) (*Manifest, error) {
 	if f.UncompressedSize64 > MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, MaxManifestSize)
 	}
-	rc, err := openEntry(f)
+	rc, err := openEntry(f, loc)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ type RestorePlan struct {
 	listed   map[string]File      // the manifest's files by path; nil without a manifest
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
+	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
 }
