@@ -240,3 +240,36 @@ func TestHeaderOffsets(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreSameVerdict: what verify reports of entries restore does not write from their
+// data (folders, symlinks), restore reports too, in its plan, before it writes anything.
+func TestRestoreSameVerdict(t *testing.T) {
+	good := buildZip(t, []zent{{name: "app/"}, {name: "app/link", body: "target", symlink: true, store: true},
+		{name: "app/f", body: "file"}}, false)
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"folder's local header", flip(good, localAt(t, good, "app/")+locName, 0x20), "app/: damaged: local header"},
+		{"symlink's data", flipByteIn(t, good, "app/link"), "app/link: crc-32 mismatch"},
+		{"folder with data", flip(good, centralAt(t, good, "app/")+24, 0x01), "app/: damaged: a directory entry with data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Verify(t.Context(), writeZip(t, tt.data), VerifyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := openZip(t, tt.data).PlanRestore(filepath.Join(t.TempDir(), "dest"), RestoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, got := range map[string][]string{"verify": problemStrings(res.Problems), "restore plan": problemStrings(plan.Damaged)} {
+				if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+					t.Errorf("%s: problems %q, want one starting %q", what, got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -35,7 +35,9 @@ type RestorePlan struct {
 	Conflicts []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
-	// Damaged lists the files the manifest records that the archive lacks.
+	// Damaged lists the selected entries that verify would report before their data are
+	// written (see checkEntries), then the files the manifest records that the archive lacks;
+	// none of them is restored.
 	Damaged []Problem
 	// Files, Dirs and Bytes count what is to be restored.
 	Files, Dirs int
@@ -81,6 +83,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return p, nil
 	}
 	p.selectEntries()
+	p.checkEntries()
 	p.checkManifest()
 	for _, e := range p.entries {
 		p.checkDest(e)
