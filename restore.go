@@ -219,7 +219,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	case out.Status == "failed" && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
 	case out.Status == "failed" && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: archive is damaged: %s not restored; ", plural(len(out.Damaged), "entry", "entries"))
+		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", plural(len(out.Damaged), "entry", "entries"))
 	default:
 		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
 	}
