@@ -30,7 +30,7 @@ the manifest's SHA-256 (the CRC-32 for archives another tool made), then renamed
 Symlinks, devices and other special entries of foreign archives are listed, not created.
 
 Exit codes: 0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
-archive; damaged entries are never written), 2 usage, 3 some entries could not be written
+archive; damaged entries and those it cannot read are never written), 2 usage, 3 some entries could not be written
 (each listed; the rest were), 130 interrupted.`
 
 type restoreConfig struct {
