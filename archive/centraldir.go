@@ -105,7 +105,7 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, err e
 			end, dirSize, dirOff = p, int64(le64(b[40:])), int64(le64(b[48:]))
 		}
 	}
-	if dirSize < 0 || dirOff < 0 {
+	if dirSize < 0 || dirOff < 0 || dirSize > size || dirOff > size {
 		return 0, 0, 0, errCentral
 	}
 	return end, dirSize, dirOff, nil
