@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -216,4 +217,65 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestRestoreModesOfForeignZips restores, as an unprivileged user under umask 027, entries
+// that hold no Unix mode (DOS and Windows hosts, the JDK's jar) and a Unix folder stored as
+// drw-rw-rw-: files come back 0640, folders 0750, nothing world-writable, and what the
+// drw-rw-rw- folder holds can be read by its owner. list shows the modes before the umask.
+func TestRestoreModesOfForeignZips(t *testing.T) {
+	mustRoot(t)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range []struct {
+		name  string
+		host  uint16
+		attrs uint32
+	}{
+		{"win/", 0, 0x10}, {"win/a.txt", 0, 0x20}, {"ntfs.txt", 10, 0x20}, {"jar/", 0, 0}, {"jar/A.class", 0, 0},
+		{"unix/", 3, (0o040000 | 0o666) << 16}, {"unix/inside.txt", 3, (0o100000 | 0o600) << 16},
+	} {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Store, CreatorVersion: e.host<<8 | 20, ExternalAttrs: e.attrs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(e.name, "/") {
+			w.Write([]byte("data"))
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := sharedTempDir(t)
+	path := filepath.Join(dir, "foreign.zip")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "dest")
+	cmd := exec.Command("sh", "-c", `umask 027 && exec "$0" "$@"`, binary, "restore", path, dest)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v: %s", err, out)
+	}
+	want := map[string]os.FileMode{"win": os.ModeDir | 0o750, "win/a.txt": 0o640, "ntfs.txt": 0o640,
+		"jar": os.ModeDir | 0o750, "jar/A.class": 0o640, "unix": os.ModeDir | 0o766, "unix/inside.txt": 0o600}
+	for name, mode := range want {
+		if info, err := os.Lstat(filepath.Join(dest, name)); err != nil || info.Mode() != mode {
+			t.Errorf("%s: %v, %v; want mode %v", name, info.Mode(), err, mode)
+		}
+	}
+	read := exec.Command("cat", filepath.Join(dest, "unix/inside.txt"))
+	read.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := read.CombinedOutput(); err != nil || string(out) != "data" {
+		t.Errorf("its owner reads unix/inside.txt: %q, %v", out, err)
+	}
+	l := backup(t, runOpts{}, "list", "--long", path)
+	for _, line := range []string{"drwxr-xr-x", "-rw-r--r--", "drwxrw-rw-"} {
+		if !strings.Contains(l.stdout, line) {
+			t.Errorf("list --long: %q, want a %s line", l.stdout, line)
+		}
+	}
+	if strings.Contains(l.stdout, "rw-rw-rw-") || strings.Contains(l.stdout, "rwxrwxrwx") {
+		t.Errorf("list --long: %q shows world-writable modes", l.stdout)
+	}
 }

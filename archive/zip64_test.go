@@ -72,6 +72,20 @@ func TestZip64LargeFile(t *testing.T) {
 		t.Errorf("OnFile told SHA-256 %x, want %x", hooks.files["sparse.img"], want)
 	}
 	unzipTest(t, path)
+	verifyOK(t, path) // a data descriptor with 8-byte sizes; the manifest's header past 4 GiB
+}
+
+// verifyOK checks that Verify finds nothing wrong with the archive at path, local headers
+// included.
+func verifyOK(t *testing.T, path string) {
+	t.Helper()
+	res, err := Verify(t.Context(), path, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Errorf("verify: %q", problemStrings(res.Problems))
+	}
 }
 
 func TestZip64ManyEntries(t *testing.T) {
@@ -104,6 +118,7 @@ func TestZip64ManyEntries(t *testing.T) {
 		t.Error("no zip64 end of central directory record")
 	}
 	unzipTest(t, path)
+	verifyOK(t, path) // the local headers found through the zip64 end record
 }
 
 // hasZip64End looks for the zip64 end of central directory locator near the archive's end.
