@@ -28,7 +28,7 @@ const (
 const flagsMeaning = 0x1 | 0x40 | 0x2000
 
 // localRef says where an entry's local header is: in ra at off; off is -1 when the central
-// directory could not be walked a second time.
+// directory could not be walked a second time, and ra nil when nobody looked.
 type localRef struct {
 	ra  io.ReaderAt
 	off int64
@@ -62,7 +62,7 @@ type localHeader struct {
 // checkLocal reads the local header of f and compares it with f, the central directory's
 // record; when the local header says a data descriptor follows the data, it checks that too.
 func checkLocal(f *zip.File, loc localRef) error {
-	if loc.off < 0 {
+	if loc.ra == nil || loc.off < 0 {
 		return errors.New("damaged: local header not found")
 	}
 	lh, err := readLocal(loc, len(f.Name))

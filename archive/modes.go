@@ -18,22 +18,21 @@ import (
 // starts from 0666 and 0777 before the umask; group and others get no write permission here
 // whatever the umask, since the archive never asked for it.
 const (
-	hostUnix     = 3
-	hostMacOSX   = 19
-	dosReadOnly  = 0x01
-	defaultFile  = 0o644
-	defaultDir   = 0o755
-	ownerSearch  = 0o100
-	readOnlyFile = 0o444
+	creatorMacOSX = 19
+	dosReadOnly   = 0x01
+	defaultFile   = 0o644
+	defaultDir    = 0o755
+	ownerSearch   = 0o100
+	readOnlyFile  = 0o444
 )
 
-// entryMode returns the mode to restore the file or directory entry f with, given mode, the
+// restoreMode returns the mode to restore the file or directory entry f with, given mode, the
 // one Go's reader gives it, and whether it is a default rather than the archive's. A
 // directory always gets its owner's search bit: without it, what it holds could not be
 // reached, even by the owner, and the restore would still have said complete.
 func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
 	host := f.CreatorVersion >> 8
-	unixMode := (host == hostUnix || host == hostMacOSX) && mode.Perm() != 0
+	unixMode := (host == creatorUnix || host == creatorMacOSX) && mode.Perm() != 0
 	switch {
 	case unixMode && mode.IsDir():
 		return mode | ownerSearch, false
@@ -41,7 +40,7 @@ func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
 		return mode, false
 	case mode.IsDir():
 		return fs.ModeDir | defaultDir, true
-	case host != hostUnix && host != hostMacOSX && f.ExternalAttrs&dosReadOnly != 0:
+	case host != creatorUnix && host != creatorMacOSX && f.ExternalAttrs&dosReadOnly != 0:
 		return readOnlyFile, true
 	}
 	return defaultFile, true

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -75,16 +76,19 @@ func TestZip64LargeFile(t *testing.T) {
 	verifyOK(t, path) // a data descriptor with 8-byte sizes; the manifest's header past 4 GiB
 }
 
-// verifyOK checks that Verify finds nothing wrong with the archive at path, local headers
-// included.
+// verifyOK checks that Verify finds nothing wrong with the entries of the archive at path,
+// local headers included. writeArchive's manifest is empty, which Verify reports once it has
+// read it whole: that is the one problem allowed.
 func verifyOK(t *testing.T, path string) {
 	t.Helper()
 	res, err := Verify(t.Context(), path, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.OK() {
-		t.Errorf("verify: %q", problemStrings(res.Problems))
+	for _, p := range res.Problems {
+		if p.Entry != ManifestName || !strings.HasPrefix(p.Reason, "manifest is not valid") {
+			t.Errorf("verify: %s", p)
+		}
 	}
 }
 
