@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -254,6 +255,8 @@ func TestRestoreSameVerdict(t *testing.T) {
 		{"folder's local header", flip(good, localAt(t, good, "app/")+locName, 0x20), "app/: damaged: local header"},
 		{"symlink's data", flipByteIn(t, good, "app/link"), "app/link: crc-32 mismatch"},
 		{"folder with data", flip(good, centralAt(t, good, "app/")+24, 0x01), "app/: damaged: a directory entry with data"},
+		// libarchive's test_read_format_zip_symlink_lzma.zip: verify said 1, restore 0.
+		{"symlink in LZMA", lzmaSymlink(t), "link: unsupported compression method 14 (LZMA)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,4 +275,13 @@ func TestRestoreSameVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lzmaSymlink is one symlink entry compressed with LZMA, which this reader does not read.
+func lzmaSymlink(t *testing.T) []byte {
+	t.Helper()
+	fh := &zip.FileHeader{Name: "link", Method: 14}
+	fh.SetMode(fs.ModeSymlink | 0o777)
+	body := []byte("lzma bytes")
+	return rawZip(t, fh, body, crc32.ChecksumIEEE(body))
 }
