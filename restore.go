@@ -29,7 +29,7 @@ entries of foreign archives are listed, not created; in a backup's archive, an e
 manifest does not list is damage and is not written.
 
 Exit codes: 0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
-archive; damaged entries are never written), 2 usage, 3 some entries could not be written
+archive; damaged entries and those it cannot read are never written), 2 usage, 3 some entries could not be written
 (each listed; the rest were), 130 interrupted.`
 
 type restoreConfig struct {
@@ -221,7 +221,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	case out.Status == "failed" && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
 	case out.Status == "failed" && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: archive is damaged: %s not restored; ", plural(len(out.Damaged), "entry", "entries"))
+		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", plural(len(out.Damaged), "entry", "entries"))
 	default:
 		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
 	}

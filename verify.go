@@ -21,9 +21,10 @@ const verifyUsage = `backup verify [--receipt PATH] [--json] [-q] ARCHIVE
 ARCHIVE may be a backup set's folder: its LATEST backup is verified (a damaged or missing
 LATEST is an error; no other archive is picked).
 
-Reads ARCHIVE end to end without extracting anything: the zip structure, every entry's
-CRC-32, every file's SHA-256 and size against the manifest, the entries against the
-manifest's list, and whether every name is safe to restore. When a receipt is found
+Reads ARCHIVE end to end without extracting anything: the zip structure, every local
+header against the central directory, every entry's CRC-32, every file's SHA-256 and size
+against the manifest, the entries against the manifest's list, and whether every name is
+safe to restore. When a receipt is found
 (--receipt, else ARCHIVE.receipt.json when it exists) the archive's size and SHA-256 must
 match it. An archive another tool made (no manifest) is checked by CRC-32 alone.
 

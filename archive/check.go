@@ -9,6 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -17,27 +18,70 @@ import (
 var (
 	errCRC       = errors.New("crc-32 mismatch")
 	errSHA256    = errors.New("sha256 mismatch")
-	errEncrypted = errors.New("encrypted (not supported)")
+	errEncrypted = errors.New("encrypted")
+	errAES       = errors.New("encrypted (WinZip AES)")
+	errDirData   = errors.New("damaged: a directory entry with data")
 	errDamaged   = errors.New("damaged: not a valid zip entry, or more data than its header declares")
 	errCut       = errors.New("damaged: data cut short")
 )
+
+// methodAES is WinZip's AES encryption: the real method is inside its extra field.
+const methodAES = 99
+
+// methodNames names the methods other tools write that this reader does not read.
+var methodNames = map[uint16]string{1: "Shrink", 6: "Implode", 9: "Deflate64", 12: "bzip2", 14: "LZMA",
+	95: "xz", 98: "PPMd"}
 
 // copyBufSize is the buffer each entry is streamed through: memory stays this, whatever the
 // size of the entry.
 const copyBufSize = 128 << 10
 
-// openEntry opens the data of f for reading. Reading it to the end fails unless the data
-// match the CRC-32 and the size in the header: Go's reader skips the CRC check when the
-// header says 0, which a hostile archive can use, so the CRC is computed here as well.
-func openEntry(f *zip.File) (io.ReadCloser, error) {
-	if f.Flags&0x1 != 0 {
-		return nil, errEncrypted
+// openEntry opens the data of f, whose local header is at loc, for reading. Reading it to the
+// end fails unless the data match the CRC-32 and the size in the header: Go's reader skips
+// the CRC check when the header says 0, which a hostile archive can use, so the CRC is
+// computed here as well.
+func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
+	if err := checkHeaders(f, loc); err != nil {
+		return nil, err
+	}
+	if f.Flags&flagDataDesc != 0 {
+		// The local header decides whether a data descriptor follows, and checkHeaders has
+		// checked it; Go's reader would look for one wherever the central flag says so.
+		c := *f
+		c.Flags &^= flagDataDesc
+		f = &c
 	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, entryError(f, err)
 	}
 	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, nil
+}
+
+// checkHeaders says why the entry f, whose local header is at loc, cannot be read, from its
+// headers alone: encrypted, a method this reader lacks, a directory with data, or a local
+// header that disagrees with the central directory. Verify and restore both ask it before
+// reading any data.
+func checkHeaders(f *zip.File, loc localRef) error {
+	isDir := strings.HasSuffix(f.Name, "/")
+	switch {
+	case f.Method == methodAES:
+		return errAES
+	case f.Flags&0x1 != 0:
+		return errEncrypted
+	case isDir && f.UncompressedSize64 != 0:
+		return errDirData
+	case !isDir && f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
+		return unsupportedMethod(f.Method)
+	}
+	return checkLocal(f, loc)
+}
+
+func unsupportedMethod(method uint16) error {
+	if name, ok := methodNames[method]; ok {
+		return fmt.Errorf("unsupported compression method %d (%s)", method, name)
+	}
+	return fmt.Errorf("unsupported compression method %d", method)
 }
 
 type crcReader struct {
@@ -75,7 +119,7 @@ func entryError(f *zip.File, err error) error {
 	case errors.Is(err, zip.ErrChecksum):
 		return errCRC
 	case errors.Is(err, zip.ErrAlgorithm):
-		return fmt.Errorf("unsupported compression method %d", f.Method)
+		return unsupportedMethod(f.Method)
 	case errors.Is(err, zip.ErrFormat):
 		return errDamaged
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -96,7 +140,7 @@ type Checked struct {
 // not "", its SHA-256 (hex). A nil error means every byte written to w is right. An error
 // of w comes back as a *writeError; any other error is a problem with the entry.
 func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error) {
-	rc, err := openEntry(e.file)
+	rc, err := openEntry(e.file, e.local)
 	if err != nil {
 		return Checked{}, err
 	}

@@ -20,7 +20,9 @@ type Entry struct {
 	// device, FIFO or socket that another tool stored. Restore lists these and never creates
 	// them.
 	Kind skiprules.Kind
-	// Mode holds the type and permission bits the entry was stored with.
+	// Mode holds the type and permission bits the entry was stored with; for an entry that
+	// holds no Unix mode (made on DOS or Windows, or with a mode of 0), those restore gives
+	// it before the umask (see restoreMode).
 	Mode fs.FileMode
 	// Size is the uncompressed size that the entry's header declares.
 	Size int64
@@ -33,7 +35,11 @@ type Entry struct {
 	Host Host
 
 	file          *zip.File
-	afterManifest bool // stored after the manifest, which backup writes last
+	local         localRef // where its local header is
+	afterManifest bool     // stored after the manifest, which backup writes last
+	// noUnixMode says the archive holds no Unix mode for the entry: Mode is a default,
+	// narrowed by the umask when restored.
+	noUnixMode bool
 }
 
 // Type names the entry's type as list shows it: "file", "dir" or the Kind.
@@ -69,8 +75,10 @@ func newEntry(f *zip.File) *Entry {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode = fs.ModeDir | mode.Perm()
-	case !mode.IsRegular():
+		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode.Perm())
+	case mode.IsRegular():
+		e.Mode, e.noUnixMode = restoreMode(f, mode)
+	default:
 		e.Kind = skiprules.KindOf(mode)
 		if e.Kind == "" {
 			e.Kind = skiprules.KindOther

@@ -108,7 +108,8 @@ func FuzzCheckNames(f *testing.F) {
 }
 
 // FuzzReader opens arbitrary bytes as an archive, verifies it and restores it: nothing
-// panics, and a restore writes nothing outside its destination.
+// panics, a restore writes nothing outside its destination, and finds nothing damaged in
+// an archive that verified.
 func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), int64(len(data)))
@@ -136,8 +137,12 @@ func FuzzReader(f *testing.F) {
 		if !res.OK() && len(plan.Refused) == 0 && namesProblem(res.Problems) {
 			t.Fatalf("verify found unsafe names %q, the plan did not", problemStrings(res.Problems))
 		}
-		if _, err := plan.Run(t.Context()); err != nil {
+		rr, err := plan.Run(t.Context())
+		if err != nil {
 			return
+		}
+		if res.OK() && len(rr.Damaged) > 0 {
+			t.Fatalf("verify found nothing, restore found %q", problemStrings(rr.Damaged))
 		}
 		if got, _ := os.ReadDir(parent); len(got) != 1 || got[0].Name() != "dest" {
 			t.Fatalf("restore wrote beside its destination: %v", got)

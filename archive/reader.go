@@ -92,14 +92,16 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	RegisterDecompressors(zr)
 	r := &Reader{zr: zr, ra: ra, size: size}
-	var manifests []*zip.File
+	locals := localRefs(ra, size, zr.File)
+	var manifests []int
 	r.Entries = make([]*Entry, 0, len(zr.File))
-	for _, f := range zr.File {
+	for i, f := range zr.File {
 		if strings.TrimSuffix(f.Name, "/") == ManifestName {
-			manifests = append(manifests, f)
+			manifests = append(manifests, i)
 			continue
 		}
 		e := newEntry(f)
+		e.local = locals[i]
 		e.afterManifest = len(manifests) > 0
 		r.Entries = append(r.Entries, e)
 	}
@@ -108,10 +110,10 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	case len(manifests) > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case len(manifests) == 1 && manifests[0].Name != ManifestName:
+	case len(manifests) == 1 && zr.File[manifests[0]].Name != ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
 	case len(manifests) == 1:
-		r.Manifest, r.ManifestErr = readManifest(manifests[0])
+		r.Manifest, r.ManifestErr = readManifest(zr.File[manifests[0]], locals[manifests[0]])
 	}
 	if r.Manifest != nil {
 		r.addSums()
@@ -157,11 +159,11 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-func readManifest(f *zip.File) (*Manifest, error) {
+func readManifest(f *zip.File, loc localRef) (*Manifest, error) {
 	if f.UncompressedSize64 > MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, MaxManifestSize)
 	}
-	rc, err := openEntry(f)
+	rc, err := openEntry(f, loc)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	if err := os.MkdirAll(p.Dest, 0o755); err != nil {
 		return nil, err
 	}
+	p.umask = currentUmask()
 	t, err := openDestTree(p.Dest, p.mkdirMode)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	}
 	got, err := copyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, want, buf)
 	if err == nil {
-		err = finish(f, dfd, tmp, e)
+		err = finish(f, dfd, tmp, e, restorePerm(e, p.umask))
 	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = &fileOpError{cerr}
@@ -182,9 +183,10 @@ func createTemp(dfd int, base string) (*os.File, string, error) {
 	}
 }
 
-// finish gives the checked file its mode (without setuid, setgid or sticky) and mtime.
-func finish(f *os.File, dfd int, tmp string, e *Entry) error {
-	if err := f.Chmod(e.Mode.Perm()); err != nil {
+// finish gives the checked file its permission bits perm (never setuid, setgid or sticky)
+// and its mtime.
+func finish(f *os.File, dfd int, tmp string, e *Entry, perm uint32) error {
+	if err := f.Chmod(os.FileMode(perm)); err != nil {
 		return &fileOpError{err}
 	}
 	if err := setTimes(dfd, tmp, e.Modified); err != nil {
@@ -247,7 +249,7 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Fchmod(fd, uint32(e.Mode.Perm())); err != nil {
+	if err := unix.Fchmod(fd, restorePerm(e, p.umask)); err != nil {
 		return fmt.Errorf("chmod: %w", err)
 	}
 	pfd, err := t.dir(parentOf(e.Name), false)

@@ -35,8 +35,10 @@ type RestorePlan struct {
 	Conflicts []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
-	// Damaged lists the files the manifest records that the archive lacks, and the entries
-	// it does not account for: special entries, and directories stored after it.
+	// Damaged lists the selected entries that verify would report before their data are
+	// written (see checkEntries), then the files the manifest records that the archive lacks,
+	// and the entries it does not account for: special entries, and directories stored after
+	// it. None of them is restored.
 	Damaged []Problem
 	// Files, Dirs and Bytes count what is to be restored.
 	Files, Dirs int
@@ -49,6 +51,7 @@ type RestorePlan struct {
 	listed   map[string]File      // the manifest's files by path; nil without a manifest
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
+	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
 }
@@ -81,6 +84,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return p, nil
 	}
 	p.selectEntries()
+	p.checkEntries()
 	p.checkManifest()
 	for _, e := range p.entries {
 		p.checkDest(e)

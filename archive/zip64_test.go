@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -72,6 +73,23 @@ func TestZip64LargeFile(t *testing.T) {
 		t.Errorf("OnFile told SHA-256 %x, want %x", hooks.files["sparse.img"], want)
 	}
 	unzipTest(t, path)
+	verifyOK(t, path) // a data descriptor with 8-byte sizes; the manifest's header past 4 GiB
+}
+
+// verifyOK checks that Verify finds nothing wrong with the entries of the archive at path,
+// local headers included. writeArchive's manifest is empty, which Verify reports once it has
+// read it whole: that is the one problem allowed.
+func verifyOK(t *testing.T, path string) {
+	t.Helper()
+	res, err := Verify(t.Context(), path, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Problems {
+		if p.Entry != ManifestName || !strings.HasPrefix(p.Reason, "manifest is not valid") {
+			t.Errorf("verify: %s", p)
+		}
+	}
 }
 
 func TestZip64ManyEntries(t *testing.T) {
@@ -104,6 +122,7 @@ func TestZip64ManyEntries(t *testing.T) {
 		t.Error("no zip64 end of central directory record")
 	}
 	unzipTest(t, path)
+	verifyOK(t, path) // the local headers found through the zip64 end record
 }
 
 // hasZip64End looks for the zip64 end of central directory locator near the archive's end.

@@ -1,0 +1,186 @@
+package archive
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"slices"
+)
+
+// Go's zip reader keeps where each entry's local header starts to itself, and the local
+// headers must be checked against the central directory (see localheader.go). So the central
+// directory is walked a second time here, as far as each header's offset and no further: the
+// same records Go's reader read, found the same way, in the same order.
+
+// Signatures and fixed lengths of the records read here (APPNOTE 4.3.12 to 4.3.16).
+const (
+	centralSig   = 0x02014b50
+	centralLen   = 46
+	eocdSig      = 0x06054b50
+	eocdLen      = 22
+	eocd64LocSig = 0x07064b50
+	eocd64LocLen = 20
+	eocd64Sig    = 0x06064b50
+	eocd64Len    = 56
+	zip64ExtraID = 0x0001
+)
+
+// errCentral is the cause when the central directory does not read the same a second time.
+var errCentral = errors.New("central directory does not read back the same")
+
+// headerOffsets returns where the local header of each of files starts, files being the
+// entries Go's reader read from the archive of size bytes in ra, in their order.
+func headerOffsets(ra io.ReaderAt, size int64, files []*zip.File) ([]int64, error) {
+	end, dirSize, dirOff, err := directoryEnd(ra, size)
+	if err != nil {
+		return nil, err
+	}
+	base := end - dirSize - dirOff // bytes before the archive, as in a self-extractor
+	if base < 0 || base+dirOff >= size {
+		return nil, errCentral
+	}
+	// Like Go's reader, trust a directory found where the end record says it is over the
+	// offset the end record implies.
+	if base > 0 && len(files) > 0 && centralNameAt(ra, dirOff) == files[0].Name {
+		base = 0
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, size-base-dirOff), 64<<10)
+	offsets := make([]int64, len(files))
+	var rec [centralLen]byte
+	var vari []byte
+	for i, f := range files {
+		if _, err := io.ReadFull(br, rec[:]); err != nil || le32(rec[:]) != centralSig {
+			return nil, errCentral
+		}
+		n, e, c := int(le16(rec[28:])), int(le16(rec[30:])), int(le16(rec[32:]))
+		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
+		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
+			return nil, errCentral
+		}
+		off := int64(le32(rec[42:]))
+		if off == uint32max {
+			var ok bool
+			off, ok = zip64Offset(vari[n:n+e], le32(rec[24:]) == uint32max, le32(rec[20:]) == uint32max)
+			if !ok {
+				return nil, errCentral
+			}
+		}
+		offsets[i] = base + off
+	}
+	return offsets, nil
+}
+
+// directoryEnd finds the end of central directory record as Go's reader does (in the last
+// KiB, then in the last 65 KiB), and the zip64 one it points to when the classic one is
+// maxed out. It returns where the record it used starts, and the directory's size and offset.
+func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, err error) {
+	var rec []byte
+	for _, n := range []int64{1024, 65 * 1024} {
+		n = min(n, size)
+		buf := make([]byte, n)
+		if _, err := ra.ReadAt(buf, size-n); err != nil && err != io.EOF {
+			return 0, 0, 0, err
+		}
+		if p := findEOCD(buf); p >= 0 {
+			rec, end = buf[p:], size-n+int64(p)
+			break
+		}
+		if n == size {
+			break
+		}
+	}
+	if rec == nil {
+		return 0, 0, 0, errCentral
+	}
+	records, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
+	dirSize, dirOff = int64(size32), int64(off32)
+	if records == 0xffff || size32 == 0xffff || off32 == uint32max {
+		if p, ok := findEOCD64(ra, end); ok {
+			var b [eocd64Len]byte
+			if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
+				return 0, 0, 0, errCentral
+			}
+			end, dirSize, dirOff = p, int64(le64(b[40:])), int64(le64(b[48:]))
+		}
+	}
+	if dirSize < 0 || dirOff < 0 || dirSize > size || dirOff > size {
+		return 0, 0, 0, errCentral
+	}
+	return end, dirSize, dirOff, nil
+}
+
+// findEOCD returns where the last end of central directory record in b starts whose comment
+// fits in b; -1 when there is none.
+func findEOCD(b []byte) int {
+	for i := len(b) - eocdLen; i >= 0; i-- {
+		if le32(b[i:]) == eocdSig && i+eocdLen+int(le16(b[i+eocdLen-2:])) <= len(b) {
+			return i
+		}
+	}
+	return -1
+}
+
+// findEOCD64 reads the zip64 locator just before the end record at end, and returns the
+// offset of the zip64 end record it names.
+func findEOCD64(ra io.ReaderAt, end int64) (int64, bool) {
+	if end < eocd64LocLen {
+		return 0, false
+	}
+	var b [eocd64LocLen]byte
+	if _, err := ra.ReadAt(b[:], end-eocd64LocLen); err != nil {
+		return 0, false
+	}
+	if le32(b[:]) != eocd64LocSig || le32(b[4:]) != 0 || le32(b[16:]) != 1 {
+		return 0, false
+	}
+	return int64(le64(b[8:])), le64(b[8:]) < 1<<63
+}
+
+// centralNameAt returns the name in the central directory record at off; "" when there is
+// no record there.
+func centralNameAt(ra io.ReaderAt, off int64) string {
+	var rec [centralLen]byte
+	if _, err := ra.ReadAt(rec[:], off); err != nil || le32(rec[:]) != centralSig {
+		return ""
+	}
+	name := make([]byte, le16(rec[28:]))
+	if _, err := ra.ReadAt(name, off+centralLen); err != nil {
+		return ""
+	}
+	return string(name)
+}
+
+// zip64Offset reads the header offset from the zip64 field of a central record's extra
+// field: it follows the sizes that are maxed out in the record, as Go's reader reads it.
+func zip64Offset(extra []byte, usize, csize bool) (int64, bool) {
+	for len(extra) >= 4 {
+		id, n := le16(extra), int(le16(extra[2:]))
+		extra = extra[4:]
+		if n > len(extra) {
+			break
+		}
+		field := extra[:n]
+		extra = extra[n:]
+		if id != zip64ExtraID {
+			continue
+		}
+		skip := 0
+		if usize {
+			skip += 8
+		}
+		if csize {
+			skip += 8
+		}
+		if len(field) < skip+8 || le64(field[skip:]) >= 1<<63 {
+			return 0, false
+		}
+		return int64(le64(field[skip:])), true
+	}
+	return 0, false
+}
+
+func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }

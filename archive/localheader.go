@@ -1,0 +1,183 @@
+package archive
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Every entry is described twice: in the central directory, which Go's reader reads, and in
+// the local header before its data, which streaming readers (bsdtar, Python reading a pipe)
+// and unzip -t go by. An archive whose two descriptions differ means different things to
+// different tools, so an entry is read only when they agree, as unzip -t requires. The local
+// header's data-descriptor flag decides, as for Info-ZIP: without it the local header holds
+// the CRC-32 and sizes, which must be the central ones; with it they follow the data in a
+// data descriptor, which must then be there and agree.
+
+const (
+	localSig      = 0x04034b50
+	localLen      = 30
+	descriptorSig = 0x08074b50
+)
+
+// flagsMeaning are the flags that change what an entry's bytes mean: encrypted (bit 0),
+// strong encryption (6) and a masked local header (13). Bit 3 is compared on its own terms
+// (above) and the UTF-8 flag (11) only for names that are not ASCII, where it changes them.
+const flagsMeaning = 0x1 | 0x40 | 0x2000
+
+// localRef says where an entry's local header is: in ra at off; off is -1 when the central
+// directory could not be walked a second time, and ra nil when nobody looked.
+type localRef struct {
+	ra  io.ReaderAt
+	off int64
+}
+
+// localRefs locates the local header of each of files, the entries of the archive of size
+// bytes in ra. When the central directory does not read the same a second time, every
+// offset is -1 and every entry fails its check: an archive read two ways is not trusted.
+func localRefs(ra io.ReaderAt, size int64, files []*zip.File) []localRef {
+	refs := make([]localRef, len(files))
+	offsets, err := headerOffsets(ra, size, files)
+	for i := range refs {
+		refs[i] = localRef{ra: ra, off: -1}
+		if err == nil {
+			refs[i].off = offsets[i]
+		}
+	}
+	return refs
+}
+
+// localHeader is what the local header of an entry says.
+type localHeader struct {
+	flags, method uint16
+	crc           uint32
+	csize, usize  uint64
+	name          string // at most as long as the central name
+	nameLen       int
+	dataOffset    int64
+}
+
+// checkLocal reads the local header of f and compares it with f, the central directory's
+// record; when the local header says a data descriptor follows the data, it checks that too.
+func checkLocal(f *zip.File, loc localRef) error {
+	if loc.ra == nil || loc.off < 0 {
+		return errors.New("damaged: local header not found")
+	}
+	lh, err := readLocal(loc, len(f.Name))
+	if err != nil {
+		return err
+	}
+	if err := lh.compare(f); err != nil {
+		return err
+	}
+	if lh.flags&flagDataDesc != 0 {
+		return checkDescriptor(loc.ra, lh.dataOffset+int64(f.CompressedSize64), f)
+	}
+	return nil
+}
+
+// readLocal reads the local header at loc, nameLen being the length of the central name.
+func readLocal(loc localRef, nameLen int) (*localHeader, error) {
+	buf := make([]byte, localLen+nameLen)
+	if _, err := loc.ra.ReadAt(buf, loc.off); err != nil || le32(buf) != localSig {
+		return nil, errors.New("damaged: local header not found")
+	}
+	n, e := int(le16(buf[26:])), int(le16(buf[28:]))
+	lh := &localHeader{flags: le16(buf[6:]), method: le16(buf[8:]), crc: le32(buf[14:]),
+		csize: uint64(le32(buf[18:])), usize: uint64(le32(buf[22:])),
+		name: string(buf[localLen:][:min(n, nameLen)]), nameLen: n,
+		dataOffset: loc.off + localLen + int64(n) + int64(e)}
+	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) {
+		extra := make([]byte, e)
+		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
+			return nil, errors.New("damaged: local header cut short")
+		}
+		if !lh.zip64Sizes(extra) {
+			return nil, errors.New("damaged: local header lacks its zip64 sizes")
+		}
+	}
+	return lh, nil
+}
+
+// zip64Sizes reads the sizes that the local header maxes out from its zip64 field: both are
+// there, size first, as Info-ZIP reads them.
+func (lh *localHeader) zip64Sizes(extra []byte) bool {
+	for len(extra) >= 4 {
+		id, n := le16(extra), int(le16(extra[2:]))
+		extra = extra[4:]
+		if n > len(extra) {
+			return false
+		}
+		field := extra[:n]
+		extra = extra[n:]
+		if id != zip64ExtraID {
+			continue
+		}
+		for _, size := range []*uint64{&lh.usize, &lh.csize} {
+			if *size != uint32max {
+				continue
+			}
+			if len(field) < 8 {
+				return false
+			}
+			*size, field = le64(field), field[8:]
+		}
+		return true
+	}
+	return false
+}
+
+// compare reports the first field in which the local header disagrees with f.
+func (lh *localHeader) compare(f *zip.File) error {
+	flags := uint16(flagsMeaning)
+	if strings.ContainsFunc(f.Name, func(r rune) bool { return r >= 0x80 }) {
+		flags |= flagUTF8
+	}
+	switch {
+	case lh.nameLen != len(f.Name) || lh.name != f.Name:
+		return fmt.Errorf("damaged: local header names it otherwise (%q, %d bytes)", lh.name, lh.nameLen)
+	case lh.method != f.Method:
+		return fmt.Errorf("damaged: local header says method %d, the central directory %d", lh.method, f.Method)
+	case lh.flags&flags != f.Flags&flags:
+		return fmt.Errorf("damaged: local header says flags %#04x, the central directory %#04x", lh.flags, f.Flags)
+	case lh.flags&flagDataDesc != 0:
+		return nil // the CRC-32 and sizes are in the data descriptor
+	case lh.crc != f.CRC32:
+		return fmt.Errorf("damaged: local header says CRC-32 %08x, the central directory %08x", lh.crc, f.CRC32)
+	case lh.csize != f.CompressedSize64:
+		return fmt.Errorf("damaged: local header says %d bytes compressed, the central directory %d", lh.csize, f.CompressedSize64)
+	case lh.usize != f.UncompressedSize64:
+		return fmt.Errorf("damaged: local header says %d bytes, the central directory %d", lh.usize, f.UncompressedSize64)
+	}
+	return nil
+}
+
+var errDescriptor = errors.New("damaged: data descriptor missing or different from the central directory")
+
+// checkDescriptor checks the data descriptor at off against f: its CRC-32 and its sizes, in
+// any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes).
+func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) error {
+	var buf [24]byte
+	n, err := ra.ReadAt(buf[:], off)
+	if err != nil && err != io.EOF {
+		return errDescriptor
+	}
+	b := buf[:n]
+	if len(b) >= 4 && le32(b) == descriptorSig && descriptorMatches(b[4:], f) || descriptorMatches(b, f) {
+		return nil
+	}
+	return errDescriptor
+}
+
+func descriptorMatches(b []byte, f *zip.File) bool {
+	if len(b) < 12 || le32(b) != f.CRC32 {
+		return false
+	}
+	b = b[4:]
+	if uint64(le32(b)) == f.CompressedSize64 && uint64(le32(b[4:])) == f.UncompressedSize64 {
+		return true
+	}
+	return len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64
+}

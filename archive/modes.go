@@ -1,0 +1,80 @@
+package archive
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Only Unix hosts (and macOS, which stores the same) keep a Unix mode in an entry: DOS and
+// Windows tools keep attributes that Go's reader turns into 0666 files and 0777 folders
+// (world-writable), other hosts and the JDK's jar keep nothing, and some Unix tools store a
+// mode of 0. Such entries are restored as unzip restores them, with a safer default: 0644
+// for files (0444 when DOS marks them read-only) and 0755 for folders, less the umask. unzip
+// starts from 0666 and 0777 before the umask; group and others get no write permission here
+// whatever the umask, since the archive never asked for it.
+const (
+	creatorMacOSX = 19
+	dosReadOnly   = 0x01
+	defaultFile   = 0o644
+	defaultDir    = 0o755
+	ownerSearch   = 0o100
+	readOnlyFile  = 0o444
+)
+
+// restoreMode returns the mode to restore the file or directory entry f with, given mode, the
+// one Go's reader gives it, and whether it is a default rather than the archive's. A
+// directory always gets its owner's search bit: without it, what it holds could not be
+// reached, even by the owner, and the restore would still have said complete.
+func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
+	host := f.CreatorVersion >> 8
+	unixMode := (host == creatorUnix || host == creatorMacOSX) && mode.Perm() != 0
+	switch {
+	case unixMode && mode.IsDir():
+		return mode | ownerSearch, false
+	case unixMode:
+		return mode, false
+	case mode.IsDir():
+		return fs.ModeDir | defaultDir, true
+	case host != creatorUnix && host != creatorMacOSX && f.ExternalAttrs&dosReadOnly != 0:
+		return readOnlyFile, true
+	}
+	return defaultFile, true
+}
+
+// restorePerm returns the permission bits to give the restored e: its own, or for an entry
+// without a Unix mode the default less umask. A directory keeps its owner's search bit
+// whatever the umask.
+func restorePerm(e *Entry, umask fs.FileMode) uint32 {
+	perm := e.Mode.Perm()
+	if e.noUnixMode {
+		perm &^= umask
+	}
+	if e.IsDir {
+		perm |= ownerSearch
+	}
+	return uint32(perm)
+}
+
+// currentUmask returns the process's umask. It is read from /proc, because setting it to
+// learn it would change it, for a moment, for every thread of the process.
+func currentUmask() fs.FileMode {
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
+				if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
+					return fs.FileMode(m) & fs.ModePerm
+				}
+			}
+		}
+	}
+	// Linux before 4.7 has no Umask line. Restore creates nothing while it looks.
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	return fs.FileMode(old) & fs.ModePerm
+}

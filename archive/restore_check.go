@@ -1,0 +1,62 @@
+package archive
+
+import (
+	"io"
+	"slices"
+)
+
+// checkEntries moves the selected entries that verify would report from the plan to Damaged,
+// before anything is written, so that restore and verify give one verdict on one archive:
+// entries that cannot be read by their headers alone (encrypted, a method this reader lacks,
+// a local header that disagrees with the central directory), and special entries whose data
+// fail their check, since restore never reads those otherwise. The files' data are checked
+// as they are written.
+func (p *RestorePlan) checkEntries() {
+	selected := make(map[*Entry]bool, len(p.entries))
+	for _, e := range p.entries {
+		selected[e] = true
+	}
+	special := make(map[string]bool, len(p.Skipped))
+	for _, s := range p.Skipped {
+		special[s.Path] = true
+	}
+	damaged := map[*Entry]bool{}
+	var buf []byte
+	for _, e := range p.r.Entries {
+		isSpecial := e.Kind != "" && special[e.Name]
+		if !selected[e] && !isSpecial {
+			continue
+		}
+		err := checkHeaders(e.file, e.local)
+		if err == nil && isSpecial {
+			if buf == nil {
+				buf = make([]byte, copyBufSize)
+			}
+			_, err = copyChecked(io.Discard, e, "", buf)
+		}
+		if err != nil {
+			p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			damaged[e] = true
+		}
+	}
+	if len(damaged) > 0 {
+		p.drop(damaged)
+	}
+}
+
+// drop takes the damaged entries out of what the plan restores and counts.
+func (p *RestorePlan) drop(damaged map[*Entry]bool) {
+	p.entries = slices.DeleteFunc(p.entries, func(e *Entry) bool { return damaged[e] })
+	for e := range damaged {
+		switch {
+		case e.Kind != "":
+			p.Skipped = slices.DeleteFunc(p.Skipped, func(s Skipped) bool { return s.Path == e.Name })
+		case e.IsDir:
+			delete(p.dirs, e.Name)
+			p.Dirs--
+		default:
+			p.Files--
+			p.Bytes -= e.Size
+		}
+	}
+}
