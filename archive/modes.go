@@ -18,12 +18,11 @@ import (
 // starts from 0666 and 0777 before the umask; group and others get no write permission here
 // whatever the umask, since the archive never asked for it.
 const (
-	creatorMacOSX = 19
-	dosReadOnly   = 0x01
-	defaultFile   = 0o644
-	defaultDir    = 0o755
-	ownerSearch   = 0o100
-	readOnlyFile  = 0o444
+	dosReadOnly  = 0x01
+	defaultFile  = 0o644
+	defaultDir   = 0o755
+	ownerSearch  = 0o100
+	readOnlyFile = 0o444
 )
 
 // restoreMode returns the mode to restore the file or directory entry f with, given mode, the
@@ -31,8 +30,8 @@ const (
 // directory always gets its owner's search bit: without it, what it holds could not be
 // reached, even by the owner, and the restore would still have said complete.
 func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
-	host := f.CreatorVersion >> 8
-	unixMode := (host == creatorUnix || host == creatorMacOSX) && mode.Perm() != 0
+	unixHost := Host(f.CreatorVersion >> 8).unixLike()
+	unixMode := unixHost && mode.Perm() != 0
 	switch {
 	case unixMode && mode.IsDir():
 		return mode | ownerSearch, false
@@ -40,7 +39,7 @@ func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
 		return mode, false
 	case mode.IsDir():
 		return fs.ModeDir | defaultDir, true
-	case host != creatorUnix && host != creatorMacOSX && f.ExternalAttrs&dosReadOnly != 0:
+	case !unixHost && f.ExternalAttrs&dosReadOnly != 0:
 		return readOnlyFile, true
 	}
 	return defaultFile, true

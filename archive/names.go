@@ -47,7 +47,9 @@ const (
 	HostDarwin Host = 19
 )
 
-func (h Host) slashOnly() bool { return h == HostUnix || h == HostDarwin }
+// unixLike says the host stores what Unix does: names of plain bytes separated by "/", and
+// a Unix mode in the external attributes.
+func (h Host) unixLike() bool { return h == HostUnix || h == HostDarwin }
 
 // CheckName reports why name, a stored name without a directory's trailing slash, could
 // write outside the folder it is restored into, or could mean different paths to different
@@ -62,7 +64,7 @@ func CheckName(name string, host Host) error {
 		return errNUL
 	case name[0] == '/':
 		return errAbsolute
-	case host.slashOnly():
+	case host.unixLike():
 		// Both checks below are about other systems' paths.
 	case strings.IndexByte(name, '\\') >= 0:
 		return errBackslash
