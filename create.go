@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"backup/archive"
@@ -17,9 +17,7 @@ import (
 	"backup/skiprules"
 )
 
-const createUsage = `backup create [flags] SOURCE...
-
-Backs up each SOURCE (a directory or a regular file) into one zip archive, stored under its
+const createLong = `Backs up each SOURCE (a directory or a regular file) into one zip archive, stored under its
 base name. Regular files and directories are archived; sockets, FIFOs, devices and symlinks
 are skipped and listed. A receipt (JSON) is written next to the archive.
 
@@ -29,9 +27,9 @@ the --keep-* rules prune older backups (see backup help prune).
 
 Files are deflated (level 6 unless --level says otherwise), so every unzip reads the archive.
 --method zstd writes Zstandard entries instead, which 7-Zip, bsdtar and backup verify, list
-and restore read, but Info-ZIP unzip 6.0 (the usual unzip on Linux) cannot.
+and restore read, but Info-ZIP unzip 6.0 (the usual unzip on Linux) cannot.`
 
-Exit codes: 0 complete, 1 failed (no new archive, or LATEST could not be moved), 2 usage,
+const createExitCodes = `0 complete, 1 failed (no new archive, or LATEST could not be moved), 2 usage,
 3 incomplete (some data could not be read), 4 the set is locked by another run,
 130 interrupted.`
 
@@ -68,54 +66,76 @@ type source struct {
 	path, name string
 }
 
-func runCreate(args []string, stdout, stderr io.Writer) int {
-	cfg, code, done := parseCreate(args, stdout, stderr)
-	if done {
-		return code
-	}
-	return createBackup(cfg, stdout, stderr)
+// createFlags are create's flags as parsed, before validation turns them into a createConfig.
+type createFlags struct {
+	cfg                           createConfig
+	excludes, excludeFrom, failOn []string
+	method                        string
+	wait                          durationFlag
+	activate                      bool
+	keep                          *keepFlags
 }
 
-func parseCreate(args []string, stdout, stderr io.Writer) (cfg createConfig, code int, done bool) {
-	fs := pflag.NewFlagSet("create", pflag.ContinueOnError)
-	fs.StringVarP(&cfg.output, "output", "o", "", "archive to write; an existing directory means the default name inside it")
-	fs.StringVar(&cfg.outputDir, "output-dir", ".", "folder for the default archive name <name>-<UTC time>.zip")
-	fs.StringVar(&cfg.receipt, "receipt", "", "receipt to write (default: the archive's path + \".receipt.json\")")
-	excludes := fs.StringArrayP("exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
-	excludeFrom := fs.StringArray("exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
-	fs.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
-	fs.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
-	fs.IntVar(&cfg.level, "level", archive.DefaultLevel, "compression level 1 (fast) to 9 (small); 0 stores")
-	method := fs.String("method", string(archive.Deflate), "deflate, or zstd (zip method 93: read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
-	fs.IntVarP(&cfg.jobs, "jobs", "j", 0, "files compressed in parallel, 1 to 128 (default: number of CPUs)")
-	fs.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
-	failOn := fs.StringSlice("fail-on", nil, "also count these warnings as lost: vanished,changed,stat")
-	fs.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
-	fs.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
-	fs.StringVar(&cfg.progress, "progress", "auto", "progress bar: auto (when stderr is a terminal), always, never")
-	fs.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
-	fs.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
-	fs.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
-	var wait durationFlag
-	fs.Var(&wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
-	activate := fs.Bool("activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
-	keep := addKeepFlags(fs)
-	if code, done := parseFlags(fs, args, createUsage, stdout, stderr); done {
-		return cfg, code, true
+func newCreateCmd() *cobra.Command {
+	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
+	f := addCreateFlags(cmd.Flags())
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps} {
+		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
-	cfg.policy.FailOn = *failOn
-	cfg.method = archive.Method(*method)
-	err := refuseEmpty(fs, []string{"output", "output-dir", "receipt", "exclude-from"}, "SOURCE")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		cfg, err := f.validated(cmd.Flags(), args)
+		if err != nil {
+			return usageError(cmd.ErrOrStderr(), "create", err)
+		}
+		return createBackup(cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	})
+	return cmd
+}
+
+// addCreateFlags defines create's flags in the order a user needs them: where the archive
+// goes, what is left out, how it is compressed, what counts as complete, what is printed,
+// and last the flags of a backup set.
+func addCreateFlags(flags *pflag.FlagSet) *createFlags {
+	f := &createFlags{}
+	cfg := &f.cfg
+	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it")
+	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip; given explicitly, DIR is a backup set")
+	flags.StringVar(&cfg.receipt, "receipt", "", "write the receipt to `PATH` (default: the archive's path + \".receipt.json\")")
+	flags.StringArrayVarP(&f.excludes, "exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
+	flags.StringArrayVar(&f.excludeFrom, "exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
+	flags.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
+	flags.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
+	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
+	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
+	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
+	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
+	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
+	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
+	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
+	flags.StringVar(&cfg.progress, "progress", "auto", "draw a progress bar `WHEN`: auto (when stderr is a terminal), always, never")
+	flags.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
+	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
+	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
+	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
+	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
+	f.keep = addKeepFlags(flags)
+	return f
+}
+
+// validated checks the flags and the SOURCE arguments, and returns the run's config or a
+// usage error.
+func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConfig, error) {
+	cfg := f.cfg
+	cfg.policy.FailOn = f.failOn
+	cfg.method = archive.Method(f.method)
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from"}, args, "SOURCE")
 	if err == nil {
-		err = cfg.validate(fs.Args(), *excludes, *excludeFrom)
+		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
 	if err == nil {
-		err = cfg.validateSet(fs, time.Duration(wait), *activate, keep)
+		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep)
 	}
-	if err != nil {
-		return cfg, usageError(stderr, "create", err), true
-	}
-	return cfg, 0, false
+	return cfg, err
 }
 
 func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
@@ -129,7 +149,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
-		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
+		return fmt.Errorf("--jobs %d: must be 1 to %d, or 0 for one per CPU", cfg.jobs, maxJobs)
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)

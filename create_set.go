@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,13 +21,13 @@ var setOnlyFlags = append([]string{"wait", "activate-incomplete"}, keepNames...)
 
 // validateSet decides whether the run writes into a backup set: --output-dir given
 // explicitly and no -o. A set keeps every receipt beside its archive, so --receipt is refused.
-func (cfg *createConfig) validateSet(fs *pflag.FlagSet, wait time.Duration, activate bool, keep *keepFlags) error {
-	if fs.Changed("output-dir") && cfg.output != "" {
+func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, activate bool, keep *keepFlags) error {
+	if flags.Changed("output-dir") && cfg.output != "" {
 		return fmt.Errorf("-o and --output-dir cannot be used together: -o names the archive, --output-dir a backup set")
 	}
-	if !fs.Changed("output-dir") {
+	if !flags.Changed("output-dir") {
 		for _, name := range setOnlyFlags {
-			if fs.Changed(name) {
+			if flags.Changed(name) {
 				return fmt.Errorf("--%s needs a backup set: --output-dir DIR, without -o", name)
 			}
 		}
@@ -57,18 +56,9 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		fmt.Fprintf(stderr, "backup: failed: output folder %s: %v\n", set.dir, cause(err))
 		return nil, exitFailed
 	}
-	lock, err := backupset.Acquire(ctx, set.dir, set.wait)
-	var locked *backupset.LockedError
-	switch {
-	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "backup: %s: %v\n", set.dir, err)
-		return nil, exitLocked
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "backup: interrupted while waiting for the set's lock")
-		return nil, exitInterrupted
-	case err != nil:
-		fmt.Fprintf(stderr, "backup: failed: %v\n", err)
-		return nil, exitFailed
+	lock, code := lockSet(ctx, set.dir, set.wait, "backup", stderr)
+	if lock == nil {
+		return nil, code
 	}
 	if _, err := lock.RemoveStale(); err != nil {
 		fmt.Fprintf(stderr, "backup: %s: could not remove a killed run's temp file: %v\n", set.dir, err)

@@ -6,25 +6,25 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"backup/archive"
+	"backup/report"
 )
 
-const listUsage = `backup list [--json] [--long] ARCHIVE
-
-ARCHIVE may be a backup set's folder: its LATEST backup is listed (a damaged or missing
+const listLong = `ARCHIVE may be a backup set's folder: its LATEST backup is listed (a damaged or missing
 LATEST is an error; no other archive is picked).
 
 Lists the entries of ARCHIVE by their stored names (a directory's ends in "/"), the names
 that restore --include matches. On stderr follow the status recorded at backup and what the
-backup skipped and warned about. list reads the archive's directory and its manifest, not
-the files' data: use verify to check that.
+backup skipped and warned about: the first 20 paths of each, as create's summary does, and
+how many more (--all prints them all). list reads the archive's directory and its manifest,
+not the files' data: use verify to check that.`
 
-Exit codes: 0 listed, 1 the archive or its manifest cannot be read, 2 usage.`
+const listExitCodes = `0 listed, 1 the archive or its manifest cannot be read, 2 usage.`
 
-// listEntry is one entry as list --json prints it.
-type listEntry struct {
+// listEntryJSON is one entry as list --json prints it.
+type listEntryJSON struct {
 	Name     string    `json:"name"`
 	Type     string    `json:"type"`
 	Size     int64     `json:"size"`
@@ -33,33 +33,46 @@ type listEntry struct {
 	SHA256   string    `json:"sha256,omitempty"`
 }
 
-// listOutput is what list --json prints. The lists from the manifest are null without one.
-type listOutput struct {
+// listJSON is what list --json prints. The lists from the manifest are null without one.
+type listJSON struct {
 	Archive  string             `json:"archive"`
 	Manifest bool               `json:"manifest"`
 	Status   string             `json:"recorded_status"`
-	Entries  []listEntry        `json:"entries"`
+	Entries  []listEntryJSON    `json:"entries"`
 	Skipped  []archive.Skipped  `json:"skipped"`
 	Excluded []archive.Excluded `json:"excluded"`
 	Warnings []archive.Warning  `json:"warnings"`
 }
 
-func runList(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("list", pflag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the entries and the manifest's lists as JSON")
-	long := fs.BoolP("long", "l", false, "also print each entry's mode, size and mtime (UTC)")
-	if code, done := parseFlags(fs, args, listUsage, stdout, stderr); done {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return usageError(stderr, "list", fmt.Errorf("want one ARCHIVE, got %d arguments", fs.NArg()))
-	}
-	if err := refuseEmpty(fs, nil, "ARCHIVE"); err != nil {
-		return usageError(stderr, "list", err)
-	}
-	path, err := resolveArchive(fs.Arg(0))
+// listConfig is the list command's flags.
+type listConfig struct {
+	json, long, all bool
+}
+
+func newListCmd() *cobra.Command {
+	cmd := newCommand("list [flags] ARCHIVE", "list the entries of an archive", listLong, listExitCodes)
+	var cfg listConfig
+	flags := cmd.Flags()
+	flags.BoolVarP(&cfg.long, "long", "l", false, "also print each entry's mode, size and mtime (UTC)")
+	flags.BoolVar(&cfg.all, "all", false, "print every skipped path and warning, not only the first 20 of each")
+	flags.BoolVar(&cfg.json, "json", false, "print the entries and the manifest's lists as JSON")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		stderr := cmd.ErrOrStderr()
+		if len(args) != 1 {
+			return usageError(stderr, "list", argCount("one ARCHIVE", len(args)))
+		}
+		if err := refuseEmpty(flags, nil, args, "ARCHIVE"); err != nil {
+			return usageError(stderr, "list", err)
+		}
+		return listArchive(cfg, args[0], cmd.OutOrStdout(), stderr)
+	})
+	return cmd
+}
+
+func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
+	path, err := resolveArchive(arg)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup list: %s\n", setError(fs.Arg(0), err))
+		fmt.Fprintf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
 	}
 	r, err := archive.Open(path)
@@ -68,19 +81,21 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer r.Close()
-	if *asJSON {
-		writeJSON(stdout, listJSON(path, r))
+	if cfg.json {
+		if err := writeJSON(stdout, newListJSON(path, r)); err != nil {
+			return jsonFailed(stderr, "list", err)
+		}
 	} else {
 		for _, e := range r.Entries {
-			writeListLine(stdout, e, *long)
+			writeListLine(stdout, e, cfg.long)
 		}
 	}
 	if r.ManifestErr != nil {
 		fmt.Fprintf(stderr, "backup list: %s: %s: %v\n", path, archive.ManifestName, r.ManifestErr)
 		return exitFailed
 	}
-	if !*asJSON {
-		writeManifestSummary(stderr, r)
+	if !cfg.json {
+		writeManifestSummary(stderr, r, cfg.all)
 	}
 	return exitComplete
 }
@@ -93,10 +108,10 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) {
 	fmt.Fprintf(w, "%s %12d %s %s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), e.StoredName())
 }
 
-func listJSON(path string, r *archive.Reader) listOutput {
-	out := listOutput{Archive: path, Manifest: r.HasManifest, Entries: []listEntry{}}
+func newListJSON(path string, r *archive.Reader) listJSON {
+	out := listJSON{Archive: path, Manifest: r.HasManifest, Entries: []listEntryJSON{}}
 	for _, e := range r.Entries {
-		out.Entries = append(out.Entries, listEntry{
+		out.Entries = append(out.Entries, listEntryJSON{
 			Name:     e.StoredName(),
 			Type:     e.Type(),
 			Size:     e.Size,
@@ -113,23 +128,33 @@ func listJSON(path string, r *archive.Reader) listOutput {
 
 // writeManifestSummary tells what the manifest recorded, on stderr so that stdout stays the
 // list of names.
-func writeManifestSummary(w io.Writer, r *archive.Reader) {
+func writeManifestSummary(w io.Writer, r *archive.Reader, all bool) {
 	m := r.Manifest
+	entries := report.Plural(len(r.Entries), "entry", "entries")
 	if m == nil {
-		fmt.Fprintf(w, "backup list: %d entries; no manifest: not made by backup\n", len(r.Entries))
+		fmt.Fprintf(w, "backup list: %s; no manifest: not made by backup\n", entries)
 		return
 	}
-	fmt.Fprintf(w, "backup list: %d entries; status recorded at backup: %s; %d skipped, %d excluded, %d warnings\n",
-		len(r.Entries), m.Status, len(m.Skipped), len(m.Excluded), len(m.Warnings))
+	fmt.Fprintf(w, "backup list: %s; status recorded at backup: %s; %d skipped, %d excluded, %s\n",
+		entries, m.Status, len(m.Skipped), len(m.Excluded), report.Plural(len(m.Warnings), "warning", "warnings"))
+	var skipped, warnings []string
 	for _, s := range m.Skipped {
-		fmt.Fprintf(w, "  skipped %s (%s)\n", s.Path, s.Kind)
+		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", s.Path, s.Kind))
 	}
 	for _, wr := range m.Warnings {
 		lost := ""
 		if wr.Lost {
 			lost = " (lost)"
 		}
-		fmt.Fprintf(w, "  warning %s: %s: %s%s\n", wr.Path, wr.Op, wr.Error, lost)
+		warnings = append(warnings, fmt.Sprintf("  warning %s: %s: %s%s", wr.Path, wr.Op, wr.Error, lost))
+	}
+	for _, lines := range [][]string{skipped, warnings} {
+		if !all {
+			lines = capLines(lines, "--all")
+		}
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
 	}
 }
 

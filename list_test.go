@@ -42,7 +42,7 @@ func TestList(t *testing.T) {
 	}
 
 	r = backup(t, runOpts{dir: dir}, "list", "--json", arch)
-	var got listOutput
+	var got listJSON
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("--json %q: %v", r.stdout, err)
 	}

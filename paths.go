@@ -10,9 +10,9 @@ import (
 // the arguments, named by argNames in order (the last name also names any further
 // arguments): an unset variable in a script (backup create "$SRC") must fail, not mean the
 // current folder.
-func refuseEmpty(fs *pflag.FlagSet, flags []string, argNames ...string) error {
-	for _, name := range flags {
-		f := fs.Lookup(name)
+func refuseEmpty(flags *pflag.FlagSet, names, args []string, argNames ...string) error {
+	for _, name := range names {
+		f := flags.Lookup(name)
 		if !f.Changed || !hasEmpty(f.Value) {
 			continue
 		}
@@ -21,7 +21,7 @@ func refuseEmpty(fs *pflag.FlagSet, flags []string, argNames ...string) error {
 		}
 		return fmt.Errorf("--%s is empty", f.Name)
 	}
-	for i, arg := range fs.Args() {
+	for i, arg := range args {
 		if arg == "" {
 			return fmt.Errorf("%s is empty", argNames[min(i, len(argNames)-1)])
 		}

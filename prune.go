@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,14 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"backup/backupset"
 )
 
-const pruneUsage = `backup prune [flags] DIR
-
-Deletes the backups of the set in DIR that no --keep-* rule keeps, each archive together with
+const pruneLong = `Deletes the backups of the set in DIR that no --keep-* rule keeps, each archive together with
 its receipt, and prints what was kept and why. The rules count complete backups and combine
 as in restic's forget: a backup kept by any rule is kept. Hours, days, ISO weeks and months
 are calendar buckets in local time (TZ), by the receipt's started_at.
@@ -28,9 +23,10 @@ Never deleted: the LATEST target; the newest complete backup; a backup whose rec
 be read ("unknown, kept"); files without this tool's default archive names; backups of
 another source than LATEST's. Backups that are not complete are kept when newer than the
 newest complete one and deleted (superseded) when older. A damaged or missing LATEST stops
-prune before it deletes anything. Prune holds the set's lock while it works.
+prune before it deletes anything. Prune holds the set's lock while it works.`
 
-Exit codes: 0 done, 1 refused or failed, 2 usage, 4 the set is locked by another run.`
+const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locked by another run,
+130 interrupted while waiting for the lock.`
 
 // pruneJSON is what prune --json prints.
 type pruneJSON struct {
@@ -49,63 +45,68 @@ type pruneRunJSON struct {
 	Reasons   []string        `json:"reasons"`
 }
 
-func runPrune(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("prune", pflag.ContinueOnError)
-	keep := addKeepFlags(fs)
-	dryRun := fs.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing")
-	asJSON := fs.Bool("json", false, "print the decisions as JSON")
-	var wait durationFlag
-	fs.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
-	if code, done := parseFlags(fs, args, pruneUsage, stdout, stderr); done {
-		return code
-	}
-	policy, err := keep.validated()
-	switch {
-	case err != nil:
-		return usageError(stderr, "prune", err)
-	case !keep.given():
-		return usageError(stderr, "prune", fmt.Errorf("give at least one rule: --%s", strings.Join(keepNames, ", --")))
-	case fs.NArg() != 1:
-		return usageError(stderr, "prune", fmt.Errorf("want one DIR, got %d arguments", fs.NArg()))
-	}
-	if err := refuseEmpty(fs, nil, "DIR"); err != nil {
-		return usageError(stderr, "prune", err)
-	}
-	dir, err := filepath.Abs(fs.Arg(0))
-	if err != nil {
-		return usageError(stderr, "prune", err)
-	}
-	return prune(dir, policy, time.Duration(wait), *dryRun, *asJSON, stdout, stderr)
+// pruneConfig is the prune command's flags after validation.
+type pruneConfig struct {
+	dir          string
+	policy       backupset.Policy
+	wait         time.Duration
+	dryRun, json bool
 }
 
-func prune(dir string, policy backupset.Policy, wait time.Duration, dryRun, asJSON bool, stdout, stderr io.Writer) int {
-	if _, err := os.Stat(dir); err != nil {
+func newPruneCmd() *cobra.Command {
+	cmd := newCommand("prune [flags] DIR", "delete a backup set's old backups by --keep-* rules", pruneLong, pruneExitCodes)
+	flags := cmd.Flags()
+	keep := addKeepFlags(flags)
+	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing")
+	asJSON := flags.Bool("json", false, "print the decisions as JSON")
+	var wait durationFlag
+	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON}
+		var err error
+		cfg.policy, err = keep.validated()
+		switch {
+		case err != nil:
+		case !keep.given():
+			err = fmt.Errorf("give at least one rule: --%s", strings.Join(keepNames, ", --"))
+		case len(args) != 1:
+			err = argCount("one DIR", len(args))
+		default:
+			err = refuseEmpty(flags, nil, args, "DIR")
+		}
+		if err == nil {
+			cfg.dir, err = filepath.Abs(args[0])
+		}
+		if err != nil {
+			return usageError(cmd.ErrOrStderr(), "prune", err)
+		}
+		return prune(cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	})
+	return cmd
+}
+
+func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
+	if _, err := os.Stat(cfg.dir); err != nil {
 		fmt.Fprintf(stderr, "backup prune: %v\n", err)
 		return exitFailed
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, err := backupset.Acquire(ctx, dir, wait)
-	var locked *backupset.LockedError
-	switch {
-	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "backup prune: %s: %v\n", dir, err)
-		return exitLocked
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	case err != nil:
-		fmt.Fprintf(stderr, "backup prune: %v\n", err)
-		return exitFailed
+	lock, code := lockSet(ctx, cfg.dir, cfg.wait, "backup prune", stderr)
+	if lock == nil {
+		return code
 	}
 	defer lock.Release()
-	plan, err := lock.Prune(policy, dryRun)
-	if asJSON {
-		writePlanJSON(stdout, dir, plan, dryRun)
+	plan, err := lock.Prune(cfg.policy, cfg.dryRun)
+	if cfg.json {
+		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
+			return jsonFailed(stderr, "prune", err)
+		}
 	} else {
-		writePlan(stdout, plan, dryRun)
+		writePlan(stdout, plan, cfg.dryRun)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "backup prune: %s\n", setError(dir, err))
+		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.dir, err))
 		return exitFailed
 	}
 	return exitComplete
@@ -134,7 +135,7 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool) {
 	fmt.Fprintf(w, "deleted %d, kept %d\n", deleted, len(plan)-deleted)
 }
 
-func writePlanJSON(w io.Writer, dir string, plan []backupset.Decision, dryRun bool) {
+func newPruneJSON(dir string, plan []backupset.Decision, dryRun bool) pruneJSON {
 	out := pruneJSON{Dir: dir, DryRun: dryRun, Runs: []pruneRunJSON{}}
 	for _, d := range plan {
 		if d.Keep {
@@ -144,6 +145,5 @@ func writePlanJSON(w io.Writer, dir string, plan []backupset.Decision, dryRun bo
 		}
 		out.Runs = append(out.Runs, pruneRunJSON{Name: d.Name, State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons})
 	}
-	data, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintf(w, "%s\n", data)
+	return out
 }

@@ -7,16 +7,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"backup/archive"
 	"backup/report"
 	"backup/skiprules"
 )
 
-const restoreUsage = `backup restore [--force] [--include PATTERN]... [--json] [-q] ARCHIVE DEST
-
-ARCHIVE may be a backup set's folder: its LATEST backup is restored (a damaged or missing
+const restoreLong = `ARCHIVE may be a backup set's folder: its LATEST backup is restored (a damaged or missing
 LATEST is an error; no other archive is picked).
 
 Extracts ARCHIVE into DEST (created when missing), never writing outside it, names byte for
@@ -26,11 +24,11 @@ restore before anything is written, and so do files that exist already, unless -
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
 archives another tool made), then renamed into place. Symlinks, devices and other special
 entries of foreign archives are listed, not created; in a backup's archive, an entry the
-manifest does not list is damage and is not written.
+manifest does not list is damage and is not written.`
 
-Exit codes: 0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
-archive; damaged entries and those it cannot read are never written), 2 usage, 3 some entries could not be written
-(each listed; the rest were), 130 interrupted.`
+const restoreExitCodes = `0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
+archive; damaged entries and those it cannot read are never written), 2 usage, 3 some
+entries could not be written (each listed; the rest were), 130 interrupted.`
 
 type restoreConfig struct {
 	force, json, quiet bool
@@ -38,11 +36,34 @@ type restoreConfig struct {
 	archive, dest      string
 }
 
-// restoreOutput is what --json prints.
-type restoreOutput struct {
+// restoreStatus is how a restore ended, as --json prints it; it decides the exit code.
+type restoreStatus string
+
+const (
+	restoreComplete    restoreStatus = "complete"
+	restoreIncomplete  restoreStatus = "incomplete"
+	restoreRefused     restoreStatus = "refused"
+	restoreFailed      restoreStatus = "failed"
+	restoreInterrupted restoreStatus = "interrupted"
+)
+
+func (s restoreStatus) exitCode() int {
+	switch s {
+	case restoreComplete:
+		return exitComplete
+	case restoreIncomplete:
+		return exitIncomplete
+	case restoreInterrupted:
+		return exitInterrupted
+	}
+	return exitFailed
+}
+
+// restoreJSON is what restore --json prints.
+type restoreJSON struct {
 	Archive   string            `json:"archive"`
 	Dest      string            `json:"dest"`
-	Status    string            `json:"status"` // complete, incomplete, refused or failed
+	Status    restoreStatus     `json:"status"`
 	Files     int               `json:"files"`
 	Dirs      int               `json:"dirs"`
 	Bytes     int64             `json:"bytes"`
@@ -52,54 +73,82 @@ type restoreOutput struct {
 	Damaged   []archive.Problem `json:"damaged"`
 	Failed    []archive.Problem `json:"failed"`
 	Error     string            `json:"error,omitempty"`
-	plan      *archive.RestorePlan
 }
 
-func runRestore(args []string, stdout, stderr io.Writer) int {
+func newRestoreCmd() *cobra.Command {
+	cmd := newCommand("restore [flags] ARCHIVE DEST", "extract an archive into a folder, safely", restoreLong, restoreExitCodes)
 	var cfg restoreConfig
-	fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
-	fs.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories)")
-	includes := fs.StringArray("include", nil, "restore only entries matching `PATTERN` (gitignore syntax, against the stored name); repeatable")
-	fs.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
-	fs.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
-	if code, done := parseFlags(fs, args, restoreUsage, stdout, stderr); done {
-		return code
-	}
-	if fs.NArg() != 2 {
-		return usageError(stderr, "restore", fmt.Errorf("want ARCHIVE and DEST, got %d arguments", fs.NArg()))
-	}
-	if err := refuseEmpty(fs, nil, "ARCHIVE", "DEST"); err != nil {
-		return usageError(stderr, "restore", err)
-	}
-	cfg.archive, cfg.dest = fs.Arg(0), fs.Arg(1)
-	if len(*includes) > 0 {
-		m, err := skiprules.ParsePatterns(*includes)
-		if err != nil {
-			return usageError(stderr, "restore", fmt.Errorf("--include: %w", err))
+	flags := cmd.Flags()
+	includes := flags.StringArray("include", nil, "restore only entries matching `PATTERN` (gitignore syntax, against the stored name); repeatable")
+	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories)")
+	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
+	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		stderr := cmd.ErrOrStderr()
+		if len(args) != 2 {
+			return usageError(stderr, "restore", argCount("ARCHIVE and DEST", len(args)))
 		}
-		cfg.include = m
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	return restoreArchive(ctx, cfg, stdout, stderr)
+		if err := refuseEmpty(flags, nil, args, "ARCHIVE", "DEST"); err != nil {
+			return usageError(stderr, "restore", err)
+		}
+		cfg.archive, cfg.dest = args[0], args[1]
+		if len(*includes) > 0 {
+			m, err := skiprules.ParsePatterns(*includes)
+			if err != nil {
+				return usageError(stderr, "restore", fmt.Errorf("--include: %w", err))
+			}
+			cfg.include = m
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		return restoreArchive(ctx, cfg, cmd.OutOrStdout(), stderr)
+	})
+	return cmd
 }
 
+// restoreArchive restores, prints the result with --json, and returns the exit code its
+// status decides.
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
-	out := &restoreOutput{Archive: cfg.archive, Dest: cfg.dest}
+	out := &restoreJSON{Archive: cfg.archive, Dest: cfg.dest}
+	restoreInto(ctx, cfg, out, stderr)
+	if cfg.json {
+		if err := writeJSON(stdout, out.nonNil()); err != nil {
+			return jsonFailed(stderr, "restore", err)
+		}
+	}
+	return out.Status.exitCode()
+}
+
+// restoreInto opens the archive, plans and runs the restore, recording the outcome in out
+// and printing it on stderr.
+func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stderr io.Writer) {
 	path, err := resolveArchive(cfg.archive)
 	if err != nil {
-		msg := setError(cfg.archive, err)
-		out.fail(cfg, stdout, errors.New(msg))
-		fmt.Fprintf(stderr, "backup restore: %s\n", msg)
-		return exitFailed
+		out.fail(errors.New(setError(cfg.archive, err)))
+		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		return
 	}
 	cfg.archive, out.Archive = path, path
 	r, err := archive.Open(cfg.archive)
 	if err != nil {
-		out.fail(cfg, stdout, cause(err))
-		return readFailed(ctx, stderr, "restore", cfg.archive, err)
+		out.fail(cause(err))
+		if readFailed(ctx, stderr, "restore", cfg.archive, err) == exitInterrupted {
+			out.Status = restoreInterrupted
+		}
+		return
 	}
 	defer r.Close()
+	plan, err := r.PlanRestore(cfg.dest, cfg.options())
+	if err != nil {
+		out.fail(err)
+		fmt.Fprintf(stderr, "backup restore: %s: %v\n", cfg.archive, err)
+		return
+	}
+	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
+	runPlan(ctx, cfg, r, plan, out, stderr)
+}
+
+func (cfg restoreConfig) options() archive.RestoreOptions {
 	opts := archive.RestoreOptions{Force: cfg.force}
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
@@ -107,32 +156,20 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 			return matched
 		}
 	}
-	plan, err := r.PlanRestore(cfg.dest, opts)
-	if err != nil {
-		out.fail(cfg, stdout, err)
-		fmt.Fprintf(stderr, "backup restore: %s: %v\n", cfg.archive, err)
-		return exitFailed
-	}
-	out.plan, out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan, plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
-	code := runPlan(ctx, cfg, r, out, stderr)
-	if cfg.json {
-		writeJSON(stdout, out.nonNil())
-	}
-	return code
+	return opts
 }
 
 // runPlan refuses or carries out the plan, printing what happened on stderr.
-func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, out *restoreOutput, stderr io.Writer) int {
-	plan := out.plan
+func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *archive.RestorePlan, out *restoreJSON, stderr io.Writer) {
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+len(plan.Skipped) == 0:
-		out.Status, out.Error = "refused", "no entry matches --include"
+		out.Status, out.Error = restoreRefused, "no entry matches --include"
 		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
-		return exitFailed
+		return
 	case !plan.OK():
-		out.Status = "refused"
+		out.Status = restoreRefused
 		writeRefusal(stderr, plan, cfg.force)
-		return exitFailed
+		return
 	}
 	var p *report.Progress
 	if !cfg.quiet && isTerminal(stderr) {
@@ -144,52 +181,45 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, out *res
 	if res != nil {
 		out.Files, out.Dirs, out.Bytes, out.Damaged, out.Failed = res.Files, res.Dirs, res.Bytes, res.Damaged, res.Failed
 	}
-	code := restoreCode(ctx, res, err)
-	out.Status = map[int]string{exitComplete: "complete", exitIncomplete: "incomplete", exitInterrupted: "interrupted"}[code]
-	if out.Status == "" {
-		out.Status = "failed"
-	}
+	out.Status = restoreOutcome(ctx, res, err)
 	if err != nil {
 		out.Error = err.Error()
 	}
-	if code != exitComplete || !cfg.quiet {
+	if out.Status != restoreComplete || !cfg.quiet {
 		writeRestoreSummary(stderr, cfg, r, out, err)
 	}
-	return code
 }
 
-func restoreCode(ctx context.Context, res *archive.RestoreResult, err error) int {
+// restoreOutcome is the status of a restore that ran.
+func restoreOutcome(ctx context.Context, res *archive.RestoreResult, err error) restoreStatus {
 	switch {
 	case ctx.Err() != nil:
-		return exitInterrupted
+		return restoreInterrupted
 	case err != nil || len(res.Damaged) > 0:
-		return exitFailed
+		return restoreFailed
 	case len(res.Failed) > 0:
-		return exitIncomplete
+		return restoreIncomplete
 	}
-	return exitComplete
+	return restoreComplete
 }
-
-// maxRefusals is how many lines of each kind a refusal prints; --json lists them all.
-const maxRefusals = 20
 
 func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 	var lines []string
 	for _, p := range plan.Refused {
 		lines = append(lines, p.String())
 	}
-	lines = capLines(lines)
+	lines = capLines(lines, "--json")
 	var why []string
 	if n := len(plan.Refused); n > 0 {
-		why = append(why, plural(n, "entry", "entries")+" unsafe or impossible")
+		why = append(why, report.Plural(n, "entry", "entries")+" unsafe or impossible")
 	}
 	if n := len(plan.Conflicts); n > 0 && !force {
 		var conflicts []string
 		for _, name := range plan.Conflicts {
 			conflicts = append(conflicts, name+": exists in the destination (use --force to replace it)")
 		}
-		lines = append(lines, capLines(conflicts)...)
-		why = append(why, plural(n, "file exists", "files exist"))
+		lines = append(lines, capLines(conflicts, "--json")...)
+		why = append(why, report.Plural(n, "file exists", "files exist"))
 	}
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
@@ -197,14 +227,7 @@ func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 	fmt.Fprintf(w, "backup restore: refused, nothing written: %s\n", strings.Join(why, ", "))
 }
 
-func capLines(lines []string) []string {
-	if len(lines) <= maxRefusals {
-		return lines
-	}
-	return append(lines[:maxRefusals], fmt.Sprintf("  and %d more (--json lists them all)", len(lines)-maxRefusals))
-}
-
-func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreOutput, err error) {
+func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreJSON, err error) {
 	for _, s := range out.Skipped {
 		fmt.Fprintf(w, "%s: not created (a %s entry)\n", s.Path, s.Kind)
 	}
@@ -215,20 +238,20 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprintf(w, "%s (not restored)\n", p)
 	}
 	switch {
-	case out.Status == "interrupted":
+	case out.Status == restoreInterrupted:
 		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
 		return
-	case out.Status == "failed" && err != nil:
+	case out.Status == restoreFailed && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
-	case out.Status == "failed" && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", plural(len(out.Damaged), "entry", "entries"))
+	case out.Status == restoreFailed && len(out.Damaged) > 0:
+		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", report.Plural(len(out.Damaged), "entry", "entries"))
 	default:
 		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
 	}
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(w, "%s, %s, %s restored to %s", plural(out.Files, "file", "files"), plural(out.Dirs, "dir", "dirs"),
+	fmt.Fprintf(w, "%s, %s, %s restored to %s", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"),
 		report.FormatBytes(out.Bytes), cfg.dest)
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
@@ -238,16 +261,13 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	fmt.Fprintln(w)
 }
 
-// fail prints, with --json, the result of a restore that could not start.
-func (o *restoreOutput) fail(cfg restoreConfig, stdout io.Writer, err error) {
-	if cfg.json {
-		o.Status, o.Error = "failed", err.Error()
-		writeJSON(stdout, o.nonNil())
-	}
+// fail records a restore that could not start.
+func (o *restoreJSON) fail(err error) {
+	o.Status, o.Error = restoreFailed, err.Error()
 }
 
 // nonNil makes empty lists print as [] rather than null.
-func (o *restoreOutput) nonNil() *restoreOutput {
+func (o *restoreJSON) nonNil() *restoreJSON {
 	for _, l := range []*[]archive.Problem{&o.Refused, &o.Damaged, &o.Failed} {
 		if *l == nil {
 			*l = []archive.Problem{}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"backup/backupset"
+	"backup/report"
 )
 
 // durationFlag is a flag holding a duration in Go's syntax plus the units d and w.
@@ -26,7 +26,7 @@ func (d *durationFlag) String() string {
 	if *d == 0 {
 		return ""
 	}
-	return backupset.FormatAge(time.Duration(*d))
+	return report.FormatDuration(time.Duration(*d))
 }
 
 func (d *durationFlag) Type() string { return "DURATION" }
@@ -35,17 +35,17 @@ func (d *durationFlag) Type() string { return "DURATION" }
 type keepFlags struct {
 	policy backupset.Policy
 	within durationFlag
-	fs     *pflag.FlagSet
+	flags  *pflag.FlagSet
 }
 
-func addKeepFlags(fs *pflag.FlagSet) *keepFlags {
-	k := &keepFlags{fs: fs}
-	fs.IntVar(&k.policy.Last, "keep-last", 0, "keep the `N` newest complete backups")
-	fs.IntVar(&k.policy.Hourly, "keep-hourly", 0, "keep the newest complete backup of each of the last `N` hours that have one")
-	fs.IntVar(&k.policy.Daily, "keep-daily", 0, "… of the last `N` days")
-	fs.IntVar(&k.policy.Weekly, "keep-weekly", 0, "… of the last `N` ISO weeks")
-	fs.IntVar(&k.policy.Monthly, "keep-monthly", 0, "… of the last `N` months")
-	fs.Var(&k.within, "keep-within", "keep every complete backup started within `DURATION` of the newest one (e.g. 36h, 7d, 2w)")
+func addKeepFlags(flags *pflag.FlagSet) *keepFlags {
+	k := &keepFlags{flags: flags}
+	flags.IntVar(&k.policy.Last, "keep-last", 0, "keep the `N` newest complete backups")
+	flags.IntVar(&k.policy.Hourly, "keep-hourly", 0, "keep the newest complete backup of each of the last `N` hours that have one")
+	flags.IntVar(&k.policy.Daily, "keep-daily", 0, "… of the last `N` days")
+	flags.IntVar(&k.policy.Weekly, "keep-weekly", 0, "… of the last `N` ISO weeks")
+	flags.IntVar(&k.policy.Monthly, "keep-monthly", 0, "… of the last `N` months")
+	flags.Var(&k.within, "keep-within", "keep every complete backup started within `DURATION` of the newest one (e.g. 36h, 7d, 2w)")
 	return k
 }
 
@@ -55,7 +55,7 @@ var keepNames = []string{"keep-last", "keep-hourly", "keep-daily", "keep-weekly"
 // given says whether any retention flag was given.
 func (k *keepFlags) given() bool {
 	for _, name := range keepNames {
-		if k.fs.Changed(name) {
+		if k.flags.Changed(name) {
 			return true
 		}
 	}
@@ -67,23 +67,14 @@ func (k *keepFlags) validated() (backupset.Policy, error) {
 	p := k.policy
 	for name, n := range map[string]int{"keep-last": p.Last, "keep-hourly": p.Hourly, "keep-daily": p.Daily,
 		"keep-weekly": p.Weekly, "keep-monthly": p.Monthly} {
-		if k.fs.Changed(name) && n < 1 {
+		if k.flags.Changed(name) && n < 1 {
 			return p, fmt.Errorf("--%s %d: must be at least 1", name, n)
 		}
 	}
-	if k.fs.Changed("keep-within") && k.within <= 0 {
+	if k.flags.Changed("keep-within") && k.within <= 0 {
 		return p, fmt.Errorf("--keep-within: must be more than 0")
 	}
 	p.Within = time.Duration(k.within)
 	p.Location = time.Local
 	return p, nil
-}
-
-// setError renders an error about a set for the one line main prints, naming the folder of
-// an empty set.
-func setError(dir string, err error) string {
-	if errors.Is(err, backupset.ErrNoBackup) {
-		return "no backup in " + dir + " yet"
-	}
-	return err.Error()
 }

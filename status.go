@@ -1,30 +1,27 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"backup/backupset"
 	"backup/report"
 )
 
-const statusUsage = `backup status [flags] DIR
-
-Lists the backups of the set in DIR (time, status, size, files, and which one LATEST names)
+const statusLong = `Lists the backups of the set in DIR (time, status, size, files, and which one LATEST names)
 and checks LATEST the way every reader does: a pointer that is damaged, or names an archive
 that is missing or does not match its receipt, is an error. It never falls back to another
 archive.
 
 With --max-age, the check also requires the LATEST backup to be complete and to have started
-less than DURATION ago: what a monitoring check or a wrapper script calls.
+less than DURATION ago: what a monitoring check or a wrapper script calls.`
 
-Exit codes: 0 healthy, 1 not (one line on stderr says why), 2 usage.`
+const statusExitCodes = `0 healthy, 1 not (one line on stderr says why), 2 usage.`
 
 // statusJSON is what status --json prints.
 type statusJSON struct {
@@ -45,35 +42,44 @@ type statusRunJSON struct {
 	Problem   string          `json:"problem,omitempty"`
 }
 
-func runStatus(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the set's state as JSON")
+func newStatusCmd() *cobra.Command {
+	cmd := newCommand("status [flags] DIR", "show a backup set's backups and check the LATEST one", statusLong, statusExitCodes)
 	var maxAge durationFlag
-	fs.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
-	if code, done := parseFlags(fs, args, statusUsage, stdout, stderr); done {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return usageError(stderr, "status", fmt.Errorf("want one DIR, got %d arguments", fs.NArg()))
-	}
-	if err := refuseEmpty(fs, nil, "DIR"); err != nil {
-		return usageError(stderr, "status", err)
-	}
-	dir, err := filepath.Abs(fs.Arg(0))
-	if err != nil {
-		return usageError(stderr, "status", err)
-	}
+	flags := cmd.Flags()
+	flags.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
+	asJSON := flags.Bool("json", false, "print the set's state as JSON")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		stderr := cmd.ErrOrStderr()
+		err := refuseEmpty(flags, nil, args, "DIR")
+		if len(args) != 1 {
+			err = argCount("one DIR", len(args))
+		}
+		if err != nil {
+			return usageError(stderr, "status", err)
+		}
+		dir, err := filepath.Abs(args[0])
+		if err != nil {
+			return usageError(stderr, "status", err)
+		}
+		return showStatus(dir, time.Duration(maxAge), *asJSON, cmd.OutOrStdout(), stderr)
+	})
+	return cmd
+}
+
+func showStatus(dir string, maxAge time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	s, err := backupset.ReadStatus(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed
 	}
 	now := time.Now()
-	problem := s.Check(now, time.Duration(maxAge))
-	if *asJSON {
-		writeStatusJSON(stdout, dir, s, problem)
+	problem := s.Check(now, maxAge)
+	if asJSON {
+		if err := writeJSON(stdout, newStatusJSON(dir, s, problem)); err != nil {
+			return jsonFailed(stderr, "status", err)
+		}
 	} else {
-		writeStatus(stdout, s, now, time.Duration(maxAge), problem)
+		writeStatus(stdout, s, now, maxAge, problem)
 	}
 	if problem != nil {
 		fmt.Fprintf(stderr, "backup status: %s\n", setError(dir, problem))
@@ -109,14 +115,14 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 		return
 	}
 	rc := s.Latest.Receipt
-	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, backupset.FormatAge(now.Sub(rc.StartedAt)))
+	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, report.FormatDuration(now.Sub(rc.StartedAt)))
 	if maxAge > 0 {
-		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, backupset.FormatAge(maxAge))
+		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, report.FormatDuration(maxAge))
 	}
 	fmt.Fprintln(w, verdict)
 }
 
-func writeStatusJSON(w io.Writer, dir string, s *backupset.Status, problem error) {
+func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
 	out := statusJSON{Dir: dir, Healthy: problem == nil, Runs: []statusRunJSON{}}
 	if problem != nil {
 		out.Reason = setError(dir, problem)
@@ -135,6 +141,5 @@ func writeStatusJSON(w io.Writer, dir string, s *backupset.Status, problem error
 		}
 		out.Runs = append(out.Runs, r)
 	}
-	data, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintf(w, "%s\n", data)
+	return out
 }

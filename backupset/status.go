@@ -54,22 +54,7 @@ func (s *Status) Check(now time.Time, maxAge time.Duration) error {
 	case age < -skew:
 		return fmt.Errorf("LATEST %s started in the future (%s), check the clock", s.Latest.Name, rc.StartedAt.Format(time.RFC3339))
 	case age > maxAge:
-		return fmt.Errorf("LATEST %s is %s old, older than %s", s.Latest.Name, FormatAge(age), FormatAge(maxAge))
+		return fmt.Errorf("LATEST %s is %s old, older than %s", s.Latest.Name, report.FormatDuration(age), report.FormatDuration(maxAge))
 	}
 	return nil
-}
-
-// FormatAge renders an age in whole minutes, with days: "2d3h4m", "26h0m" as "1d2h0m".
-func FormatAge(d time.Duration) string {
-	d = d.Round(time.Minute)
-	if d < 0 {
-		return "-" + FormatAge(-d)
-	}
-	days := d / (24 * time.Hour)
-	d -= days * 24 * time.Hour
-	s := fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
-	if days > 0 {
-		s = fmt.Sprintf("%dd", days) + s
-	}
-	return s
 }

@@ -21,8 +21,8 @@ func TestStatusCheck(t *testing.T) {
 	}{
 		{"fresh", nil, 3 * time.Hour, ""},
 		{"no max age", nil, 0, ""},
-		{"stale", nil, 90 * time.Minute, "LATEST " + nameA + " is 2h0m old, older than 1h30m"},
-		{"stale by minutes", nil, time.Minute, "is 2h0m old, older than 0h1m"},
+		{"stale", nil, 90 * time.Minute, "LATEST " + nameA + " is 2h old, older than 1h30m"},
+		{"stale by minutes", nil, time.Minute, "is 2h old, older than 1m"},
 		{"incomplete", func(t *testing.T, dir string) {
 			writeRun(t, dir, fakeRun{nameA, report.Incomplete, t0})
 		}, 3 * time.Hour, "LATEST " + nameA + " is incomplete"},
@@ -65,20 +65,5 @@ func TestStatusEmpty(t *testing.T) {
 	}
 	if err := s.Check(time.Now(), time.Hour); !errors.Is(err, ErrNoBackup) {
 		t.Errorf("Check of an empty set: %v, want ErrNoBackup", err)
-	}
-}
-
-func TestFormatAge(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0:                             "0h0m",
-		90 * time.Second:              "0h2m",
-		26 * time.Hour:                "1d2h0m",
-		50*time.Hour + 5*time.Minute:  "2d2h5m",
-		-3 * time.Minute:              "-0h3m",
-		15*24*time.Hour + time.Minute: "15d0h1m",
-	} {
-		if got := FormatAge(d); got != want {
-			t.Errorf("FormatAge(%v) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"io"
 )
 
-// maxListed is how many lost paths the summary names before it points to the receipt.
-const maxListed = 20
+// MaxListed is how many paths of one kind a summary names before it says how many more
+// there are: create's lost paths here, list's skipped paths and warnings, restore's refusals.
+const MaxListed = 20
 
 // WriteSummary writes the run's one-line summary and, unless it is complete, each lost path
 // with its cause. receiptPath is named when the list is cut short; "" when there is none.
@@ -20,11 +21,11 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	if rc.DryRun {
 		status = "dry run, would be " + status
 	}
-	fmt.Fprintf(w, "backup: %s: %d files, %s read", status, c.Files, FormatBytes(c.Bytes))
+	fmt.Fprintf(w, "backup: %s: %s, %s read", status, Plural(c.Files, "file", "files"), FormatBytes(c.Bytes))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
 	}
-	fmt.Fprintf(w, "; %d skipped, %d excluded, %d warnings", c.Skipped, c.Excluded, c.Warnings)
+	fmt.Fprintf(w, "; %d skipped, %d excluded, %s", c.Skipped, c.Excluded, Plural(c.Warnings, "warning", "warnings"))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, " -> %s", rc.Archive.Path)
 	}
@@ -37,7 +38,7 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 		if !wr.Lost {
 			continue
 		}
-		if listed == maxListed {
+		if listed == MaxListed {
 			fmt.Fprintf(w, "  and %d more%s\n", c.Lost-listed, seeReceipt(receiptPath))
 			return
 		}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	// help lists the commands in the order a user meets them, not alphabetically.
+	cobra.EnableCommandSorting = false
+}
+
+// run is the single entry point: main calls it, and so do the in-process tests. It builds
+// a fresh command tree per call, runs it, and maps what happened to the exit code; cobra's
+// own errors (flags, unknown commands) become one-line usage errors.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	var code exitStatus
+	switch {
+	case err == nil:
+		return exitComplete
+	case errors.As(err, &code):
+		return int(code)
+	}
+	return usageError(stderr, commandPath(cmd), err)
+}
+
+// commandPath is cmd's path below backup ("create"), "" for backup itself.
+func commandPath(cmd *cobra.Command) string {
+	if cmd == nil || !cmd.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "backup",
+		Short: "back up directory trees into standard zip files, with a receipt that tells the truth",
+		// Arbitrary arguments reach runRoot, which names an unknown command and suggests one.
+		Args:                       cobra.ArbitraryArgs,
+		RunE:                       withCode(runRoot),
+		Version:                    version,
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		SuggestionsMinimumDistance: 2,
+		DisableAutoGenTag:          true, // man pages carry no generation date noise
+		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetVersionTemplate("backup {{.Version}}\n")
+	root.Flags().Bool("version", false, "print the version") // no -v shorthand
+	root.AddCommand(newCreateCmd(), newVerifyCmd(), newListCmd(), newRestoreCmd(),
+		newStatusCmd(), newPruneCmd(), newVersionCmd(), newCompletionCmd(), newManCmd())
+	root.SetHelpCommand(newHelpCmd())
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { writeHelp(cmd.OutOrStdout(), cmd) })
+	return root
+}
+
+// newCommand is a subcommand with what every one of them has: a usage line, a summary, a
+// description, the exit codes its help ends with, and flags listed in the order defined.
+func newCommand(use, short, long, exitCodes string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:         use,
+		Short:       short,
+		Long:        long,
+		Args:        cobra.ArbitraryArgs, // each command counts its own, with its own message
+		Annotations: map[string]string{exitCodesKey: exitCodes},
+		// The usage line says [flags] where a command has any worth naming.
+		DisableFlagsInUseLine: true,
+	}
+	cmd.Flags().SortFlags = false
+	return cmd
+}
+
+// runRoot runs for backup without a command (usage on stderr, exit 2) and for a command
+// that does not exist.
+func runRoot(cmd *cobra.Command, args []string) int {
+	if len(args) == 0 {
+		writeHelp(cmd.ErrOrStderr(), cmd)
+		return exitUsage
+	}
+	return usageError(cmd.ErrOrStderr(), "", unknownCommand(cmd.Root(), args[0]))
+}
+
+// unknownCommand names the command not found and the ones it may be a typo of.
+func unknownCommand(root *cobra.Command, name string) error {
+	err := fmt.Errorf("unknown command %q", name)
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		err = fmt.Errorf("%w; did you mean %s?", err, strings.Join(s, " or "))
+	}
+	return err
+}
+
+func newHelpCmd() *cobra.Command {
+	cmd := newCommand("help [COMMAND]", "show help for a command",
+		"Shows the usage, the description, the flags and the exit codes of COMMAND, or the list\nof commands.",
+		"0 help shown, 2 no such command.")
+	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var names []cobra.Completion
+		for _, c := range cmd.Root().Commands() {
+			if c.IsAvailableCommand() && len(args) == 0 {
+				names = append(names, cobra.CompletionWithDesc(c.Name(), c.Short))
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		root := cmd.Root()
+		target, rest, err := root.Find(args)
+		if err == nil && len(rest) > 0 {
+			err = unknownCommand(root, rest[0])
+		}
+		if err != nil {
+			return usageError(cmd.ErrOrStderr(), "", err)
+		}
+		writeHelp(cmd.OutOrStdout(), target)
+		return exitComplete
+	})
+	return cmd
+}
+
+func newVersionCmd() *cobra.Command {
+	cmd := newCommand("version", "print the version", "Prints backup VERSION, the version receipts record.", "0.")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		if len(args) > 0 {
+			return usageError(cmd.ErrOrStderr(), "version", argCount("no argument", len(args)))
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "backup %s\n", version)
+		return exitComplete
+	})
+	return cmd
+}

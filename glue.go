@@ -1,0 +1,142 @@
+package main
+
+// The glue every command shares, written once: exit codes, usage errors, JSON output, the
+// backup set's lock, and what a command prints when an archive cannot be read.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"backup/backupset"
+	"backup/report"
+)
+
+// Exit codes; scripts depend on them.
+const (
+	exitComplete    = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitIncomplete  = 3
+	exitLocked      = 4 // a backup set is locked by another running backup
+	exitInterrupted = 130
+)
+
+// exitStatus is the error a command returns to cobra when it has printed why it stopped:
+// run() turns it back into the exit code without printing anything more.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// withCode adapts a command body that prints its own output and returns an exit code to
+// cobra's RunE, so that every command ends through run().
+func withCode(body func(cmd *cobra.Command, args []string) int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if code := body(cmd, args); code != exitComplete {
+			return exitStatus(code)
+		}
+		return nil
+	}
+}
+
+// usageError prints err as one line with a hint, and returns the usage exit code. cmd is
+// the command's path below backup ("create"), or "" for backup itself.
+func usageError(stderr io.Writer, cmd string, err error) int {
+	name := "backup"
+	if cmd != "" {
+		name += " " + cmd
+	}
+	fmt.Fprintf(stderr, "%s: %v\nRun 'backup help%s' for usage.\n", name, err, prefixSpace(cmd))
+	return exitUsage
+}
+
+func prefixSpace(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
+}
+
+// argCount is the usage error for a wrong number of arguments: "want one DIR, got 2
+// arguments".
+func argCount(want string, got int) error {
+	return fmt.Errorf("want %s, got %s", want, report.Plural(got, "argument", "arguments"))
+}
+
+// writeJSON prints v indented, as every --json output is printed. Its error (a closed pipe,
+// a full disk) must fail the command: a script reading stdout would get half an answer.
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// jsonFailed reports output that could not be written, and returns the failure exit code.
+func jsonFailed(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "backup %s: writing JSON to stdout: %v\n", cmd, err)
+	return exitFailed
+}
+
+// lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune
+// do. On failure it prints one line starting with prefix ("backup", "backup prune") and
+// returns nil and the exit code: 4 locked, 130 interrupted while waiting, 1 anything else.
+func lockSet(ctx context.Context, dir string, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
+	lock, err := backupset.Acquire(ctx, dir, wait)
+	var locked *backupset.LockedError
+	switch {
+	case errors.As(err, &locked):
+		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, dir, err)
+		return nil, exitLocked
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
+		return nil, exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: failed: %v\n", prefix, err)
+		return nil, exitFailed
+	}
+	return lock, exitComplete
+}
+
+// setError renders an error about a set for the one line a command prints, naming the
+// folder of an empty set.
+func setError(dir string, err error) string {
+	if errors.Is(err, backupset.ErrNoBackup) {
+		return "no backup in " + dir + " yet"
+	}
+	return err.Error()
+}
+
+// readFailed reports an archive that could not be read at all, or an interrupted read.
+func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
+		return exitInterrupted
+	}
+	fmt.Fprintf(stderr, "backup %s: %s: %v\n", cmd, path, cause(err))
+	return exitFailed
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar may be drawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// capLines keeps the first report.MaxListed lines, as create's summary does, and says how
+// many more there are and which flag (all: "--all", "--json") shows them all.
+func capLines(lines []string, all string) []string {
+	if len(lines) <= report.MaxListed {
+		return lines
+	}
+	return append(lines[:report.MaxListed:report.MaxListed], fmt.Sprintf("  and %d more (%s lists them all)", len(lines)-report.MaxListed, all))
+}
