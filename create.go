@@ -149,7 +149,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
-		return fmt.Errorf("--jobs %d: must be 1 to %d, or 0 for one per CPU", cfg.jobs, maxJobs)
+		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)

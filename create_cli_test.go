@@ -92,7 +92,7 @@ func TestCreateQuietAndJSON(t *testing.T) {
 	if r.stdout != string(data) {
 		t.Errorf("--json printed\n%s\nbut the receipt file says\n%s", r.stdout, data)
 	}
-	if !strings.HasPrefix(r.stderr, "backup: complete: 1 files") || strings.Count(r.stderr, "\n") != 1 {
+	if !strings.HasPrefix(r.stderr, "backup: complete: 1 file,") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("summary %q, want one line", r.stderr)
 	}
 }
@@ -220,7 +220,7 @@ func TestCreateProgress(t *testing.T) {
 	if r.code != exitComplete || !strings.Contains(r.stderr, "MiB") || !strings.Contains(r.stderr, "\r") {
 		t.Errorf("--progress always: exit %d, stderr %q; want a bar", r.code, r.stderr)
 	}
-	if !strings.HasSuffix(r.stderr, "\rbackup: complete: 1 files, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
+	if !strings.HasSuffix(r.stderr, "\rbackup: complete: 1 file, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
 		t.Errorf("the summary does not start on a cleared line: %q", r.stderr[max(0, len(r.stderr)-200):])
 	}
 }

@@ -218,11 +218,11 @@ func TestRestoreJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := backup(t, runOpts{dir: dir}, "restore", "--json", tt.archive, dest)
-			var got restoreOutput
+			var got restoreJSON
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 				t.Fatalf("stdout %q: %v", r.stdout, err)
 			}
-			if r.code != tt.code || got.Status != tt.status || got.Files != tt.files || len(got.Conflicts) != tt.conflicts ||
+			if r.code != tt.code || string(got.Status) != tt.status || got.Files != tt.files || len(got.Conflicts) != tt.conflicts ||
 				got.Error != tt.err || got.Refused == nil || got.Failed == nil {
 				t.Errorf("exit %d, %+v; want %d %q %d files %d conflicts error %q", r.code, got, tt.code, tt.status, tt.files, tt.conflicts, tt.err)
 			}

@@ -177,8 +177,8 @@ func TestSetStatusMaxAge(t *testing.T) {
 		want   string // on stdout when healthy, else on stderr
 	}{
 		{"fresh", &simulatedRun{now.Add(-2 * time.Hour), report.Complete}, "26h", 0, "ok: LATEST app-"},
-		{"fresh in days", &simulatedRun{now.Add(-6 * 24 * time.Hour), report.Complete}, "1w", 0, "is complete, 6d0h0m old (max 7d0h0m)"},
-		{"stale", &simulatedRun{now.Add(-30 * time.Hour), report.Complete}, "26h", 1, "is 1d6h0m old, older than 1d2h0m"},
+		{"fresh in days", &simulatedRun{now.Add(-6 * 24 * time.Hour), report.Complete}, "1w", 0, "is complete, 6d old (max 7d)"},
+		{"stale", &simulatedRun{now.Add(-30 * time.Hour), report.Complete}, "26h", 1, "is 1d6h old, older than 1d2h"},
 		{"incomplete", &simulatedRun{now.Add(-time.Hour), report.Incomplete}, "26h", 1, "is incomplete"},
 		{"missing", nil, "26h", 1, "backup status: no backup in "},
 	}

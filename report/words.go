@@ -13,26 +13,34 @@ func Plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// FormatDuration renders d as people write it, to the second: "1s", "1m30s", "9m12s",
-// "1d2h", "15d1m". Every duration and age the tool prints goes through it, so that what it
-// prints can be given back to --max-age, --wait or --keep-within.
+// FormatDuration renders d as people write it, in its two largest units: "1s", "1m30s",
+// "9m12s", "2h", "1d2h"; what is smaller is dropped ("6d0h0m1s" is "6d"). Every duration and
+// age the tool prints goes through it, and what it prints can be given back to --max-age,
+// --wait or --keep-within.
 func FormatDuration(d time.Duration) string {
-	d = d.Round(time.Second)
 	if d < 0 {
 		return "-" + FormatDuration(-d)
 	}
-	if d == 0 {
-		return "0s"
-	}
-	s := ""
-	for _, u := range []struct {
+	units := []struct {
 		size time.Duration
 		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
-		if n := d / u.size; n > 0 {
-			s += fmt.Sprintf("%d%s", n, u.name)
-			d -= n * u.size
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}}
+	first := len(units) - 1
+	for i, u := range units {
+		if d >= u.size {
+			first = i
+			break
 		}
+	}
+	s := ""
+	for _, u := range units[first:min(first+2, len(units))] {
+		if n := d / u.size; n > 0 || s == "" && u.size == time.Second {
+			s += fmt.Sprintf("%d%s", n, u.name)
+		}
+		d %= u.size
+	}
+	if s == "" {
+		s = "0s"
 	}
 	return s
 }

@@ -16,9 +16,12 @@ func TestFormatDuration(t *testing.T) {
 		{9*time.Minute + 12*time.Second + 400*time.Millisecond, "9m12s"},
 		{2 * time.Hour, "2h"},
 		{26 * time.Hour, "1d2h"},
-		{50*time.Hour + 5*time.Minute, "2d2h5m"},
+		{50*time.Hour + 5*time.Minute, "2d2h"},
+		{6*24*time.Hour + time.Second, "6d"},
 		{-3 * time.Minute, "-3m"},
-		{15*24*time.Hour + time.Minute, "15d1m"},
+		{15*24*time.Hour + time.Minute, "15d"},
+		{time.Hour + 59*time.Minute + 59*time.Second, "1h59m"},
+		{999 * time.Millisecond, "0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.d.String(), func(t *testing.T) {
