@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/report"
 )
 
@@ -130,7 +131,7 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 func findReceipt(archivePath, explicit string) (string, *archive.Summary, error) {
 	path := explicit
 	if path == "" {
-		path = archivePath + ".receipt.json"
+		path = backupset.ReceiptPath(archivePath)
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return "", nil, nil
 		}

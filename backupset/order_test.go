@@ -62,3 +62,19 @@ func TestPruneKeepsTheNewestOfOneSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveNameParses: every name ArchiveName gives is one the set recognises, with its
+// source, its second and its place in that second.
+func TestArchiveNameParses(t *testing.T) {
+	started := time.Date(2026, 11, 30, 12, 34, 56, 789, time.FixedZone("CET", 3600))
+	for _, source := range []string{"app", "my-app-2", "root", "a.b"} {
+		for _, n := range []int{1, 2, 9, 10, 123} {
+			name := ArchiveName(source, started, n)
+			gotSource, gotStamp, ok := parseName(name)
+			if !ok || gotSource != source || !gotStamp.Equal(started.Truncate(time.Second)) || runNumber(name) != n {
+				t.Errorf("%s: parsed as %q, %v, run %d (ok %v); want %q, %v, run %d",
+					name, gotSource, gotStamp, runNumber(name), ok, source, started.Truncate(time.Second), n)
+			}
+		}
+	}
+}
