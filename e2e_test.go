@@ -10,23 +10,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"syscall"
 	"testing"
 
 	"backup/report"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// The end-to-end tests run the built binary, as cron and CI wrappers do.
+// The end-to-end tests run the built binary, as cron and CI wrappers do; the scripts in
+// testdata/script run run() as the command "backup" (testscript.Main makes the test binary
+// that command).
 
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+	testscript.Main(buildFirst{m}, map[string]func(){
+		"backup": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
 }
 
-func buildAndRun(m *testing.M) int {
+// buildFirst builds the binary before the tests run; the runs of the test binary as the
+// command "backup" do not need it.
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
 	dir, err := os.MkdirTemp("", "backup-bin-")
 	if err != nil {
 		panic(err)
@@ -37,15 +46,22 @@ func buildAndRun(m *testing.M) int {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "backup")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		build = exec.Command("go", "build", "-o", binary, ".")
-	}
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildBinary(binary); err != nil {
 		panic("building backup: " + err.Error())
 	}
-	return m.Run()
+	return b.m.Run()
+}
+
+// buildBinary builds the command at path, with the race detector when the tests run under it
+// (building the standard library with it costs minutes on a cold cache, for nothing otherwise).
+func buildBinary(path string) error {
+	args := []string{"build", "-o", path}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stderr = os.Stderr
+	return build.Run()
 }
 
 // result is what one run of the binary did.
