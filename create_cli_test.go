@@ -13,50 +13,6 @@ import (
 	"backup/report"
 )
 
-func TestCreateUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	makeTree(t, dir, map[string]node{"a/x": {}, "b/a/y": {}, "patterns": {content: "ok\n[bad\n"}})
-	tests := []struct {
-		args []string
-		want string // in the one-line error
-	}{
-		{[]string{"create"}, "no SOURCE given"},
-		{[]string{"create", "--bogus", "a"}, "unknown flag: --bogus"},
-		{[]string{"create", "--level", "10", "a"}, "--level 10: must be 0 to 9"},
-		{[]string{"create", "--level", "x", "a"}, "invalid argument \"x\""},
-		{[]string{"create", "--jobs", "-1", "a"}, "--jobs -1"},
-		{[]string{"create", "--progress", "sometimes", "a"}, "--progress \"sometimes\""},
-		{[]string{"create", "--fail-on", "open", "a"}, "--fail-on \"open\": must be one of vanished,changed,stat"},
-		{[]string{"create", "a", "b/a"}, "would both be stored as \"a\""},
-		{[]string{"create", "-x", "[bad", "a"}, "unterminated [ character class"},
-		{[]string{"create", "--exclude-from", "patterns", "a"}, "unterminated [ character class"},
-		{[]string{"create", "--exclude-from", "missing", "a"}, "--exclude-from: open missing: no such file or directory"},
-		{[]string{"create", "-o", "x.zip", "--output-dir", "d", "a"}, "-o and --output-dir cannot be used together"},
-		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
-		{[]string{}, "usage: backup COMMAND"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := backup(t, runOpts{dir: dir}, tt.args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, tt.want)
-			}
-			if entries, _ := os.ReadDir(dir); len(entries) != 3 {
-				t.Errorf("a usage error wrote something: %d entries in %s", len(entries), dir)
-			}
-		})
-	}
-}
-
-func TestHelpAndVersion(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"help"}, {"help", "create"}, {"create", "--help"}, {"create", "-h"}, {"version"}} {
-		r := backup(t, runOpts{}, args...)
-		if r.code != exitComplete || r.stdout == "" || r.stderr != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
-		}
-	}
-}
-
 func TestCreateDryRun(t *testing.T) {
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "12345"}, "q": {kind: "fifo"}, "c/CACHEDIR.TAG": {content: "Signature: 8a477f597d28d172789f06886806bc55"}})

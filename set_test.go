@@ -248,46 +248,6 @@ func TestSetCreatePrunes(t *testing.T) {
 	}
 }
 
-func TestSetHelp(t *testing.T) {
-	for _, args := range [][]string{{"help", "status"}, {"help", "prune"}, {"prune", "-h"}, {"status", "--help"}} {
-		r := backup(t, runOpts{}, args...)
-		if r.code != exitComplete || !strings.HasPrefix(r.stdout, "usage: backup "+args[len(args)-1]) && !strings.HasPrefix(r.stdout, "usage: backup "+args[0]) {
-			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
-		}
-	}
-}
-
-func TestSetUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	makeTree(t, dir, map[string]node{"app/a": {}})
-	tests := []struct {
-		args []string
-		want string
-	}{
-		{[]string{"create", "--keep-last", "2", "app"}, "--keep-last needs a backup set: --output-dir DIR, without -o"},
-		{[]string{"create", "-o", "x.zip", "--wait", "1m", "app"}, "--wait needs a backup set"},
-		{[]string{"create", "--output-dir", "set", "--receipt", "r.json", "app"}, "--receipt cannot be used with a backup set"},
-		{[]string{"create", "--output-dir", "set", "--wait", "soon", "app"}, `invalid duration "soon"`},
-		{[]string{"create", "--output-dir", "set", "--keep-daily", "0", "app"}, "--keep-daily 0: must be at least 1"},
-		{[]string{"prune", "set"}, "give at least one rule"},
-		{[]string{"prune", "--keep-last", "1"}, "want one DIR, got 0"},
-		{[]string{"prune", "--keep-within", "-1d", "set"}, "invalid duration"},
-		{[]string{"status"}, "want one DIR, got 0"},
-		{[]string{"status", "--max-age", "26", "set"}, `invalid duration "26"`},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := backup(t, runOpts{dir: dir}, tt.args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, tt.want)
-			}
-			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-				t.Errorf("a usage error wrote something: %v", entries)
-			}
-		})
-	}
-}
-
 // TestSetOneSource: a set holds the backups of one source; another is refused before
 // anything is written.
 func TestSetOneSource(t *testing.T) {
