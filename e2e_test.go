@@ -216,6 +216,21 @@ func makeSocket(t *testing.T, path string) error {
 	return nil
 }
 
+// listDir lists the names in dir, so that a test can check that a refused run created
+// nothing.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 func makeWritable(root string) {
 	filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err == nil && info.IsDir() {
