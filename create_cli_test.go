@@ -14,6 +14,7 @@ import (
 )
 
 func TestCreateDryRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "12345"}, "q": {kind: "fifo"}, "c/CACHEDIR.TAG": {content: "Signature: 8a477f597d28d172789f06886806bc55"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-n", "--json", "--exclude-caches", "--output-dir", "newdir", "app")
@@ -36,6 +37,7 @@ func TestCreateDryRun(t *testing.T) {
 }
 
 func TestCreateQuietAndJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app")
@@ -54,6 +56,7 @@ func TestCreateQuietAndJSON(t *testing.T) {
 }
 
 func TestCreateExcludes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{
 		"keep.txt":           {content: "k"},
@@ -94,6 +97,7 @@ func TestCreateExcludes(t *testing.T) {
 // TestCreateOldDates: files dated before 1980 (which the DOS date cannot hold) are archived
 // with their exact time.
 func TestCreateOldDates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"old": {content: "1975"}, "new": {content: "2030"}})
 	dates := map[string]time.Time{
@@ -126,6 +130,7 @@ func TestCreateOldDates(t *testing.T) {
 // in /proc do: it is read three times, the last copy kept, with a "changed" warning that
 // loses nothing, unless --fail-on changed.
 func TestCreateChangingFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "/proc/self/status")
 	if r.code != exitComplete {
@@ -149,6 +154,7 @@ func TestCreateChangingFile(t *testing.T) {
 // TestCreateSymlinkSource: a SOURCE that is a symlink is followed and stored under the name
 // given; a SOURCE may also be a single regular file.
 func TestCreateSymlinkSource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{
 		"real/f":  {content: "f"},
@@ -170,6 +176,7 @@ func TestCreateSymlinkSource(t *testing.T) {
 // TestCreateProgress: the bar is drawn on stderr only when asked for (or on a terminal), and
 // is cleared before the summary.
 func TestCreateProgress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 8<<20)}})
 	r := backup(t, runOpts{dir: dir}, "create", "--progress", "always", "--level", "9", "-j", "1", "-o", "a.zip", "app")
@@ -184,6 +191,7 @@ func TestCreateProgress(t *testing.T) {
 // TestCreateEmptySource: an empty directory gives a valid archive holding the directory and
 // the manifest.
 func TestCreateEmptySource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"empty": {kind: "dir"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "e.zip", "empty")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	mustRoot(t) // the device node
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{
@@ -59,6 +60,7 @@ func TestList(t *testing.T) {
 }
 
 func TestListForeign(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.zip")
 	writeForeignZip(t, path, map[string]string{"x": "1"})

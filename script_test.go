@@ -14,9 +14,14 @@ import (
 // errors with their exact lines, exit codes, --json shapes, round trips on small trees. The
 // command backup in a script is this test binary running run() (see TestMain).
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("GORACE", os.Getenv("GORACE")) // see TestMain
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":    cmdExits,
 			"hardlink": cmdHardlink,
