@@ -49,6 +49,7 @@ func randomTree(seed uint64, size int) map[string]node {
 // archived, skipped, excluded or warned, exactly once; every path below a directory that
 // was excluded or could not be listed was never met.
 func TestAccounting(t *testing.T) {
+	t.Parallel()
 	mustRoot(t) // unreadable paths, as nobody
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {

@@ -13,51 +13,8 @@ import (
 	"backup/report"
 )
 
-func TestCreateUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	makeTree(t, dir, map[string]node{"a/x": {}, "b/a/y": {}, "patterns": {content: "ok\n[bad\n"}})
-	tests := []struct {
-		args []string
-		want string // in the one-line error
-	}{
-		{[]string{"create"}, "no SOURCE given"},
-		{[]string{"create", "--bogus", "a"}, "unknown flag: --bogus"},
-		{[]string{"create", "--level", "10", "a"}, "--level 10: must be 0 to 9"},
-		{[]string{"create", "--level", "x", "a"}, "invalid argument \"x\""},
-		{[]string{"create", "--jobs", "-1", "a"}, "--jobs -1"},
-		{[]string{"create", "--progress", "sometimes", "a"}, "--progress \"sometimes\""},
-		{[]string{"create", "--fail-on", "open", "a"}, "--fail-on \"open\": must be one of vanished,changed,stat"},
-		{[]string{"create", "a", "b/a"}, "would both be stored as \"a\""},
-		{[]string{"create", "-x", "[bad", "a"}, "unterminated [ character class"},
-		{[]string{"create", "--exclude-from", "patterns", "a"}, "unterminated [ character class"},
-		{[]string{"create", "--exclude-from", "missing", "a"}, "--exclude-from: open missing: no such file or directory"},
-		{[]string{"create", "-o", "x.zip", "--output-dir", "d", "a"}, "-o and --output-dir cannot be used together"},
-		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
-		{[]string{}, "usage: backup COMMAND"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := backup(t, runOpts{dir: dir}, tt.args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, tt.want)
-			}
-			if entries, _ := os.ReadDir(dir); len(entries) != 3 {
-				t.Errorf("a usage error wrote something: %d entries in %s", len(entries), dir)
-			}
-		})
-	}
-}
-
-func TestHelpAndVersion(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"help"}, {"help", "create"}, {"create", "--help"}, {"create", "-h"}, {"version"}} {
-		r := backup(t, runOpts{}, args...)
-		if r.code != exitComplete || r.stdout == "" || r.stderr != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
-		}
-	}
-}
-
 func TestCreateDryRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "12345"}, "q": {kind: "fifo"}, "c/CACHEDIR.TAG": {content: "Signature: 8a477f597d28d172789f06886806bc55"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-n", "--json", "--exclude-caches", "--output-dir", "newdir", "app")
@@ -80,6 +37,7 @@ func TestCreateDryRun(t *testing.T) {
 }
 
 func TestCreateQuietAndJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app")
@@ -98,6 +56,7 @@ func TestCreateQuietAndJSON(t *testing.T) {
 }
 
 func TestCreateExcludes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{
 		"keep.txt":           {content: "k"},
@@ -138,6 +97,7 @@ func TestCreateExcludes(t *testing.T) {
 // TestCreateOldDates: files dated before 1980 (which the DOS date cannot hold) are archived
 // with their exact time.
 func TestCreateOldDates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"old": {content: "1975"}, "new": {content: "2030"}})
 	dates := map[string]time.Time{
@@ -170,6 +130,7 @@ func TestCreateOldDates(t *testing.T) {
 // in /proc do: it is read three times, the last copy kept, with a "changed" warning that
 // loses nothing, unless --fail-on changed.
 func TestCreateChangingFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "/proc/self/status")
 	if r.code != exitComplete {
@@ -193,6 +154,7 @@ func TestCreateChangingFile(t *testing.T) {
 // TestCreateSymlinkSource: a SOURCE that is a symlink is followed and stored under the name
 // given; a SOURCE may also be a single regular file.
 func TestCreateSymlinkSource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{
 		"real/f":  {content: "f"},
@@ -214,6 +176,7 @@ func TestCreateSymlinkSource(t *testing.T) {
 // TestCreateProgress: the bar is drawn on stderr only when asked for (or on a terminal), and
 // is cleared before the summary.
 func TestCreateProgress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 8<<20)}})
 	r := backup(t, runOpts{dir: dir}, "create", "--progress", "always", "--level", "9", "-j", "1", "-o", "a.zip", "app")
@@ -228,6 +191,7 @@ func TestCreateProgress(t *testing.T) {
 // TestCreateEmptySource: an empty directory gives a valid archive holding the directory and
 // the manifest.
 func TestCreateEmptySource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"empty": {kind: "dir"}})
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "e.zip", "empty")

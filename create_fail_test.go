@@ -31,6 +31,7 @@ func leftovers(t *testing.T, dir string, want ...string) []string {
 }
 
 func TestCreateOutputExists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "new\n"}})
 	out := filepath.Join(dir, "out")
@@ -57,6 +58,7 @@ func TestCreateOutputExists(t *testing.T) {
 }
 
 func TestCreateSourceMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "out.zip", "nowhere")
 	want := "backup: failed: source " + filepath.Join(dir, "nowhere") + ": no such file or directory\n"
@@ -75,6 +77,7 @@ func TestCreateSourceMissing(t *testing.T) {
 // TestCreateDiskFull writes to a tmpfs too small for the archive: the run fails, the old
 // archive stays as it was and no temp file is left.
 func TestCreateDiskFull(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "small")
@@ -102,6 +105,7 @@ func TestCreateDiskFull(t *testing.T) {
 // TestCreateInterrupted sends SIGINT while the archive is being written: exit 130, no
 // archive at the final path, no temp file.
 func TestCreateInterrupted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := startSlowRun(t, dir)
 	out := filepath.Join(dir, "out")
@@ -123,6 +127,7 @@ func TestCreateInterrupted(t *testing.T) {
 // TestCreateAfterKilledRun: a run killed with SIGKILL leaves its temp file, which must not
 // disturb the next run.
 func TestCreateAfterKilledRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := startSlowRun(t, dir)
 	out := filepath.Join(dir, "out")
@@ -185,6 +190,7 @@ func assertContent(t *testing.T, path, want string) {
 // TestCreateOneFileSystem mounts a tmpfs inside the source: with --one-file-system the
 // mount point is excluded and not descended; without it, it is archived.
 func TestCreateOneFileSystem(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}, "mnt": {kind: "dir"}})

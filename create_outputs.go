@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"backup/backupset"
 )
 
 // namedPath is a path the run reads or writes, with how the user named it.
@@ -31,7 +33,8 @@ func (cfg *createConfig) checkOutputs(excludeFrom []string) error {
 	if archive, ok := cfg.explicitArchive(); ok {
 		outputs = append(outputs, namedPath{"the archive (-o " + cfg.output + ")", archive})
 		if cfg.receipt == "" {
-			outputs = append(outputs, namedPath{"the receipt " + archive + ".receipt.json", archive + ".receipt.json"})
+			receipt := backupset.ReceiptPath(archive)
+			outputs = append(outputs, namedPath{"the receipt " + receipt, receipt})
 		}
 	}
 	if cfg.receipt != "" {

@@ -11,6 +11,7 @@ import (
 // unreadable directory and a directory whose names can be listed but not stat'ed: each is
 // lost, with its cause, and everything else is archived.
 func TestCreateUnreadable(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	dir := sharedTempDir(t)
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{

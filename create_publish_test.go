@@ -28,6 +28,7 @@ func backupUnderStrace(t *testing.T, dir, path, inject string, args ...string) r
 // archive is renamed: the run fails, and the final paths hold the old pair (or nothing),
 // never a new archive beside an old receipt or none.
 func TestCreatePublishFails(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		old     bool

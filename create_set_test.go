@@ -14,6 +14,7 @@ import (
 // TestFinishSetDamagedArchive: an archive that fails its read-back never becomes LATEST,
 // its receipt stops calling it complete, and the run fails.
 func TestFinishSetDamagedArchive(t *testing.T) {
+	t.Parallel()
 	set := t.TempDir()
 	name := "app-20260101T030000Z.zip"
 	archive := filepath.Join(set, name)

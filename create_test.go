@@ -11,6 +11,7 @@ import (
 )
 
 func TestCreateMixedTree(t *testing.T) {
+	t.Parallel()
 	mustRoot(t) // the device node
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCreateVerify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}, "b/c": {content: "c"}})
 	out := filepath.Join(dir, "a.zip")
@@ -27,6 +28,7 @@ func TestCreateVerify(t *testing.T) {
 // TestCreateVerifyCatchesDamage damages the temp archive between Close and the read-back,
 // as a bad disk or a bug would: the run fails, and nothing is at the final path.
 func TestCreateVerifyCatchesDamage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: strings.Repeat("abc", 1000)}})
 	out := filepath.Join(dir, "a.zip")

@@ -5,28 +5,39 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
 	"backup/report"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// The end-to-end tests run the built binary, as cron and CI wrappers do.
+// The end-to-end tests run the built binary, as cron and CI wrappers do; the scripts in
+// testdata/script run run() as the command "backup" (testscript.Main makes the test binary
+// that command).
 
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+	testscript.Main(buildFirst{m}, map[string]func(){
+		"backup": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
 }
 
-func buildAndRun(m *testing.M) int {
+// buildFirst builds the binary before the tests run; the runs of the test binary as the
+// command "backup" do not need it.
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
 	dir, err := os.MkdirTemp("", "backup-bin-")
 	if err != nil {
 		panic(err)
@@ -37,15 +48,28 @@ func buildAndRun(m *testing.M) int {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "backup")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		build = exec.Command("go", "build", "-o", binary, ".")
-	}
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildBinary(binary); err != nil {
 		panic("building backup: " + err.Error())
 	}
-	return m.Run()
+	if raceEnabled {
+		// The race runtime sleeps a second at exit by default, so that goroutines still
+		// running may report races: a second of nothing for each of the hundreds of runs of
+		// the binary, and half the time of these tests. The runs inherit this.
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	return b.m.Run()
+}
+
+// buildBinary builds the command at path, with the race detector when the tests run under it
+// (building the standard library with it costs minutes on a cold cache, for nothing otherwise).
+func buildBinary(path string) error {
+	args := []string{"build", "-o", path}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stderr = os.Stderr
+	return build.Run()
 }
 
 // result is what one run of the binary did.
@@ -179,25 +203,38 @@ func makeNode(t *testing.T, path string, n node) {
 }
 
 // makeSocket binds a unix socket at path and keeps it listening for the test's life, as a
-// running service's control socket would be. It binds through a short relative path, since
-// socket paths are limited to about 100 bytes.
+// running service's control socket would be. It binds through /proc/self/fd/N/NAME, N the
+// open parent folder, since socket paths are limited to about 100 bytes; a chdir would do
+// too, but would move every test running in parallel.
 func makeSocket(t *testing.T, path string) error {
 	t.Helper()
-	wd, err := os.Getwd()
+	dir, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	if err := os.Chdir(filepath.Dir(path)); err != nil {
-		return err
-	}
-	defer os.Chdir(wd)
-	l, err := net.Listen("unix", filepath.Base(path))
+	defer dir.Close()
+	l, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
 	if err != nil {
 		return err
 	}
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	t.Cleanup(func() { l.Close() })
 	return nil
+}
+
+// listDir lists the names in dir, so that a test can check that a refused run created
+// nothing.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 func makeWritable(root string) {

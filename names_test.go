@@ -31,6 +31,7 @@ func oddTree(t *testing.T, root string) {
 // run is complete, the archive holds each name byte for byte (unzip -t passes), verify
 // passes, and restore gives back each name byte for byte.
 func TestCreateOddNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	oddTree(t, filepath.Join(dir, "app"))
 	out := filepath.Join(dir, "b.zip")
@@ -60,6 +61,7 @@ func TestCreateOddNames(t *testing.T) {
 // TestSetOddNames runs a backup set twice over a tree with those names: every run verifies
 // and LATEST moves to the newest backup each time.
 func TestSetOddNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	oddTree(t, filepath.Join(dir, "app"))
 	set := filepath.Join(dir, "set")
@@ -85,6 +87,7 @@ func TestSetOddNames(t *testing.T) {
 // TestReceiptRawNames checks that the receipt and the manifest carry a name that is not
 // UTF-8 without loss: the display path beside path_b64, the name's bytes.
 func TestReceiptRawNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := "fifo\xff"
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{fifo: {kind: "fifo"}, "f\xfe": {content: "x"}})
@@ -144,6 +147,7 @@ func rawPath(t *testing.T, rec map[string]string) string {
 // of one name, so it is a usage error before anything is written; the same name below a
 // SOURCE is an ordinary file.
 func TestSourceNamedManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{
 		".backup-manifest.json": {content: "mine"}, "d/.backup-manifest.json": {kind: "dir"},
@@ -184,6 +188,7 @@ func mustHave(t *testing.T, tool string) {
 // no longer the last entry: verify finds the manifest anyway and calls the entry damage, and
 // restore writes neither the entry nor the manifest.
 func TestAppendedEntry(t *testing.T) {
+	t.Parallel()
 	mustHave(t, "zip")
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"s/app/a": {content: "a"}, "inj/app/zz": {content: "injected"}})
@@ -201,6 +206,7 @@ func TestAppendedEntry(t *testing.T) {
 // an entry the manifest does not list after it: that entry is damage, wherever the manifest
 // stands; two manifests are damage too.
 func TestManifestNotLast(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"app/a": {content: "a"}})
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "b.zip", "app"), exitComplete)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"backup/backupset"
 )
 
 // outputPaths are where a run writes.
@@ -27,7 +29,7 @@ func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
 	if err != nil {
 		return out, err
 	}
-	out.receipt = out.archive + ".receipt.json"
+	out.receipt = backupset.ReceiptPath(out.archive)
 	if cfg.receipt != "" {
 		out.receipt, err = filepath.Abs(cfg.receipt)
 	}
@@ -67,12 +69,12 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 // freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… when that archive or its
 // receipt exists already.
 func freeName(dir, name string, now time.Time) string {
-	stem := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
-	path := stem + ".zip"
-	for n := 2; exists(path) || exists(path+".receipt.json"); n++ {
-		path = fmt.Sprintf("%s-%d.zip", stem, n)
+	for n := 1; ; n++ {
+		path := filepath.Join(dir, backupset.ArchiveName(name, now, n))
+		if !exists(path) && !exists(backupset.ReceiptPath(path)) {
+			return path
+		}
 	}
-	return path
 }
 
 func exists(path string) bool {

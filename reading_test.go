@@ -33,6 +33,7 @@ func localHeaderAt(t *testing.T, data []byte, name string) int {
 // entry, and restore reports it and does not write it, as unzip -t and bsdtar do not read
 // such an entry as the central directory describes it.
 func TestLocalHeaderDamage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "s"), map[string]node{
 		"a.txt": {content: strings.Repeat("alpha ", 100)}, "b.txt": {content: "bravo"}})
@@ -81,6 +82,7 @@ func TestLocalHeaderDamage(t *testing.T) {
 // writes them when asked to or when writing to a pipe, and Python writing to a pipe, verify
 // and restore: the local headers are checked without false alarms.
 func TestForeignDescriptorZips(t *testing.T) {
+	t.Parallel()
 	mustTool(t, "zip")
 	mustTool(t, "python3")
 	dir := t.TempDir()
@@ -149,6 +151,7 @@ func hasDescriptor(t *testing.T, path string) bool {
 // TestUnreadableEntriesExitCodes: verify and restore name the entries they cannot read, by
 // method or as encrypted, and agree on the exit code (1); restore writes the rest.
 func TestUnreadableEntriesExitCodes(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, e := range []struct {
@@ -198,6 +201,7 @@ func TestUnreadableEntriesExitCodes(t *testing.T) {
 // drw-rw-rw-: files come back 0640, folders 0750, nothing world-writable, and what the
 // drw-rw-rw- folder holds can be read by its owner. list shows the modes before the umask.
 func TestRestoreModesOfForeignZips(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

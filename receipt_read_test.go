@@ -36,6 +36,7 @@ func backupMustNotHang(t *testing.T, dir string, args ...string) result {
 // TestReceiptNotARegularFile: whatever sits where a receipt is read, verify answers at once
 // with one line naming it, instead of blocking on a FIFO or following a link.
 func TestReceiptNotARegularFile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		place func(path string) error
@@ -68,6 +69,7 @@ func TestReceiptNotARegularFile(t *testing.T) {
 // TestArchiveIsAFIFO: an archive path that names a FIFO is refused at once by every command
 // that reads archives.
 func TestArchiveIsAFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "x.zip")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {

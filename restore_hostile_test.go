@@ -47,6 +47,7 @@ func writeHostileZip(t *testing.T, path string, entries []hostileEntry) {
 // TestRestoreHostile restores archives built to write outside DEST: each is refused with
 // the entry named, and nothing is written anywhere, DEST included.
 func TestRestoreHostile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		entries []hostileEntry
@@ -87,6 +88,7 @@ func TestRestoreHostile(t *testing.T) {
 // TestRestoreThroughSymlinkInDest restores into a DEST where a folder of the archive is a
 // symlink to elsewhere: refused, and nothing lands where the link points.
 func TestRestoreThroughSymlinkInDest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	dest, outside := filepath.Join(dir, "dest"), filepath.Join(dir, "outside")
@@ -106,6 +108,7 @@ func TestRestoreThroughSymlinkInDest(t *testing.T) {
 // TestRestoreForeignSpecial restores a foreign archive holding a symlink entry: it is
 // listed, not created, and the rest is restored (exit 0).
 func TestRestoreForeignSpecial(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "f.zip")
 	writeHostileZip(t, arch, []hostileEntry{{name: "x/a", body: "a"}, {name: "x/link", body: "/etc/passwd", symlink: true}})
@@ -122,6 +125,7 @@ func TestRestoreForeignSpecial(t *testing.T) {
 // TestRestorePartly restores as uid 65534 into a DEST where one folder is root's: the file
 // in it is listed as not restored and the rest is restored; exit 3.
 func TestRestorePartly(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	dir := sharedTempDir(t)
 	arch := backupOf(t, dir, "a")

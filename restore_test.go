@@ -15,6 +15,7 @@ import (
 // TestRestoreRoundTrip backs up a tree and restores it: the same paths, contents, modes
 // (less setuid, setgid and sticky) and mtimes, directories' included.
 func TestRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "app")
 	makeTree(t, src, map[string]node{
@@ -134,6 +135,7 @@ func listTree(t *testing.T, root string) []string {
 }
 
 func TestRestoreConflictsAndForce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	dest := filepath.Join(dir, "dest")
@@ -156,6 +158,7 @@ func TestRestoreConflictsAndForce(t *testing.T) {
 }
 
 func TestRestoreInclude(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	tests := []struct {
@@ -191,6 +194,7 @@ func TestRestoreInclude(t *testing.T) {
 }
 
 func TestRestoreUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"restore"}, {"restore", "a.zip"}, {"restore", "a", "b", "c"}, {"restore", "--nope", "a", "b"}} {
 		if r := backup(t, runOpts{}, args...); r.code != exitUsage || bytes.Count([]byte(r.stderr), []byte("\n")) != 2 {
 			t.Errorf("%q: exit %d stderr %q, want %d and a line with a hint", args, r.code, r.stderr, exitUsage)
@@ -199,6 +203,7 @@ func TestRestoreUsage(t *testing.T) {
 }
 
 func TestRestoreJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	os.WriteFile(filepath.Join(dir, "junk.zip"), []byte("junk"), 0o644)

@@ -33,6 +33,7 @@ func twoRunSet(t *testing.T) (set, a, b string) {
 // status, verify, list, restore and prune exit 1 naming the problem, status marks no archive
 // as LATEST, restore writes nothing and prune deletes nothing.
 func TestSetLatestCorrupt(t *testing.T) {
+	t.Parallel()
 	base, a, b := twoRunSet(t)
 	r := backup(t, runOpts{}, "status", base)
 	if r.code != exitComplete || !strings.Contains(r.stdout, a+"  <- LATEST") {
@@ -135,6 +136,7 @@ func assertStatusJSON(t *testing.T, set, want string) {
 // TestSetReadersUseLatest: verify, list and restore given a set's folder use the archive
 // LATEST names, here the older of two.
 func TestSetReadersUseLatest(t *testing.T) {
+	t.Parallel()
 	set, a, _ := twoRunSet(t)
 	r := backup(t, runOpts{}, "verify", set)
 	if r.code != exitComplete || !strings.Contains(r.stdout, "matches "+filepath.Join(set, a)+".receipt.json") {
@@ -155,6 +157,7 @@ func TestSetReadersUseLatest(t *testing.T) {
 // TestSetCreateHealsLatest: a damaged LATEST does not stop a backup; the new, verified
 // archive replaces the pointer, and the run says so.
 func TestSetCreateHealsLatest(t *testing.T) {
+	t.Parallel()
 	set, a, b := twoRunSet(t)
 	os.WriteFile(filepath.Join(set, "LATEST"), []byte(a+"\n"+b+"\n"), 0o644)
 	dir := filepath.Dir(set)

@@ -124,6 +124,7 @@ func TestSetPruneRetention(t *testing.T) {
 // TestSetPruneCannotDelete runs prune as nobody on root's set in a folder nobody cannot
 // write: it exits 1 naming the file it could not delete, and the rest stays.
 func TestSetPruneCannotDelete(t *testing.T) {
+	t.Parallel()
 	mustRoot(t)
 	set := filepath.Join(sharedTempDir(t), "set")
 	old := simulatedRun{started: time.Now().Add(-2 * time.Hour), status: report.Complete}
@@ -146,6 +147,7 @@ func TestSetPruneCannotDelete(t *testing.T) {
 }
 
 func TestSetPruneLocked(t *testing.T) {
+	t.Parallel()
 	set := t.TempDir()
 	writeSimulated(t, set, simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete})
 	makeTree(t, set, map[string]node{"LATEST": {content: simulatedRun{started: time.Now().Add(-time.Hour)}.name() + "\n"}})
@@ -168,6 +170,7 @@ func TestSetPruneLocked(t *testing.T) {
 // TestSetStatusMaxAge: status --max-age on a fresh, a stale, an incomplete and a missing
 // backup.
 func TestSetStatusMaxAge(t *testing.T) {
+	t.Parallel()
 	now := time.Now().UTC().Truncate(time.Second)
 	tests := []struct {
 		name   string

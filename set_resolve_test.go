@@ -8,6 +8,7 @@ import (
 )
 
 func TestResolveArchive(t *testing.T) {
+	t.Parallel()
 	set, a, _ := twoRunSet(t)
 	damaged := filepath.Join(t.TempDir(), "damaged")
 	os.Mkdir(damaged, 0o755)

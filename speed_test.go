@@ -59,6 +59,7 @@ func speedTree(t *testing.T, root string) map[string][]byte {
 }
 
 func TestCreateSameArchiveForAnyJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	speedTree(t, dir)
 	var archives [][]byte
@@ -80,6 +81,7 @@ func TestCreateSameArchiveForAnyJobs(t *testing.T) {
 }
 
 func TestCreateStoresWhatDoesNotShrink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	speedTree(t, dir)
 	out := filepath.Join(t.TempDir(), "app.zip")
@@ -104,6 +106,7 @@ func TestCreateStoresWhatDoesNotShrink(t *testing.T) {
 }
 
 func TestCreateZstd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := speedTree(t, dir)
 	out := filepath.Join(t.TempDir(), "app.zip")
@@ -152,6 +155,7 @@ func TestCreateZstd(t *testing.T) {
 }
 
 func TestCreateBadMethod(t *testing.T) {
+	t.Parallel()
 	r := backup(t, runOpts{dir: t.TempDir()}, "create", "--method", "lzma", ".")
 	if r.code != exitUsage || !strings.Contains(r.stderr, `--method "lzma": must be deflate or zstd`) {
 		t.Errorf("exit %d, stderr %q; want usage error naming --method", r.code, r.stderr)

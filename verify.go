@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/report"
 )
 
@@ -129,7 +130,7 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 func findReceipt(archivePath, explicit string) (string, *archive.Summary, error) {
 	path := explicit
 	if path == "" {
-		path = archivePath + ".receipt.json"
+		path = backupset.ReceiptPath(archivePath)
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return "", nil, nil
 		}

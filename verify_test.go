@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // backupOf creates dir/NAME.zip from a small tree at dir/app and returns its path.
@@ -27,6 +28,7 @@ func backupOf(t *testing.T, dir, name string) string {
 }
 
 func TestVerifyGood(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	r := backup(t, runOpts{dir: dir}, "verify", arch)
@@ -60,6 +62,7 @@ func TestVerifyGood(t *testing.T) {
 }
 
 func TestVerifyForeignArchive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "foreign.zip")
 	writeForeignZip(t, path, map[string]string{"x/a": "aaa", "x/b": "bbbb"})
@@ -95,10 +98,19 @@ func writeForeignZip(t *testing.T, path string, files map[string]string) {
 // list reads only the directory and the manifest, so it cannot see a flipped byte in a
 // file's data; verify and restore can.
 func TestDamagedArchives(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := readFile(t, backupOf(t, dir, "good"))
+	// Another archive of the same size: the same tree, one file dated otherwise (made in the
+	// same second, the two would be the same bytes).
 	other := filepath.Join(t.TempDir(), "other")
-	otherReceipt := readFile(t, backupOf(t, other, "other")+".receipt.json")
+	otherArchive := backupOf(t, other, "other")
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(other, "app", "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: other}, "create", "--force", "-o", otherArchive, "app"), exitComplete)
+	otherReceipt := readFile(t, otherArchive+".receipt.json")
 	cdir := bytes.Index(good, []byte("PK\x01\x02"))
 	eocd := bytes.LastIndex(good, []byte("PK\x05\x06"))
 	tests := []struct {
@@ -160,6 +172,7 @@ func checkFailure(t *testing.T, cmd string, r result, code int, want string) {
 }
 
 func TestVerifyReceiptFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	os.WriteFile(filepath.Join(dir, "junk.json"), []byte("{not json"), 0o644)

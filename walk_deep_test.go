@@ -84,6 +84,7 @@ func readDeep(t *testing.T, root string, parts []string) string {
 // TestCreateDeeperThanPathMax: a file whose path is longer than PATH_MAX is archived whole,
 // and verify and restore handle its name.
 func TestCreateDeeperThanPathMax(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "app")
 	if err := os.Mkdir(src, 0o755); err != nil {

@@ -21,6 +21,7 @@ import (
 // folder it opened, and the run is complete; swapped after the stat of app/dir itself, the
 // folder is not read, and is lost.
 func TestCreateDirSwappedForSymlink(t *testing.T) {
+	t.Parallel()
 	mustTool(t, "strace")
 	cases := []struct {
 		name         string

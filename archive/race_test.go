@@ -3,5 +3,5 @@
 package archive
 
 // raceEnabled says whether the tests run with the race detector, under which the zip64 tests
-// would take many minutes; make test runs them again without it.
+// would take many minutes; make test-long runs them again without it.
 const raceEnabled = true

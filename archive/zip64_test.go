@@ -14,14 +14,14 @@ import (
 )
 
 // The zip64 tests are slow (tens of seconds each): go test -short skips them, and so does
-// the race detector, under which they would take many minutes; make test runs them without it.
+// the race detector, under which they would take many minutes; make test-long runs them without it.
 func skipSlow(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("slow; skipped with -short")
 	}
 	if raceEnabled {
-		t.Skip("slow under the race detector; make test runs it without")
+		t.Skip("slow under the race detector; make test-long runs it without")
 	}
 }
 

@@ -41,10 +41,8 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// stamp names a run started at tm, as backup create would.
-func stamp(source string, tm time.Time) string {
-	return source + "-" + tm.UTC().Format("20060102T150405Z") + ".zip"
-}
+// stamp names the first run started at tm, as backup create would.
+func stamp(source string, tm time.Time) string { return ArchiveName(source, tm, 1) }
 
 // listDir returns the names in dir.
 func listDir(t *testing.T, dir string) []string {

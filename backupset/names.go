@@ -18,9 +18,26 @@ const (
 	ReceiptSuffix = ".receipt.json"
 )
 
-// archiveName matches the default archive names of backup create:
+// archiveName matches the default archive names that ArchiveName makes:
 // <name>-<YYYYMMDDTHHMMSSZ>.zip, or with -2, -3… when that name was taken.
 var archiveName = regexp.MustCompile(`^(.+)-([0-9]{8}T[0-9]{6}Z)(-[1-9][0-9]*)?\.zip$`)
+
+// stampLayout is the UTC time in a default archive name.
+const stampLayout = "20060102T150405Z"
+
+// ArchiveName is the default file name of the n-th run (from 1) of source that started in
+// the second of started: <source>-<YYYYMMDDTHHMMSSZ>.zip, then -2, -3…. It is written and
+// parsed here alone, so that the names create gives are the ones a set recognises.
+func ArchiveName(source string, started time.Time, n int) string {
+	stem := source + "-" + started.UTC().Format(stampLayout)
+	if n > 1 {
+		stem += "-" + strconv.Itoa(n)
+	}
+	return stem + ".zip"
+}
+
+// ReceiptPath is where the receipt of the archive at path goes, unless told otherwise.
+func ReceiptPath(archive string) string { return archive + ReceiptSuffix }
 
 // parseName splits a default archive name into the source's name and the time in it.
 func parseName(file string) (name string, stamp time.Time, ok bool) {
@@ -28,7 +45,7 @@ func parseName(file string) (name string, stamp time.Time, ok bool) {
 	if m == nil {
 		return "", time.Time{}, false
 	}
-	stamp, err := time.Parse("20060102T150405Z", m[2])
+	stamp, err := time.Parse(stampLayout, m[2])
 	if err != nil {
 		return "", time.Time{}, false
 	}

@@ -9,24 +9,24 @@ import (
 	"backup/report"
 )
 
-// sameSecond names runs of one source that started in one second, in the order they ran:
-// create numbers them X, X-2, X-3… (and X-10 sorts before X-2 byte by byte).
-func sameSecond(n int) []string {
-	base := stamp("app", time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	names := []string{base}
-	for i := 2; i <= n; i++ {
-		names = append(names, base[:len(base)-len(".zip")]+"-"+itoa(i)+".zip")
+// writeSameSecond writes n complete runs of one source that started in one second, and
+// returns their names in the order they ran: create names them with ArchiveName, X, X-2,
+// X-3… (and X-10 sorts before X-2 byte by byte).
+func writeSameSecond(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	started := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var names []string
+	for i := 1; i <= n; i++ {
+		name := ArchiveName("app", started, i)
+		writeRun(t, dir, fakeRun{name, report.Complete, started})
+		names = append(names, name)
 	}
 	return names
 }
 
 func TestScanOrdersRunsOfOneSecond(t *testing.T) {
 	dir := t.TempDir()
-	names := sameSecond(11)
-	started := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, name := range names {
-		writeRun(t, dir, fakeRun{name, report.Complete, started})
-	}
+	names := writeSameSecond(t, dir, 11)
 	entries, err := Scan(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +42,7 @@ func TestScanOrdersRunsOfOneSecond(t *testing.T) {
 
 func TestPruneKeepsTheNewestOfOneSecond(t *testing.T) {
 	dir := t.TempDir()
-	names := sameSecond(3)
-	started := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, name := range names {
-		writeRun(t, dir, fakeRun{name, report.Complete, started})
-	}
+	names := writeSameSecond(t, dir, 3)
 	writeFile(t, filepath.Join(dir, LatestName), names[2]+"\n")
 	l, err := Acquire(t.Context(), dir, 0)
 	if err != nil {
@@ -59,6 +55,22 @@ func TestPruneKeepsTheNewestOfOneSecond(t *testing.T) {
 	for i, name := range names {
 		if kept := exists(filepath.Join(dir, name)); kept != (i > 0) {
 			t.Errorf("%s kept: %v, want %v (keep-last 2 keeps the two that ran last)", name, kept, i > 0)
+		}
+	}
+}
+
+// TestArchiveNameParses: every name ArchiveName gives is one the set recognises, with its
+// source, its second and its place in that second.
+func TestArchiveNameParses(t *testing.T) {
+	started := time.Date(2026, 11, 30, 12, 34, 56, 789, time.FixedZone("CET", 3600))
+	for _, source := range []string{"app", "my-app-2", "root", "a.b"} {
+		for _, n := range []int{1, 2, 9, 10, 123} {
+			name := ArchiveName(source, started, n)
+			gotSource, gotStamp, ok := parseName(name)
+			if !ok || gotSource != source || !gotStamp.Equal(started.Truncate(time.Second)) || runNumber(name) != n {
+				t.Errorf("%s: parsed as %q, %v, run %d (ok %v); want %q, %v, run %d",
+					name, gotSource, gotStamp, runNumber(name), ok, source, started.Truncate(time.Second), n)
+			}
 		}
 	}
 }
