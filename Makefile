@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/backup
 
-.PHONY: build test test-long lint demo bench fuzz clean
+.PHONY: build test test-long lint demo bench fuzz man clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -36,6 +36,12 @@ fuzz:
 		{ echo "$$out"; exit 1; }; \
 	done
 
+# make man: one page per command in man/ (read one with man -l man/backup-create.1). The built
+# binary writes them, so they describe exactly the commands and flags it has.
+man: build
+	rm -rf man
+	./$(BIN) man man
+
 demo: build
 	@./testdata/demo.sh $(BIN)
 
@@ -46,4 +52,4 @@ bench: build
 	@./bench/bench.sh $(BIN)
 
 clean:
-	rm -rf bin
+	rm -rf bin man

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
 )
 
 const completionLong = `Prints the completion script for SHELL (bash, zsh or fish). The script asks backup itself
@@ -95,11 +97,31 @@ func writeManPages(root *cobra.Command, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	root.Long = root.Short + ".\n\nRun backup help COMMAND, or see backup-COMMAND(1), for each command."
+	var commands strings.Builder
+	writeCommands(&commands, root)
+	root.Long = "```\n" + commands.String() + "```\n\nSee backup-COMMAND(1) for each command."
+	root.Flags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
 	for _, c := range available(root) {
-		c.InitDefaultHelpFlag()
-		c.Long += "\n\n" + exitCodesText(c.Annotations[exitCodesKey])
+		describeForMan(c)
 	}
 	header := &doc.GenManHeader{Title: "BACKUP", Section: "1", Source: "backup " + version, Manual: "backup manual"}
 	return doc.GenManTree(root, header, dir)
+}
+
+// manWidth is the width flag descriptions wrap at in a man page, whose text man indents.
+const manWidth = 72
+
+// describeForMan ends c's description with its flags, listed as its help lists them, and its
+// exit codes. cobra/doc's own OPTIONS section would show defaults where help shows
+// placeholders (--keep-within= rather than --keep-within DURATION), booleans as
+// --force[=false], and the flags sorted; so the flags are hidden from it instead.
+func describeForMan(c *cobra.Command) {
+	c.InitDefaultHelpFlag()
+	if c.HasAvailableFlags() {
+		c.Long += "\n\nFlags:\n\n```\n" + flagUsages(c.Flags(), manWidth) + "```"
+	}
+	if codes := c.Annotations[exitCodesKey]; codes != "" {
+		c.Long += "\n\n" + exitCodesText(codes)
+	}
+	c.Flags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
 }

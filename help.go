@@ -23,7 +23,7 @@ func writeHelp(w io.Writer, cmd *cobra.Command) {
 	cmd.InitDefaultHelpFlag() // help may be asked of a command that is not the one run
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.UseLine(), strings.TrimSpace(cmd.Long))
 	if cmd.HasAvailableFlags() {
-		fmt.Fprintf(w, "\nflags:\n%s", flagUsages(cmd.Flags()))
+		fmt.Fprintf(w, "\nflags:\n%s", flagUsages(cmd.Flags(), helpWidth))
 	}
 	if codes := cmd.Annotations[exitCodesKey]; codes != "" {
 		fmt.Fprintf(w, "\n%s\n", exitCodesText(codes))
@@ -48,7 +48,7 @@ func writeCommands(w io.Writer, root *cobra.Command) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name(), c.Short)
 	}
 	root.InitDefaultHelpFlag()
-	fmt.Fprintf(w, "\nflags:\n%s", flagUsages(root.Flags()))
+	fmt.Fprintf(w, "\nflags:\n%s", flagUsages(root.Flags(), helpWidth))
 	fmt.Fprintln(w, "\nRun 'backup help COMMAND' for a command's flags.")
 }
 
@@ -74,8 +74,8 @@ const helpWidth = 100
 
 // flagUsages lists flags as pflag's FlagUsages does, in the order they were defined, with
 // their placeholders, but without the [=true|false] pflag 1.1 puts after every boolean, and
-// with each description wrapped beside its flag.
-func flagUsages(flags *pflag.FlagSet) string {
+// with each description wrapped beside its flag so that lines stay within lineWidth.
+func flagUsages(flags *pflag.FlagSet, lineWidth int) string {
 	var names, usages []string
 	width := 0
 	flags.VisitAll(func(f *pflag.Flag) {
@@ -98,7 +98,7 @@ func flagUsages(flags *pflag.FlagSet) string {
 	})
 	var b strings.Builder
 	for i, name := range names {
-		lines := wrap(usages[i], helpWidth-width-3)
+		lines := wrap(usages[i], lineWidth-width-3)
 		fmt.Fprintf(&b, "%-*s   %s\n", width, name, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(&b, "%*s   %s\n", width, "", l)
