@@ -66,10 +66,18 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 	return freeName(dir, cfg.sources[0].name, now), nil
 }
 
-// freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… when that archive or its
-// receipt exists already.
+// freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… past every run of that second
+// whose archive or receipt is in dir.
 func freeName(dir, name string, now time.Time) string {
-	for n := 1; ; n++ {
+	// A folder that cannot be listed gives no names; the loop still finds a free one, and
+	// writing into that folder will say what is wrong with it.
+	var names []string
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+	}
+	for n := backupset.NextRun(names, name, now); ; n++ {
 		path := filepath.Join(dir, backupset.ArchiveName(name, now, n))
 		if !exists(path) && !exists(backupset.ReceiptPath(path)) {
 			return path

@@ -36,6 +36,22 @@ func ArchiveName(source string, started time.Time, n int) string {
 	return stem + ".zip"
 }
 
+// NextRun is the run number (for ArchiveName) of a new run of source that started in the
+// second of started, given the file names in its folder: one past the highest that any
+// archive or receipt of that second holds. So a name that prune freed is not taken again by
+// a later run, which would then sort before the runs it followed.
+func NextRun(names []string, source string, started time.Time) int {
+	second := started.UTC().Truncate(time.Second)
+	next := 1
+	for _, name := range names {
+		name = strings.TrimSuffix(name, ReceiptSuffix)
+		if src, stamp, ok := parseName(name); ok && src == source && stamp.Equal(second) {
+			next = max(next, runNumber(name)+1)
+		}
+	}
+	return next
+}
+
 // ReceiptPath is where the receipt of the archive at path goes, unless told otherwise.
 func ReceiptPath(archive string) string { return archive + ReceiptSuffix }
 

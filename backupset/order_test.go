@@ -74,3 +74,29 @@ func TestArchiveNameParses(t *testing.T) {
 		}
 	}
 }
+
+// TestNextRunPassesFreedNames: after prune deleted X and X-2 of one second but kept X-3, a new
+// run of that second is X-4, not X again, which would sort before X-3.
+func TestNextRunPassesFreedNames(t *testing.T) {
+	started := time.Date(2026, 11, 30, 12, 0, 0, 500, time.UTC)
+	name := func(source string, n int) string { return ArchiveName(source, started, n) }
+	tests := []struct {
+		desc  string
+		names []string
+		want  int
+	}{
+		{"empty folder", nil, 1},
+		{"first pruned, third kept", []string{name("app", 3), name("app", 3) + ReceiptSuffix, LatestName}, 4},
+		{"only a receipt left", []string{name("app", 2) + ReceiptSuffix}, 3},
+		{"another source", []string{name("app-x", 5), name("ap", 7)}, 1},
+		{"another second", []string{ArchiveName("app", started.Add(time.Second), 4)}, 1},
+		{"X-10 after X-9", []string{name("app", 9), name("app", 10), name("app", 1)}, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			if got := NextRun(tt.names, "app", started); got != tt.want {
+				t.Errorf("NextRun(%q) = %d, want %d", tt.names, got, tt.want)
+			}
+		})
+	}
+}
