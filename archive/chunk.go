@@ -59,7 +59,7 @@ func newChunkPool(comp *compressor, workers int) *chunkPool {
 func (p *chunkPool) run(enc *encoder) {
 	defer p.workers.Done()
 	for c := range p.work {
-		c.err = enc.compress(&c.out, c.data, c.dict, false)
+		c.err = enc.compressChunk(&c.out, c.data, c.dict)
 		p.putBuf(c.data)
 		c.data = nil
 		close(c.done)

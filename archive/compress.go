@@ -142,6 +142,36 @@ func (e *encoder) compress(dst *bytes.Buffer, data, dict []byte, final bool) err
 	return fw.Flush()
 }
 
+// compressChunk compresses one chunk of a large file, ending in a sync flush. Deflate at
+// levels 1 to 6 gives up on data without repeats almost at once and writes it as stored
+// blocks, as zstd does at every level: so a chunk of compressed data costs little more than
+// copying it, and within a chunk what shrinks still shrinks. Levels 7 to 9 Huffman-code
+// everything, slowly, so there a chunk whose start does not shrink is stored whole.
+func (e *encoder) compressChunk(dst *bytes.Buffer, data, dict []byte) error {
+	if e.method == Deflate && e.level >= 7 && !e.worthCompressing(data) {
+		writeStoredBlocks(dst, data)
+		return nil
+	}
+	return e.compress(dst, data, dict, false)
+}
+
+// maxStoredBlock is the most a stored deflate block holds (its LEN field has 16 bits).
+const maxStoredBlock = 1<<16 - 1
+
+// writeStoredBlocks writes data as non-final stored deflate blocks (RFC 1951 3.2.4). A chunk
+// starts on a byte boundary, since the one before it ended in a sync flush (itself an empty
+// stored block), and so does the next after these: each header is the 3 bits saying "stored,
+// not final" padded to a byte, then LEN and its complement NLEN, little-endian.
+func writeStoredBlocks(dst *bytes.Buffer, data []byte) {
+	dst.Grow(len(data) + (len(data)/maxStoredBlock+1)*5)
+	for len(data) > 0 {
+		n := min(len(data), maxStoredBlock)
+		dst.Write([]byte{0x00, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		dst.Write(data[:n])
+		data = data[n:]
+	}
+}
+
 // finalBlock is an empty, final deflate block with fixed Huffman codes (what zlib writes for
 // Z_FINISH after a flush): it ends a stream whose chunks all ended in a sync flush.
 var finalBlock = []byte{0x03, 0x00}

@@ -188,11 +188,12 @@ func (s *saver) compressWhole(dst io.Writer, name string, data []byte) (uint16, 
 	return s.comp.zipMethod(), err
 }
 
-// compressLarge compresses a file larger than one chunk, whose first chunk is first: in
-// parallel through the chunk pool, or stored when the trial on its start says it does not
-// shrink. It owns first.
+// compressLarge compresses a file larger than one chunk, whose first chunk is first, in
+// parallel through the chunk pool, which decides chunk by chunk how to compress (see
+// compressChunk): a file that is partly compressed already (a disk image, a tar holding a
+// video, a database with blobs) is compressed where it can be. It owns first.
 func (s *saver) compressLarge(dst io.Writer, first []byte, src io.Reader, hash io.Writer) (uint16, int64, error) {
-	if !s.comp.stores() && s.comp.worthCompressing(first) {
+	if !s.comp.stores() {
 		n, err := s.pool.compressStream(first, src, dst, hash)
 		return s.comp.zipMethod(), n, err
 	}

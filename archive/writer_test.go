@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	pathpkg "path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,6 +107,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 	files["text/zeros"] = make([]byte, 2*chunkSize+5)
 	files["text/looks-compressed.jpg"] = textData(5000)
+	files["random/video.mp4"] = randomData(2*chunkSize + 3)
+	files["mixed/random-then-text"] = append(randomData(chunkSize+5), textData(2*chunkSize)...)
 	dir := t.TempDir()
 	writeTree(t, dir, files)
 	cases := []struct {
@@ -150,9 +153,12 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // wantMethod is the method the store decision should pick: random data and empty files are
-// stored, text is compressed, and for a few bytes of text either is right.
+// stored, text is compressed, and for a few bytes of text either is right. A file of a
+// chunk or more is compressed chunk by chunk, random data in stored blocks.
 func wantMethod(name string, data []byte, compressed uint16) uint16 {
 	switch {
+	case len(data) >= chunkSize:
+		return compressed
 	case strings.HasPrefix(name, "random/") || len(data) == 0:
 		return zip.Store
 	case len(data) < 1000:
@@ -195,4 +201,49 @@ func TestCreateRejectsBadOptions(t *testing.T) {
 			t.Errorf("Create(%+v) succeeded, want an error", opts)
 		}
 	}
+}
+
+// TestChunkByChunk: a large file is compressed where it can be: random parts cost only the
+// stored blocks' headers (5 bytes per block of up to 64 KiB, plus a sync flush per chunk),
+// the text after them is compressed as well as when it stands alone. Before, the trial on the
+// file's start stored the whole file.
+func TestChunkByChunk(t *testing.T) {
+	random, text := randomData(chunkSize+5), textData(3*chunkSize)
+	files := map[string][]byte{
+		"random": randomData(3*chunkSize + 5),
+		"text":   text,
+		"mixed":  append(append([]byte{}, random...), text...),
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	for _, level := range []int{1, DefaultLevel, 9} {
+		t.Run(strconv.Itoa(level), func(t *testing.T) {
+			path, _ := writeArchive(t, dir, Options{Level: level})
+			sizes := compressedSizes(t, path)
+			stored := func(n int) int64 { return int64(n + n/4096) }
+			if got, most := sizes["random"], stored(len(files["random"])); got > most {
+				t.Errorf("random: %d bytes compressed, want at most %d", got, most)
+			}
+			if got, most := sizes["mixed"], stored(len(random))+sizes["text"]*101/100; got > most {
+				t.Errorf("random then text: %d bytes compressed, want at most %d (the random part stored, the text as compressed as alone: %d)",
+					got, most, sizes["text"])
+			}
+			unzipTest(t, path)
+		})
+	}
+}
+
+// compressedSizes maps each file entry's base name to its compressed size.
+func compressedSizes(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sizes := map[string]int64{}
+	for _, f := range r.File {
+		sizes[pathpkg.Base(f.Name)] = int64(f.CompressedSize64)
+	}
+	return sizes
 }
