@@ -48,6 +48,8 @@ type createConfig struct {
 	json, quiet, force, dryRun bool
 	verify                     bool
 	progress                   string
+	metricsFile                string
+	hooks                      *hookFlags
 	sources                    []source
 	set                        *setConfig // nil unless the run writes into a backup set
 }
@@ -113,6 +115,8 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
 	flags.StringVar(&cfg.progress, "progress", "auto", "draw a progress bar `WHEN`: auto (when stderr is a terminal), always, never")
+	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")
+	cfg.hooks = addHookFlags(flags)
 	flags.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
 	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
@@ -128,7 +132,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = archive.Method(f.method)
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from"}, args, "SOURCE")
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file"}, args, "SOURCE")
 	if err == nil {
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}

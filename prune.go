@@ -51,6 +51,7 @@ type pruneConfig struct {
 	policy       backupset.Policy
 	wait         time.Duration
 	dryRun, json bool
+	hooks        *hookFlags
 }
 
 func newPruneCmd() *cobra.Command {
@@ -61,8 +62,9 @@ func newPruneCmd() *cobra.Command {
 	asJSON := flags.Bool("json", false, "print the decisions as JSON")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	hooks := addHookFlags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON}
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, hooks: hooks}
 		var err error
 		cfg.policy, err = keep.validated()
 		switch {
@@ -85,7 +87,17 @@ func newPruneCmd() *cobra.Command {
 	return cmd
 }
 
+// prune runs the --exec-before hooks, prunes, and runs the --exec-after hooks whatever the
+// outcome (prune writes no receipt: a failed after hook is a line on stderr).
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
+	code := pruneSet(cfg, stdout, stderr)
+	if len(cfg.hooks.after) > 0 {
+		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.dir, "", "", ""), stderr)
+	}
+	return code
+}
+
+func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(cfg.dir); err != nil {
 		fmt.Fprintf(stderr, "backup prune: %v\n", err)
 		return exitFailed
@@ -97,6 +109,13 @@ func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer lock.Release()
+	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.dir, "", "", ""), stderr); err != nil {
+		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailed
+	}
 	plan, err := lock.Prune(cfg.policy, cfg.dryRun)
 	if cfg.json {
 		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
