@@ -46,6 +46,7 @@ type createConfig struct {
 	method                     archive.Method
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
+	jsonLines, verbose         bool
 	verify                     bool
 	progress                   string
 	metricsFile                string
@@ -113,7 +114,9 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
+	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print events to stdout as they happen, one JSON object a line, the receipt last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
+	flags.BoolVarP(&cfg.verbose, "verbose", "v", false, "list each path on stderr as it is archived")
 	flags.StringVar(&cfg.progress, "progress", "auto", "draw a progress bar `WHEN`: auto (when stderr is a terminal), always, never")
 	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")
 	cfg.hooks = addHookFlags(flags)
@@ -154,6 +157,12 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	}
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
 		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
+	}
+	if cfg.json && cfg.jsonLines {
+		return fmt.Errorf("--json and --json-lines cannot be used together: both print to stdout")
+	}
+	if cfg.quiet && cfg.verbose {
+		return fmt.Errorf("-q and -v cannot be used together")
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)

@@ -49,6 +49,9 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 			stdout.Write(data)
 		}
 	}
+	if rc != nil {
+		c.events.Result(rc)
+	}
 }
 
 func (c *creation) runAfter(rc *report.Receipt, code int, stderr io.Writer) {

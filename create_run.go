@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"backup/archive"
@@ -28,9 +29,11 @@ type creation struct {
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
 
-	hooks   []report.Hook   // what the --exec-before hooks did, for the receipt
-	final   *report.Receipt // the receipt of the outcome, once there is one
-	written bool            // final is at out.receipt (the run wrote it)
+	events  *report.Events         // --json-lines; nil without
+	current atomic.Pointer[string] // the file last handed to the archive, for the progress line
+	hooks   []report.Hook          // what the --exec-before hooks did, for the receipt
+	final   *report.Receipt        // the receipt of the outcome, once there is one
+	written bool                   // final is at out.receipt (the run wrote it)
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -46,6 +49,14 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
+	if cfg.jsonLines {
+		c.events = report.NewEvents(stdout, "create")
+	}
+	var list io.Writer
+	if cfg.verbose {
+		list = stderr
+	}
+	c.rec.Tell(c.events, list)
 	code := c.execute(ctx, stdout, stderr)
 	c.finish(code, stdout, stderr)
 	return code
