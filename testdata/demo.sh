@@ -24,7 +24,7 @@ echo "exit code: $code"
 echo
 echo "--output-dir made $work/backups a backup set: the run read its new archive back, then"
 echo "wrote the archive's name into the file LATEST, the pointer that restore, verify and"
-echo "status follow (\"LATEST -> ...\" above). LATEST only ever names a complete, verified backup."
+echo "status follow (\"LATEST -> ...\" above); it names only complete, verified backups (unless --activate-incomplete)."
 echo
 ls -l "$work/backups"
 echo
