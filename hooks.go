@@ -33,7 +33,7 @@ func addHookFlags(flags *pflag.FlagSet) *hookFlags {
 	h := &hookFlags{timeout: durationFlag(defaultHookTimeout)}
 	flags.StringArrayVar(&h.before, "exec-before", nil, "run `CMD` with sh -c first; if it fails, so does the run (exit 1, nothing written); repeatable")
 	flags.StringArrayVar(&h.after, "exec-after", nil, "run `CMD` with sh -c after every outcome, with BACKUP_STATUS, BACKUP_EXIT_CODE… set; repeatable")
-	flags.Var(&h.timeout, "exec-timeout", "stop a hook that runs longer than `DURATION` (default 5m)")
+	flags.Var(&h.timeout, "exec-timeout", "stop a hook that runs longer than `DURATION`")
 	return h
 }
 
