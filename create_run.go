@@ -57,14 +57,14 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		list = stderr
 	}
 	c.rec.Tell(c.events, list)
-	code := c.execute(ctx, stdout, stderr)
+	code := c.execute(ctx, stderr)
 	c.finish(code, stdout, stderr)
 	return code
 }
 
 // execute runs the backup, under the set's lock for a set, and returns the exit code; every
 // outcome but a locked set leaves its receipt in c.final.
-func (c *creation) execute(ctx context.Context, stdout, stderr io.Writer) int {
+func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	cfg := c.cfg
 	var lock *backupset.Lock
 	if cfg.set != nil && !cfg.dryRun {
