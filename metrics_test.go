@@ -126,3 +126,12 @@ func metricValue(t *testing.T, path, series string) float64 {
 	t.Fatalf("%s has no series %s:\n%s", path, series, data)
 	return 0
 }
+
+// TestAlertRules checks the README's alert rules, kept in contrib/prometheus, with promtool.
+func TestAlertRules(t *testing.T) {
+	mustTool(t, "promtool")
+	out, err := exec.Command("promtool", "check", "rules", "contrib/prometheus/backup-alerts.yml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS: 2 rules found") {
+		t.Errorf("promtool check rules: %v\n%s", err, out)
+	}
+}
