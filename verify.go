@@ -32,6 +32,7 @@ type verifyConfig struct {
 	receipt     string
 	json, quiet bool
 	jsonLines   bool
+	events      *report.Events // --json-lines, once started
 	archive     string
 }
 
@@ -71,6 +72,9 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
+	if cfg.jsonLines {
+		cfg.events = report.NewEvents(stdout, "verify")
+	}
 	path, err := resolveArchive(cfg.archive)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
@@ -85,7 +89,10 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
-	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
+	opts := archive.VerifyOptions{Expect: expect}
+	p := cfg.startProgress(&opts)
+	res, err := archive.Verify(ctx, cfg.archive, opts)
+	p.Stop()
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
 		if code == exitFailed && (cfg.json || cfg.jsonLines) {
@@ -159,13 +166,30 @@ func writeVerifyFailed(cfg verifyConfig, reason string, stdout, stderr io.Writer
 	return exitFailed
 }
 
-// writeResult prints the result as --json does, or with --json-lines as a stream: one
-// "problem" line per problem, then the result.
+// writeResult prints the result as --json does, or with --json-lines as the end of the
+// stream: one "problem" line per problem, then the result.
 func (cfg verifyConfig) writeResult(stdout io.Writer, out verifyJSON) error {
 	if !cfg.jsonLines {
 		return writeJSON(stdout, out)
 	}
-	e := report.NewEvents(stdout, "verify")
-	emitProblems(e, problemList{"problem", out.Problems})
-	return e.Result(out)
+	emitProblems(cfg.events, problemList{"problem", out.Problems})
+	return cfg.events.Result(out)
+}
+
+// startProgress sends progress events while the archive is checked, with --json-lines; nil
+// otherwise.
+func (cfg verifyConfig) startProgress(opts *archive.VerifyOptions) *report.Progress {
+	if cfg.events == nil {
+		return nil
+	}
+	vp := new(archive.VerifyProgress)
+	opts.Progress = vp
+	return report.StartProgress(report.ProgressOptions{
+		Events: cfg.events,
+		Poll:   func() (int64, int64, string) { return vp.Entries.Load(), vp.Bytes.Load(), "" },
+		Totals: func() (int64, int64, bool) {
+			entries := vp.TotalEntries.Load()
+			return entries, vp.TotalBytes.Load(), entries > 0
+		},
+	})
 }

@@ -32,6 +32,9 @@ type ProgressOptions struct {
 	Bar    io.Writer                                   // draw one line here (a terminal); nil: no bar
 	Events *Events                                     // a "progress" event at most every second; nil: none
 	Poll   func() (files, bytes int64, current string) // the engine's counters
+	// Totals, when set, is asked at each tick until ok, for an engine that learns its
+	// totals as it goes; SetTotal is for a caller that learns them elsewhere.
+	Totals func() (files, bytes int64, ok bool)
 }
 
 // Progress shows a run's progress while it goes: a line on a terminal that always fits its
@@ -75,6 +78,9 @@ func (p *Progress) tick(now time.Time) {
 	files, bytes, current := p.opts.Poll()
 	s := Snapshot{Files: files, Bytes: bytes, Current: current}
 	p.mu.Lock()
+	if !p.totalKnown && p.opts.Totals != nil {
+		p.totalFiles, p.totalBytes, p.totalKnown = p.opts.Totals()
+	}
 	if p.totalKnown {
 		s.TotalFiles, s.TotalBytes = &p.totalFiles, &p.totalBytes
 	}
