@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -149,5 +150,40 @@ func TestPruneHooks(t *testing.T) {
 	data, _ := os.ReadFile(log)
 	if got, want := string(data), "before\nprune complete 0\nprune failed 1\n"; got != want {
 		t.Errorf("hook log %q, want %q", got, want)
+	}
+}
+
+// TestInterruptedRunReports: a run stopped by SIGINT still writes its metrics (failed, exit
+// code 130) and runs its after hooks with BACKUP_STATUS=interrupted, and exits 130.
+func TestInterruptedRunReports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 64<<20)}})
+	out, prom, log := filepath.Join(dir, "out"), filepath.Join(dir, "b.prom"), filepath.Join(dir, "log")
+	makeTree(t, out, map[string]node{".": {kind: "dir"}})
+	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"),
+		"--metrics-file", prom, "--exec-after", `echo "$BACKUP_STATUS $BACKUP_EXIT_CODE" > `+log, "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitForTemp(t, out)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	if data, _ := os.ReadFile(log); string(data) != "interrupted 130\n" {
+		t.Errorf("after hook saw %q, want \"interrupted 130\"", data)
+	}
+	label := `{set="` + out + `"}`
+	if got := metricValue(t, prom, `backup_last_status{set="`+out+`",status="failed"}`); got != 1 {
+		t.Errorf("metrics: failed = %v, want 1", got)
+	}
+	if got := metricValue(t, prom, "backup_last_exit_code"+label); got != exitInterrupted {
+		t.Errorf("metrics: exit code %v, want 130", got)
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -138,5 +140,32 @@ func TestVerbose(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "app/s\n") {
 		t.Errorf("stderr lists the skipped socket as archived:\n%s", r.stderr)
+	}
+}
+
+// TestJSONLinesProgress: a run that lasts (each open slowed by strace) sends progress lines,
+// with the totals once its scan has counted them.
+func TestJSONLinesProgress(t *testing.T) {
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	tree := map[string]node{}
+	for i := range 12 {
+		tree[fmt.Sprintf("f%02d", i)] = node{content: strings.Repeat("x", 1000)}
+	}
+	makeTree(t, src, tree)
+	cmd := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:delay_enter=100000",
+		binary, "create", "--json-lines", "-j", "1", "-o", filepath.Join(dir, "a.zip"), src)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	progress := eventsOf(readLines(t, string(out)), "progress")
+	if len(progress) == 0 {
+		t.Fatalf("no progress line in:\n%s", out)
+	}
+	last := progress[len(progress)-1]
+	if last["total_files"] != 12.0 || last["total_bytes"] != 12000.0 {
+		t.Errorf("last progress line %v, want total_files 12 and total_bytes 12000", last)
 	}
 }
