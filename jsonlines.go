@@ -28,3 +28,10 @@ type problemList struct {
 	kind     string
 	problems []archive.Problem
 }
+
+// endRestoreEvents ends restore's --json-lines stream (nil events: none): a "problem" line
+// per entry refused, damaged or not written, then the result.
+func endRestoreEvents(e *report.Events, res *restoreJSON) error {
+	emitProblems(e, problemList{"refused", res.Refused}, problemList{"damaged", res.Damaged}, problemList{"failed", res.Failed})
+	return e.Result(res)
+}

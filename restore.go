@@ -120,12 +120,8 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 		cfg.events = report.NewEvents(stdout, "restore")
 	}
 	restoreInto(ctx, cfg, out, stderr)
-	if cfg.jsonLines {
-		res := out.nonNil()
-		emitProblems(cfg.events, problemList{"refused", res.Refused}, problemList{"damaged", res.Damaged}, problemList{"failed", res.Failed})
-		if err := cfg.events.Result(res); err != nil {
-			return jsonFailed(stderr, "restore", err)
-		}
+	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
+		return jsonFailed(stderr, "restore", err)
 	}
 	if cfg.json {
 		if err := writeJSON(stdout, out.nonNil()); err != nil {
