@@ -48,14 +48,14 @@ func newRootCmd() *cobra.Command {
 		// Arbitrary arguments reach runRoot, which names an unknown command and suggests one.
 		Args:                       cobra.ArbitraryArgs,
 		RunE:                       withCode(runRoot),
-		Version:                    version,
+		Version:                    buildVersion().String(),
 		SilenceErrors:              true,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		DisableAutoGenTag:          true, // man pages carry no generation date noise
 		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.SetVersionTemplate("backup {{.Version}}\n")
+	root.SetVersionTemplate("{{.Version}}")
 	root.Flags().Bool("version", false, "print the version") // no -v shorthand
 	root.AddCommand(newCreateCmd(), newVerifyCmd(), newListCmd(), newRestoreCmd(),
 		newStatusCmd(), newPruneCmd(), newVersionCmd(), newCompletionCmd(), newManCmd())
@@ -122,18 +122,6 @@ func newHelpCmd() *cobra.Command {
 			return usageError(cmd.ErrOrStderr(), "", err)
 		}
 		writeHelp(cmd.OutOrStdout(), target)
-		return exitComplete
-	})
-	return cmd
-}
-
-func newVersionCmd() *cobra.Command {
-	cmd := newCommand("version", "print the version", "Prints backup VERSION, the version receipts record.", "0.")
-	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		if len(args) > 0 {
-			return usageError(cmd.ErrOrStderr(), "version", argCount("no argument", len(args)))
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "backup %s\n", version)
 		return exitComplete
 	})
 	return cmd

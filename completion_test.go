@@ -37,7 +37,8 @@ func TestBashCompletion(t *testing.T) {
 		want []string
 	}{
 		{"backup cre", []string{"create"}},
-		{"backup create --ex", []string{"--exclude", "--exclude-caches", "--exclude-from"}},
+		{"backup create --ex", []string{"--exclude", "--exclude-caches", "--exclude-from", "--exec-after", "--exec-before", "--exec-timeout"}},
+		{"backup create --exc", []string{"--exclude", "--exclude-caches", "--exclude-from"}},
 		{"backup pr", []string{"prune"}},
 		{"backup completion ", []string{"bash", "fish", "zsh"}},
 	}

@@ -46,8 +46,11 @@ type createConfig struct {
 	method                     archive.Method
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
+	jsonLines, verbose         bool
 	verify                     bool
 	progress                   string
+	metricsFile                string
+	hooks                      *hookFlags
 	sources                    []source
 	set                        *setConfig // nil unless the run writes into a backup set
 }
@@ -111,8 +114,12 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
+	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print events to stdout as they happen, one JSON object a line, the receipt last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
+	flags.BoolVarP(&cfg.verbose, "verbose", "v", false, "list each path on stderr as it is archived")
 	flags.StringVar(&cfg.progress, "progress", "auto", "draw a progress bar `WHEN`: auto (when stderr is a terminal), always, never")
+	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")
+	cfg.hooks = addHookFlags(flags)
 	flags.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
 	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
@@ -128,7 +135,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = archive.Method(f.method)
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from"}, args, "SOURCE")
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file"}, args, "SOURCE")
 	if err == nil {
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
@@ -150,6 +157,12 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	}
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
 		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
+	}
+	if cfg.json && cfg.jsonLines {
+		return fmt.Errorf("--json and --json-lines cannot be used together: both print to stdout")
+	}
+	if cfg.quiet && cfg.verbose {
+		return fmt.Errorf("-q and -v cannot be used together")
 	}
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)

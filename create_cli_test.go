@@ -174,7 +174,7 @@ func TestCreateSymlinkSource(t *testing.T) {
 }
 
 // TestCreateProgress: the bar is drawn on stderr only when asked for (or on a terminal), and
-// is cleared before the summary.
+// is erased (\r, then erase to the end of the line) before the summary.
 func TestCreateProgress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -183,7 +183,7 @@ func TestCreateProgress(t *testing.T) {
 	if r.code != exitComplete || !strings.Contains(r.stderr, "MiB") || !strings.Contains(r.stderr, "\r") {
 		t.Errorf("--progress always: exit %d, stderr %q; want a bar", r.code, r.stderr)
 	}
-	if !strings.HasSuffix(r.stderr, "\rbackup: complete: 1 file, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
+	if !strings.HasSuffix(r.stderr, "\r\x1b[Kbackup: complete: 1 file, 8.0 MiB read, archive 8.0 MiB; 0 skipped, 0 excluded, 0 warnings -> "+filepath.Join(dir, "a.zip")+"\n") {
 		t.Errorf("the summary does not start on a cleared line: %q", r.stderr[max(0, len(r.stderr)-200):])
 	}
 }

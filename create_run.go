@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"backup/archive"
@@ -27,6 +28,12 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
+
+	events  *report.Events         // --json-lines; nil without
+	current atomic.Pointer[string] // the file last handed to the archive, for the progress line
+	hooks   []report.Hook          // what the --exec-before hooks did, for the receipt
+	final   *report.Receipt        // the receipt of the outcome, once there is one
+	written bool                   // final is at out.receipt (the run wrote it)
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -41,6 +48,24 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
+	if cfg.jsonLines {
+		c.events = report.NewEvents(stdout, "create")
+	}
+	var list io.Writer
+	if cfg.verbose {
+		list = stderr
+	}
+	c.rec.Tell(c.events, list)
+	code := c.execute(ctx, stderr)
+	c.finish(code, stdout, stderr)
+	return code
+}
+
+// execute runs the backup, under the set's lock for a set, and returns the exit code; every
+// outcome but a locked set leaves its receipt in c.final.
+func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
+	cfg := c.cfg
 	var lock *backupset.Lock
 	if cfg.set != nil && !cfg.dryRun {
 		// Before anything is written: a run that finds the set locked leaves no trace.
@@ -50,10 +75,12 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		}
 		defer lock.Release()
 	}
-	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
+	if code, ok := c.runBefore(ctx, stderr); !ok {
+		return code
+	}
 	rc, err := c.run(ctx, stderr)
 	if err == nil && lock != nil {
-		return c.finishSet(ctx, lock, rc, stdout, stderr)
+		return c.finishSet(ctx, lock, rc, stderr)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -61,7 +88,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		}
 		rc = c.receipt(nil, err)
 	}
-	c.print(rc, stdout, stderr)
+	c.print(rc, stderr)
 	if err != nil {
 		c.writeFailedReceipt(rc, stderr) // after the summary: the cause of the failure comes first
 	}
@@ -93,6 +120,7 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 		Sources:     sources,
 		Archive:     arch,
 		Err:         err,
+		Hooks:       c.hooks,
 	})
 }
 
@@ -194,6 +222,7 @@ func (c *creation) place(rc *report.Receipt) error {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
 	err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	c.written = err == nil
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("output %s exists (use --force to replace it)", c.out.archive)
@@ -223,14 +252,13 @@ func (c *creation) writeFailedReceipt(rc *report.Receipt, stderr io.Writer) {
 	if err != nil && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))
 	}
+	c.written = err == nil
 }
 
-func (c *creation) print(rc *report.Receipt, stdout, stderr io.Writer) {
-	if c.cfg.json {
-		if data, err := rc.Marshal(); err == nil {
-			stdout.Write(data)
-		}
-	}
+// print prints the run's summary on stderr; every outcome with a receipt passes here once,
+// so it also keeps that receipt for what follows the run (metrics, hooks, --json).
+func (c *creation) print(rc *report.Receipt, stderr io.Writer) {
+	c.final = rc
 	if c.cfg.quiet && rc.Status == report.Complete {
 		return
 	}

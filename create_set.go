@@ -78,11 +78,11 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 
 // finishSet activates the new archive when the run allows it, then prunes, and returns the
 // run's exit code. A backup that is not complete never prunes.
-func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *report.Receipt, stdout, stderr io.Writer) int {
+func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *report.Receipt, stderr io.Writer) int {
 	name := filepath.Base(c.out.archive)
 	activate := rc.Status == report.Complete || rc.Status == report.Incomplete && c.cfg.set.activateIncomplete
 	if !activate {
-		c.print(rc, stdout, stderr)
+		c.print(rc, stderr)
 		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
 		return exitCode(rc, nil)
 	}
@@ -97,7 +97,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	if verifyErr != nil && ctx.Err() == nil {
 		rc = c.markDamaged(rc, verifyErr, stderr)
 	}
-	c.print(rc, stdout, stderr)
+	c.print(rc, stderr)
 	switch {
 	case ctx.Err() != nil:
 		// The archive is whole, only not checked: its receipt stands, LATEST stays.
@@ -138,6 +138,7 @@ func (c *creation) markDamaged(rc *report.Receipt, verifyErr error, stderr io.Wr
 	if err != nil {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))
 	}
+	c.written = err == nil
 	return &damaged
 }
 

@@ -35,8 +35,8 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	defer lock.Release()
 	c := &creation{cfg: createConfig{set: &setConfig{dir: set, prune: true, keep: backupset.Policy{Last: 1}}},
 		out: outputPaths{archive: archive, receipt: archive + ".receipt.json"}}
-	var stdout, stderr strings.Builder
-	if code := c.finishSet(t.Context(), lock, rc, &stdout, &stderr); code != exitFailed {
+	var stderr strings.Builder
+	if code := c.finishSet(t.Context(), lock, rc, &stderr); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
 	}
 	if _, err := os.Lstat(filepath.Join(set, "LATEST")); err == nil {

@@ -61,34 +61,47 @@ func (c *creation) visit(e walker.Entry) error {
 		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
 		return nil
 	}
+	c.current.Store(&e.Name)
 	return c.w.AddFile(e.Hold(), e.Name, e.Info)
 }
 
-// startProgress starts the progress bar when stderr is a terminal or --progress always says
-// so; otherwise it returns nil, on which Progress's methods do nothing. The archive's walk
-// waits for the compressors, so the total comes from a scan of its own, as restic does: it
-// only stats, and runs only when a bar is shown.
+// startProgress starts the progress line when stderr is a terminal or --progress always
+// says so, and the progress events of --json-lines; with neither it returns nil, on which
+// Progress's methods do nothing. The archive's walk waits for the compressors, so the totals
+// come from a scan of its own, as restic does: it only stats, and runs only when progress
+// is shown.
 func (c *creation) startProgress(ctx context.Context, stderr io.Writer) *report.Progress {
 	show := c.cfg.progress == "always"
-	if c.cfg.progress == "auto" && !c.cfg.quiet {
+	if c.cfg.progress == "auto" && !c.cfg.quiet && !c.cfg.verbose {
 		f, ok := stderr.(*os.File)
 		show = ok && term.IsTerminal(int(f.Fd()))
 	}
-	if !show {
+	opts := report.ProgressOptions{Events: c.events, Poll: c.poll}
+	if show {
+		opts.Bar = stderr
+	}
+	if opts.Bar == nil && opts.Events == nil {
 		return nil
 	}
-	p := report.StartProgress(stderr, func() (int64, int64) { return c.w.BytesRead(), c.rec.FilesDone() })
+	p := report.StartProgress(opts)
 	go func() {
-		if total, err := c.scan(ctx); err == nil {
-			p.SetTotal(total)
+		if files, bytes, err := c.scan(ctx); err == nil {
+			p.SetTotal(files, bytes)
 		}
 	}()
 	return p
 }
 
-// scan adds up the sizes of the files the run will archive.
-func (c *creation) scan(ctx context.Context) (int64, error) {
-	var total int64
+// poll reads the engine's counters for the progress line.
+func (c *creation) poll() (files, bytes int64, current string) {
+	if name := c.current.Load(); name != nil {
+		current = *name
+	}
+	return c.rec.FilesDone(), c.w.BytesRead(), current
+}
+
+// scan counts the files the run will archive and adds up their sizes.
+func (c *creation) scan(ctx context.Context) (files, total int64, err error) {
 	w := walker.Walker{Visit: func(e walker.Entry) error {
 		if e.Info == nil {
 			return nil
@@ -98,10 +111,11 @@ func (c *creation) scan(ctx context.Context) (int64, error) {
 		case d.Action == skiprules.Exclude:
 			return fs.SkipDir
 		case d.Action == skiprules.Archive && e.Info.Mode().IsRegular():
+			files++
 			total += e.Info.Size()
 		}
 		return nil
 	}}
-	err := walkSources(ctx, w, c.cfg.sources)
-	return total, err
+	err = walkSources(ctx, w, c.cfg.sources)
+	return files, total, err
 }

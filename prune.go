@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/backupset"
+	"backup/report"
 )
 
 const pruneLong = `Deletes the backups of the set in DIR that no --keep-* rule keeps, each archive together with
@@ -51,6 +52,8 @@ type pruneConfig struct {
 	policy       backupset.Policy
 	wait         time.Duration
 	dryRun, json bool
+	jsonLines    bool
+	hooks        *hookFlags
 }
 
 func newPruneCmd() *cobra.Command {
@@ -59,14 +62,18 @@ func newPruneCmd() *cobra.Command {
 	keep := addKeepFlags(flags)
 	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing")
 	asJSON := flags.Bool("json", false, "print the decisions as JSON")
+	jsonLines := flags.Bool("json-lines", false, "print each decision and then the result to stdout, one JSON object a line")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	hooks := addHookFlags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON}
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hooks}
 		var err error
 		cfg.policy, err = keep.validated()
 		switch {
 		case err != nil:
+		case cfg.json && cfg.jsonLines:
+			err = fmt.Errorf("--json and --json-lines cannot be used together: both print to stdout")
 		case !keep.given():
 			err = fmt.Errorf("give at least one rule: --%s", strings.Join(keepNames, ", --"))
 		case len(args) != 1:
@@ -85,7 +92,17 @@ func newPruneCmd() *cobra.Command {
 	return cmd
 }
 
+// prune runs the --exec-before hooks, prunes, and runs the --exec-after hooks whatever the
+// outcome (prune writes no receipt: a failed after hook is a line on stderr).
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
+	code := pruneSet(cfg, stdout, stderr)
+	if len(cfg.hooks.after) > 0 {
+		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.dir, "", "", ""), stderr)
+	}
+	return code
+}
+
+func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(cfg.dir); err != nil {
 		fmt.Fprintf(stderr, "backup prune: %v\n", err)
 		return exitFailed
@@ -97,8 +114,19 @@ func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer lock.Release()
+	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.dir, "", "", ""), stderr); err != nil {
+		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailed
+	}
 	plan, err := lock.Prune(cfg.policy, cfg.dryRun)
-	if cfg.json {
+	if cfg.jsonLines {
+		if err := writePruneEvents(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
+			return jsonFailed(stderr, "prune", err)
+		}
+	} else if cfg.json {
 		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
@@ -146,4 +174,14 @@ func newPruneJSON(dir string, plan []backupset.Decision, dryRun bool) pruneJSON 
 		out.Runs = append(out.Runs, pruneRunJSON{Name: d.Name, State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons})
 	}
 	return out
+}
+
+// writePruneEvents prints --json-lines: a "decision" line per backup, oldest first, then
+// the result as --json prints it.
+func writePruneEvents(stdout io.Writer, out pruneJSON) error {
+	e := report.NewEvents(stdout, "prune")
+	for _, r := range out.Runs {
+		e.Emit("decision", r)
+	}
+	return e.Result(out)
 }

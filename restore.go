@@ -32,6 +32,8 @@ entries could not be written (each listed; the rest were), 130 interrupted.`
 
 type restoreConfig struct {
 	force, json, quiet bool
+	jsonLines          bool
+	events             *report.Events // --json-lines, once started
 	include            *skiprules.Matcher
 	archive, dest      string
 }
@@ -82,9 +84,13 @@ func newRestoreCmd() *cobra.Command {
 	includes := flags.StringArray("include", nil, "restore only entries matching `PATTERN` (gitignore syntax, against the stored name); repeatable")
 	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories)")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
+	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
+		if cfg.json && cfg.jsonLines {
+			return usageError(stderr, "restore", errors.New("--json and --json-lines cannot be used together: both print to stdout"))
+		}
 		if len(args) != 2 {
 			return usageError(stderr, "restore", argCount("ARCHIVE and DEST", len(args)))
 		}
@@ -110,7 +116,13 @@ func newRestoreCmd() *cobra.Command {
 // status decides.
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
 	out := &restoreJSON{Archive: cfg.archive, Dest: cfg.dest}
+	if cfg.jsonLines {
+		cfg.events = report.NewEvents(stdout, "restore")
+	}
 	restoreInto(ctx, cfg, out, stderr)
+	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
+		return jsonFailed(stderr, "restore", err)
+	}
 	if cfg.json {
 		if err := writeJSON(stdout, out.nonNil()); err != nil {
 			return jsonFailed(stderr, "restore", err)
@@ -171,10 +183,16 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 		writeRefusal(stderr, plan, cfg.force)
 		return
 	}
-	var p *report.Progress
+	opts := report.ProgressOptions{Events: cfg.events, Poll: func() (int64, int64, string) {
+		return plan.FilesDone(), plan.BytesWritten(), ""
+	}}
 	if !cfg.quiet && isTerminal(stderr) {
-		p = report.StartProgress(stderr, func() (int64, int64) { return plan.BytesWritten(), plan.FilesDone() })
-		p.SetTotal(plan.Bytes)
+		opts.Bar = stderr
+	}
+	var p *report.Progress
+	if opts.Bar != nil || opts.Events != nil {
+		p = report.StartProgress(opts)
+		p.SetTotal(int64(plan.Files), plan.Bytes)
 	}
 	res, err := plan.Run(ctx)
 	p.Stop()

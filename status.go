@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/backupset"
+	"backup/metrics"
 	"backup/report"
 )
 
@@ -48,9 +49,10 @@ func newStatusCmd() *cobra.Command {
 	flags := cmd.Flags()
 	flags.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
 	asJSON := flags.Bool("json", false, "print the set's state as JSON")
+	metricsFile := flags.String("metrics-file", "", "also write the set's Prometheus metrics to `PATH` (node_exporter textfile collector)")
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
-		err := refuseEmpty(flags, nil, args, "DIR")
+		err := refuseEmpty(flags, []string{"metrics-file"}, args, "DIR")
 		if len(args) != 1 {
 			err = argCount("one DIR", len(args))
 		}
@@ -61,12 +63,12 @@ func newStatusCmd() *cobra.Command {
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
-		return showStatus(dir, time.Duration(maxAge), *asJSON, cmd.OutOrStdout(), stderr)
+		return showStatus(dir, time.Duration(maxAge), *asJSON, *metricsFile, cmd.OutOrStdout(), stderr)
 	})
 	return cmd
 }
 
-func showStatus(dir string, maxAge time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+func showStatus(dir string, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
 	s, err := backupset.ReadStatus(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
@@ -74,6 +76,11 @@ func showStatus(dir string, maxAge time.Duration, asJSON bool, stdout, stderr io
 	}
 	now := time.Now()
 	problem := s.Check(now, maxAge)
+	if metricsFile != "" {
+		if err := metrics.WriteFile(metricsFile, statusGauges(dir, s, now, problem == nil)); err != nil {
+			fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", metricsFile, cause(err))
+		}
+	}
 	if asJSON {
 		if err := writeJSON(stdout, newStatusJSON(dir, s, problem)); err != nil {
 			return jsonFailed(stderr, "status", err)

@@ -31,6 +31,8 @@ cannot be read, 2 usage, 130 interrupted.`
 type verifyConfig struct {
 	receipt     string
 	json, quiet bool
+	jsonLines   bool
+	events      *report.Events // --json-lines, once started
 	archive     string
 }
 
@@ -48,9 +50,13 @@ func newVerifyCmd() *cobra.Command {
 	flags := cmd.Flags()
 	flags.StringVar(&cfg.receipt, "receipt", "", "receipt (`PATH`) to check the archive against (default: ARCHIVE.receipt.json when it exists)")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
+	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print each problem and then the result to stdout, one JSON object a line")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if cfg.json && cfg.jsonLines {
+			return usageError(stderr, "verify", errors.New("--json and --json-lines cannot be used together: both print to stdout"))
+		}
 		if len(args) != 1 {
 			return usageError(stderr, "verify", argCount("one ARCHIVE", len(args)))
 		}
@@ -66,10 +72,13 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
+	if cfg.jsonLines {
+		cfg.events = report.NewEvents(stdout, "verify")
+	}
 	path, err := resolveArchive(cfg.archive)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
-		if cfg.json {
+		if cfg.json || cfg.jsonLines {
 			return writeVerifyFailed(cfg, setError(cfg.archive, err), stdout, stderr)
 		}
 		return exitFailed
@@ -80,21 +89,24 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
-	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
+	opts := archive.VerifyOptions{Expect: expect}
+	p := cfg.startProgress(&opts)
+	res, err := archive.Verify(ctx, cfg.archive, opts)
+	p.Stop()
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
-		if code == exitFailed && cfg.json {
+		if code == exitFailed && (cfg.json || cfg.jsonLines) {
 			// A script reading stdout gets an answer even when nothing could be read.
 			code = writeVerifyFailed(cfg, cause(err).Error(), stdout, stderr)
 		}
 		return code
 	}
-	if cfg.json {
+	if cfg.json || cfg.jsonLines {
 		out := verifyJSON{Archive: cfg.archive, OK: res.OK(), VerifyResult: res}
 		if receiptPath != "" {
 			out.Receipt = &receiptPath
 		}
-		if err := writeJSON(stdout, out); err != nil {
+		if err := cfg.writeResult(stdout, out); err != nil {
 			return jsonFailed(stderr, "verify", err)
 		}
 	}
@@ -105,7 +117,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", report.Plural(len(res.Problems), "problem", "problems"), cfg.archive)
 		return exitFailed
 	}
-	if !cfg.json && !cfg.quiet {
+	if !cfg.json && !cfg.jsonLines && !cfg.quiet {
 		fmt.Fprintln(stdout, verifiedLine(res, receiptPath))
 	}
 	return exitComplete
@@ -148,8 +160,36 @@ func findReceipt(archivePath, explicit string) (string, *archive.Summary, error)
 // writeVerifyFailed prints the --json answer for an archive that could not be read at all.
 func writeVerifyFailed(cfg verifyConfig, reason string, stdout, stderr io.Writer) int {
 	out := verifyJSON{Archive: cfg.archive, VerifyResult: &archive.VerifyResult{Problems: []archive.Problem{{Reason: reason}}}}
-	if err := writeJSON(stdout, out); err != nil {
+	if err := cfg.writeResult(stdout, out); err != nil {
 		return jsonFailed(stderr, "verify", err)
 	}
 	return exitFailed
+}
+
+// writeResult prints the result as --json does, or with --json-lines as the end of the
+// stream: one "problem" line per problem, then the result.
+func (cfg verifyConfig) writeResult(stdout io.Writer, out verifyJSON) error {
+	if !cfg.jsonLines {
+		return writeJSON(stdout, out)
+	}
+	emitProblems(cfg.events, problemList{"problem", out.Problems})
+	return cfg.events.Result(out)
+}
+
+// startProgress sends progress events while the archive is checked, with --json-lines; nil
+// otherwise.
+func (cfg verifyConfig) startProgress(opts *archive.VerifyOptions) *report.Progress {
+	if cfg.events == nil {
+		return nil
+	}
+	vp := new(archive.VerifyProgress)
+	opts.Progress = vp
+	return report.StartProgress(report.ProgressOptions{
+		Events: cfg.events,
+		Poll:   func() (int64, int64, string) { return vp.Entries.Load(), vp.Bytes.Load(), "" },
+		Totals: func() (int64, int64, bool) {
+			entries := vp.TotalEntries.Load()
+			return entries, vp.TotalBytes.Load(), entries > 0
+		},
+	})
 }

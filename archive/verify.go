@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync/atomic"
 )
 
 // VerifyResult is what Verify found. The archive is verified when Problems is empty.
@@ -42,6 +43,16 @@ type VerifyOptions struct {
 	// Jobs is how many entries are read at once, each by its own worker through a buffer of
 	// its own; zero or less means one per CPU. The result is the same whatever it is.
 	Jobs int
+	// Progress, when set, is updated as the entries are checked, for the caller to poll
+	// while Verify runs.
+	Progress *VerifyProgress
+}
+
+// VerifyProgress is how far a Verify has got. Verify updates it from its workers; a caller
+// reads it from any goroutine.
+type VerifyProgress struct {
+	Entries, Bytes           atomic.Int64 // checked so far: entries, and bytes of file data
+	TotalEntries, TotalBytes atomic.Int64 // set once the central directory is read; 0 before
 }
 
 // Verify reads the archive at path end to end without writing anything, in memory bounded
@@ -103,7 +114,14 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	err := r.verifyEntries(ctx, res, jobs)
+	progress := opts.Progress
+	if progress == nil {
+		progress = new(VerifyProgress) // counted all the same: the workers need not ask
+	}
+	// The bytes first: a caller that sees TotalEntries set sees TotalBytes too.
+	progress.TotalBytes.Store(r.fileBytes())
+	progress.TotalEntries.Store(int64(len(r.Entries)))
+	err := r.verifyEntries(ctx, res, jobs, progress)
 	if archiveSum != nil {
 		s := <-archiveSum
 		if err == nil {
@@ -116,6 +134,17 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 		return nil, err
 	}
 	return res, nil
+}
+
+// fileBytes is the size of the file entries' data, as a check reads it.
+func (r *Reader) fileBytes() int64 {
+	var n int64
+	for _, e := range r.Entries {
+		if !e.IsDir && e.Kind == "" {
+			n += e.Size
+		}
+	}
+	return n
 }
 
 func (res *VerifyResult) count(e *Entry) {

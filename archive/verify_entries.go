@@ -37,7 +37,7 @@ type workerResult struct {
 	bytes int64
 }
 
-func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int) error {
+func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
 	// A small buffer lets the workers take the next entry without waiting for this
 	// goroutine to be scheduled; it holds pointers only, so memory stays bounded.
@@ -45,7 +45,7 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int)
 	results := make([]workerResult, jobs)
 	var wg sync.WaitGroup
 	for i := range results {
-		wg.Go(func() { results[i] = checkEntries(ctx, work) })
+		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
 	}
 	found := r.dispatch(ctx, res, work)
 	wg.Wait()
@@ -110,8 +110,8 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 
 // checkEntries is one worker: it reads the entries it is handed, one at a time through a
 // buffer of its own, until work is closed. Once ctx is done it reads nothing more and
-// returns as soon as work is closed.
-func checkEntries(ctx context.Context, work <-chan entryJob) workerResult {
+// returns as soon as work is closed. It counts each entry checked in progress.
+func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyProgress) workerResult {
 	var w workerResult
 	buf := make([]byte, copyBufSize)
 	for job := range work {
@@ -128,6 +128,10 @@ func checkEntries(ctx context.Context, work <-chan entryJob) workerResult {
 				Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
 		case !e.IsDir && e.Kind == "":
 			w.bytes += got.Size
+		}
+		progress.Entries.Add(1)
+		if !e.IsDir && e.Kind == "" {
+			progress.Bytes.Add(e.Size)
 		}
 	}
 	return w

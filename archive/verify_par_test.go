@@ -166,3 +166,25 @@ func TestVerifyCancelledBefore(t *testing.T) {
 	}
 	waitGoroutines(t, before)
 }
+
+// TestVerifyProgress: the counters a caller polls end at the totals, whatever the number of
+// workers; damaged entries count as checked too.
+func TestVerifyProgress(t *testing.T) {
+	path := writeZip(t, damagedArchive(t))
+	for _, jobs := range []int{1, 4} {
+		t.Run(fmt.Sprintf("jobs-%d", jobs), func(t *testing.T) {
+			var p VerifyProgress
+			res, err := Verify(t.Context(), path, VerifyOptions{Jobs: jobs, Progress: &p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := int64(res.Files + res.Dirs + res.Other)
+			if p.TotalEntries.Load() != entries || p.Entries.Load() != entries {
+				t.Errorf("entries: %d of %d checked, want %d of %d", p.Entries.Load(), p.TotalEntries.Load(), entries, entries)
+			}
+			if p.TotalBytes.Load() == 0 || p.Bytes.Load() != p.TotalBytes.Load() {
+				t.Errorf("bytes: %d of %d, want all of a total above 0", p.Bytes.Load(), p.TotalBytes.Load())
+			}
+		})
+	}
+}

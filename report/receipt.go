@@ -26,6 +26,16 @@ type Receipt struct {
 	Excluded    []archive.Excluded `json:"excluded"`
 	Warnings    []archive.Warning  `json:"warnings"`
 	Error       string             `json:"error,omitempty"`
+	Hooks       []Hook             `json:"hooks,omitempty"`
+}
+
+// Hook is what became of one --exec-before or --exec-after command. Its exit code never
+// changes the run's status, except that a failed before hook stops the run.
+type Hook struct {
+	When     string `json:"when"` // "before" or "after"
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"` // -1 when it could not start, timed out or was interrupted
+	Error    string `json:"error,omitempty"`
 }
 
 // ArchiveInfo locates the archive a receipt describes.
@@ -55,6 +65,7 @@ type Run struct {
 	Sources     []string
 	Archive     *ArchiveInfo // nil when no archive was written
 	Err         error        // the fatal error; the status is then failed
+	Hooks       []Hook       // what the --exec-before hooks did
 }
 
 // Receipt renders the receipt of run from what r collected.
@@ -73,6 +84,7 @@ func (r *Recorder) Receipt(run Run) *Receipt {
 		Skipped:     m.Skipped,
 		Excluded:    m.Excluded,
 		Warnings:    m.Warnings,
+		Hooks:       run.Hooks,
 	}
 	if run.Err != nil {
 		rc.Status = Failed

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -45,6 +46,8 @@ type Policy struct {
 // Recorder collects what became of every path. Its methods are safe for concurrent use.
 type Recorder struct {
 	policy Policy
+	events *Events   // hears of each skipped, excluded and warned path; may be nil
+	list   io.Writer // -v: each stored path, one a line; may be nil
 
 	mu       sync.Mutex
 	files    []archive.File
@@ -60,11 +63,21 @@ func NewRecorder(policy Policy) *Recorder {
 	return &Recorder{policy: policy}
 }
 
+// Tell makes the Recorder pass on what it records as it happens: each skipped, excluded and
+// warned path to events (--json-lines), and each stored path to list, one a line, a
+// directory's with a trailing slash (-v). Either may be nil. Call it before recording.
+func (r *Recorder) Tell(events *Events, list io.Writer) {
+	r.events, r.list = events, list
+}
+
 // Dir records a directory stored in the archive.
 func (r *Recorder) Dir(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.dirs++
+	if r.list != nil {
+		io.WriteString(r.list, name+"/\n")
+	}
 }
 
 // File records a file stored in the archive.
@@ -73,20 +86,27 @@ func (r *Recorder) File(name string, size int64, sum [sha256.Size]byte) {
 	defer r.mu.Unlock()
 	r.files = append(r.files, archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])})
 	r.bytes += size
+	if r.list != nil {
+		io.WriteString(r.list, name+"\n")
+	}
 }
 
 // Skip records a path that is not a regular file.
 func (r *Recorder) Skip(name string, kind skiprules.Kind) {
+	s := archive.Skipped{Path: name, Kind: string(kind)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.skipped = append(r.skipped, archive.Skipped{Path: name, Kind: string(kind)})
+	r.skipped = append(r.skipped, s)
+	r.events.Emit("skipped", s)
 }
 
 // Exclude records a path left out by rule.
 func (r *Recorder) Exclude(name, rule string) {
+	x := archive.Excluded{Path: name, Rule: rule}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.excluded = append(r.excluded, archive.Excluded{Path: name, Rule: rule})
+	r.excluded = append(r.excluded, x)
+	r.events.Emit("excluded", x)
 }
 
 // Warn records a problem with one path: an *fs.PathError whose Path is the stored name, as
@@ -96,6 +116,7 @@ func (r *Recorder) Warn(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.warnings = append(r.warnings, w)
+	r.events.Emit("warning", w)
 }
 
 func (r *Recorder) classify(err error) archive.Warning {

@@ -5,6 +5,7 @@ set -euo pipefail
 bin=$(realpath "$1")
 here=$(dirname "$(realpath "$0")")
 work=$(mktemp -d -t backup-demo-XXXXXX)
+trap 'rm -rf "$work"' EXIT # the demo leaves nothing behind
 cp -r "$here/demo/app" "$work/app"
 mkfifo "$work/app/run/queue"
 ln -s ../config/app.toml "$work/app/current.toml"
@@ -21,6 +22,10 @@ code=$?
 set -e
 echo "exit code: $code"
 echo
+echo "--output-dir made $work/backups a backup set: the run read its new archive back, then"
+echo "wrote the archive's name into the file LATEST, the pointer that restore, verify and"
+echo "status follow (\"LATEST -> ...\" above); it names only complete, verified backups (unless --activate-incomplete)."
+echo
 ls -l "$work/backups"
 echo
 echo "receipt:"
@@ -28,4 +33,6 @@ cat "$work/backups"/*.receipt.json
 echo
 echo "\$ backup verify $work/backups"
 "$bin" verify "$work/backups"
+echo
+echo "(the demo's temp folder $work is removed now)"
 exit $code

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"backup/atomicfile"
+	"backup/report"
+)
+
+// runBefore runs the --exec-before hooks. One that fails fails the run before anything is
+// written: no archive, no receipt (the metrics and --exec-after hooks still report it).
+func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) {
+	if len(c.cfg.hooks.before) == 0 {
+		return 0, true
+	}
+	env := hookEnv("create", 0, "", c.setDir(), "", "", "")
+	hooks, err := c.cfg.hooks.runBefore(ctx, env, stderr)
+	c.hooks = hooks
+	if err == nil {
+		return 0, true
+	}
+	if ctx.Err() != nil {
+		err = errInterrupted
+	}
+	rc := c.receipt(nil, err)
+	fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+	c.final = rc
+	return exitCode(rc, err), false
+}
+
+// finish reports the outcome beyond the summary: the metrics file, the --exec-after hooks
+// (their exit codes added to the receipt the run wrote), and last the receipt on stdout.
+// None of it changes the exit code.
+func (c *creation) finish(code int, stdout, stderr io.Writer) {
+	rc := c.final
+	if rc != nil && c.cfg.metricsFile != "" && !c.cfg.dryRun {
+		if err := c.writeMetrics(rc, code); err != nil {
+			fmt.Fprintf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
+		}
+	}
+	if len(c.cfg.hooks.after) > 0 {
+		c.runAfter(rc, code, stderr)
+	}
+	if rc != nil && c.cfg.json {
+		if data, err := rc.Marshal(); err == nil {
+			stdout.Write(data)
+		}
+	}
+	if rc != nil {
+		c.events.Result(rc)
+	}
+}
+
+func (c *creation) runAfter(rc *report.Receipt, code int, stderr io.Writer) {
+	var archive, receipt, errText string
+	if c.written {
+		receipt = c.out.receipt
+	}
+	if rc != nil {
+		errText = rc.Error
+		if rc.Archive != nil && rc.Status != report.Failed {
+			archive = rc.Archive.Path
+		}
+	}
+	env := hookEnv("create", code, outcome(code), c.setDir(), archive, receipt, errText)
+	hooks := c.cfg.hooks.runAfter("backup", env, stderr)
+	if rc == nil || !c.written {
+		return
+	}
+	rc.Hooks = append(rc.Hooks, hooks...)
+	data, err := rc.Marshal()
+	if err == nil {
+		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.out.receipt, cause(err))
+	}
+}
+
+// setDir is the backup set's folder, or for a run outside a set the folder the archive goes
+// to: what hooks get as BACKUP_SET and metrics as the set label.
+func (c *creation) setDir() string {
+	if c.cfg.set != nil {
+		return c.cfg.set.dir
+	}
+	if c.out.archive != "" {
+		return filepath.Dir(c.out.archive)
+	}
+	dir := c.cfg.outputDir
+	if c.cfg.output != "" {
+		dir = filepath.Dir(c.cfg.output)
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// pings is a local HTTP listener standing in for a healthchecks.io-style service: it
+// records each request's path and query.
+type pings struct {
+	mu  sync.Mutex
+	got []string
+	srv *httptest.Server
+}
+
+func newPings(t *testing.T) *pings {
+	p := &pings{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.got = append(p.got, r.URL.RequestURI())
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *pings) list() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.got...)
+}
+
+// pingHook is the README's curl ping, to the test's listener.
+func (p *pings) pingHook() string {
+	return `curl -fsS -m 10 "` + p.srv.URL + `/$BACKUP_STATUS?code=$BACKUP_EXIT_CODE&set=$BACKUP_SET" >/dev/null`
+}
+
+// TestExecAfter runs the curl ping after every outcome of create, and checks that a
+// failing hook is recorded in the receipt but changes nothing else.
+func TestExecAfter(t *testing.T) {
+	mustTool(t, "curl")
+	p := newPings(t)
+	dir := t.TempDir()
+	src, set := filepath.Join(dir, "app"), filepath.Join(dir, "set")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+
+	r := backup(t, runOpts{}, "create", "-q", "--output-dir", set, "--exec-after", p.pingHook(),
+		"--exec-after", "exit 7", "--exec-after", `test -s "$BACKUP_ARCHIVE" && test -s "$BACKUP_RECEIPT"`, src)
+	if r.code != 0 {
+		t.Fatalf("complete run with a failing hook: exit %d, want 0: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, `backup: --exec-after "exit 7": exit status 7`) {
+		t.Errorf("stderr does not warn of the failed hook: %q", r.stderr)
+	}
+	receipts, _ := filepath.Glob(filepath.Join(set, "*.receipt.json"))
+	if len(receipts) != 1 {
+		t.Fatalf("receipts %v, want one", receipts)
+	}
+	rc := readReceipt(t, receipts[0])
+	if len(rc.Hooks) != 3 || rc.Hooks[0].ExitCode != 0 || rc.Hooks[1].ExitCode != 7 || rc.Hooks[1].When != "after" || rc.Hooks[2].ExitCode != 0 {
+		t.Errorf("receipt hooks %+v; want 3 after hooks, exit codes 0, 7, 0", rc.Hooks)
+	}
+	if rc.Status != "complete" {
+		t.Errorf("receipt status %q, want complete", rc.Status)
+	}
+
+	os.RemoveAll(src)
+	r = backup(t, runOpts{}, "create", "-q", "--output-dir", set, "--exec-after", p.pingHook(), src)
+	if r.code != exitFailed {
+		t.Fatalf("run without its source: exit %d, want 1: %s", r.code, r.stderr)
+	}
+	want := []string{"/complete?code=0&set=" + set, "/failed?code=1&set=" + set}
+	if got := p.list(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pings %q, want %q", got, want)
+	}
+}
+
+// TestExecBefore: a before hook that fails fails the run with nothing written; the after
+// hooks still report it. One that succeeds runs first, and the backup sees what it wrote.
+func TestExecBefore(t *testing.T) {
+	mustTool(t, "curl")
+	p := newPings(t)
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "app"), filepath.Join(dir, "out")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+
+	r := backup(t, runOpts{}, "create", "--output-dir", out, "--exec-before", "exit 3", "--exec-after", p.pingHook(), src)
+	if r.code != exitFailed || !strings.Contains(r.stderr, `backup: failed: --exec-before "exit 3": exit status 3`) {
+		t.Errorf("failing before hook: exit %d, stderr %q; want 1 and the hook named", r.code, r.stderr)
+	}
+	// The set's folder and its lock file are made before the hooks run, under the lock.
+	if names := listDir(t, out); len(names) != 1 || names[0] != ".backup.lock" {
+		t.Errorf("failing before hook: %s holds %v, want the lock file alone", out, names)
+	}
+	if got := p.list(); len(got) != 1 || !strings.HasPrefix(got[0], "/failed?code=1") {
+		t.Errorf("pings %q, want one /failed?code=1", got)
+	}
+
+	dump := `echo dumped > "` + filepath.Join(src, "db.sql") + `"`
+	r = backup(t, runOpts{}, "create", "-q", "-o", filepath.Join(dir, "a.zip"), "--exec-before", dump, src)
+	if r.code != 0 {
+		t.Fatalf("before hook that dumps: exit %d: %s", r.code, r.stderr)
+	}
+	if got := readZip(t, filepath.Join(dir, "a.zip"))["app/db.sql"]; got != "dumped\n" {
+		t.Errorf("app/db.sql = %q, want the dump", got)
+	}
+	if rc := readReceipt(t, filepath.Join(dir, "a.zip.receipt.json")); len(rc.Hooks) != 1 || rc.Hooks[0].When != "before" {
+		t.Errorf("receipt hooks %+v, want the before hook", rc.Hooks)
+	}
+}
+
+// TestExecTimeout: a hook that outlives --exec-timeout is killed, with what it started, and
+// recorded as such; the run's exit code stays 0.
+func TestExecTimeout(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+	r := backup(t, runOpts{}, "create", "-q", "-o", filepath.Join(dir, "a.zip"), "--exec-timeout", "1s", "--exec-after", "sleep 60; true", src)
+	if r.code != 0 || !strings.Contains(r.stderr, "timed out after 1s") {
+		t.Errorf("exit %d, stderr %q; want 0 and the timeout", r.code, r.stderr)
+	}
+	if rc := readReceipt(t, filepath.Join(dir, "a.zip.receipt.json")); len(rc.Hooks) != 1 || rc.Hooks[0].ExitCode != -1 {
+		t.Errorf("receipt hooks %+v, want one with exit code -1", rc.Hooks)
+	}
+}
+
+// TestPruneHooks: prune runs its hooks too, with BACKUP_COMMAND=prune.
+func TestPruneHooks(t *testing.T) {
+	dir := t.TempDir()
+	src, set, log := filepath.Join(dir, "app"), filepath.Join(dir, "set"), filepath.Join(dir, "log")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+	if r := backup(t, runOpts{}, "create", "-q", "--output-dir", set, src); r.code != 0 {
+		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
+	}
+	hook := `echo "$BACKUP_COMMAND $BACKUP_STATUS $BACKUP_EXIT_CODE" >> ` + log
+	r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-before", "echo before >> "+log, "--exec-after", hook, set)
+	if r.code != 0 {
+		t.Fatalf("prune: exit %d: %s", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-before", "false", "--exec-after", hook, set)
+	if r.code != exitFailed {
+		t.Errorf("prune with a failing before hook: exit %d, want 1", r.code)
+	}
+	data, _ := os.ReadFile(log)
+	if got, want := string(data), "before\nprune complete 0\nprune failed 1\n"; got != want {
+		t.Errorf("hook log %q, want %q", got, want)
+	}
+}
+
+// TestInterruptedRunReports: a run stopped by SIGINT still writes its metrics (failed, exit
+// code 130) and runs its after hooks with BACKUP_STATUS=interrupted, and exits 130.
+func TestInterruptedRunReports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 64<<20)}})
+	out, prom, log := filepath.Join(dir, "out"), filepath.Join(dir, "b.prom"), filepath.Join(dir, "log")
+	makeTree(t, out, map[string]node{".": {kind: "dir"}})
+	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"),
+		"--metrics-file", prom, "--exec-after", `echo "$BACKUP_STATUS $BACKUP_EXIT_CODE" > `+log, "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitForTemp(t, out)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	if data, _ := os.ReadFile(log); string(data) != "interrupted 130\n" {
+		t.Errorf("after hook saw %q, want \"interrupted 130\"", data)
+	}
+	label := `{set="` + out + `"}`
+	if got := metricValue(t, prom, `backup_last_status{set="`+out+`",status="failed"}`); got != 1 {
+		t.Errorf("metrics: failed = %v, want 1", got)
+	}
+	if got := metricValue(t, prom, "backup_last_exit_code"+label); got != exitInterrupted {
+		t.Errorf("metrics: exit code %v, want 130", got)
+	}
+}

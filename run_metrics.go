@@ -1,0 +1,117 @@
+package main
+
+// The metrics that create and status write for node_exporter's textfile collector
+// (--metrics-file). Each file holds one set's last run; every series has a set label.
+
+import (
+	"time"
+
+	"backup/backupset"
+	"backup/metrics"
+	"backup/report"
+)
+
+// lastSuccessMetric is carried over from the file a run replaces when the run is not complete.
+const lastSuccessMetric = "backup_last_success_timestamp_seconds"
+
+// metricStatuses are the series of backup_last_status, one per status.
+var metricStatuses = []report.Status{report.Complete, report.Incomplete, report.Failed}
+
+// runGauges are the metrics of one run, described by its receipt: status is the run's
+// outcome (complete, incomplete or failed), lastSuccess when a complete run last finished
+// (0: never), took how long the run took (the receipt's times are whole seconds).
+func runGauges(set string, rc *report.Receipt, status report.Status, code int, lastSuccess time.Time, took time.Duration) []metrics.Gauge {
+	label := []metrics.Label{{Name: "set", Value: set}}
+	one := func(name, help string, v float64) metrics.Gauge {
+		return metrics.Gauge{Name: name, Help: help, Samples: []metrics.Sample{{Labels: label, Value: v}}}
+	}
+	var success float64
+	if !lastSuccess.IsZero() {
+		success = float64(lastSuccess.Unix())
+	}
+	var archiveBytes float64
+	if rc.Archive != nil {
+		archiveBytes = float64(rc.Archive.Size)
+	}
+	statusGauge := metrics.Gauge{Name: "backup_last_status", Help: "1 for the status of the last run (complete, incomplete or failed), 0 for the others."}
+	for _, s := range metricStatuses {
+		v := 0.0
+		if s == status {
+			v = 1
+		}
+		statusGauge.Samples = append(statusGauge.Samples, metrics.Sample{Labels: append(label, metrics.Label{Name: "status", Value: string(s)}), Value: v})
+	}
+	c := rc.Counts
+	return []metrics.Gauge{
+		one("backup_last_run_timestamp_seconds", "When the last run finished, in Unix seconds.", float64(rc.FinishedAt.Unix())),
+		one(lastSuccessMetric, "When the last complete run finished, in Unix seconds; 0 if none is known.", success),
+		statusGauge,
+		one("backup_last_exit_code", "The exit code of the last run.", float64(code)),
+		one("backup_last_duration_seconds", "How long the last run took.", took.Seconds()),
+		one("backup_files", "Files archived by the last run.", float64(c.Files)),
+		one("backup_bytes", "Bytes of file content read by the last run.", float64(c.Bytes)),
+		one("backup_archive_bytes", "Size of the last run's archive; 0 when it wrote none.", archiveBytes),
+		one("backup_lost_paths", "Paths whose data the last run could not read (each makes it incomplete).", float64(c.Lost)),
+		one("backup_skipped_paths", "Paths the last run skipped on purpose (sockets, FIFOs, devices, symlinks).", float64(c.Skipped)),
+		one("backup_warnings", "Warnings of the last run, lost data or not.", float64(c.Warnings)),
+	}
+}
+
+// writeMetrics writes the run's metrics, keeping the last success of the file it replaces
+// when this run is not complete.
+func (c *creation) writeMetrics(rc *report.Receipt, code int) error {
+	status := report.Status(outcome(code))
+	if status != report.Complete && status != report.Incomplete {
+		status = report.Failed // interrupted: the run failed
+	}
+	last := rc.FinishedAt
+	if status != report.Complete {
+		last = time.Time{}
+		if v, ok := metrics.ReadValue(c.cfg.metricsFile, lastSuccessMetric); ok && v > 0 {
+			last = time.Unix(int64(v), 0)
+		}
+	}
+	return metrics.WriteFile(c.cfg.metricsFile, runGauges(c.setDir(), rc, status, code, last, time.Since(c.started)))
+}
+
+// statusGauges are what status writes: the newest run's metrics, as create wrote them (its
+// exit code is not known and left out), plus the set's own.
+func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool) []metrics.Gauge {
+	var newest *report.Receipt
+	var lastSuccess time.Time
+	archives := 0
+	for _, e := range s.Entries {
+		if e.Archive {
+			archives++
+		}
+		if e.Receipt == nil {
+			continue
+		}
+		newest = e.Receipt
+		if e.State() == backupset.Complete {
+			lastSuccess = e.Receipt.FinishedAt
+		}
+	}
+	label := []metrics.Label{{Name: "set", Value: dir}}
+	var gauges []metrics.Gauge
+	if newest != nil {
+		for _, g := range runGauges(dir, newest, newest.Status, 0, lastSuccess, newest.FinishedAt.Sub(newest.StartedAt)) {
+			if g.Name != "backup_last_exit_code" {
+				gauges = append(gauges, g)
+			}
+		}
+	}
+	set := func(name, help string, v float64) {
+		gauges = append(gauges, metrics.Gauge{Name: name, Help: help, Samples: []metrics.Sample{{Labels: label, Value: v}}})
+	}
+	set("backup_set_archives", "Archives in the backup set.", float64(archives))
+	if s.Latest != nil && s.Latest.Receipt != nil {
+		set("backup_set_latest_age_seconds", "Age of the backup LATEST names, from its start.", now.Sub(s.Latest.Receipt.StartedAt).Seconds())
+	}
+	healthyValue := 0.0
+	if healthy {
+		healthyValue = 1
+	}
+	set("backup_set_healthy", "1 when backup status found the set healthy (with --max-age, also fresh and complete).", healthyValue)
+	return gauges
+}
