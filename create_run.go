@@ -27,6 +27,10 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
+
+	outDir        fs.FileInfo // the output folder, where snapshots are staged; nil in a dry run
+	outDirName    string      // its stored name, once the walk met it inside a SOURCE
+	wouldSnapshot []string    // in a dry run, the files that would be snapshotted
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -137,14 +141,21 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
-	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), archive.Options{
+	dir := filepath.Dir(c.out.archive)
+	opts := archive.Options{
 		Method: c.cfg.method,
 		Level:  c.cfg.level,
 		Jobs:   c.cfg.jobs,
 		OnFile: c.rec.File,
+		OnCopy: c.rec.Copy,
 		OnSkip: c.rec.Skip,
 		OnWarn: c.rec.Warn,
-	})
+	}
+	if c.cfg.sqlite {
+		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
+		c.outputDirInfo()
+	}
+	w, err := archive.Create(ctx, dir, filepath.Base(c.out.archive), opts)
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
 	}
@@ -239,4 +250,5 @@ func (c *creation) print(rc *report.Receipt, stdout, stderr io.Writer) {
 		receipt = ""
 	}
 	report.WriteSummary(stderr, rc, receipt)
+	c.printWouldSnapshot(stderr)
 }

@@ -20,37 +20,64 @@ type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// copyDatabase copies src into stage. A read-only connection is enough for a database that
-// is not in WAL mode, or whose -shm exists or whose folder may be written. A WAL database in
-// a folder we cannot write and without its -shm cannot be opened read-only; then, and only
-// when it has no -wal file either, it is read as immutable (its main file alone, no locks),
-// and checked afterwards not to have changed meanwhile. With a -wal file immutable=1 would
-// silently leave out the commits in it, so the copy fails.
+// errChanged is the cause when a database read without locks changed meanwhile.
+var errChanged = errors.New("changed while it was read without locks")
+
+// copyDatabase copies src into stage. A WAL database with no commits in a -wal file (none,
+// or an empty one: no connection has it open) is read as immutable, without locks: opening
+// it read-only the usual way would need write access to its folder and would leave a -wal
+// and a -shm beside it. It is checked afterwards not to have changed meanwhile; if it did, a
+// writer came, and it is read the usual way. Any other database is read through a read-only
+// connection, which waits for a writer's lock up to timeout. A WAL database in a folder we
+// cannot write, without its -shm but with commits in its -wal, cannot be read consistently
+// (immutable=1 would silently leave out those commits), so its copy fails.
 func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Duration) error {
+	if isWAL(src.File) && walEmpty(src) {
+		err := copyImmutable(ctx, src, stage)
+		if !errors.Is(err, errChanged) {
+			return err
+		}
+	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", timeout.Milliseconds())
 	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
-	if !isCode(err, sqlite3.SQLITE_READONLY_CANTINIT) {
+	if isCode(err, sqlite3.SQLITE_READONLY_CANTINIT) {
+		return fmt.Errorf("%w (a WAL database with commits in its -wal, no -shm, in a folder that cannot be written: it cannot be read consistently)", err)
+	}
+	return err
+}
+
+// copyImmutable copies src read as immutable, and fails with errChanged when its main file
+// changed meanwhile or its -wal got commits.
+func copyImmutable(ctx context.Context, src Source, stage string) error {
+	before, err := src.File.Stat()
+	if err != nil {
 		return err
 	}
-	if _, werr := os.Lstat(src.path() + "-wal"); !isNotExist(werr) {
-		return fmt.Errorf("%w (a WAL database whose -shm is missing and whose folder cannot be written, with a -wal file: it cannot be read consistently without write access)", err)
-	}
-	before, serr := src.File.Stat()
-	if serr != nil {
-		return serr
-	}
-	if err := backupInto(ctx, uri(src.path(), "mode=ro", "immutable=1"), stage, timeout); err != nil {
+	if err := backupInto(ctx, uri(src.path(), "mode=ro", "immutable=1"), stage, 0); err != nil {
 		return err
 	}
-	after, serr := src.File.Stat()
-	if serr != nil {
-		return serr
+	after, err := src.File.Stat()
+	if err != nil {
+		return err
 	}
-	_, werr := os.Lstat(src.path() + "-wal")
-	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !isNotExist(werr) {
-		return errors.New("changed while it was read without locks (a WAL database whose -shm is missing and whose folder cannot be written)")
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !walEmpty(src) {
+		return errChanged
 	}
 	return nil
+}
+
+// isWAL reports whether the database f is in WAL mode: its header's read and write versions
+// (bytes 18 and 19) are 2.
+func isWAL(f *os.File) bool {
+	b := make([]byte, 2)
+	_, err := f.ReadAt(b, 18)
+	return err == nil && b[0] == 2 && b[1] == 2
+}
+
+// walEmpty reports whether src has no commits in a -wal file: none there, or an empty one.
+func walEmpty(src Source) bool {
+	info, err := os.Lstat(src.path() + "-wal")
+	return isNotExist(err) || err == nil && info.Mode().IsRegular() && info.Size() == 0
 }
 
 // backupInto runs the online backup from the database at srcURI into the file stage, all

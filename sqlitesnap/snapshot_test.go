@@ -178,3 +178,25 @@ func TestTakeRefusesWhatIsNotADatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeLeavesACleanDatabaseAlone: a WAL database that no connection has open is copied
+// without leaving a -wal or -shm beside it.
+func TestTakeLeavesACleanDatabaseAlone(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "clean.db")
+	db := openDB(t, path, "wal")
+	insertRows(t, db, 20)
+	db.Close()
+	s, err := Take(t.Context(), source(t, path), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := countRows(t, s.File); got != 20 {
+		t.Errorf("snapshot holds %d rows, want 20", got)
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 {
+		t.Errorf("the database's folder holds %v after the snapshot, want clean.db alone", names)
+	}
+}
