@@ -40,8 +40,8 @@ func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Du
 	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", timeout.Milliseconds())
 	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
-	if isCode(err, sqlite3.SQLITE_READONLY_CANTINIT) {
-		return fmt.Errorf("%w (a WAL database with commits in its -wal, no -shm, in a folder that cannot be written: it cannot be read consistently)", err)
+	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
+		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
 	}
 	return err
 }
@@ -72,6 +72,11 @@ func isWAL(f *os.File) bool {
 	b := make([]byte, 2)
 	_, err := f.ReadAt(b, 18)
 	return err == nil && b[0] == 2 && b[1] == 2
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // walEmpty reports whether src has no commits in a -wal file: none there, or an empty one.
