@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -69,6 +71,49 @@ func TestSQLiteReadOnlyFolder(t *testing.T) {
 		t.Errorf("the source folder holds %q after the run, want %q as before", after, before)
 	}
 	if left := spoolsIn(t, out); len(left) > 0 {
+		t.Errorf("staged copies left behind: %v", left)
+	}
+}
+
+// TestSQLiteStagingDiskFull backs up into a backup set on a tmpfs with room for the archives
+// but not for a staged copy of the database: the snapshot is a warning (lost), the run is
+// incomplete, LATEST and the previous archive stay as they were, and no staged copy is left.
+func TestSQLiteStagingDiskFull(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=512k"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "big.db"), "delete")
+	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(1000))")
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitComplete {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+	latest, err := os.ReadFile(filepath.Join(set, "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(set, strings.TrimSpace(string(latest)))
+	old, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 MB of zeros: a few KB in the archive, 2 MB staged.
+	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(2000000))")
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, "lost app/big.db: snapshot: ") {
+		t.Fatalf("exit %d, want %d and the database lost\n%s", r.code, exitIncomplete, r.stderr)
+	}
+	assertContent(t, filepath.Join(set, "LATEST"), string(latest))
+	assertContent(t, first, string(old))
+	if left := spoolsIn(t, set); len(left) > 0 {
 		t.Errorf("staged copies left behind: %v", left)
 	}
 }
