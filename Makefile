@@ -20,9 +20,11 @@ test: lint
 	$(GO) test -race -shuffle=on $(TEST_PKGS)
 
 # The zip64 tests (a 5 GiB sparse file, 70,000 entries) skip themselves under the race
-# detector, which would make them take many minutes, so they run here without it.
+# detector, which would make them take many minutes, so they run here without it; so does the
+# peak RSS of a 1 GiB SQLite snapshot, which runs only here (BACKUP_TEST_LONG=1).
 test-long: fuzz
 	$(GO) test -count=1 -run 'Zip64' ./archive
+	BACKUP_TEST_LONG=1 $(GO) test -count=1 -run 'SQLiteLarge' .
 
 # Each fuzz target for FUZZTIME, one at a time (go test takes one -fuzz per run); the seed
 # corpora in */testdata/fuzz also run as plain tests in every go test.

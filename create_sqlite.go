@@ -35,8 +35,8 @@ type sqliteFlags struct {
 
 func addSQLiteFlags(flags *pflag.FlagSet) *sqliteFlags {
 	f := &sqliteFlags{timeout: durationFlag(sqlitesnap.DefaultTimeout)}
-	flags.StringVar(&f.mode, "sqlite", "auto", "`MODE` auto: store each SQLite database as a consistent snapshot; off: as its bytes")
-	flags.Var(&f.timeout, "sqlite-timeout", "wait up to `DURATION` for a database a writer holds locked, then give up on it (lost)")
+	flags.StringVar(&f.mode, "sqlite", "auto", "store SQLite databases as consistent snapshots (`MODE` auto) or as their bytes (off)")
+	flags.Var(&f.timeout, "sqlite-timeout", "wait up to `DURATION` for a database a writer holds locked; then it is lost")
 	return f
 }
 

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -125,6 +126,7 @@ func spoolsIn(t *testing.T, dir string) []string {
 // contiguous and in pairs (each transaction wholly in or out).
 func TestSQLiteLiveWriter(t *testing.T) {
 	t.Parallel()
+	mustTool(t, "sqlite3")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app", "state.db")
 	os.MkdirAll(filepath.Dir(path), 0o755)
@@ -155,13 +157,19 @@ func TestSQLiteLiveWriter(t *testing.T) {
 	if r.code != exitComplete {
 		t.Fatalf("exit %d, want %d\n%s", r.code, exitComplete, r.stderr)
 	}
-	got := checkDB(t, filepath.Join(restoreTo(t, archive), "app", "state.db"))
+	restored := filepath.Join(restoreTo(t, archive), "app", "state.db")
+	got := checkDB(t, restored)
 	t.Logf("rows before the run %d, in the snapshot %d, after %d", before, got.count, after)
 	if got.count < before || got.count > after {
 		t.Errorf("snapshot holds %d rows, want between %d and %d", got.count, before, after)
 	}
 	if got.minID != 1 || got.maxID != got.count || got.count%2 != 0 {
 		t.Errorf("snapshot rows %+v: want ids 1 to count, in pairs", got)
+	}
+	// C SQLite, Debian's sqlite3, agrees.
+	out, err := exec.Command("sqlite3", "-readonly", restored, "PRAGMA integrity_check; SELECT count(*) FROM t").CombinedOutput()
+	if want := fmt.Sprintf("ok\n%d\n", got.count); err != nil || string(out) != want {
+		t.Errorf("sqlite3 on the restored database: %q, %v; want %q", out, err, want)
 	}
 	entries := readZip(t, archive)
 	for _, sidecar := range []string{"app/state.db-wal", "app/state.db-shm"} {
