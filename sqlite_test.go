@@ -222,3 +222,42 @@ func TestSQLiteLockedFailsClosed(t *testing.T) {
 		t.Errorf("staged copies left behind: %v", left)
 	}
 }
+
+// TestSQLiteInterrupted sends SIGINT while a snapshot waits for a locked database: the run
+// stops (exit 130) without waiting out --sqlite-timeout, and leaves no staged copy.
+func TestSQLiteInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "locked.db"), "delete")
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(t.Context(), "ROLLBACK")
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	cmd := exec.Command(binary, "create", "--sqlite-timeout", "1h", "-o", filepath.Join(out, "app.zip"), "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(30 * time.Second); len(spoolsIn(t, out)) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run never staged the snapshot")
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	if left := leftovers(t, out, "app.zip.receipt.json"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -12,8 +12,13 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// retryPause is how long a busy copy waits before it tries again, within its timeout.
-const retryPause = 20 * time.Millisecond
+// A busy copy waits for the lock in SQLite's busy handler up to busyWait at a time, then
+// pauses retryPause and tries again, until its timeout: so an interrupted run stops within
+// busyWait, not the whole timeout.
+const (
+	busyWait   = 100 * time.Millisecond
+	retryPause = 20 * time.Millisecond
+)
 
 // backuper is what modernc's connection offers for the online backup API.
 type backuper interface {
@@ -38,7 +43,7 @@ func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Du
 			return err
 		}
 	}
-	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", timeout.Milliseconds())
+	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", min(timeout, busyWait).Milliseconds())
 	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
 	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
 		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
