@@ -3,7 +3,7 @@
 GO ?= go
 BIN := bin/backup
 
-.PHONY: build test test-long lint demo bench fuzz clean
+.PHONY: build test test-long lint demo bench bench-sqlite fuzz clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -46,6 +46,11 @@ demo: build
 # 1,000,000-file and 5 GiB runs.
 bench: build
 	@./bench/bench.sh $(BIN)
+
+# make bench-sqlite: the snapshot of a 1 GiB SQLite database against sqlite3 .backup; prints
+# the table of BENCHMARKS.md's "SQLite snapshots".
+bench-sqlite: build
+	@./bench/sqlite.sh $(BIN)
 
 clean:
 	rm -rf bin
