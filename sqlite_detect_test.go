@@ -2,6 +2,8 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,4 +140,33 @@ func readManifest(t *testing.T, path string) *archive.Manifest {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestSQLiteSameBytesWhateverTheJobs: with the same databases, the archive is byte for byte
+// the same for -j 1 and -j 4.
+func TestSQLiteSameBytesWhateverTheJobs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	makeTree(t, app, map[string]node{"a.txt": {content: "a"}, "z.txt": {content: "z"}})
+	for i, mode := range []string{"wal", "delete", "wal"} {
+		db := openSQLite(t, filepath.Join(app, fmt.Sprintf("db%d", i)), mode)
+		addRows(t, db, 50, 2000)
+		db.Close()
+	}
+	var archives [][]byte
+	for _, jobs := range []string{"1", "4"} {
+		archive := filepath.Join(dir, "j"+jobs+".zip")
+		if r := backup(t, runOpts{dir: dir}, "create", "-j", jobs, "-o", archive, "app"); r.code != exitComplete {
+			t.Fatalf("-j %s: exit %d\n%s", jobs, r.code, r.stderr)
+		}
+		data, err := os.ReadFile(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		archives = append(archives, data)
+	}
+	if !bytes.Equal(archives[0], archives[1]) {
+		t.Error("the archives of -j 1 and -j 4 differ")
+	}
 }
