@@ -49,7 +49,7 @@ func (s Source) path() string { return s.Dir + "/" + s.Name }
 // read from its start.
 type Snapshot struct {
 	*os.File
-	// Source is the database file's fstat at the time of the copy.
+	// Source is the database file's fstat as the copy began.
 	Source fs.FileInfo
 }
 
@@ -69,15 +69,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
 	stage.Close()
-	s, err := take(ctx, src, info, stage.Name(), opts)
-	removeStaged(stage.Name())
-	if err != nil {
-		if s != nil {
-			s.Close()
-		}
-		return nil, err
-	}
-	return s, nil
+	// The copy is open by then, if it was made: its name can go on every path.
+	defer removeStaged(stage.Name())
+	return take(ctx, src, info, stage.Name(), opts)
 }
 
 func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts Options) (*Snapshot, error) {
