@@ -6,7 +6,7 @@ BIN ?= bin/backup
 VERSION ?=
 LDFLAGS = $(if $(VERSION),-X main.version=$(VERSION))
 
-.PHONY: build test test-long lint demo bench fuzz man clean install uninstall
+.PHONY: build test test-long lint demo bench bench-sqlite fuzz man clean install uninstall
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -44,9 +44,11 @@ test: lint
 	$(GO) test -race -shuffle=on $(TEST_PKGS)
 
 # The zip64 tests (a 5 GiB sparse file, 70,000 entries) skip themselves under the race
-# detector, which would make them take many minutes, so they run here without it.
+# detector, which would make them take many minutes, so they run here without it; so does the
+# peak RSS of a 1 GiB SQLite snapshot, which runs only here (BACKUP_TEST_LONG=1).
 test-long: fuzz
 	$(GO) test -count=1 -run 'Zip64' ./archive
+	BACKUP_TEST_LONG=1 $(GO) test -count=1 -run 'SQLiteLarge' .
 
 # Each fuzz target for FUZZTIME, one at a time (go test takes one -fuzz per run); the seed
 # corpora in */testdata/fuzz also run as plain tests in every go test.
@@ -74,6 +76,11 @@ demo: build
 # 1,000,000-file and 5 GiB runs.
 bench: build
 	@./bench/bench.sh $(BIN)
+
+# make bench-sqlite: the snapshot of a 1 GiB SQLite database against sqlite3 .backup; prints
+# the table of BENCHMARKS.md's "SQLite snapshots".
+bench-sqlite: build
+	@./bench/sqlite.sh $(BIN)
 
 clean:
 	rm -rf bin man

@@ -48,6 +48,8 @@ type createConfig struct {
 	json, quiet, force, dryRun bool
 	jsonLines, verbose         bool
 	verify                     bool
+	sqlite                     bool // --sqlite auto: databases are stored as snapshots
+	sqliteTimeout              time.Duration
 	progress                   string
 	metricsFile                string
 	hooks                      *hookFlags
@@ -77,12 +79,13 @@ type createFlags struct {
 	wait                          durationFlag
 	activate                      bool
 	keep                          *keepFlags
+	sqlite                        *sqliteFlags
 }
 
 func newCreateCmd() *cobra.Command {
 	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
 	f := addCreateFlags(cmd.Flags())
-	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps} {
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps} {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -111,6 +114,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
+	f.sqlite = addSQLiteFlags(flags)
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
@@ -136,6 +140,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 	cfg.policy.FailOn = f.failOn
 	cfg.method = archive.Method(f.method)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file"}, args, "SOURCE")
+	if err == nil {
+		err = f.sqlite.validate(&cfg)
+	}
 	if err == nil {
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}

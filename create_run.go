@@ -29,11 +29,14 @@ type creation struct {
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
 
-	events  *report.Events         // --json-lines; nil without
-	current atomic.Pointer[string] // the file last handed to the archive, for the progress line
-	hooks   []report.Hook          // what the --exec-before hooks did, for the receipt
-	final   *report.Receipt        // the receipt of the outcome, once there is one
-	written bool                   // final is at out.receipt (the run wrote it)
+	events        *report.Events         // --json-lines; nil without
+	current       atomic.Pointer[string] // the file last handed to the archive, for the progress line
+	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
+	final         *report.Receipt        // the receipt of the outcome, once there is one
+	written       bool                   // final is at out.receipt (the run wrote it)
+	outDir        fs.FileInfo            // the output folder, where snapshots are staged; nil in a dry run
+	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
+	wouldSnapshot []string               // in a dry run, the files that would be snapshotted
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -165,14 +168,21 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
-	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), archive.Options{
+	dir := filepath.Dir(c.out.archive)
+	opts := archive.Options{
 		Method: c.cfg.method,
 		Level:  c.cfg.level,
 		Jobs:   c.cfg.jobs,
 		OnFile: c.rec.File,
+		OnCopy: c.rec.Copy,
 		OnSkip: c.rec.Skip,
 		OnWarn: c.rec.Warn,
-	})
+	}
+	if c.cfg.sqlite {
+		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
+		c.outputDirInfo()
+	}
+	w, err := archive.Create(ctx, dir, filepath.Base(c.out.archive), opts)
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
 	}
@@ -267,4 +277,5 @@ func (c *creation) print(rc *report.Receipt, stderr io.Writer) {
 		receipt = ""
 	}
 	report.WriteSummary(stderr, rc, receipt)
+	c.printWouldSnapshot(stderr)
 }

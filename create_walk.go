@@ -51,13 +51,22 @@ func (c *creation) visit(e walker.Entry) error {
 		return fs.SkipDir
 	}
 	if e.Info.IsDir() {
+		c.noteOutputDir(e)
 		c.rec.Dir(e.Name)
 		if c.w == nil {
 			return nil
 		}
 		return c.w.AddDir(e.Name, e.Info)
 	}
-	if c.w == nil {
+	switch {
+	case c.isStaging(e):
+		c.rec.Exclude(e.Name, skiprules.RuleSelf)
+		return nil
+	case c.isSidecar(e):
+		c.rec.Exclude(e.Name, ruleSidecar)
+		return nil
+	case c.w == nil:
+		c.dryRunSnapshot(e)
 		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
 		return nil
 	}

@@ -26,11 +26,13 @@ type Manifest struct {
 	Warnings    []Warning  `json:"warnings"`
 }
 
-// File is one stored file: its stored name, size in bytes and SHA-256 in hex.
+// File is one stored file: its stored name, size in bytes and SHA-256 in hex; for a file
+// stored as a consistent copy made from it (a database snapshot), what it was copied from.
 type File struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Path     string      `json:"path"`
+	Size     int64       `json:"size"`
+	SHA256   string      `json:"sha256"`
+	Snapshot *CopySource `json:"snapshot,omitempty"`
 }
 
 // Skipped is a path that was not archived on purpose because it is not a regular file.

@@ -55,18 +55,19 @@ func (p jsonPath) decode() (string, error) {
 
 type fileJSON struct {
 	jsonPath
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Size     int64       `json:"size"`
+	SHA256   string      `json:"sha256"`
+	Snapshot *CopySource `json:"snapshot,omitempty"`
 }
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
-	return File{Path: path, Size: j.Size, SHA256: j.SHA256}, err
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Snapshot: j.Snapshot}, err
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
 func (f File) MarshalJSON() ([]byte, error) {
-	return json.Marshal(fileJSON{encodePath(f.Path), f.Size, f.SHA256})
+	return json.Marshal(fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Snapshot})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

@@ -55,6 +55,7 @@ type staged struct {
 	sum    [sha256.Size]byte
 	size   int64
 	data   *spool
+	copyOf *CopySource // set when the bytes are a copy made from the file
 }
 
 // outcome is what became of one file: staged (perhaps with a warning), skipped, or lost.
@@ -99,6 +100,10 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
 	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return outcome{warn: pathError(oe.Op, name, oe.Err)}
+	}
 	if err != nil {
 		return outcome{warn: pathError(OpOpen, name, err)}
 	}
@@ -124,6 +129,10 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 		return outcome{warn: pathError(OpRead, name, err)}
 	}
 	st.info = after
+	if c, ok := f.(Copied); ok {
+		src := c.CopyOf()
+		st.copyOf = &src
+	}
 	o := outcome{staged: st}
 	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() {
 		o.warn = &fs.PathError{Op: OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",

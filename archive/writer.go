@@ -58,6 +58,9 @@ type Options struct {
 	// the entries were added.
 	// OnFile is told of each file stored, with its size and SHA-256.
 	OnFile func(name string, size int64, sum [sha256.Size]byte)
+	// OnCopy is told, before OnFile, of each file stored as a copy made from it (a database
+	// snapshot: see Copied).
+	OnCopy func(name string, src CopySource)
 	// OnSkip is told of a file that was no longer a regular file when it was opened.
 	OnSkip func(name string, kind skiprules.Kind)
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
@@ -266,6 +269,9 @@ func (w *Writer) writeStaged(name string, st *staged) error {
 	}
 	if _, err := st.data.WriteTo(zf); err != nil {
 		return err
+	}
+	if st.copyOf != nil && w.opts.OnCopy != nil {
+		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
 		w.opts.OnFile(name, st.size, st.sum)

@@ -54,6 +54,9 @@ type Counts struct {
 	Excluded int   `json:"excluded"`
 	Warnings int   `json:"warnings"`
 	Lost     int   `json:"lost"`
+	// Snapshots counts the files stored as consistent snapshots (SQLite databases); absent
+	// when there are none.
+	Snapshots int `json:"snapshots,omitempty"`
 }
 
 // Run is what a receipt says about the run itself, beside what the Recorder collected.

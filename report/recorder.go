@@ -51,6 +51,8 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	files    []archive.File
+	copies   map[string]archive.CopySource // told by Copy, waiting for File
+	snaps    int
 	dirs     int
 	bytes    int64
 	skipped  []archive.Skipped
@@ -84,11 +86,28 @@ func (r *Recorder) Dir(name string) {
 func (r *Recorder) File(name string, size int64, sum [sha256.Size]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.files = append(r.files, archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])})
+	f := archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])}
+	if src, ok := r.copies[name]; ok {
+		f.Snapshot = &src
+		delete(r.copies, name)
+	}
+	r.files = append(r.files, f)
 	r.bytes += size
 	if r.list != nil {
 		io.WriteString(r.list, name+"\n")
 	}
+}
+
+// Copy records that the file name, recorded next by File, is stored as a snapshot made from
+// it (or, in a dry run, would be).
+func (r *Recorder) Copy(name string, src archive.CopySource) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.copies == nil {
+		r.copies = map[string]archive.CopySource{}
+	}
+	r.copies[name] = src
+	r.snaps++
 }
 
 // Skip records a path that is not a regular file.
@@ -197,7 +216,7 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 		m.Files = cloneList(r.files)
 	}
 	c := Counts{Files: len(r.files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(r.skipped),
-		Excluded: len(r.excluded), Warnings: len(r.warnings)}
+		Excluded: len(r.excluded), Warnings: len(r.warnings), Snapshots: r.snaps}
 	for _, w := range r.warnings {
 		if w.Lost {
 			c.Lost++

@@ -131,3 +131,29 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// TestSnapshotsRecorded marks a file told by Copy as a snapshot in the manifest, counts it
+// in the receipt and names it in the summary; other files stay plain.
+func TestSnapshotsRecorded(t *testing.T) {
+	r := NewRecorder(Policy{})
+	src := archive.CopySource{Kind: "sqlite", Size: 8192, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
+	r.Copy("app/state.db", src)
+	r.File("app/state.db", 4096, sha256.Sum256(nil))
+	r.File("app/a.txt", 1, sha256.Sum256(nil))
+	m := r.Manifest("1.2.3")
+	for _, f := range m.Files {
+		want := f.Path == "app/state.db"
+		if got := f.Snapshot != nil && *f.Snapshot == src; got != want {
+			t.Errorf("%s: snapshot %+v, want it marked: %v", f.Path, f.Snapshot, want)
+		}
+	}
+	rc := r.Receipt(Run{Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
+	if rc.Counts.Snapshots != 1 {
+		t.Errorf("receipt counts %d snapshots, want 1", rc.Counts.Snapshots)
+	}
+	var b strings.Builder
+	WriteSummary(&b, rc, "")
+	if want := "backup: complete: 2 files (1 database snapshot), "; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("summary %q, want it to start %q", b.String(), want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 )
 
 // Ops named in the *fs.PathError values the walker reports. They are the receipt's "op" values.
@@ -58,6 +59,10 @@ func (e Entry) OpenFile(name string) (*os.File, error) {
 	return d.openRegular(name)
 }
 
+// OpenSibling opens the regular file name in the directory the entry was listed in, and
+// only a regular file, as OpenFile does. Call it during Visit.
+func (e Entry) OpenSibling(name string) (*os.File, error) { return e.parent.openRegular(name) }
+
 func (e Entry) child(d *dir, name string) Entry {
 	rel := name
 	if e.Rel != "" {
@@ -77,6 +82,15 @@ type Handle struct {
 // and without blocking on a FIFO or a device: the way every file that may have been swapped
 // since its stat must be opened. The caller checks what it opened with fstat.
 func (h Handle) Open() (*os.File, error) { return h.parent.openFile(h.base) }
+
+// Dir returns a path of the entry's directory that resolves through the descriptor the walk
+// holds (/proc/self/fd/N), for a library that opens files only by path: a directory renamed
+// or swapped since the walk opened it cannot redirect it. Only the directory is pinned so:
+// what the caller opens in it by Name, it checks is what Open would have opened.
+func (h Handle) Dir() string { return "/proc/self/fd/" + strconv.Itoa(h.parent.fd) }
+
+// Name returns the entry's name in its directory.
+func (h Handle) Name() string { return h.base }
 
 // Release lets the entry's directory be closed once nothing else needs it.
 func (h Handle) Release() { h.parent.release() }

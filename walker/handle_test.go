@@ -3,6 +3,7 @@ package walker
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,5 +100,60 @@ func TestWalkFileRoot(t *testing.T) {
 	}
 	if got := readHandles(t, files); len(got) != 1 || got[0] != "link=content" {
 		t.Errorf("read %q, want link=content", got)
+	}
+}
+
+// TestHandleDirFollowsTheHeldDirectory: a path made of Dir and Name still reaches the file
+// after its folder was renamed and another put in its place.
+func TestHandleDirFollowsTheHeldDirectory(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"sub/f": "walked"})
+	var h Handle
+	w := Walker{Visit: func(e Entry) error {
+		if e.Rel == "sub/f" {
+			h = e.Hold()
+		}
+		return nil
+	}}
+	if err := w.Walk(t.Context(), root, "root"); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "moved"))
+	writeFiles(t, root, map[string]string{"sub/f": "swapped in"})
+	got, err := os.ReadFile(h.Dir() + "/" + h.Name())
+	if err != nil || string(got) != "walked" {
+		t.Errorf("read through Dir()/Name(): %q, %v; want %q", got, err, "walked")
+	}
+}
+
+// TestOpenSibling opens a regular file beside the entry, and refuses anything else.
+func TestOpenSibling(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"x.db": "db", "x.db-wal": "wal", "dir/f": ""})
+	os.Symlink("x.db", filepath.Join(root, "link"))
+	got := map[string]string{}
+	w := Walker{Visit: func(e Entry) error {
+		if e.Rel != "x.db-wal" {
+			return nil
+		}
+		for _, name := range []string{"x.db", "dir", "link", "missing"} {
+			f, err := e.OpenSibling(name)
+			if err != nil {
+				got[name] = "error"
+				continue
+			}
+			data, _ := io.ReadAll(f)
+			f.Close()
+			got[name] = string(data)
+		}
+		return nil
+	}}
+	if err := w.Walk(t.Context(), root, "root"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"x.db": "db", "dir": "error", "link": "error", "missing": "error"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("OpenSibling: %v, want %v", got, want)
 	}
 }

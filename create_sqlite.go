@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"backup/archive"
+	"backup/skiprules"
+	"backup/sqlitesnap"
+	"backup/walker"
+)
+
+// opSnapshot is the warning op of a database that could not be snapshotted: it is not in
+// the archive, so the run is incomplete.
+const opSnapshot = "snapshot"
+
+// ruleSidecar excludes the -wal, -shm and -journal files of a database stored as a
+// snapshot: a fresh snapshot restored next to a stale WAL would be torn.
+const ruleSidecar = "sqlite-sidecar"
+
+// sqliteFlags are create's flags for live SQLite databases.
+type sqliteFlags struct {
+	mode    string
+	timeout durationFlag
+}
+
+func addSQLiteFlags(flags *pflag.FlagSet) *sqliteFlags {
+	f := &sqliteFlags{timeout: durationFlag(sqlitesnap.DefaultTimeout)}
+	flags.StringVar(&f.mode, "sqlite", "auto", "store SQLite databases as consistent snapshots (`MODE` auto) or as their bytes (off)")
+	flags.Var(&f.timeout, "sqlite-timeout", "wait up to `DURATION` for a database a writer holds locked; then it is lost")
+	return f
+}
+
+// validate sets cfg's SQLite settings, or says why the flags are wrong.
+func (f *sqliteFlags) validate(cfg *createConfig) error {
+	switch f.mode {
+	case "auto":
+		cfg.sqlite = true
+	case "off":
+	default:
+		return fmt.Errorf("--sqlite %q: must be auto or off", f.mode)
+	}
+	if f.timeout <= 0 {
+		return fmt.Errorf("--sqlite-timeout %v: must be more than 0", time.Duration(f.timeout))
+	}
+	cfg.sqliteTimeout = time.Duration(f.timeout)
+	return nil
+}
+
+// snapshotFile is a database's snapshot as the archive reads it: the snapshot's bytes under
+// the database's mode and mtime.
+type snapshotFile struct {
+	*sqlitesnap.Snapshot
+	size int64
+}
+
+// snapshotInfo is the database's fstat with the snapshot's size.
+type snapshotInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (i snapshotInfo) Size() int64 { return i.size }
+
+func (s snapshotFile) Stat() (fs.FileInfo, error) { return snapshotInfo{s.Source, s.size}, nil }
+
+func (s snapshotFile) CopyOf() archive.CopySource {
+	return archive.CopySource{Kind: sqlitesnap.Kind, Size: s.Source.Size(), ModTime: s.Source.ModTime()}
+}
+
+// snapshotOpener returns the archive's Open hook for --sqlite auto: a regular file that
+// begins like an SQLite database is replaced by a snapshot staged in dir; any other file is
+// handed on as opened. A database that cannot be snapshotted is an OpError (opSnapshot),
+// never its raw bytes.
+func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
+	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
+		f, err := h.Open()
+		if err != nil {
+			return nil, err
+		}
+		if !isDatabase(f) {
+			return f, nil // the archive stats it again, and skips what is not a regular file
+		}
+		defer f.Close()
+		src := sqlitesnap.Source{File: f, Dir: h.Dir(), Name: h.Name()}
+		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
+		if err != nil {
+			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+		}
+		info, err := s.Stat()
+		if err != nil {
+			s.Close()
+			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+		}
+		return snapshotFile{s, info.Size()}, nil
+	}
+}
+
+// isDatabase reports whether f is a regular file that begins like an SQLite database. Only
+// a regular file is read: a device may act on a read. A file that cannot be read is left to
+// the archive, which reports the read error.
+func isDatabase(f *os.File) bool {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	db, err := sqlitesnap.IsDatabase(f)
+	return err == nil && db
+}
+
+// isSidecar reports whether the regular file e is the -wal, -shm or -journal of a database
+// beside it that the run archives (so as a snapshot). A database always comes first in the
+// walk, its name being a prefix of its sidecars'.
+func (c *creation) isSidecar(e walker.Entry) bool {
+	if !c.cfg.sqlite || e.Rel == "" {
+		return false
+	}
+	db, ok := sqlitesnap.DatabaseOf(path.Base(e.Rel))
+	if !ok {
+		return false
+	}
+	f, err := e.OpenSibling(db)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !isDatabase(f) {
+		return false
+	}
+	rel := path.Join(path.Dir(e.Rel), db)
+	return c.cfg.rules.Decide(nil, rel, info, e.RootDev).Action == skiprules.Archive
+}
+
+// dryRunSnapshot records, in a dry run, that the file e would be stored as a snapshot.
+func (c *creation) dryRunSnapshot(e walker.Entry) {
+	if !c.cfg.sqlite {
+		return
+	}
+	h := e.Hold()
+	defer h.Release()
+	f, err := h.Open()
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if isDatabase(f) {
+		c.rec.Copy(e.Name, archive.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
+		c.wouldSnapshot = append(c.wouldSnapshot, e.Name)
+	}
+}
+
+// printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
+func (c *creation) printWouldSnapshot(stderr io.Writer) {
+	for _, name := range c.wouldSnapshot {
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", name)
+	}
+}
+
+// isStaging reports whether e is a file this run stages in the output folder (a snapshot
+// being taken): never archived, like the archive's own temp file.
+func (c *creation) isStaging(e walker.Entry) bool {
+	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), ".backup-spool-") {
+		return false
+	}
+	return path.Dir(e.Name) == c.outDirName
+}
+
+// noteOutputDir remembers the stored name of the output folder when the walk meets it.
+func (c *creation) noteOutputDir(e walker.Entry) {
+	if c.outDir != nil && os.SameFile(c.outDir, e.Info) {
+		c.outDirName = e.Name
+	}
+}
+
+// outputDirInfo stats the folder the archive is written in, where snapshots are staged.
+func (c *creation) outputDirInfo() {
+	if info, err := os.Stat(filepath.Dir(c.out.archive)); err == nil {
+		c.outDir = info
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestSQLiteReadOnlyFolder runs the binary as nobody over databases in a folder it cannot
+// write: a live WAL database with its -shm is snapshotted whole; a clean WAL database (no
+// -wal, no -shm) too; a WAL database whose commits sit in a -wal with no -shm cannot be
+// read consistently and is lost, never stored as a partial copy.
+func TestSQLiteReadOnlyFolder(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	app := filepath.Join(dir, "app")
+	makeTree(t, app, map[string]node{"a.txt": {content: "a"}})
+	live := openSQLite(t, filepath.Join(app, "live.db"), "wal")
+	sqlExec(t, live, "PRAGMA wal_autocheckpoint = 0")
+	addRows(t, live, 7, 100)
+
+	clean := openSQLite(t, filepath.Join(app, "clean.db"), "wal")
+	addRows(t, clean, 4, 100)
+	clean.Close()
+
+	// torn.db: the main file and a -wal holding commits, copied while their writer has them
+	// open, and no -shm.
+	other := filepath.Join(t.TempDir(), "w.db")
+	w := openSQLite(t, other, "wal")
+	sqlExec(t, w, "PRAGMA wal_autocheckpoint = 0")
+	addRows(t, w, 6, 100)
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(other + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, "torn.db"+suffix), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := listDir(t, app)
+
+	out := filepath.Join(dir, "out")
+	makeTree(t, out, map[string]node{".": {kind: "dir", mode: 0o777}})
+	archive := filepath.Join(out, "app.zip")
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "-o", archive, "app")
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitIncomplete, r.stderr)
+	}
+	rc := readReceipt(t, archive+".receipt.json")
+	if got, want := warningsOf(rc), []string{"app/torn.db snapshot lost=true"}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	entries := readZip(t, archive)
+	for _, name := range []string{"app/torn.db", "app/torn.db-wal"} {
+		if _, ok := entries[name]; ok {
+			t.Errorf("%s is in the archive", name)
+		}
+	}
+	restored := filepath.Join(restoreTo(t, archive), "app")
+	for name, want := range map[string]int{"live.db": 7, "clean.db": 4} {
+		if got := checkDB(t, filepath.Join(restored, name)); got.count != want {
+			t.Errorf("restored %s holds %d rows, want %d", name, got.count, want)
+		}
+	}
+	if after := listDir(t, app); !slices.Equal(after, before) {
+		t.Errorf("the source folder holds %q after the run, want %q as before", after, before)
+	}
+	if left := spoolsIn(t, out); len(left) > 0 {
+		t.Errorf("staged copies left behind: %v", left)
+	}
+}
+
+// TestSQLiteStagingDiskFull backs up into a backup set on a tmpfs with room for the archives
+// but not for a staged copy of the database: the snapshot is a warning (lost), the run is
+// incomplete, LATEST and the previous archive stay as they were, and no staged copy is left.
+func TestSQLiteStagingDiskFull(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=512k"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "big.db"), "delete")
+	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(1000))")
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitComplete {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+	latest, err := os.ReadFile(filepath.Join(set, "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(set, strings.TrimSpace(string(latest)))
+	old, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 MB of zeros: a few KB in the archive, 2 MB staged.
+	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(2000000))")
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, "lost app/big.db: snapshot: ") {
+		t.Fatalf("exit %d, want %d and the database lost\n%s", r.code, exitIncomplete, r.stderr)
+	}
+	assertContent(t, filepath.Join(set, "LATEST"), string(latest))
+	assertContent(t, first, string(old))
+	if left := spoolsIn(t, set); len(left) > 0 {
+		t.Errorf("staged copies left behind: %v", left)
+	}
+}

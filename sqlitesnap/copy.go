@@ -1,0 +1,168 @@
+package sqlitesnap
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// A busy copy waits for the lock in SQLite's busy handler up to busyWait at a time, then
+// pauses retryPause and tries again, until its timeout: so an interrupted run stops within
+// busyWait, not the whole timeout.
+const (
+	busyWait   = 100 * time.Millisecond
+	retryPause = 20 * time.Millisecond
+)
+
+// backuper is what modernc's connection offers for the online backup API.
+type backuper interface {
+	NewBackup(dstURI string) (*sqlite.Backup, error)
+}
+
+// errChanged is the cause when a database read without locks changed meanwhile.
+var errChanged = errors.New("changed while it was read without locks")
+
+// copyDatabase copies src into stage. A WAL database with no commits in a -wal file (none,
+// or an empty one: no connection has it open) is read as immutable, without locks: opening
+// it read-only the usual way would need write access to its folder and would leave a -wal
+// and a -shm beside it. It is checked afterwards not to have changed meanwhile; if it did, a
+// writer came, and it is read the usual way. Any other database is read through a read-only
+// connection, which waits for a writer's lock up to timeout. A WAL database in a folder we
+// cannot write, without its -shm but with commits in its -wal, cannot be read consistently
+// (immutable=1 would silently leave out those commits), so its copy fails.
+func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Duration) error {
+	if isWAL(src.File) && walEmpty(src) {
+		err := copyImmutable(ctx, src, stage)
+		if !errors.Is(err, errChanged) {
+			return err
+		}
+	}
+	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", min(timeout, busyWait).Milliseconds())
+	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
+	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
+		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
+	}
+	return err
+}
+
+// copyImmutable copies src read as immutable, and fails with errChanged when its main file
+// changed meanwhile or its -wal got commits.
+func copyImmutable(ctx context.Context, src Source, stage string) error {
+	before, err := src.File.Stat()
+	if err != nil {
+		return err
+	}
+	if err := backupInto(ctx, uri(src.path(), "mode=ro", "immutable=1"), stage, 0); err != nil {
+		return err
+	}
+	after, err := src.File.Stat()
+	if err != nil {
+		return err
+	}
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !walEmpty(src) {
+		return errChanged
+	}
+	return nil
+}
+
+// isWAL reports whether the database f is in WAL mode: its header's read and write versions
+// (bytes 18 and 19) are 2.
+func isWAL(f *os.File) bool {
+	b := make([]byte, 2)
+	_, err := f.ReadAt(b, 18)
+	return err == nil && b[0] == 2 && b[1] == 2
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// walEmpty reports whether src has no commits in a -wal file: none there, or an empty one.
+func walEmpty(src Source) bool {
+	info, err := os.Lstat(src.path() + "-wal")
+	return isNotExist(err) || err == nil && info.Mode().IsRegular() && info.Size() == 0
+}
+
+// backupInto runs the online backup from the database at srcURI into the file stage, all
+// pages in one step: small steps restart whenever a writer commits, and may never finish.
+// While the source stays busy it retries until timeout.
+func backupInto(ctx context.Context, srcURI, stage string, timeout time.Duration) error {
+	db, err := sql.Open("sqlite", srcURI)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		b, err := dc.(backuper).NewBackup(uri(stage, "_pragma=journal_mode(off)", "_pragma=synchronous(off)"))
+		if err != nil {
+			return err
+		}
+		err = stepAll(ctx, b, timeout)
+		if ferr := b.Finish(); err == nil {
+			err = ferr
+		}
+		return err
+	})
+}
+
+// stepAll copies every page; modernc's Step reports whether more pages remain.
+func stepAll(ctx context.Context, b *sqlite.Backup, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		more, err := b.Step(-1)
+		switch {
+		case err == nil && !more:
+			return nil
+		case err == nil:
+			continue
+		case !isCode(err, sqlite3.SQLITE_BUSY) && !isCode(err, sqlite3.SQLITE_LOCKED):
+			return err
+		case time.Now().After(deadline):
+			return fmt.Errorf("%w (still locked after %v)", err, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// quickCheck runs PRAGMA quick_check on the staged copy, which nothing else uses: immutable,
+// so that SQLite makes no -shm or -wal beside it.
+func quickCheck(ctx context.Context, stage string) error {
+	db, err := sql.Open("sqlite", uri(stage, "mode=ro", "immutable=1"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var result string
+	if err := db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&result); err != nil {
+		return fmt.Errorf("checking the copy: %w", err)
+	}
+	if result != "ok" {
+		return fmt.Errorf("the copy fails quick_check: %s", result)
+	}
+	return nil
+}
+
+// isCode reports whether err is an SQLite error with the primary or extended result code.
+func isCode(err error, code int) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code() == code || e.Code()&0xff == code
+}

@@ -1,0 +1,131 @@
+package sqlitesnap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultTimeout is how long a snapshot waits for a database that a writer holds locked.
+const DefaultTimeout = 10 * time.Second
+
+// Kind names what a snapshot is a snapshot of, as the manifest records it.
+const Kind = "sqlite"
+
+// errReplaced is the cause when the database's name no longer leads to the file the walk
+// opened: SQLite, which opens by name, would have copied another file.
+var errReplaced = errors.New("replaced while it was copied (its name leads to another file)")
+
+// Options configure Take.
+type Options struct {
+	// Dir is the folder the copy is staged in: the output folder, which has room for the
+	// archive, where a small /tmp may not.
+	Dir string
+	// Timeout bounds the wait for a lock a writer holds; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// beforeOpen runs just before SQLite opens the database; tests swap the file here.
+	beforeOpen func()
+}
+
+// Source is a database file as the walk opened it.
+type Source struct {
+	// File is the database, opened without following links and checked to be a regular file.
+	File *os.File
+	// Dir is a path to the folder holding it that resolves through the walk's open
+	// descriptor of that folder (/proc/self/fd/N).
+	Dir string
+	// Name is the database's name in Dir.
+	Name string
+}
+
+func (s Source) path() string { return s.Dir + "/" + s.Name }
+
+// Snapshot is a consistent copy of a database: an open file whose name is already removed,
+// read from its start.
+type Snapshot struct {
+	*os.File
+	// Source is the database file's fstat as the copy began.
+	Source fs.FileInfo
+}
+
+// Take copies the database src with the online backup API, in one step from a read-only
+// connection, into a file staged in opts.Dir, and checks the copy with PRAGMA quick_check.
+// It returns the copy open and unlinked, or an error with nothing left in opts.Dir.
+func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	info, err := src.File.Stat()
+	if err != nil {
+		return nil, err
+	}
+	stage, err := os.CreateTemp(opts.Dir, ".backup-spool-sqlite-*")
+	if err != nil {
+		return nil, fmt.Errorf("staging the copy: %w", err)
+	}
+	stage.Close()
+	// The copy is open by then, if it was made: its name can go on every path.
+	defer removeStaged(stage.Name())
+	return take(ctx, src, info, stage.Name(), opts)
+}
+
+func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts Options) (*Snapshot, error) {
+	if err := checkSame(src, info); err != nil {
+		return nil, err
+	}
+	if opts.beforeOpen != nil {
+		opts.beforeOpen()
+	}
+	if err := copyDatabase(ctx, src, stage, opts.Timeout); err != nil {
+		return nil, err
+	}
+	if err := checkSame(src, info); err != nil {
+		return nil, err
+	}
+	if err := quickCheck(ctx, stage); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(stage)
+	if err != nil {
+		return nil, fmt.Errorf("staged copy: %w", err)
+	}
+	return &Snapshot{File: f, Source: info}, nil
+}
+
+// checkSame checks that src's name leads to the file the walk opened, not to a link or
+// another file swapped in since.
+func checkSame(src Source, info fs.FileInfo) error {
+	got, err := os.Lstat(src.path())
+	if err != nil {
+		return err
+	}
+	if !got.Mode().IsRegular() || !os.SameFile(got, info) {
+		return errReplaced
+	}
+	return nil
+}
+
+// removeStaged removes the staged copy and the files SQLite may have made beside it.
+func removeStaged(name string) {
+	// A removal that fails leaves a .backup-spool-* file, which a backup set's next run
+	// removes; there is nothing better to do here.
+	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+		os.Remove(name + suffix)
+	}
+}
+
+// isNotExist reports whether err says a path does not exist, from os or from a syscall.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT)
+}
+
+// uri makes a file: URI of path for SQLite, which decodes %XX in it.
+func uri(path string, params ...string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return "file:" + r.Replace(path) + "?" + strings.Join(params, "&")
+}

@@ -1,0 +1,202 @@
+package sqlitesnap
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openDB opens (creating) the database at path for writing, in journal mode mode.
+func openDB(t *testing.T, path, mode string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", uri(path, "_pragma=journal_mode("+mode+")", "_pragma=busy_timeout(5000)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	exec(t, db, "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)")
+	return db
+}
+
+func exec(t *testing.T, db *sql.DB, query string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func insertRows(t *testing.T, db *sql.DB, n int) {
+	t.Helper()
+	for i := range n {
+		exec(t, db, "INSERT INTO t (v) VALUES (?)", strings.Repeat(fmt.Sprint(i), 100))
+	}
+}
+
+// countRows counts the rows of t in the database file f, checking its integrity first.
+func countRows(t *testing.T, f *os.File) int {
+	t.Helper()
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		// The snapshot's name is gone: read it through its descriptor.
+		data, err = os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", uri(copyPath, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	var n int
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check of the snapshot: %q, %v", check, err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func source(t *testing.T, path string) Source {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return Source{File: f, Dir: filepath.Dir(path), Name: filepath.Base(path)}
+}
+
+// emptyDir fails the test when dir holds anything.
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Errorf("staging folder holds %v, want nothing left", names)
+	}
+}
+
+func TestTakeHoldsEveryCommit(t *testing.T) {
+	for _, mode := range []string{"wal", "delete"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			db := openDB(t, path, mode)
+			insertRows(t, db, 300) // in WAL mode, still in -wal: the connection stays open
+			stage := t.TempDir()
+			s, err := Take(t.Context(), source(t, path), Options{Dir: stage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			emptyDir(t, stage)
+			if got := countRows(t, s.File); got != 300 {
+				t.Errorf("snapshot holds %d rows, want 300", got)
+			}
+		})
+	}
+}
+
+func TestTakeFailsClosedWhenLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.db")
+	db := openDB(t, path, "delete")
+	insertRows(t, db, 10)
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(t.Context(), "ROLLBACK")
+	stage := t.TempDir()
+	_, err = Take(t.Context(), source(t, path), Options{Dir: stage, Timeout: 200 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("Take of a database held by BEGIN EXCLUSIVE: %v, want a locked error", err)
+	}
+	emptyDir(t, stage)
+}
+
+func TestTakeRefusesASwappedFile(t *testing.T) {
+	for _, swap := range []string{"symlink", "rename"} {
+		t.Run(swap, func(t *testing.T) {
+			dir := t.TempDir()
+			path, secret := filepath.Join(dir, "app.db"), filepath.Join(t.TempDir(), "secret.db")
+			insertRows(t, openDB(t, path, "delete"), 1)
+			insertRows(t, openDB(t, secret, "delete"), 5)
+			opts := Options{Dir: t.TempDir(), beforeOpen: func() {
+				os.Rename(path, path+".old")
+				if swap == "symlink" {
+					os.Symlink(secret, path)
+				} else {
+					os.Link(secret, path)
+				}
+			}}
+			s, err := Take(t.Context(), source(t, path), opts)
+			if err == nil {
+				s.Close()
+			}
+			if err != errReplaced {
+				t.Errorf("Take of a database swapped for a %s: %v, want %v", swap, err, errReplaced)
+			}
+			emptyDir(t, opts.Dir)
+		})
+	}
+}
+
+func TestTakeRefusesWhatIsNotADatabase(t *testing.T) {
+	for name, data := range map[string]string{
+		"corrupt header": "SQLite format 3\x00" + strings.Repeat("\xff", 4096),
+		"encrypted":      "SQLite format 3\x00" + strings.Repeat("\x13\x37", 2048),
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stage := t.TempDir()
+			s, err := Take(t.Context(), source(t, path), Options{Dir: stage})
+			if err == nil {
+				s.Close()
+				t.Fatal("Take of a file that is not a valid database succeeded, want an error")
+			}
+			emptyDir(t, stage)
+		})
+	}
+}
+
+// TestTakeLeavesACleanDatabaseAlone: a WAL database that no connection has open is copied
+// without leaving a -wal or -shm beside it.
+func TestTakeLeavesACleanDatabaseAlone(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "clean.db")
+	db := openDB(t, path, "wal")
+	insertRows(t, db, 20)
+	db.Close()
+	s, err := Take(t.Context(), source(t, path), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := countRows(t, s.File); got != 20 {
+		t.Errorf("snapshot holds %d rows, want 20", got)
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 {
+		t.Errorf("the database's folder holds %v after the snapshot, want clean.db alone", names)
+	}
+}
