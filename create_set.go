@@ -56,14 +56,14 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		fmt.Fprintf(stderr, "backup: failed: output folder %s: %v\n", set.dir, cause(err))
 		return nil, exitFailed
 	}
-	lock, code := lockSet(ctx, set.dir, set.wait, "backup", stderr)
+	lock, code := lockSet(ctx, backupset.Folder{Dir: set.dir}, set.wait, "backup", stderr)
 	if lock == nil {
 		return nil, code
 	}
-	if _, err := lock.RemoveStale(); err != nil {
+	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup: %s: could not remove a killed run's temp file: %v\n", set.dir, err)
 	}
-	name, err := backupset.PointerName(set.dir)
+	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
 		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
@@ -87,11 +87,11 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		return exitCode(rc, nil)
 	}
 	var verifyErr error
-	err := lock.Activate(name, c.cfg.set.activateIncomplete, func(path string) error {
+	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
 		if c.cfg.verify {
 			return nil // --verify read these bytes back already, before the rename
 		}
-		verifyErr = readBack(ctx, path, archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
+		verifyErr = readBack(ctx, filepath.Join(c.cfg.set.dir, name), archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
 		return verifyErr
 	})
 	if verifyErr != nil && ctx.Err() == nil {
@@ -113,7 +113,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	if rc.Status != report.Complete || !c.cfg.set.prune {
 		return exitCode(rc, nil)
 	}
-	plan, err := lock.Prune(c.cfg.set.keep, false)
+	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
 	if !c.cfg.quiet {
 		writePruned(stderr, plan)
 	}

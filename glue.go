@@ -90,12 +90,12 @@ func jsonFailed(stderr io.Writer, cmd string, err error) int {
 // lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune
 // do. On failure it prints one line starting with prefix ("backup", "backup prune") and
 // returns nil and the exit code: 4 locked, 130 interrupted while waiting, 1 anything else.
-func lockSet(ctx context.Context, dir string, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
-	lock, err := backupset.Acquire(ctx, dir, wait)
+func lockSet(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
+	lock, err := backupset.Acquire(ctx, st, wait)
 	var locked *backupset.LockedError
 	switch {
 	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, dir, err)
+		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
 		return nil, exitLocked
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)

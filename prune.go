@@ -92,12 +92,12 @@ func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code := lockSet(ctx, cfg.dir, cfg.wait, "backup prune", stderr)
+	lock, code := lockSet(ctx, backupset.Folder{Dir: cfg.dir}, cfg.wait, "backup prune", stderr)
 	if lock == nil {
 		return code
 	}
 	defer lock.Release()
-	plan, err := lock.Prune(cfg.policy, cfg.dryRun)
+	plan, err := lock.Prune(ctx, cfg.policy, cfg.dryRun)
 	if cfg.json {
 		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
 			return jsonFailed(stderr, "prune", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -16,7 +17,7 @@ func resolveArchive(arg string) (string, error) {
 	if err != nil || !info.IsDir() {
 		return arg, nil // the command's own open reports a missing or unreadable archive
 	}
-	e, err := backupset.Latest(arg)
+	e, err := backupset.Latest(context.Background(), backupset.Folder{Dir: arg})
 	if err != nil {
 		return "", err
 	}

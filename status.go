@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -67,7 +68,7 @@ func newStatusCmd() *cobra.Command {
 }
 
 func showStatus(dir string, maxAge time.Duration, asJSON bool, stdout, stderr io.Writer) int {
-	s, err := backupset.ReadStatus(dir)
+	s, err := backupset.ReadStatus(context.Background(), backupset.Folder{Dir: dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed
