@@ -19,8 +19,8 @@ import (
 // 4 KiB buffer of the central directory, a local header), and a GET per ask would cost a
 // round trip each. A block is fetched whole and the last few are kept.
 const (
-	blockSize   = 1 << 20
-	blocksKept  = 8 // per opened object: 8 MiB
+	blockSize  = 1 << 20
+	blocksKept = 8 // per opened object: 8 MiB
 )
 
 // Open opens an object for ranged reads. Each block is one GET, made only while the object
