@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,7 +46,7 @@ type pruneRunJSON struct {
 
 // pruneConfig is the prune command's flags after validation.
 type pruneConfig struct {
-	dir          string
+	store        backupset.Store
 	policy       backupset.Policy
 	wait         time.Duration
 	dryRun, json bool
@@ -61,6 +60,7 @@ func newPruneCmd() *cobra.Command {
 	asJSON := flags.Bool("json", false, "print the decisions as JSON")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON}
 		var err error
@@ -75,7 +75,7 @@ func newPruneCmd() *cobra.Command {
 			err = refuseEmpty(flags, nil, args, "DIR")
 		}
 		if err == nil {
-			cfg.dir, err = filepath.Abs(args[0])
+			cfg.store, err = s3.open(cmd.Context(), args[0])
 		}
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "prune", err)
@@ -86,27 +86,30 @@ func newPruneCmd() *cobra.Command {
 }
 
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
-	if _, err := os.Stat(cfg.dir); err != nil {
-		fmt.Fprintf(stderr, "backup prune: %v\n", err)
-		return exitFailed
+	if f, ok := cfg.store.(backupset.Folder); ok {
+		// A folder's lock file would create the folder: a mistyped DIR must not.
+		if _, err := os.Stat(f.Dir); err != nil {
+			fmt.Fprintf(stderr, "backup prune: %v\n", err)
+			return exitFailed
+		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code := lockSet(ctx, backupset.Folder{Dir: cfg.dir}, cfg.wait, "backup prune", stderr)
+	lock, code := lockSet(ctx, cfg.store, cfg.wait, "backup prune", stderr)
 	if lock == nil {
 		return code
 	}
 	defer lock.Release()
 	plan, err := lock.Prune(ctx, cfg.policy, cfg.dryRun)
 	if cfg.json {
-		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
+		if err := writeJSON(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
 	} else {
 		writePlan(stdout, plan, cfg.dryRun)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.dir, err))
+		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}
 	return exitComplete

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -49,6 +47,7 @@ func newStatusCmd() *cobra.Command {
 	flags := cmd.Flags()
 	flags.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
 	asJSON := flags.Bool("json", false, "print the set's state as JSON")
+	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		err := refuseEmpty(flags, nil, args, "DIR")
@@ -58,17 +57,20 @@ func newStatusCmd() *cobra.Command {
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
-		dir, err := filepath.Abs(args[0])
+		st, err := s3.open(cmd.Context(), args[0])
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
-		return showStatus(dir, time.Duration(maxAge), *asJSON, cmd.OutOrStdout(), stderr)
+		return showStatus(st, time.Duration(maxAge), *asJSON, cmd.OutOrStdout(), stderr)
 	})
 	return cmd
 }
 
-func showStatus(dir string, maxAge time.Duration, asJSON bool, stdout, stderr io.Writer) int {
-	s, err := backupset.ReadStatus(context.Background(), backupset.Folder{Dir: dir})
+func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+	ctx, stop := interruptible()
+	defer stop()
+	dir := st.Location()
+	s, err := backupset.ReadStatus(ctx, st)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed

@@ -32,6 +32,7 @@ type verifyConfig struct {
 	receipt     string
 	json, quiet bool
 	archive     string
+	s3          *s3Flags
 }
 
 // verifyJSON is what verify --json prints.
@@ -49,6 +50,7 @@ func newVerifyCmd() *cobra.Command {
 	flags.StringVar(&cfg.receipt, "receipt", "", "receipt (`PATH`) to check the archive against (default: ARCHIVE.receipt.json when it exists)")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
+	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if len(args) != 1 {
@@ -66,7 +68,7 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
-	path, err := resolveArchive(cfg.archive)
+	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
 		if cfg.json {
@@ -74,13 +76,13 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
-	cfg.archive = path
-	receiptPath, expect, err := findReceipt(cfg.archive, cfg.receipt)
+	cfg.archive = ref.path
+	receiptPath, expect, err := ref.receipt(cfg.receipt)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
-	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: expect})
+	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: expect})
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
 		if code == exitFailed && cfg.json {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -86,6 +87,10 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 	if opt.Attempts == 0 {
 		opt.Attempts = 5
 	}
+	if isLocalEndpoint(opt.Endpoint) {
+		// A bucket cannot be a subdomain of an IP address or of localhost.
+		opt.PathStyle = true
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryMaxAttempts(opt.Attempts))
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the AWS configuration: %w", loc, err)
@@ -102,6 +107,19 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 	})
 	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
 		lockTTL: defaultLockTTL, now: time.Now}, nil
+}
+
+// isLocalEndpoint says whether the endpoint (or AWS_ENDPOINT_URL_S3) is an IP address or
+// localhost.
+func isLocalEndpoint(endpoint string) bool {
+	if endpoint == "" {
+		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || endpoint == "" {
+		return false
+	}
+	return net.ParseIP(u.Hostname()) != nil || u.Hostname() == "localhost"
 }
 
 // CheckEndpoint refuses an endpoint URL that carries a user name or password: they would
