@@ -54,7 +54,8 @@ type createConfig struct {
 
 // setConfig is how a run into a backup set (--output-dir DIR without -o) treats the set.
 type setConfig struct {
-	dir                string // absolute
+	dir                string // absolute, or s3://BUCKET/PREFIX
+	store              backupset.Store
 	wait               time.Duration
 	activateIncomplete bool
 	keep               backupset.Policy
@@ -74,6 +75,7 @@ type createFlags struct {
 	wait                          durationFlag
 	activate                      bool
 	keep                          *keepFlags
+	s3                            *s3Flags
 }
 
 func newCreateCmd() *cobra.Command {
@@ -119,6 +121,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
 	f.keep = addKeepFlags(flags)
+	f.s3 = addS3Flags(flags)
 	return f
 }
 
@@ -133,7 +136,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
 	if err == nil {
-		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep)
+		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
 	}
 	return cfg, err
 }

@@ -14,6 +14,7 @@ import (
 	"backup/archive"
 	"backup/atomicfile"
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/report"
 )
 
@@ -27,6 +28,11 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
+	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
+	// or aborted, and for any other output.
+	upload *s3store.Upload
+	// receiptETag is the receipt's in the bucket, once written.
+	receiptETag string
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -63,7 +69,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	}
 	c.print(rc, stdout, stderr)
 	if err != nil {
-		c.writeFailedReceipt(rc, stderr) // after the summary: the cause of the failure comes first
+		c.writeFailedReceipt(ctx, rc, stderr) // after the summary: the cause of the failure comes first
 	}
 	return exitCode(rc, err)
 }
@@ -99,7 +105,13 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 // run backs up the sources and returns the receipt, written next to the archive; or the
 // fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
-	out, err := c.cfg.resolveOutput(c.started)
+	var out outputPaths
+	var err error
+	if st := c.remoteSet(); st != nil {
+		out, err = c.cfg.remoteOutput(ctx, st, c.started)
+	} else {
+		out, err = c.cfg.resolveOutput(c.started)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +131,7 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	rc, err := c.write(ctx, stderr)
 	if err != nil {
 		c.w.Abort()
+		c.abortUpload()
 	}
 	return rc, err
 }
@@ -137,14 +150,18 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
-	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), archive.Options{
+	opts := archive.Options{
 		Method: c.cfg.method,
 		Level:  c.cfg.level,
 		Jobs:   c.cfg.jobs,
 		OnFile: c.rec.File,
 		OnSkip: c.rec.Skip,
 		OnWarn: c.rec.Warn,
-	})
+	}
+	if st := c.remoteSet(); st != nil {
+		return c.openUpload(ctx, st, opts)
+	}
+	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), opts)
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
 	}
@@ -173,12 +190,15 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err != nil {
 		return nil, c.archiveError(err)
 	}
-	if c.cfg.verify {
+	if c.cfg.verify && c.upload == nil {
 		if err := c.verify(ctx, sum); err != nil {
 			return nil, err
 		}
 	}
 	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
+	if c.upload != nil {
+		return rc, c.placeRemote(ctx, rc)
+	}
 	return rc, c.place(rc)
 }
 
@@ -212,13 +232,19 @@ func (c *creation) archiveError(err error) error {
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its
 // receipt must keep describing it.
-func (c *creation) writeFailedReceipt(rc *report.Receipt, stderr io.Writer) {
-	if c.cfg.dryRun || c.out.receipt == "" || exists(c.out.archive) {
+func (c *creation) writeFailedReceipt(ctx context.Context, rc *report.Receipt, stderr io.Writer) {
+	if c.cfg.dryRun || c.out.receipt == "" {
 		return
 	}
-	data, err := rc.Marshal()
-	if err == nil {
-		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+	var err error
+	if c.remoteSet() != nil {
+		err = c.writeRemoteReceipt(ctx, rc)
+	} else if !exists(c.out.archive) {
+		var data []byte
+		data, err = rc.Marshal()
+		if err == nil {
+			err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+		}
 	}
 	if err != nil && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))
