@@ -222,3 +222,61 @@ func uploadsInProgress(t *testing.T, s s3Set) int {
 	}
 	return len(out.Uploads)
 }
+
+// TestS3SetCorruptedObject changes a byte of the archive on the server's disk (bit rot, a
+// bad disk): verify and restore of the set fail, and status still trusts only receipts.
+func TestS3SetCorruptedObject(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: strings.Repeat("data ", 10000)}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	path := filepath.Join(s.dir, readLatest(t, s.dir))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[100] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "verify", s.loc)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "FAILED") {
+		t.Errorf("verify of the damaged archive: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir, env: s.env}, "restore", s.loc, filepath.Join(dir, "out"))
+	if r.code != exitFailed {
+		t.Errorf("restore of the damaged archive: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "app", "a.txt")); err == nil {
+		t.Error("restore wrote the damaged file")
+	}
+}
+
+// TestS3SetSecretsNeverPrinted runs commands against a server that is not there, and with
+// a bad endpoint: the errors and --json outputs never hold the secret key, and an endpoint
+// URL holding credentials is refused without echoing them.
+func TestS3SetSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	env := append((&s3test.Server{Endpoint: "http://127.0.0.1:9"}).Env(), "AWS_MAX_ATTEMPTS=1")
+	runs := [][]string{
+		{"create", "--output-dir", "s3://bucket/set", "--json", "app"},
+		{"status", "--json", "s3://bucket/set"},
+		{"verify", "--json", "s3://bucket/set"},
+		{"prune", "--keep-last", "1", "--json", "s3://bucket/set"},
+		{"restore", "--json", "s3://bucket/set", "out"},
+		{"list", "--json", "s3://bucket/set"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir, env: env}, args...)
+		if r.code == exitComplete || strings.Contains(r.stdout+r.stderr, s3test.SecretKey) {
+			t.Errorf("%v: exit %d; stdout %q; stderr %q; want a failure that does not print the secret", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := backup(t, runOpts{dir: dir, env: env}, "status", "--s3-endpoint", "http://user:"+s3test.SecretKey+"@127.0.0.1:9", "s3://bucket/set")
+	if r.code != exitUsage || strings.Contains(r.stderr, s3test.SecretKey) || !strings.Contains(r.stderr, "user name or password") {
+		t.Errorf("an endpoint with credentials: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

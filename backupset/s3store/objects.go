@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -45,19 +47,29 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	case code != "":
 		err = fmt.Errorf("%s (HTTP %d): %s", code, status, api.ErrorMessage())
 	default:
-		err = errors.Unwrap(causeOf(err))
+		err = causeOf(err)
 	}
 	return &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: err}
 }
 
-// causeOf strips the SDK's layers of "operation error S3: PutObject, https response error…"
-// down to the transport's error, for a one-line message.
+// causeOf strips the SDK's layers ("operation error S3: PutObject, exceeded maximum number
+// of attempts, 5, https response error StatusCode: 0…") down to the transport's error, for
+// a one-line message that still says the request was retried.
 func causeOf(err error) error {
+	attempts := ""
+	var max *retry.MaxAttemptsError
+	if errors.As(err, &max) {
+		attempts = fmt.Sprintf(" (after %d attempts)", max.Attempt)
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("%w%s", ne, attempts)
+	}
 	var oe *smithy.OperationError
 	if errors.As(err, &oe) {
-		return fmt.Errorf("%w", oe.Err)
+		err = oe.Err
 	}
-	return fmt.Errorf("%w", err)
+	return fmt.Errorf("%w%s", err, attempts)
 }
 
 // List lists the objects directly under the prefix (not those in deeper "folders").

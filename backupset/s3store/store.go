@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Scheme starts a set location in a bucket: s3://BUCKET/PREFIX.
@@ -38,7 +39,8 @@ type Options struct {
 	// the host name, as most self-hosted servers need.
 	PathStyle bool
 	// Attempts is how often a request is tried in all when the server fails (500, 503,
-	// throttling, a reset connection), with exponential backoff between; 0 means 5.
+	// throttling, a reset connection), with exponential backoff between; 0 means
+	// AWS_MAX_ATTEMPTS, else 5.
 	Attempts int
 }
 
@@ -84,14 +86,20 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Attempts == 0 {
-		opt.Attempts = 5
+	// The SDK's own log lines (a fallback to IMDSv1…) would break the one line an error
+	// gets; what matters reaches the caller as the error.
+	load := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
+	if opt.Attempts == 0 && os.Getenv("AWS_MAX_ATTEMPTS") == "" {
+		opt.Attempts = 5 // the SDK's 3 gives up on a server that restarts
+	}
+	if opt.Attempts > 0 {
+		load = append(load, config.WithRetryMaxAttempts(opt.Attempts))
 	}
 	if isLocalEndpoint(opt.Endpoint) {
 		// A bucket cannot be a subdomain of an IP address or of localhost.
 		opt.PathStyle = true
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryMaxAttempts(opt.Attempts))
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the AWS configuration: %w", loc, err)
 	}

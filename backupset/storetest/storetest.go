@@ -9,9 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"backup/backupset"
+	"backup/report"
 )
 
 // Run runs every check on a fresh, empty store from newStore.
@@ -21,6 +24,49 @@ func Run(t *testing.T, newStore func(t *testing.T) backupset.Store) {
 	t.Run("conditional delete", func(t *testing.T) { conditionalDelete(t, newStore(t)) })
 	t.Run("list and read", func(t *testing.T) { listAndRead(t, newStore(t)) })
 	t.Run("lock", func(t *testing.T) { lockOnce(t, newStore(t)) })
+	t.Run("LATEST race lost", func(t *testing.T) { latestRaceLost(t, newStore(t)) })
+}
+
+// putRun stores a complete run: an archive of arbitrary bytes and a receipt that matches it.
+func putRun(t *testing.T, st backupset.Store, name string, started time.Time) {
+	t.Helper()
+	content := "archive " + name
+	put(t, st, name, content, "")
+	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: started, FinishedAt: started,
+		Archive: &report.ArchiveInfo{Path: name, Size: int64(len(content))}}
+	data, err := rc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, name+backupset.ReceiptSuffix, string(data), "")
+}
+
+// latestRaceLost moves LATEST behind the lock holder's back, after it read the pointer (a
+// writer that ignored the lock, or one that took over a lock this run held too long): the
+// holder's Activate must fail and leave the other writer's pointer.
+func latestRaceLost(t *testing.T, st backupset.Store) {
+	t0 := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	a, b, c := backupset.ArchiveName("app", t0, 1), backupset.ArchiveName("app", t0.Add(time.Hour), 1), backupset.ArchiveName("app", t0.Add(2*time.Hour), 1)
+	for i, name := range []string{a, b, c} {
+		putRun(t, st, name, t0.Add(time.Duration(i)*time.Hour))
+	}
+	etag := put(t, st, backupset.LatestName, a+"\n", "")
+	l, err := backupset.Acquire(t.Context(), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if name, err := l.Pointer(t.Context()); err != nil || name != a {
+		t.Fatalf("Pointer: %q, %v; want %s", name, err, a)
+	}
+	put(t, st, backupset.LatestName, c+"\n", etag)
+	err = l.Activate(t.Context(), b, false, func(string) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "moved by another writer") {
+		t.Errorf("Activate after LATEST moved: %v, want the lost race named", err)
+	}
+	if got, _ := read(t, st, backupset.LatestName); got != c+"\n" {
+		t.Errorf("LATEST %q, want the other writer's %q", got, c+"\n")
+	}
 }
 
 func put(t *testing.T, st backupset.Store, name, data, ifMatch string) string {
