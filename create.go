@@ -100,7 +100,7 @@ func newCreateCmd() *cobra.Command {
 func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	f := &createFlags{}
 	cfg := &f.cfg
-	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it")
+	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it; - means stdout (with --receipt)")
 	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip; given explicitly, DIR is a backup set")
 	flags.StringVar(&cfg.receipt, "receipt", "", "write the receipt to `PATH` (default: the archive's path + \".receipt.json\")")
 	flags.StringArrayVarP(&f.excludes, "exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
@@ -166,6 +166,9 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 		return err
 	}
 	if err := cfg.setSources(args); err != nil {
+		return err
+	}
+	if err := cfg.validateStdout(); err != nil {
 		return err
 	}
 	return cfg.checkOutputs(excludeFrom)

@@ -24,6 +24,7 @@ var errInterrupted = errors.New("interrupted")
 // creation is one run of backup create.
 type creation struct {
 	cfg     createConfig
+	stdout  io.Writer // where -o - sends the archive
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
@@ -56,7 +57,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		}
 		defer lock.Release()
 	}
-	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
+	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
 	rc, err := c.run(ctx, stderr)
 	if err == nil && lock != nil {
 		return c.finishSet(ctx, lock, rc, stdout, stderr)
@@ -161,6 +162,9 @@ func (c *creation) openArchive(ctx context.Context) error {
 	if st := c.remoteSet(); st != nil {
 		return c.openUpload(ctx, st, opts)
 	}
+	if c.cfg.toStdout() {
+		return c.openStdout(ctx, opts)
+	}
 	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), opts)
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
@@ -198,6 +202,9 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
 	if c.upload != nil {
 		return rc, c.placeRemote(ctx, rc)
+	}
+	if c.cfg.toStdout() {
+		return rc, c.placeStdout(rc)
 	}
 	return rc, c.place(rc)
 }
@@ -239,7 +246,7 @@ func (c *creation) writeFailedReceipt(ctx context.Context, rc *report.Receipt, s
 	var err error
 	if c.remoteSet() != nil {
 		err = c.writeRemoteReceipt(ctx, rc)
-	} else if !exists(c.out.archive) {
+	} else if c.cfg.toStdout() || !exists(c.out.archive) {
 		var data []byte
 		data, err = rc.Marshal()
 		if err == nil {
