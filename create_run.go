@@ -55,7 +55,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 		if lock, code = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
 			return code
 		}
-		defer lock.Release()
+		defer releaseSet(lock, "backup", stderr)
 	}
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
 	rc, err := c.run(ctx, stderr)

@@ -107,6 +107,15 @@ func lockSet(ctx context.Context, st backupset.Store, wait time.Duration, prefix
 	return lock, exitComplete
 }
 
+// releaseSet gives the set's lock up. A lock object taken over by another run while this one
+// held it (it stalled past the lock's expiry) is worth a line: its changes were made on
+// conditions, but the user should know two runs overlapped.
+func releaseSet(lock *backupset.Lock, prefix string, stderr io.Writer) {
+	if err := lock.Release(); err != nil {
+		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, lock.Store().Location(), err)
+	}
+}
+
 // setError renders an error about a set for the one line a command prints, naming the
 // folder of an empty set.
 func setError(dir string, err error) string {

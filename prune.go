@@ -99,7 +99,7 @@ func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 	if lock == nil {
 		return code
 	}
-	defer lock.Release()
+	defer releaseSet(lock, "backup prune", stderr)
 	plan, err := lock.Prune(ctx, cfg.policy, cfg.dryRun)
 	if cfg.json {
 		if err := writeJSON(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
