@@ -85,7 +85,10 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 // finishSet activates the new archive when the run allows it, then prunes, and returns the
 // run's exit code. A backup that is not complete never prunes.
 func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *report.Receipt, stdout, stderr io.Writer) int {
-	name := c.out.archive[len(c.cfg.set.dir)+1:]
+	name := filepath.Base(c.out.archive)
+	if c.remoteSet() != nil {
+		name = c.remoteName()
+	}
 	activate := rc.Status == report.Complete || rc.Status == report.Incomplete && c.cfg.set.activateIncomplete
 	if !activate {
 		c.print(rc, stdout, stderr)

@@ -38,6 +38,8 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 		code = api.ErrorCode()
 	}
 	switch {
+	case code == "NoSuchBucket":
+		err = fmt.Errorf("no bucket %s on the server", s.bucket)
 	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
 		err = fs.ErrNotExist
 	case status == http.StatusPreconditionFailed && ifMatch == "" && op != "read":
