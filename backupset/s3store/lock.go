@@ -36,7 +36,7 @@ type lease struct {
 func (s *Store) Lock(ctx context.Context, wait time.Duration) (backupset.Held, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		h, err := s.tryLock(ctx)
+		h, err := s.tryLock(ctx, 3)
 		var locked *backupset.LockedError
 		if !errors.As(err, &locked) || !time.Now().Before(deadline) {
 			return h, err
@@ -49,8 +49,9 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration) (backupset.Held, e
 	}
 }
 
-// tryLock creates the lock object, or takes over an expired one.
-func (s *Store) tryLock(ctx context.Context) (backupset.Held, error) {
+// tryLock creates the lock object, or takes over an expired one. A lock released between
+// the create and the read is tried again, up to tries times in all.
+func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) {
 	data, l := s.newLease()
 	etag, err := s.Put(ctx, backupset.LockName, data, "")
 	if err == nil {
@@ -60,8 +61,11 @@ func (s *Store) tryLock(ctx context.Context) (backupset.Held, error) {
 		return nil, err
 	}
 	old, oldTag, err := s.ReadFile(ctx, backupset.LockName, 4096)
+	if errors.Is(err, os.ErrNotExist) && tries > 1 {
+		return s.tryLock(ctx, tries-1) // released just now
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &backupset.LockedError{Dir: s.loc} // released just now; the caller retries
+		return nil, &backupset.LockedError{Dir: s.loc}
 	}
 	if err != nil {
 		return nil, err
