@@ -59,7 +59,8 @@ type createConfig struct {
 
 // setConfig is how a run into a backup set (--output-dir DIR without -o) treats the set.
 type setConfig struct {
-	dir                string // absolute
+	dir                string // absolute, or s3://BUCKET/PREFIX
+	store              backupset.Store
 	wait               time.Duration
 	activateIncomplete bool
 	keep               backupset.Policy
@@ -80,6 +81,7 @@ type createFlags struct {
 	activate                      bool
 	keep                          *keepFlags
 	sqlite                        *sqliteFlags
+	s3                            *s3Flags
 }
 
 func newCreateCmd() *cobra.Command {
@@ -104,7 +106,7 @@ func newCreateCmd() *cobra.Command {
 func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	f := &createFlags{}
 	cfg := &f.cfg
-	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it")
+	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it; - means stdout (with --receipt)")
 	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip; given explicitly, DIR is a backup set")
 	flags.StringVar(&cfg.receipt, "receipt", "", "write the receipt to `PATH` (default: the archive's path + \".receipt.json\")")
 	flags.StringArrayVarP(&f.excludes, "exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
@@ -130,6 +132,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
 	f.keep = addKeepFlags(flags)
+	f.s3 = addS3Flags(flags)
 	return f
 }
 
@@ -147,7 +150,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
 	if err == nil {
-		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep)
+		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
 	}
 	return cfg, err
 }
@@ -183,6 +186,9 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 		return err
 	}
 	if err := cfg.setSources(args); err != nil {
+		return err
+	}
+	if err := cfg.validateStdout(); err != nil {
 		return err
 	}
 	return cfg.checkOutputs(excludeFrom)

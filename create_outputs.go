@@ -53,7 +53,7 @@ func (cfg *createConfig) checkOutputs(excludeFrom []string) error {
 // explicitArchive is the archive's path when -o names it; a folder given as -o gets a new
 // default name inside, which cannot be any input.
 func (cfg *createConfig) explicitArchive() (string, bool) {
-	if cfg.output == "" {
+	if cfg.output == "" || cfg.toStdout() {
 		return "", false
 	}
 	if info, err := os.Stat(cfg.output); err == nil && info.IsDir() {

@@ -15,6 +15,7 @@ import (
 	"backup/archive"
 	"backup/atomicfile"
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/report"
 )
 
@@ -24,6 +25,7 @@ var errInterrupted = errors.New("interrupted")
 // creation is one run of backup create.
 type creation struct {
 	cfg     createConfig
+	stdout  io.Writer // where -o - sends the archive
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
@@ -37,6 +39,11 @@ type creation struct {
 	outDir        fs.FileInfo            // the output folder, where snapshots are staged; nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
 	wouldSnapshot []string               // in a dry run, the files that would be snapshotted
+	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
+	// or aborted, and for any other output.
+	upload *s3store.Upload
+	// receiptETag is the receipt's in the bucket, once written.
+	receiptETag string
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -51,7 +58,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	c := &creation{cfg: cfg, rec: report.NewRecorder(cfg.policy), started: time.Now()}
+	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
 	if cfg.jsonLines {
 		c.events = report.NewEvents(stdout, "create")
 	}
@@ -76,7 +83,7 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 		if lock, code = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
 			return code
 		}
-		defer lock.Release()
+		defer releaseSet(lock, "backup", stderr)
 	}
 	if code, ok := c.runBefore(ctx, stderr); !ok {
 		return code
@@ -93,7 +100,7 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	}
 	c.print(rc, stderr)
 	if err != nil {
-		c.writeFailedReceipt(rc, stderr) // after the summary: the cause of the failure comes first
+		c.writeFailedReceipt(ctx, rc, stderr) // after the summary: the cause of the failure comes first
 	}
 	return exitCode(rc, err)
 }
@@ -130,7 +137,13 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 // run backs up the sources and returns the receipt, written next to the archive; or the
 // fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
-	out, err := c.cfg.resolveOutput(c.started)
+	var out outputPaths
+	var err error
+	if st := c.remoteSet(); st != nil {
+		out, err = c.cfg.remoteOutput(ctx, st, c.started)
+	} else {
+		out, err = c.cfg.resolveOutput(c.started)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +163,7 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	rc, err := c.write(ctx, stderr)
 	if err != nil {
 		c.w.Abort()
+		c.abortUpload()
 	}
 	return rc, err
 }
@@ -168,7 +182,12 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
+	// Snapshots are staged beside the archive; a streamed archive (a bucket, stdout) has no
+	// folder of its own here, and stages, as it spools, in the temp folder.
 	dir := filepath.Dir(c.out.archive)
+	if c.remoteSet() != nil || c.cfg.toStdout() {
+		dir = os.TempDir()
+	}
 	opts := archive.Options{
 		Method: c.cfg.method,
 		Level:  c.cfg.level,
@@ -181,6 +200,12 @@ func (c *creation) openArchive(ctx context.Context) error {
 	if c.cfg.sqlite {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
 		c.outputDirInfo()
+	}
+	if st := c.remoteSet(); st != nil {
+		return c.openUpload(ctx, st, opts)
+	}
+	if c.cfg.toStdout() {
+		return c.openStdout(ctx, opts)
 	}
 	w, err := archive.Create(ctx, dir, filepath.Base(c.out.archive), opts)
 	if err != nil {
@@ -211,12 +236,18 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err != nil {
 		return nil, c.archiveError(err)
 	}
-	if c.cfg.verify {
+	if c.cfg.verify && c.upload == nil {
 		if err := c.verify(ctx, sum); err != nil {
 			return nil, err
 		}
 	}
 	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
+	if c.upload != nil {
+		return rc, c.placeRemote(ctx, rc)
+	}
+	if c.cfg.toStdout() {
+		return rc, c.placeStdout(rc)
+	}
 	return rc, c.place(rc)
 }
 
@@ -251,13 +282,19 @@ func (c *creation) archiveError(err error) error {
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its
 // receipt must keep describing it.
-func (c *creation) writeFailedReceipt(rc *report.Receipt, stderr io.Writer) {
-	if c.cfg.dryRun || c.out.receipt == "" || exists(c.out.archive) {
+func (c *creation) writeFailedReceipt(ctx context.Context, rc *report.Receipt, stderr io.Writer) {
+	if c.cfg.dryRun || c.out.receipt == "" {
 		return
 	}
-	data, err := rc.Marshal()
-	if err == nil {
-		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+	var err error
+	if c.remoteSet() != nil {
+		err = c.writeRemoteReceipt(ctx, rc)
+	} else if c.cfg.toStdout() || !exists(c.out.archive) {
+		var data []byte
+		data, err = rc.Marshal()
+		if err == nil {
+			err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+		}
 	}
 	if err != nil && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))

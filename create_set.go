@@ -13,6 +13,7 @@ import (
 	"backup/archive"
 	"backup/atomicfile"
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/report"
 )
 
@@ -21,7 +22,10 @@ var setOnlyFlags = append([]string{"wait", "activate-incomplete"}, keepNames...)
 
 // validateSet decides whether the run writes into a backup set: --output-dir given
 // explicitly and no -o. A set keeps every receipt beside its archive, so --receipt is refused.
-func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, activate bool, keep *keepFlags) error {
+func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, activate bool, keep *keepFlags, s3 *s3Flags) error {
+	if s3store.IsLocation(cfg.output) {
+		return fmt.Errorf("-o %s: a bucket holds backup sets only: --output-dir %s", cfg.output, cfg.output)
+	}
 	if flags.Changed("output-dir") && cfg.output != "" {
 		return fmt.Errorf("-o and --output-dir cannot be used together: -o names the archive, --output-dir a backup set")
 	}
@@ -40,11 +44,11 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(cfg.outputDir)
+	st, err := s3.open(context.Background(), cfg.outputDir)
 	if err != nil {
 		return err
 	}
-	cfg.set = &setConfig{dir: dir, wait: wait, activateIncomplete: activate, keep: policy, prune: keep.given()}
+	cfg.set = &setConfig{dir: st.Location(), store: st, wait: wait, activateIncomplete: activate, keep: policy, prune: keep.given()}
 	return nil
 }
 
@@ -52,18 +56,20 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 // refuses a set whose LATEST names another source's archive: one set, one source, so that
 // restore DIR and pruning never mix two.
 func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer) (*backupset.Lock, int) {
-	if err := os.MkdirAll(set.dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "backup: failed: output folder %s: %v\n", set.dir, cause(err))
-		return nil, exitFailed
+	if _, ok := set.store.(backupset.Folder); ok {
+		if err := os.MkdirAll(set.dir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "backup: failed: output folder %s: %v\n", set.dir, cause(err))
+			return nil, exitFailed
+		}
 	}
-	lock, code := lockSet(ctx, set.dir, set.wait, "backup", stderr)
+	lock, code := lockSet(ctx, set.store, set.wait, "backup", stderr)
 	if lock == nil {
 		return nil, code
 	}
-	if _, err := lock.RemoveStale(); err != nil {
-		fmt.Fprintf(stderr, "backup: %s: could not remove a killed run's temp file: %v\n", set.dir, err)
+	if _, err := lock.RemoveStale(ctx); err != nil {
+		fmt.Fprintf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
 	}
-	name, err := backupset.PointerName(set.dir)
+	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
 		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
@@ -80,6 +86,9 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 // run's exit code. A backup that is not complete never prunes.
 func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *report.Receipt, stderr io.Writer) int {
 	name := filepath.Base(c.out.archive)
+	if c.remoteSet() != nil {
+		name = c.remoteName()
+	}
 	activate := rc.Status == report.Complete || rc.Status == report.Incomplete && c.cfg.set.activateIncomplete
 	if !activate {
 		c.print(rc, stderr)
@@ -87,15 +96,21 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		return exitCode(rc, nil)
 	}
 	var verifyErr error
-	err := lock.Activate(name, c.cfg.set.activateIncomplete, func(path string) error {
-		if c.cfg.verify {
+	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
+		sum := archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
+		switch {
+		case c.remoteSet() != nil:
+			// An upload cannot be read before it completes: it is read back here, always.
+			verifyErr = c.readBackRemote(ctx, name, sum)
+		case c.cfg.verify:
 			return nil // --verify read these bytes back already, before the rename
+		default:
+			verifyErr = readBack(ctx, filepath.Join(c.cfg.set.dir, name), sum)
 		}
-		verifyErr = readBack(ctx, path, archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
 		return verifyErr
 	})
 	if verifyErr != nil && ctx.Err() == nil {
-		rc = c.markDamaged(rc, verifyErr, stderr)
+		rc = c.markDamaged(ctx, rc, verifyErr, stderr)
 	}
 	c.print(rc, stderr)
 	switch {
@@ -113,7 +128,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	if rc.Status != report.Complete || !c.cfg.set.prune {
 		return exitCode(rc, nil)
 	}
-	plan, err := lock.Prune(c.cfg.set.keep, false)
+	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
 	if !c.cfg.quiet {
 		writePruned(stderr, plan)
 	}
@@ -127,13 +142,19 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 // markDamaged records in the receipt that the archive failed its read-back: the receipt
 // must not keep calling it complete, and as a failed run it is superseded by the next good
 // one.
-func (c *creation) markDamaged(rc *report.Receipt, verifyErr error, stderr io.Writer) *report.Receipt {
+func (c *creation) markDamaged(ctx context.Context, rc *report.Receipt, verifyErr error, stderr io.Writer) *report.Receipt {
 	damaged := *rc
 	damaged.Status = report.Failed
 	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.out.archive, verifyErr)
-	data, err := damaged.Marshal()
-	if err == nil {
-		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+	var err error
+	if c.remoteSet() != nil {
+		err = c.writeRemoteReceipt(ctx, &damaged)
+	} else {
+		var data []byte
+		data, err = damaged.Marshal()
+		if err == nil {
+			err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))

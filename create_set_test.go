@@ -28,7 +28,7 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	if err := os.WriteFile(archive+".receipt.json", data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := backupset.Acquire(t.Context(), set, 0)
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,11 @@ func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 // SHA-256 its receipt records. The error names the first problem, or is ctx's error.
 func readBack(ctx context.Context, path string, sum archive.Summary) error {
 	res, err := archive.Verify(ctx, path, archive.VerifyOptions{Expect: &sum})
+	return verdict(ctx, res, err)
+}
+
+// verdict turns a read-back's result into its error: the first problem, or ctx's error.
+func verdict(ctx context.Context, res *archive.VerifyResult, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

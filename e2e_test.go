@@ -84,6 +84,7 @@ type runOpts struct {
 	dir   string
 	uid   int // 0: as the test's own user
 	stdin io.Reader
+	env   []string // added to the test's environment
 }
 
 func backup(t *testing.T, opts runOpts, args ...string) result {
@@ -91,6 +92,9 @@ func backup(t *testing.T, opts runOpts, args ...string) result {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = opts.dir
 	cmd.Stdin = opts.stdin
+	if opts.env != nil {
+		cmd.Env = append(os.Environ(), opts.env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if opts.uid != 0 {

@@ -90,12 +90,12 @@ func jsonFailed(stderr io.Writer, cmd string, err error) int {
 // lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune
 // do. On failure it prints one line starting with prefix ("backup", "backup prune") and
 // returns nil and the exit code: 4 locked, 130 interrupted while waiting, 1 anything else.
-func lockSet(ctx context.Context, dir string, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
-	lock, err := backupset.Acquire(ctx, dir, wait)
+func lockSet(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
+	lock, err := backupset.Acquire(ctx, st, wait)
 	var locked *backupset.LockedError
 	switch {
 	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, dir, err)
+		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
 		return nil, exitLocked
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
@@ -105,6 +105,15 @@ func lockSet(ctx context.Context, dir string, wait time.Duration, prefix string,
 		return nil, exitFailed
 	}
 	return lock, exitComplete
+}
+
+// releaseSet gives the set's lock up. A lock object taken over by another run while this one
+// held it (it stalled past the lock's expiry) is worth a line: its changes were made on
+// conditions, but the user should know two runs overlapped.
+func releaseSet(lock *backupset.Lock, prefix string, stderr io.Writer) {
+	if err := lock.Release(); err != nil {
+		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, lock.Store().Location(), err)
+	}
 }
 
 // setError renders an error about a set for the one line a command prints, naming the

@@ -47,6 +47,7 @@ type listJSON struct {
 // listConfig is the list command's flags.
 type listConfig struct {
 	json, long, all bool
+	s3              *s3Flags
 }
 
 func newListCmd() *cobra.Command {
@@ -56,6 +57,7 @@ func newListCmd() *cobra.Command {
 	flags.BoolVarP(&cfg.long, "long", "l", false, "also print each entry's mode, size and mtime (UTC)")
 	flags.BoolVar(&cfg.all, "all", false, "print every skipped path and warning, not only the first 20 of each")
 	flags.BoolVar(&cfg.json, "json", false, "print the entries and the manifest's lists as JSON")
+	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		if len(args) != 1 {
@@ -70,12 +72,15 @@ func newListCmd() *cobra.Command {
 }
 
 func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
-	path, err := resolveArchive(arg)
+	ctx, stop := interruptible()
+	defer stop()
+	ref, err := resolveArchive(ctx, arg, cfg.s3)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
 	}
-	r, err := archive.Open(path)
+	path := ref.path
+	r, err := ref.open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup list: %s: %v\n", path, cause(err))
 		return exitFailed

@@ -21,9 +21,12 @@ type outputPaths struct {
 func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
 	var out outputPaths
 	var err error
-	if cfg.output != "" {
+	switch {
+	case cfg.toStdout():
+		out.archive = stdoutArchive
+	case cfg.output != "":
 		out.archive, err = cfg.explicitOutput(now)
-	} else {
+	default:
 		out.archive, err = cfg.defaultOutput(now)
 	}
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,7 +47,7 @@ type pruneRunJSON struct {
 
 // pruneConfig is the prune command's flags after validation.
 type pruneConfig struct {
-	dir          string
+	store        backupset.Store
 	policy       backupset.Policy
 	wait         time.Duration
 	dryRun, json bool
@@ -66,6 +65,7 @@ func newPruneCmd() *cobra.Command {
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
 	hooks := addHookFlags(flags)
+	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hooks}
 		var err error
@@ -82,7 +82,7 @@ func newPruneCmd() *cobra.Command {
 			err = refuseEmpty(flags, nil, args, "DIR")
 		}
 		if err == nil {
-			cfg.dir, err = filepath.Abs(args[0])
+			cfg.store, err = s3.open(cmd.Context(), args[0])
 		}
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "prune", err)
@@ -97,44 +97,47 @@ func newPruneCmd() *cobra.Command {
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 	code := pruneSet(cfg, stdout, stderr)
 	if len(cfg.hooks.after) > 0 {
-		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.dir, "", "", ""), stderr)
+		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.store.Location(), "", "", ""), stderr)
 	}
 	return code
 }
 
 func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
-	if _, err := os.Stat(cfg.dir); err != nil {
-		fmt.Fprintf(stderr, "backup prune: %v\n", err)
-		return exitFailed
+	if f, ok := cfg.store.(backupset.Folder); ok {
+		// A folder's lock file would create the folder: a mistyped DIR must not.
+		if _, err := os.Stat(f.Dir); err != nil {
+			fmt.Fprintf(stderr, "backup prune: %v\n", err)
+			return exitFailed
+		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code := lockSet(ctx, cfg.dir, cfg.wait, "backup prune", stderr)
+	lock, code := lockSet(ctx, cfg.store, cfg.wait, "backup prune", stderr)
 	if lock == nil {
 		return code
 	}
-	defer lock.Release()
-	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.dir, "", "", ""), stderr); err != nil {
+	defer releaseSet(lock, "backup prune", stderr)
+	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.store.Location(), "", "", ""), stderr); err != nil {
 		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
 		if ctx.Err() != nil {
 			return exitInterrupted
 		}
 		return exitFailed
 	}
-	plan, err := lock.Prune(cfg.policy, cfg.dryRun)
+	plan, err := lock.Prune(ctx, cfg.policy, cfg.dryRun)
 	if cfg.jsonLines {
-		if err := writePruneEvents(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
+		if err := writePruneEvents(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
 	} else if cfg.json {
-		if err := writeJSON(stdout, newPruneJSON(cfg.dir, plan, cfg.dryRun)); err != nil {
+		if err := writeJSON(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
 	} else {
 		writePlan(stdout, plan, cfg.dryRun)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.dir, err))
+		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}
 	return exitComplete

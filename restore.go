@@ -36,6 +36,7 @@ type restoreConfig struct {
 	events             *report.Events // --json-lines, once started
 	include            *skiprules.Matcher
 	archive, dest      string
+	s3                 *s3Flags
 }
 
 // restoreStatus is how a restore ended, as --json prints it; it decides the exit code.
@@ -86,6 +87,7 @@ func newRestoreCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
+	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		if cfg.json && cfg.jsonLines {
@@ -134,14 +136,14 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 // restoreInto opens the archive, plans and runs the restore, recording the outcome in out
 // and printing it on stderr.
 func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stderr io.Writer) {
-	path, err := resolveArchive(cfg.archive)
+	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
 		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
-	cfg.archive, out.Archive = path, path
-	r, err := archive.Open(cfg.archive)
+	cfg.archive, out.Archive = ref.path, ref.path
+	r, err := ref.open(ctx)
 	if err != nil {
 		out.fail(cause(err))
 		if readFailed(ctx, stderr, "restore", cfg.archive, err) == exitInterrupted {

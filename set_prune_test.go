@@ -153,7 +153,7 @@ func TestSetPruneLocked(t *testing.T) {
 	makeTree(t, set, map[string]node{"LATEST": {content: simulatedRun{started: time.Now().Add(-time.Hour)}.name() + "\n"}})
 	// The test holds the lock, as a running backup would; prune exits 4 at once, naming this
 	// process, or waits with --wait until the lock is released.
-	lock, err := backupset.Acquire(t.Context(), set, 0)
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,24 +1,86 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
+	"backup/archive"
 	"backup/backupset"
+	"backup/backupset/s3store"
 )
 
+// archiveRef is the archive an ARCHIVE argument names.
+type archiveRef struct {
+	// path names the archive in messages and --json: a file's path, or s3://BUCKET/PREFIX/NAME.
+	path string
+	// store is the set in a bucket the archive is in; nil for a file (a folder set's
+	// archive is a file).
+	store backupset.Store
+	// entry is the set's LATEST target, with its receipt, when store is set.
+	entry backupset.Entry
+}
+
 // resolveArchive returns the archive an ARCHIVE argument names: the path itself, or, for a
-// backup set folder, the archive its LATEST names, failing closed (never "the newest file").
-// verify, list and restore take their ARCHIVE through it, so that `backup restore DIR DEST`
-// restores the set's LATEST backup.
-func resolveArchive(arg string) (string, error) {
+// backup set (a folder, or s3://BUCKET/PREFIX), the archive its LATEST names, failing closed
+// (never "the newest file"). verify, list and restore take their ARCHIVE through it, so
+// that `backup restore DIR DEST` restores the set's LATEST backup.
+func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, error) {
+	if s3store.IsLocation(arg) {
+		st, err := s3.open(ctx, arg)
+		if err != nil {
+			return archiveRef{}, err
+		}
+		e, err := backupset.Latest(ctx, st)
+		if err != nil {
+			return archiveRef{}, err
+		}
+		return archiveRef{path: st.Location() + "/" + e.Name, store: st, entry: e}, nil
+	}
 	info, err := os.Stat(arg)
 	if err != nil || !info.IsDir() {
-		return arg, nil // the command's own open reports a missing or unreadable archive
+		return archiveRef{path: arg}, nil // the command's own open reports a missing or unreadable archive
 	}
-	e, err := backupset.Latest(arg)
+	e, err := backupset.Latest(ctx, backupset.Folder{Dir: arg})
 	if err != nil {
-		return "", err
+		return archiveRef{}, err
 	}
-	return filepath.Join(arg, e.Name), nil
+	return archiveRef{path: filepath.Join(arg, e.Name)}, nil
+}
+
+// open reads the archive's directory and manifest. An archive in a bucket is read with
+// ranged requests, never downloaded whole.
+func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
+	if a.store == nil {
+		return archive.Open(a.path)
+	}
+	f, err := a.store.Open(ctx, a.entry.Name)
+	if err != nil {
+		return nil, err
+	}
+	// The object holds no connection between reads, so the reader need not close it.
+	return archive.NewReader(f, f.Size())
+}
+
+// receipt returns the receipt to check the archive against, as findReceipt does; for an
+// archive in a bucket, the one its set holds beside it (already read and matched by Latest).
+func (a archiveRef) receipt(explicit string) (string, *archive.Summary, error) {
+	if a.store == nil || explicit != "" {
+		return findReceipt(a.path, explicit)
+	}
+	rc := a.entry.Receipt.Archive
+	return a.path + backupset.ReceiptSuffix, &archive.Summary{Size: rc.Size, SHA256: rc.SHA256}, nil
+}
+
+// verify reads the archive back as backup verify does; from a bucket, with ranged reads in
+// parallel.
+func (a archiveRef) verify(ctx context.Context, opts archive.VerifyOptions) (*archive.VerifyResult, error) {
+	if a.store == nil {
+		return archive.Verify(ctx, a.path, opts)
+	}
+	r, err := a.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Verify(ctx, opts)
 }

@@ -24,7 +24,8 @@ func TestResolveArchive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {
-			got, err := resolveArchive(tt.arg)
+			ref, err := resolveArchive(t.Context(), tt.arg, &s3Flags{})
+			got := ref.path
 			if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("resolveArchive(%q) = %q, %v; want %q, %q", tt.arg, got, err, tt.want, tt.err)
 			}

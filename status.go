@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -50,6 +49,7 @@ func newStatusCmd() *cobra.Command {
 	flags.Var(&maxAge, "max-age", "also require LATEST to be complete and younger than `DURATION` (e.g. 26h, 7d)")
 	asJSON := flags.Bool("json", false, "print the set's state as JSON")
 	metricsFile := flags.String("metrics-file", "", "also write the set's Prometheus metrics to `PATH` (node_exporter textfile collector)")
+	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		err := refuseEmpty(flags, []string{"metrics-file"}, args, "DIR")
@@ -59,17 +59,20 @@ func newStatusCmd() *cobra.Command {
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
-		dir, err := filepath.Abs(args[0])
+		st, err := s3.open(cmd.Context(), args[0])
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
-		return showStatus(dir, time.Duration(maxAge), *asJSON, *metricsFile, cmd.OutOrStdout(), stderr)
+		return showStatus(st, time.Duration(maxAge), *asJSON, *metricsFile, cmd.OutOrStdout(), stderr)
 	})
 	return cmd
 }
 
-func showStatus(dir string, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
-	s, err := backupset.ReadStatus(dir)
+func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
+	ctx, stop := interruptible()
+	defer stop()
+	dir := st.Location()
+	s, err := backupset.ReadStatus(ctx, st)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed

@@ -34,6 +34,7 @@ type verifyConfig struct {
 	jsonLines   bool
 	events      *report.Events // --json-lines, once started
 	archive     string
+	s3          *s3Flags
 }
 
 // verifyJSON is what verify --json prints.
@@ -52,6 +53,7 @@ func newVerifyCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print each problem and then the result to stdout, one JSON object a line")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
+	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if cfg.json && cfg.jsonLines {
@@ -75,7 +77,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	if cfg.jsonLines {
 		cfg.events = report.NewEvents(stdout, "verify")
 	}
-	path, err := resolveArchive(cfg.archive)
+	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
 		if cfg.json || cfg.jsonLines {
@@ -83,15 +85,15 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
-	cfg.archive = path
-	receiptPath, expect, err := findReceipt(cfg.archive, cfg.receipt)
+	cfg.archive = ref.path
+	receiptPath, expect, err := ref.receipt(cfg.receipt)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
 	opts := archive.VerifyOptions{Expect: expect}
 	p := cfg.startProgress(&opts)
-	res, err := archive.Verify(ctx, cfg.archive, opts)
+	res, err := ref.verify(ctx, opts)
 	p.Stop()
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)

@@ -46,8 +46,10 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.buf.Flush(); err != nil {
 		return Summary{}, err
 	}
-	if err := w.file.Sync(); err != nil {
-		return Summary{}, err
+	if w.file != nil {
+		if err := w.file.Sync(); err != nil {
+			return Summary{}, err
+		}
 	}
 	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}, nil
 }
@@ -75,6 +77,9 @@ func (w *Writer) Commit(final string, replace bool, with ...*atomicfile.Staged) 
 // every path that does not end in a successful Commit.
 func (w *Writer) Abort() {
 	w.Wait()
+	if w.file == nil {
+		return
+	}
 	w.file.Close()
 	if !w.published {
 		os.Remove(w.file.Name())

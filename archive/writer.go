@@ -69,7 +69,8 @@ type Options struct {
 	OnWarn func(err error)
 }
 
-// Writer writes one archive to a temp file beside its final path.
+// Writer writes one archive: to a temp file beside its final path (Create), or to a stream
+// (CreateStream).
 type Writer struct {
 	opts   Options
 	ctx    context.Context
@@ -123,11 +124,35 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
+	w := start(ctx, output(f, opts.Output), dir, comp, opts)
+	w.file = f
+	return w, nil
+}
+
+// CreateStream starts an archive written to out as it is made, for an output that is not a
+// file renamed into place (an upload, a pipe): the zip is written front to back without
+// seeking, and what becomes of the bytes once CloseManifest returns is the caller's affair
+// (Commit is not for such a Writer). Entries that wait their turn spill to spoolDir.
+func CreateStream(ctx context.Context, out io.Writer, spoolDir string, opts Options) (*Writer, error) {
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	if opts.Open == nil {
+		opts.Open = openSource
+	}
+	comp, err := newCompressor(opts.Method, opts.Level, opts.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, out, spoolDir, comp, opts), nil
+}
+
+// start makes the Writer over out and starts its pipeline.
+func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor, opts Options) *Writer {
 	w := &Writer{
 		opts:    opts,
 		ctx:     ctx,
-		file:    f,
-		buf:     bufio.NewWriterSize(output(f, opts.Output), writeBuffer),
+		buf:     bufio.NewWriterSize(out, writeBuffer),
 		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item),
 		pool:    newChunkPool(comp, opts.Jobs),
@@ -139,14 +164,14 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, DefaultLevel)
 	})
-	spools := newSpoolConfig(dir, spoolMemory, spoolBudget)
+	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
 		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open}
 		w.workers.Add(1)
 		go w.work(s)
 	}
 	go w.run()
-	return w, nil
+	return w
 }
 
 func output(f *os.File, wrap func(*os.File) io.Writer) io.Writer {
@@ -156,8 +181,13 @@ func output(f *os.File, wrap func(*os.File) io.Writer) io.Writer {
 	return wrap(f)
 }
 
-// TempPath is the path of the temp file the archive is written to.
-func (w *Writer) TempPath() string { return w.file.Name() }
+// TempPath is the path of the temp file the archive is written to; "" for a stream.
+func (w *Writer) TempPath() string {
+	if w.file == nil {
+		return ""
+	}
+	return w.file.Name()
+}
 
 // BytesRead is how many bytes of source files have been read so far; safe to poll from any
 // goroutine.

@@ -43,19 +43,19 @@ func TestActivate(t *testing.T) {
 			}
 			var verified string
 			verify := func(path string) error { verified = path; return tt.verify(path) }
-			l, err := Acquire(t.Context(), dir, 0)
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Release()
-			err = l.Activate(nameB, tt.allowIncomplete, verify)
+			err = l.Activate(t.Context(), nameB, tt.allowIncomplete, verify)
 			wantLatest := nameB
 			if tt.want != "" {
 				wantLatest = nameA
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("Activate: %v, want %q", err, tt.want)
 				}
-			} else if err != nil || verified != filepath.Join(dir, nameB) {
+			} else if err != nil || verified != nameB {
 				t.Errorf("Activate: %v, verified %q; want success after verifying B", err, verified)
 			}
 			assertPointer(t, dir, wantLatest)
@@ -95,15 +95,15 @@ func TestActivateKilled(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	assertPointer(t, dir, nameA)
-	if e, err := Latest(dir); err != nil || e.Name != nameA {
+	if e, err := Latest(t.Context(), Folder{dir}); err != nil || e.Name != nameA {
 		t.Errorf("Latest after the kill: %s, %v; want %s", e.Name, err, nameA)
 	}
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatalf("the killed process's lock was not released: %v", err)
 	}
 	defer l.Release()
-	if err := l.Activate(nameB, false, func(string) error { return nil }); err != nil {
+	if err := l.Activate(t.Context(), nameB, false, func(string) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	assertPointer(t, dir, nameB)
@@ -112,14 +112,51 @@ func TestActivateKilled(t *testing.T) {
 // activateSlowly is the helper process of TestActivateKilled: it activates B with a
 // verifier that signals and then hangs until killed.
 func activateSlowly(dir string) {
-	l, err := Acquire(context.Background(), dir, 0)
+	l, err := Acquire(context.Background(), Folder{dir}, 0)
 	if err != nil {
 		os.Exit(2)
 	}
-	l.Activate(nameB, false, func(string) error {
+	l.Activate(context.Background(), nameB, false, func(string) error {
 		os.WriteFile(filepath.Join(dir, "verifying"), nil, 0o644)
 		time.Sleep(time.Minute)
 		return nil
 	})
 	os.Exit(3)
+}
+
+// TestActivateLostRace moves LATEST behind the lock holder's back, after it read the
+// pointer: Activate must not overwrite the other writer's pointer.
+func TestActivateLostRace(t *testing.T) {
+	tests := []struct {
+		name  string
+		start func(t *testing.T, dir string) // the set as the lock holder finds it
+		other string                         // what the other writer puts in LATEST
+	}{
+		{"LATEST moved", func(t *testing.T, dir string) {}, nameB},
+		{"LATEST created", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, LatestName)) }, nameA},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := twoRuns(t)
+			writeRun(t, dir, fakeRun{nameB, report.Complete, t0.Add(time.Hour)})
+			tt.start(t, dir)
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			if _, err := l.Pointer(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, ".other"), tt.other+"\n")
+			if err := os.Rename(filepath.Join(dir, ".other"), filepath.Join(dir, LatestName)); err != nil {
+				t.Fatal(err)
+			}
+			err = l.Activate(t.Context(), nameB, false, func(string) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), "moved by another writer") {
+				t.Errorf("Activate: %v, want the lost race named", err)
+			}
+			assertPointer(t, dir, tt.other)
+		})
+	}
 }

@@ -1,16 +1,15 @@
 package backupset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"backup/atomicfile"
 	"backup/report"
 )
 
@@ -38,8 +37,11 @@ type Entry struct {
 	Source  string          // the source's name at the front of Name
 	Archive bool            // an archive (of any file type) is at Name
 	Size    int64           // the archive's size
+	ETag    string          // the archive's, as the store gave it when the entry was read
 	Receipt *report.Receipt // nil when missing or unreadable
-	Problem error           // why the entry is Unknown; nil otherwise
+	// ReceiptETag is the receipt's ETag as read; a prune deletes only what it judged.
+	ReceiptETag string
+	Problem     error // why the entry is Unknown; nil otherwise
 }
 
 // State classifies the entry from its receipt and the files present.
@@ -69,27 +71,27 @@ func (e Entry) Started() time.Time {
 	return stamp
 }
 
-// Scan lists the runs in dir: every file with a default archive name, or such a name plus
-// the receipt suffix. Other files are not the set's and are not listed. A missing dir is an
-// empty set. The entries are sorted oldest first.
-func Scan(dir string) ([]Entry, error) {
-	files, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// Scan lists the runs in st: every file with a default archive name, or such a name plus
+// the receipt suffix. Other files are not the set's and are not listed. A set that does not
+// exist yet is empty. The entries are sorted oldest first.
+func Scan(ctx context.Context, st Store) ([]Entry, error) {
+	files, err := st.List(ctx)
 	if err != nil {
 		return nil, err
 	}
+	byName := make(map[string]Object, len(files))
 	var names []string
 	for _, f := range files {
-		name := strings.TrimSuffix(f.Name(), ReceiptSuffix)
+		byName[f.Name] = f
+		name := strings.TrimSuffix(f.Name, ReceiptSuffix)
 		if _, _, ok := parseName(name); ok && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	entries := make([]Entry, 0, len(names))
 	for _, name := range names {
-		entries = append(entries, inspect(dir, name))
+		o, ok := byName[name]
+		entries = append(entries, inspectObject(ctx, st, name, o, ok))
 	}
 	slices.SortFunc(entries, func(a, b Entry) int {
 		return compareRuns(a.Started(), a.Name, b.Started(), b.Name)
@@ -97,22 +99,31 @@ func Scan(dir string) ([]Entry, error) {
 	return entries, nil
 }
 
-// inspect reads what dir holds under the archive name: the archive's type and size, and its
+// inspect reads what st holds under the archive name: the archive's type and size, and its
 // receipt, and says what does not match.
-func inspect(dir, name string) Entry {
-	e := Entry{Name: name}
-	e.Source, _, _ = parseName(name)
-	info, err := os.Lstat(filepath.Join(dir, name))
-	switch {
-	case err == nil:
-		e.Archive, e.Size = true, info.Size()
-		if !info.Mode().IsRegular() {
-			e.Problem = fmt.Errorf("the archive is %s", atomicfile.DescribeType(info.Mode()))
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		e.Problem = err
+func inspect(ctx context.Context, st Store, name string) Entry {
+	o, err := st.Stat(ctx, name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e := inspectObject(ctx, st, name, Object{}, false)
+		e.Problem = firstErr(err, e.Problem)
+		return e
 	}
-	rc, err := report.ReadReceipt(filepath.Join(dir, name+ReceiptSuffix))
+	return inspectObject(ctx, st, name, o, err == nil)
+}
+
+// inspectObject completes the entry of the archive o (found says whether there is one) with
+// its receipt.
+func inspectObject(ctx context.Context, st Store, name string, o Object, found bool) Entry {
+	e := Entry{Name: name, ETag: o.ETag}
+	e.Source, _, _ = parseName(name)
+	if found {
+		e.Archive, e.Size = true, o.Size
+		if o.NotRegular != "" {
+			e.Problem = fmt.Errorf("the archive is %s", o.NotRegular)
+		}
+	}
+	rc, etag, err := readReceipt(ctx, st, name+ReceiptSuffix)
+	e.ReceiptETag = etag
 	if errors.Is(err, fs.ErrNotExist) {
 		err = errors.New("its receipt is missing")
 	} else if err != nil {
@@ -125,6 +136,16 @@ func inspect(dir, name string) Entry {
 	e.Receipt = rc
 	e.Problem = firstErr(e.Problem, matchReceipt(e))
 	return e
+}
+
+// readReceipt reads and parses the receipt called name, and returns its ETag.
+func readReceipt(ctx context.Context, st Store, name string) (*report.Receipt, string, error) {
+	data, etag, err := st.ReadFile(ctx, name, report.MaxReceiptSize)
+	if err != nil {
+		return nil, "", err
+	}
+	rc, err := report.ParseReceipt(name, data)
+	return rc, etag, err
 }
 
 // matchReceipt checks that the receipt describes the archive at the entry's name.

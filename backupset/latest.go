@@ -2,13 +2,13 @@ package backupset
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
 
-	"backup/atomicfile"
 	"backup/report"
 )
 
@@ -22,17 +22,17 @@ const maxPointer = 4096
 // pointer or its target is an error naming the problem (as an *fs.PathError on LATEST), and
 // another archive is never picked instead. The error is a *LatestError, or ErrNoBackup for
 // a set that holds neither LATEST nor any archive.
-func Latest(dir string) (Entry, error) {
-	name, err := readPointer(dir)
+func Latest(ctx context.Context, st Store) (Entry, error) {
+	name, _, err := readPointer(ctx, st)
 	if errors.Is(err, errNoPointer) {
-		return Entry{}, missingPointer(dir)
+		return Entry{}, missingPointer(ctx, st)
 	}
 	if err != nil {
 		return Entry{}, err
 	}
-	e := inspect(dir, name)
+	e := inspect(ctx, st, name)
 	if err := checkTarget(e); err != nil {
-		return e, latestError(dir, fmt.Errorf("names %s: %w", name, err))
+		return e, latestError(st, fmt.Errorf("names %s: %w", name, err))
 	}
 	return e, nil
 }
@@ -63,45 +63,58 @@ func (e *LatestError) Error() string { return e.Path + ": " + e.Err.Error() }
 // Unwrap returns the problem.
 func (e *LatestError) Unwrap() error { return e.Err }
 
-func latestError(dir string, err error) error {
-	return &LatestError{Path: filepath.Join(dir, LatestName), Err: err}
+func latestError(st Store, err error) error {
+	return &LatestError{Path: location(st, LatestName), Err: err}
+}
+
+// location names a file of a set in messages.
+func location(st Store, name string) string {
+	if _, ok := st.(Folder); ok {
+		return filepath.Join(st.Location(), name)
+	}
+	return st.Location() + "/" + name
 }
 
 // errNoPointer is readPointer's error when there is no LATEST at all.
 var errNoPointer = errors.New("no LATEST")
 
-// readPointer reads and checks LATEST's one line, and returns the archive name in it.
-func readPointer(dir string) (string, error) {
-	path := filepath.Join(dir, LatestName)
-	data, err := atomicfile.ReadRegular(path, maxPointer)
+// readPointer reads and checks LATEST's one line, and returns the archive name in it and
+// LATEST's ETag.
+func readPointer(ctx context.Context, st Store) (string, string, error) {
+	data, etag, err := st.ReadFile(ctx, LatestName, maxPointer)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", errNoPointer
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return "", latestError(dir, pe.Err)
+		return "", "", errNoPointer
 	}
 	if err != nil {
-		return "", latestError(dir, err)
+		// A damaged pointer (a symlink, a FIFO) is still replaced on the condition that it
+		// is the one seen here.
+		if o, serr := st.Stat(ctx, LatestName); serr == nil {
+			etag = o.ETag
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", etag, latestError(st, err)
 	}
 	name, err := parsePointer(data)
 	if err != nil {
-		return "", latestError(dir, err)
+		return "", etag, latestError(st, err)
 	}
-	return name, nil
+	return name, etag, nil
 }
 
 // missingPointer is the error for a set without LATEST: only create may start a set, and a
 // set that has archives but no pointer has lost it, or never had a complete backup.
-func missingPointer(dir string) error {
-	entries, err := Scan(dir)
+func missingPointer(ctx context.Context, st Store) error {
+	entries, err := Scan(ctx, st)
 	if err != nil {
 		return err
 	}
 	if len(entries) == 0 {
 		return ErrNoBackup
 	}
-	return latestError(dir, fmt.Errorf("is missing, but the set holds %d runs (no backup was activated, or the pointer was lost)", len(entries)))
+	return latestError(st, fmt.Errorf("is missing, but the set holds %d runs (no backup was activated, or the pointer was lost)", len(entries)))
 }
 
 // parsePointer checks that data is exactly one line holding a default archive name.
@@ -129,32 +142,51 @@ func parsePointer(data []byte) (string, error) {
 	return "", fmt.Errorf("names %q, which is not an archive name of a set", s)
 }
 
-// Verifier checks that the archive at path is whole, by reading it back; backup verify's
-// check.
-type Verifier func(path string) error
+// Verifier checks that the archive called name in the set is whole, by reading it back;
+// backup verify's check.
+type Verifier func(name string) error
 
 // Activate points LATEST at the archive name in the set, once it is verified: its receipt
 // matches it and records a complete run (or an incomplete one, when allowIncomplete says so),
-// and verify reads it back without error. LATEST is replaced atomically (temp file, fsync,
-// rename, folder fsync), so a crash leaves it on the previous archive or on this one.
-func (l *Lock) Activate(name string, allowIncomplete bool, verify Verifier) error {
-	e := inspect(l.dir, name)
+// and verify reads it back without error. LATEST is replaced only if it still holds what
+// was read when the lock was taken (see Lock.Pointer): the store's compare-and-swap, so a
+// writer that moved it meanwhile is never overwritten; a missing LATEST is created only if
+// still missing. A folder replaces it atomically (temp file, fsync, rename, folder fsync), so
+// a crash leaves it on the previous archive or on this one.
+func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, verify Verifier) error {
+	e := inspect(ctx, l.store, name)
 	if err := checkTarget(e); err != nil {
 		return fmt.Errorf("not activating %s: %w", name, err)
 	}
 	if e.Receipt.Status != report.Complete && !allowIncomplete {
 		return fmt.Errorf("not activating %s: the backup is %s", name, e.Receipt.Status)
 	}
-	if err := verify(filepath.Join(l.dir, name)); err != nil {
+	if err := verify(name); err != nil {
 		return fmt.Errorf("not activating %s: %w", name, err)
 	}
-	return atomicfile.WriteFile(filepath.Join(l.dir, LatestName), []byte(name+"\n"), 0o644)
+	if !l.pointerRead {
+		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
+			return err
+		}
+	}
+	_, err := l.store.Put(ctx, LatestName, []byte(name+"\n"), l.pointerETag)
+	if errors.Is(err, ErrChanged) || errors.Is(err, ErrExists) {
+		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", name))
+	}
+	return err
 }
 
-// PointerName returns the archive name LATEST holds, after checking only the pointer itself,
-// not its target; "" when there is no LATEST. Create uses it to keep one source per set.
-func PointerName(dir string) (string, error) {
-	name, err := readPointer(dir)
+func isLatestError(err error) bool {
+	var le *LatestError
+	return errors.As(err, &le)
+}
+
+// Pointer returns the archive name LATEST holds, after checking only the pointer itself,
+// not its target; "" when there is no LATEST. Create reads it when it takes the lock, to keep
+// one source per set; the ETag read then is the condition Activate moves LATEST on.
+func (l *Lock) Pointer(ctx context.Context) (string, error) {
+	name, etag, err := readPointer(ctx, l.store)
+	l.pointerRead, l.pointerETag = true, etag
 	if errors.Is(err, errNoPointer) {
 		return "", nil
 	}

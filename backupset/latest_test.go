@@ -104,7 +104,7 @@ func TestLatestFailsClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := twoRuns(t)
 			tt.damage(t, dir)
-			e, err := Latest(dir)
+			e, err := Latest(t.Context(), Folder{dir})
 			if err == nil {
 				t.Fatalf("Latest resolved to %s", e.Name)
 			}
@@ -123,7 +123,7 @@ func TestLatestGood(t *testing.T) {
 	for _, content := range []string{nameA + "\n", nameA} {
 		dir := twoRuns(t)
 		writeFile(t, filepath.Join(dir, LatestName), content)
-		e, err := Latest(dir)
+		e, err := Latest(t.Context(), Folder{dir})
 		if err != nil || e.Name != nameA || e.State() != Complete {
 			t.Errorf("LATEST %q: %s (%s), %v; want %s", content, e.Name, e.State(), err, nameA)
 		}
@@ -132,7 +132,7 @@ func TestLatestGood(t *testing.T) {
 
 func TestLatestNoBackup(t *testing.T) {
 	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
-		if _, err := Latest(dir); !errors.Is(err, ErrNoBackup) {
+		if _, err := Latest(t.Context(), Folder{dir}); !errors.Is(err, ErrNoBackup) {
 			t.Errorf("Latest(%s) = %v, want ErrNoBackup", dir, err)
 		}
 	}

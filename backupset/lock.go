@@ -20,32 +20,63 @@ import (
 // holder's process id as it wrote it into the lock file; 0 when it could not be read (the
 // holder may have just taken the lock and not written it yet).
 type LockedError struct {
-	Dir string
+	Dir string // the set's location
 	Pid int
+	// Host is the holder's host name, when the lock says it (a lock object in a bucket
+	// shared by several hosts); "" for a folder's lock.
+	Host string
 }
 
 func (e *LockedError) Error() string {
-	if e.Pid == 0 {
+	switch {
+	case e.Pid == 0:
 		return "another backup of this set is running"
+	case e.Host != "":
+		return fmt.Sprintf("another backup of this set is running, pid %d on %s", e.Pid, e.Host)
 	}
 	return fmt.Sprintf("another backup of this set is running, pid %d", e.Pid)
 }
 
-// Lock is a held exclusive lock on a set folder. The operations that change a set hang off
-// it, so that none can run without the lock.
+// Lock is a held exclusive lock on a set. The operations that change a set hang off it, so
+// that none can run without the lock.
 type Lock struct {
-	dir  string
+	store Store
+	held  Held
+	// pointerETag is LATEST's ETag when Pointer read it ("" when there was none): the
+	// condition on which Activate replaces it.
+	pointerETag string
+	pointerRead bool
+}
+
+// Acquire takes the writer lock of the set in st, waiting up to wait (see Store.Lock).
+func Acquire(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {
+	h, err := st.Lock(ctx, wait)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{store: st, held: h}, nil
+}
+
+// Store returns the locked set's store.
+func (l *Lock) Store() Store { return l.store }
+
+// Release gives the lock up.
+func (l *Lock) Release() error { return l.held.Release() }
+
+// flock is a held flock on a folder's lock file.
+type flock struct {
 	file *os.File
 }
 
 // pollInterval is how often Acquire retries a held lock while it waits.
 const pollInterval = 100 * time.Millisecond
 
-// Acquire takes the exclusive lock on dir/.backup.lock, creating the file when missing. When
+// Lock takes the exclusive flock on DIR/.backup.lock, creating the file when missing. When
 // the lock is held elsewhere it returns a *LockedError at once, or, when wait is positive,
 // retries until wait has passed or ctx is done. The kernel releases the lock when the
 // process dies, so a crashed run never leaves the set locked; the file itself is harmless.
-func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error) {
+func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
+	dir := fo.Dir
 	f, err := openLockFile(filepath.Join(dir, LockName))
 	if err != nil {
 		return nil, err
@@ -73,7 +104,7 @@ func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error)
 		}
 	}
 	writePid(f)
-	return &Lock{dir: dir, file: f}, nil
+	return &flock{file: f}, nil
 }
 
 // openLockFile opens the lock file without following a symlink and without blocking on a
@@ -138,11 +169,11 @@ func readPid(f *os.File) int {
 	return pid
 }
 
-// Release gives the lock up. The lock file stays: removing it would let a third run lock a
+// Release gives the flock up. The lock file stays: removing it would let a third run lock a
 // new file while a second one still waits on the old one.
 // The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
 // not written its pid yet does not name this process.
-func (l *Lock) Release() error {
+func (l *flock) Release() error {
 	l.file.Truncate(0)
 	return l.file.Close()
 }

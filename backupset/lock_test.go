@@ -13,13 +13,13 @@ import (
 
 func TestAcquireExclusive(t *testing.T) {
 	dir := t.TempDir()
-	first, err := Acquire(t.Context(), dir, 0)
+	first, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// flock locks belong to the open file, so a second open in this process contends as
 	// another process would.
-	_, err = Acquire(t.Context(), dir, 0)
+	_, err = Acquire(t.Context(), Folder{dir}, 0)
 	var locked *LockedError
 	if !errors.As(err, &locked) || locked.Pid != os.Getpid() {
 		t.Fatalf("second Acquire: %v; want a LockedError naming pid %d", err, os.Getpid())
@@ -28,12 +28,12 @@ func TestAcquireExclusive(t *testing.T) {
 		t.Errorf("message %q, want %q…", err, want)
 	}
 	start := time.Now()
-	_, err = Acquire(t.Context(), dir, 300*time.Millisecond)
+	_, err = Acquire(t.Context(), Folder{dir}, 300*time.Millisecond)
 	if !errors.As(err, &locked) || time.Since(start) < 300*time.Millisecond {
 		t.Errorf("Acquire with a wait: %v after %v; want LockedError after the wait", err, time.Since(start))
 	}
 	time.AfterFunc(200*time.Millisecond, func() { first.Release() })
-	second, err := Acquire(t.Context(), dir, 10*time.Second)
+	second, err := Acquire(t.Context(), Folder{dir}, 10*time.Second)
 	if err != nil {
 		t.Fatalf("Acquire waiting for a release: %v", err)
 	}
@@ -42,14 +42,14 @@ func TestAcquireExclusive(t *testing.T) {
 
 func TestAcquireCancelled(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if _, err := Acquire(ctx, dir, time.Minute); !errors.Is(err, context.Canceled) {
+	if _, err := Acquire(ctx, Folder{dir}, time.Minute); !errors.Is(err, context.Canceled) {
 		t.Errorf("Acquire: %v, want context.Canceled", err)
 	}
 }
@@ -80,7 +80,7 @@ func TestAcquireRefusesOddLockFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tt.make(t, filepath.Join(dir, LockName))
-			l, err := Acquire(t.Context(), dir, 0)
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
 			if err == nil {
 				l.Release()
 				t.Fatal("Acquire succeeded")
@@ -99,7 +99,7 @@ func TestAcquireStaleFile(t *testing.T) {
 	dir := t.TempDir()
 	// A crashed run leaves its pid in the file, but the kernel dropped its lock.
 	writeFile(t, filepath.Join(dir, LockName), "999999\n")
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatalf("Acquire over a stale lock file: %v", err)
 	}

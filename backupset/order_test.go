@@ -27,7 +27,7 @@ func writeSameSecond(t *testing.T, dir string, n int) []string {
 func TestScanOrdersRunsOfOneSecond(t *testing.T) {
 	dir := t.TempDir()
 	names := writeSameSecond(t, dir, 11)
-	entries, err := Scan(dir)
+	entries, err := Scan(t.Context(), Folder{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestPruneKeepsTheNewestOfOneSecond(t *testing.T) {
 	dir := t.TempDir()
 	names := writeSameSecond(t, dir, 3)
 	writeFile(t, filepath.Join(dir, LatestName), names[2]+"\n")
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	if _, err := l.Prune(Policy{Last: 2}, false); err != nil {
+	if _, err := l.Prune(t.Context(), Policy{Last: 2}, false); err != nil {
 		t.Fatal(err)
 	}
 	for i, name := range names {

@@ -1,11 +1,9 @@
 package backupset
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"backup/atomicfile"
 )
@@ -18,15 +16,15 @@ import (
 //
 // The decisions are returned in the set's order (oldest first). With an error, which names
 // the file that could not be deleted, only the decisions carried out are returned.
-func (l *Lock) Prune(p Policy, dryRun bool) ([]Decision, error) {
-	latest, err := Latest(l.dir)
+func (l *Lock) Prune(ctx context.Context, p Policy, dryRun bool) ([]Decision, error) {
+	latest, err := Latest(ctx, l.store)
 	if errors.Is(err, ErrNoBackup) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("not pruning: %w", err)
 	}
-	entries, err := Scan(l.dir)
+	entries, err := Scan(ctx, l.store)
 	if err != nil {
 		return nil, err
 	}
@@ -46,20 +44,27 @@ func (l *Lock) Prune(p Policy, dryRun bool) ([]Decision, error) {
 			// Plan never does this; a bug there must not cost a backup.
 			return plan[:i], fmt.Errorf("internal error: the plan deletes %s (%s); nothing more deleted", d.Name, d.State)
 		}
-		if err := l.remove(d.Name); err != nil {
+		if err := l.remove(ctx, entries[i]); err != nil {
 			return plan[:i], err
 		}
 	}
-	return plan, atomicfile.SyncDir(l.dir)
+	if f, ok := l.store.(Folder); ok {
+		return plan, atomicfile.SyncDir(f.Dir)
+	}
+	return plan, nil
 }
 
-// remove deletes an archive and then its receipt, either of which may be missing already.
-func (l *Lock) remove(name string) error {
-	for _, file := range []string{name, name + ReceiptSuffix} {
-		err := os.Remove(filepath.Join(l.dir, file))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+// remove deletes an archive and then its receipt, either of which may be missing already,
+// each only while it is what the plan judged (its ETag as read): one a writer replaced since
+// is kept, and the error says so.
+func (l *Lock) remove(ctx context.Context, e Entry) error {
+	if e.Archive {
+		if err := l.store.Delete(ctx, e.Name, e.ETag); err != nil {
 			return err
 		}
+	}
+	if e.Receipt != nil {
+		return l.store.Delete(ctx, e.Name+ReceiptSuffix, e.ReceiptETag)
 	}
 	return nil
 }

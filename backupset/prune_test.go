@@ -59,13 +59,13 @@ func listDirOf(t *testing.T, dir, name string) []string {
 func TestPrune(t *testing.T) {
 	dir, want := historySet(t)
 	before := listDir(t, dir)
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
 
-	plan, err := l.Prune(historyPolicy, true)
+	plan, err := l.Prune(t.Context(), historyPolicy, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPrune(t *testing.T) {
 		t.Errorf("dry run planned %d runs, want 50", len(plan))
 	}
 
-	plan, err = l.Prune(historyPolicy, false)
+	plan, err = l.Prune(t.Context(), historyPolicy, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestPrune(t *testing.T) {
 	}
 
 	// Pruning again with the same policy deletes nothing more.
-	plan, err = l.Prune(historyPolicy, false)
+	plan, err = l.Prune(t.Context(), historyPolicy, false)
 	if err != nil || len(plan) != 17 || !slices.Equal(listDir(t, dir), want) {
 		t.Errorf("second prune: %d runs, %v; want the 17 kept ones untouched", len(plan), err)
 	}
@@ -108,12 +108,12 @@ func TestPruneRefusesBadLatest(t *testing.T) {
 			writeRun(t, dir, fakeRun{stamp("app", t0.Add(-48*time.Hour)), report.Complete, t0.Add(-48 * time.Hour)})
 			tt.damage(t, dir)
 			before := listDir(t, dir)
-			l, err := Acquire(t.Context(), dir, 0)
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Release()
-			_, err = l.Prune(Policy{Last: 1}, false)
+			_, err = l.Prune(t.Context(), Policy{Last: 1}, false)
 			if err == nil || !strings.Contains(err.Error(), "not pruning") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Prune: %v; want a refusal saying %q", err, tt.want)
 			}
@@ -128,12 +128,12 @@ func TestPruneRefusesBadLatest(t *testing.T) {
 
 func TestPruneEmptySet(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Acquire(t.Context(), dir, 0)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	if plan, err := l.Prune(Policy{Last: 1}, false); err != nil || len(plan) != 0 {
+	if plan, err := l.Prune(t.Context(), Policy{Last: 1}, false); err != nil || len(plan) != 0 {
 		t.Errorf("Prune of an empty set: %v, %v; want nothing to do", plan, err)
 	}
 }

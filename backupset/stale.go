@@ -1,18 +1,24 @@
 package backupset
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// RemoveStale removes the temp files that runs killed before they could clean up left in
-// the set: archives being written (.NAME.zip.tmp-*), staged receipts and pointers
-// (.NAME.tmp-*) and compression spools (.backup-spool-*). Holding the lock is what makes this
-// safe: no other run of this set is writing them. Only regular files are removed; it returns
-// the names it removed.
-func (l *Lock) RemoveStale() ([]string, error) {
-	entries, err := os.ReadDir(l.dir)
+// RemoveStale removes what runs killed before they could clean up left in the set (see
+// Store.Clean). Holding the lock is what makes this safe: no other run of this set is
+// writing them. It returns the names it removed.
+func (l *Lock) RemoveStale(ctx context.Context) ([]string, error) {
+	return l.store.Clean(ctx)
+}
+
+// Clean removes the temp files of killed runs: archives being written (.NAME.zip.tmp-*),
+// staged receipts and pointers (.NAME.tmp-*) and compression spools (.backup-spool-*). Only
+// regular files are removed.
+func (f Folder) Clean(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(f.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +27,7 @@ func (l *Lock) RemoveStale() ([]string, error) {
 		if !e.Type().IsRegular() || !isStaleTemp(e.Name()) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(l.dir, e.Name())); err != nil {
+		if err := os.Remove(filepath.Join(f.Dir, e.Name())); err != nil {
 			return removed, err
 		}
 		removed = append(removed, e.Name())

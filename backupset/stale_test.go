@@ -21,12 +21,12 @@ func TestRemoveStale(t *testing.T) {
 	os.Symlink("LATEST", filepath.Join(dir, ".LATEST.tmp-link")) // not a regular file: kept
 	kept = append(kept, ".LATEST.tmp-link", LockName)
 
-	l, err := Acquire(context.Background(), dir, 0)
+	l, err := Acquire(context.Background(), Folder{dir}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	removed, err := l.RemoveStale()
+	removed, err := l.RemoveStale(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

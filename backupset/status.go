@@ -1,6 +1,7 @@
 package backupset
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -16,15 +17,15 @@ type Status struct {
 	LatestErr error
 }
 
-// ReadStatus reads the set in dir. Its error is for a folder that cannot be listed; a
-// pointer that cannot be trusted is reported in Status.LatestErr.
-func ReadStatus(dir string) (*Status, error) {
-	entries, err := Scan(dir)
+// ReadStatus reads the set in st. Its error is for a set that cannot be listed; a pointer
+// that cannot be trusted is reported in Status.LatestErr.
+func ReadStatus(ctx context.Context, st Store) (*Status, error) {
+	entries, err := Scan(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	s := &Status{Entries: entries}
-	latest, err := Latest(dir)
+	latest, err := Latest(ctx, st)
 	if err != nil {
 		s.LatestErr = err
 	} else {

@@ -43,7 +43,7 @@ func TestStatusCheck(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, dir)
 			}
-			s, err := ReadStatus(dir)
+			s, err := ReadStatus(t.Context(), Folder{dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestStatusCheck(t *testing.T) {
 }
 
 func TestStatusEmpty(t *testing.T) {
-	s, err := ReadStatus(filepath.Join(t.TempDir(), "never-created"))
+	s, err := ReadStatus(t.Context(), Folder{filepath.Join(t.TempDir(), "never-created")})
 	if err != nil {
 		t.Fatal(err)
 	}

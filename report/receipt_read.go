@@ -21,6 +21,12 @@ func ReadReceipt(path string) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseReceipt(path, data)
+}
+
+// ParseReceipt parses a receipt read from elsewhere (an object in a bucket), with
+// ReadReceipt's checks; path names it in errors.
+func ParseReceipt(path string, data []byte) (*Receipt, error) {
 	var rc Receipt
 	if err := json.Unmarshal(data, &rc); err != nil {
 		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("not a receipt: %w", err)}

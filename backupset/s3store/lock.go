@@ -1,0 +1,149 @@
+package s3store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"backup/backupset"
+)
+
+// defaultLockTTL is how long a lock object stands unrenewed before another run may take it
+// over: long enough for a few failed renewals and some clock skew between hosts, short
+// enough that a crashed run does not block the next day's cron run (restic's stale locks
+// block for 30 minutes).
+const defaultLockTTL = 5 * time.Minute
+
+// pollInterval is how often a waiting run looks at a held lock again.
+const pollInterval = 500 * time.Millisecond
+
+// lease is the content of the lock object.
+type lease struct {
+	Host    string    `json:"host"`
+	Pid     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Expires time.Time `json:"expires"`
+}
+
+// Lock takes the set's lock object, PREFIX/.backup.lock: created with If-None-Match: *, so
+// of two runs only one creates it; renewed with If-Match on its ETag while the run lasts;
+// released by a delete on that ETag. A lock past its expiry (its holder died) is taken
+// over by a replace on the ETag that was read, so of two runs taking it over only one
+// wins. A lock held by a live run is a *backupset.LockedError, at once or after wait.
+func (s *Store) Lock(ctx context.Context, wait time.Duration) (backupset.Held, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		h, err := s.tryLock(ctx, 3)
+		var locked *backupset.LockedError
+		if !errors.As(err, &locked) || !time.Now().Before(deadline) {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(pollInterval, time.Until(deadline))):
+		}
+	}
+}
+
+// tryLock creates the lock object, or takes over an expired one. A lock released between
+// the create and the read is tried again, up to tries times in all.
+func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) {
+	data, l := s.newLease()
+	etag, err := s.Put(ctx, backupset.LockName, data, "")
+	if err == nil {
+		return s.hold(etag, l), nil
+	}
+	if !errors.Is(err, backupset.ErrExists) {
+		return nil, err
+	}
+	old, oldTag, err := s.ReadFile(ctx, backupset.LockName, 4096)
+	if errors.Is(err, os.ErrNotExist) && tries > 1 {
+		return s.tryLock(ctx, tries-1) // released just now
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &backupset.LockedError{Dir: s.loc}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var held lease
+	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) {
+		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: held.Host}
+	}
+	// Expired, or not a lease at all (a damaged lock object): take it over, on the
+	// condition that it is still the one read.
+	etag, err = s.Put(ctx, backupset.LockName, data, oldTag)
+	if errors.Is(err, backupset.ErrChanged) {
+		return nil, &backupset.LockedError{Dir: s.loc}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.hold(etag, l), nil
+}
+
+func (s *Store) newLease() ([]byte, lease) {
+	host, _ := os.Hostname()
+	now := s.now()
+	l := lease{Host: host, Pid: os.Getpid(), Started: now.UTC(), Expires: now.Add(s.lockTTL).UTC()}
+	data, _ := json.Marshal(l) // a struct of strings, ints and times always encodes
+	return data, l
+}
+
+// heldLock renews the lease until released.
+type heldLock struct {
+	s     *Store
+	lease lease
+	stop  chan struct{}
+	done  chan struct{}
+
+	mu   sync.Mutex
+	etag string
+	lost error // why the lease was lost, if it was
+}
+
+func (s *Store) hold(etag string, l lease) *heldLock {
+	h := &heldLock{s: s, lease: l, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
+	go h.renew()
+	return h
+}
+
+// renew moves the expiry forward every third of the TTL, on the condition that the lock
+// object is still this run's. A renewal refused because it changed means another run took
+// the lock over (this one stalled past its expiry): the loss is kept for Release to report.
+func (h *heldLock) renew() {
+	defer close(h.done)
+	t := time.NewTicker(h.s.lockTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		h.lease.Expires = h.s.now().Add(h.s.lockTTL).UTC()
+		data, _ := json.Marshal(h.lease)
+		etag, err := h.s.Put(context.Background(), backupset.LockName, data, h.etag)
+		if err == nil {
+			h.etag = etag
+		} else if errors.Is(err, backupset.ErrChanged) {
+			h.lost = err
+		}
+		h.mu.Unlock()
+	}
+}
+
+// Release stops the renewals and deletes the lock object if it is still this run's.
+func (h *heldLock) Release() error {
+	close(h.stop)
+	<-h.done
+	if h.lost != nil {
+		return errors.New("the set's lock was taken over by another run while this one held it")
+	}
+	return h.s.Delete(context.Background(), backupset.LockName, h.etag)
+}

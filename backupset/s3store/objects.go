@@ -1,0 +1,158 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"backup/backupset"
+)
+
+// opError names the object and what was done to it, and turns the server's answers that
+// callers branch on into the errors they test for: a missing object matches fs.ErrNotExist,
+// a failed condition backupset.ErrExists (create) or backupset.ErrChanged (replace, delete).
+func (s *Store) opError(op, name, ifMatch string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *smithyhttp.ResponseError
+	status := 0
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	var api smithy.APIError
+	code := ""
+	if errors.As(err, &api) {
+		code = api.ErrorCode()
+	}
+	switch {
+	case code == "NoSuchBucket":
+		err = fmt.Errorf("no bucket %s on the server", s.bucket)
+	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
+		err = fs.ErrNotExist
+	case status == http.StatusPreconditionFailed && ifMatch == "" && op != "read":
+		err = backupset.ErrExists
+	case status == http.StatusPreconditionFailed || status == http.StatusConflict && code == "ConditionalRequestConflict":
+		err = backupset.ErrChanged
+	case code != "":
+		err = fmt.Errorf("%s (HTTP %d): %s", code, status, api.ErrorMessage())
+	default:
+		err = causeOf(err)
+	}
+	return &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: err}
+}
+
+// causeOf strips the SDK's layers ("operation error S3: PutObject, exceeded maximum number
+// of attempts, 5, https response error StatusCode: 0…") down to the transport's error, for
+// a one-line message that still says the request was retried.
+func causeOf(err error) error {
+	attempts := ""
+	var max *retry.MaxAttemptsError
+	if errors.As(err, &max) {
+		attempts = fmt.Sprintf(" (after %d attempts)", max.Attempt)
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("%w%s", ne, attempts)
+	}
+	var oe *smithy.OperationError
+	if errors.As(err, &oe) {
+		err = oe.Err
+	}
+	return fmt.Errorf("%w%s", err, attempts)
+}
+
+// List lists the objects directly under the prefix (not those in deeper "folders").
+func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), Delimiter: aws.String("/"),
+	})
+	var objs []backupset.Object
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, s.opError("list", "", "", err)
+		}
+		for _, o := range page.Contents {
+			name := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
+			objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+		}
+	}
+	return objs, nil
+}
+
+// Stat describes one object.
+func (s *Store) Stat(ctx context.Context, name string) (backupset.Object, error) {
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))})
+	if err != nil {
+		return backupset.Object{}, s.opError("stat", name, "", err)
+	}
+	return backupset.Object{Name: name, Size: aws.ToInt64(out.ContentLength), ETag: aws.ToString(out.ETag)}, nil
+}
+
+// ReadFile reads a small object whole.
+func (s *Store) ReadFile(ctx context.Context, name string, limit int64) ([]byte, string, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))})
+	if err != nil {
+		return nil, "", s.opError("read", name, "", err)
+	}
+	defer out.Body.Close()
+	if aws.ToInt64(out.ContentLength) > limit {
+		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: fmt.Errorf("larger than %d bytes", limit)}
+	}
+	data, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("larger than %d bytes", limit)
+	}
+	if err != nil {
+		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: err}
+	}
+	return data, aws.ToString(out.ETag), nil
+}
+
+// Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
+// replaced only while it has that ETag (If-Match).
+func (s *Store) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
+	in := &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name)), Body: bytes.NewReader(data)}
+	op := "create"
+	if ifMatch == "" {
+		in.IfNoneMatch = aws.String("*")
+	} else {
+		in.IfMatch, op = aws.String(ifMatch), "replace"
+	}
+	out, err := s.client.PutObject(ctx, in)
+	if err != nil {
+		if ifMatch != "" && errors.Is(s.opError(op, name, ifMatch, err), fs.ErrNotExist) {
+			// S3 answers 404 to If-Match on a missing key: it was removed meanwhile.
+			return "", &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: backupset.ErrChanged}
+		}
+		return "", s.opError(op, name, ifMatch, err)
+	}
+	return aws.ToString(out.ETag), nil
+}
+
+// Delete removes an object only while it has the ETag ifMatch; a missing one is no error.
+func (s *Store) Delete(ctx context.Context, name, ifMatch string) error {
+	in := &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))}
+	if ifMatch != "" {
+		in.IfMatch = aws.String(ifMatch)
+	}
+	_, err := s.client.DeleteObject(ctx, in)
+	err = s.opError("delete", name, ifMatch, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}

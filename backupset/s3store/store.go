@@ -1,0 +1,157 @@
+// Package s3store keeps a backup set under a prefix of an S3 bucket (AWS, or any server that
+// speaks S3 and honours conditional writes: MinIO, Ceph RGW, versitygw…). It implements
+// backupset.Store with S3's conditional requests, so that nothing rests on trust:
+// If-None-Match: * creates a name once, If-Match: ETAG replaces or deletes only the version
+// that was read, and the lock is an object taken and handed over the same way.
+//
+// Endpoint, region and credentials come the standard way (AWS_* variables, AWS_PROFILE and
+// the shared config files); they are never part of a message this package returns.
+package s3store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
+)
+
+// Scheme starts a set location in a bucket: s3://BUCKET/PREFIX.
+const Scheme = "s3://"
+
+// IsLocation says whether loc names a set in a bucket rather than a folder.
+func IsLocation(loc string) bool { return strings.HasPrefix(loc, Scheme) }
+
+// Options are how to reach the server, beyond what the AWS configuration says.
+type Options struct {
+	// Endpoint is the server's URL (http://127.0.0.1:7070); "" takes AWS_ENDPOINT_URL_S3 or
+	// the configuration's, else AWS's own.
+	Endpoint string
+	// PathStyle addresses the bucket in the path (http://host/bucket/key) rather than in
+	// the host name, as most self-hosted servers need.
+	PathStyle bool
+	// Attempts is how often a request is tried in all when the server fails (500, 503,
+	// throttling, a reset connection), with exponential backoff between; 0 means
+	// AWS_MAX_ATTEMPTS, else 5.
+	Attempts int
+}
+
+// Store is a backup set under s3://Bucket/Prefix.
+type Store struct {
+	client *s3.Client
+	bucket string
+	prefix string // "" or ending in "/"
+	loc    string
+	// lockTTL is how long a lock object stands without being renewed; a run renews it
+	// every third of that.
+	lockTTL time.Duration
+	now     func() time.Time
+}
+
+// ParseLocation splits s3://BUCKET/PREFIX. The prefix may be empty; it is a folder-like
+// path without empty, . or .. segments, so that it names one place.
+func ParseLocation(loc string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(loc, Scheme)
+	if !ok {
+		return "", "", fmt.Errorf("%s: not an s3:// location", loc)
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	prefix = strings.TrimSuffix(prefix, "/")
+	if bucket == "" {
+		return "", "", fmt.Errorf("%s: no bucket named (want s3://BUCKET/PREFIX)", loc)
+	}
+	if prefix == "" {
+		return bucket, "", nil
+	}
+	for _, seg := range strings.Split(prefix, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", "", fmt.Errorf("%s: the prefix has an empty, . or .. segment", loc)
+		}
+	}
+	return bucket, prefix + "/", nil
+}
+
+// Open returns the store of the set at loc (s3://BUCKET/PREFIX). It does not reach the
+// server: the first request does.
+func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
+	bucket, prefix, err := ParseLocation(loc)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's own log lines (a fallback to IMDSv1…) would break the one line an error
+	// gets; what matters reaches the caller as the error.
+	load := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
+	if opt.Attempts == 0 && os.Getenv("AWS_MAX_ATTEMPTS") == "" {
+		opt.Attempts = 5 // the SDK's 3 gives up on a server that restarts
+	}
+	if opt.Attempts > 0 {
+		load = append(load, config.WithRetryMaxAttempts(opt.Attempts))
+	}
+	if isLocalEndpoint(opt.Endpoint) {
+		// A bucket cannot be a subdomain of an IP address or of localhost.
+		opt.PathStyle = true
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the AWS configuration: %w", loc, err)
+	}
+	if cfg.Region == "" {
+		// Self-hosted servers ignore the region, but the signature needs one.
+		cfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if opt.Endpoint != "" {
+			o.BaseEndpoint = aws.String(opt.Endpoint)
+		}
+		o.UsePathStyle = opt.PathStyle
+	})
+	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
+		lockTTL: defaultLockTTL, now: time.Now}, nil
+}
+
+// isLocalEndpoint says whether the endpoint (or AWS_ENDPOINT_URL_S3) is an IP address or
+// localhost.
+func isLocalEndpoint(endpoint string) bool {
+	if endpoint == "" {
+		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || endpoint == "" {
+		return false
+	}
+	return net.ParseIP(u.Hostname()) != nil || u.Hostname() == "localhost"
+}
+
+// CheckEndpoint refuses an endpoint URL that carries a user name or password: they would
+// show in messages, and credentials belong in the AWS variables.
+func CheckEndpoint(endpoint string) error {
+	if endpoint == "" {
+		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+	}
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		return errors.New("the S3 endpoint is not a URL")
+	case u.User != nil:
+		return errors.New("the S3 endpoint URL holds a user name or password; give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("the S3 endpoint %s: want an http:// or https:// URL", u.Redacted())
+	}
+	return nil
+}
+
+// Location returns s3://BUCKET/PREFIX.
+func (s *Store) Location() string { return s.loc }
+
+func (s *Store) key(name string) string { return s.prefix + name }

@@ -1,0 +1,126 @@
+package main
+
+// A run into a backup set in a bucket: the archive is uploaded as it is written (a
+// multipart upload that only shows at its name once complete, created with If-None-Match
+// so no name is ever replaced), then its receipt, created once too. finishSet then reads it
+// back with ranged requests before LATEST moves.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"backup/archive"
+	"backup/backupset"
+	"backup/backupset/s3store"
+	"backup/report"
+)
+
+// remoteSet is the bucket's store when the run writes into a set in a bucket.
+func (c *creation) remoteSet() *s3store.Store {
+	if c.cfg.set == nil {
+		return nil
+	}
+	st, _ := c.cfg.set.store.(*s3store.Store)
+	return st
+}
+
+// remoteName is the archive's name in its set.
+func (c *creation) remoteName() string {
+	return strings.TrimPrefix(c.out.archive, c.cfg.set.store.Location()+"/")
+}
+
+// remoteOutput picks a default name that neither an archive nor a receipt in the set holds.
+func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, now time.Time) (outputPaths, error) {
+	for n := 1; ; n++ {
+		name := backupset.ArchiveName(cfg.sources[0].name, now, n)
+		free := true
+		for _, obj := range []string{name, name + backupset.ReceiptSuffix} {
+			_, err := st.Stat(ctx, obj)
+			if err == nil {
+				free = false
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
+			}
+		}
+		if free {
+			path := st.Location() + "/" + name
+			return outputPaths{archive: path, receipt: path + backupset.ReceiptSuffix}, nil
+		}
+	}
+}
+
+// openUpload starts the archive's upload and the writer that streams into it. Entries that
+// wait their turn spill to the system's temp folder, never more than the writer's budget.
+func (c *creation) openUpload(ctx context.Context, st *s3store.Store, opts archive.Options) error {
+	up, err := st.Create(ctx, c.remoteName())
+	if err != nil {
+		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
+	}
+	w, err := archive.CreateStream(ctx, up, os.TempDir(), opts)
+	if err != nil {
+		up.Abort()
+		return fmt.Errorf("creating archive %s: %w", c.out.archive, err)
+	}
+	c.w, c.upload = w, up
+	return nil
+}
+
+// placeRemote completes the upload (the archive appears at its name, never over another
+// object) and then creates its receipt beside it.
+func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
+	up := c.upload
+	c.upload = nil // completed or aborted by Commit: nothing left to abort
+	if _, err := up.Commit(); err != nil {
+		if errors.Is(err, backupset.ErrExists) {
+			return fmt.Errorf("output %s exists: another run wrote it", c.out.archive)
+		}
+		return fmt.Errorf("uploading archive %s: %w", c.out.archive, cause(err))
+	}
+	data, err := rc.Marshal()
+	if err == nil {
+		c.receiptETag, err = c.cfg.set.store.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, "")
+	}
+	if err != nil {
+		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
+	}
+	return nil
+}
+
+// abortUpload drops an unfinished upload, so that no part of it stays stored (and billed).
+func (c *creation) abortUpload() {
+	if c.upload != nil {
+		c.upload.Abort()
+		c.upload = nil
+	}
+}
+
+// writeRemoteReceipt writes a receipt into the bucket: created once for a failed run
+// (unless an archive is at the name, whose receipt it must not replace), or replacing the
+// receipt this run wrote, on its ETag, when the read-back found the archive damaged.
+func (c *creation) writeRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
+	st := c.cfg.set.store
+	if c.receiptETag == "" {
+		if _, err := st.Stat(ctx, c.remoteName()); err == nil {
+			return nil
+		}
+	}
+	data, err := rc.Marshal()
+	if err != nil {
+		return err
+	}
+	c.receiptETag, err = st.Put(context.WithoutCancel(ctx), c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	return err
+}
+
+// readBackRemote reads the uploaded archive back as backup verify does, with ranged
+// requests in parallel, against the size and SHA-256 the run wrote.
+func (c *creation) readBackRemote(ctx context.Context, name string, sum archive.Summary) error {
+	ref := archiveRef{path: c.out.archive, store: c.cfg.set.store, entry: backupset.Entry{Name: name}}
+	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
+	return verdict(ctx, res, err)
+}

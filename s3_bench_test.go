@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"backup/backupset/s3store/s3test"
+)
+
+// BenchmarkS3Create backs up a corpus ($BENCH_CORPUS, default the Go toolchain's source tree,
+// as make bench's corpus starts) into a folder set and into a set on the local S3 server,
+// interleaved in one run: the target is the bucket within 1.3 times the folder's time.
+func BenchmarkS3Create(b *testing.B) {
+	corpus := os.Getenv("BENCH_CORPUS")
+	if corpus == "" {
+		corpus = filepath.Join(runtime.GOROOT(), "src")
+	}
+	srv := s3test.Start(b)
+	bucket := srv.Bucket(b)
+	dir := b.TempDir()
+	for _, target := range []string{"folder", "s3"} {
+		b.Run(target, func(b *testing.B) {
+			for i := range b.N {
+				loc := filepath.Join(dir, fmt.Sprint("set", i))
+				if target == "s3" {
+					loc = fmt.Sprintf("s3://%s/set%d", bucket, i)
+				}
+				createInto(b, srv, corpus, loc)
+			}
+		})
+	}
+}
+
+func createInto(b *testing.B, srv *s3test.Server, corpus, loc string) {
+	b.Helper()
+	cmd := exec.Command(binary, "create", "-q", "--output-dir", loc, corpus)
+	cmd.Env = append(os.Environ(), srv.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("create into %s: %v\n%s", loc, err, out)
+	}
+}
+
+// BenchmarkS3RestoreInclude restores one small file (100 KiB) of a 1 GiB archive in a bucket
+// with --include, through a proxy that counts the bytes the server sends: ranged reads should
+// fetch under 1% of the archive (the target).
+func BenchmarkS3RestoreInclude(b *testing.B) {
+	srv := s3test.Start(b)
+	bucket := srv.Bucket(b)
+	dir := b.TempDir()
+	src := filepath.Join(dir, "app")
+	os.MkdirAll(src, 0o755)
+	const files, size = 64, 16 << 20
+	for i := range files {
+		f, err := os.Create(filepath.Join(src, fmt.Sprintf("f%02d.bin", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.CopyN(f, randReader{}, size)
+		f.Close()
+	}
+	if err := os.WriteFile(filepath.Join(src, "small.bin"), make([]byte, 100<<10), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	loc := "s3://" + bucket + "/set"
+	cmd := exec.Command(binary, "create", "-q", "--level", "0", "--output-dir", loc, src)
+	cmd.Env = append(os.Environ(), srv.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("create: %v\n%s", err, out)
+	}
+	var sent atomic.Int64
+	target, _ := url.Parse(srv.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		resp.Body = countingBody{resp.Body, &sent}
+		return nil
+	}
+	proxy := httptest.NewServer(rp)
+	defer proxy.Close()
+	b.ResetTimer()
+	for i := range b.N {
+		sent.Store(0)
+		cmd := exec.Command(binary, "restore", "--s3-endpoint", proxy.URL, "--include", "app/small.bin", loc, filepath.Join(dir, fmt.Sprint("out", i)))
+		cmd.Env = append(os.Environ(), srv.Env()...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("restore: %v\n%s", err, out)
+		}
+	}
+	b.ReportMetric(float64(sent.Load()), "fetched-bytes/op")
+	b.ReportMetric(100*float64(sent.Load())/float64(files*size), "fetched-%/op")
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// randReader is incompressible bytes, fast (a xorshift generator).
+type randReader struct{}
+
+var randState atomic.Uint64
+
+func (randReader) Read(p []byte) (int, error) {
+	x := randState.Add(0x9e3779b97f4a7c15)
+	for i := range p {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		p[i] = byte(x)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"backup/backupset/s3store"
+	"backup/backupset/s3store/s3test"
+)
+
+// s3Set is a backup set in a bucket of a test server: its s3:// location, the folder the
+// server keeps its objects in (the posix backend stores PREFIX/NAME as a file), and the
+// environment that points backup at the server.
+type s3Set struct {
+	srv *s3test.Server
+	loc string
+	dir string
+	env []string
+}
+
+func newS3Set(t *testing.T) s3Set {
+	t.Helper()
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	return s3Set{srv: srv, loc: "s3://" + bucket + "/hosts/web1", dir: filepath.Join(srv.Root, bucket, "hosts", "web1"), env: srv.Env()}
+}
+
+// TestS3SetScenario runs a set in a bucket through what a folder set does: create, status,
+// list, verify, restore of LATEST, a second run moving LATEST, and prune keeping LATEST.
+func TestS3SetScenario(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "first\n"}, "sub/b.txt": {content: strings.Repeat("b", 100000)}})
+	run := func(args ...string) result { return backup(t, runOpts{dir: dir, env: s.env}, args...) }
+
+	r := run("create", "--output-dir", s.loc, "app")
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stderr, s3test.SecretKey) {
+		t.Errorf("create printed the secret key: %s", r.stderr)
+	}
+	archives := setArchives(t, s.dir)
+	if len(archives) != 2 || readLatest(t, s.dir) != archives[0] {
+		t.Fatalf("bucket holds %v, LATEST %q; want one archive, its receipt, LATEST on it", archives, readLatest(t, s.dir))
+	}
+	first := archives[0]
+	readZip(t, filepath.Join(s.dir, first))
+	rc := readReceipt(t, filepath.Join(s.dir, first+".receipt.json"))
+	if rc.Archive == nil || rc.Archive.Path != s.loc+"/"+first {
+		t.Errorf("receipt's archive %+v, want path %s", rc.Archive, s.loc+"/"+first)
+	}
+
+	mustExit(t, run("status", "--max-age", "1h", s.loc), exitComplete)
+	if r := run("list", s.loc); r.code != exitComplete || !strings.Contains(r.stdout, "app/sub/b.txt") {
+		t.Errorf("list: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if r := run("verify", s.loc); r.code != exitComplete || !strings.Contains(r.stdout, "matches "+s.loc+"/"+first+".receipt.json") {
+		t.Errorf("verify: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	dest := filepath.Join(dir, "restored")
+	mustExit(t, run("restore", s.loc, dest), exitComplete)
+	if got, _ := os.ReadFile(filepath.Join(dest, "app", "a.txt")); string(got) != "first\n" {
+		t.Errorf("restored a.txt: %q", got)
+	}
+
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "second\n"}})
+	mustExit(t, run("create", "--output-dir", s.loc, "--keep-last", "1", "app"), exitComplete)
+	archives = setArchives(t, s.dir)
+	if len(archives) != 2 || archives[0] == first || readLatest(t, s.dir) != archives[0] {
+		t.Errorf("after the second run with --keep-last 1: %v, LATEST %q; want only the new archive", archives, readLatest(t, s.dir))
+	}
+	if extra := leftovers(t, s.dir, append(archives, "LATEST")...); len(extra) > 0 {
+		t.Errorf("left in the bucket: %v (the lock must be released)", extra)
+	}
+}
+
+// TestS3SetPruneParity builds the same history (complete, complete, failed, complete) in a
+// folder set and in a bucket set: prune decides the same for both.
+func TestS3SetPruneParity(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "set")
+	for i, content := range []string{"1", "2", "", "4"} {
+		nodes := map[string]node{"f": {content: content}}
+		if content == "" {
+			nodes = nil
+		}
+		os.RemoveAll(filepath.Join(dir, "app"))
+		if nodes != nil {
+			makeTree(t, filepath.Join(dir, "app"), nodes)
+		}
+		for _, loc := range []string{local, s.loc} {
+			r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", loc, "app")
+			if nodes == nil && r.code != exitFailed || nodes != nil && r.code != exitComplete {
+				t.Fatalf("run %d into %s: exit %d, %s", i, loc, r.code, r.stderr)
+			}
+		}
+	}
+	decisions := func(loc string) string {
+		r := backup(t, runOpts{dir: dir, env: s.env}, "prune", "--keep-last", "2", "--json", loc)
+		mustExit(t, r, exitComplete)
+		var out struct {
+			Runs []struct {
+				State   string   `json:"state"`
+				Keep    bool     `json:"keep"`
+				Reasons []string `json:"reasons"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(out.Runs)
+		return string(data)
+	}
+	want := decisions(local)
+	if got := decisions(s.loc); got != want {
+		t.Errorf("prune of the bucket set:\n%s\nof the folder set:\n%s", got, want)
+	}
+	if got, want := len(setArchives(t, s.dir)), len(setArchives(t, local)); got != want {
+		t.Errorf("bucket set keeps %d files, folder set %d", got, want)
+	}
+}
+
+// TestS3SetConcurrentCreates starts two runs into one bucket set at once: one backs up,
+// the other exits 4 naming the first and writes nothing.
+func TestS3SetConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 4<<20)}})
+	cmds := make([]*exec.Cmd, 2)
+	for i := range cmds {
+		cmds[i] = exec.Command(binary, "create", "--level", "9", "-j", "1", "--output-dir", s.loc, "app")
+		cmds[i].Dir, cmds[i].Env = dir, append(os.Environ(), s.env...)
+		cmds[i].Stdout, cmds[i].Stderr = &strings.Builder{}, &strings.Builder{}
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	codes := map[int]int{}
+	var loser *exec.Cmd
+	for _, cmd := range cmds {
+		cmd.Wait()
+		codes[cmd.ProcessState.ExitCode()]++
+		if cmd.ProcessState.ExitCode() == exitLocked {
+			loser = cmd
+		}
+	}
+	if codes[exitComplete] != 1 || codes[exitLocked] != 1 {
+		t.Fatalf("exit codes %v, want one %d and one %d", codes, exitComplete, exitLocked)
+	}
+	if got := loser.Stderr.(*strings.Builder).String(); !strings.Contains(got, "another backup of this set is running, pid ") {
+		t.Errorf("the locked run said %q", got)
+	}
+	archives := setArchives(t, s.dir)
+	if len(archives) != 2 {
+		t.Errorf("bucket holds %v, want one archive and its receipt", archives)
+	}
+}
+
+// TestS3SetKilledUpload kills (SIGKILL) a run while it uploads: nothing shows at the
+// archive's name, LATEST stays, and the next run (once the dead run's lock expires; here
+// it is removed as an operator would) aborts the abandoned upload.
+func TestS3SetKilledUpload(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	good := readLatest(t, s.dir)
+
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 64<<20)}})
+	cmd := exec.Command(binary, "create", "--level", "1", "--output-dir", s.loc, "app")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitFor(t, "a part uploaded", func() bool { return uploadsInProgress(t, s) > 0 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := readLatest(t, s.dir); got != good {
+		t.Errorf("after the kill LATEST names %q, want %q", got, good)
+	}
+	if archives := setArchives(t, s.dir); len(archives) != 2 {
+		t.Errorf("after the kill the bucket holds %v, want only the first run's", archives)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app")
+	mustExit(t, r, exitLocked) // the dead run's lock stands until it expires
+	if err := os.Remove(filepath.Join(s.dir, ".backup.lock")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "app", "random"))
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	if n := uploadsInProgress(t, s); n != 0 {
+		t.Errorf("%d uploads left after the next run, want the killed one aborted", n)
+	}
+}
+
+// uploadsInProgress counts the set's unfinished multipart uploads, as the server lists them.
+func uploadsInProgress(t *testing.T, s s3Set) int {
+	t.Helper()
+	bucket, prefix, _ := s3store.ParseLocation(s.loc)
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider(s3test.AccessKey, s3test.SecretKey, "")}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.BaseEndpoint, o.UsePathStyle = aws.String(s.srv.Endpoint), true
+	})
+	out, err := client.ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Uploads)
+}
+
+// TestS3SetCorruptedObject changes a byte of the archive on the server's disk (bit rot, a
+// bad disk): verify and restore of the set fail, and status still trusts only receipts.
+func TestS3SetCorruptedObject(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: strings.Repeat("data ", 10000)}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	path := filepath.Join(s.dir, readLatest(t, s.dir))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[100] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "verify", s.loc)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "FAILED") {
+		t.Errorf("verify of the damaged archive: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir, env: s.env}, "restore", s.loc, filepath.Join(dir, "out"))
+	if r.code != exitFailed {
+		t.Errorf("restore of the damaged archive: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "app", "a.txt")); err == nil {
+		t.Error("restore wrote the damaged file")
+	}
+}
+
+// TestS3SetSecretsNeverPrinted runs commands against a server that is not there, and with
+// a bad endpoint: the errors and --json outputs never hold the secret key, and an endpoint
+// URL holding credentials is refused without echoing them.
+func TestS3SetSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	env := append((&s3test.Server{Endpoint: "http://127.0.0.1:9"}).Env(), "AWS_MAX_ATTEMPTS=1")
+	runs := [][]string{
+		{"create", "--output-dir", "s3://bucket/set", "--json", "app"},
+		{"status", "--json", "s3://bucket/set"},
+		{"verify", "--json", "s3://bucket/set"},
+		{"prune", "--keep-last", "1", "--json", "s3://bucket/set"},
+		{"restore", "--json", "s3://bucket/set", "out"},
+		{"list", "--json", "s3://bucket/set"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir, env: env}, args...)
+		if r.code == exitComplete || strings.Contains(r.stdout+r.stderr, s3test.SecretKey) {
+			t.Errorf("%v: exit %d; stdout %q; stderr %q; want a failure that does not print the secret", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := backup(t, runOpts{dir: dir, env: env}, "status", "--s3-endpoint", "http://user:"+s3test.SecretKey+"@127.0.0.1:9", "s3://bucket/set")
+	if r.code != exitUsage || strings.Contains(r.stderr, s3test.SecretKey) || !strings.Contains(r.stderr, "user name or password") {
+		t.Errorf("an endpoint with credentials: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
