@@ -46,8 +46,8 @@ type createConfig struct {
 	method                     archive.Method
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
-	verify                     bool
-	progress                   string
+	verify, xattrs             bool
+	progress, symlinks         string
 	sources                    []source
 	set                        *setConfig // nil unless the run writes into a backup set
 }
@@ -79,7 +79,7 @@ type createFlags struct {
 func newCreateCmd() *cobra.Command {
 	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
 	f := addCreateFlags(cmd.Flags())
-	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps} {
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps, "symlinks": {"skip", "store"}} {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -105,6 +105,8 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringArrayVar(&f.excludeFrom, "exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
 	flags.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
 	flags.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
+	flags.StringVar(&cfg.symlinks, "symlinks", "skip", "symlinks below a SOURCE: `MODE` skip (list them) or store (as links, never followed)")
+	flags.BoolVar(&cfg.xattrs, "xattrs", false, "store extended attributes and ACLs in the manifest")
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
@@ -151,6 +153,10 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
 		return fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs)
 	}
+	if cfg.symlinks != "skip" && cfg.symlinks != "store" {
+		return fmt.Errorf("--symlinks %q: must be skip or store", cfg.symlinks)
+	}
+	cfg.rules.StoreSymlinks = cfg.symlinks == "store"
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
 	}

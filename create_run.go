@@ -27,6 +27,7 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
+	owners  archive.Owners
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -138,12 +139,14 @@ func (c *creation) checkSources() error {
 
 func (c *creation) openArchive(ctx context.Context) error {
 	w, err := archive.Create(ctx, filepath.Dir(c.out.archive), filepath.Base(c.out.archive), archive.Options{
-		Method: c.cfg.method,
-		Level:  c.cfg.level,
-		Jobs:   c.cfg.jobs,
-		OnFile: c.rec.File,
-		OnSkip: c.rec.Skip,
-		OnWarn: c.rec.Warn,
+		Method:    c.cfg.method,
+		Level:     c.cfg.level,
+		Jobs:      c.cfg.jobs,
+		OnFile:    c.rec.File,
+		OnDir:     c.rec.Dir,
+		OnSymlink: c.rec.Symlink,
+		OnSkip:    c.rec.Skip,
+		OnWarn:    c.rec.Warn,
 	})
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))

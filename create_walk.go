@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"backup/archive"
 	"backup/report"
 	"backup/skiprules"
 	"backup/walker"
@@ -50,18 +51,50 @@ func (c *creation) visit(e walker.Entry) error {
 		c.rec.Exclude(e.Name, d.Rule)
 		return fs.SkipDir
 	}
-	if e.Info.IsDir() {
-		c.rec.Dir(e.Name)
-		if c.w == nil {
-			return nil
+	meta := c.meta(e)
+	switch {
+	case e.Info.IsDir() && c.w == nil:
+		c.rec.Dir(archive.Dir{Path: e.Name, Meta: *meta})
+	case e.Info.IsDir():
+		return c.w.AddDir(e.Name, e.Info, meta)
+	case e.Info.Mode()&fs.ModeSymlink != 0:
+		return c.addSymlink(e, meta)
+	case c.w == nil:
+		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta})
+	default:
+		return c.w.AddFile(e.Hold(), e.Name, e.Info, meta)
+	}
+	return nil
+}
+
+// addSymlink stores the symlink e (rules said store), or records why it could not: a link
+// that cannot be read is lost, like a file.
+func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
+	target, err := e.Readlink()
+	switch {
+	case err != nil:
+		c.rec.Warn(err)
+	case c.w == nil:
+		c.rec.Symlink(archive.Symlink{Path: e.Name, Target: target, Meta: *meta})
+	default:
+		return c.w.AddSymlink(e.Name, e.Info, target, meta)
+	}
+	return nil
+}
+
+// meta is what the manifest records of e beside its data: owner numbers and names, and with
+// --xattrs its extended attributes. Attributes that cannot be read are lost, as data are.
+func (c *creation) meta(e walker.Entry) *archive.Meta {
+	m := archive.OwnerOf(e.Info)
+	c.owners.Name(&m)
+	if c.cfg.xattrs {
+		attrs, err := e.Xattrs()
+		if err != nil {
+			c.rec.Warn(err)
 		}
-		return c.w.AddDir(e.Name, e.Info)
+		m.Xattrs = attrs
 	}
-	if c.w == nil {
-		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
-		return nil
-	}
-	return c.w.AddFile(e.Hold(), e.Name, e.Info)
+	return &m
 }
 
 // startProgress starts the progress bar when stderr is a terminal or --progress always says

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"slices"
@@ -48,7 +46,8 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	files    []archive.File
-	dirs     int
+	dirs     []archive.Dir
+	symlinks []archive.Symlink
 	bytes    int64
 	skipped  []archive.Skipped
 	excluded []archive.Excluded
@@ -61,18 +60,25 @@ func NewRecorder(policy Policy) *Recorder {
 }
 
 // Dir records a directory stored in the archive.
-func (r *Recorder) Dir(name string) {
+func (r *Recorder) Dir(d archive.Dir) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dirs++
+	r.dirs = append(r.dirs, d)
+}
+
+// Symlink records a symlink stored in the archive.
+func (r *Recorder) Symlink(l archive.Symlink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.symlinks = append(r.symlinks, l)
 }
 
 // File records a file stored in the archive.
-func (r *Recorder) File(name string, size int64, sum [sha256.Size]byte) {
+func (r *Recorder) File(f archive.File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.files = append(r.files, archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])})
-	r.bytes += size
+	r.files = append(r.files, f)
+	r.bytes += f.Size
 }
 
 // Skip records a path that is not a regular file.
@@ -162,7 +168,10 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 	defer r.mu.Unlock()
 	if withFiles {
 		slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.dirs, func(a, b archive.Dir) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.symlinks, func(a, b archive.Symlink) int { return strings.Compare(a.Path, b.Path) })
 	}
+	groups := numberLinks(r.files)
 	slices.SortFunc(r.skipped, func(a, b archive.Skipped) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(r.excluded, func(a, b archive.Excluded) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(r.warnings, func(a, b archive.Warning) int { return strings.Compare(a.Path, b.Path) })
@@ -174,15 +183,47 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 	}
 	if withFiles {
 		m.Files = cloneList(r.files)
+		m.Dirs = cloneList(r.dirs)
+		m.Symlinks = cloneList(r.symlinks)
 	}
-	c := Counts{Files: len(r.files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(r.skipped),
-		Excluded: len(r.excluded), Warnings: len(r.warnings)}
+	c := Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
+		Bytes: r.bytes, Skipped: len(r.skipped), Excluded: len(r.excluded), Warnings: len(r.warnings)}
 	for _, w := range r.warnings {
 		if w.Lost {
 			c.Lost++
 		}
 	}
 	return m, c
+}
+
+// numberLinks numbers the hard-link groups of files, in the order of their first member,
+// and returns how many there are. A group of which one file only was stored (its other
+// links are outside the sources, or were lost) is no group: its file's Link is 0.
+func numberLinks(files []archive.File) int {
+	members := map[int]int{}
+	for _, f := range files {
+		if f.Link != 0 {
+			members[f.Link]++
+		}
+	}
+	renumber := map[int]int{}
+	for i := range files {
+		f := &files[i]
+		if f.Link == 0 {
+			continue
+		}
+		if members[f.Link] < 2 {
+			f.Link = 0
+			continue
+		}
+		n, ok := renumber[f.Link]
+		if !ok {
+			n = len(renumber) + 1
+			renumber[f.Link] = n
+		}
+		f.Link = n
+	}
+	return len(renumber)
 }
 
 // cloneList copies s, never returning nil: the JSON says [] for an empty list, not null.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,12 +61,17 @@ func TestWarnClassification(t *testing.T) {
 	}
 }
 
+func file(name, data string) archive.File {
+	sum := sha256.Sum256([]byte(data))
+	return archive.File{Path: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+}
+
 // sampleRecorder is a run with one of everything, told in an order other than the sorted one.
 func sampleRecorder() *Recorder {
 	r := NewRecorder(Policy{})
-	r.Dir("app")
-	r.File("app/b.txt", 3, sha256.Sum256([]byte("bbb")))
-	r.File("app/a.txt", 1, sha256.Sum256([]byte("a")))
+	r.Dir(archive.Dir{Path: "app"})
+	r.File(file("app/b.txt", "bbb"))
+	r.File(file("app/a.txt", "a"))
 	r.Skip("app/run/ctl.sock", skiprules.KindSocket)
 	r.Skip("app/link", skiprules.KindSymlink)
 	r.Exclude("app/cache", skiprules.RuleCacheDir)
