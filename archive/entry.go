@@ -79,7 +79,7 @@ func newEntry(f *zip.File) *Entry {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode.Perm())
+		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	case mode.IsRegular():
 		e.Mode, e.noUnixMode = restoreMode(f, mode)
 	default:

@@ -60,13 +60,13 @@ type RestorePlan struct {
 
 	r        *Reader
 	opts     RestoreOptions
-	entries  []*Entry             // selected files and directories, in archive order
-	dirs     map[string]*Entry    // selected directory entries by name
-	listed   map[string]File      // the manifest's files by path; nil without a manifest
-	index    *manifestIndex       // the manifest's records; nil without a manifest
+	entries  []*Entry          // selected files and directories, in archive order
+	dirs     map[string]*Entry // selected directory entries by name
+	listed   map[string]File   // the manifest's files by path; nil without a manifest
+	index    *manifestIndex    // the manifest's records; nil without a manifest
 	owners   Owners
-	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
-	warnings []Problem        // what Run restored less faithfully than recorded
+	linked   map[int][]string     // the files of each hard-link group that Run wrote, by group
+	warnings []Problem            // what Run restored less faithfully than recorded
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
 	umask    fs.FileMode          // the process's, read when Run starts
