@@ -196,3 +196,35 @@ func TestOwnerField(t *testing.T) {
 	}
 }
 
+// buildLinkZipMode writes one file entry of the given mode and owner, then m.
+func buildLinkZipMode(t *testing.T, name, body string, mode os.FileMode, owner *Meta, m *Manifest) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	fh := &zip.FileHeader{Name: name, Method: zip.Store, Modified: testTime}
+	fh.SetMode(mode.Perm() | goSpecial(mode))
+	fh.Extra = addOwner(nil, owner)
+	w, err := zw.CreateHeader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(body))
+	m.ToolVersion, m.Status = "test", "complete"
+	addManifest(t, zw, m)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// goSpecial turns the Unix setuid and setgid bits of mode into Go's.
+func goSpecial(mode os.FileMode) os.FileMode {
+	var m os.FileMode
+	if mode&0o4000 != 0 {
+		m |= os.ModeSetuid
+	}
+	if mode&0o2000 != 0 {
+		m |= os.ModeSetgid
+	}
+	return m
+}
