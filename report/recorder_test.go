@@ -16,6 +16,7 @@ import (
 
 	"backup/archive"
 	"backup/skiprules"
+	"backup/walker"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -40,6 +41,7 @@ func TestWarnClassification(t *testing.T) {
 		{"fail-on changed", Policy{FailOn: []string{"changed"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", true},
 		{"fail-on stat", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.EOVERFLOW}, "stat", true},
 		{"fail-on other kind", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", false},
+		{"xattr unreadable", Policy{}, &fs.PathError{Op: walker.OpXattr, Path: "a", Err: syscall.EACCES}, "xattr", true},
 		{"strict", Policy{Strict: true}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.ENOENT}, "vanished", true},
 	}
 	for _, tt := range tests {
