@@ -12,6 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// treeTime is every mtime of faithfulTree: its fraction of a second is more than a zip holds.
+var treeTime = time.Date(2001, 2, 3, 4, 5, 6, 123456789, time.UTC)
+
 // faithfulTree lays out, as root, a tree with every kind of entry a system tree holds:
 // absolute, relative, dangling and directory symlinks, a loop, hard links within and across
 // folders, files of other users and groups, a setuid binary, a file with a capability, one
@@ -63,8 +66,7 @@ func faithfulTree(t *testing.T, root string) {
 	run("setfattr", "-n", "user.origin", "-v", "backup test", p("etc/hosts"))
 	run("setfacl", "-m", "u:65534:rw,g:1:r", p("var/acl"))
 	run("setfacl", "-d", "-m", "u:65534:rwx", p("var/empty"))
-	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
-	ts := []unix.Timespec{unix.NsecToTimespec(old.UnixNano()), unix.NsecToTimespec(old.UnixNano())}
+	ts := []unix.Timespec{unix.NsecToTimespec(treeTime.UnixNano()), unix.NsecToTimespec(treeTime.UnixNano())}
 	err := filepath.Walk(root, func(path string, _ os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -77,7 +79,7 @@ func faithfulTree(t *testing.T, root string) {
 }
 
 // treeState describes a tree as the checks see it: per path (in find's order) the
-// type, owner and group by name, mode, mtime in seconds, link count and symlink target; then
+// type, owner and group by name, mode, mtime to the nanosecond, link count and symlink target; then
 // getfattr's and getfacl's dumps.
 func treeState(t *testing.T, dir string) string {
 	t.Helper()
@@ -130,7 +132,7 @@ func TestFaithfulTree(t *testing.T) {
 	}
 	// The FIFO is skipped by design; everything else must match.
 	os.Remove(filepath.Join(src, "app/var/fifo"))
-	os.Chtimes(filepath.Join(src, "app/var"), time.Time{}, time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC))
+	os.Chtimes(filepath.Join(src, "app/var"), time.Time{}, treeTime)
 	if out, err := exec.Command("diff", "-r", "--no-dereference", filepath.Join(src, "app"), filepath.Join(dest, "app")).CombinedOutput(); err != nil {
 		t.Errorf("diff -r --no-dereference: %v\n%s", err, out)
 	}

@@ -12,6 +12,9 @@ import (
 type Meta struct {
 	UID   uint32 `json:"uid"`
 	GID   uint32 `json:"gid"`
+	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
+	// extended timestamp (whole seconds) cannot hold.
+	MtimeNsec int `json:"mtime_nsec,omitempty"`
 	User  string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
 	Group string `json:"group,omitempty"` // the group's name there
 	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
@@ -19,12 +22,14 @@ type Meta struct {
 	Xattrs map[string][]byte `json:"xattrs,omitempty"`
 }
 
-// OwnerOf returns the owner numbers lstat gave, without names or attributes.
+// OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second,
+// without names or attributes.
 func OwnerOf(info fs.FileInfo) Meta {
+	m := Meta{MtimeNsec: info.ModTime().Nanosecond()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return Meta{UID: st.Uid, GID: st.Gid}
+		m.UID, m.GID = st.Uid, st.Gid
 	}
-	return Meta{}
+	return m
 }
 
 // uxID is Info-ZIP's "new Unix" extra field, which carries the owner's uid and gid:

@@ -199,7 +199,7 @@ func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
 		return &fileOpError{err}
 	}
 	p.warn(e, warn)
-	if err := setTimes(dfd, tmp, e.Modified); err != nil {
+	if err := setTimes(dfd, tmp, p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
 	return nil
@@ -268,7 +268,7 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], e.Modified)
+	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], p.mtime(e))
 }
 
 // progressWriter counts the bytes written, for a progress bar to poll, and stops a large

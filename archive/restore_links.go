@@ -73,7 +73,7 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 	warn, err := p.linkMeta(dfd, tmp, e)
 	if err == nil {
 		p.warn(e, warn)
-		err = setTimes(dfd, tmp, e.Modified)
+		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
 		err = p.rename(dfd, tmp, base)

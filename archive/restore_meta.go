@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,6 +52,16 @@ func (p *RestorePlan) perm(e *Entry) uint32 {
 		}
 	}
 	return perm
+}
+
+// mtime is e's mtime: the zip's whole seconds, and the nanoseconds a v2 manifest records.
+func (p *RestorePlan) mtime(e *Entry) time.Time {
+	if p.index != nil {
+		if m := p.index.meta(e); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
+			return e.Modified.Truncate(time.Second).Add(time.Duration(m.MtimeNsec))
+		}
+	}
+	return e.Modified
 }
 
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
