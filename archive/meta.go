@@ -10,13 +10,13 @@ import (
 // when asked for, its extended attributes. It is a struct of its own so that later fields
 // (change time, inode, device for reusing unchanged entries) join the same record.
 type Meta struct {
-	UID   uint32 `json:"uid"`
-	GID   uint32 `json:"gid"`
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
 	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
 	// extended timestamp (whole seconds) cannot hold.
-	MtimeNsec int `json:"mtime_nsec,omitempty"`
-	User  string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
-	Group string `json:"group,omitempty"` // the group's name there
+	MtimeNsec int    `json:"mtime_nsec,omitempty"`
+	User      string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
+	Group     string `json:"group,omitempty"` // the group's name there
 	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
 	// carries each value in standard base64. nil when --xattrs was not given or there are none.
 	Xattrs map[string][]byte `json:"xattrs,omitempty"`
