@@ -112,7 +112,7 @@ func TestFaithfulTree(t *testing.T) {
 	faithfulTree(t, src)
 	arch := filepath.Join(dir, "app.zip")
 	r := backup(t, runOpts{dir: dir}, "create", "--symlinks", "store", "--xattrs", "-o", arch, filepath.Join(src, "app"))
-	if r.code != exitComplete {
+	if r.code != exitComplete || !strings.Contains(r.stderr, "backup: complete: 11 files, 6 symlinks, ") {
 		t.Fatalf("create: exit %d, stderr %q", r.code, r.stderr)
 	}
 	rc := readReceipt(t, arch+".receipt.json")

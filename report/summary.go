@@ -21,7 +21,11 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	if rc.DryRun {
 		status = "dry run, would be " + status
 	}
-	fmt.Fprintf(w, "backup: %s: %s, %s read", status, Plural(c.Files, "file", "files"), FormatBytes(c.Bytes))
+	fmt.Fprintf(w, "backup: %s: %s, ", status, Plural(c.Files, "file", "files"))
+	if c.Symlinks > 0 { // only with --symlinks store, so that other summaries read as before
+		fmt.Fprintf(w, "%s, ", Plural(c.Symlinks, "symlink", "symlinks"))
+	}
+	fmt.Fprintf(w, "%s read", FormatBytes(c.Bytes))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
 	}
