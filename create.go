@@ -18,8 +18,10 @@ import (
 )
 
 const createLong = `Backs up each SOURCE (a directory or a regular file) into one zip archive, stored under its
-base name. Regular files and directories are archived; sockets, FIFOs, devices and symlinks
-are skipped and listed. A receipt (JSON) is written next to the archive.
+base name. Regular files and directories are archived, with their owners; sockets, FIFOs,
+devices and symlinks are skipped and listed (--symlinks store stores symlinks as links, never
+followed; --xattrs records extended attributes and ACLs). A receipt (JSON) is written next
+to the archive.
 
 With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock, reads the
 new archive back, and points DIR/LATEST at it only when it is complete and verified; then

@@ -22,9 +22,11 @@ byte. Unsafe names (absolute, "..", duplicates, paths through a symlink in the a
 DEST, and backslashes and drive letters in entries not made on Unix) refuse the whole
 restore before anything is written, and so do files that exist already, unless --force.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
-archives another tool made), then renamed into place. Symlinks, devices and other special
-entries of foreign archives are listed, not created; in a backup's archive, an entry the
-manifest does not list is damage and is not written.`
+archives another tool made), then renamed into place. Symlinks the backup stored are created
+(never followed); symlinks, devices and other special entries of foreign archives are
+listed, not created; in a backup's archive, an entry the manifest does not list is damage
+and is not written. As root, owners are restored (by name, else by number); setuid and
+setgid bits only with --same-permissions; extended attributes with --xattrs.`
 
 const restoreExitCodes = `0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
 archive; damaged entries and those it cannot read are never written), 2 usage, 3 some
