@@ -11,12 +11,15 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"backup/archive"
 )
 
 // TestRestoreOwnersAsNobody restores, as uid 65534, a backup of files owned by root and
-// daemon, one of them setuid, even with --same-permissions: no owner changes, no setuid
-// bit, and that is no error (exit 0).
+// daemon, one of them setuid with a capability, even with --same-permissions --xattrs: no
+// owner changes, no setuid bit, the capability is a warning, and none of it is an error
+// (exit 0).
 func TestRestoreOwnersAsNobody(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
@@ -31,15 +34,20 @@ func TestRestoreOwnersAsNobody(t *testing.T) {
 	os.Lchown(filepath.Join(src, "app/su"), 1, 1)
 	os.Chmod(filepath.Join(src, "app/su"), 0o755|os.ModeSetuid|os.ModeSetgid)
 	os.Lchown(filepath.Join(src, "app/sub"), 1, 1)
+	capNetRaw := []byte{1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if err := unix.Setxattr(filepath.Join(src, "app/su"), "security.capability", capNetRaw, 0); err != nil {
+		t.Fatal(err)
+	}
 	arch := filepath.Join(dir, "app.zip")
-	if r := backup(t, runOpts{dir: dir}, "create", "--symlinks", "store", "-o", arch, filepath.Join(src, "app")); r.code != exitComplete {
+	if r := backup(t, runOpts{dir: dir}, "create", "--symlinks", "store", "--xattrs", "-o", arch, filepath.Join(src, "app")); r.code != exitComplete {
 		t.Fatalf("create: exit %d, stderr %q", r.code, r.stderr)
 	}
 	os.Chmod(arch, 0o644)
 	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--same-permissions", arch, dest)
-	if r.code != exitComplete {
-		t.Fatalf("restore as nobody: exit %d, stderr %q", r.code, r.stderr)
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--same-permissions", "--xattrs", arch, dest)
+	want := "warning: app/su: set security.capability: operation not permitted\n"
+	if r.code != exitComplete || !strings.Contains(r.stderr, want) {
+		t.Fatalf("restore as nobody: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitComplete, want)
 	}
 	for _, name := range []string{"app", "app/su", "app/sub", "app/sub/a", "app/sub/l", "app/sub/dir"} {
 		var st syscall.Stat_t
