@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // linkEntry is an entry of an archive as backup writes one with --symlinks store: a
@@ -227,4 +229,54 @@ func goSpecial(mode os.FileMode) os.FileMode {
 		m |= os.ModeSetgid
 	}
 	return m
+}
+
+// TestRestoreHardLinks makes each link group one file again, and where linking fails (as
+// across file systems) leaves separate copies with a warning.
+func TestRestoreHardLinks(t *testing.T) {
+	entries := []linkEntry{{name: "app/"}, {name: "app/a", body: "same"}, {name: "app/sub/"}, {name: "app/sub/b", body: "same"},
+		{name: "app/c", body: "other"}}
+	m := Manifest{Files: []File{{Path: "app/a", Size: 4, SHA256: sumOf("same"), Link: 1},
+		{Path: "app/sub/b", Size: 4, SHA256: sumOf("same"), Link: 1}, {Path: "app/c", Size: 5, SHA256: sumOf("other")}}}
+	data := buildLinkZip(t, entries, &m)
+	tests := []struct {
+		name       string
+		fail       error
+		wantLinks  uint64
+		wantWarned []string
+	}{
+		{"linked", nil, 2, nil},
+		{"cross-device", unix.EXDEV, 1, []string{"app/sub/b: restored as a separate file, not a hard link of app/a: link: invalid cross-device link"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dest := t.TempDir()
+			plan, err := openZip(t, data).PlanRestore(dest, RestoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.fail != nil {
+				plan.linkat = func(int, string, int, string, int) error { return tt.fail }
+			}
+			res, err := plan.Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := problemStrings(res.Warnings); !slices.Equal(got, tt.wantWarned) {
+				t.Errorf("warnings %q, want %q", got, tt.wantWarned)
+			}
+			for _, name := range []string{"app/a", "app/sub/b"} {
+				var st unix.Stat_t
+				if err := unix.Lstat(filepath.Join(dest, name), &st); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := os.ReadFile(filepath.Join(dest, name)); uint64(st.Nlink) != tt.wantLinks || string(got) != "same" {
+					t.Errorf("%s: %d links, content %q; want %d and %q", name, st.Nlink, got, tt.wantLinks, "same")
+				}
+			}
+			if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/a", "app/c", "app/sub/", "app/sub/b"}) {
+				t.Errorf("restored %q (no temp file may stay)", got)
+			}
+		})
+	}
 }

@@ -128,7 +128,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
 		names := p.linked[n]
 		for _, name := range names[1:] {
-			if err := link(t, names[0], name); err != nil {
+			if err := p.link(t, names[0], name); err != nil {
 				p.warnings = append(p.warnings, Problem{Entry: name,
 					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", names[0], err)})
 			}
@@ -137,7 +137,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 	res.Warnings = append(res.Warnings, p.warnings...)
 }
 
-func link(t *destTree, first, name string) error {
+func (p *RestorePlan) link(t *destTree, first, name string) error {
 	fd, err := t.dir(parentOf(first), false)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func link(t *destTree, first, name string) error {
 	if len(tmp) > 255 {
 		tmp = tmp[len(tmp)-255:]
 	}
-	if err := unix.Linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
+	if err := p.linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
 		return fmt.Errorf("link: %w", err)
 	}
 	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"backup/skiprules"
 )
 
@@ -65,8 +67,10 @@ type RestorePlan struct {
 	listed   map[string]File   // the manifest's files by path; nil without a manifest
 	index    *manifestIndex    // the manifest's records; nil without a manifest
 	owners   Owners
-	linked   map[int][]string     // the files of each hard-link group that Run wrote, by group
-	warnings []Problem            // what Run restored less faithfully than recorded
+	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
+	warnings []Problem        // what Run restored less faithfully than recorded
+	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
+	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
 	umask    fs.FileMode          // the process's, read when Run starts
@@ -89,7 +93,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
-		existing: map[string]destState{}, linked: map[int][]string{}}
+		existing: map[string]destState{}, linked: map[int][]string{}, linkat: unix.Linkat}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
