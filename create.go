@@ -18,8 +18,10 @@ import (
 )
 
 const createLong = `Backs up each SOURCE (a directory or a regular file) into one zip archive, stored under its
-base name. Regular files and directories are archived; sockets, FIFOs, devices and symlinks
-are skipped and listed. A receipt (JSON) is written next to the archive.
+base name. Regular files and directories are archived, with their owners; sockets, FIFOs,
+devices and symlinks are skipped and listed (--symlinks store stores symlinks as links, never
+followed; --xattrs records extended attributes and ACLs). A receipt (JSON) is written next
+to the archive.
 
 With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock, reads the
 new archive back, and points DIR/LATEST at it only when it is complete and verified; then
@@ -47,10 +49,10 @@ type createConfig struct {
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
 	jsonLines, verbose         bool
-	verify                     bool
+	verify, xattrs             bool
 	sqlite                     bool // --sqlite auto: databases are stored as snapshots
 	sqliteTimeout              time.Duration
-	progress                   string
+	progress, symlinks         string
 	metricsFile                string
 	hooks                      *hookFlags
 	sources                    []source
@@ -87,7 +89,7 @@ type createFlags struct {
 func newCreateCmd() *cobra.Command {
 	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
 	f := addCreateFlags(cmd.Flags())
-	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps} {
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps, "symlinks": {"skip", "store"}} {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -113,6 +115,8 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringArrayVar(&f.excludeFrom, "exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
 	flags.BoolVar(&cfg.rules.ExcludeCaches, "exclude-caches", false, "skip directories holding a valid CACHEDIR.TAG")
 	flags.BoolVar(&cfg.rules.OneFileSystem, "one-file-system", false, "do not cross into other file systems")
+	flags.StringVar(&cfg.symlinks, "symlinks", "skip", "symlinks below a SOURCE: `MODE` skip (list them) or store (as links, never followed)")
+	flags.BoolVar(&cfg.xattrs, "xattrs", false, "store extended attributes and ACLs in the manifest")
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
@@ -174,6 +178,10 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if cfg.quiet && cfg.verbose {
 		return fmt.Errorf("-q and -v cannot be used together")
 	}
+	if cfg.symlinks != "skip" && cfg.symlinks != "store" {
+		return fmt.Errorf("--symlinks %q: must be skip or store", cfg.symlinks)
+	}
+	cfg.rules.StoreSymlinks = cfg.symlinks == "store"
 	if !slices.Contains([]string{"auto", "always", "never"}, cfg.progress) {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
 	}

@@ -30,6 +30,7 @@ type creation struct {
 	started time.Time
 	out     outputPaths
 	w       *archive.Writer // nil in a dry run
+	owners  archive.Owners
 
 	events        *report.Events         // --json-lines; nil without
 	current       atomic.Pointer[string] // the file last handed to the archive, for the progress line
@@ -189,13 +190,15 @@ func (c *creation) openArchive(ctx context.Context) error {
 		dir = os.TempDir()
 	}
 	opts := archive.Options{
-		Method: c.cfg.method,
-		Level:  c.cfg.level,
-		Jobs:   c.cfg.jobs,
-		OnFile: c.rec.File,
-		OnCopy: c.rec.Copy,
-		OnSkip: c.rec.Skip,
-		OnWarn: c.rec.Warn,
+		Method:    c.cfg.method,
+		Level:     c.cfg.level,
+		Jobs:      c.cfg.jobs,
+		OnFile:    c.rec.File,
+		OnDir:     c.rec.Dir,
+		OnSymlink: c.rec.Symlink,
+		OnCopy:    c.rec.Copy,
+		OnSkip:    c.rec.Skip,
+		OnWarn:    c.rec.Warn,
 	}
 	if c.cfg.sqlite {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"backup/archive"
 	"backup/report"
 	"backup/skiprules"
 	"backup/walker"
@@ -51,12 +52,7 @@ func (c *creation) visit(e walker.Entry) error {
 		return fs.SkipDir
 	}
 	if e.Info.IsDir() {
-		c.noteOutputDir(e)
-		c.rec.Dir(e.Name)
-		if c.w == nil {
-			return nil
-		}
-		return c.w.AddDir(e.Name, e.Info)
+		return c.addDir(e)
 	}
 	switch {
 	case c.isStaging(e):
@@ -65,13 +61,59 @@ func (c *creation) visit(e walker.Entry) error {
 	case c.isSidecar(e):
 		c.rec.Exclude(e.Name, ruleSidecar)
 		return nil
+	}
+	meta := c.meta(e)
+	switch {
+	case e.Info.Mode()&fs.ModeSymlink != 0:
+		return c.addSymlink(e, meta)
 	case c.w == nil:
 		c.dryRunSnapshot(e)
-		c.rec.File(e.Name, e.Info.Size(), [32]byte{})
+		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta})
 		return nil
 	}
 	c.current.Store(&e.Name)
-	return c.w.AddFile(e.Hold(), e.Name, e.Info)
+	return c.w.AddFile(e.Hold(), e.Name, e.Info, meta)
+}
+
+// addDir stores the directory e, or in a dry run records it.
+func (c *creation) addDir(e walker.Entry) error {
+	c.noteOutputDir(e)
+	meta := c.meta(e)
+	if c.w == nil {
+		c.rec.Dir(archive.Dir{Path: e.Name, Meta: *meta})
+		return nil
+	}
+	return c.w.AddDir(e.Name, e.Info, meta)
+}
+
+// addSymlink stores the symlink e (rules said store), or records why it could not: a link
+// that cannot be read is lost, like a file.
+func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
+	target, err := e.Readlink()
+	switch {
+	case err != nil:
+		c.rec.Warn(err)
+	case c.w == nil:
+		c.rec.Symlink(archive.Symlink{Path: e.Name, Target: target, Meta: *meta})
+	default:
+		return c.w.AddSymlink(e.Name, e.Info, target, meta)
+	}
+	return nil
+}
+
+// meta is what the manifest records of e beside its data: owner numbers and names, and with
+// --xattrs its extended attributes. Attributes that cannot be read are lost, as data are.
+func (c *creation) meta(e walker.Entry) *archive.Meta {
+	m := archive.OwnerOf(e.Info)
+	c.owners.Name(&m)
+	if c.cfg.xattrs {
+		attrs, err := e.Xattrs()
+		if err != nil {
+			c.rec.Warn(err)
+		}
+		m.Xattrs = attrs
+	}
+	return &m
 }
 
 // startProgress starts the progress line when stderr is a terminal or --progress always

@@ -22,9 +22,11 @@ byte. Unsafe names (absolute, "..", duplicates, paths through a symlink in the a
 DEST, and backslashes and drive letters in entries not made on Unix) refuse the whole
 restore before anything is written, and so do files that exist already, unless --force.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
-archives another tool made), then renamed into place. Symlinks, devices and other special
-entries of foreign archives are listed, not created; in a backup's archive, an entry the
-manifest does not list is damage and is not written.`
+archives another tool made), then renamed into place. Symlinks the backup stored are created
+(never followed); symlinks, devices and other special entries of foreign archives are
+listed, not created; in a backup's archive, an entry the manifest does not list is damage
+and is not written. As root, owners are restored (by name, else by number); setuid and
+setgid bits only with --same-permissions; extended attributes with --xattrs.`
 
 const restoreExitCodes = `0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
 archive; damaged entries and those it cannot read are never written), 2 usage, 3 some
@@ -34,6 +36,8 @@ type restoreConfig struct {
 	force, json, quiet bool
 	jsonLines          bool
 	events             *report.Events // --json-lines, once started
+	symlinks           string
+	owners             archive.RestoreOptions // NumericOwner, NoSameOwner, SamePermissions, Xattrs
 	include            *skiprules.Matcher
 	archive, dest      string
 	s3                 *s3Flags
@@ -69,12 +73,14 @@ type restoreJSON struct {
 	Status    restoreStatus     `json:"status"`
 	Files     int               `json:"files"`
 	Dirs      int               `json:"dirs"`
+	Symlinks  int               `json:"symlinks"`
 	Bytes     int64             `json:"bytes"`
 	Skipped   []archive.Skipped `json:"skipped"`
 	Conflicts []string          `json:"conflicts"`
 	Refused   []archive.Problem `json:"refused"`
 	Damaged   []archive.Problem `json:"damaged"`
 	Failed    []archive.Problem `json:"failed"`
+	Warnings  []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
 	Error     string            `json:"error,omitempty"`
 }
 
@@ -87,6 +93,11 @@ func newRestoreCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
+	flags.StringVar(&cfg.symlinks, "symlinks", "store", "symlinks the backup stored: `MODE` store (create them, never followed) or skip")
+	flags.BoolVar(&cfg.owners.NumericOwner, "numeric-owner", false, "as root, restore owners by their numbers, not their names")
+	flags.BoolVar(&cfg.owners.NoSameOwner, "no-same-owner", false, "as root, do not restore owners (everything belongs to root)")
+	flags.BoolVar(&cfg.owners.SamePermissions, "same-permissions", false, "as root, also restore setuid, setgid and sticky bits, with their owners")
+	flags.BoolVar(&cfg.owners.Xattrs, "xattrs", false, "set the extended attributes and ACLs the backup recorded (create --xattrs)")
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
@@ -98,6 +109,9 @@ func newRestoreCmd() *cobra.Command {
 		}
 		if err := refuseEmpty(flags, nil, args, "ARCHIVE", "DEST"); err != nil {
 			return usageError(stderr, "restore", err)
+		}
+		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
+			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
 		cfg.archive, cfg.dest = args[0], args[1]
 		if len(*includes) > 0 {
@@ -163,7 +177,8 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 }
 
 func (cfg restoreConfig) options() archive.RestoreOptions {
-	opts := archive.RestoreOptions{Force: cfg.force}
+	opts := cfg.owners
+	opts.Force, opts.SkipSymlinks = cfg.force, cfg.symlinks == "skip"
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)
@@ -176,7 +191,7 @@ func (cfg restoreConfig) options() archive.RestoreOptions {
 // runPlan refuses or carries out the plan, printing what happened on stderr.
 func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *archive.RestorePlan, out *restoreJSON, stderr io.Writer) {
 	switch {
-	case cfg.include != nil && plan.Files+plan.Dirs+len(plan.Skipped) == 0:
+	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
 		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
 		return
@@ -200,6 +215,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	p.Stop()
 	if res != nil {
 		out.Files, out.Dirs, out.Bytes, out.Damaged, out.Failed = res.Files, res.Dirs, res.Bytes, res.Damaged, res.Failed
+		out.Symlinks, out.Warnings = res.Symlinks, res.Warnings
 	}
 	out.Status = restoreOutcome(ctx, res, err)
 	if err != nil {
@@ -257,6 +273,9 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	for _, p := range out.Failed {
 		fmt.Fprintf(w, "%s (not restored)\n", p)
 	}
+	for _, p := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", p)
+	}
 	switch {
 	case out.Status == restoreInterrupted:
 		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
@@ -271,8 +290,11 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(w, "%s, %s, %s restored to %s", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"),
-		report.FormatBytes(out.Bytes), cfg.dest)
+	fmt.Fprintf(w, "%s, %s, ", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"))
+	if out.Symlinks > 0 {
+		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
+	}
+	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), cfg.dest)
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
 	} else {
@@ -288,7 +310,7 @@ func (o *restoreJSON) fail(err error) {
 
 // nonNil makes empty lists print as [] rather than null.
 func (o *restoreJSON) nonNil() *restoreJSON {
-	for _, l := range []*[]archive.Problem{&o.Refused, &o.Damaged, &o.Failed} {
+	for _, l := range []*[]archive.Problem{&o.Refused, &o.Damaged, &o.Failed, &o.Warnings} {
 		if *l == nil {
 			*l = []archive.Problem{}
 		}

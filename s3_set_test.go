@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -236,7 +237,7 @@ func TestS3SetCorruptedObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data[100] ^= 0xff
+	data[dataOffset(t, path, "app/a.txt")] ^= 0xff
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +252,27 @@ func TestS3SetCorruptedObject(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", "app", "a.txt")); err == nil {
 		t.Error("restore wrote the damaged file")
 	}
+}
+
+// dataOffset is where the middle of the stored data of the entry name is in the archive.
+func dataOffset(t *testing.T, path, name string) int64 {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.Name == name {
+			off, err := f.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return off + int64(f.CompressedSize64/2)
+		}
+	}
+	t.Fatalf("%s holds no %s", path, name)
+	return 0
 }
 
 // TestS3SetSecretsNeverPrinted runs commands against a server that is not there, and with

@@ -58,14 +58,24 @@ func speedTree(t *testing.T, root string) map[string][]byte {
 	return files
 }
 
+// TestCreateSameArchiveForAnyJobs writes the same bytes with 1 and 8 jobs, stored symlinks
+// and hard links included: they are written in walk order like files.
 func TestCreateSameArchiveForAnyJobs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	speedTree(t, dir)
+	for _, l := range [][2]string{{"var/app.log", "app/a-link"}, {"var", "app/z-dir-link"}, {"/", "app/var/root"}} {
+		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "app/var/app.log"), filepath.Join(dir, "app/app.log")); err != nil {
+		t.Fatal(err)
+	}
 	var archives [][]byte
 	for _, jobs := range []string{"1", "8"} {
 		out := filepath.Join(t.TempDir(), "app.zip")
-		if r := backup(t, runOpts{dir: dir}, "create", "-q", "--jobs", jobs, "-o", out, "app"); r.code != exitComplete {
+		if r := backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "--jobs", jobs, "-o", out, "app"); r.code != exitComplete {
 			t.Fatalf("--jobs %s: exit %d: %s", jobs, r.code, r.stderr)
 		}
 		readZip(t, out)

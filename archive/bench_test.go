@@ -76,7 +76,7 @@ func addTree(tb testing.TB, w *Writer, dir string) int64 {
 			return nil
 		}
 		size += e.Info.Size()
-		return w.AddFile(e.Hold(), e.Rel, e.Info)
+		return w.AddFile(e.Hold(), e.Rel, e.Info, nil)
 	}}
 	if err := walk.Walk(tb.Context(), dir, "."); err != nil {
 		tb.Fatal(err)

@@ -55,7 +55,7 @@ func TestWriterDiskFull(t *testing.T) {
 					f.src.Release()
 					continue
 				}
-				addErr = w.AddFile(f.src, "src/"+name, f.info)
+				addErr = w.AddFile(f.src, "src/"+name, f.info, nil)
 			}
 			_, err = w.CloseManifest(&Manifest{})
 			if addErr != nil {

@@ -33,6 +33,9 @@ type Entry struct {
 	SHA256 string
 	// Host is the system the entry was made on, which decides what its name means.
 	Host Host
+	// UID and GID are the owner an Info-ZIP ux extra field holds, when HasOwner.
+	UID, GID uint32
+	HasOwner bool
 
 	file          *zip.File
 	local         localRef // where its local header is
@@ -71,11 +74,12 @@ func newEntry(f *zip.File) *Entry {
 		Host:     Host(f.CreatorVersion >> 8),
 		file:     f,
 	}
+	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
 	switch {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode.Perm())
+		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	case mode.IsRegular():
 		e.Mode, e.noUnixMode = restoreMode(f, mode)
 	default:

@@ -28,7 +28,7 @@ func TestModTimeRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			zw := zip.NewWriter(&buf)
-			if _, err := zw.CreateRaw(fileHeader("f", fileInfo(t, tt.mtime, 0o640), zip.Store, 0, 0, 0)); err != nil {
+			if _, err := zw.CreateRaw(fileHeader("f", fileInfo(t, tt.mtime, 0o640), zip.Store, 0, 0, 0, nil)); err != nil {
 				t.Fatal(err)
 			}
 			zw.Close()

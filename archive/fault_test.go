@@ -118,7 +118,7 @@ func archiveFiles(t *testing.T, dir string, names []string, opts archive.Options
 		t.Fatal(err)
 	}
 	for _, name := range names {
-		if err := w.AddFile(files[name].src, name, files[name].info); err != nil {
+		if err := w.AddFile(files[name].src, name, files[name].info, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

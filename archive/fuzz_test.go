@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,8 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("own output rejected: %v\n%s", err, out)
 		}
-		if !slices.Equal(again.Files, m.Files) || !slices.Equal(again.Skipped, m.Skipped) || again.Status != m.Status {
+		if !reflect.DeepEqual(again.Files, m.Files) || !reflect.DeepEqual(again.Dirs, m.Dirs) ||
+			!reflect.DeepEqual(again.Symlinks, m.Symlinks) || !slices.Equal(again.Skipped, m.Skipped) || again.Status != m.Status {
 			t.Fatalf("round trip changed the manifest: %+v, then %+v", m, again)
 		}
 	})

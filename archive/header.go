@@ -27,8 +27,8 @@ const (
 // entry is written, so they go in the local header, as streaming readers prefer; only an
 // entry that needs zip64 sizes carries them in a data descriptor instead, because
 // archive/zip writes no zip64 field into local headers.
-func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64) *zip.FileHeader {
-	fh := baseHeader(name, info)
+func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64, meta *Meta) *zip.FileHeader {
+	fh := baseHeader(name, info, meta)
 	fh.Method = method
 	fh.CRC32 = crc
 	fh.CompressedSize64 = uint64(compressed)
@@ -47,13 +47,13 @@ func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compre
 }
 
 // dirHeader builds a directory entry: its name ends in a slash and it has no data.
-func dirHeader(name string, info fs.FileInfo) *zip.FileHeader {
-	fh := baseHeader(name+"/", info)
+func dirHeader(name string, info fs.FileInfo, meta *Meta) *zip.FileHeader {
+	fh := baseHeader(name+"/", info, meta)
 	fh.Method = zip.Store
 	return fh
 }
 
-func baseHeader(name string, info fs.FileInfo) *zip.FileHeader {
+func baseHeader(name string, info fs.FileInfo, meta *Meta) *zip.FileHeader {
 	fh := &zip.FileHeader{
 		Name:           name,
 		CreatorVersion: creatorUnix<<8 | zipVersion20,
@@ -64,6 +64,9 @@ func baseHeader(name string, info fs.FileInfo) *zip.FileHeader {
 	}
 	fh.SetMode(info.Mode())
 	setModified(fh, info.ModTime())
+	if meta != nil {
+		fh.Extra = addOwner(fh.Extra, meta)
+	}
 	return fh
 }
 

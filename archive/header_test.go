@@ -22,7 +22,7 @@ func TestSetModified(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fh := fileHeader("f", fileInfo(t, tt.mtime, 0o644), 8, 0, 0, 0)
+			fh := fileHeader("f", fileInfo(t, tt.mtime, 0o644), 8, 0, 0, 0, nil)
 			if fh.ModifiedDate != tt.dosDate || fh.ModifiedTime != tt.dosTim {
 				t.Errorf("DOS date/time %#x %#x, want %#x %#x", fh.ModifiedDate, fh.ModifiedTime, tt.dosDate, tt.dosTim)
 			}
@@ -47,7 +47,7 @@ func fileInfo(t *testing.T, mtime time.Time, mode fs.FileMode) fs.FileInfo {
 
 func TestUTF8Flag(t *testing.T) {
 	for name, want := range map[string]bool{"plain/ascii.txt": false, "naïve/café": true, "\xff-not-utf8": false} {
-		fh := fileHeader(name, fileInfo(t, time.Now(), 0o644), 8, 0, 0, 0)
+		fh := fileHeader(name, fileInfo(t, time.Now(), 0o644), 8, 0, 0, 0, nil)
 		if got := fh.Flags&flagUTF8 != 0; got != want {
 			t.Errorf("%q: UTF-8 flag %v, want %v", name, got, want)
 		}
@@ -58,13 +58,13 @@ func TestZip64Versions(t *testing.T) {
 	info := fileInfo(t, time.Now(), 0o644)
 	// Sizes known up front go in the local header; only zip64 sizes need the data descriptor,
 	// since archive/zip writes no zip64 field into a local header.
-	if fh := fileHeader("f", info, 8, 0, 10, 5<<30); fh.ReaderVersion != zipVersion45 || fh.Flags&flagDataDesc == 0 {
+	if fh := fileHeader("f", info, 8, 0, 10, 5<<30, nil); fh.ReaderVersion != zipVersion45 || fh.Flags&flagDataDesc == 0 {
 		t.Errorf("5 GiB entry: reader version %d flags %#x, want %d with a data descriptor", fh.ReaderVersion, fh.Flags, zipVersion45)
 	}
-	if fh := fileHeader("f", info, 8, 0, 10, 10); fh.ReaderVersion != zipVersion20 || fh.Flags&flagDataDesc != 0 {
+	if fh := fileHeader("f", info, 8, 0, 10, 10, nil); fh.ReaderVersion != zipVersion20 || fh.Flags&flagDataDesc != 0 {
 		t.Errorf("small entry: reader version %d flags %#x, want %d without a data descriptor", fh.ReaderVersion, fh.Flags, zipVersion20)
 	}
-	if fh := fileHeader("f", info, MethodZstd, 0, 10, 10); fh.ReaderVersion != zipVersion63 {
+	if fh := fileHeader("f", info, MethodZstd, 0, 10, 10, nil); fh.ReaderVersion != zipVersion63 {
 		t.Errorf("zstd entry: reader version %d, want %d", fh.ReaderVersion, zipVersion63)
 	}
 }

@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // ManifestName is the name of the archive's last entry.
 const ManifestName = ".backup-manifest.json"
 
-// ManifestSchema names the version of the manifest's format.
-const ManifestSchema = "backup.manifest/v1"
+// ManifestSchema names the version of the manifest's format that backup writes: v2 adds
+// owners, extended attributes, hard-link groups, directories and symlinks to v1.
+const ManifestSchema = "backup.manifest/v2"
+
+// ManifestSchemaV1 is the first version, which readers still accept: files without owners.
+const ManifestSchemaV1 = "backup.manifest/v1"
 
 // Manifest is the content of the manifest entry: enough to verify the archive with nothing
 // but the archive.
@@ -21,18 +26,38 @@ type Manifest struct {
 	ToolVersion string     `json:"tool_version"`
 	Status      string     `json:"status"`
 	Files       []File     `json:"files"`
+	Dirs        []Dir      `json:"dirs,omitempty"`     // v2
+	Symlinks    []Symlink  `json:"symlinks,omitempty"` // v2
 	Skipped     []Skipped  `json:"skipped"`
 	Excluded    []Excluded `json:"excluded"`
 	Warnings    []Warning  `json:"warnings"`
 }
 
-// File is one stored file: its stored name, size in bytes and SHA-256 in hex; for a file
-// stored as a consistent copy made from it (a database snapshot), what it was copied from.
+// File is one stored file: its stored name, size in bytes and SHA-256 in hex; in v2 its
+// owner (and attributes), and the hard-link group it belongs to; for a file stored as a
+// consistent copy made from it (a database snapshot), what it was copied from.
 type File struct {
-	Path     string      `json:"path"`
-	Size     int64       `json:"size"`
-	SHA256   string      `json:"sha256"`
-	Snapshot *CopySource `json:"snapshot,omitempty"`
+	Path   string
+	Size   int64
+	SHA256 string
+	// Link numbers the file's hard-link group: files of one run with the same device and
+	// inode share a number (each entry still holds the data). 0: not linked.
+	Link     int
+	Meta     *Meta       // nil in a v1 manifest
+	Snapshot *CopySource // nil unless the entry is a snapshot
+}
+
+// Dir is one stored directory with its owner (and attributes); v2 only.
+type Dir struct {
+	Path string
+	Meta Meta
+}
+
+// Symlink is one stored symlink: its target, as readlink gives it, and its owner; v2 only.
+type Symlink struct {
+	Path   string
+	Target string
+	Meta   Meta
 }
 
 // Skipped is a path that was not archived on purpose because it is not a regular file.
@@ -76,6 +101,8 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	var wire struct {
 		Manifest
 		Files    []fileJSON     `json:"files"`
+		Dirs     []dirJSON      `json:"dirs"`
+		Symlinks []symlinkJSON  `json:"symlinks"`
 		Skipped  []skippedJSON  `json:"skipped"`
 		Excluded []excludedJSON `json:"excluded"`
 		Warnings []warningJSON  `json:"warnings"`
@@ -95,6 +122,12 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	m, err := wire.Manifest, error(nil)
 	m.Files, err = values(wire.Files, fileJSON.value)
 	if err == nil {
+		m.Dirs, err = values(wire.Dirs, dirJSON.value)
+	}
+	if err == nil {
+		m.Symlinks, err = values(wire.Symlinks, symlinkJSON.value)
+	}
+	if err == nil {
 		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
 	}
 	if err == nil {
@@ -113,8 +146,11 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 }
 
 func (m *Manifest) check() error {
-	if m.Schema != ManifestSchema {
-		return fmt.Errorf("schema %q, want %q", m.Schema, ManifestSchema)
+	if m.Schema != ManifestSchema && m.Schema != ManifestSchemaV1 {
+		return fmt.Errorf("schema %q, want %q or %q", m.Schema, ManifestSchema, ManifestSchemaV1)
+	}
+	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
+		return errors.New("owners, links, dirs and symlinks are v2 fields, in a v1 manifest")
 	}
 	if m.Status != "complete" && m.Status != "incomplete" {
 		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
@@ -133,8 +169,16 @@ func (m *Manifest) check() error {
 		}
 		seen[f.Path] = true
 	}
+	for _, l := range m.Symlinks {
+		if l.Path == "" || seen[l.Path] {
+			return fmt.Errorf("symlink %q has no path or is listed twice", l.Path)
+		}
+		seen[l.Path] = true
+	}
 	return nil
 }
+
+func hasV2Fields(f File) bool { return f.Meta != nil || f.Link != 0 }
 
 func isHexSHA256(s string) bool {
 	if len(s) != 2*sha256.Size {

@@ -45,7 +45,7 @@ func writeFiles(w *bufio.Writer, files []File) error {
 	for i := range files {
 		// The record File.MarshalJSON writes, without the method's second encoding pass.
 		f := &files[i]
-		b, err := json.MarshalIndent(fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Snapshot}, "    ", "  ")
+		b, err := json.MarshalIndent(f.record(), "    ", "  ")
 		if err != nil {
 			return err
 		}

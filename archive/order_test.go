@@ -45,9 +45,9 @@ func TestWriterNameOrder(t *testing.T) {
 			for _, e := range tt.entries {
 				name, isDir := strings.CutSuffix(e, "/")
 				if isDir {
-					err = w.AddDir(name, info)
+					err = w.AddDir(name, info, nil)
 				} else {
-					err = w.AddFile(heldFile1(t), name, info)
+					err = w.AddFile(heldFile1(t), name, info, nil)
 				}
 				if err != nil {
 					refused = name
@@ -98,7 +98,7 @@ func TestWriterNameTooLong(t *testing.T) {
 	defer w.Abort()
 	info := fileInfo(t, time.Now(), 0o644)
 	dirName := "a/" + strings.Repeat("d", maxNameLen-2) // fits, but not with its slash
-	for _, err := range []error{w.AddDir("a", info), w.AddDir(dirName, info), w.AddFile(heldFile1(t), long, info)} {
+	for _, err := range []error{w.AddDir("a", info, nil), w.AddDir(dirName, info, nil), w.AddFile(heldFile1(t), long, info, nil)} {
 		if err != nil {
 			t.Fatal(err)
 		}

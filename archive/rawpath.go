@@ -57,17 +57,23 @@ type fileJSON struct {
 	jsonPath
 	Size     int64       `json:"size"`
 	SHA256   string      `json:"sha256"`
+	Link     int         `json:"link,omitempty"`
 	Snapshot *CopySource `json:"snapshot,omitempty"`
+	*Meta
 }
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
-	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Snapshot: j.Snapshot}, err
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot}, err
+}
+
+func (f *File) record() fileJSON {
+	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.Snapshot, f.Meta}
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
 func (f File) MarshalJSON() ([]byte, error) {
-	return json.Marshal(fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Snapshot})
+	return json.Marshal(f.record())
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

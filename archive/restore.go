@@ -19,15 +19,18 @@ import (
 
 // RestoreResult is what Run did.
 type RestoreResult struct {
-	// Files, Dirs and Bytes count what was restored.
-	Files, Dirs int
-	Bytes       int64
+	// Files, Dirs, Symlinks and Bytes count what was restored.
+	Files, Dirs, Symlinks int
+	Bytes                 int64
 	// Damaged lists the entries whose data failed a check (CRC-32, size, SHA-256, or missing
 	// from the archive): none of them was written.
 	Damaged []Problem
 	// Failed lists the entries that could not be written (the cause is the destination's,
 	// not the archive's).
 	Failed []Problem
+	// Warnings lists what was restored less faithfully than recorded: extended attributes
+	// that could not be set, hard links restored as separate files.
+	Warnings []Problem
 }
 
 // fatalErrnos stop a restore: every entry after the first would fail the same way.
@@ -61,6 +64,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 			return res, err
 		}
 	}
+	p.relink(t, res)
 	p.setDirTimes(t, res)
 	return res, nil
 }
@@ -84,6 +88,9 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 		res.Dirs++
 		return nil
 	}
+	if e.Kind != "" {
+		return p.restoreSymlink(ctx, t, e, res)
+	}
 	want, err := p.expected(e)
 	if err != nil {
 		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
@@ -98,6 +105,7 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 		res.Files++
 		res.Bytes += n
 		p.done.Add(1)
+		p.restored(e)
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", e.Name, err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
@@ -147,7 +155,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	}
 	got, err := copyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, want, buf)
 	if err == nil {
-		err = finish(f, dfd, tmp, e, restorePerm(e, p.umask))
+		err = p.finish(f, dfd, tmp, e)
 	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = &fileOpError{cerr}
@@ -183,13 +191,15 @@ func createTemp(dfd int, base string) (*os.File, string, error) {
 	}
 }
 
-// finish gives the checked file its permission bits perm (never setuid, setgid or sticky)
-// and its mtime.
-func finish(f *os.File, dfd int, tmp string, e *Entry, perm uint32) error {
-	if err := f.Chmod(os.FileMode(perm)); err != nil {
+// finish gives the checked file its owner, permission bits (setuid, setgid and sticky only
+// as perm allows), attributes and mtime.
+func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
+	warn, err := p.fdMeta(int(f.Fd()), e)
+	if err != nil {
 		return &fileOpError{err}
 	}
-	if err := setTimes(dfd, tmp, e.Modified); err != nil {
+	p.warn(e, warn)
+	if err := setTimes(dfd, tmp, p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
 	return nil
@@ -249,14 +259,16 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Fchmod(fd, restorePerm(e, p.umask)); err != nil {
-		return fmt.Errorf("chmod: %w", err)
+	warn, err := p.fdMeta(fd, e)
+	if err != nil {
+		return err
 	}
+	p.warn(e, warn)
 	pfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
 		return err
 	}
-	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], e.Modified)
+	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], p.mtime(e))
 }
 
 // progressWriter counts the bytes written, for a progress bar to poll, and stops a large

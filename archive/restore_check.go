@@ -49,6 +49,8 @@ func (p *RestorePlan) drop(damaged map[*Entry]bool) {
 	p.entries = slices.DeleteFunc(p.entries, func(e *Entry) bool { return damaged[e] })
 	for e := range damaged {
 		switch {
+		case p.storedSymlink(e) && !p.opts.SkipSymlinks:
+			p.Symlinks--
 		case e.Kind != "":
 			p.Skipped = slices.DeleteFunc(p.Skipped, func(s Skipped) bool { return s.Path == e.Name })
 		case e.IsDir:

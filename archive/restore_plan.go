@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"backup/skiprules"
 )
 
 // RestoreOptions configure a restore. The zero value restores every entry and replaces
@@ -20,6 +24,18 @@ type RestoreOptions struct {
 	// entry is selected when it matches or a directory above it does; the directories above
 	// a selected entry are restored with it.
 	Include func(name string, isDir bool) bool
+	// SkipSymlinks leaves out the symlinks a backup stored (they are listed in Skipped);
+	// otherwise they are created, never followed.
+	SkipSymlinks bool
+	// As root, the owners a v2 manifest records are restored: by name where this system
+	// knows the name, else by number. NumericOwner uses the numbers only; NoSameOwner
+	// restores no owner. Other users never restore owners.
+	NumericOwner, NoSameOwner bool
+	// SamePermissions restores setuid, setgid and sticky bits, together with the owner they
+	// belong to (so as root only); without it they are dropped.
+	SamePermissions bool
+	// Xattrs sets the extended attributes (and ACLs) the manifest records.
+	Xattrs bool
 }
 
 // RestorePlan is a restore checked against the archive and the destination before
@@ -40,15 +56,21 @@ type RestorePlan struct {
 	// and the entries it does not account for: special entries, and directories stored after
 	// it. None of them is restored.
 	Damaged []Problem
-	// Files, Dirs and Bytes count what is to be restored.
-	Files, Dirs int
-	Bytes       int64
+	// Files, Dirs, Symlinks and Bytes count what is to be restored.
+	Files, Dirs, Symlinks int
+	Bytes                 int64
 
 	r        *Reader
 	opts     RestoreOptions
-	entries  []*Entry             // selected files and directories, in archive order
-	dirs     map[string]*Entry    // selected directory entries by name
-	listed   map[string]File      // the manifest's files by path; nil without a manifest
+	entries  []*Entry          // selected files and directories, in archive order
+	dirs     map[string]*Entry // selected directory entries by name
+	listed   map[string]File   // the manifest's files by path; nil without a manifest
+	index    *manifestIndex    // the manifest's records; nil without a manifest
+	owners   Owners
+	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
+	warnings []Problem        // what Run restored less faithfully than recorded
+	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
+	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
 	umask    fs.FileMode          // the process's, read when Run starts
@@ -71,7 +93,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
-		existing: map[string]destState{}}
+		existing: map[string]destState{}, linked: map[int][]string{}, linkat: unix.Linkat}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -82,6 +104,9 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	p.Refused = CheckNames(r.Entries)
 	if len(p.Refused) > 0 {
 		return p, nil
+	}
+	if r.Manifest != nil {
+		p.index = newManifestIndex(r.Manifest)
 	}
 	p.selectEntries()
 	p.checkEntries()
@@ -126,6 +151,11 @@ func (p *RestorePlan) selectEntries() {
 
 func (p *RestorePlan) add(e *Entry) {
 	switch {
+	case p.storedSymlink(e) && p.opts.SkipSymlinks:
+		p.Skipped = append(p.Skipped, Skipped{Path: e.Name, Kind: string(e.Kind)})
+		return
+	case p.storedSymlink(e):
+		p.Symlinks++
 	case p.r.Manifest != nil && e.Kind != "":
 		// Backup stores files and directories only: the manifest does not list this one.
 		p.Damaged = append(p.Damaged, Problem{Entry: e.Name, Reason: "not in the manifest"})
@@ -144,6 +174,16 @@ func (p *RestorePlan) add(e *Entry) {
 		p.Bytes += e.Size
 	}
 	p.entries = append(p.entries, e)
+}
+
+// storedSymlink reports whether e is a symlink that backup stored (the manifest lists it):
+// one restore creates. Those of other tools are listed, not created.
+func (p *RestorePlan) storedSymlink(e *Entry) bool {
+	if e.Kind != skiprules.KindSymlink || p.index == nil {
+		return false
+	}
+	_, ok := p.index.symlinks[e.Name]
+	return ok
 }
 
 // included reports whether e or a directory above it matches Include. The answers for

@@ -74,7 +74,7 @@ func TestCopiedSourceIsStoredAsTheFile(t *testing.T) {
 			}
 			log = append(log, "copy "+name)
 		},
-		OnFile: func(name string, size int64, _ [32]byte) { log = append(log, "file "+name) },
+		OnFile: func(f archive.File) { log = append(log, "file "+f.Path) },
 	}
 	path := archiveFiles(t, dir, []string{"state.db"}, opts)
 	if len(log) != 2 || log[0] != "copy state.db" || log[1] != "file state.db" {

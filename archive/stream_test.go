@@ -24,9 +24,7 @@ func TestCreateStream(t *testing.T) {
 	}
 	var out onlyWriter
 	m := &Manifest{Schema: ManifestSchema, Status: "complete"}
-	onFile := func(name string, size int64, sum [sha256.Size]byte) {
-		m.Files = append(m.Files, File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])})
-	}
+	onFile := func(f File) { m.Files = append(m.Files, f) }
 	w, err := CreateStream(t.Context(), &out, t.TempDir(), Options{Level: DefaultLevel, OnFile: onFile})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"backup/skiprules"
 )
 
 // The entries are checked by a fixed pool of workers, since inflating and hashing are the
@@ -71,18 +73,16 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int,
 func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob) []foundProblem {
 	defer close(work)
 	var found []foundProblem
-	listed := map[string]File{}
+	var x *manifestIndex
 	if r.Manifest != nil {
-		for _, f := range r.Manifest.Files {
-			listed[f.Path] = f
-		}
+		x = newManifestIndex(r.Manifest)
 	}
 	for i, e := range r.Entries {
 		res.count(e)
 		job := entryJob{index: i, entry: e}
-		if r.Manifest != nil && !e.IsDir {
+		if x != nil {
 			var p *Problem
-			job.wantSum, p = compareListed(e, listed)
+			job.wantSum, p = x.compare(e)
 			if p != nil {
 				found = append(found, foundProblem{index: i, Problem: *p})
 			}
@@ -96,13 +96,10 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 			return nil
 		}
 	}
-	if r.Manifest != nil {
-		for _, f := range r.Manifest.Files {
-			if _, missing := listed[f.Path]; missing {
-				// After every entry's problems, as a sequential read finds them.
-				found = append(found, foundProblem{index: len(r.Entries), Problem: Problem{
-					Entry: f.Path, Reason: "in the manifest but missing from the archive"}})
-			}
+	if x != nil {
+		for _, p := range x.missing(r.Manifest) {
+			// After every entry's problems, as a sequential read finds them.
+			found = append(found, foundProblem{index: len(r.Entries), Problem: p})
 		}
 	}
 	return found
@@ -135,6 +132,61 @@ func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyPro
 		}
 	}
 	return w
+}
+
+// compare checks the entry e against its record in the manifest, taking the record out of
+// the index (what is left at the end is missing), and returns the SHA-256 e's data must
+// have and the first thing that is wrong, if anything: the record, the data's size, the
+// owner. A symlink's data must be its recorded target.
+func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
+	meta := x.meta(e)
+	var sum string
+	var p *Problem
+	switch {
+	case e.IsDir:
+		delete(x.dirs, e.Name)
+	case e.Kind == skiprules.KindSymlink && x.v2:
+		sum, p = compareSymlink(e, x.symlinks)
+	default:
+		sum, p = compareListed(e, x.files)
+	}
+	if p == nil {
+		p = compareOwner(e, meta)
+	}
+	return sum, p
+}
+
+func compareSymlink(e *Entry, listed map[string]Symlink) (string, *Problem) {
+	want, ok := listed[e.Name]
+	delete(listed, e.Name)
+	switch {
+	case !ok:
+		return "", &Problem{Entry: e.Name, Reason: "not in the manifest"}
+	case e.Size != int64(len(want.Target)):
+		return targetSum(want.Target), &Problem{Entry: e.Name, Reason: fmt.Sprintf("symlink target of %d bytes, the manifest says %q", e.Size, want.Target)}
+	}
+	return targetSum(want.Target), nil
+}
+
+// missing lists what m records and the index did not meet in the archive, files first.
+func (x *manifestIndex) missing(m *Manifest) []Problem {
+	var out []Problem
+	for _, f := range m.Files {
+		if _, missing := x.files[f.Path]; missing {
+			out = append(out, Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
+		}
+	}
+	for _, l := range m.Symlinks {
+		if _, missing := x.symlinks[l.Path]; missing {
+			out = append(out, Problem{Entry: l.Path, Reason: "symlink in the manifest but missing from the archive"})
+		}
+	}
+	for _, d := range m.Dirs {
+		if _, missing := x.dirs[d.Path]; missing {
+			out = append(out, Problem{Entry: d.Path + "/", Reason: "directory in the manifest but missing from the archive"})
+		}
+	}
+	return out
 }
 
 // compareListed checks the file entry e against its record in the manifest, taking the

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"io/fs"
 	"os"
@@ -56,8 +57,12 @@ type Options struct {
 	Output func(f *os.File) io.Writer
 	// The hooks are called on the Writer's own goroutine, one entry at a time, in the order
 	// the entries were added.
-	// OnFile is told of each file stored, with its size and SHA-256.
-	OnFile func(name string, size int64, sum [sha256.Size]byte)
+	// OnFile is told of each file stored: its name, size, SHA-256, and the owner and link
+	// group it was added with.
+	OnFile func(f File)
+	// OnDir and OnSymlink are told of each directory and symlink stored.
+	OnDir     func(d Dir)
+	OnSymlink func(l Symlink)
 	// OnCopy is told, before OnFile, of each file stored as a copy made from it (a database
 	// snapshot: see Copied).
 	OnCopy func(name string, src CopySource)
@@ -88,7 +93,8 @@ type Writer struct {
 	written chan struct{}
 	wait    sync.Once
 
-	names nameOrder // on the goroutine that adds entries
+	names nameOrder      // on the goroutine that adds entries
+	links map[fileID]int // hard-link groups by device and inode; on that goroutine too
 
 	mu    sync.Mutex
 	fatal error
@@ -98,11 +104,14 @@ type Writer struct {
 
 // item is one entry on its way into the archive.
 type item struct {
-	name string
-	src  walker.Handle // a file's, released once it is read
-	info fs.FileInfo
-	done chan struct{} // closed once out is set; nil for directories
-	out  outcome
+	name   string
+	src    walker.Handle // a file's, released once it is read
+	info   fs.FileInfo
+	meta   *Meta         // owner and attributes; nil stores none (no ux field)
+	target *string       // a symlink's target; nil for others
+	link   int           // a file's hard-link group; 0 for none
+	done   chan struct{} // closed once out is set; nil for directories and symlinks
+	out    outcome
 }
 
 // Create starts an archive in a new temp file in dir, named after base. The pipeline stops
@@ -193,13 +202,13 @@ func (w *Writer) TempPath() string {
 // goroutine.
 func (w *Writer) BytesRead() int64 { return w.read.Load() }
 
-// AddDir adds a directory entry. It returns the pipeline's fatal error, if any, or why the
-// name cannot come next (see AddFile).
-func (w *Writer) AddDir(name string, info fs.FileInfo) error {
+// AddDir adds a directory entry, with its owner in a ux field unless meta is nil. It
+// returns the pipeline's fatal error, if any, or why the name cannot come next (see AddFile).
+func (w *Writer) AddDir(name string, info fs.FileInfo, meta *Meta) error {
 	if err := checkLength(name + "/"); err != nil {
 		return w.addLost(name, info, err)
 	}
-	return w.add(&item{name: name, info: info})
+	return w.add(&item{name: name, info: info, meta: meta})
 }
 
 // AddFile queues the file src to be stored as name; a worker opens it through src later.
@@ -208,13 +217,18 @@ func (w *Writer) AddDir(name string, info fs.FileInfo) error {
 // error, if any. Entries come in walk order, each name once, from one goroutine: a name
 // that is unsafe, the manifest's, or out of that order is refused with an error and not
 // stored, so that no archive holds two entries of one name. A name longer than a zip entry
-// holds is a warning (OpStore): that entry is lost, not the run.
-func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo) error {
+// holds is a warning (OpStore): that entry is lost, not the run. Unless meta is nil, the
+// entry carries the owner in a ux field, and files of one device and inode are told to OnFile
+// as one hard-link group.
+func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta *Meta) error {
 	if err := checkLength(name); err != nil {
 		src.Release()
 		return w.addLost(name, info, err)
 	}
-	it := &item{name: name, src: src, info: info, done: make(chan struct{})}
+	it := &item{name: name, src: src, info: info, meta: meta, done: make(chan struct{})}
+	if meta != nil {
+		it.link = w.linkGroup(info)
+	}
 	if err := w.add(it); err != nil {
 		src.Release()
 		return err
@@ -268,9 +282,11 @@ func (w *Writer) write(it *item) error {
 	if it.info.ModTime().After(w.newest) {
 		w.newest = it.info.ModTime()
 	}
+	if it.target != nil {
+		return w.writeSymlink(it)
+	}
 	if it.done == nil {
-		_, err := w.zw.CreateRaw(dirHeader(it.name, it.info))
-		return err
+		return w.writeDir(it)
 	}
 	o := it.out
 	defer o.release()
@@ -281,7 +297,7 @@ func (w *Writer) write(it *item) error {
 		w.opts.OnSkip(it.name, o.skip)
 	}
 	if st := o.staged; st != nil {
-		if err := w.writeStaged(it.name, st); err != nil {
+		if err := w.writeStaged(it, st); err != nil {
 			return err
 		}
 	}
@@ -291,8 +307,9 @@ func (w *Writer) write(it *item) error {
 	return nil
 }
 
-func (w *Writer) writeStaged(name string, st *staged) error {
-	fh := fileHeader(name, st.info, st.method, st.crc, st.data.size, st.size)
+func (w *Writer) writeStaged(it *item, st *staged) error {
+	name := it.name
+	fh := fileHeader(name, st.info, st.method, st.crc, st.data.size, st.size, it.meta)
 	zf, err := w.zw.CreateRaw(fh)
 	if err != nil {
 		return err
@@ -304,7 +321,7 @@ func (w *Writer) writeStaged(name string, st *staged) error {
 		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(name, st.size, st.sum)
+		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta})
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/zip"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,11 +20,9 @@ type hookLog []string
 
 func (l *hookLog) options(level int) Options {
 	return Options{
-		Level: level,
-		Jobs:  4,
-		OnFile: func(name string, size int64, sum [sha256.Size]byte) {
-			*l = append(*l, fmt.Sprintf("file %s %d", name, size))
-		},
+		Level:  level,
+		Jobs:   4,
+		OnFile: func(f File) { *l = append(*l, fmt.Sprintf("file %s %d", f.Path, f.Size)) },
 		OnSkip: func(name string, kind skiprules.Kind) { *l = append(*l, "skip "+name+" "+string(kind)) },
 		OnWarn: func(err error) {
 			var pe *fs.PathError
@@ -60,7 +57,7 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"a", "fifo", "gone", "link"} {
-		if err := w.AddFile(held[name].src, "src/"+name, held[name].info); err != nil {
+		if err := w.AddFile(held[name].src, "src/"+name, held[name].info, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -28,7 +29,11 @@ type written struct {
 func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 	t.Helper()
 	got := written{files: map[string][sha256.Size]byte{}}
-	opts.OnFile = func(name string, size int64, sum [sha256.Size]byte) { got.files[name] = sum }
+	opts.OnFile = func(f File) {
+		var sum [sha256.Size]byte
+		hex.Decode(sum[:], []byte(f.SHA256))
+		got.files[f.Path] = sum
+	}
 	opts.OnWarn = func(err error) { got.warns = append(got.warns, err) }
 	out := t.TempDir()
 	w, err := Create(t.Context(), out, "test.zip", opts)

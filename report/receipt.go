@@ -47,13 +47,15 @@ type ArchiveInfo struct {
 
 // Counts sums up a run.
 type Counts struct {
-	Files    int   `json:"files"`
-	Dirs     int   `json:"dirs"`
-	Bytes    int64 `json:"bytes"`
-	Skipped  int   `json:"skipped"`
-	Excluded int   `json:"excluded"`
-	Warnings int   `json:"warnings"`
-	Lost     int   `json:"lost"`
+	Files      int   `json:"files"`
+	Dirs       int   `json:"dirs"`
+	Symlinks   int   `json:"symlinks"`    // stored symlinks (--symlinks store)
+	LinkGroups int   `json:"link_groups"` // groups of files that are hard links of each other
+	Bytes      int64 `json:"bytes"`
+	Skipped    int   `json:"skipped"`
+	Excluded   int   `json:"excluded"`
+	Warnings   int   `json:"warnings"`
+	Lost       int   `json:"lost"`
 	// Snapshots counts the files stored as consistent snapshots (SQLite databases); absent
 	// when there are none.
 	Snapshots int `json:"snapshots,omitempty"`

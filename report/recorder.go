@@ -1,8 +1,6 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -53,7 +51,8 @@ type Recorder struct {
 	files    []archive.File
 	copies   map[string]archive.CopySource // told by Copy, waiting for File
 	snaps    int
-	dirs     int
+	dirs     []archive.Dir
+	symlinks []archive.Symlink
 	bytes    int64
 	skipped  []archive.Skipped
 	excluded []archive.Excluded
@@ -73,28 +72,37 @@ func (r *Recorder) Tell(events *Events, list io.Writer) {
 }
 
 // Dir records a directory stored in the archive.
-func (r *Recorder) Dir(name string) {
+func (r *Recorder) Dir(d archive.Dir) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dirs++
+	r.dirs = append(r.dirs, d)
 	if r.list != nil {
-		io.WriteString(r.list, name+"/\n")
+		io.WriteString(r.list, d.Path+"/\n")
+	}
+}
+
+// Symlink records a symlink stored in the archive.
+func (r *Recorder) Symlink(l archive.Symlink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.symlinks = append(r.symlinks, l)
+	if r.list != nil {
+		io.WriteString(r.list, l.Path+"\n")
 	}
 }
 
 // File records a file stored in the archive.
-func (r *Recorder) File(name string, size int64, sum [sha256.Size]byte) {
+func (r *Recorder) File(f archive.File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := archive.File{Path: name, Size: size, SHA256: hex.EncodeToString(sum[:])}
-	if src, ok := r.copies[name]; ok {
+	if src, ok := r.copies[f.Path]; ok {
 		f.Snapshot = &src
-		delete(r.copies, name)
+		delete(r.copies, f.Path)
 	}
 	r.files = append(r.files, f)
-	r.bytes += size
+	r.bytes += f.Size
 	if r.list != nil {
-		io.WriteString(r.list, name+"\n")
+		io.WriteString(r.list, f.Path+"\n")
 	}
 }
 
@@ -202,7 +210,10 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 	defer r.mu.Unlock()
 	if withFiles {
 		slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.dirs, func(a, b archive.Dir) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.symlinks, func(a, b archive.Symlink) int { return strings.Compare(a.Path, b.Path) })
 	}
+	groups := numberLinks(r.files)
 	slices.SortFunc(r.skipped, func(a, b archive.Skipped) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(r.excluded, func(a, b archive.Excluded) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(r.warnings, func(a, b archive.Warning) int { return strings.Compare(a.Path, b.Path) })
@@ -214,15 +225,47 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 	}
 	if withFiles {
 		m.Files = cloneList(r.files)
+		m.Dirs = cloneList(r.dirs)
+		m.Symlinks = cloneList(r.symlinks)
 	}
-	c := Counts{Files: len(r.files), Dirs: r.dirs, Bytes: r.bytes, Skipped: len(r.skipped),
-		Excluded: len(r.excluded), Warnings: len(r.warnings), Snapshots: r.snaps}
+	c := Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
+		Bytes: r.bytes, Skipped: len(r.skipped), Excluded: len(r.excluded), Warnings: len(r.warnings), Snapshots: r.snaps}
 	for _, w := range r.warnings {
 		if w.Lost {
 			c.Lost++
 		}
 	}
 	return m, c
+}
+
+// numberLinks numbers the hard-link groups of files, in the order of their first member,
+// and returns how many there are. A group of which one file only was stored (its other
+// links are outside the sources, or were lost) is no group: its file's Link is 0.
+func numberLinks(files []archive.File) int {
+	members := map[int]int{}
+	for _, f := range files {
+		if f.Link != 0 {
+			members[f.Link]++
+		}
+	}
+	renumber := map[int]int{}
+	for i := range files {
+		f := &files[i]
+		if f.Link == 0 {
+			continue
+		}
+		if members[f.Link] < 2 {
+			f.Link = 0
+			continue
+		}
+		n, ok := renumber[f.Link]
+		if !ok {
+			n = len(renumber) + 1
+			renumber[f.Link] = n
+		}
+		f.Link = n
+	}
+	return len(renumber)
 }
 
 // cloneList copies s, never returning nil: the JSON says [] for an empty list, not null.

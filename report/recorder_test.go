@@ -2,6 +2,7 @@ package report
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"backup/archive"
 	"backup/skiprules"
+	"backup/walker"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -39,6 +41,7 @@ func TestWarnClassification(t *testing.T) {
 		{"fail-on changed", Policy{FailOn: []string{"changed"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", true},
 		{"fail-on stat", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.EOVERFLOW}, "stat", true},
 		{"fail-on other kind", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", false},
+		{"xattr unreadable", Policy{}, &fs.PathError{Op: walker.OpXattr, Path: "a", Err: syscall.EACCES}, "xattr", true},
 		{"strict", Policy{Strict: true}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.ENOENT}, "vanished", true},
 	}
 	for _, tt := range tests {
@@ -60,12 +63,17 @@ func TestWarnClassification(t *testing.T) {
 	}
 }
 
+func file(name, data string) archive.File {
+	sum := sha256.Sum256([]byte(data))
+	return archive.File{Path: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+}
+
 // sampleRecorder is a run with one of everything, told in an order other than the sorted one.
 func sampleRecorder() *Recorder {
 	r := NewRecorder(Policy{})
-	r.Dir("app")
-	r.File("app/b.txt", 3, sha256.Sum256([]byte("bbb")))
-	r.File("app/a.txt", 1, sha256.Sum256([]byte("a")))
+	r.Dir(archive.Dir{Path: "app"})
+	r.File(file("app/b.txt", "bbb"))
+	r.File(file("app/a.txt", "a"))
 	r.Skip("app/run/ctl.sock", skiprules.KindSocket)
 	r.Skip("app/link", skiprules.KindSymlink)
 	r.Exclude("app/cache", skiprules.RuleCacheDir)
@@ -138,8 +146,9 @@ func TestSnapshotsRecorded(t *testing.T) {
 	r := NewRecorder(Policy{})
 	src := archive.CopySource{Kind: "sqlite", Size: 8192, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
 	r.Copy("app/state.db", src)
-	r.File("app/state.db", 4096, sha256.Sum256(nil))
-	r.File("app/a.txt", 1, sha256.Sum256(nil))
+	empty := hex.EncodeToString(make([]byte, 32))
+	r.File(archive.File{Path: "app/state.db", Size: 4096, SHA256: empty})
+	r.File(archive.File{Path: "app/a.txt", Size: 1, SHA256: empty})
 	m := r.Manifest("1.2.3")
 	for _, f := range m.Files {
 		want := f.Path == "app/state.db"

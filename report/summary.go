@@ -25,7 +25,11 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	if c.Snapshots > 0 {
 		fmt.Fprintf(w, " (%s)", Plural(c.Snapshots, "database snapshot", "database snapshots"))
 	}
-	fmt.Fprintf(w, ", %s read", FormatBytes(c.Bytes))
+	fmt.Fprint(w, ", ")
+	if c.Symlinks > 0 { // only with --symlinks store, so that other summaries read as before
+		fmt.Fprintf(w, "%s, ", Plural(c.Symlinks, "symlink", "symlinks"))
+	}
+	fmt.Fprintf(w, "%s read", FormatBytes(c.Bytes))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
 	}

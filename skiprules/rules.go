@@ -31,12 +31,13 @@ type Decision struct {
 }
 
 // Rules is the user's choice of exclusions. The zero value archives every
-// regular file and directory and skips everything else.
+// regular file and directory and skips everything else; StoreSymlinks archives symlinks too.
 type Rules struct {
 	Exclude       *Matcher      // --exclude / --exclude-from; nil excludes nothing
 	ExcludeCaches bool          // --exclude-caches
 	OneFileSystem bool          // --one-file-system
 	Self          []fs.FileInfo // the archive being written, its temp file, its receipt: never archived (same device and inode)
+	StoreSymlinks bool          // --symlinks store: a symlink is archived (as a link, never followed) rather than skipped
 }
 
 // Decide classifies one path. dir opens files inside the path when it is a
@@ -61,7 +62,7 @@ func (r Rules) Decide(dir Dir, rel string, info fs.FileInfo, rootDev uint64) Dec
 			return Decision{Action: Exclude, Rule: pat}
 		}
 	}
-	if k := KindOf(info.Mode()); k != "" {
+	if k := KindOf(info.Mode()); k != "" && (k != KindSymlink || !r.StoreSymlinks) {
 		return Decision{Action: Skip, Kind: k}
 	}
 	if rel == "" || !info.IsDir() {

@@ -1,0 +1,74 @@
+package archive
+
+import (
+	"archive/zip"
+	"hash/crc32"
+	"io/fs"
+	"syscall"
+)
+
+// AddSymlink adds a symlink entry as Info-ZIP's zip -y writes it: mode S_IFLNK|0777 in the
+// external attributes and the target's bytes as the stored content, which unzip, bsdtar and
+// 7-Zip turn back into a symlink. The link is never followed. Errors as for AddDir.
+func (w *Writer) AddSymlink(name string, info fs.FileInfo, target string, meta *Meta) error {
+	if err := checkLength(name); err != nil {
+		return w.addLost(name, info, err)
+	}
+	return w.add(&item{name: name, info: info, meta: meta, target: &target})
+}
+
+func (w *Writer) writeSymlink(it *item) error {
+	data := []byte(*it.target)
+	fh := fileHeader(it.name, it.info, zip.Store, crc32.ChecksumIEEE(data), int64(len(data)), int64(len(data)), it.meta)
+	zf, err := w.zw.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	if _, err := zf.Write(data); err != nil {
+		return err
+	}
+	if w.opts.OnSymlink != nil {
+		w.opts.OnSymlink(Symlink{Path: it.name, Target: *it.target, Meta: metaOrOwner(it)})
+	}
+	return nil
+}
+
+func (w *Writer) writeDir(it *item) error {
+	if _, err := w.zw.CreateRaw(dirHeader(it.name, it.info, it.meta)); err != nil {
+		return err
+	}
+	if w.opts.OnDir != nil {
+		w.opts.OnDir(Dir{Path: it.name, Meta: metaOrOwner(it)})
+	}
+	return nil
+}
+
+func metaOrOwner(it *item) Meta {
+	if it.meta != nil {
+		return *it.meta
+	}
+	return OwnerOf(it.info)
+}
+
+// fileID is a file's identity: files of one run with the same one are hard links.
+type fileID struct{ dev, ino uint64 }
+
+// linkGroup returns the hard-link group of a file with more than one link, numbered in the
+// order the groups are met (the reporter drops groups of which one member only was stored);
+// 0 for a file with one link.
+func (w *Writer) linkGroup(info fs.FileInfo) int {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return 0
+	}
+	id := fileID{uint64(st.Dev), st.Ino}
+	if w.links == nil {
+		w.links = map[fileID]int{}
+	}
+	n, ok := w.links[id]
+	if !ok {
+		n = len(w.links) + 1
+		w.links[id] = n
+	}
+	return n
+}

@@ -1,0 +1,85 @@
+package archive
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"syscall"
+)
+
+// Meta is what a v2 manifest records of an entry besides its name and data: its owner and,
+// when asked for, its extended attributes. It is a struct of its own so that later fields
+// (change time, inode, device for reusing unchanged entries) join the same record.
+type Meta struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
+	// extended timestamp (whole seconds) cannot hold.
+	MtimeNsec int    `json:"mtime_nsec,omitempty"`
+	User      string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
+	Group     string `json:"group,omitempty"` // the group's name there
+	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
+	// carries each value in standard base64. nil when --xattrs was not given or there are none.
+	Xattrs map[string][]byte `json:"xattrs,omitempty"`
+}
+
+// OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second,
+// without names or attributes.
+func OwnerOf(info fs.FileInfo) Meta {
+	m := Meta{MtimeNsec: info.ModTime().Nanosecond()}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		m.UID, m.GID = st.Uid, st.Gid
+	}
+	return m
+}
+
+// uxID is Info-ZIP's "new Unix" extra field, which carries the owner's uid and gid:
+// unzip -X and bsdtar restore owners from it.
+const uxID = 0x7875
+
+// addOwner appends the ux field for m to extra.
+func addOwner(extra []byte, m *Meta) []byte {
+	var ux [4 + 11]byte
+	binary.LittleEndian.PutUint16(ux[0:], uxID)
+	binary.LittleEndian.PutUint16(ux[2:], 11)
+	ux[4] = 1 // version
+	ux[5] = 4
+	binary.LittleEndian.PutUint32(ux[6:], m.UID)
+	ux[10] = 4
+	binary.LittleEndian.PutUint32(ux[11:], m.GID)
+	return append(extra, ux[:]...)
+}
+
+// ownerField reads the uid and gid of a ux field in extra; ok is false without one.
+func ownerField(extra []byte) (uid, gid uint32, ok bool) {
+	for len(extra) >= 4 {
+		id := binary.LittleEndian.Uint16(extra)
+		size := int(binary.LittleEndian.Uint16(extra[2:]))
+		extra = extra[4:]
+		if size > len(extra) {
+			return 0, 0, false
+		}
+		field := extra[:size]
+		extra = extra[size:]
+		if id != uxID || len(field) < 3 || field[0] != 1 {
+			continue
+		}
+		u, rest, ok1 := uxNumber(field[1:])
+		g, _, ok2 := uxNumber(rest)
+		return u, g, ok1 && ok2
+	}
+	return 0, 0, false
+}
+
+// uxNumber reads one size-prefixed little-endian number of a ux field (1 to 4 bytes here;
+// larger ones are zero-padded by the tools that write them).
+func uxNumber(b []byte) (uint32, []byte, bool) {
+	if len(b) < 1 || int(b[0]) > len(b)-1 {
+		return 0, nil, false
+	}
+	n, num := int(b[0]), b[1:1+int(b[0])]
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(num[i])
+	}
+	return uint32(v), b[1+n:], v <= 1<<32-1
+}

@@ -1,0 +1,110 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// What restore gives back beside names, data, modes and mtimes: owners (as root, unless
+// told not to), setuid, setgid and sticky bits (only with the owners, and only when asked),
+// and extended attributes (when asked). The order per entry is chown, chmod, attributes,
+// mtime: chown clears the setuid bits and security.capability, so both come after it.
+
+// owner returns the uid and gid to give e, and whether to give any: only as root, only
+// with a v2 manifest that records them, and not with NoSameOwner.
+func (p *RestorePlan) owner(e *Entry) (uid, gid int, ok bool) {
+	if p.index == nil || p.opts.NoSameOwner || os.Geteuid() != 0 {
+		return 0, 0, false
+	}
+	m := p.index.meta(e)
+	if m == nil {
+		return 0, 0, false
+	}
+	u, g := p.owners.IDs(m, p.opts.NumericOwner)
+	return int(u), int(g), true
+}
+
+// perm is the mode to give e: restorePerm's, plus its setuid, setgid and sticky bits when
+// SamePermissions asks for them and its owner is restored too; never for a file that keeps
+// the restoring user as its owner in place of another.
+func (p *RestorePlan) perm(e *Entry) uint32 {
+	perm := restorePerm(e, p.umask)
+	if !p.opts.SamePermissions {
+		return perm
+	}
+	if _, _, ok := p.owner(e); !ok {
+		return perm
+	}
+	for _, b := range []struct {
+		mode fs.FileMode
+		bit  uint32
+	}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}} {
+		if e.Mode&b.mode != 0 {
+			perm |= b.bit
+		}
+	}
+	return perm
+}
+
+// mtime is e's mtime: the zip's whole seconds, and the nanoseconds a v2 manifest records.
+func (p *RestorePlan) mtime(e *Entry) time.Time {
+	if p.index != nil {
+		if m := p.index.meta(e); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
+			return e.Modified.Truncate(time.Second).Add(time.Duration(m.MtimeNsec))
+		}
+	}
+	return e.Modified
+}
+
+// xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
+// name order; it returns what could not be set, for a warning.
+func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error) error {
+	if !p.opts.Xattrs || p.index == nil {
+		return nil
+	}
+	m := p.index.meta(e)
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
+		if err := set(name, m.Xattrs[name]); err != nil {
+			errs = append(errs, fmt.Errorf("set %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
+// or chmod is an error; attributes that cannot be set are returned as warn.
+func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn, err error) {
+	if uid, gid, ok := p.owner(e); ok {
+		if err := unix.Fchown(fd, uid, gid); err != nil {
+			return nil, fmt.Errorf("chown: %w", err)
+		}
+	}
+	if err := unix.Fchmod(fd, p.perm(e)); err != nil {
+		return nil, fmt.Errorf("chmod: %w", err)
+	}
+	return p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) }), nil
+}
+
+// linkMeta gives the symlink name in the folder dfd its owner and attributes, never
+// following it.
+func (p *RestorePlan) linkMeta(dfd int, name string, e *Entry) (warn, err error) {
+	if uid, gid, ok := p.owner(e); ok {
+		if err := unix.Fchownat(dfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, fmt.Errorf("chown: %w", err)
+		}
+	}
+	path := "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name
+	return p.xattrs(e, func(attr string, v []byte) error { return unix.Lsetxattr(path, attr, v, 0) }), nil
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"backup/archive"
+)
+
+// TestRestoreOwnersAsNobody restores, as uid 65534, a backup of files owned by root and
+// daemon, one of them setuid with a capability, even with --same-permissions --xattrs: no
+// owner changes, no setuid bit, the capability is a warning, and none of it is an error
+// (exit 0).
+func TestRestoreOwnersAsNobody(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	src := filepath.Join(dir, "src")
+	makeTree(t, filepath.Join(src, "app"), map[string]node{
+		"su":      {content: "ELF\n", mode: 0o755},
+		"sub/a":   {content: "a\n"},
+		"sub/l":   {kind: "symlink", content: "a"},
+		"sub/dir": {kind: "dir"},
+	})
+	os.Lchown(filepath.Join(src, "app/su"), 1, 1)
+	os.Chmod(filepath.Join(src, "app/su"), 0o755|os.ModeSetuid|os.ModeSetgid)
+	os.Lchown(filepath.Join(src, "app/sub"), 1, 1)
+	capNetRaw := []byte{1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if err := unix.Setxattr(filepath.Join(src, "app/su"), "security.capability", capNetRaw, 0); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "app.zip")
+	if r := backup(t, runOpts{dir: dir}, "create", "--symlinks", "store", "--xattrs", "-o", arch, filepath.Join(src, "app")); r.code != exitComplete {
+		t.Fatalf("create: exit %d, stderr %q", r.code, r.stderr)
+	}
+	os.Chmod(arch, 0o644)
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--same-permissions", "--xattrs", arch, dest)
+	want := "warning: app/su: set security.capability: operation not permitted\n"
+	if r.code != exitComplete || !strings.Contains(r.stderr, want) {
+		t.Fatalf("restore as nobody: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitComplete, want)
+	}
+	for _, name := range []string{"app", "app/su", "app/sub", "app/sub/a", "app/sub/l", "app/sub/dir"} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dest, name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != nobody || st.Gid != nobody || st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 {
+			t.Errorf("%s: owner %d:%d, mode %o; want %d:%d without setuid or setgid", name, st.Uid, st.Gid, st.Mode, nobody, nobody)
+		}
+	}
+}
+
+// hostileBackup writes an archive that looks made by backup: its manifest (v2) lists the
+// symlinks and files given, so that restore would create the links.
+func hostileBackup(t *testing.T, path string, entries []hostileEntry) {
+	t.Helper()
+	m := archive.Manifest{Schema: archive.ManifestSchema, ToolVersion: "x", Status: "complete", Files: []archive.File{},
+		Symlinks: []archive.Symlink{}, Skipped: []archive.Skipped{}, Excluded: []archive.Excluded{}, Warnings: []archive.Warning{}}
+	for _, e := range entries {
+		if e.symlink {
+			m.Symlinks = append(m.Symlinks, archive.Symlink{Path: e.name, Target: e.body})
+			continue
+		}
+		sum := sha256.Sum256([]byte(e.body))
+		m.Files = append(m.Files, archive.File{Path: e.name, Size: int64(len(e.body)), SHA256: hex.EncodeToString(sum[:])})
+	}
+	data, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeHostileZip(t, path, append(entries, hostileEntry{name: archive.ManifestName, body: string(data)}))
+}
+
+// TestRestoreHostileStoredSymlink restores backups whose stored symlinks lead out of DEST
+// with entries through them: refused, nothing written anywhere (DEST and where the links
+// point included); verify reports the same names.
+func TestRestoreHostileStoredSymlink(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		entries []hostileEntry
+		want    string
+	}{
+		{"link to / then a file through it", []hostileEntry{{name: "d", body: "/", symlink: true}, {name: "d/etc/x", body: "x"}},
+			"d/etc/x: unsafe name: below d, a symlink entry"},
+		{"link out of DEST then a file through it", []hostileEntry{{name: "app/", body: ""}, {name: "app/up", body: "../..", symlink: true},
+			{name: "app/up/evil", body: "x"}}, "app/up/evil: unsafe name: below app/up, a symlink entry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			arch := filepath.Join(dir, "in", "hostile.zip")
+			os.Mkdir(filepath.Dir(arch), 0o755)
+			hostileBackup(t, arch, tt.entries)
+			work := filepath.Join(dir, "work")
+			os.Mkdir(work, 0o755)
+			r := backup(t, runOpts{dir: work}, "restore", "--force", arch, filepath.Join(work, "dest"))
+			if r.code != exitFailed || !strings.Contains(r.stderr, tt.want+"\n") || !strings.Contains(r.stderr, "refused, nothing written") {
+				t.Errorf("exit %d stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
+			}
+			if got := listTree(t, dir); !slices.Equal(got, []string{"in/", "in/hostile.zip", "work/"}) {
+				t.Errorf("files after the restore: %q, want only the archive", got)
+			}
+			if r := backup(t, runOpts{dir: work}, "verify", arch); r.code != exitFailed || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("verify: exit %d stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
+			}
+		})
+	}
+}

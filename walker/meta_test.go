@@ -1,0 +1,65 @@
+package walker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestReadlinkAndXattrs reads a symlink's target (a long one too) and each entry's extended
+// attributes through the walk's directory descriptors, never following a link.
+func TestReadlinkAndXattrs(t *testing.T) {
+	root := t.TempDir()
+	mkfiles(t, root, "f", "plain", "d/")
+	long := strings.Repeat("x/", 600) + "end"
+	for target, name := range map[string]string{"/etc/passwd": "abs", long: "long", "f": "to-f"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"f", "d"} {
+		err := unix.Setxattr(filepath.Join(root, p), "user.test", []byte("v-"+p), 0)
+		if (errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EPERM)) && os.Getenv("CI") == "" {
+			t.Skipf("no user attributes in %s: %v", root, err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	targets, attrs := map[string]string{}, map[string]string{}
+	w := Walker{Visit: func(e Entry) error {
+		if e.Info.Mode()&os.ModeSymlink != 0 {
+			target, err := e.Readlink()
+			if err != nil {
+				t.Errorf("%s: %v", e.Rel, err)
+			}
+			targets[e.Rel] = target
+		}
+		a, err := e.Xattrs()
+		if err != nil {
+			t.Errorf("%s: %v", e.Rel, err)
+		}
+		if v, ok := a["user.test"]; ok {
+			attrs[e.Rel] = string(v)
+		}
+		return nil
+	}}
+	if err := w.Walk(context.Background(), root, "r"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"abs": "/etc/passwd", "long": long, "to-f": "f"} {
+		if targets[name] != want {
+			t.Errorf("%s: target %.40q, want %.40q", name, targets[name], want)
+		}
+	}
+	// to-f is a link to f: its own attributes are read, not f's.
+	want := map[string]string{"f": "v-f", "d": "v-d"}
+	if len(attrs) != len(want) || attrs["f"] != want["f"] || attrs["d"] != want["d"] {
+		t.Errorf("attributes %q, want %q", attrs, want)
+	}
+}
