@@ -26,7 +26,8 @@ type creation struct {
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
-	w       *archive.Writer // nil in a dry run
+	w       *archive.Writer    // nil in a dry run
+	ref     *archive.Reference // unchanged files' entries are copied from it; nil: a full run
 	owners  archive.Owners
 }
 
@@ -108,6 +109,12 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	if err := c.checkSources(); err != nil {
 		return nil, err
 	}
+	if c.ref, err = c.openReference(stderr); err != nil {
+		return nil, err
+	}
+	if c.ref != nil {
+		defer c.ref.Close()
+	}
 	if c.cfg.dryRun {
 		if err := c.walk(ctx); err != nil {
 			return nil, err
@@ -142,6 +149,7 @@ func (c *creation) openArchive(ctx context.Context) error {
 		Method:    c.cfg.method,
 		Level:     c.cfg.level,
 		Jobs:      c.cfg.jobs,
+		Reference: c.ref,
 		OnFile:    c.rec.File,
 		OnDir:     c.rec.Dir,
 		OnSymlink: c.rec.Symlink,

@@ -60,7 +60,7 @@ func (c *creation) visit(e walker.Entry) error {
 	case e.Info.Mode()&fs.ModeSymlink != 0:
 		return c.addSymlink(e, meta)
 	case c.w == nil:
-		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta})
+		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta, Reused: c.ref.Unchanged(e.Name, e.Info)})
 	default:
 		return c.w.AddFile(e.Hold(), e.Name, e.Info, meta)
 	}
@@ -86,6 +86,9 @@ func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
 // --xattrs its extended attributes. Attributes that cannot be read are lost, as data are.
 func (c *creation) meta(e walker.Entry) *archive.Meta {
 	m := archive.OwnerOf(e.Info)
+	if e.Info.Mode().IsRegular() {
+		m = archive.FileMetaOf(e.Info)
+	}
 	c.owners.Name(&m)
 	if c.cfg.xattrs {
 		attrs, err := e.Xattrs()

@@ -55,19 +55,20 @@ func (p jsonPath) decode() (string, error) {
 
 type fileJSON struct {
 	jsonPath
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	Link   int    `json:"link,omitempty"`
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256"`
+	Link      int    `json:"link,omitempty"`
+	RawSHA256 string `json:"raw_sha256,omitempty"`
 	*Meta
 }
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
-	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta}, err
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, RawSHA256: j.RawSHA256}, err
 }
 
 func (f *File) record() fileJSON {
-	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.Meta}
+	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.RawSHA256, f.Meta}
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).

@@ -60,6 +60,8 @@ type staged struct {
 // outcome is what became of one file: staged (perhaps with a warning), skipped, or lost.
 type outcome struct {
 	staged *staged
+	reused *refEntry // copied from the reference instead
+	reread error     // why the reference's entry was not copied, when it was damaged
 	skip   skiprules.Kind
 	warn   error
 	fatal  error

@@ -60,6 +60,9 @@ type Options struct {
 	// OnFile is told of each file stored: its name, size, SHA-256, and the owner and link
 	// group it was added with.
 	OnFile func(f File)
+	// Reference, when set, is an earlier archive whose entries of unchanged files are copied
+	// rather than read and compressed again; OnFile is told of them with Reused set.
+	Reference *Reference
 	// OnDir and OnSymlink are told of each directory and symlink stored.
 	OnDir     func(d Dir)
 	OnSymlink func(l Symlink)
@@ -95,7 +98,8 @@ type Writer struct {
 	mu    sync.Mutex
 	fatal error
 
-	published bool // Commit handed the temp file to atomicfile.Publish
+	published bool   // Commit handed the temp file to atomicfile.Publish
+	copyBuf   []byte // for copying reference entries, on the writing goroutine
 }
 
 // item is one entry on its way into the archive.
@@ -106,6 +110,7 @@ type item struct {
 	meta   *Meta         // owner and attributes; nil stores none (no ux field)
 	target *string       // a symlink's target; nil for others
 	link   int           // a file's hard-link group; 0 for none
+	reuse  *refEntry     // the reference's entry of an unchanged file; nil for others
 	done   chan struct{} // closed once out is set; nil for directories and symlinks
 	out    outcome
 }
@@ -196,6 +201,9 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 	if meta != nil {
 		it.link = w.linkGroup(info)
 	}
+	if e, ok := w.opts.Reference.lookup(name, info); ok {
+		it.reuse = &e
+	}
 	if err := w.add(it); err != nil {
 		src.Release()
 		return err
@@ -222,7 +230,7 @@ func (w *Writer) add(it *item) error {
 func (w *Writer) work(s *saver) {
 	defer w.workers.Done()
 	for it := range w.jobs {
-		it.out = s.save(w.ctx, it.src, it.name)
+		it.out = s.saveOrReuse(w.ctx, it)
 		it.src.Release()
 		close(it.done)
 	}
@@ -263,6 +271,14 @@ func (w *Writer) write(it *item) error {
 	if o.skip != "" && w.opts.OnSkip != nil {
 		w.opts.OnSkip(it.name, o.skip)
 	}
+	if o.reread != nil && w.opts.OnWarn != nil {
+		w.opts.OnWarn(o.reread)
+	}
+	if o.reused != nil {
+		if err := w.writeReused(it, o.reused); err != nil {
+			return err
+		}
+	}
 	if st := o.staged; st != nil {
 		if err := w.writeStaged(it, st); err != nil {
 			return err
@@ -285,7 +301,8 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 		return err
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta})
+		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta,
+			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil
 }

@@ -44,14 +44,16 @@ type Policy struct {
 type Recorder struct {
 	policy Policy
 
-	mu       sync.Mutex
-	files    []archive.File
-	dirs     []archive.Dir
-	symlinks []archive.Symlink
-	bytes    int64
-	skipped  []archive.Skipped
-	excluded []archive.Excluded
-	warnings []archive.Warning
+	mu          sync.Mutex
+	files       []archive.File
+	dirs        []archive.Dir
+	symlinks    []archive.Symlink
+	bytes       int64
+	reused      int // files copied from the reference
+	reusedBytes int64
+	skipped     []archive.Skipped
+	excluded    []archive.Excluded
+	warnings    []archive.Warning
 }
 
 // NewRecorder returns an empty Recorder applying policy.
@@ -79,6 +81,10 @@ func (r *Recorder) File(f archive.File) {
 	defer r.mu.Unlock()
 	r.files = append(r.files, f)
 	r.bytes += f.Size
+	if f.Reused {
+		r.reused++
+		r.reusedBytes += f.Size
+	}
 }
 
 // Skip records a path that is not a regular file.
@@ -125,6 +131,8 @@ func (r *Recorder) counts(op string) bool {
 	switch op {
 	case OpVanished, OpChanged, OpStat:
 		return r.policy.Strict || slices.Contains(r.policy.FailOn, op)
+	case archive.OpReuse: // the file was read instead: the reference was damaged, not the data
+		return r.policy.Strict
 	}
 	return true // open, read, readdir: the data is not in the archive
 }
@@ -187,7 +195,7 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 		m.Symlinks = cloneList(r.symlinks)
 	}
 	c := Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
-		Bytes: r.bytes, Skipped: len(r.skipped), Excluded: len(r.excluded), Warnings: len(r.warnings)}
+		Bytes: r.bytes, Reused: r.reused, ReusedBytes: r.reusedBytes, Skipped: len(r.skipped), Excluded: len(r.excluded), Warnings: len(r.warnings)}
 	for _, w := range r.warnings {
 		if w.Lost {
 			c.Lost++
