@@ -26,8 +26,9 @@ type creation struct {
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
-	w       *archive.Writer    // nil in a dry run
-	ref     *archive.Reference // unchanged files' entries are copied from it; nil: a full run
+	w       *archive.Writer     // nil in a dry run
+	ref     *archive.Reference  // unchanged files' entries are copied from it; nil: a full run
+	copied  map[string]struct{} // the names of the entries copied from ref
 	owners  archive.Owners
 }
 
@@ -131,6 +132,18 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	return rc, err
 }
 
+// onFile records a stored file, and remembers the names of those copied from the reference
+// for the read-back.
+func (c *creation) onFile(f archive.File) {
+	c.rec.File(f)
+	if f.Reused {
+		if c.copied == nil {
+			c.copied = map[string]struct{}{}
+		}
+		c.copied[f.Path] = struct{}{}
+	}
+}
+
 func (c *creation) checkSources() error {
 	for _, s := range c.cfg.sources {
 		info, err := os.Stat(s.path)
@@ -150,7 +163,7 @@ func (c *creation) openArchive(ctx context.Context) error {
 		Level:     c.cfg.level,
 		Jobs:      c.cfg.jobs,
 		Reference: c.ref,
-		OnFile:    c.rec.File,
+		OnFile:    c.onFile,
 		OnDir:     c.rec.Dir,
 		OnSymlink: c.rec.Symlink,
 		OnSkip:    c.rec.Skip,

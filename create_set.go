@@ -91,7 +91,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		if c.cfg.verify {
 			return nil // --verify read these bytes back already, before the rename
 		}
-		verifyErr = readBack(ctx, path, archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
+		verifyErr = c.readBack(ctx, path, archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256})
 		return verifyErr
 	})
 	if verifyErr != nil && ctx.Err() == nil {
