@@ -75,6 +75,7 @@ type saver struct {
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
 	scratch   bytes.Buffer // a small file's compressed bytes, before the choice to keep them
+	rawBuf    []byte       // for checking reference entries (see saveOrReuse)
 }
 
 func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {
