@@ -55,6 +55,7 @@ type createConfig struct {
 	progress, symlinks         string
 	metricsFile                string
 	hooks                      *hookFlags
+	reuse                      reuseFlags
 	sources                    []source
 	set                        *setConfig // nil unless the run writes into a backup set
 }
@@ -120,6 +121,10 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
+	flags.StringVar(&cfg.reuse.reference, "reference", "", "copy the entries of unchanged files from `ARCHIVE` (in a backup set: the one LATEST names)")
+	flags.BoolVar(&cfg.reuse.reread, "reread", false, "read and compress every file; copy nothing from a reference")
+	flags.BoolVar(&cfg.reuse.opts.IgnoreInode, "ignore-inode", false, "count a file as unchanged whatever its inode number (FUSE, some network file systems)")
+	flags.BoolVar(&cfg.reuse.opts.IgnoreCtime, "ignore-ctime", false, "count a file as unchanged whatever its change time")
 	f.sqlite = addSQLiteFlags(flags)
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
 	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
@@ -146,7 +151,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = archive.Method(f.method)
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file"}, args, "SOURCE")
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference"}, args, "SOURCE")
 	if err == nil {
 		err = f.sqlite.validate(&cfg)
 	}
@@ -177,6 +182,9 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	}
 	if cfg.quiet && cfg.verbose {
 		return fmt.Errorf("-q and -v cannot be used together")
+	}
+	if cfg.reuse.reread && cfg.reuse.reference != "" {
+		return fmt.Errorf("--reread and --reference: choose one")
 	}
 	if cfg.symlinks != "skip" && cfg.symlinks != "store" {
 		return fmt.Errorf("--symlinks %q: must be skip or store", cfg.symlinks)

@@ -29,7 +29,9 @@ type creation struct {
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
-	w       *archive.Writer // nil in a dry run
+	w       *archive.Writer     // nil in a dry run
+	ref     *archive.Reference  // unchanged files' entries are copied from it; nil: a full run
+	copied  map[string]struct{} // the names of the entries copied from ref
 	owners  archive.Owners
 
 	events        *report.Events         // --json-lines; nil without
@@ -152,6 +154,12 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	if err := c.checkSources(); err != nil {
 		return nil, err
 	}
+	if c.ref, err = c.openReference(ctx, stderr); err != nil {
+		return nil, err
+	}
+	if c.ref != nil {
+		defer c.ref.Close()
+	}
 	if c.cfg.dryRun {
 		if err := c.walk(ctx); err != nil {
 			return nil, err
@@ -167,6 +175,18 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 		c.abortUpload()
 	}
 	return rc, err
+}
+
+// onFile records a stored file, and remembers the names of those copied from the reference
+// for the read-back.
+func (c *creation) onFile(f archive.File) {
+	c.rec.File(f)
+	if f.Reused {
+		if c.copied == nil {
+			c.copied = map[string]struct{}{}
+		}
+		c.copied[f.Path] = struct{}{}
+	}
 }
 
 func (c *creation) checkSources() error {
@@ -193,7 +213,9 @@ func (c *creation) openArchive(ctx context.Context) error {
 		Method:    c.cfg.method,
 		Level:     c.cfg.level,
 		Jobs:      c.cfg.jobs,
-		OnFile:    c.rec.File,
+		Reference: c.ref,
+		Fresh:     c.fresh,
+		OnFile:    c.onFile,
 		OnDir:     c.rec.Dir,
 		OnSymlink: c.rec.Symlink,
 		OnCopy:    c.rec.Copy,

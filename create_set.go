@@ -105,7 +105,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		case c.cfg.verify:
 			return nil // --verify read these bytes back already, before the rename
 		default:
-			verifyErr = readBack(ctx, filepath.Join(c.cfg.set.dir, name), sum)
+			verifyErr = c.readBack(ctx, filepath.Join(c.cfg.set.dir, name), sum)
 		}
 		return verifyErr
 	})

@@ -159,6 +159,31 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	}
 }
 
+// reusable says whether the dry run's file e would be copied from the reference.
+func (c *creation) reusable(e walker.Entry) bool {
+	if !c.ref.Unchanged(e.Name, e.Info) {
+		return false
+	}
+	h := e.Hold()
+	defer h.Release()
+	return !c.fresh(h, e.Name)
+}
+
+// fresh says whether the file src, unchanged since the reference, must be read all the
+// same: a database is snapshotted again every run, since its -wal may hold commits the
+// unchanged main file does not show.
+func (c *creation) fresh(src walker.Handle, _ string) bool {
+	if !c.cfg.sqlite {
+		return false
+	}
+	f, err := src.Open()
+	if err != nil {
+		return true // reading it will say what is wrong
+	}
+	defer f.Close()
+	return isDatabase(f)
+}
+
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
 	for _, name := range c.wouldSnapshot {

@@ -14,7 +14,7 @@ var beforeVerify = func(tempPath string) {}
 // it is renamed into place: a failed check fails the run.
 func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 	beforeVerify(c.w.TempPath())
-	err := readBack(ctx, c.w.TempPath(), sum)
+	err := c.readBack(ctx, c.w.TempPath(), sum)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("verifying archive %s: %w", c.out.archive, err)
 	}
@@ -22,9 +22,15 @@ func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 }
 
 // readBack reads the archive at path back as backup verify does, against the size and
-// SHA-256 its receipt records. The error names the first problem, or is ctx's error.
-func readBack(ctx context.Context, path string, sum archive.Summary) error {
-	res, err := archive.Verify(ctx, path, archive.VerifyOptions{Expect: &sum})
+// SHA-256 its receipt records, except that the entries copied from the reference are not
+// inflated again (see archive.VerifyOptions.Copied). The error names the first problem, or
+// is ctx's error.
+func (c *creation) readBack(ctx context.Context, path string, sum archive.Summary) error {
+	opts := archive.VerifyOptions{Expect: &sum}
+	if len(c.copied) > 0 {
+		opts.Copied = func(name string) bool { _, ok := c.copied[name]; return ok }
+	}
+	res, err := archive.Verify(ctx, path, opts)
 	return verdict(ctx, res, err)
 }
 

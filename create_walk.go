@@ -68,7 +68,7 @@ func (c *creation) visit(e walker.Entry) error {
 		return c.addSymlink(e, meta)
 	case c.w == nil:
 		c.dryRunSnapshot(e)
-		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta})
+		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta, Reused: c.reusable(e)})
 		return nil
 	}
 	c.current.Store(&e.Name)
@@ -105,6 +105,9 @@ func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
 // --xattrs its extended attributes. Attributes that cannot be read are lost, as data are.
 func (c *creation) meta(e walker.Entry) *archive.Meta {
 	m := archive.OwnerOf(e.Info)
+	if e.Info.Mode().IsRegular() {
+		m = archive.FileMetaOf(e.Info)
+	}
 	c.owners.Name(&m)
 	if c.cfg.xattrs {
 		attrs, err := e.Xattrs()

@@ -21,6 +21,7 @@ type Summary struct {
 // path. m is encoded as it is written, so that the manifest of a million files is never held
 // whole in memory.
 func (w *Writer) CloseManifest(m *Manifest) (Summary, error) {
+	m.Compression = &Compression{Method: normalMethod(w.opts.Method), Level: w.opts.Level}
 	return w.close(m)
 }
 

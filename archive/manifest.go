@@ -22,15 +22,17 @@ const ManifestSchemaV1 = "backup.manifest/v1"
 // Manifest is the content of the manifest entry: enough to verify the archive with nothing
 // but the archive.
 type Manifest struct {
-	Schema      string     `json:"schema"`
-	ToolVersion string     `json:"tool_version"`
-	Status      string     `json:"status"`
-	Files       []File     `json:"files"`
-	Dirs        []Dir      `json:"dirs,omitempty"`     // v2
-	Symlinks    []Symlink  `json:"symlinks,omitempty"` // v2
-	Skipped     []Skipped  `json:"skipped"`
-	Excluded    []Excluded `json:"excluded"`
-	Warnings    []Warning  `json:"warnings"`
+	Schema      string    `json:"schema"`
+	ToolVersion string    `json:"tool_version"`
+	Status      string    `json:"status"`
+	Files       []File    `json:"files"`
+	Dirs        []Dir     `json:"dirs,omitempty"`     // v2
+	Symlinks    []Symlink `json:"symlinks,omitempty"` // v2
+	// Compression is the setting the files were compressed with; v2, set by the Writer.
+	Compression *Compression `json:"compression,omitempty"`
+	Skipped     []Skipped    `json:"skipped"`
+	Excluded    []Excluded   `json:"excluded"`
+	Warnings    []Warning    `json:"warnings"`
 }
 
 // File is one stored file: its stored name, size in bytes and SHA-256 in hex; in v2 its
@@ -45,6 +47,11 @@ type File struct {
 	Link     int
 	Meta     *Meta       // nil in a v1 manifest
 	Snapshot *CopySource // nil unless the entry is a snapshot
+	// RawSHA256 is the SHA-256 of the entry's compressed bytes, in hex, which a later run
+	// checks before it copies the entry (see Reference); "" when not recorded.
+	RawSHA256 string
+	// Reused says the entry was copied from the reference; not in the manifest.
+	Reused bool
 }
 
 // Dir is one stored directory with its owner (and attributes); v2 only.
@@ -166,6 +173,8 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
 		case !isHexSHA256(f.SHA256):
 			return fmt.Errorf("file %q has sha256 %q, want 64 lowercase hex digits", f.Path, f.SHA256)
+		case f.RawSHA256 != "" && !isHexSHA256(f.RawSHA256):
+			return fmt.Errorf("file %q has raw_sha256 %q, want 64 lowercase hex digits", f.Path, f.RawSHA256)
 		}
 		seen[f.Path] = true
 	}

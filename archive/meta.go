@@ -14,7 +14,14 @@ type Meta struct {
 	GID uint32 `json:"gid"`
 	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
 	// extended timestamp (whole seconds) cannot hold.
-	MtimeNsec int    `json:"mtime_nsec,omitempty"`
+	MtimeNsec int `json:"mtime_nsec,omitempty"`
+	// CtimeNsec, Ino and Dev are a file's change time (Unix nanoseconds), inode and device:
+	// with the size, mtime and mode they tell a later run that the file is unchanged and its
+	// entry can be copied (see Reference). Device is recorded, not compared: its number may
+	// change at a reboot.
+	CtimeNsec int64  `json:"ctime_ns,omitempty"`
+	Ino       uint64 `json:"ino,omitempty"`
+	Dev       uint64 `json:"dev,omitempty"`
 	User      string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
 	Group     string `json:"group,omitempty"` // the group's name there
 	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
@@ -28,6 +35,15 @@ func OwnerOf(info fs.FileInfo) Meta {
 	m := Meta{MtimeNsec: info.ModTime().Nanosecond()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		m.UID, m.GID = st.Uid, st.Gid
+	}
+	return m
+}
+
+// FileMetaOf is OwnerOf for a regular file, with what reuse compares as well.
+func FileMetaOf(info fs.FileInfo) Meta {
+	m := OwnerOf(info)
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		m.CtimeNsec, m.Ino, m.Dev = st.Ctim.Nano(), st.Ino, uint64(st.Dev)
 	}
 	return m
 }

@@ -55,20 +55,21 @@ func (p jsonPath) decode() (string, error) {
 
 type fileJSON struct {
 	jsonPath
-	Size     int64       `json:"size"`
-	SHA256   string      `json:"sha256"`
-	Link     int         `json:"link,omitempty"`
-	Snapshot *CopySource `json:"snapshot,omitempty"`
+	Size      int64       `json:"size"`
+	SHA256    string      `json:"sha256"`
+	Link      int         `json:"link,omitempty"`
+	Snapshot  *CopySource `json:"snapshot,omitempty"`
+	RawSHA256 string      `json:"raw_sha256,omitempty"`
 	*Meta
 }
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
-	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot}, err
+	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot, RawSHA256: j.RawSHA256}, err
 }
 
 func (f *File) record() fileJSON {
-	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.Snapshot, f.Meta}
+	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.Snapshot, f.RawSHA256, f.Meta}
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).

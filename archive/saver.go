@@ -61,6 +61,8 @@ type staged struct {
 // outcome is what became of one file: staged (perhaps with a warning), skipped, or lost.
 type outcome struct {
 	staged *staged
+	reused *refEntry // copied from the reference instead
+	reread error     // why the reference's entry was not copied, when it was damaged
 	skip   skiprules.Kind
 	warn   error
 	fatal  error
@@ -74,6 +76,7 @@ type saver struct {
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
 	scratch   bytes.Buffer // a small file's compressed bytes, before the choice to keep them
+	rawBuf    []byte       // for checking reference entries (see saveOrReuse)
 }
 
 func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {

@@ -2,6 +2,9 @@ package archive
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
 	"io"
 	"os"
 	"sync/atomic"
@@ -22,7 +25,10 @@ func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
 	return c
 }
 
-func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c} }
+func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c, sum: sha256.New()} }
+
+// rawSHA256 is the SHA-256 of the bytes written so far, in hex.
+func (s *spool) rawSHA256() string { return hex.EncodeToString(s.sum.Sum(nil)) }
 
 // take reserves n bytes of the budget, if they are there.
 func (c *spoolConfig) take(n int) bool {
@@ -41,9 +47,13 @@ type spool struct {
 	mem  bytes.Buffer
 	file *os.File
 	size int64
+	// sum hashes the bytes as they come, on the worker's goroutine: a later run checks the
+	// entry's compressed bytes against it before copying them (see Reference).
+	sum hash.Hash
 }
 
 func (s *spool) Write(p []byte) (int, error) {
+	s.sum.Write(p)
 	if s.file == nil && (s.mem.Len()+len(p) > s.cfg.limit || !s.cfg.take(len(p))) {
 		if err := s.spill(); err != nil {
 			return 0, err

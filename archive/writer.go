@@ -60,6 +60,12 @@ type Options struct {
 	// OnFile is told of each file stored: its name, size, SHA-256, and the owner and link
 	// group it was added with.
 	OnFile func(f File)
+	// Reference, when set, is an earlier archive whose entries of unchanged files are copied
+	// rather than read and compressed again; OnFile is told of them with Reused set.
+	Reference *Reference
+	// Fresh, when set, is asked about each file the Reference would give: true makes the
+	// Writer read the file anyway. It is asked on the goroutine that adds the file.
+	Fresh func(src walker.Handle, name string) bool
 	// OnDir and OnSymlink are told of each directory and symlink stored.
 	OnDir     func(d Dir)
 	OnSymlink func(l Symlink)
@@ -99,7 +105,8 @@ type Writer struct {
 	mu    sync.Mutex
 	fatal error
 
-	published bool // Commit handed the temp file to atomicfile.Publish
+	published bool   // Commit handed the temp file to atomicfile.Publish
+	copyBuf   []byte // for copying reference entries, on the writing goroutine
 }
 
 // item is one entry on its way into the archive.
@@ -110,6 +117,7 @@ type item struct {
 	meta   *Meta         // owner and attributes; nil stores none (no ux field)
 	target *string       // a symlink's target; nil for others
 	link   int           // a file's hard-link group; 0 for none
+	reuse  *refEntry     // the reference's entry of an unchanged file; nil for others
 	done   chan struct{} // closed once out is set; nil for directories and symlinks
 	out    outcome
 }
@@ -229,6 +237,9 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 	if meta != nil {
 		it.link = w.linkGroup(info)
 	}
+	if e, ok := w.opts.Reference.lookup(name, info); ok && (w.opts.Fresh == nil || !w.opts.Fresh(src, name)) {
+		it.reuse = &e
+	}
 	if err := w.add(it); err != nil {
 		src.Release()
 		return err
@@ -255,7 +266,7 @@ func (w *Writer) add(it *item) error {
 func (w *Writer) work(s *saver) {
 	defer w.workers.Done()
 	for it := range w.jobs {
-		it.out = s.save(w.ctx, it.src, it.name)
+		it.out = s.saveOrReuse(w.ctx, it)
 		it.src.Release()
 		close(it.done)
 	}
@@ -296,6 +307,14 @@ func (w *Writer) write(it *item) error {
 	if o.skip != "" && w.opts.OnSkip != nil {
 		w.opts.OnSkip(it.name, o.skip)
 	}
+	if o.reread != nil && w.opts.OnWarn != nil {
+		w.opts.OnWarn(o.reread)
+	}
+	if o.reused != nil {
+		if err := w.writeReused(it, o.reused); err != nil {
+			return err
+		}
+	}
 	if st := o.staged; st != nil {
 		if err := w.writeStaged(it, st); err != nil {
 			return err
@@ -321,7 +340,8 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta})
+		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta,
+			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil
 }

@@ -52,10 +52,14 @@ type Counts struct {
 	Symlinks   int   `json:"symlinks"`    // stored symlinks (--symlinks store)
 	LinkGroups int   `json:"link_groups"` // groups of files that are hard links of each other
 	Bytes      int64 `json:"bytes"`
-	Skipped    int   `json:"skipped"`
-	Excluded   int   `json:"excluded"`
-	Warnings   int   `json:"warnings"`
-	Lost       int   `json:"lost"`
+	// Reused and ReusedBytes count the files (and their bytes) whose entries were copied
+	// from the reference because they were unchanged; in a dry run, those that would be.
+	Reused      int   `json:"reused"`
+	ReusedBytes int64 `json:"reused_bytes"`
+	Skipped     int   `json:"skipped"`
+	Excluded    int   `json:"excluded"`
+	Warnings    int   `json:"warnings"`
+	Lost        int   `json:"lost"`
 	// Snapshots counts the files stored as consistent snapshots (SQLite databases); absent
 	// when there are none.
 	Snapshots int `json:"snapshots,omitempty"`

@@ -47,16 +47,18 @@ type Recorder struct {
 	events *Events   // hears of each skipped, excluded and warned path; may be nil
 	list   io.Writer // -v: each stored path, one a line; may be nil
 
-	mu       sync.Mutex
-	files    []archive.File
-	copies   map[string]archive.CopySource // told by Copy, waiting for File
-	snaps    int
-	dirs     []archive.Dir
-	symlinks []archive.Symlink
-	bytes    int64
-	skipped  []archive.Skipped
-	excluded []archive.Excluded
-	warnings []archive.Warning
+	mu          sync.Mutex
+	files       []archive.File
+	copies      map[string]archive.CopySource // told by Copy, waiting for File
+	snaps       int
+	dirs        []archive.Dir
+	symlinks    []archive.Symlink
+	bytes       int64
+	reused      int // files copied from the reference
+	reusedBytes int64
+	skipped     []archive.Skipped
+	excluded    []archive.Excluded
+	warnings    []archive.Warning
 }
 
 // NewRecorder returns an empty Recorder applying policy.
@@ -101,6 +103,10 @@ func (r *Recorder) File(f archive.File) {
 	}
 	r.files = append(r.files, f)
 	r.bytes += f.Size
+	if f.Reused {
+		r.reused++
+		r.reusedBytes += f.Size
+	}
 	if r.list != nil {
 		io.WriteString(r.list, f.Path+"\n")
 	}
@@ -167,6 +173,8 @@ func (r *Recorder) counts(op string) bool {
 	switch op {
 	case OpVanished, OpChanged, OpStat:
 		return r.policy.Strict || slices.Contains(r.policy.FailOn, op)
+	case archive.OpReuse: // the file was read instead: the reference was damaged, not the data
+		return r.policy.Strict
 	}
 	return true // open, read, readdir: the data is not in the archive
 }
@@ -229,7 +237,8 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 		m.Symlinks = cloneList(r.symlinks)
 	}
 	c := Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
-		Bytes: r.bytes, Skipped: len(r.skipped), Excluded: len(r.excluded), Warnings: len(r.warnings), Snapshots: r.snaps}
+		Bytes: r.bytes, Reused: r.reused, ReusedBytes: r.reusedBytes, Skipped: len(r.skipped), Excluded: len(r.excluded),
+		Warnings: len(r.warnings), Snapshots: r.snaps}
 	for _, w := range r.warnings {
 		if w.Lost {
 			c.Lost++

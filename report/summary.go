@@ -26,6 +26,9 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 		fmt.Fprintf(w, " (%s)", Plural(c.Snapshots, "database snapshot", "database snapshots"))
 	}
 	fmt.Fprint(w, ", ")
+	if c.Reused > 0 { // only when a reference was used, so that other summaries read as before
+		fmt.Fprintf(w, "%d reused, ", c.Reused)
+	}
 	if c.Symlinks > 0 { // only with --symlinks store, so that other summaries read as before
 		fmt.Fprintf(w, "%s, ", Plural(c.Symlinks, "symlink", "symlinks"))
 	}
