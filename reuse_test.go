@@ -300,3 +300,39 @@ func TestReuseNeverCopiesDatabases(t *testing.T) {
 		t.Errorf("the restored database holds %d rows, want 12", got)
 	}
 }
+
+// TestReusePruneWaits: while a run copies from the set's LATEST (held here by strace at each
+// read of that archive), prune cannot take the set's lock (exit 4), so it cannot delete the
+// archive being copied from; once the run is done, prune deletes it as usual.
+func TestReusePruneWaits(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	reuseTree(t, dir)
+	set := filepath.Join(dir, "set")
+	r, first := setRun(t, dir, set, "-q")
+	mustExit(t, r, exitComplete)
+	var stderr bytes.Buffer
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", first, "-e", "inject=pread64:delay_exit=200000",
+		binary, "create", "-q", "--output-dir", set, "app")
+	cmd.Dir, cmd.Stderr = dir, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run's temp archive", func() bool {
+		tmp, _ := filepath.Glob(filepath.Join(set, ".app-*.tmp-*"))
+		return len(tmp) > 0
+	})
+	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitLocked)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the reusing run: %v\n%s", err, stderr.String())
+	}
+	second := filepath.Join(set, readLatest(t, set))
+	if got := readReceipt(t, second+".receipt.json").Counts.Reused; got != 5 || !exists(first) {
+		t.Fatalf("%d reused, reference still there: %v; want 5 and true", got, exists(first))
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitComplete)
+	if exists(first) {
+		t.Error("prune kept the old archive once the run was done")
+	}
+}
