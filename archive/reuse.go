@@ -186,10 +186,7 @@ func (w *Writer) writeReused(it *item, e *refEntry) error {
 		return fmt.Errorf("reading the reference: %s: %w", it.name, err)
 	}
 	h := sha256.New()
-	if w.copyBuf == nil {
-		w.copyBuf = make([]byte, writeBuffer)
-	}
-	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), raw, w.copyBuf); err != nil {
+	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), raw, w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
 	}
 	if hex.EncodeToString(h.Sum(nil)) != e.file.RawSHA256 {

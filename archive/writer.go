@@ -333,7 +333,7 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.data.WriteTo(zf); err != nil {
+	if _, err := st.data.copyTo(zf, w.buffer()); err != nil {
 		return err
 	}
 	if st.copyOf != nil && w.opts.OnCopy != nil {
@@ -344,6 +344,14 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil
+}
+
+// buffer is the writing goroutine's buffer for copying staged and reused entries.
+func (w *Writer) buffer() []byte {
+	if w.copyBuf == nil {
+		w.copyBuf = make([]byte, writeBuffer)
+	}
+	return w.copyBuf
 }
 
 // Wait waits until every entry added so far is written, and returns the fatal error that
