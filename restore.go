@@ -68,20 +68,22 @@ func (s restoreStatus) exitCode() int {
 
 // restoreJSON is what restore --json prints.
 type restoreJSON struct {
-	Archive   string            `json:"archive"`
-	Dest      string            `json:"dest"`
-	Status    restoreStatus     `json:"status"`
-	Files     int               `json:"files"`
-	Dirs      int               `json:"dirs"`
-	Symlinks  int               `json:"symlinks"`
-	Bytes     int64             `json:"bytes"`
-	Skipped   []archive.Skipped `json:"skipped"`
-	Conflicts []string          `json:"conflicts"`
-	Refused   []archive.Problem `json:"refused"`
-	Damaged   []archive.Problem `json:"damaged"`
-	Failed    []archive.Problem `json:"failed"`
-	Warnings  []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
-	Error     string            `json:"error,omitempty"`
+	Archive  string        `json:"archive"`
+	Dest     string        `json:"dest"`
+	Status   restoreStatus `json:"status"`
+	Files    int           `json:"files"`
+	Dirs     int           `json:"dirs"`
+	Symlinks int           `json:"symlinks"`
+	Bytes    int64         `json:"bytes"`
+	// AlreadyPresent counts the files DEST held already with the recorded content: kept.
+	AlreadyPresent int               `json:"already_present"`
+	Skipped        []archive.Skipped `json:"skipped"`
+	Conflicts      []string          `json:"conflicts"`
+	Refused        []archive.Problem `json:"refused"`
+	Damaged        []archive.Problem `json:"damaged"`
+	Failed         []archive.Problem `json:"failed"`
+	Warnings       []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
+	Error          string            `json:"error,omitempty"`
 }
 
 func newRestoreCmd() *cobra.Command {
@@ -209,13 +211,13 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	var p *report.Progress
 	if opts.Bar != nil || opts.Events != nil {
 		p = report.StartProgress(opts)
-		p.SetTotal(int64(plan.Files), plan.Bytes)
+		p.SetTotal(int64(plan.Files-plan.Present), plan.Bytes)
 	}
 	res, err := plan.Run(ctx)
 	p.Stop()
 	if res != nil {
 		out.Files, out.Dirs, out.Bytes, out.Damaged, out.Failed = res.Files, res.Dirs, res.Bytes, res.Damaged, res.Failed
-		out.Symlinks, out.Warnings = res.Symlinks, res.Warnings
+		out.Symlinks, out.Warnings, out.AlreadyPresent = res.Symlinks, res.Warnings, res.Present
 	}
 	out.Status = restoreOutcome(ctx, res, err)
 	if err != nil {
@@ -295,6 +297,9 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
 	}
 	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), cfg.dest)
+	if out.AlreadyPresent > 0 {
+		fmt.Fprintf(w, ", %s already there", report.Plural(out.AlreadyPresent, "file", "files"))
+	}
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
 	} else {

@@ -47,8 +47,14 @@ type RestorePlan struct {
 	// names, paths through a symlink or a file in the destination, and a file where the
 	// destination has a directory or the reverse.
 	Refused []Problem
-	// Conflicts lists the files that exist already at their path in the destination.
+	// Conflicts lists the files that exist already at their path in the destination, other
+	// than with the recorded content.
 	Conflicts []string
+	// Present counts the files the destination holds already with the recorded content (size
+	// and SHA-256): Run keeps them, with or without Force. FixUps lists those of them whose
+	// owner, mode or mtime Run sets.
+	Present int
+	FixUps  []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
 	// Damaged lists the selected entries that verify would report before their data are
@@ -73,6 +79,9 @@ type RestorePlan struct {
 	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
+	present  map[string]bool      // the files dest holds already; true: their metadata differ
+	fixDirs  map[string]bool      // the folders dest holds already with other metadata
+	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
 	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
@@ -93,7 +102,8 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
-		existing: map[string]destState{}, linked: map[int][]string{}, linkat: unix.Linkat}
+		existing: map[string]destState{}, present: map[string]bool{},
+		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -101,6 +111,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	} else if err != nil {
 		p.existing[""] = destState{missing: true}
 	}
+	p.umask = currentUmask() // for what isPresent compares
 	p.Refused = CheckNames(r.Entries)
 	if len(p.Refused) > 0 {
 		return p, nil
@@ -266,9 +277,11 @@ func (p *RestorePlan) checkDest(e *Entry) {
 		p.refuse(e, "is a symlink in the destination")
 	case e.IsDir && !st.mode.IsDir():
 		p.refuse(e, "exists in the destination and is not a directory")
+	case e.IsDir:
+		p.checkDirMeta(e)
 	case !e.IsDir && st.mode.IsDir():
 		p.refuse(e, "exists in the destination as a directory")
-	case !e.IsDir:
+	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
 	}
 }
