@@ -35,6 +35,8 @@ entries could not be written (each listed; the rest were), 130 interrupted.`
 type restoreConfig struct {
 	force, json, quiet bool
 	jsonLines          bool
+	undoDir            string // --undo-dir; "": DEST's parent
+	noUndo             bool
 	events             *report.Events // --json-lines, once started
 	symlinks           string
 	owners             archive.RestoreOptions // NumericOwner, NoSameOwner, SamePermissions, Xattrs
@@ -76,14 +78,18 @@ type restoreJSON struct {
 	Symlinks int           `json:"symlinks"`
 	Bytes    int64         `json:"bytes"`
 	// AlreadyPresent counts the files DEST held already with the recorded content: kept.
-	AlreadyPresent int               `json:"already_present"`
-	Skipped        []archive.Skipped `json:"skipped"`
-	Conflicts      []string          `json:"conflicts"`
-	Refused        []archive.Problem `json:"refused"`
-	Damaged        []archive.Problem `json:"damaged"`
-	Failed         []archive.Problem `json:"failed"`
-	Warnings       []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
-	Error          string            `json:"error,omitempty"`
+	AlreadyPresent int `json:"already_present"`
+	// Removed counts what restoring a before-state removed: paths the undone restore created.
+	Removed int `json:"removed"`
+	// Undo is the before-state this restore wrote; restoring it with --force undoes this one.
+	Undo      *undoPaths        `json:"undo,omitempty"`
+	Skipped   []archive.Skipped `json:"skipped"`
+	Conflicts []string          `json:"conflicts"`
+	Refused   []archive.Problem `json:"refused"`
+	Damaged   []archive.Problem `json:"damaged"`
+	Failed    []archive.Problem `json:"failed"`
+	Warnings  []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
+	Error     string            `json:"error,omitempty"`
 }
 
 func newRestoreCmd() *cobra.Command {
@@ -91,7 +97,9 @@ func newRestoreCmd() *cobra.Command {
 	var cfg restoreConfig
 	flags := cmd.Flags()
 	includes := flags.StringArray("include", nil, "restore only entries matching `PATTERN` (gitignore syntax, against the stored name); repeatable")
-	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories)")
+	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories), saving them first in a before-state archive")
+	flags.StringVar(&cfg.undoDir, "undo-dir", "", "with --force, write the before-state into `DIR` (default: DEST's parent; never inside DEST)")
+	flags.BoolVar(&cfg.noUndo, "no-undo", false, "with --force, write no before-state: what is replaced is gone")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
@@ -202,6 +210,16 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 		writeRefusal(stderr, plan, cfg.force)
 		return
 	}
+	if cfg.force && !cfg.noUndo {
+		undo, err := writeBeforeState(ctx, cfg, plan, stderr)
+		if err != nil {
+			out.Status = restoreOutcome(ctx, nil, err)
+			out.Error = beforeStateFailed(err).Error()
+			fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+			return
+		}
+		out.Undo = undo
+	}
 	opts := report.ProgressOptions{Events: cfg.events, Poll: func() (int64, int64, string) {
 		return plan.FilesDone(), plan.BytesWritten(), ""
 	}}
@@ -217,7 +235,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	p.Stop()
 	if res != nil {
 		out.Files, out.Dirs, out.Bytes, out.Damaged, out.Failed = res.Files, res.Dirs, res.Bytes, res.Damaged, res.Failed
-		out.Symlinks, out.Warnings, out.AlreadyPresent = res.Symlinks, res.Warnings, res.Present
+		out.Symlinks, out.Warnings, out.AlreadyPresent, out.Removed = res.Symlinks, res.Warnings, res.Present, res.Removed
 	}
 	out.Status = restoreOutcome(ctx, res, err)
 	if err != nil {
@@ -300,12 +318,18 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	if out.AlreadyPresent > 0 {
 		fmt.Fprintf(w, ", %s already there", report.Plural(out.AlreadyPresent, "file", "files"))
 	}
+	if out.Removed > 0 {
+		fmt.Fprintf(w, ", %s created by the restore undone removed", report.Plural(out.Removed, "path", "paths"))
+	}
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
 	} else {
 		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
 	}
 	fmt.Fprintln(w)
+	if out.Undo != nil {
+		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", out.Undo.Archive, out.Undo.Archive, cfg.dest)
+	}
 }
 
 // fail records a restore that could not start.

@@ -25,6 +25,9 @@ type RestoreResult struct {
 	// Present counts the files the destination held already with the recorded content:
 	// kept, not written (their owner, mode and mtime set where they differed).
 	Present int
+	// Removed counts the paths removed because the archive, the before-state of a restore,
+	// records that restore created them.
+	Removed int
 	// Damaged lists the entries whose data failed a check (CRC-32, size, SHA-256, or missing
 	// from the archive): none of them was written.
 	Damaged []Problem
@@ -68,6 +71,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		}
 	}
 	p.relink(t, res)
+	p.removeCreated(t, res)
 	p.setDirTimes(t, res)
 	return res, nil
 }

@@ -55,6 +55,10 @@ type RestorePlan struct {
 	// owner, mode or mtime Run sets.
 	Present int
 	FixUps  []string
+	// Removes lists the paths the archive's manifest records as created by a restore (it is
+	// that restore's before-state) that the destination holds: Run removes those that still
+	// hold what that restore wrote.
+	Removes []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
 	// Damaged lists the selected entries that verify would report before their data are
@@ -82,6 +86,8 @@ type RestorePlan struct {
 	present  map[string]bool      // the files dest holds already; true: their metadata differ
 	fixDirs  map[string]bool      // the folders dest holds already with other metadata
 	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
+	creates  []*Entry             // the selected entries dest has nothing at
+	remove   []Created            // the Removes' records
 	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
@@ -125,6 +131,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	for _, e := range p.entries {
 		p.checkDest(e)
 	}
+	p.checkCreated()
 	return p, nil
 }
 
@@ -256,6 +263,7 @@ func (p *RestorePlan) checkDest(e *Entry) {
 		st := p.lstat(dir)
 		switch {
 		case st.missing:
+			p.noteCreated(e)
 			return
 		case st.err != nil:
 			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
@@ -271,6 +279,7 @@ func (p *RestorePlan) checkDest(e *Entry) {
 	st := p.lstat(e.Name)
 	switch {
 	case st.missing:
+		p.noteCreated(e)
 	case st.err != nil:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
 	case e.IsDir && st.mode&fs.ModeSymlink != 0:
