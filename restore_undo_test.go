@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// undoFixture is a DEST that an older backup was restored into and then changed, and a
+// newer backup of the source to restore over it with --force.
+type undoFixture struct {
+	dir, dest, arch string
+}
+
+func newUndoFixture(t *testing.T) undoFixture {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{
+		"same.txt":    {content: "same\n"},
+		"changed.txt": {content: "old\n"},
+		"mode.txt":    {content: "mode\n", mode: 0o644},
+		"sub/kept":    {content: "kept\n"},
+	})
+	f := undoFixture{dir: dir, dest: filepath.Join(dir, "dest"), arch: filepath.Join(dir, "new.zip")}
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "old.zip", "app"); r.code != exitComplete {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+	if r := backup(t, runOpts{dir: dir}, "restore", "-q", "old.zip", f.dest); r.code != exitComplete {
+		t.Fatalf("restore: %d %s", r.code, r.stderr)
+	}
+	// DEST drifts: a file changed, a mode changed, a file added that no backup holds.
+	old := time.Date(2020, 1, 2, 3, 4, 5, 678, time.UTC)
+	in := filepath.Join(f.dest, "app")
+	os.WriteFile(filepath.Join(in, "changed.txt"), []byte("edited in DEST\n"), 0o644)
+	os.Chtimes(filepath.Join(in, "changed.txt"), old, old)
+	os.Chmod(filepath.Join(in, "mode.txt"), 0o600)
+	os.WriteFile(filepath.Join(in, "sub/local"), []byte("only in DEST\n"), 0o640)
+	// The newer backup: a file changed, new files in a new folder.
+	makeTree(t, src, map[string]node{
+		"new/deep/n.txt": {content: "new\n"},
+		"new/m.txt":      {content: "new too\n"},
+	})
+	os.WriteFile(filepath.Join(src, "changed.txt"), []byte("newest\n"), 0o644)
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", f.arch, "app"); r.code != exitComplete {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+	return f
+}
+
+// snapshot copies DEST, modes and mtimes kept, to compare with later.
+func (f undoFixture) snapshot(t *testing.T) string {
+	t.Helper()
+	saved := filepath.Join(f.dir, "saved")
+	if out, err := exec.Command("cp", "-a", f.dest, saved).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	return saved
+}
+
+func restoreJSONOf(t *testing.T, r result) restoreJSON {
+	t.Helper()
+	var out restoreJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout %q: %v (stderr %s)", r.stdout, err, r.stderr)
+	}
+	return out
+}
+
+// TestRestoreForceUndo restores over a changed DEST with --force, then undoes it by
+// restoring the before-state with --force: DEST is what it was, byte for byte, modes and
+// mtimes included; the paths the restore created are gone.
+func TestRestoreForceUndo(t *testing.T) {
+	t.Parallel()
+	f := newUndoFixture(t)
+	saved := f.snapshot(t)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", f.arch, f.dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitComplete || out.Undo == nil {
+		t.Fatalf("restore --force: exit %d, undo %v\n%s", r.code, out.Undo, r.stderr)
+	}
+	// changed.txt replaced, mode.txt's mode set; same.txt and sub/kept were there already.
+	if out.Files != 3 || out.AlreadyPresent != 3 {
+		t.Errorf("files %d, already_present %d; want 3 and 3", out.Files, out.AlreadyPresent)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/new/deep/n.txt"), "new\n")
+	if filepath.Dir(out.Undo.Archive) != f.dir || out.Undo.Receipt != out.Undo.Archive+".receipt.json" {
+		t.Errorf("before-state %+v, want it in DEST's parent %s, the receipt beside it", out.Undo, f.dir)
+	}
+	if rc := readReceipt(t, out.Undo.Receipt); rc.Status != "complete" {
+		t.Errorf("before-state receipt status %q", rc.Status)
+	}
+	unzipTest(t, out.Undo.Archive)
+	held := readZipGo(t, out.Undo.Archive)
+	for _, name := range []string{"app/changed.txt", "app/mode.txt"} {
+		if _, ok := held[name]; !ok {
+			t.Errorf("before-state lacks %s: holds %v", name, keys(held))
+		}
+	}
+	if _, ok := held["app/same.txt"]; ok {
+		t.Error("before-state holds app/same.txt, which the restore did not change")
+	}
+
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", out.Undo.Archive, f.dest)
+	undo := restoreJSONOf(t, r)
+	if r.code != exitComplete || undo.Removed != 4 { // new, new/deep, new/deep/n.txt, new/m.txt
+		t.Fatalf("undo: exit %d, removed %d, want 4\n%s", r.code, undo.Removed, r.stderr)
+	}
+	compareTrees(t, filepath.Join(saved, "app"), filepath.Join(f.dest, "app"))
+}
+
+// TestRestoreUndoKeepsChangedFiles: a file the restore created and someone changed since is
+// not removed by the undo, with a warning naming it.
+func TestRestoreUndoKeepsChangedFiles(t *testing.T) {
+	t.Parallel()
+	f := newUndoFixture(t)
+	out := restoreJSONOf(t, backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", f.arch, f.dest))
+	if out.Undo == nil {
+		t.Fatal("no before-state")
+	}
+	edited := filepath.Join(f.dest, "app/new/m.txt")
+	os.WriteFile(edited, []byte("edited after the restore\n"), 0o644)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", out.Undo.Archive, f.dest)
+	if r.code != exitComplete {
+		t.Fatalf("undo: exit %d\n%s", r.code, r.stderr)
+	}
+	assertContent(t, edited, "edited after the restore\n")
+	for _, want := range []string{
+		"warning: app/new/m.txt: created by the restore undone, not removed: changed since the restore wrote it",
+		"warning: app/new: created by the restore undone, not removed: the folder is not empty",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dest, "app/new/deep")); !os.IsNotExist(err) {
+		t.Errorf("app/new/deep, created and unchanged, still there: %v", err)
+	}
+}
