@@ -124,6 +124,9 @@ func newRestoreCmd() *cobra.Command {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
 		cfg.archive, cfg.dest = args[0], args[1]
+		if err := cfg.checkUndoFlags(); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		if len(*includes) > 0 {
 			m, err := skiprules.ParsePatterns(*includes)
 			if err != nil {

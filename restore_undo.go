@@ -39,6 +39,18 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	return dir, nil
 }
 
+// checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir inside DEST.
+func (cfg restoreConfig) checkUndoFlags() error {
+	if cfg.undoDir == "" {
+		return nil
+	}
+	if cfg.noUndo {
+		return errors.New("--undo-dir and --no-undo: choose one")
+	}
+	_, err := cfg.beforeStateDir()
+	return err
+}
+
 // writeBeforeState saves what the plan replaces, removes or changes the metadata of, as a
 // backup archive with its receipt made by create's own run (the paths' top folders in DEST
 // as its SOURCEs, only those paths and the folders above them walked), with the paths the

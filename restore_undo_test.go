@@ -141,3 +141,42 @@ func TestRestoreUndoKeepsChangedFiles(t *testing.T) {
 		t.Errorf("app/new/deep, created and unchanged, still there: %v", err)
 	}
 }
+
+// TestRestoreBeforeStateDiskFull: when the before-state cannot be written (its folder a full
+// tmpfs), restore --force changes nothing in DEST, leaves nothing behind, and exits 1;
+// with --no-undo it restores without one.
+func TestRestoreBeforeStateDiskFull(t *testing.T) {
+	mustRoot(t)
+	f := newUndoFixture(t)
+	big := randomString(t, 256<<10) // does not compress: more than the tmpfs holds
+	os.WriteFile(filepath.Join(f.dest, "app/changed.txt"), []byte(big), 0o644)
+	full := filepath.Join(f.dir, "full")
+	os.Mkdir(full, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", full).Run() })
+	saved := f.snapshot(t)
+
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", "--undo-dir", full, f.arch, f.dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitFailed || out.Status != restoreFailed || out.Undo != nil {
+		t.Fatalf("exit %d, %+v; want 1, failed, no undo\n%s", r.code, out, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, "nothing restored (--no-undo restores without one)") {
+		t.Errorf("stderr %q, want the cause and the way out", r.stderr)
+	}
+	compareTrees(t, filepath.Join(saved, "app"), filepath.Join(f.dest, "app"))
+	if left := listDir(t, full); len(left) != 0 {
+		t.Errorf("left in the undo folder: %v", left)
+	}
+
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", "--json", f.arch, f.dest)
+	if out := restoreJSONOf(t, r); r.code != exitComplete || out.Undo != nil {
+		t.Fatalf("--no-undo: exit %d, undo %v\n%s", r.code, out.Undo, r.stderr)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/changed.txt"), "newest\n")
+	if got := listDir(t, f.dir); strings.Contains(strings.Join(got, " "), "before-restore") {
+		t.Errorf("--no-undo wrote a before-state: %v", got)
+	}
+}
