@@ -10,12 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
-// TestRestoreResumesAfterKill kills a restore half-way (SIGKILL, each rename slowed by
-// strace), then runs it again without --force: it completes, writes only the files the
-// first run had not, counts the others as already present, and DEST equals the source.
+// TestRestoreResumesAfterKill kills a restore half-way (SIGKILL, sent by strace at a
+// rename), then runs it again without --force: it completes, writes only the files the
+// first run had not, counts the others as already present, removes the temp file the
+// killed run left, and DEST equals the source.
 func TestRestoreResumesAfterKill(t *testing.T) {
 	mustTool(t, "strace")
 	dir := t.TempDir()
@@ -48,23 +48,23 @@ func TestRestoreResumesAfterKill(t *testing.T) {
 	compareTrees(t, src, filepath.Join(dest, "app"))
 }
 
-// killRestoreHalfway starts a restore whose renames strace slows down, kills it with
-// SIGKILL once some files are in place, and returns how many are.
+// killRestoreHalfway runs a restore that strace kills with SIGKILL at its 41st rename, and
+// returns how many files are in place; the one being written is left as a temp file.
 func killRestoreHalfway(t *testing.T, arch, dest string) int {
 	t.Helper()
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "inject=renameat2:delay_exit=20000", binary, "restore", arch, dest)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "inject=renameat2:signal=SIGKILL:when=41", binary, "restore", arch, dest)
+	out, err := cmd.CombinedOutput()
+	// strace ends as its tracee did: killed by the same signal.
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the restore was not killed: %v\n%s", err, out)
 	}
-	for n := 0; n < 40; n = countFiles(dest) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Wait()
 	n := countFiles(dest)
 	if n == 0 || n >= 200 {
 		t.Fatalf("the killed restore wrote %d files; want some, not all", n)
+	}
+	temps, _ := filepath.Glob(filepath.Join(dest, "app/*/.*.restore-*"))
+	if len(temps) != 1 {
+		t.Fatalf("the killed restore left temp files %v; want the one it was renaming", temps)
 	}
 	return n
 }

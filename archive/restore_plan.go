@@ -88,6 +88,7 @@ type RestorePlan struct {
 	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
 	creates  []*Entry             // the selected entries dest has nothing at
 	remove   []Created            // the Removes' records
+	stale    []string             // temp files an interrupted restore left (see findStale)
 	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
@@ -132,6 +133,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		p.checkDest(e)
 	}
 	p.checkCreated()
+	p.findStale()
 	return p, nil
 }
 
