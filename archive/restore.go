@@ -60,6 +60,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		return nil, err
 	}
 	defer t.close()
+	p.removeStale(t)
 	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
