@@ -34,7 +34,7 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	}
 	d, in := resolveDir(dir), resolveDir(dest)
 	if d == in || strings.HasPrefix(d, in+string(filepath.Separator)) {
-		return "", fmt.Errorf("--undo-dir %s is inside DEST %s", dir, cfg.dest)
+		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
 	}
 	return dir, nil
 }
@@ -69,8 +69,7 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 	for _, name := range plan.Replaces() {
 		c.pickWithParents(cfg.dest, name)
 	}
-	base := filepath.Base(filepath.Clean(cfg.dest))
-	c.cfg.output = freeName(dir, base+"-before-restore", now)
+	c.cfg.output = freeName(dir, beforeStateName(cfg.dest), now)
 	rc, err := c.run(ctx, stderr)
 	switch {
 	case err != nil:
@@ -79,6 +78,16 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 		return nil, fmt.Errorf("%s is %s: %s", c.out.archive, rc.Status, firstLoss(rc))
 	}
 	return &undoPaths{Archive: c.out.archive, Receipt: c.out.receipt}, nil
+}
+
+// beforeStateName is the name a before-state of a restore into dest is saved under: dest's
+// own name (of its absolute path: "." names nothing), "root" for /.
+func beforeStateName(dest string) string {
+	abs, err := filepath.Abs(dest)
+	if err != nil || filepath.Base(abs) == string(filepath.Separator) {
+		return "root-before-restore"
+	}
+	return filepath.Base(abs) + "-before-restore"
 }
 
 // pickWithParents selects name, and the folders above it, for the before-state's walk; a
