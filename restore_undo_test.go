@@ -33,12 +33,13 @@ func newUndoFixture(t *testing.T) undoFixture {
 	if r := backup(t, runOpts{dir: dir}, "restore", "-q", "old.zip", f.dest); r.code != exitComplete {
 		t.Fatalf("restore: %d %s", r.code, r.stderr)
 	}
-	// DEST drifts: a file changed, a mode changed, a file added that no backup holds.
+	// DEST drifts: files changed, a mode changed, a file added that no backup holds.
 	old := time.Date(2020, 1, 2, 3, 4, 5, 678, time.UTC)
 	in := filepath.Join(f.dest, "app")
 	os.WriteFile(filepath.Join(in, "changed.txt"), []byte("edited in DEST\n"), 0o644)
 	os.Chtimes(filepath.Join(in, "changed.txt"), old, old)
 	os.Chmod(filepath.Join(in, "mode.txt"), 0o600)
+	os.WriteFile(filepath.Join(in, "sub/kept"), []byte("KEPT\n"), 0o644) // the same size: only the SHA-256 tells
 	os.WriteFile(filepath.Join(in, "sub/local"), []byte("only in DEST\n"), 0o640)
 	// The newer backup: a file changed, new files in a new folder.
 	makeTree(t, src, map[string]node{
@@ -83,9 +84,10 @@ func TestRestoreForceUndo(t *testing.T) {
 	if r.code != exitComplete || out.Undo == nil {
 		t.Fatalf("restore --force: exit %d, undo %v\n%s", r.code, out.Undo, r.stderr)
 	}
-	// changed.txt replaced, mode.txt's mode set; same.txt and sub/kept were there already.
-	if out.Files != 3 || out.AlreadyPresent != 3 {
-		t.Errorf("files %d, already_present %d; want 3 and 3", out.Files, out.AlreadyPresent)
+	// changed.txt and sub/kept replaced, two new files; same.txt and mode.txt were there
+	// already (mode.txt's mode set).
+	if out.Files != 4 || out.AlreadyPresent != 2 {
+		t.Errorf("files %d, already_present %d; want 4 and 2", out.Files, out.AlreadyPresent)
 	}
 	assertContent(t, filepath.Join(f.dest, "app/new/deep/n.txt"), "new\n")
 	if filepath.Dir(out.Undo.Archive) != f.dir || out.Undo.Receipt != out.Undo.Archive+".receipt.json" {
@@ -96,7 +98,7 @@ func TestRestoreForceUndo(t *testing.T) {
 	}
 	unzipTest(t, out.Undo.Archive)
 	held := readZipGo(t, out.Undo.Archive)
-	for _, name := range []string{"app/changed.txt", "app/mode.txt"} {
+	for _, name := range []string{"app/changed.txt", "app/mode.txt", "app/sub/kept"} {
 		if _, ok := held[name]; !ok {
 			t.Errorf("before-state lacks %s: holds %v", name, keys(held))
 		}
