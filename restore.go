@@ -235,7 +235,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	var p *report.Progress
 	if opts.Bar != nil || opts.Events != nil {
 		p = report.StartProgress(opts)
-		p.SetTotal(int64(plan.Files-plan.Present), plan.Bytes)
+		p.SetTotal(int64(plan.Files-plan.Present), plan.Bytes-plan.PresentBytes)
 	}
 	res, err := plan.Run(ctx)
 	p.Stop()

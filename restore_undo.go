@@ -63,8 +63,8 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 	}
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now, created: plan.Creates(), pick: map[string]bool{}}
-	c.cfg = createConfig{level: archive.DefaultLevel, method: archive.Deflate, progress: "never", quiet: true,
-		symlinks: "store", xattrs: cfg.owners.Xattrs, hooks: &hookFlags{}}
+	c.cfg = createConfig{level: archive.DefaultLevel, method: archive.Deflate, progress: "never",
+		symlinks: "store", xattrs: cfg.owners.Xattrs}
 	c.cfg.rules.StoreSymlinks = true
 	for _, name := range plan.Replaces() {
 		c.pickWithParents(cfg.dest, name)

@@ -49,11 +49,12 @@ type RestorePlan struct {
 	// Conflicts lists the files that exist already at their path in the destination, other
 	// than with the recorded content.
 	Conflicts []string
-	// Present counts the files the destination holds already with the recorded content (size
-	// and SHA-256): Run keeps them, with or without Force. FixUps lists those of them whose
-	// owner, mode or mtime Run sets.
-	Present int
-	FixUps  []string
+	// Present and PresentBytes count the files the destination holds already with the
+	// recorded content (size and SHA-256): Run keeps them, with or without Force. FixUps
+	// lists those of them (and the folders) whose owner, mode or mtime Run sets.
+	Present      int
+	PresentBytes int64
+	FixUps       []string
 	// Removes lists the paths the archive's manifest records as created by a restore (it is
 	// that restore's before-state) that the destination holds: Run removes those that still
 	// hold what that restore wrote.

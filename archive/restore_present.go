@@ -43,6 +43,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	}
 	p.present[e.Name] = !p.sameMeta(e, info)
 	p.Present++
+	p.PresentBytes += f.Size
 	if p.present[e.Name] {
 		p.FixUps = append(p.FixUps, e.Name)
 	}
