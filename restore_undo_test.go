@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,14 @@ func TestRestoreForceUndo(t *testing.T) {
 	if _, ok := held["app/same.txt"]; ok {
 		t.Error("before-state holds app/same.txt, which the restore did not change")
 	}
+
+	// Without --force, what the undo would replace or remove is a conflict: nothing changes.
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--json", out.Undo.Archive, f.dest)
+	refused := restoreJSONOf(t, r)
+	if r.code != exitFailed || !slices.Contains(refused.Conflicts, "app/changed.txt") || !slices.Contains(refused.Conflicts, "app/new/m.txt") {
+		t.Errorf("undo without --force: exit %d, conflicts %q; want 1, app/changed.txt and app/new/m.txt among them", r.code, refused.Conflicts)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/new/m.txt"), "new too\n")
 
 	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", out.Undo.Archive, f.dest)
 	undo := restoreJSONOf(t, r)
