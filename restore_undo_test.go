@@ -98,6 +98,9 @@ func TestRestoreForceUndo(t *testing.T) {
 		t.Errorf("before-state receipt status %q", rc.Status)
 	}
 	unzipTest(t, out.Undo.Archive)
+	if r := backup(t, runOpts{dir: f.dir}, "verify", out.Undo.Archive); r.code != exitComplete {
+		t.Errorf("verify of the before-state: exit %d %s", r.code, r.stderr)
+	}
 	held := readZipGo(t, out.Undo.Archive)
 	for _, name := range []string{"app/changed.txt", "app/mode.txt", "app/sub/kept"} {
 		if _, ok := held[name]; !ok {
