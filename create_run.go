@@ -47,6 +47,10 @@ type creation struct {
 	upload *s3store.Upload
 	// receiptETag is the receipt's in the bucket, once written.
 	receiptETag string
+	// pick, for a restore's before-state, names the paths the walk takes (and the folders
+	// above them); nil takes all. created goes into the manifest (Manifest.Created).
+	pick    map[string]bool
+	created []archive.Created
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -257,7 +261,9 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err != nil {
 		return nil, c.archiveError(err)
 	}
-	sum, err := c.w.CloseManifest(c.rec.Manifest(version))
+	m := c.rec.Manifest(version)
+	m.Created = c.created
+	sum, err := c.w.CloseManifest(m)
 	if err != nil {
 		return nil, c.archiveError(err)
 	}

@@ -36,6 +36,12 @@ func walkSources(ctx context.Context, w walker.Walker, sources []source) error {
 }
 
 func (c *creation) visit(e walker.Entry) error {
+	if c.pick != nil && !c.pick[e.Name] {
+		if e.Info != nil && e.Info.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
 	if e.Err != nil {
 		c.rec.Warn(e.Err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +19,11 @@ LATEST is an error; no other archive is picked).
 Extracts ARCHIVE into DEST (created when missing), never writing outside it, names byte for
 byte. Unsafe names (absolute, "..", duplicates, paths through a symlink in the archive or in
 DEST, and backslashes and drive letters in entries not made on Unix) refuse the whole
-restore before anything is written, and so do files that exist already, unless --force.
+restore before anything is written, and so do files that exist already with other content,
+unless --force. Files already there with the archived content (size, SHA-256) are kept, so a
+re-run after an interruption writes only the rest. --force first saves what it replaces in a
+before-state archive beside DEST (or in --undo-dir); restore --force BEFORE-STATE DEST
+undoes the restore.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
 archives another tool made), then renamed into place. Symlinks the backup stored are created
 (never followed); symlinks, devices and other special entries of foreign archives are
@@ -35,6 +38,8 @@ entries could not be written (each listed; the rest were), 130 interrupted.`
 type restoreConfig struct {
 	force, json, quiet bool
 	jsonLines          bool
+	undoDir            string // --undo-dir; "": DEST's parent
+	noUndo             bool
 	events             *report.Events // --json-lines, once started
 	symlinks           string
 	owners             archive.RestoreOptions // NumericOwner, NoSameOwner, SamePermissions, Xattrs
@@ -68,13 +73,19 @@ func (s restoreStatus) exitCode() int {
 
 // restoreJSON is what restore --json prints.
 type restoreJSON struct {
-	Archive   string            `json:"archive"`
-	Dest      string            `json:"dest"`
-	Status    restoreStatus     `json:"status"`
-	Files     int               `json:"files"`
-	Dirs      int               `json:"dirs"`
-	Symlinks  int               `json:"symlinks"`
-	Bytes     int64             `json:"bytes"`
+	Archive  string        `json:"archive"`
+	Dest     string        `json:"dest"`
+	Status   restoreStatus `json:"status"`
+	Files    int           `json:"files"`
+	Dirs     int           `json:"dirs"`
+	Symlinks int           `json:"symlinks"`
+	Bytes    int64         `json:"bytes"`
+	// AlreadyPresent counts the files DEST held already with the recorded content: kept.
+	AlreadyPresent int `json:"already_present"`
+	// Removed counts what restoring a before-state removed: paths the undone restore created.
+	Removed int `json:"removed"`
+	// Undo is the before-state this restore wrote; restoring it with --force undoes this one.
+	Undo      *undoPaths        `json:"undo,omitempty"`
 	Skipped   []archive.Skipped `json:"skipped"`
 	Conflicts []string          `json:"conflicts"`
 	Refused   []archive.Problem `json:"refused"`
@@ -89,7 +100,9 @@ func newRestoreCmd() *cobra.Command {
 	var cfg restoreConfig
 	flags := cmd.Flags()
 	includes := flags.StringArray("include", nil, "restore only entries matching `PATTERN` (gitignore syntax, against the stored name); repeatable")
-	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories)")
+	flags.BoolVar(&cfg.force, "force", false, "replace files that exist in DEST (never directories), saving them first in a before-state archive")
+	flags.StringVar(&cfg.undoDir, "undo-dir", "", "with --force, write the before-state into `DIR` (default: DEST's parent; never inside DEST)")
+	flags.BoolVar(&cfg.noUndo, "no-undo", false, "with --force, write no before-state: what is replaced is gone")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
@@ -114,6 +127,9 @@ func newRestoreCmd() *cobra.Command {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
 		cfg.archive, cfg.dest = args[0], args[1]
+		if err := cfg.checkUndoFlags(); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		if len(*includes) > 0 {
 			m, err := skiprules.ParsePatterns(*includes)
 			if err != nil {
@@ -200,6 +216,16 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 		writeRefusal(stderr, plan, cfg.force)
 		return
 	}
+	if cfg.force && !cfg.noUndo && len(plan.Replaces())+len(plan.Creates()) > 0 {
+		undo, err := writeBeforeState(ctx, cfg, plan, stderr)
+		if err != nil {
+			out.Status = restoreOutcome(ctx, nil, err)
+			out.Error = beforeStateFailed(err).Error()
+			fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+			return
+		}
+		out.Undo = undo
+	}
 	opts := report.ProgressOptions{Events: cfg.events, Poll: func() (int64, int64, string) {
 		return plan.FilesDone(), plan.BytesWritten(), ""
 	}}
@@ -209,13 +235,13 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	var p *report.Progress
 	if opts.Bar != nil || opts.Events != nil {
 		p = report.StartProgress(opts)
-		p.SetTotal(int64(plan.Files), plan.Bytes)
+		p.SetTotal(int64(plan.Files-plan.Present), plan.Bytes-plan.PresentBytes)
 	}
 	res, err := plan.Run(ctx)
 	p.Stop()
 	if res != nil {
 		out.Files, out.Dirs, out.Bytes, out.Damaged, out.Failed = res.Files, res.Dirs, res.Bytes, res.Damaged, res.Failed
-		out.Symlinks, out.Warnings = res.Symlinks, res.Warnings
+		out.Symlinks, out.Warnings, out.AlreadyPresent, out.Removed = res.Symlinks, res.Warnings, res.Present, res.Removed
 	}
 	out.Status = restoreOutcome(ctx, res, err)
 	if err != nil {
@@ -237,70 +263,6 @@ func restoreOutcome(ctx context.Context, res *archive.RestoreResult, err error) 
 		return restoreIncomplete
 	}
 	return restoreComplete
-}
-
-func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
-	var lines []string
-	for _, p := range plan.Refused {
-		lines = append(lines, p.String())
-	}
-	lines = capLines(lines, "--json")
-	var why []string
-	if n := len(plan.Refused); n > 0 {
-		why = append(why, report.Plural(n, "entry", "entries")+" unsafe or impossible")
-	}
-	if n := len(plan.Conflicts); n > 0 && !force {
-		var conflicts []string
-		for _, name := range plan.Conflicts {
-			conflicts = append(conflicts, name+": exists in the destination (use --force to replace it)")
-		}
-		lines = append(lines, capLines(conflicts, "--json")...)
-		why = append(why, report.Plural(n, "file exists", "files exist"))
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintf(w, "backup restore: refused, nothing written: %s\n", strings.Join(why, ", "))
-}
-
-func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreJSON, err error) {
-	for _, s := range out.Skipped {
-		fmt.Fprintf(w, "%s: not created (a %s entry)\n", s.Path, s.Kind)
-	}
-	for _, p := range out.Damaged {
-		fmt.Fprintf(w, "%s (not restored)\n", p)
-	}
-	for _, p := range out.Failed {
-		fmt.Fprintf(w, "%s (not restored)\n", p)
-	}
-	for _, p := range out.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", p)
-	}
-	switch {
-	case out.Status == restoreInterrupted:
-		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
-		return
-	case out.Status == restoreFailed && err != nil:
-		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
-	case out.Status == restoreFailed && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", report.Plural(len(out.Damaged), "entry", "entries"))
-	default:
-		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
-	}
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(w, "%s, %s, ", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"))
-	if out.Symlinks > 0 {
-		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
-	}
-	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), cfg.dest)
-	if r.Manifest != nil {
-		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
-	} else {
-		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
-	}
-	fmt.Fprintln(w)
 }
 
 // fail records a restore that could not start.

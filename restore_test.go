@@ -145,9 +145,9 @@ func TestRestoreConflictsAndForce(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dest, "app/a.txt"), []byte("changed"), 0o644)
 	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	// app/sub/b.txt holds what the archive does: already present, not a conflict.
 	want := "app/a.txt: exists in the destination (use --force to replace it)\n" +
-		"app/sub/b.txt: exists in the destination (use --force to replace it)\n" +
-		"backup restore: refused, nothing written: 2 files exist\n"
+		"backup restore: refused, nothing written: 1 file exists\n"
 	if r.code != exitFailed || r.stderr != want {
 		t.Errorf("second restore: exit %d stderr %q, want 1 and %q", r.code, r.stderr, want)
 	}
@@ -214,23 +214,32 @@ func TestRestoreJSON(t *testing.T) {
 		code          int
 		status        string
 		files         int
+		present       int
 		conflicts     int
 		err           string
+		change        func()
 	}{
-		{"restored", arch, exitComplete, "complete", 2, 0, ""},
-		{"conflicts", arch, exitFailed, "refused", 0, 2, ""},
-		{"unreadable", filepath.Join(dir, "junk.zip"), exitFailed, "failed", 0, 0, "not a zip archive, or its central directory is damaged"},
+		{"restored", arch, exitComplete, "complete", 2, 0, 0, "", nil},
+		{"again", arch, exitComplete, "complete", 0, 2, 0, "", nil},
+		{"conflicts", arch, exitFailed, "refused", 0, 0, 2, "", func() {
+			os.WriteFile(filepath.Join(dest, "app/a.txt"), []byte("changed"), 0o644)
+			os.WriteFile(filepath.Join(dest, "app/sub/b.txt"), []byte("changed"), 0o644)
+		}},
+		{"unreadable", filepath.Join(dir, "junk.zip"), exitFailed, "failed", 0, 0, 0, "not a zip archive, or its central directory is damaged", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.change != nil {
+				tt.change()
+			}
 			r := backup(t, runOpts{dir: dir}, "restore", "--json", tt.archive, dest)
 			var got restoreJSON
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 				t.Fatalf("stdout %q: %v", r.stdout, err)
 			}
-			if r.code != tt.code || string(got.Status) != tt.status || got.Files != tt.files || len(got.Conflicts) != tt.conflicts ||
+			if r.code != tt.code || string(got.Status) != tt.status || got.Files != tt.files || got.AlreadyPresent != tt.present || len(got.Conflicts) != tt.conflicts ||
 				got.Error != tt.err || got.Refused == nil || got.Failed == nil {
-				t.Errorf("exit %d, %+v; want %d %q %d files %d conflicts error %q", r.code, got, tt.code, tt.status, tt.files, tt.conflicts, tt.err)
+				t.Errorf("exit %d, %+v; want %d %q %d files %d present %d conflicts error %q", r.code, got, tt.code, tt.status, tt.files, tt.present, tt.conflicts, tt.err)
 			}
 		})
 	}

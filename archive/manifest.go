@@ -33,6 +33,9 @@ type Manifest struct {
 	Skipped     []Skipped    `json:"skipped"`
 	Excluded    []Excluded   `json:"excluded"`
 	Warnings    []Warning    `json:"warnings"`
+	// Created is set in the before-state of a restore only: the paths that restore created,
+	// which restoring the before-state removes. Optional, so the schema stays v2.
+	Created []Created `json:"created,omitempty"`
 }
 
 // File is one stored file: its stored name, size in bytes and SHA-256 in hex; in v2 its
@@ -113,6 +116,7 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 		Skipped  []skippedJSON  `json:"skipped"`
 		Excluded []excludedJSON `json:"excluded"`
 		Warnings []warningJSON  `json:"warnings"`
+		Created  []createdJSON  `json:"created"`
 	}
 	if err := dec.Decode(&wire); err != nil {
 		if lr.N <= 0 {
@@ -142,6 +146,9 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	}
 	if err == nil {
 		m.Warnings, err = values(wire.Warnings, warningJSON.value)
+	}
+	if err == nil {
+		m.Created, err = values(wire.Created, createdJSON.value)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)

@@ -22,6 +22,12 @@ type RestoreResult struct {
 	// Files, Dirs, Symlinks and Bytes count what was restored.
 	Files, Dirs, Symlinks int
 	Bytes                 int64
+	// Present counts the files the destination held already with the recorded content:
+	// kept, not written (their owner, mode and mtime set where they differed).
+	Present int
+	// Removed counts the paths removed because the archive, the before-state of a restore,
+	// records that restore created them.
+	Removed int
 	// Damaged lists the entries whose data failed a check (CRC-32, size, SHA-256, or missing
 	// from the archive): none of them was written.
 	Damaged []Problem
@@ -54,6 +60,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		return nil, err
 	}
 	defer t.close()
+	p.removeStale(t)
 	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
@@ -65,6 +72,7 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		}
 	}
 	p.relink(t, res)
+	p.removeCreated(t, res)
 	p.setDirTimes(t, res)
 	return res, nil
 }
@@ -90,6 +98,10 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	}
 	if e.Kind != "" {
 		return p.restoreSymlink(ctx, t, e, res)
+	}
+	if fix, ok := p.present[e.Name]; ok {
+		p.keepPresent(t, e, fix, res)
+		return nil
 	}
 	want, err := p.expected(e)
 	if err != nil {
@@ -162,6 +174,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	}
 	if err == nil {
 		err = p.rename(dfd, tmp, base)
+		p.touched[dirName] = true
 	}
 	if err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
@@ -234,13 +247,13 @@ func (p *RestorePlan) rename(dfd int, tmp, base string) error {
 	return nil
 }
 
-// setDirTimes gives the folders this restore created from archived entries their mode and
-// mtime, deepest first: writing into a folder changes its mtime, and a read-only parent
-// would stop the change of a child.
+// setDirTimes gives the archived folders this restore created, wrote into or found with
+// other metadata their mode and mtime, deepest first: writing into a folder changes its
+// mtime, and a read-only parent would stop the change of a child.
 func (p *RestorePlan) setDirTimes(t *destTree, res *RestoreResult) {
 	var dirs []*Entry
 	for name, e := range p.dirs {
-		if t.created[name] {
+		if t.created[name] || p.fixDirs[name] || p.touched[name] {
 			dirs = append(dirs, e)
 		}
 	}

@@ -34,6 +34,7 @@ func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry,
 		return ctx.Err()
 	case err == nil:
 		res.Symlinks++
+		p.touched[parentOf(e.Name)] = true
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", e.Name, err)
 	default:

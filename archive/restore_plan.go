@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -47,8 +46,19 @@ type RestorePlan struct {
 	// names, paths through a symlink or a file in the destination, and a file where the
 	// destination has a directory or the reverse.
 	Refused []Problem
-	// Conflicts lists the files that exist already at their path in the destination.
+	// Conflicts lists the files that exist already at their path in the destination, other
+	// than with the recorded content.
 	Conflicts []string
+	// Present and PresentBytes count the files the destination holds already with the
+	// recorded content (size and SHA-256): Run keeps them, with or without Force. FixUps
+	// lists those of them (and the folders) whose owner, mode or mtime Run sets.
+	Present      int
+	PresentBytes int64
+	FixUps       []string
+	// Removes lists the paths the archive's manifest records as created by a restore (it is
+	// that restore's before-state) that the destination holds: Run removes those that still
+	// hold what that restore wrote.
+	Removes []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []Skipped
 	// Damaged lists the selected entries that verify would report before their data are
@@ -73,6 +83,12 @@ type RestorePlan struct {
 	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
+	present  map[string]bool      // the files dest holds already; true: their metadata differ
+	fixDirs  map[string]bool      // the folders dest holds already with other metadata
+	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
+	creates  []*Entry             // the selected entries dest has nothing at
+	remove   []Created            // the Removes' records
+	stale    []string             // temp files an interrupted restore left (see findStale)
 	umask    fs.FileMode          // the process's, read when Run starts
 	written  atomic.Int64
 	done     atomic.Int64
@@ -93,7 +109,8 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
-		existing: map[string]destState{}, linked: map[int][]string{}, linkat: unix.Linkat}
+		existing: map[string]destState{}, present: map[string]bool{},
+		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -101,6 +118,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	} else if err != nil {
 		p.existing[""] = destState{missing: true}
 	}
+	p.umask = currentUmask() // for what isPresent compares
 	p.Refused = CheckNames(r.Entries)
 	if len(p.Refused) > 0 {
 		return p, nil
@@ -114,6 +132,8 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	for _, e := range p.entries {
 		p.checkDest(e)
 	}
+	p.checkCreated()
+	p.findStale()
 	return p, nil
 }
 
@@ -236,79 +256,4 @@ func (p *RestorePlan) checkManifest() {
 			p.Damaged = append(p.Damaged, Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
 		}
 	}
-}
-
-// checkDest looks at what the destination holds at e's path and above it.
-func (p *RestorePlan) checkDest(e *Entry) {
-	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
-		dir := e.Name[:i]
-		st := p.lstat(dir)
-		switch {
-		case st.missing:
-			return
-		case st.err != nil:
-			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
-			return
-		case st.mode&fs.ModeSymlink != 0:
-			p.refuse(e, fmt.Sprintf("would pass through %s, a symlink in the destination", dir))
-			return
-		case !st.mode.IsDir():
-			p.refuse(e, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir))
-			return
-		}
-	}
-	st := p.lstat(e.Name)
-	switch {
-	case st.missing:
-	case st.err != nil:
-		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
-	case e.IsDir && st.mode&fs.ModeSymlink != 0:
-		p.refuse(e, "is a symlink in the destination")
-	case e.IsDir && !st.mode.IsDir():
-		p.refuse(e, "exists in the destination and is not a directory")
-	case !e.IsDir && st.mode.IsDir():
-		p.refuse(e, "exists in the destination as a directory")
-	case !e.IsDir:
-		p.Conflicts = append(p.Conflicts, e.Name)
-	}
-}
-
-func (p *RestorePlan) refuse(e *Entry, reason string) {
-	p.Refused = append(p.Refused, Problem{Entry: e.StoredName(), Reason: reason})
-}
-
-// lstat says what dest holds at name. Answers are cached, and everything below a missing
-// folder is missing without asking.
-func (p *RestorePlan) lstat(name string) destState {
-	if st, ok := p.existing[name]; ok {
-		return st
-	}
-	if p.existing[""].missing {
-		return destState{missing: true}
-	}
-	if parent := parentOf(name); parent != "" && p.lstat(parent).missing {
-		p.existing[name] = destState{missing: true}
-		return p.existing[name]
-	}
-	var st destState
-	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(name)))
-	switch {
-	case err == nil:
-		st.mode = info.Mode()
-	case errors.Is(err, fs.ErrNotExist):
-		st.missing = true
-	default:
-		st.err = cause(err)
-	}
-	p.existing[name] = st
-	return st
-}
-
-// cause strips the path from an *fs.PathError: the message names the path already.
-func cause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -1,0 +1,89 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// checkDest looks at what the destination holds at e's path and above it.
+func (p *RestorePlan) checkDest(e *Entry) {
+	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
+		dir := e.Name[:i]
+		st := p.lstat(dir)
+		switch {
+		case st.missing:
+			p.noteCreated(e)
+			return
+		case st.err != nil:
+			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
+			return
+		case st.mode&fs.ModeSymlink != 0:
+			p.refuse(e, fmt.Sprintf("would pass through %s, a symlink in the destination", dir))
+			return
+		case !st.mode.IsDir():
+			p.refuse(e, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir))
+			return
+		}
+	}
+	st := p.lstat(e.Name)
+	switch {
+	case st.missing:
+		p.noteCreated(e)
+	case st.err != nil:
+		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
+	case e.IsDir && st.mode&fs.ModeSymlink != 0:
+		p.refuse(e, "is a symlink in the destination")
+	case e.IsDir && !st.mode.IsDir():
+		p.refuse(e, "exists in the destination and is not a directory")
+	case e.IsDir:
+		p.checkDirMeta(e)
+	case !e.IsDir && st.mode.IsDir():
+		p.refuse(e, "exists in the destination as a directory")
+	case !e.IsDir && !p.isPresent(e, st):
+		p.Conflicts = append(p.Conflicts, e.Name)
+	}
+}
+
+func (p *RestorePlan) refuse(e *Entry, reason string) {
+	p.Refused = append(p.Refused, Problem{Entry: e.StoredName(), Reason: reason})
+}
+
+// lstat says what dest holds at name. Answers are cached, and everything below a missing
+// folder is missing without asking.
+func (p *RestorePlan) lstat(name string) destState {
+	if st, ok := p.existing[name]; ok {
+		return st
+	}
+	if p.existing[""].missing {
+		return destState{missing: true}
+	}
+	if parent := parentOf(name); parent != "" && p.lstat(parent).missing {
+		p.existing[name] = destState{missing: true}
+		return p.existing[name]
+	}
+	var st destState
+	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		st.mode = info.Mode()
+	case errors.Is(err, fs.ErrNotExist):
+		st.missing = true
+	default:
+		st.err = cause(err)
+	}
+	p.existing[name] = st
+	return st
+}
+
+// cause strips the path from an *fs.PathError: the message names the path already.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

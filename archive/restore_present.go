@@ -1,0 +1,115 @@
+package archive
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A re-run of a restore (after Ctrl-C, a crash, a full disk) must not rewrite what the
+// first run put in place: a file the destination holds already with the recorded content
+// is kept, and only its owner, mode and mtime are set where they differ.
+
+// isPresent reports whether the destination holds e's recorded content at e's path: a
+// regular file of the size the manifest records (cheap, asked first), then of its SHA-256.
+// Without a manifest nothing is present: a CRC-32 is too weak to keep a file by.
+func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
+	if e.Kind != "" || !st.mode.IsRegular() || p.listed == nil {
+		return false
+	}
+	f, ok := p.listed[e.Name]
+	if !ok || f.Size != e.Size || f.SHA256 == "" {
+		return false
+	}
+	path := filepath.Join(p.Dest, filepath.FromSlash(e.Name))
+	fh, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
+		return false
+	}
+	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256 {
+		return false
+	}
+	p.present[e.Name] = !p.sameMeta(e, info)
+	p.Present++
+	p.PresentBytes += f.Size
+	if p.present[e.Name] {
+		p.FixUps = append(p.FixUps, e.Name)
+	}
+	return true
+}
+
+func fileSHA256(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sameMeta reports whether the file described by info has the owner, mode and mtime the
+// restore would give e.
+func (p *RestorePlan) sameMeta(e *Entry, info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || st.Mode&0o7777 != p.perm(e) || !info.ModTime().Equal(p.mtime(e)) {
+		return false
+	}
+	if uid, gid, ok := p.owner(e); ok && (int(st.Uid) != uid || int(st.Gid) != gid) {
+		return false
+	}
+	return true
+}
+
+// keepPresent counts a file the destination holds already, and gives it its owner, mode,
+// attributes and mtime when they differ.
+func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreResult) {
+	res.Present++
+	p.restored(e)
+	if !fix {
+		return
+	}
+	if err := p.fixMeta(t, e); err != nil {
+		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
+	}
+}
+
+func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
+	dfd, err := t.dir(parentOf(e.Name), false)
+	if err != nil {
+		return err
+	}
+	base := e.Name[strings.LastIndexByte(e.Name, '/')+1:]
+	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	warn, err := p.fdMeta(fd, e)
+	if err != nil {
+		return err
+	}
+	p.warn(e, warn)
+	return setTimes(dfd, base, p.mtime(e))
+}
+
+// checkDirMeta notes an archived folder that the destination holds with another owner, mode
+// or mtime: Run sets them, as for a folder it creates.
+func (p *RestorePlan) checkDirMeta(e *Entry) {
+	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(e.Name)))
+	if err != nil || p.sameMeta(e, info) {
+		return
+	}
+	p.fixDirs[e.Name] = true
+	p.FixUps = append(p.FixUps, e.StoredName())
+}

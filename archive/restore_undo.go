@@ -1,0 +1,157 @@
+package archive
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A restore that may be undone leaves a before-state: an archive of what it replaces, whose
+// manifest also lists what it creates (Created). Restoring that archive puts back the one
+// and removes the other. The plan says what both are; the archive is written by the caller,
+// with the writer create uses.
+
+// noteCreated records that the restore creates e: the destination has nothing at its path.
+func (p *RestorePlan) noteCreated(e *Entry) {
+	p.creates = append(p.creates, e)
+}
+
+// Creates lists what Run creates, in archive order, for the before-state's manifest: the
+// folders, the symlinks, and the files whose SHA-256 the manifest records (without a
+// manifest, a file cannot be told from another later, and undo would leave it).
+func (p *RestorePlan) Creates() []Created {
+	var out []Created
+	for _, e := range p.creates {
+		switch {
+		case e.IsDir:
+			out = append(out, Created{Path: e.Name, Type: CreatedDir})
+		case e.Kind != "" && p.index != nil:
+			out = append(out, Created{Path: e.Name, Type: CreatedSymlink, Target: p.index.symlinks[e.Name].Target})
+		case e.Kind == "" && p.listed != nil:
+			f := p.listed[e.Name]
+			out = append(out, Created{Path: e.Name, Type: CreatedFile, Size: f.Size, SHA256: f.SHA256})
+		}
+	}
+	return out
+}
+
+// Replaces lists the paths in the destination that Run replaces, removes, or whose owner,
+// mode or mtime it sets: all that a before-state must hold.
+func (p *RestorePlan) Replaces() []string {
+	return slices.Concat(p.Conflicts, p.FixUps, p.Removes)
+}
+
+// checkCreated lists the paths the archive's manifest records as created (it is the
+// before-state of a restore) that the destination holds: Run removes them, if they still
+// hold what that restore wrote.
+func (p *RestorePlan) checkCreated() {
+	if p.r.Manifest == nil {
+		return
+	}
+	for _, c := range p.r.Manifest.Created {
+		if err := CheckName(c.Path, HostUnix); err != nil {
+			p.Refused = append(p.Refused, Problem{Entry: c.Path, Reason: "created path: " + err.Error()})
+			continue
+		}
+		if !p.included(&Entry{Name: c.Path, IsDir: c.Type == CreatedDir}) {
+			continue
+		}
+		st := p.lstat(c.Path)
+		switch {
+		case st.missing || st.err != nil:
+		case !p.opts.Force:
+			p.Conflicts = append(p.Conflicts, c.Path) // removing one is a change, as replacing is
+		default:
+			p.Removes = append(p.Removes, c.Path)
+			p.remove = append(p.remove, c)
+		}
+	}
+}
+
+// removeCreated removes, deepest first, the created paths that still hold what the restore
+// that created them wrote: files of the recorded size and SHA-256, empty folders, symlinks
+// to the recorded target. Anything else stays, with a warning.
+func (p *RestorePlan) removeCreated(t *destTree, res *RestoreResult) {
+	slices.SortStableFunc(p.remove, func(a, b Created) int {
+		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
+	})
+	for _, c := range p.remove {
+		err := p.removeOne(t, c)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+		case err != nil:
+			res.Warnings = append(res.Warnings, Problem{Entry: c.Path, Reason: "created by the restore undone, not removed: " + err.Error()})
+		default:
+			res.Removed++
+			p.touched[parentOf(c.Path)] = true
+		}
+	}
+}
+
+func (p *RestorePlan) removeOne(t *destTree, c Created) error {
+	dfd, err := t.dir(parentOf(c.Path), false)
+	if err != nil {
+		return err
+	}
+	base := c.Path[strings.LastIndexByte(c.Path, '/')+1:]
+	switch c.Type {
+	case CreatedDir:
+		err := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			return errors.New("the folder is not empty")
+		}
+		return err
+	case CreatedSymlink:
+		target, err := readlinkat(dfd, base)
+		if err != nil {
+			return err
+		}
+		if target != c.Target {
+			return errors.New("the symlink points elsewhere now")
+		}
+	default:
+		if err := sameFile(dfd, base, c); err != nil {
+			return err
+		}
+	}
+	return unix.Unlinkat(dfd, base, 0)
+}
+
+// sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
+func sameFile(dfd int, base string, c Created) error {
+	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() || info.Size() != c.Size {
+		return errors.New("changed since the restore wrote it")
+	}
+	sum, err := fileSHA256(f)
+	if err != nil {
+		return err
+	}
+	if sum != c.SHA256 {
+		return errors.New("changed since the restore wrote it")
+	}
+	return nil
+}
+
+func readlinkat(dfd int, base string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dfd, base, buf)
+	if err != nil {
+		return "", fmt.Errorf("readlink: %w", err)
+	}
+	return string(buf[:n]), nil
+}

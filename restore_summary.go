@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"backup/archive"
+	"backup/report"
+)
+
+func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
+	var lines []string
+	for _, p := range plan.Refused {
+		lines = append(lines, p.String())
+	}
+	lines = capLines(lines, "--json")
+	var why []string
+	if n := len(plan.Refused); n > 0 {
+		why = append(why, report.Plural(n, "entry", "entries")+" unsafe or impossible")
+	}
+	if n := len(plan.Conflicts); n > 0 && !force {
+		var conflicts []string
+		for _, name := range plan.Conflicts {
+			conflicts = append(conflicts, name+": exists in the destination (use --force to replace it)")
+		}
+		lines = append(lines, capLines(conflicts, "--json")...)
+		why = append(why, report.Plural(n, "file exists", "files exist"))
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "backup restore: refused, nothing written: %s\n", strings.Join(why, ", "))
+}
+
+func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreJSON, err error) {
+	for _, s := range out.Skipped {
+		fmt.Fprintf(w, "%s: not created (a %s entry)\n", s.Path, s.Kind)
+	}
+	for _, p := range out.Damaged {
+		fmt.Fprintf(w, "%s (not restored)\n", p)
+	}
+	for _, p := range out.Failed {
+		fmt.Fprintf(w, "%s (not restored)\n", p)
+	}
+	for _, p := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", p)
+	}
+	switch {
+	case out.Status == restoreInterrupted:
+		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
+		return
+	case out.Status == restoreFailed && err != nil:
+		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
+	case out.Status == restoreFailed && len(out.Damaged) > 0:
+		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", report.Plural(len(out.Damaged), "entry", "entries"))
+	default:
+		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
+	}
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(w, "%s, %s, ", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"))
+	if out.Symlinks > 0 {
+		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
+	}
+	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), cfg.dest)
+	if out.AlreadyPresent > 0 {
+		fmt.Fprintf(w, ", %s already there", report.Plural(out.AlreadyPresent, "file", "files"))
+	}
+	if out.Removed > 0 {
+		fmt.Fprintf(w, ", %s created by the restore undone removed", report.Plural(out.Removed, "path", "paths"))
+	}
+	if r.Manifest != nil {
+		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
+	} else {
+		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
+	}
+	fmt.Fprintln(w)
+	if out.Undo != nil {
+		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", out.Undo.Archive, out.Undo.Archive, cfg.dest)
+	}
+}

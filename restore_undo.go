@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"backup/archive"
+	"backup/report"
+)
+
+// undoPaths is where a restore's before-state went, as --json prints it.
+type undoPaths struct {
+	Archive string `json:"archive"`
+	Receipt string `json:"receipt"`
+}
+
+// beforeStateDir is the folder the before-state goes in: --undo-dir, else DEST's parent; never
+// inside DEST, where the restore (or its undo) would meet it.
+func (cfg restoreConfig) beforeStateDir() (string, error) {
+	dest, err := filepath.Abs(cfg.dest)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(dest)
+	if cfg.undoDir != "" {
+		if dir, err = filepath.Abs(cfg.undoDir); err != nil {
+			return "", err
+		}
+	}
+	d, in := resolveDir(dir), resolveDir(dest)
+	if d == in || strings.HasPrefix(d, in+string(filepath.Separator)) {
+		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
+	}
+	return dir, nil
+}
+
+// checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir inside DEST.
+func (cfg restoreConfig) checkUndoFlags() error {
+	if cfg.undoDir == "" {
+		return nil
+	}
+	if cfg.noUndo {
+		return errors.New("--undo-dir and --no-undo: choose one")
+	}
+	_, err := cfg.beforeStateDir()
+	return err
+}
+
+// writeBeforeState saves what the plan replaces, removes or changes the metadata of, as a
+// backup archive with its receipt made by create's own run (the paths' top folders in DEST
+// as its SOURCEs, only those paths and the folders above them walked), with the paths the
+// plan creates in its manifest. Restoring it into DEST undoes the restore. It fails unless
+// the before-state is complete and in place.
+func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, stderr io.Writer) (*undoPaths, error) {
+	dir, err := cfg.beforeStateDir()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now, created: plan.Creates(), pick: map[string]bool{}}
+	c.cfg = createConfig{level: archive.DefaultLevel, method: archive.Deflate, progress: "never",
+		symlinks: "store", xattrs: cfg.owners.Xattrs}
+	c.cfg.rules.StoreSymlinks = true
+	for _, name := range plan.Replaces() {
+		c.pickWithParents(cfg.dest, name)
+	}
+	c.cfg.output = freeName(dir, beforeStateName(cfg.dest), now)
+	rc, err := c.run(ctx, stderr)
+	switch {
+	case err != nil:
+		return nil, err
+	case rc.Status != report.Complete:
+		return nil, fmt.Errorf("%s is %s: %s", c.out.archive, rc.Status, firstLoss(rc))
+	}
+	return &undoPaths{Archive: c.out.archive, Receipt: c.out.receipt}, nil
+}
+
+// beforeStateName is the name a before-state of a restore into dest is saved under: dest's
+// own name (of its absolute path: "." names nothing), "root" for /.
+func beforeStateName(dest string) string {
+	abs, err := filepath.Abs(dest)
+	if err != nil || filepath.Base(abs) == string(filepath.Separator) {
+		return "root-before-restore"
+	}
+	return filepath.Base(abs) + "-before-restore"
+}
+
+// pickWithParents selects name, and the folders above it, for the before-state's walk; a
+// name's top folder is a SOURCE.
+func (c *creation) pickWithParents(dest, name string) {
+	top, _, _ := strings.Cut(name, "/")
+	if !c.pick[top] {
+		c.cfg.sources = append(c.cfg.sources, source{path: filepath.Join(dest, filepath.FromSlash(top)), name: top})
+	}
+	for n := name; n != "" && !c.pick[n]; n = parentName(n) {
+		c.pick[n] = true
+	}
+}
+
+func parentName(name string) string {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return ""
+	}
+	return name[:i]
+}
+
+// firstLoss names the first warning that made a before-state incomplete.
+func firstLoss(rc *report.Receipt) string {
+	for _, w := range rc.Warnings {
+		if w.Lost {
+			return fmt.Sprintf("%s: %s", w.Path, w.Error)
+		}
+	}
+	return "see its receipt"
+}
+
+// errNoUndo says how to restore without a before-state.
+var errNoUndo = errors.New("nothing restored (--no-undo restores without one)")
+
+func beforeStateFailed(err error) error {
+	return fmt.Errorf("before-state: %v; %w", cause(err), errNoUndo)
+}

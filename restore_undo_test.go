@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// undoFixture is a DEST that an older backup was restored into and then changed, and a
+// newer backup of the source to restore over it with --force.
+type undoFixture struct {
+	dir, dest, arch string
+}
+
+func newUndoFixture(t *testing.T) undoFixture {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{
+		"same.txt":    {content: "same\n"},
+		"changed.txt": {content: "old\n"},
+		"mode.txt":    {content: "mode\n", mode: 0o644},
+		"sub/kept":    {content: "kept\n"},
+	})
+	f := undoFixture{dir: dir, dest: filepath.Join(dir, "dest"), arch: filepath.Join(dir, "new.zip")}
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "old.zip", "app"); r.code != exitComplete {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+	if r := backup(t, runOpts{dir: dir}, "restore", "-q", "old.zip", f.dest); r.code != exitComplete {
+		t.Fatalf("restore: %d %s", r.code, r.stderr)
+	}
+	// DEST drifts: files changed, a mode changed, a file added that no backup holds.
+	old := time.Date(2020, 1, 2, 3, 4, 5, 678, time.UTC)
+	in := filepath.Join(f.dest, "app")
+	os.WriteFile(filepath.Join(in, "changed.txt"), []byte("edited in DEST\n"), 0o644)
+	os.Chtimes(filepath.Join(in, "changed.txt"), old, old)
+	os.Chmod(filepath.Join(in, "mode.txt"), 0o600)
+	os.WriteFile(filepath.Join(in, "sub/kept"), []byte("KEPT\n"), 0o644) // the same size: only the SHA-256 tells
+	os.WriteFile(filepath.Join(in, "sub/local"), []byte("only in DEST\n"), 0o640)
+	// The newer backup: a file changed, new files in a new folder.
+	makeTree(t, src, map[string]node{
+		"new/deep/n.txt": {content: "new\n"},
+		"new/m.txt":      {content: "new too\n"},
+	})
+	os.WriteFile(filepath.Join(src, "changed.txt"), []byte("newest\n"), 0o644)
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", f.arch, "app"); r.code != exitComplete {
+		t.Fatalf("create: %d %s", r.code, r.stderr)
+	}
+	return f
+}
+
+// snapshot copies DEST, modes and mtimes kept, to compare with later.
+func (f undoFixture) snapshot(t *testing.T) string {
+	t.Helper()
+	saved := filepath.Join(f.dir, "saved")
+	if out, err := exec.Command("cp", "-a", f.dest, saved).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	return saved
+}
+
+func restoreJSONOf(t *testing.T, r result) restoreJSON {
+	t.Helper()
+	var out restoreJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout %q: %v (stderr %s)", r.stdout, err, r.stderr)
+	}
+	return out
+}
+
+// TestRestoreForceUndo restores over a changed DEST with --force, then undoes it by
+// restoring the before-state with --force: DEST is what it was, byte for byte, modes and
+// mtimes included; the paths the restore created are gone.
+func TestRestoreForceUndo(t *testing.T) {
+	t.Parallel()
+	f := newUndoFixture(t)
+	saved := f.snapshot(t)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", f.arch, f.dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitComplete || out.Undo == nil {
+		t.Fatalf("restore --force: exit %d, undo %v\n%s", r.code, out.Undo, r.stderr)
+	}
+	// changed.txt and sub/kept replaced, two new files; same.txt and mode.txt were there
+	// already (mode.txt's mode set).
+	if out.Files != 4 || out.AlreadyPresent != 2 {
+		t.Errorf("files %d, already_present %d; want 4 and 2", out.Files, out.AlreadyPresent)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/new/deep/n.txt"), "new\n")
+	if filepath.Dir(out.Undo.Archive) != f.dir || out.Undo.Receipt != out.Undo.Archive+".receipt.json" {
+		t.Errorf("before-state %+v, want it in DEST's parent %s, the receipt beside it", out.Undo, f.dir)
+	}
+	if rc := readReceipt(t, out.Undo.Receipt); rc.Status != "complete" {
+		t.Errorf("before-state receipt status %q", rc.Status)
+	}
+	unzipTest(t, out.Undo.Archive)
+	if r := backup(t, runOpts{dir: f.dir}, "verify", out.Undo.Archive); r.code != exitComplete {
+		t.Errorf("verify of the before-state: exit %d %s", r.code, r.stderr)
+	}
+	held := readZipGo(t, out.Undo.Archive)
+	for _, name := range []string{"app/changed.txt", "app/mode.txt", "app/sub/kept"} {
+		if _, ok := held[name]; !ok {
+			t.Errorf("before-state lacks %s: holds %v", name, keys(held))
+		}
+	}
+	if _, ok := held["app/same.txt"]; ok {
+		t.Error("before-state holds app/same.txt, which the restore did not change")
+	}
+
+	// Without --force, what the undo would replace or remove is a conflict: nothing changes.
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--json", out.Undo.Archive, f.dest)
+	refused := restoreJSONOf(t, r)
+	if r.code != exitFailed || !slices.Contains(refused.Conflicts, "app/changed.txt") || !slices.Contains(refused.Conflicts, "app/new/m.txt") {
+		t.Errorf("undo without --force: exit %d, conflicts %q; want 1, app/changed.txt and app/new/m.txt among them", r.code, refused.Conflicts)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/new/m.txt"), "new too\n")
+
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", out.Undo.Archive, f.dest)
+	undo := restoreJSONOf(t, r)
+	if r.code != exitComplete || undo.Removed != 4 { // new, new/deep, new/deep/n.txt, new/m.txt
+		t.Fatalf("undo: exit %d, removed %d, want 4\n%s", r.code, undo.Removed, r.stderr)
+	}
+	compareTrees(t, filepath.Join(saved, "app"), filepath.Join(f.dest, "app"))
+}
+
+// TestRestoreUndoKeepsChangedFiles: a file the restore created and someone changed since is
+// not removed by the undo, with a warning naming it.
+func TestRestoreUndoKeepsChangedFiles(t *testing.T) {
+	t.Parallel()
+	f := newUndoFixture(t)
+	out := restoreJSONOf(t, backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", f.arch, f.dest))
+	if out.Undo == nil {
+		t.Fatal("no before-state")
+	}
+	edited := filepath.Join(f.dest, "app/new/m.txt")
+	os.WriteFile(edited, []byte("edited after the restore\n"), 0o644)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", out.Undo.Archive, f.dest)
+	if r.code != exitComplete {
+		t.Fatalf("undo: exit %d\n%s", r.code, r.stderr)
+	}
+	assertContent(t, edited, "edited after the restore\n")
+	for _, want := range []string{
+		"warning: app/new/m.txt: created by the restore undone, not removed: changed since the restore wrote it",
+		"warning: app/new: created by the restore undone, not removed: the folder is not empty",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dest, "app/new/deep")); !os.IsNotExist(err) {
+		t.Errorf("app/new/deep, created and unchanged, still there: %v", err)
+	}
+}
+
+// TestRestoreBeforeStateDiskFull: when the before-state cannot be written (its folder a full
+// tmpfs), restore --force changes nothing in DEST, leaves nothing behind, and exits 1;
+// with --no-undo it restores without one.
+func TestRestoreBeforeStateDiskFull(t *testing.T) {
+	mustRoot(t)
+	f := newUndoFixture(t)
+	big := randomString(t, 256<<10) // does not compress: more than the tmpfs holds
+	os.WriteFile(filepath.Join(f.dest, "app/changed.txt"), []byte(big), 0o644)
+	full := filepath.Join(f.dir, "full")
+	os.Mkdir(full, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", full).Run() })
+	saved := f.snapshot(t)
+
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", "--undo-dir", full, f.arch, f.dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitFailed || out.Status != restoreFailed || out.Undo != nil {
+		t.Fatalf("exit %d, %+v; want 1, failed, no undo\n%s", r.code, out, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, "nothing restored (--no-undo restores without one)") {
+		t.Errorf("stderr %q, want the cause and the way out", r.stderr)
+	}
+	compareTrees(t, filepath.Join(saved, "app"), filepath.Join(f.dest, "app"))
+	if left := listDir(t, full); len(left) != 0 {
+		t.Errorf("left in the undo folder: %v", left)
+	}
+
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", "--json", f.arch, f.dest)
+	if out := restoreJSONOf(t, r); r.code != exitComplete || out.Undo != nil {
+		t.Fatalf("--no-undo: exit %d, undo %v\n%s", r.code, out.Undo, r.stderr)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/changed.txt"), "newest\n")
+	if got := listDir(t, f.dir); strings.Contains(strings.Join(got, " "), "before-restore") {
+		t.Errorf("--no-undo wrote a before-state: %v", got)
+	}
+}
