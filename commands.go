@@ -58,7 +58,8 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}")
 	root.Flags().Bool("version", false, "print the version") // no -v shorthand
 	root.AddCommand(newCreateCmd(), newVerifyCmd(), newListCmd(), newRestoreCmd(),
-		newStatusCmd(), newPruneCmd(), newVersionCmd(), newCompletionCmd(), newManCmd())
+		newStatusCmd(), newPruneCmd(), newActivateCmd(), newAdoptCmd(),
+		newVersionCmd(), newCompletionCmd(), newManCmd())
 	root.SetHelpCommand(newHelpCmd())
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { writeHelp(cmd.OutOrStdout(), cmd) })
 	return root

@@ -95,6 +95,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
 		return exitCode(rc, nil)
 	}
+	handMade := lock.CurrentActivation(ctx)
 	var verifyErr error
 	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
 		sum := archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
@@ -124,6 +125,9 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	}
 	if !c.cfg.quiet || rc.Status != report.Complete {
 		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
+	}
+	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
+		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", handMade.Archive, handMade.At.Local().Format(time.RFC3339))
 	}
 	if rc.Status != report.Complete || !c.cfg.set.prune {
 		return exitCode(rc, nil)

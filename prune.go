@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,18 +24,26 @@ Never deleted: the LATEST target; the newest complete backup; a backup whose rec
 be read ("unknown, kept"); files without this tool's default archive names; backups of
 another source than LATEST's. Backups that are not complete are kept when newer than the
 newest complete one and deleted (superseded) when older. A damaged or missing LATEST stops
-prune before it deletes anything. Prune holds the set's lock while it works.`
+prune before it deletes anything. Prune holds the set's lock while it works.
+
+With --attic DIR, the backups prune would delete are moved into DIR instead, each archive
+with its receipt: by rename on the same file system, else copied, synced, read back and
+compared with the receipt's SHA-256, and only then deleted from the set. A file already in
+DIR is never replaced. Retention then frees space only if DIR is cleaned by other means.`
 
 const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locked by another run,
 130 interrupted while waiting for the lock.`
 
 // pruneJSON is what prune --json prints.
 type pruneJSON struct {
-	Dir     string         `json:"dir"`
-	DryRun  bool           `json:"dry_run,omitempty"`
-	Deleted int            `json:"deleted"`
-	Kept    int            `json:"kept"`
-	Runs    []pruneRunJSON `json:"runs"`
+	Dir     string `json:"dir"`
+	DryRun  bool   `json:"dry_run,omitempty"`
+	Deleted int    `json:"deleted"`
+	// Attic and Moved say where the runs not kept went, with --attic; Deleted is then 0.
+	Attic string         `json:"attic,omitempty"`
+	Moved int            `json:"moved,omitempty"`
+	Kept  int            `json:"kept"`
+	Runs  []pruneRunJSON `json:"runs"`
 }
 
 type pruneRunJSON struct {
@@ -52,6 +61,7 @@ type pruneConfig struct {
 	wait         time.Duration
 	dryRun, json bool
 	jsonLines    bool
+	attic        *backupset.Attic
 	hooks        *hookFlags
 }
 
@@ -64,6 +74,7 @@ func newPruneCmd() *cobra.Command {
 	jsonLines := flags.Bool("json-lines", false, "print each decision and then the result to stdout, one JSON object a line")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	attic := flags.String("attic", "", "move the backups not kept into the folder `DIR` instead of deleting them")
 	hooks := addHookFlags(flags)
 	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -79,10 +90,13 @@ func newPruneCmd() *cobra.Command {
 		case len(args) != 1:
 			err = argCount("one DIR", len(args))
 		default:
-			err = refuseEmpty(flags, nil, args, "DIR")
+			err = refuseEmpty(flags, []string{"attic"}, args, "DIR")
 		}
 		if err == nil {
 			cfg.store, err = s3.open(cmd.Context(), args[0])
+		}
+		if err == nil && flags.Changed("attic") {
+			cfg.attic, err = atticFolder(*attic, cfg.store)
 		}
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "prune", err)
@@ -124,17 +138,17 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 		}
 		return exitFailed
 	}
-	plan, err := lock.Prune(ctx, cfg.policy, cfg.dryRun)
+	plan, err := lock.PruneInto(ctx, cfg.policy, cfg.dryRun, cfg.attic)
 	if cfg.jsonLines {
-		if err := writePruneEvents(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
+		if err := writePruneEvents(stdout, cfg.newPruneJSON(plan)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
 	} else if cfg.json {
-		if err := writeJSON(stdout, newPruneJSON(cfg.store.Location(), plan, cfg.dryRun)); err != nil {
+		if err := writeJSON(stdout, cfg.newPruneJSON(plan)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
 	} else {
-		writePlan(stdout, plan, cfg.dryRun)
+		writePlan(stdout, plan, cfg.dryRun, cfg.attic)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
@@ -144,34 +158,48 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 }
 
 // writePlan prints one line per run, oldest first: keep or delete, and why.
-func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool) {
+func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backupset.Attic) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	deleted := 0
+	del := "delete"
+	if attic != nil {
+		del = "move to attic"
+	}
 	for _, d := range plan {
 		verb := "keep"
 		if !d.Keep {
 			deleted++
-			verb = "delete"
+			verb = del
 			if dryRun {
-				verb = "would delete"
+				verb = "would " + del
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verb, d.Started.Local().Format(time.RFC3339), d.State, d.Name, strings.Join(d.Reasons, ", "))
 	}
 	tw.Flush()
+	done := "deleted"
+	if attic != nil {
+		del, done = "move to "+attic.Dir, "moved to "+attic.Dir
+	}
 	if dryRun {
-		fmt.Fprintf(w, "dry run: would delete %d, keep %d\n", deleted, len(plan)-deleted)
+		fmt.Fprintf(w, "dry run: would %s %d, keep %d\n", del, deleted, len(plan)-deleted)
 		return
 	}
-	fmt.Fprintf(w, "deleted %d, kept %d\n", deleted, len(plan)-deleted)
+	fmt.Fprintf(w, "%s %d, kept %d\n", done, deleted, len(plan)-deleted)
 }
 
-func newPruneJSON(dir string, plan []backupset.Decision, dryRun bool) pruneJSON {
-	out := pruneJSON{Dir: dir, DryRun: dryRun, Runs: []pruneRunJSON{}}
+func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {
+	out := pruneJSON{Dir: cfg.store.Location(), DryRun: cfg.dryRun, Runs: []pruneRunJSON{}}
+	if cfg.attic != nil {
+		out.Attic = cfg.attic.Dir
+	}
 	for _, d := range plan {
-		if d.Keep {
+		switch {
+		case d.Keep:
 			out.Kept++
-		} else {
+		case cfg.attic != nil:
+			out.Moved++
+		default:
 			out.Deleted++
 		}
 		out.Runs = append(out.Runs, pruneRunJSON{Name: d.Name, State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons})
@@ -187,4 +215,24 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 		e.Emit("decision", r)
 	}
 	return e.Result(out)
+}
+
+// atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
+// then only rename in place).
+func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
+	dir, err := filepath.Abs(arg)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--attic %s: %w", arg, cause(err))
+	case !info.IsDir():
+		return nil, fmt.Errorf("--attic %s: not a folder", arg)
+	}
+	if f, ok := st.(backupset.Folder); ok && f.Dir == dir {
+		return nil, fmt.Errorf("--attic %s: the set's own folder; give another", arg)
+	}
+	return &backupset.Attic{Dir: dir}, nil
 }

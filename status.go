@@ -18,6 +18,10 @@ and checks LATEST the way every reader does: a pointer that is damaged, or names
 that is missing or does not match its receipt, is an error. It never falls back to another
 archive.
 
+When LATEST is not the newest complete backup, a line says so, and why: activated by hand
+(backup activate, adopt --activate) at a time that DIR/LATEST.activated records, or not
+(a run whose LATEST move failed, or a LATEST edited by hand). That alone is healthy.
+
 With --max-age, the check also requires the LATEST backup to be complete and to have started
 less than DURATION ago: what a monitoring check or a wrapper script calls.`
 
@@ -25,11 +29,16 @@ const statusExitCodes = `0 healthy, 1 not (one line on stderr says why), 2 usage
 
 // statusJSON is what status --json prints.
 type statusJSON struct {
-	Dir     string          `json:"dir"`
-	Latest  *string         `json:"latest"`
-	Healthy bool            `json:"healthy"`
-	Reason  string          `json:"reason,omitempty"`
-	Runs    []statusRunJSON `json:"runs"`
+	Dir     string  `json:"dir"`
+	Latest  *string `json:"latest"`
+	Healthy bool    `json:"healthy"`
+	Reason  string  `json:"reason,omitempty"`
+	// NewestComplete names the newest complete backup when LATEST is not it.
+	NewestComplete string `json:"newest_complete,omitempty"`
+	// Activated says when and how LATEST's target was chosen by hand; absent when a create
+	// run chose it.
+	Activated *backupset.Activation `json:"activated,omitempty"`
+	Runs      []statusRunJSON       `json:"runs"`
 }
 
 type statusRunJSON struct {
@@ -130,6 +139,25 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, report.FormatDuration(maxAge))
 	}
 	fmt.Fprintln(w, verdict)
+	if note := latestNote(s); note != "" {
+		fmt.Fprintln(w, note)
+	}
+}
+
+// latestNote says why LATEST is not the newest complete backup, or that it was chosen by
+// hand; "" when a create run chose the newest.
+func latestNote(s *backupset.Status) string {
+	why := "not activated by hand (a run that could not move LATEST, or LATEST edited)"
+	if a := s.Activation; a != nil {
+		why = fmt.Sprintf("activated by hand (backup %s) at %s", a.By, a.At.Local().Format(time.RFC3339))
+	}
+	switch {
+	case s.Newer != nil:
+		return fmt.Sprintf("LATEST is not the newest complete backup (%s is newer): %s", s.Newer.Name, why)
+	case s.Activation != nil:
+		return "LATEST was " + why
+	}
+	return ""
 }
 
 func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
@@ -140,6 +168,10 @@ func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
 	if s.Latest != nil {
 		out.Latest = &s.Latest.Name
 	}
+	if s.Newer != nil {
+		out.NewestComplete = s.Newer.Name
+	}
+	out.Activated = s.Activation
 	for _, e := range s.Entries {
 		r := statusRunJSON{Name: e.Name, State: e.State(), StartedAt: e.Started(), Size: e.Size,
 			Latest: s.Latest != nil && e.Name == s.Latest.Name}

@@ -1,6 +1,8 @@
 package backupset
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,3 +61,8 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -154,16 +154,14 @@ type Verifier func(name string) error
 // still missing. A folder replaces it atomically (temp file, fsync, rename, folder fsync), so
 // a crash leaves it on the previous archive or on this one.
 func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, verify Verifier) error {
-	e := inspect(ctx, l.store, name)
-	if err := checkTarget(e); err != nil {
-		return fmt.Errorf("not activating %s: %w", name, err)
+	if _, err := l.CheckActivation(ctx, name, allowIncomplete, verify); err != nil {
+		return err
 	}
-	if e.Receipt.Status != report.Complete && !allowIncomplete {
-		return fmt.Errorf("not activating %s: the backup is %s", name, e.Receipt.Status)
-	}
-	if err := verify(name); err != nil {
-		return fmt.Errorf("not activating %s: %w", name, err)
-	}
+	return l.point(ctx, name)
+}
+
+// point replaces LATEST on the condition Activate describes.
+func (l *Lock) point(ctx context.Context, name string) error {
 	if !l.pointerRead {
 		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
 			return err
@@ -174,6 +172,25 @@ func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, 
 		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", name))
 	}
 	return err
+}
+
+// CheckActivation is what Activate checks before it moves LATEST, and all that a dry run
+// does: the archive's entry, its receipt and its status, then verify. It returns the entry.
+func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete bool, verify Verifier) (Entry, error) {
+	if _, err := parsePointer([]byte(name)); err != nil {
+		return Entry{}, fmt.Errorf("not activating %s: not an archive of a set (want SOURCE-YYYYMMDDTHHMMSSZ.zip)", name)
+	}
+	e := inspect(ctx, l.store, name)
+	if err := checkTarget(e); err != nil {
+		return e, fmt.Errorf("not activating %s: %w", name, err)
+	}
+	if e.Receipt.Status != report.Complete && !allowIncomplete {
+		return e, fmt.Errorf("not activating %s: the backup is %s", name, e.Receipt.Status)
+	}
+	if err := verify(name); err != nil {
+		return e, fmt.Errorf("not activating %s: %w", name, err)
+	}
+	return e, nil
 }
 
 func isLatestError(err error) bool {

@@ -17,6 +17,12 @@ import (
 // The decisions are returned in the set's order (oldest first). With an error, which names
 // the file that could not be deleted, only the decisions carried out are returned.
 func (l *Lock) Prune(ctx context.Context, p Policy, dryRun bool) ([]Decision, error) {
+	return l.PruneInto(ctx, p, dryRun, nil)
+}
+
+// PruneInto is Prune, except that with an attic the runs it does not keep are moved into
+// it (see Attic) instead of being deleted.
+func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Attic) ([]Decision, error) {
 	latest, err := Latest(ctx, l.store)
 	if errors.Is(err, ErrNoBackup) {
 		return nil, nil
@@ -36,6 +42,10 @@ func (l *Lock) Prune(ctx context.Context, p Policy, dryRun bool) ([]Decision, er
 	if dryRun {
 		return plan, nil
 	}
+	remove := l.remove
+	if attic != nil {
+		remove = func(ctx context.Context, e Entry) error { return attic.take(ctx, l.store, e) }
+	}
 	for i, d := range plan {
 		if d.Keep {
 			continue
@@ -44,7 +54,7 @@ func (l *Lock) Prune(ctx context.Context, p Policy, dryRun bool) ([]Decision, er
 			// Plan never does this; a bug there must not cost a backup.
 			return plan[:i], fmt.Errorf("internal error: the plan deletes %s (%s); nothing more deleted", d.Name, d.State)
 		}
-		if err := l.remove(ctx, entries[i]); err != nil {
+		if err := remove(ctx, entries[i]); err != nil {
 			return plan[:i], err
 		}
 	}

@@ -47,5 +47,5 @@ func isStaleTemp(name string) bool {
 		return false
 	}
 	_, _, isArchive := parseName(strings.TrimSuffix(base, ReceiptSuffix))
-	return isArchive || base == LatestName
+	return isArchive || base == LatestName || base == ActivationName
 }

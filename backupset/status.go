@@ -15,6 +15,12 @@ type Status struct {
 	// (ErrNoBackup for an empty set).
 	Latest    *Entry
 	LatestErr error
+	// Newer is the newest complete backup of LATEST's source when it is newer than LATEST's
+	// target (a rollback, or a run whose LATEST move failed); nil otherwise.
+	Newer *Entry
+	// Activation records that LATEST's target was chosen by hand; nil when a create run
+	// chose it.
+	Activation *Activation
 }
 
 // ReadStatus reads the set in st. Its error is for a set that cannot be listed; a pointer
@@ -30,8 +36,25 @@ func ReadStatus(ctx context.Context, st Store) (*Status, error) {
 		s.LatestErr = err
 	} else {
 		s.Latest = &latest
+		s.Newer = newerComplete(entries, latest)
+		s.Activation = readActivation(ctx, st, latest.Name)
 	}
 	return s, nil
+}
+
+// newerComplete returns the newest complete entry of latest's source if it sorts after
+// latest, else nil. entries are oldest first.
+func newerComplete(entries []Entry, latest Entry) *Entry {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Name == latest.Name {
+			return nil
+		}
+		if e.Source == latest.Source && e.State() == Complete {
+			return &entries[i]
+		}
+	}
+	return nil
 }
 
 // skew is how far in the future a start time may be before a clock problem is suspected.

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"backup/archive"
+	"backup/backupset"
+	"backup/report"
+)
+
+const activateLong = `Makes ARCHIVE, a backup of the set in DIR, the target of LATEST: to roll back to an older,
+good backup, or to accept a newer one that was kept incomplete (--allow-incomplete). ARCHIVE
+is the archive's file name in the set (a path to it inside DIR is taken too).
+
+Under the set's lock, the archive is checked as create's read-back checks a new one: its
+receipt must match it and be complete, and the archive is read end to end against the
+receipt's size and SHA-256 and the manifest. Anything wrong leaves LATEST as it was (exit 1).
+LATEST is then replaced atomically, only if no other writer moved it meanwhile, and the
+choice is recorded in DIR/LATEST.activated for status. Nothing is deleted.
+
+The activated backup stays LATEST until the next successful create into the set, which moves
+LATEST forward as usual and says so; prune never deletes LATEST's target, nor the newest
+complete backup.`
+
+const activateExitCodes = `0 activated (or, with --dry-run, would be), 1 refused (LATEST unchanged) or failed,
+2 usage, 4 the set is locked by another run, 130 interrupted.`
+
+// activateJSON is what activate --json prints.
+type activateJSON struct {
+	Dir      string `json:"dir"`
+	Archive  string `json:"archive"`
+	Previous string `json:"previous"` // what LATEST named before; "" for none
+	DryRun   bool   `json:"dry_run,omitempty"`
+	Status   string `json:"status"` // the archive's receipt status
+}
+
+type activateConfig struct {
+	store           backupset.Store
+	name            string
+	allowIncomplete bool
+	dryRun, json    bool
+	wait            time.Duration
+}
+
+func newActivateCmd() *cobra.Command {
+	cmd := newCommand("activate [flags] DIR ARCHIVE", "make a verified backup of a set its LATEST (roll back)", activateLong, activateExitCodes)
+	var cfg activateConfig
+	flags := cmd.Flags()
+	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "check and verify ARCHIVE and say what would change; change nothing")
+	flags.BoolVar(&cfg.allowIncomplete, "allow-incomplete", false, "also activate a backup whose receipt says incomplete")
+	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON")
+	var wait durationFlag
+	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	s3 := addS3Flags(flags)
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		stderr := cmd.ErrOrStderr()
+		err := refuseEmpty(flags, nil, args, "DIR", "ARCHIVE")
+		if len(args) != 2 {
+			err = argCount("DIR and ARCHIVE", len(args))
+		}
+		if err == nil {
+			cfg.store, err = s3.open(cmd.Context(), args[0])
+		}
+		if err == nil {
+			cfg.name, err = nameInSet(cfg.store, args[1])
+		}
+		if err != nil {
+			return usageError(stderr, "activate", err)
+		}
+		cfg.wait = time.Duration(wait)
+		return activate(cfg, cmd.OutOrStdout(), stderr)
+	})
+	return cmd
+}
+
+// nameInSet returns the file name ARCHIVE gives: a plain name, or a path to a file directly
+// in a folder set.
+func nameInSet(st backupset.Store, arg string) (string, error) {
+	if filepath.Base(arg) == arg {
+		return arg, nil
+	}
+	f, ok := st.(backupset.Folder)
+	abs, err := filepath.Abs(arg)
+	if !ok || err != nil || filepath.Dir(abs) != f.Dir {
+		return "", fmt.Errorf("ARCHIVE %s: give the archive's name in the set, not a path elsewhere", arg)
+	}
+	return filepath.Base(abs), nil
+}
+
+func activate(cfg activateConfig, stdout, stderr io.Writer) int {
+	if f, ok := cfg.store.(backupset.Folder); ok {
+		// A folder's lock file would create the folder: a mistyped DIR must not.
+		if _, err := os.Stat(f.Dir); err != nil {
+			fmt.Fprintf(stderr, "backup activate: %v\n", err)
+			return exitFailed
+		}
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	lock, code := lockSet(ctx, cfg.store, cfg.wait, "backup activate", stderr)
+	if lock == nil {
+		return code
+	}
+	defer releaseSet(lock, "backup activate", stderr)
+	if !cfg.dryRun {
+		if _, err := lock.RemoveStale(ctx); err != nil {
+			fmt.Fprintf(stderr, "backup activate: %s: could not remove what a killed run left: %v\n", cfg.store.Location(), err)
+		}
+	}
+	previous, err := lock.Pointer(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup activate: %v; activating replaces it\n", err)
+	}
+	verify := storeVerifier(ctx, cfg.store)
+	var e backupset.Entry
+	if cfg.dryRun {
+		e, err = lock.CheckActivation(ctx, cfg.name, cfg.allowIncomplete, verify)
+	} else {
+		a := backupset.Activation{Archive: cfg.name, At: time.Now().UTC().Truncate(time.Second), By: "activate"}
+		e, err = lock.ActivateByHand(ctx, a, cfg.allowIncomplete, verify)
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
+		return exitFailed
+	}
+	out := activateJSON{Dir: cfg.store.Location(), Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
+	if cfg.json {
+		if err := writeJSON(stdout, out); err != nil {
+			return jsonFailed(stderr, "activate", err)
+		}
+		return exitComplete
+	}
+	writeActivated(stdout, out)
+	return exitComplete
+}
+
+// writeActivated prints what activate did, or would do.
+func writeActivated(w io.Writer, out activateJSON) {
+	was := "no LATEST"
+	if out.Previous != "" {
+		was = "was " + out.Previous
+	}
+	verb := "LATEST ->"
+	if out.DryRun {
+		verb = "dry run: verified; would point LATEST at"
+	}
+	fmt.Fprintf(w, "%s %s (%s, %s)\n", verb, out.Archive, out.Status, was)
+}
+
+// storeVerifier reads an archive of the set back as create's read-back does: against its
+// receipt's size and SHA-256, every entry against the manifest.
+func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
+	return func(name string) error {
+		data, _, err := st.ReadFile(ctx, name+backupset.ReceiptSuffix, report.MaxReceiptSize)
+		if err != nil {
+			return err
+		}
+		rc, err := report.ParseReceipt(name+backupset.ReceiptSuffix, data)
+		if err != nil {
+			return err
+		}
+		if rc.Archive == nil {
+			return errors.New("its receipt records no archive")
+		}
+		f, err := st.Open(ctx, name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, err := archive.NewReader(f, f.Size())
+		if err != nil {
+			return cause(err)
+		}
+		res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}})
+		return verdict(ctx, res, err)
+	}
+}

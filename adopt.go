@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"backup/archive"
+	"backup/backupset"
+	"backup/backupset/s3store"
+	"backup/report"
+)
+
+const adoptLong = `Brings ARCHIVE, made elsewhere (-o on another host, copied in by rsync), into the backup set
+in DIR, so that status, prune and activate see it. ARCHIVE is checked against its receipt
+(--receipt, else ARCHIVE.receipt.json) and read end to end, as verify does; it must be a
+backup of the set's source.
+
+Then, under the set's lock, the receipt and a copy of the archive are written into DIR under
+the default name the receipt's start time gives (the receipt's archive path names the copy).
+The copy goes through a temp file that is synced and whose SHA-256 must match the receipt
+before it is renamed into place. ARCHIVE itself is never moved or changed. An archive whose
+SHA-256 the set holds already is not copied again ("already in the set", exit 0).
+
+LATEST is not moved unless --activate is given, which activates the copy as backup activate
+does. A set in a bucket (s3://) cannot adopt yet.`
+
+const adoptExitCodes = `0 adopted or already in the set, 1 refused (nothing written) or failed, 2 usage,
+4 the set is locked by another run, 130 interrupted.`
+
+// adoptJSON is what adopt --json prints.
+type adoptJSON struct {
+	Dir       string `json:"dir"`
+	Archive   string `json:"archive"` // the name in the set
+	From      string `json:"from"`
+	Already   bool   `json:"already_in_set"`
+	Activated bool   `json:"activated"`
+}
+
+type adoptConfig struct {
+	dir, archive, receipt     string
+	activate, allowIncomplete bool
+	json                      bool
+	wait                      time.Duration
+}
+
+func newAdoptCmd() *cobra.Command {
+	cmd := newCommand("adopt [flags] DIR ARCHIVE", "copy an archive made elsewhere into a backup set", adoptLong, adoptExitCodes)
+	var cfg adoptConfig
+	flags := cmd.Flags()
+	flags.StringVar(&cfg.receipt, "receipt", "", "the receipt (`PATH`) of ARCHIVE (default: ARCHIVE.receipt.json)")
+	flags.BoolVar(&cfg.activate, "activate", false, "also make the adopted archive the set's LATEST")
+	flags.BoolVar(&cfg.allowIncomplete, "allow-incomplete", false, "with --activate, also activate an incomplete backup")
+	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON")
+	var wait durationFlag
+	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
+		stderr := cmd.ErrOrStderr()
+		err := refuseEmpty(flags, []string{"receipt"}, args, "DIR", "ARCHIVE")
+		switch {
+		case len(args) != 2:
+			err = argCount("DIR and ARCHIVE", len(args))
+		case err != nil:
+		case s3store.IsLocation(args[0]):
+			err = fmt.Errorf("%s: %w", args[0], backupset.ErrAdoptUnsupported)
+		case cfg.allowIncomplete && !cfg.activate:
+			err = errors.New("--allow-incomplete needs --activate")
+		}
+		if err != nil {
+			return usageError(stderr, "adopt", err)
+		}
+		cfg.dir, _ = filepath.Abs(args[0])
+		cfg.archive, cfg.wait = args[1], time.Duration(wait)
+		return adopt(cfg, cmd.OutOrStdout(), stderr)
+	})
+	return cmd
+}
+
+func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
+	ctx, stop := interruptible()
+	defer stop()
+	a, err := checkAdoptee(ctx, cfg)
+	if err != nil {
+		return readFailed(ctx, stderr, "adopt", cfg.archive, err)
+	}
+	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "backup adopt: %v\n", err)
+		return exitFailed
+	}
+	st := backupset.Folder{Dir: cfg.dir}
+	lock, code := lockSet(ctx, st, cfg.wait, "backup adopt", stderr)
+	if lock == nil {
+		return code
+	}
+	defer releaseSet(lock, "backup adopt", stderr)
+	if _, err := lock.RemoveStale(ctx); err != nil {
+		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
+	}
+	name, already, err := lock.Adopt(ctx, a)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
+		return exitFailed
+	}
+	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
+		act := backupset.Activation{Archive: name, At: time.Now().UTC().Truncate(time.Second), By: "adopt"}
+		// The archive was read back before the copy, whose SHA-256 then matched.
+		_, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, func(string) error { return nil })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "backup adopt: %s\n", setError(cfg.dir, err))
+		return exitFailed
+	}
+	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
+	if cfg.json {
+		if err := writeJSON(stdout, out); err != nil {
+			return jsonFailed(stderr, "adopt", err)
+		}
+		return exitComplete
+	}
+	writeAdopted(stdout, out)
+	return exitComplete
+}
+
+func writeAdopted(w io.Writer, out adoptJSON) {
+	if out.Already {
+		fmt.Fprintf(w, "%s is already in the set as %s; nothing copied\n", out.From, out.Archive)
+	} else {
+		fmt.Fprintf(w, "adopted %s as %s\n", out.From, filepath.Join(out.Dir, out.Archive))
+	}
+	if out.Activated {
+		fmt.Fprintf(w, "LATEST -> %s\n", out.Archive)
+	}
+}
+
+// checkAdoptee reads ARCHIVE's receipt and reads ARCHIVE back against it, and returns what
+// the set needs to copy it.
+func checkAdoptee(ctx context.Context, cfg adoptConfig) (backupset.Adoption, error) {
+	path := cfg.receipt
+	if path == "" {
+		path = backupset.ReceiptPath(cfg.archive)
+	}
+	rc, err := report.ReadReceipt(path)
+	if err != nil {
+		return backupset.Adoption{}, fmt.Errorf("receipt %s: %w (give it with --receipt)", path, cause(err))
+	}
+	if rc.Archive == nil || (rc.Status != report.Complete && rc.Status != report.Incomplete) {
+		return backupset.Adoption{}, fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)
+	}
+	if len(rc.Sources) != 1 {
+		return backupset.Adoption{}, fmt.Errorf("receipt %s: the archive holds %d sources; a set holds one", path, len(rc.Sources))
+	}
+	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}})
+	if err := verdict(ctx, res, err); err != nil {
+		return backupset.Adoption{}, fmt.Errorf("does not verify against receipt %s: %w; nothing copied", path, err)
+	}
+	source := filepath.Base(rc.Sources[0])
+	if source == string(filepath.Separator) {
+		source = "root"
+	}
+	open := func() (io.ReadCloser, error) { return os.Open(cfg.archive) }
+	return backupset.Adoption{Receipt: rc, Open: open, Source: source}, nil
+}

@@ -1,0 +1,167 @@
+package backupset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"backup/atomicfile"
+	"backup/report"
+)
+
+// ErrAdoptUnsupported is Adopt's error for a set in a bucket: copying an archive in needs a
+// streaming create-once upload, which the set's Store does not offer yet.
+var ErrAdoptUnsupported = errors.New("adopting into a set in a bucket is not supported yet")
+
+// Adoption is an archive made elsewhere, already verified against its receipt, to copy into
+// the set.
+type Adoption struct {
+	Receipt *report.Receipt // its receipt; Archive.SHA256 is the content's, as verified
+	Open    func() (io.ReadCloser, error)
+	// Source is the source's name the archive holds; it must be the set's.
+	Source string
+}
+
+// Adopt copies the archive into the set under the default name its receipt's start time
+// gives, receipt first and archive last, and returns that name. An archive whose SHA-256 a
+// receipt of the set records already is not copied again (already is true); a receipt left
+// without its archive by a killed adoption is completed, not duplicated. The copy is written
+// to a temp file that the set's cleanup knows, hashed on the way, synced, compared with the
+// receipt, and renamed into place only then: the set never shows a partial archive.
+func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool, err error) {
+	f, ok := l.store.(Folder)
+	if !ok {
+		return "", false, ErrAdoptUnsupported
+	}
+	entries, err := Scan(ctx, l.store)
+	if err != nil {
+		return "", false, err
+	}
+	if err := l.checkSource(ctx, entries, a.Source); err != nil {
+		return "", false, err
+	}
+	sum := a.Receipt.Archive.SHA256
+	if e := findSHA(entries, sum); e != nil {
+		if e.Archive {
+			return e.Name, true, nil
+		}
+		return e.Name, false, f.copyIn(e.Name, a.Open, sum)
+	}
+	name, err = l.freeName(ctx, a.Source, a.Receipt.StartedAt)
+	if err != nil {
+		return "", false, err
+	}
+	rc := *a.Receipt
+	info := *rc.Archive
+	info.Path = f.path(name)
+	rc.Archive = &info
+	data, err := rc.Marshal()
+	if err != nil {
+		return "", false, err
+	}
+	// Not Put, which writes 0644: a receipt lists paths, and create writes its own 0600.
+	staged, err := atomicfile.Stage(f.path(name+ReceiptSuffix), data, 0o600)
+	if err != nil {
+		return "", false, err
+	}
+	staged.NoReplace = true
+	if err := atomicfile.Publish(staged); err != nil {
+		return "", false, err
+	}
+	return name, false, f.copyIn(name, a.Open, sum)
+}
+
+// checkSource refuses an archive of another source than the set's (LATEST's, else that of
+// its runs): one set, one source. An empty set takes any.
+func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) error {
+	want := ""
+	if name, _, err := readPointer(ctx, l.store); err == nil {
+		want = SourceOf(name)
+	} else if len(entries) > 0 {
+		want = entries[len(entries)-1].Source
+	}
+	if want != "" && want != source {
+		return fmt.Errorf("the archive holds %q, and %s is the backup set of %q", source, l.store.Location(), want)
+	}
+	return nil
+}
+
+// findSHA returns the entry whose receipt records the archive content sum, or nil.
+func findSHA(entries []Entry, sum string) *Entry {
+	for i, e := range entries {
+		if e.Receipt != nil && e.Receipt.Archive != nil && e.Receipt.Archive.SHA256 == sum && e.State() != Unknown {
+			return &entries[i]
+		}
+	}
+	return nil
+}
+
+// freeName is the default name of a run of source that started at started, not taken by
+// any file of the set.
+func (l *Lock) freeName(ctx context.Context, source string, started time.Time) (string, error) {
+	files, err := l.store.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(files))
+	for i, o := range files {
+		names[i] = o.Name
+	}
+	return ArchiveName(source, started, NextRun(names, source, started)), nil
+}
+
+// copyIn copies what open gives to the folder's file name, through a synced temp file that
+// is linked into place only when it reads back with the SHA-256 sum; a file already at name
+// is never replaced.
+func (f Folder) copyIn(name string, open func() (io.ReadCloser, error), sum string) error {
+	src, err := open()
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(f.Dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	got, err := copySynced(tmp, src)
+	if err != nil {
+		return err
+	}
+	if got == sum {
+		// What landed on disk, not only what was written.
+		if got, err = fileSHA256(tmp.Name()); err != nil {
+			return err
+		}
+	}
+	if got != sum {
+		return fmt.Errorf("copying into %s: the copy's SHA-256 is %s, the receipt says %s (the archive changed since it was verified?)", f.Dir, got, sum)
+	}
+	// A hard link fails where a file exists already, which rename would replace.
+	if err := os.Link(tmp.Name(), f.path(name)); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(f.Dir)
+}
+
+// copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
+// copied, in hex.
+func copySynced(dst *os.File, src io.Reader) (string, error) {
+	h := sha256.New()
+	_, err := io.Copy(io.MultiWriter(dst, h), src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// TestPruneAttic prunes with --attic into a folder on the set's file system (rename) and
+// into a tmpfs (copy, verify, delete): the runs not kept leave the set and are in the attic
+// byte for byte, archive and receipt, and still verify there; LATEST stays.
+func TestPruneAttic(t *testing.T) {
+	t.Parallel()
+	for _, fsys := range []string{"same", "tmpfs"} {
+		t.Run(fsys, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			attic := filepath.Join(dir, "attic")
+			if err := os.Mkdir(attic, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if fsys == "tmpfs" {
+				mustRoot(t)
+				if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=16m"); err != nil {
+					t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+				}
+				t.Cleanup(func() { syscall.Unmount(attic, 0) })
+			}
+			set := filepath.Join(dir, "set")
+			for _, f := range []string{"a", "b", "c"} {
+				makeTree(t, filepath.Join(dir, "app"), map[string]node{f: {content: f + "\n"}})
+				mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+			}
+			all := setArchives(t, set)
+			contents := map[string][]byte{}
+			for _, name := range all {
+				contents[name] = readFile(t, filepath.Join(set, name))
+			}
+			latest := readLatest(t, set)
+
+			r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, "--json", set)
+			mustExit(t, r, exitComplete)
+			var out pruneJSON
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.Moved != 2 || out.Deleted != 0 || out.Attic != attic {
+				t.Errorf("prune --json: moved %d, deleted %d, attic %q; want 2, 0, %q", out.Moved, out.Deleted, out.Attic, attic)
+			}
+			if got := setArchives(t, set); !slices.Equal(got, all[4:]) || readLatest(t, set) != latest {
+				t.Errorf("the set holds %v, LATEST %q; want %v, %q", got, readLatest(t, set), all[4:], latest)
+			}
+			if got := setArchives(t, attic); !slices.Equal(got, all[:4]) {
+				t.Errorf("the attic holds %v, want %v", got, all[:4])
+			}
+			for _, name := range all[:4] {
+				if got := readFile(t, filepath.Join(attic, name)); !bytes.Equal(got, contents[name]) {
+					t.Errorf("%s differs in the attic", name)
+				}
+			}
+			mustExit(t, backup(t, runOpts{}, "verify", filepath.Join(attic, all[0])), exitComplete)
+		})
+	}
+}
+
+// TestPruneAtticNoReplace: a file of the same name already in the attic is never replaced:
+// prune stops (exit 1) and the run stays in the set.
+func TestPruneAtticNoReplace(t *testing.T) {
+	t.Parallel()
+	_, set, a, _ := newestSet(t)
+	attic := t.TempDir()
+	makeTree(t, attic, map[string]node{a: {content: "an older copy"}})
+	r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitFailed)
+	if got := string(readFile(t, filepath.Join(attic, a))); got != "an older copy" {
+		t.Errorf("the attic's %s was replaced", a)
+	}
+	if _, err := os.Stat(filepath.Join(set, a)); err != nil {
+		t.Errorf("the run that could not be moved left the set: %v", err)
+	}
+}
