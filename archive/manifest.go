@@ -50,9 +50,9 @@ type File struct {
 	Link     int
 	Meta     *Meta       // nil in a v1 manifest
 	Snapshot *CopySource // nil unless the entry is a snapshot
-	// RawSHA256 is the SHA-256 of the entry's compressed bytes, in hex, which a later run
-	// checks before it copies the entry (see Reference); "" when not recorded.
-	RawSHA256 string
+	// RawSHA256 is the SHA-256 of the entry's compressed bytes, which a later run checks
+	// before it copies the entry (see Reference); zero when not recorded.
+	RawSHA256 Digest
 	// Reused says the entry was copied from the reference; not in the manifest.
 	Reused bool
 }
@@ -180,8 +180,6 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
 		case !isHexSHA256(f.SHA256):
 			return fmt.Errorf("file %q has sha256 %q, want 64 lowercase hex digits", f.Path, f.SHA256)
-		case f.RawSHA256 != "" && !isHexSHA256(f.RawSHA256):
-			return fmt.Errorf("file %q has raw_sha256 %q, want 64 lowercase hex digits", f.Path, f.RawSHA256)
 		}
 		seen[f.Path] = true
 	}

@@ -59,7 +59,7 @@ type fileJSON struct {
 	SHA256    string      `json:"sha256"`
 	Link      int         `json:"link,omitempty"`
 	Snapshot  *CopySource `json:"snapshot,omitempty"`
-	RawSHA256 string      `json:"raw_sha256,omitempty"`
+	RawSHA256 Digest      `json:"raw_sha256,omitzero"`
 	*Meta
 }
 

@@ -3,7 +3,6 @@ package archive
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +74,7 @@ func OpenReference(path string, method Method, level int, opts ReuseOptions) (*R
 	}
 	for _, f := range r.Manifest.Files {
 		// A snapshot's bytes are not the file's: they are made anew each run.
-		if e := entries[f.Path]; e != nil && f.RawSHA256 != "" && f.Meta != nil && f.Meta.CtimeNsec != 0 && f.Snapshot == nil {
+		if e := entries[f.Path]; e != nil && !f.RawSHA256.IsZero() && f.Meta != nil && f.Meta.CtimeNsec != 0 && f.Snapshot == nil {
 			ref.entries[f.Path] = refEntry{file: f, entry: e}
 		}
 	}
@@ -142,7 +141,7 @@ func (e refEntry) checkRaw(buf []byte) error {
 	if _, err := io.CopyBuffer(h, onlyReader{raw}, buf); err != nil {
 		return err
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != e.file.RawSHA256 {
+	if got := Digest(h.Sum(nil)); got != e.file.RawSHA256 {
 		return fmt.Errorf("reference entry damaged: its compressed bytes have SHA-256 %s, the reference's manifest says %s", got, e.file.RawSHA256)
 	}
 	return nil
@@ -189,7 +188,7 @@ func (w *Writer) writeReused(it *item, e *refEntry) error {
 	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), raw, w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
 	}
-	if hex.EncodeToString(h.Sum(nil)) != e.file.RawSHA256 {
+	if Digest(h.Sum(nil)) != e.file.RawSHA256 {
 		return fmt.Errorf("copying %s from the reference: the reference changed during the run", it.name)
 	}
 	if w.opts.OnFile != nil {

@@ -3,7 +3,6 @@ package archive
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"hash"
 	"io"
 	"os"
@@ -27,8 +26,11 @@ func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
 
 func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c, sum: sha256.New()} }
 
-// rawSHA256 is the SHA-256 of the bytes written so far, in hex.
-func (s *spool) rawSHA256() string { return hex.EncodeToString(s.sum.Sum(nil)) }
+// rawSHA256 is the SHA-256 of the bytes written so far.
+func (s *spool) rawSHA256() (d Digest) {
+	s.sum.Sum(d[:0])
+	return d
+}
 
 // take reserves n bytes of the budget, if they are there.
 func (c *spoolConfig) take(n int) bool {

@@ -210,9 +210,8 @@ func (r *Recorder) Manifest(toolVersion string) *archive.Manifest {
 	return m
 }
 
-// snapshot sorts what was collected and copies it, with the counts. The file list is
-// copied only when withFiles: at a million files it is the one large part, and a receipt
-// only counts it.
+// snapshot sorts what was collected and copies it, with the counts; the file list, only
+// when withFiles, is shared (see below): a receipt only counts it.
 func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -232,7 +231,13 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 		Warnings: cloneList(r.warnings),
 	}
 	if withFiles {
-		m.Files = cloneList(r.files)
+		// The manifest shares the file list rather than copying it: at a million files
+		// that is the one large part, and nothing is recorded once the manifest is asked
+		// for (the archive is whole by then).
+		m.Files = r.files
+		if m.Files == nil {
+			m.Files = []archive.File{}
+		}
 		m.Dirs = cloneList(r.dirs)
 		m.Symlinks = cloneList(r.symlinks)
 	}
