@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func hostileBackup(t *testing.T, path string, entries []hostileEntry) {
 			continue
 		}
 		sum := sha256.Sum256([]byte(e.body))
-		m.Files = append(m.Files, archive.File{Path: e.name, Size: int64(len(e.body)), SHA256: hex.EncodeToString(sum[:])})
+		m.Files = append(m.Files, archive.File{Path: e.name, Size: int64(len(e.body)), SHA256: archive.Digest(sum)})
 	}
 	data, err := json.Marshal(&m)
 	if err != nil {

@@ -22,7 +22,7 @@ func (d Digest) MarshalText() ([]byte, error) { return hex.AppendEncode(nil, d[:
 // UnmarshalText reads exactly 64 lowercase hex digits.
 func (d *Digest) UnmarshalText(text []byte) error {
 	if !isHexSHA256(string(text)) {
-		return fmt.Errorf("%q is not 64 lowercase hex digits", text)
+		return fmt.Errorf("sha256 %q is not 64 lowercase hex digits", text)
 	}
 	_, err := hex.Decode(d[:], text)
 	return err

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ func buildLinkZip(t *testing.T, entries []linkEntry, m *Manifest) []byte {
 	return buf.Bytes()
 }
 
-func sumOf(s string) string { return targetSum(s) }
+func sumOf(s string) Digest { return Digest(sha256.Sum256([]byte(s))) }
 
 // TestVerifyLinksAndOwners checks that verify holds symlink entries to the targets the
 // manifest records, every ux owner to the manifest's, and finds what the manifest lists that

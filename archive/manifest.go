@@ -44,7 +44,7 @@ type Manifest struct {
 type File struct {
 	Path   string
 	Size   int64
-	SHA256 string
+	SHA256 Digest
 	// Link numbers the file's hard-link group: files of one run with the same device and
 	// inode share a number (each entry still holds the data). 0: not linked.
 	Link     int
@@ -178,8 +178,8 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("file %q is listed twice", f.Path)
 		case f.Size < 0:
 			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
-		case !isHexSHA256(f.SHA256):
-			return fmt.Errorf("file %q has sha256 %q, want 64 lowercase hex digits", f.Path, f.SHA256)
+		case f.SHA256.IsZero():
+			return fmt.Errorf("file %q has no sha256", f.Path)
 		}
 		seen[f.Path] = true
 	}

@@ -8,3 +8,12 @@ func MarshalManifest(m *Manifest) ([]byte, error) {
 	m.Schema = ManifestSchema
 	return json.MarshalIndent(m, "", "  ")
 }
+
+// digest is the Digest of a SHA-256 written in hex.
+func digest(hexSum string) Digest {
+	var d Digest
+	if err := d.UnmarshalText([]byte(hexSum)); err != nil {
+		panic(err)
+	}
+	return d
+}

@@ -94,7 +94,7 @@ func TestParseManifestSizeLimit(t *testing.T) {
 // byte for byte, in every list, through MarshalManifest and through WriteTo.
 func TestMarshalThenParse(t *testing.T) {
 	m := &Manifest{ToolVersion: "t", Status: "complete",
-		Files:    []File{{Path: "a/b", Size: 4, SHA256: goodSum}, {Path: "a/\xff\xfe", Size: 1, SHA256: goodSum}, {Path: "a/caf\xe9", SHA256: goodSum}},
+		Files:    []File{{Path: "a/b", Size: 4, SHA256: digest(goodSum)}, {Path: "a/\xff\xfe", Size: 1, SHA256: digest(goodSum)}, {Path: "a/caf\xe9", SHA256: digest(goodSum)}},
 		Skipped:  []Skipped{{Path: "a/s\xff", Kind: "fifo"}},
 		Excluded: []Excluded{{Path: "a/x\x80", Rule: "*"}},
 		Warnings: []Warning{{Path: "a/w\xc3", Op: "open", Error: "permission denied", Lost: true}},

@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 )
 
@@ -10,7 +9,7 @@ func TestManifestWriteToMatchesMarshal(t *testing.T) {
 	full := &Manifest{
 		ToolVersion: "1.0",
 		Status:      "complete",
-		Files:       []File{{Path: "a/b", Size: 3, SHA256: strings.Repeat("ab", 32)}, {Path: "a/ü\"c", Size: 0, SHA256: "x"}, {Path: "a/\xff", SHA256: "y"}},
+		Files:       []File{{Path: "a/b", Size: 3, SHA256: Digest{0xab}}, {Path: "a/ü\"c", Size: 0, SHA256: Digest{1}}, {Path: "a/\xff", SHA256: Digest{2}}},
 		Skipped:     []Skipped{{Path: "a/s", Kind: "socket"}},
 		Warnings:    []Warning{{Path: "a/w", Op: "read", Error: "boom", Lost: true}},
 	}

@@ -56,7 +56,7 @@ func (p jsonPath) decode() (string, error) {
 type fileJSON struct {
 	jsonPath
 	Size      int64       `json:"size"`
-	SHA256    string      `json:"sha256"`
+	SHA256    Digest      `json:"sha256"`
 	Link      int         `json:"link,omitempty"`
 	Snapshot  *CopySource `json:"snapshot,omitempty"`
 	RawSHA256 Digest      `json:"raw_sha256,omitzero"`

@@ -139,7 +139,7 @@ func zipError(err error) error {
 func (r *Reader) addSums() {
 	sums := make(map[string]string, len(r.Manifest.Files))
 	for _, f := range r.Manifest.Files {
-		sums[f.Path] = f.SHA256
+		sums[f.Path] = f.SHA256.String()
 	}
 	for _, e := range r.Entries {
 		if !e.IsDir && e.Kind == "" {

@@ -140,7 +140,7 @@ func (p *RestorePlan) expected(e *Entry) (string, error) {
 	case f.Size != e.Size:
 		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, f.Size)
 	}
-	return f.SHA256, nil
+	return f.SHA256.String(), nil
 }
 
 func isFatal(err error) bool {

@@ -25,7 +25,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 		return false
 	}
 	f, ok := p.listed[e.Name]
-	if !ok || f.Size != e.Size || f.SHA256 == "" {
+	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}
 	path := filepath.Join(p.Dest, filepath.FromSlash(e.Name))
@@ -38,7 +38,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 		return false
 	}
-	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256 {
+	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256.String() {
 		return false
 	}
 	p.present[e.Name] = !p.sameMeta(e, info)

@@ -155,7 +155,7 @@ func TestRestoreDamaged(t *testing.T) {
 
 func TestRestoreMissingFromArchive(t *testing.T) {
 	data := withManifest(t, sampleTree, func(m *Manifest) {
-		m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: goodSum})
+		m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
 	})
 	_, res := restoreInto(t, data, t.TempDir(), RestoreOptions{})
 	if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/gone: in the manifest but missing from the archive"}) {

@@ -34,7 +34,7 @@ func (p *RestorePlan) Creates() []Created {
 			out = append(out, Created{Path: e.Name, Type: CreatedSymlink, Target: p.index.symlinks[e.Name].Target})
 		case e.Kind == "" && p.listed != nil:
 			f := p.listed[e.Name]
-			out = append(out, Created{Path: e.Name, Type: CreatedFile, Size: f.Size, SHA256: f.SHA256})
+			out = append(out, Created{Path: e.Name, Type: CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
 	return out

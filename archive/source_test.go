@@ -96,8 +96,8 @@ func TestCopiedSourceIsStoredAsTheFile(t *testing.T) {
 func TestManifestKeepsSnapshot(t *testing.T) {
 	src := &archive.CopySource{Kind: "sqlite", Size: 4096, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 5, time.UTC)}
 	m := &archive.Manifest{Status: "complete", Files: []archive.File{
-		{Path: "app/state.db", Size: 2048, SHA256: string(bytes.Repeat([]byte("a"), 64)), Snapshot: src},
-		{Path: "app/x", Size: 1, SHA256: string(bytes.Repeat([]byte("b"), 64))},
+		{Path: "app/state.db", Size: 2048, SHA256: archive.Digest{0xaa}, Snapshot: src},
+		{Path: "app/x", Size: 1, SHA256: archive.Digest{0xbb}},
 	}}
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {

@@ -207,7 +207,7 @@ func compareListed(e *Entry, listed map[string]File) (string, *Problem) {
 	case e.Kind != "":
 		return "", &Problem{Entry: e.Name, Reason: fmt.Sprintf("a %s entry, the manifest says a file", e.Kind)}
 	case e.Size != want.Size:
-		return want.SHA256, &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size)}
+		return want.SHA256.String(), &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size)}
 	}
-	return want.SHA256, nil
+	return want.SHA256.String(), nil
 }

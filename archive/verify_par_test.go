@@ -29,9 +29,9 @@ func damagedArchive(t *testing.T) []byte {
 	data := withManifest(t, entries, func(m *Manifest) {
 		// m.Files[0] is d/../evil; d/fNN is m.Files[NN+1].
 		m.Files[4].Size++
-		m.Files[11].SHA256 = goodSum
+		m.Files[11].SHA256 = digest(goodSum)
 		m.Files = slices.Delete(m.Files, 21, 22)
-		m.Files = append(m.Files, File{Path: "d/gone", Size: 1, SHA256: goodSum})
+		m.Files = append(m.Files, File{Path: "d/gone", Size: 1, SHA256: digest(goodSum)})
 	})
 	for _, name := range []string{"d/f03", "d/f05", "d/f14", "d/f33"} {
 		data = flipByteIn(t, data, name)

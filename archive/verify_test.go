@@ -64,7 +64,7 @@ func TestVerifyProblems(t *testing.T) {
 		{"flipped byte in stored entry", flipByteIn(t, good, "app/sub/stored"), []string{"app/sub/stored: crc-32 mismatch"}},
 		{"flipped byte in manifest", flipByteIn(t, good, ManifestName), []string{ManifestName + ": "}},
 		{"content differs from manifest, crc right", withManifest(t, sampleTree, func(m *Manifest) {
-			m.Files[0].SHA256 = goodSum
+			m.Files[0].SHA256 = digest(goodSum)
 		}), []string{"app/a.txt: sha256 mismatch"}},
 		{"size differs from manifest", withManifest(t, sampleTree, func(m *Manifest) {
 			m.Files[0].Size = 7
@@ -73,7 +73,7 @@ func TestVerifyProblems(t *testing.T) {
 			m.Files = m.Files[1:]
 		}), []string{"app/a.txt: not in the manifest"}},
 		{"manifest entry missing from archive", withManifest(t, sampleTree, func(m *Manifest) {
-			m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: goodSum})
+			m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
 		}), []string{"app/gone: in the manifest but missing from the archive"}},
 		{"manifest not json", rawManifest(t, "not json"), []string{ManifestName + ": manifest is not valid"}},
 		{"unsafe names", buildZip(t, []zent{{name: "../evil", body: "x"}, {name: "ok", body: "y"}, {name: "ok", body: "y"}}, false),

@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"io/fs"
 	"os"
@@ -340,7 +339,7 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: hex.EncodeToString(st.sum[:]), Link: it.link, Meta: it.meta,
+		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: Digest(st.sum), Link: it.link, Meta: it.meta,
 			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil

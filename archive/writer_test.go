@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -30,9 +29,7 @@ func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 	t.Helper()
 	got := written{files: map[string][sha256.Size]byte{}}
 	opts.OnFile = func(f File) {
-		var sum [sha256.Size]byte
-		hex.Decode(sum[:], []byte(f.SHA256))
-		got.files[f.Path] = sum
+		got.files[f.Path] = f.SHA256
 	}
 	opts.OnWarn = func(err error) { got.warns = append(got.warns, err) }
 	out := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,7 +55,7 @@ func buildZip(t *testing.T, entries []zent, manifest bool) []byte {
 		}
 		if !strings.HasSuffix(e.name, "/") && !e.symlink {
 			sum := sha256.Sum256([]byte(e.body))
-			m.Files = append(m.Files, File{Path: e.name, Size: int64(len(e.body)), SHA256: hex.EncodeToString(sum[:])})
+			m.Files = append(m.Files, File{Path: e.name, Size: int64(len(e.body)), SHA256: Digest(sum)})
 		}
 	}
 	if manifest {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,7 +64,7 @@ func TestWarnClassification(t *testing.T) {
 
 func file(name, data string) archive.File {
 	sum := sha256.Sum256([]byte(data))
-	return archive.File{Path: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	return archive.File{Path: name, Size: int64(len(data)), SHA256: archive.Digest(sum)}
 }
 
 // sampleRecorder is a run with one of everything, told in an order other than the sorted one.
@@ -146,7 +145,7 @@ func TestSnapshotsRecorded(t *testing.T) {
 	r := NewRecorder(Policy{})
 	src := archive.CopySource{Kind: "sqlite", Size: 8192, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
 	r.Copy("app/state.db", src)
-	empty := hex.EncodeToString(make([]byte, 32))
+	empty := archive.Digest{1}
 	r.File(archive.File{Path: "app/state.db", Size: 4096, SHA256: empty})
 	r.File(archive.File{Path: "app/a.txt", Size: 1, SHA256: empty})
 	m := r.Manifest("1.2.3")
