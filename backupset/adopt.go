@@ -2,12 +2,9 @@ package backupset
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"backup/atomicfile"
@@ -115,53 +112,13 @@ func (l *Lock) freeName(ctx context.Context, source string, started time.Time) (
 	return ArchiveName(source, started, NextRun(names, source, started)), nil
 }
 
-// copyIn copies what open gives to the folder's file name, through a synced temp file that
-// is linked into place only when it reads back with the SHA-256 sum; a file already at name
-// is never replaced.
+// copyIn copies what open gives to the folder's file name (see copyInto); sum is the
+// SHA-256 the receipt records.
 func (f Folder) copyIn(name string, open func() (io.ReadCloser, error), sum string) error {
 	src, err := open()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(f.Dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	got, err := copySynced(tmp, src)
-	if err != nil {
-		return err
-	}
-	if got == sum {
-		// What landed on disk, not only what was written.
-		if got, err = fileSHA256(tmp.Name()); err != nil {
-			return err
-		}
-	}
-	if got != sum {
-		return fmt.Errorf("copying into %s: the copy's SHA-256 is %s, the receipt says %s (the archive changed since it was verified?)", f.Dir, got, sum)
-	}
-	// A hard link fails where a file exists already, which rename would replace.
-	if err := os.Link(tmp.Name(), f.path(name)); err != nil {
-		return err
-	}
-	return atomicfile.SyncDir(f.Dir)
-}
-
-// copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
-// copied, in hex.
-func copySynced(dst *os.File, src io.Reader) (string, error) {
-	h := sha256.New()
-	_, err := io.Copy(io.MultiWriter(dst, h), src)
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return copyInto(f.Dir, name, src, sum)
 }

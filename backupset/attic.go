@@ -2,13 +2,9 @@ package backupset
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -64,47 +60,12 @@ func (a Attic) move(ctx context.Context, st Store, name, etag, want string) erro
 	return st.Delete(ctx, name, etag)
 }
 
-// copy copies the store's file name into the attic through a synced temp file, reads the
-// copy back and compares it with what was read (and with want), and links it into place.
+// copy copies the store's file name into the attic (see copyInto).
 func (a Attic) copy(ctx context.Context, st Store, name, want string) error {
 	src, err := st.Open(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(a.Dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	sum, err := copySynced(tmp, io.NewSectionReader(src, 0, src.Size()))
-	if err != nil {
-		return err
-	}
-	back, err := fileSHA256(tmp.Name())
-	switch {
-	case err != nil:
-		return err
-	case back != sum:
-		return fmt.Errorf("copying %s into the attic: the copy reads back differently", name)
-	case want != "" && sum != want:
-		return fmt.Errorf("copying %s into the attic: its SHA-256 is %s, its receipt says %s; not deleted", name, sum, want)
-	}
-	if err := os.Link(tmp.Name(), filepath.Join(a.Dir, name)); err != nil {
-		return err
-	}
-	return atomicfile.SyncDir(a.Dir)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return copyInto(a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
 }

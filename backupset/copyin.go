@@ -1,0 +1,71 @@
+package backupset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"backup/atomicfile"
+)
+
+// copyInto copies src to dir/name through a synced temp file beside it, reads the copy back,
+// and links it into place only when what landed on disk has the SHA-256 of what was read
+// and, unless want is "", want. A file already at name is never replaced: a hard link fails
+// where a rename would replace. adopt and prune --attic copy this way.
+func copyInto(dir, name string, src io.Reader, want string) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	sum, err := copySynced(tmp, src)
+	if err != nil {
+		return err
+	}
+	back, err := fileSHA256(tmp.Name())
+	switch {
+	case err != nil:
+		return err
+	case back != sum:
+		return fmt.Errorf("copying %s into %s: the copy reads back differently", name, dir)
+	case want != "" && sum != want:
+		return fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
+	}
+	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+// copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
+// copied, in hex.
+func copySynced(dst *os.File, src io.Reader) (string, error) {
+	h := sha256.New()
+	_, err := io.Copy(io.MultiWriter(dst, h), src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
