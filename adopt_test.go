@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,9 +65,7 @@ func TestAdopt(t *testing.T) {
 	if got := readReceipt(t, filepath.Join(set, name+".receipt.json")); got.Archive.Path != filepath.Join(set, name) || got.Archive.SHA256 != rc.Archive.SHA256 {
 		t.Errorf("the set's receipt records %+v, want the copy's path and the original's SHA-256", got.Archive)
 	}
-	if out, err := exec.Command("unzip", "-t", filepath.Join(set, name)).CombinedOutput(); err != nil {
-		t.Errorf("unzip -t of the copy: %v\n%s", err, out)
-	}
+	unzipTest(t, filepath.Join(set, name))
 	if got := readLatest(t, set); got != first {
 		t.Errorf("adopt moved LATEST to %q", got)
 	}

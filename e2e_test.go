@@ -272,6 +272,15 @@ func readZip(t *testing.T, path string) map[string]string {
 	return readZipGo(t, path)
 }
 
+// unzipTest checks the archive with Info-ZIP unzip -t.
+func unzipTest(t *testing.T, path string) {
+	t.Helper()
+	mustTool(t, "unzip")
+	if out, err := exec.Command("unzip", "-tqq", path).CombinedOutput(); err != nil {
+		t.Errorf("unzip -t %s: %v\n%s", path, err, out)
+	}
+}
+
 // readZipGo reads every entry of the archive with Go's reader.
 func readZipGo(t *testing.T, path string) map[string]string {
 	t.Helper()

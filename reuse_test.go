@@ -67,6 +67,12 @@ func TestReuseUnchanged(t *testing.T) {
 	unzipTest(t, second)
 }
 
+// reusedIn is how many files the receipt of the archive says were copied from the reference.
+func reusedIn(t *testing.T, archive string) int {
+	t.Helper()
+	return readReceipt(t, archive+".receipt.json").Counts.Reused
+}
+
 func sameBytes(t *testing.T, a, b string) bool {
 	t.Helper()
 	da, err := os.ReadFile(a)
@@ -78,14 +84,6 @@ func sameBytes(t *testing.T, a, b string) bool {
 		t.Fatal(err)
 	}
 	return bytes.Equal(da, db)
-}
-
-func unzipTest(t *testing.T, path string) {
-	t.Helper()
-	mustTool(t, "unzip")
-	if out, err := exec.Command("unzip", "-tqq", path).CombinedOutput(); err != nil {
-		t.Errorf("unzip -t %s: %v\n%s", path, err, out)
-	}
 }
 
 // TestReuseDetectsChanges: each change re-reads exactly the file it touched. The ctime
@@ -130,7 +128,7 @@ func TestReuseDetectsChanges(t *testing.T) {
 			}
 			r, latest := setRun(t, dir, set, append([]string{"-q"}, tt.flags...)...)
 			mustExit(t, r, exitComplete)
-			if got := readReceipt(t, latest+".receipt.json").Counts.Reused; got != 4 {
+			if got := reusedIn(t, latest); got != 4 {
 				t.Errorf("%d files reused, want 4: all but the changed one", got)
 			}
 		})
@@ -159,7 +157,7 @@ func TestReuseIgnoreInode(t *testing.T) {
 		out := filepath.Join(dir, "out"+strings.Join(c.flags, "")+".zip")
 		args := append(append([]string{"create", "-q", "--reference", ref, "-o", out}, c.flags...), "app")
 		mustExit(t, backup(t, runOpts{dir: copyDir}, args...), exitComplete)
-		if got := readReceipt(t, out+".receipt.json").Counts.Reused; got != c.want {
+		if got := reusedIn(t, out); got != c.want {
 			t.Errorf("%v: %d reused, want %d", c.flags, got, c.want)
 		}
 	}
@@ -236,7 +234,7 @@ func TestReuseUntrustedLatest(t *testing.T) {
 	if !strings.Contains(r.stderr, "backup: reading every file: no unchanged entry is copied: ") {
 		t.Errorf("the run did not say it read every file:\n%s", r.stderr)
 	}
-	if got := readReceipt(t, latest+".receipt.json").Counts.Reused; got != 0 {
+	if got := reusedIn(t, latest); got != 0 {
 		t.Errorf("%d reused from an untrusted LATEST", got)
 	}
 }
@@ -252,7 +250,7 @@ func TestReuseReferenceChecks(t *testing.T) {
 	out := func(name string) string { return filepath.Join(dir, name+".zip") }
 	r := backup(t, runOpts{dir: dir}, "create", "-q", "--level", "9", "--reference", ref, "-o", out("l9"), "app")
 	mustExit(t, r, exitComplete)
-	if got := readReceipt(t, out("l9")+".receipt.json").Counts.Reused; got != 0 {
+	if got := reusedIn(t, out("l9")); got != 0 {
 		t.Errorf("--level 9 reused %d entries of a level 6 reference", got)
 	}
 	r = backup(t, runOpts{dir: dir}, "create", "-q", "-n", "--json", "--reference", ref, "app")
@@ -293,7 +291,7 @@ func TestReuseNeverCopiesDatabases(t *testing.T) {
 	}
 	out := filepath.Join(dir, "new.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--reference", ref, "-o", out, "app"), exitComplete)
-	if got := readReceipt(t, out+".receipt.json").Counts.Reused; got != 1 {
+	if got := reusedIn(t, out); got != 1 {
 		t.Errorf("%d reused, want 1: a.txt, never the database", got)
 	}
 	if got := checkDB(t, filepath.Join(restoreTo(t, out), "app", "state.db")).count; got != 12 {
@@ -328,7 +326,7 @@ func TestReusePruneWaits(t *testing.T) {
 		t.Fatalf("the reusing run: %v\n%s", err, stderr.String())
 	}
 	second := filepath.Join(set, readLatest(t, set))
-	if got := readReceipt(t, second+".receipt.json").Counts.Reused; got != 5 || !exists(first) {
+	if got := reusedIn(t, second); got != 5 || !exists(first) {
 		t.Fatalf("%d reused, reference still there: %v; want 5 and true", got, exists(first))
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitComplete)
