@@ -281,6 +281,27 @@ func unzipTest(t *testing.T, path string) {
 	}
 }
 
+// dataOffset is where the middle of the stored data of the entry name is in the archive.
+func dataOffset(t *testing.T, path, name string) int64 {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.Name == name {
+			off, err := f.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return off + int64(f.CompressedSize64/2)
+		}
+	}
+	t.Fatalf("%s holds no %s", path, name)
+	return 0
+}
+
 // readZipGo reads every entry of the archive with Go's reader.
 func readZipGo(t *testing.T, path string) map[string]string {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"os"
 	"os/exec"
@@ -187,21 +186,7 @@ func TestReuseDamagedReference(t *testing.T) {
 // flipEntryByte changes a byte in the middle of the stored data of the entry name.
 func flipEntryByte(t *testing.T, path, name string) {
 	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var off int64 = -1
-	for _, f := range zr.File {
-		if f.Name == name {
-			off, err = f.DataOffset()
-			off += int64(f.CompressedSize64 / 2)
-		}
-	}
-	zr.Close()
-	if off < 0 || err != nil {
-		t.Fatalf("no entry %s (%v)", name, err)
-	}
+	off := dataOffset(t, path, name)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)

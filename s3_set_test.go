@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -252,27 +251,6 @@ func TestS3SetCorruptedObject(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", "app", "a.txt")); err == nil {
 		t.Error("restore wrote the damaged file")
 	}
-}
-
-// dataOffset is where the middle of the stored data of the entry name is in the archive.
-func dataOffset(t *testing.T, path, name string) int64 {
-	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if f.Name == name {
-			off, err := f.DataOffset()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return off + int64(f.CompressedSize64/2)
-		}
-	}
-	t.Fatalf("%s holds no %s", path, name)
-	return 0
 }
 
 // TestS3SetSecretsNeverPrinted runs commands against a server that is not there, and with
