@@ -153,7 +153,12 @@ const rawBufSize = 256 << 10
 
 // saveOrReuse is save for an item, unless the item's file is unchanged since the reference
 // and the reference's entry checks out: then the entry is copied when its turn comes.
+// Options.Fresh is asked here, by a worker, rather than as the file is queued: it may open
+// the file, and the walk's goroutine is the run's critical path.
 func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
+	if it.reuse != nil && s.fresh != nil && s.fresh(it.src, it.name) {
+		it.reuse = nil
+	}
 	if it.reuse == nil {
 		return s.save(ctx, it.src, it.name)
 	}

@@ -75,8 +75,9 @@ type saver struct {
 	spools    *spoolConfig
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
-	scratch   bytes.Buffer // a small file's compressed bytes, before the choice to keep them
-	rawBuf    []byte       // for checking reference entries (see saveOrReuse)
+	fresh     func(src walker.Handle, name string) bool // Options.Fresh
+	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
+	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
 }
 
 func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {

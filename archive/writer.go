@@ -63,7 +63,7 @@ type Options struct {
 	// rather than read and compressed again; OnFile is told of them with Reused set.
 	Reference *Reference
 	// Fresh, when set, is asked about each file the Reference would give: true makes the
-	// Writer read the file anyway. It is asked on the goroutine that adds the file.
+	// Writer read the file anyway. Workers ask it, several at once.
 	Fresh func(src walker.Handle, name string) bool
 	// OnDir and OnSymlink are told of each directory and symlink stored.
 	OnDir     func(d Dir)
@@ -182,7 +182,7 @@ func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor
 	})
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
-		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open}
+		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh}
 		w.workers.Add(1)
 		go w.work(s)
 	}
@@ -236,7 +236,7 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 	if meta != nil {
 		it.link = w.linkGroup(info)
 	}
-	if e, ok := w.opts.Reference.lookup(name, info); ok && (w.opts.Fresh == nil || !w.opts.Fresh(src, name)) {
+	if e, ok := w.opts.Reference.lookup(name, info); ok {
 		it.reuse = &e
 	}
 	if err := w.add(it); err != nil {
