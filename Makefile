@@ -79,8 +79,9 @@ demo: build
 	@./testdata/demo.sh $(BIN)
 
 # make bench: lay out the corpus in a temp folder and time backup against zip, tar+gzip,
-# tar+pigz, tar+zstd, 7z and Python's zipfile; writes BENCHMARKS.md. BENCH_SCALE=0 skips the
-# 1,000,000-file and 5 GiB runs.
+# tar+pigz, tar+zstd, 7z and Python's zipfile, and a set's reusing runs against restic; writes
+# BENCHMARKS.md. BENCH_SCALE=0 skips the 1,000,000-file and 5 GiB runs. make bench
+# BENCH_ONLY=reuse refreshes only the reuse rows and section (minutes, not the whole run).
 bench: build
 	@./bench/bench.sh $(BIN)
 

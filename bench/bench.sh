@@ -9,7 +9,9 @@
 # the machine falls on every tool alike; medians are reported. BENCH_SCALE=0 skips the
 # 1,000,000-file and 5 GiB runs. BENCH_LEVELS=0 skips the table of levels. BENCH_DIR is the
 # scratch folder (default: a new one under /tmp, removed at the end). BENCH_OUT is the report
-# (default: BENCHMARKS.md in the repository).
+# (default: BENCHMARKS.md in the repository). BENCH_CORPUS copies an existing corpus instead
+# of laying out a new one. BENCH_ONLY=reuse runs only the reuse benchmarks (issue 10) and
+# rewrites only their rows and section of an existing BENCH_OUT.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +19,7 @@ bin=$(realpath "${1:-$repo/bin/backup}")
 runs=${BENCH_RUNS:-3}
 scale=${BENCH_SCALE:-1}
 levels=${BENCH_LEVELS:-1}
+only=${BENCH_ONLY:-}
 out=${BENCH_OUT:-$repo/BENCHMARKS.md}
 work=${BENCH_DIR:-}
 if [ -z "$work" ]; then
@@ -41,6 +44,7 @@ install_peers() {
 	command -v zstd >/dev/null || need+=(zstd)
 	command -v 7z >/dev/null || need+=(p7zip-full)
 	[ -x /usr/bin/time ] || need+=(time)
+	command -v restic >/dev/null || need+=(restic)
 	if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		say "installing ${need[*]}"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 ||
@@ -79,9 +83,13 @@ have() { command -v "$1" >/dev/null; }
 layout_corpus() {
 	local corpus=$work/corpus
 	say "laying out the corpus in $corpus"
-	mkdir -p "$corpus"
-	cp -r "$(go env GOROOT)/src" "$corpus/go-src"
-	(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
+	if [ -n "${BENCH_CORPUS:-}" ]; then
+		cp -a "$BENCH_CORPUS" "$corpus"
+	else
+		mkdir -p "$corpus"
+		cp -r "$(go env GOROOT)/src" "$corpus/go-src"
+		(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
+	fi
 	(cd "$repo" && go build -o "$work/readall" ./bench/readall)
 	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
 	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
@@ -172,7 +180,7 @@ run_scale() {
 		measure "100000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many100k
 		measure "1000000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many1M
 	done
-	rm -rf "$work/many100k" "$work/many1M" "$work/out/many.zip"
+	rm -rf "$work/many100k" "$work/out/many.zip" # many1M stays for run_reuse_scale
 }
 
 run_profile() {
@@ -198,16 +206,30 @@ machine() {
 	have 7z && echo "v_7z=$(7z i | grep -m1 -o '7-Zip[^:]*')"
 	have python3 && echo "v_python=$(python3 --version)"
 	have unzip && echo "v_unzip=$(unzip -v | head -n 1 | awk '{print $1, $2}')"
+	have restic && echo "v_restic=$(restic version | awk '{print $1, $2}')"
 	true
 }
 
 install_peers
 machine >>"$meta"
 layout_corpus
+if [ "$only" = reuse ]; then
+	[ -f "$out" ] || { say "BENCH_ONLY=reuse rewrites a section of $out, which does not exist"; exit 1; }
+	source "$repo/bench/reuse.sh"
+	run_reuse
+	[ "$scale" = 0 ] || run_reuse_scale
+	(cd "$repo" && go run ./bench/report -results "$results" -meta "$meta" -only reuse -into "$out") >"$out.new"
+	mv "$out.new" "$out"
+	say "rewrote the reuse rows and section of $out"
+	exit 0
+fi
 run_peers
 run_verify
 [ "$levels" = 0 ] || run_levels
 [ "$scale" = 0 ] || run_scale
+source "$repo/bench/reuse.sh"
+run_reuse
+[ "$scale" = 0 ] || run_reuse_scale
 run_profile
 (cd "$repo" && go run ./bench/report -results "$results" -meta "$meta" -profile "$work/profile.txt") >"$out"
 say "wrote $out"

@@ -33,7 +33,7 @@ func (r *report) header(w io.Writer) {
 		"Read from the page cache (warmed first), so the disk does not decide.\n",
 		m["corpus_files"], atof(m["corpus_bytes"])/1e6, m["corpus_go"])
 	var versions []string
-	for _, k := range []string{"backup", "v_zip", "v_gzip", "v_pigz", "v_zstd", "v_7z", "v_python", "v_unzip"} {
+	for _, k := range []string{"backup", "v_zip", "v_gzip", "v_pigz", "v_zstd", "v_7z", "v_python", "v_unzip", "v_restic"} {
 		if m[k] != "" {
 			versions = append(versions, m[k])
 		}
@@ -80,11 +80,7 @@ func size(s sample) float64 { return s.size }
 func (r *report) targets(w io.Writer) {
 	fmt.Fprint(w, "## Targets\n\n| measure | target | measured | met |\n| --- | --- | --- | --- |\n")
 	row := func(measure, target string, limit float64, v float64, text string) {
-		met := "—"
-		if !strings.HasPrefix(text, "not") && !strings.HasPrefix(text, "pending") {
-			met = yesNo(v <= limit)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, target, text, met)
+		r.targetRow(w, measure, target, limit, v, text)
 	}
 	v, t := r.ratio(ours, zipR, wall)
 	row("default level: wall time vs `zip -r -q`", "≤ 1/6 (0.167)", 1.0/6, v, t)
@@ -106,7 +102,18 @@ func (r *report) targets(w io.Writer) {
 		v, t = r.ratio(verify, unzipT, wall)
 		row("`backup verify` vs `unzip -tqq` on the default archive", "≤ 1/2", 0.5, v, t)
 	}
+	r.reuseTargets(w)
 	fmt.Fprintln(w)
+}
+
+// targetRow writes one row of the Targets table: met when v is at most limit, unless text
+// says there is no measurement.
+func (r *report) targetRow(w io.Writer, measure, target string, limit float64, v float64, text string) {
+	met := "—"
+	if !strings.HasPrefix(text, "not") && !strings.HasPrefix(text, "pending") {
+		met = yesNo(v <= limit)
+	}
+	fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, target, text, met)
 }
 
 func yesNo(b bool) string {
@@ -141,7 +148,7 @@ func (r *report) tools(w io.Writer) {
 		"| tool | wall s | backup ÷ tool, time | output MB | backup ÷ tool, size | CPU s | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: | --: |\n", r.meta["cores"])
 	base, _ := r.median(ours)
 	for _, name := range r.order {
-		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT {
+		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT || isReuse(name) {
 			continue
 		}
 		m, ok := r.median(name)

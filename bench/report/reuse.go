@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The rows of the reuse benchmarks (issue 10), as bench/reuse.sh names them. Every name and
+// every Targets measure of theirs starts with reusePrefix: that is how -only reuse finds
+// them in an existing report.
+const (
+	reusePrefix   = "reuse: "
+	reuseFirst    = "reuse: first set run (full)"
+	reuseSecond   = "reuse: second set run, unchanged tree"
+	reuseReread   = "reuse: second set run, --reread"
+	reuseChanged  = "reuse: second set run, 1% of files changed"
+	resticFirst   = "reuse: restic backup, first snapshot"
+	resticSecond  = "reuse: restic backup, second snapshot"
+	reuseFirst1M  = "reuse: 1,000,000 files, first set run (full)"
+	reuseSecond1M = "reuse: 1,000,000 files, second set run, unchanged"
+	reuseHeading  = "## Reuse"
+)
+
+func isReuse(name string) bool { return strings.HasPrefix(name, reusePrefix) }
+
+// reuseTargets writes issue 10's rows of the Targets table.
+func (r *report) reuseTargets(w io.Writer) {
+	v, t := r.ratio(reuseSecond, reuseFirst, wall)
+	r.targetRow(w, "reuse: second set run on the unchanged corpus (read-back included) vs the first run", "≤ 1/8 (0.125)", 1.0/8, v, t)
+	v, t = r.ratio(reuseSecond, resticSecond, wall)
+	r.targetRow(w, "reuse: the same second run vs `restic backup`'s second snapshot of the tree", "≤ 1.0", 1.0, v, t)
+	v, t = r.ratio(reuseChanged, reuseFirst, wall)
+	r.targetRow(w, "reuse: second set run with 1% of files changed vs the first run", "≤ 1/5 (0.2)", 1.0/5, v, t)
+	same, met := r.identity()
+	fmt.Fprintf(w, "| reuse: archive of the second run vs a `--reread` run's | byte-identical (except manifest timestamps) | %s | %s |\n", same, met)
+	v, t = r.rss(reuseSecond)
+	r.targetRow(w, "reuse: peak RSS of the second run on the corpus", "≤ 100 MiB", 100, v, t)
+	v, t = r.rss(reuseSecond1M)
+	r.targetRow(w, "reuse: peak RSS of the second run at 1,000,000 files of 100 bytes", "≤ 600 MiB", 600, v, t)
+}
+
+// identity is what bench/zipsame said of the second run's archive against the --reread
+// run's: any difference in any repetition wins.
+func (r *report) identity() (text, met string) {
+	if d := r.meta["reuse_differ"]; d != "" {
+		return "**they differ**: " + strings.TrimPrefix(d, "differ: "), "**no**"
+	}
+	if s := r.meta["reuse_identical"]; s != "" {
+		return s, "yes"
+	}
+	return "not measured", "—"
+}
+
+// reuse writes the section of the reuse benchmarks, when there are any.
+func (r *report) reuse(w io.Writer) {
+	if _, ok := r.samples[reuseFirst]; !ok {
+		return
+	}
+	m := r.meta
+	fmt.Fprintf(w, "%s\n\nA backup set's second run copies the entries of unchanged files from the archive `LATEST` names "+
+		"(issue 10). Measured by `bench/bench.sh` (`BENCH_ONLY=reuse` runs only this) on %s, %s runs of each case interleaved, medians; "+
+		"load average %s before, %s after. Each run starts from the same state: a first run from an empty set, "+
+		"a second run from a set holding one full backup of its tree (what a run adds is removed before the next). "+
+		"Every set run includes the read-back before `LATEST` moves. The 1%% change: %s files, every 100th in sorted order, "+
+		"each with a line appended (new size and mtime), in a copy of the corpus whose set holds a backup made before the change. "+
+		"%s backs up the same tree into a new local repository, then again (its second snapshot has the first as parent). "+
+		"On a busy machine the CPU column says more than the wall time.\n\n",
+		reuseHeading, m["reuse_date"], m["runs"], m["reuse_load_before"], m["reuse_load_after"], m["reuse_changed_files"], orName(m["v_restic"], "restic"))
+	fmt.Fprint(w, "| case | wall s | CPU s | peak RSS MiB | ÷ first run, wall | ÷ first run, CPU |\n| --- | --: | --: | --: | --: | --: |\n")
+	for _, c := range []struct{ name, first string }{
+		{reuseFirst, reuseFirst}, {reuseSecond, reuseFirst}, {reuseChanged, reuseFirst}, {reuseReread, reuseFirst},
+		{resticFirst, resticFirst}, {resticSecond, resticFirst},
+		{reuseFirst1M, reuseFirst1M}, {reuseSecond1M, reuseFirst1M},
+	} {
+		r.reuseRow(w, c.name, c.first)
+	}
+	fmt.Fprintf(w, "\nFiles reused (from the receipts): the second run %s, the 1%% run %s, the `--reread` run %s",
+		orNone(m["reuse_reused"]), orNone(m["reuse_changed_reused"]), orNone(m["reuse_reread_reused"]))
+	if v := m["reuse_1M_reused"]; v != "" {
+		fmt.Fprintf(w, ", the second run at 1,000,000 files %s", v)
+	}
+	same, _ := r.identity()
+	fmt.Fprintf(w, ". The second run's archive against the `--reread` run's (`bench/zipsame`): %s.\n\n", same)
+}
+
+func (r *report) reuseRow(w io.Writer, name, first string) {
+	if _, ok := r.samples[name]; !ok {
+		return
+	}
+	label := strings.TrimPrefix(name, reusePrefix)
+	m, ok := r.median(name)
+	if !ok {
+		fmt.Fprintf(w, "| %s | failed | | | | |\n", label)
+		return
+	}
+	wallRatio, cpuRatio := "—", "—"
+	if f, ok := r.median(first); ok && name != first && f.wall > 0 && f.cpu > 0 {
+		wallRatio, cpuRatio = fmt.Sprintf("%.3f", m.wall/f.wall), fmt.Sprintf("%.3f", m.cpu/f.cpu)
+	}
+	fmt.Fprintf(w, "| %s | %.2f | %.2f | %.0f | %s | %s |\n", label, m.wall, m.cpu, m.rssKiB/1024, wallRatio, cpuRatio)
+}
+
+func orNone(s string) string { return orName(s, "not recorded") }
+
+func orName(s, name string) string {
+	if s == "" {
+		return name
+	}
+	return s
+}
+
+// spliceReuse writes old, an existing report, with its reuse rows of the Targets table and
+// its Reuse section replaced by those of r; everything else stays as it was.
+func (r *report) spliceReuse(old []byte, w io.Writer) error {
+	var rows, section bytes.Buffer
+	r.reuseTargets(&rows)
+	r.reuse(&section)
+	lines := strings.SplitAfter(string(old), "\n")
+	lines, err := spliceRows(lines, strings.SplitAfter(rows.String(), "\n"))
+	if err != nil {
+		return err
+	}
+	lines = spliceSection(lines, section.String())
+	bw := bufio.NewWriter(w)
+	for _, l := range lines {
+		bw.WriteString(l)
+	}
+	return bw.Flush()
+}
+
+// spliceRows puts rows at the end of the Targets table in place of its old reuse rows.
+func spliceRows(lines, rows []string) ([]string, error) {
+	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == "## Targets" })
+	if start < 0 {
+		return nil, fmt.Errorf("no Targets table to put the reuse rows in")
+	}
+	var out []string
+	i := start
+	for ; i < len(lines) && (i == start || !strings.HasPrefix(lines[i], "|")); i++ {
+		out = append(out, lines[i])
+	}
+	for ; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
+		if !strings.HasPrefix(lines[i], "| "+reusePrefix) {
+			out = append(out, lines[i])
+		}
+	}
+	for _, row := range rows {
+		if row != "" {
+			out = append(out, row)
+		}
+	}
+	return append(append(append([]string{}, lines[:start]...), out...), lines[i:]...), nil
+}
+
+// spliceSection replaces the Reuse section, or puts it before the profile and the notes.
+func spliceSection(lines []string, section string) []string {
+	heading := func(h string) func(string) bool {
+		return func(l string) bool { return strings.HasPrefix(l, h) }
+	}
+	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == reuseHeading })
+	end := start
+	if start >= 0 {
+		if end = index(lines, start+1, heading("## ")); end < 0 {
+			end = len(lines)
+		}
+	} else {
+		for _, h := range []string{"## Where the time goes", "## How backup goes fast"} {
+			if start = index(lines, 0, heading(h)); start >= 0 {
+				break
+			}
+		}
+		if start < 0 {
+			start = len(lines)
+		}
+		end = start
+	}
+	out := append(append([]string{}, lines[:start]...), section)
+	return append(out, lines[end:]...)
+}
+
+func index(lines []string, from int, match func(string) bool) int {
+	for i := from; i < len(lines); i++ {
+		if match(lines[i]) {
+			return i
+		}
+	}
+	return -1
+}

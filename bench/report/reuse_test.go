@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// reuseReport loads a report of the reuse rows at the given wall times (seconds, one run
+// each), with the meta file's lines.
+func reuseReport(t *testing.T, walls map[string]float64, meta ...string) *report {
+	t.Helper()
+	dir := t.TempDir()
+	var results strings.Builder
+	for name, wall := range walls {
+		fmt.Fprintf(&results, "%s\t1\t%g\t51200\t0\tok\t%g\n", name, wall, wall*1.5)
+	}
+	rp, mp := filepath.Join(dir, "results.tsv"), filepath.Join(dir, "meta.txt")
+	if err := os.WriteFile(rp, []byte(results.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mp, []byte(strings.Join(append(meta, "runs=1"), "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := load(rp, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var reuseWalls = map[string]float64{
+	reuseFirst: 8, reuseSecond: 0.5, reuseChanged: 1.5, reuseReread: 8,
+	resticFirst: 20, resticSecond: 1,
+}
+
+// targetRows are the rows of the Targets table whose measure starts with prefix.
+func targetRows(doc, prefix string) []string {
+	var rows []string
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "| "+prefix) {
+			rows = append(rows, l)
+		}
+	}
+	return rows
+}
+
+func TestReuseTargets(t *testing.T) {
+	tests := []struct {
+		name  string
+		walls map[string]float64
+		meta  []string
+		want  []string // the met column of each reuse row, in order
+	}{
+		{"met", reuseWalls, []string{"reuse_identical=byte-identical"}, []string{"yes", "yes", "yes", "yes", "yes", "—"}},
+		{"slow", map[string]float64{reuseFirst: 8, reuseSecond: 1.5, reuseChanged: 2.5, resticSecond: 1},
+			[]string{"reuse_identical=byte-identical", "reuse_differ=differ: a: the compressed bytes differ"},
+			[]string{"**no**", "**no**", "**no**", "**no**", "yes", "—"}},
+		{"no restic", map[string]float64{reuseFirst: 8, reuseSecond: 0.5}, nil, []string{"yes", "—", "—", "—", "yes", "—"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			reuseReport(t, tt.walls, tt.meta...).reuseTargets(&b)
+			rows := targetRows(b.String(), reusePrefix)
+			if len(rows) != len(tt.want) {
+				t.Fatalf("%d rows, want %d:\n%s", len(rows), len(tt.want), b.String())
+			}
+			for i, row := range rows {
+				cells := strings.Split(strings.Trim(row, "| "), " | ")
+				if got := cells[len(cells)-1]; got != tt.want[i] {
+					t.Errorf("row %d met = %q, want %q: %s", i, got, tt.want[i], row)
+				}
+			}
+		})
+	}
+}
+
+func TestReuseDifferenceIsLoud(t *testing.T) {
+	var b bytes.Buffer
+	reuseReport(t, reuseWalls, "reuse_differ=differ: a: the compressed bytes differ").reuse(&b)
+	if !strings.Contains(b.String(), "**they differ**: a: the compressed bytes differ") {
+		t.Errorf("the section does not say the archives differ:\n%s", b.String())
+	}
+}
+
+const oldReport = `# Benchmarks
+
+## Targets
+
+| measure | target | measured | met |
+| --- | --- | --- | --- |
+| default level: wall time vs ` + "`zip -r -q`" + ` | ≤ 1/6 (0.167) | 0.219 | **no** |
+%s
+## Scale
+
+old scale table
+
+%s## How backup goes fast
+
+notes
+`
+
+func TestSpliceReuse(t *testing.T) {
+	oldRows := "| reuse: second set run on the unchanged corpus (read-back included) vs the first run | ≤ 1/8 | 0.5 | **no** |\n"
+	oldSection := "## Reuse\n\nold reuse table\n\n"
+	r := reuseReport(t, reuseWalls, "reuse_identical=byte-identical")
+	var rows, section bytes.Buffer
+	r.reuseTargets(&rows)
+	r.reuse(&section)
+	want := fmt.Sprintf(oldReport, rows.String(), section.String())
+	for _, tt := range []struct{ name, old string }{
+		{"replaced", fmt.Sprintf(oldReport, oldRows, oldSection)},
+		{"added", fmt.Sprintf(oldReport, "", "")},
+		{"again", want},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := r.spliceReuse([]byte(tt.old), &b); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+			}
+		})
+	}
+}
+
+func TestSpliceReuseNeedsTargets(t *testing.T) {
+	r := reuseReport(t, reuseWalls)
+	if err := r.spliceReuse([]byte("# Benchmarks\n\nnothing\n"), &bytes.Buffer{}); err == nil {
+		t.Error("a report without a Targets table was accepted")
+	}
+}
+
+// TestFullReportHasReuse: make bench writes the reuse rows and section, and leaves the
+// reuse rows out of the table of every tool.
+func TestFullReportHasReuse(t *testing.T) {
+	var b bytes.Buffer
+	if err := reuseReport(t, reuseWalls, "reuse_identical=byte-identical").write(&b); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	if n := len(targetRows(doc, reusePrefix)); n != 6 {
+		t.Errorf("%d reuse rows in the Targets table, want 6", n)
+	}
+	if !strings.Contains(doc, "\n"+reuseHeading+"\n") {
+		t.Error("no Reuse section")
+	}
+	tools := doc[strings.Index(doc, "## Every tool"):strings.Index(doc, reuseHeading)]
+	if strings.Contains(tools, "restic") || strings.Contains(tools, "set run") {
+		t.Errorf("reuse rows in the table of every tool:\n%s", tools)
+	}
+}
