@@ -83,15 +83,16 @@ func (s snapshotFile) CopyOf() archive.CopySource {
 // never its raw bytes.
 func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
 	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
-		f, err := h.Open()
+		f, err := h.OpenRaw()
 		if err != nil {
 			return nil, err
 		}
 		if !isDatabase(f) {
 			return f, nil // the archive stats it again, and skips what is not a regular file
 		}
-		defer f.Close()
-		src := sqlitesnap.Source{File: f, Dir: h.Dir(), Name: h.Name()}
+		osf := f.OS()
+		defer osf.Close()
+		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
 		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
 		if err != nil {
 			return nil, &archive.OpError{Op: opSnapshot, Err: err}
@@ -108,7 +109,10 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 // isDatabase reports whether f is a regular file that begins like an SQLite database. Only
 // a regular file is read: a device may act on a read. A file that cannot be read is left to
 // the archive, which reports the read error.
-func isDatabase(f *os.File) bool {
+func isDatabase(f interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}) bool {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
 		return false
@@ -148,7 +152,7 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	}
 	h := e.Hold()
 	defer h.Release()
-	f, err := h.Open()
+	f, err := h.OpenRaw()
 	if err != nil {
 		return
 	}
@@ -176,7 +180,7 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 	if !c.cfg.sqlite {
 		return false
 	}
-	f, err := src.Open()
+	f, err := src.OpenRaw()
 	if err != nil {
 		return true // reading it will say what is wrong
 	}

@@ -31,8 +31,8 @@ var ErrChanged = errors.New("changed while being read")
 // maxReads is how often a changing file is read before its last copy is kept.
 const maxReads = 3
 
-// SourceFile is what the archiver reads a file through: an *os.File, opened by the walker's
-// Handle unless Options.Open says otherwise.
+// SourceFile is what the archiver reads a file through: a *walker.File, opened by the
+// walker's Handle unless Options.Open says otherwise.
 type SourceFile interface {
 	io.Reader
 	Stat() (fs.FileInfo, error)
@@ -40,9 +40,9 @@ type SourceFile interface {
 }
 
 func openSource(src walker.Handle, _ string) (SourceFile, error) {
-	f, err := src.Open()
+	f, err := src.OpenRaw()
 	if err != nil {
-		return nil, err // not a nil *os.File in an interface
+		return nil, err // not a nil *walker.File in an interface
 	}
 	return f, nil
 }
@@ -119,7 +119,7 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	st, err := s.stage(ctx, name, f)
+	st, err := s.stage(ctx, name, f, before.Size())
 	if err != nil {
 		var re *readError
 		if errors.As(err, &re) {
@@ -146,13 +146,14 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 }
 
 // stage reads r once, feeding the CRC-32, the SHA-256 and the compressor from the same bytes.
-func (s *saver) stage(ctx context.Context, name string, r io.Reader) (*staged, error) {
+// size is what fstat said before reading.
+func (s *saver) stage(ctx context.Context, name string, r io.Reader, size int64) (*staged, error) {
 	src := &reader{ctx: ctx, r: r, count: s.bytesRead}
 	st := &staged{data: s.spools.newSpool()}
 	crc, sum := crc32.NewIEEE(), sha256.New()
 	hash := io.MultiWriter(crc, sum)
 	buf := s.pool.getBuf()
-	n, err := io.ReadFull(src, buf)
+	n, err := fill(src, buf, size)
 	switch {
 	case src.err != nil:
 		err = src.err
@@ -175,6 +176,25 @@ func (s *saver) stage(ctx context.Context, name string, r io.Reader) (*staged, e
 	st.crc = crc.Sum32()
 	sum.Sum(st.sum[:0])
 	return st, nil
+}
+
+// fill reads r into buf until buf is full or r ends. A file whose size fits in buf is done
+// when one read returns that size: the read that would only say EOF is spared (a system call
+// per small file), and a file that grew meanwhile is caught by the fstat after reading.
+func fill(r io.Reader, buf []byte, size int64) (int, error) {
+	n := 0
+	if size < int64(len(buf)) {
+		var err error
+		n, err = r.Read(buf)
+		if err == nil && int64(n) == size {
+			err = io.EOF
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	m, err := io.ReadFull(r, buf[n:])
+	return n + m, err
 }
 
 // compressWhole compresses a file that fits in one chunk, keeping whichever of the

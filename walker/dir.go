@@ -104,11 +104,19 @@ func (d *dir) openDir(name string, info fs.FileInfo) (*dir, error) {
 
 // openFile opens name in d without following a symlink or blocking.
 func (d *dir) openFile(name string) (*os.File, error) {
-	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, fileFlags, 0) })
+	fd, err := d.openFD(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), name), nil
+}
+
+func (d *dir) openFD(name string) (int, error) {
+	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, fileFlags, 0) })
+	if err != nil {
+		return -1, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	return fd, nil
 }
 
 // openRegular opens name in d when it is a regular file, and only then: lstat first, so
