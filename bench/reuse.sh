@@ -122,6 +122,8 @@ run_reuse_scale() {
 	[ -d "$work/many1M" ] || (cd "$repo" && go run ./bench/gencorpus -files 1000000 -size 100 "$work/many1M")
 	mkdir -p "$work/reuse"
 	rm -rf "$work/reuse/set1M"
+	echo "reuse_1M_date=$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$meta"
+	echo "reuse_1M_load_before=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 	measure "$reuse_first_1M" 1 - "$bin" create -q --output-dir reuse/set1M many1M
 	measure "$reuse_second_1M" 1 - "$bin" create -q --output-dir reuse/set1M many1M
 	echo "reuse_1M_reused=$(reused_of "$work/reuse/set1M/$(cat "$work/reuse/set1M/LATEST").receipt.json")" >>"$meta"

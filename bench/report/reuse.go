@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -12,16 +10,19 @@ import (
 // every Targets measure of theirs starts with reusePrefix: that is how -only reuse finds
 // them in an existing report.
 const (
-	reusePrefix   = "reuse: "
-	reuseFirst    = "reuse: first set run (full)"
-	reuseSecond   = "reuse: second set run, unchanged tree"
-	reuseReread   = "reuse: second set run, --reread"
-	reuseChanged  = "reuse: second set run, 1% of files changed"
-	resticFirst   = "reuse: restic backup, first snapshot"
-	resticSecond  = "reuse: restic backup, second snapshot"
-	reuseFirst1M  = "reuse: 1,000,000 files, first set run (full)"
-	reuseSecond1M = "reuse: 1,000,000 files, second set run, unchanged"
-	reuseHeading  = "## Reuse"
+	reusePrefix    = "reuse: "
+	reuseFirst     = "reuse: first set run (full)"
+	reuseSecond    = "reuse: second set run, unchanged tree"
+	reuseReread    = "reuse: second set run, --reread"
+	reuseChanged   = "reuse: second set run, 1% of files changed"
+	resticFirst    = "reuse: restic backup, first snapshot"
+	resticSecond   = "reuse: restic backup, second snapshot"
+	reuseFirst1M   = "reuse: 1,000,000 files, first set run (full)"
+	reuseSecond1M  = "reuse: 1,000,000 files, second set run, unchanged"
+	reuseHeading   = "## Reuse"
+	reuse1MHeading = "### At 1,000,000 files"
+	// rss1MMeasure is the Targets row that -only reuse keeps when the million files did not run.
+	rss1MMeasure = "reuse: peak RSS of the second run at 1,000,000 files of 100 bytes"
 )
 
 func isReuse(name string) bool { return strings.HasPrefix(name, reusePrefix) }
@@ -39,7 +40,10 @@ func (r *report) reuseTargets(w io.Writer) {
 	v, t = r.rss(reuseSecond)
 	r.targetRow(w, "reuse: peak RSS of the second run on the corpus", "≤ 100 MiB", 100, v, t)
 	v, t = r.rss(reuseSecond1M)
-	r.targetRow(w, "reuse: peak RSS of the second run at 1,000,000 files of 100 bytes", "≤ 600 MiB", 600, v, t)
+	if r.has1M() {
+		t += " (" + r.meta["reuse_1M_date"] + ")"
+	}
+	r.targetRow(w, rss1MMeasure, "≤ 600 MiB", 600, v, t)
 }
 
 // identity is what bench/zipsame said of the second run's archive against the --reread
@@ -73,17 +77,34 @@ func (r *report) reuse(w io.Writer) {
 	for _, c := range []struct{ name, first string }{
 		{reuseFirst, reuseFirst}, {reuseSecond, reuseFirst}, {reuseChanged, reuseFirst}, {reuseReread, reuseFirst},
 		{resticFirst, resticFirst}, {resticSecond, resticFirst},
-		{reuseFirst1M, reuseFirst1M}, {reuseSecond1M, reuseFirst1M},
 	} {
 		r.reuseRow(w, c.name, c.first)
 	}
-	fmt.Fprintf(w, "\nFiles reused (from the receipts): the second run %s, the 1%% run %s, the `--reread` run %s",
-		orNone(m["reuse_reused"]), orNone(m["reuse_changed_reused"]), orNone(m["reuse_reread_reused"]))
-	if v := m["reuse_1M_reused"]; v != "" {
-		fmt.Fprintf(w, ", the second run at 1,000,000 files %s", v)
-	}
 	same, _ := r.identity()
-	fmt.Fprintf(w, ". The second run's archive against the `--reread` run's (`bench/zipsame`): %s.\n\n", same)
+	fmt.Fprintf(w, "\nFiles reused (from the receipts): the second run %s, the 1%% run %s, the `--reread` run %s. "+
+		"The second run's archive against the `--reread` run's (`bench/zipsame`): %s.\n\n",
+		orNone(m["reuse_reused"]), orNone(m["reuse_changed_reused"]), orNone(m["reuse_reread_reused"]), same)
+	r.reuse1M(w)
+}
+
+// reuse1M writes the subsection of the million-file runs, when they ran (BENCH_SCALE=1).
+// It comes last in the section, so that -only reuse at BENCH_SCALE=0 can keep the old one.
+func (r *report) reuse1M(w io.Writer) {
+	if !r.has1M() {
+		return
+	}
+	m := r.meta
+	fmt.Fprintf(w, "%s\n\nA set's first and second runs on 1,000,000 files of 100 bytes (`bench/gencorpus -files`), once each, "+
+		"on %s, load average %s before.\n\n", reuse1MHeading, m["reuse_1M_date"], m["reuse_1M_load_before"])
+	fmt.Fprint(w, "| case | wall s | CPU s | peak RSS MiB | ÷ first run, wall | ÷ first run, CPU |\n| --- | --: | --: | --: | --: | --: |\n")
+	r.reuseRow(w, reuseFirst1M, reuseFirst1M)
+	r.reuseRow(w, reuseSecond1M, reuseFirst1M)
+	fmt.Fprintf(w, "\nFiles reused by the second run: %s.\n\n", orNone(m["reuse_1M_reused"]))
+}
+
+func (r *report) has1M() bool {
+	_, ok := r.samples[reuseSecond1M]
+	return ok
 }
 
 func (r *report) reuseRow(w io.Writer, name, first string) {
@@ -110,82 +131,4 @@ func orName(s, name string) string {
 		return name
 	}
 	return s
-}
-
-// spliceReuse writes old, an existing report, with its reuse rows of the Targets table and
-// its Reuse section replaced by those of r; everything else stays as it was.
-func (r *report) spliceReuse(old []byte, w io.Writer) error {
-	var rows, section bytes.Buffer
-	r.reuseTargets(&rows)
-	r.reuse(&section)
-	lines := strings.SplitAfter(string(old), "\n")
-	lines, err := spliceRows(lines, strings.SplitAfter(rows.String(), "\n"))
-	if err != nil {
-		return err
-	}
-	lines = spliceSection(lines, section.String())
-	bw := bufio.NewWriter(w)
-	for _, l := range lines {
-		bw.WriteString(l)
-	}
-	return bw.Flush()
-}
-
-// spliceRows puts rows at the end of the Targets table in place of its old reuse rows.
-func spliceRows(lines, rows []string) ([]string, error) {
-	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == "## Targets" })
-	if start < 0 {
-		return nil, fmt.Errorf("no Targets table to put the reuse rows in")
-	}
-	var out []string
-	i := start
-	for ; i < len(lines) && (i == start || !strings.HasPrefix(lines[i], "|")); i++ {
-		out = append(out, lines[i])
-	}
-	for ; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
-		if !strings.HasPrefix(lines[i], "| "+reusePrefix) {
-			out = append(out, lines[i])
-		}
-	}
-	for _, row := range rows {
-		if row != "" {
-			out = append(out, row)
-		}
-	}
-	return append(append(append([]string{}, lines[:start]...), out...), lines[i:]...), nil
-}
-
-// spliceSection replaces the Reuse section, or puts it before the profile and the notes.
-func spliceSection(lines []string, section string) []string {
-	heading := func(h string) func(string) bool {
-		return func(l string) bool { return strings.HasPrefix(l, h) }
-	}
-	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == reuseHeading })
-	end := start
-	if start >= 0 {
-		if end = index(lines, start+1, heading("## ")); end < 0 {
-			end = len(lines)
-		}
-	} else {
-		for _, h := range []string{"## Where the time goes", "## How backup goes fast"} {
-			if start = index(lines, 0, heading(h)); start >= 0 {
-				break
-			}
-		}
-		if start < 0 {
-			start = len(lines)
-		}
-		end = start
-	}
-	out := append(append([]string{}, lines[:start]...), section)
-	return append(out, lines[end:]...)
-}
-
-func index(lines []string, from int, match func(string) bool) int {
-	for i := from; i < len(lines); i++ {
-		if match(lines[i]) {
-			return i
-		}
-	}
-	return -1
 }

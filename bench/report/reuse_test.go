@@ -155,3 +155,40 @@ func TestFullReportHasReuse(t *testing.T) {
 		t.Errorf("reuse rows in the table of every tool:\n%s", tools)
 	}
 }
+
+// TestSpliceReuseKeeps1M: -only reuse at BENCH_SCALE=0 keeps the million-file row and
+// subsection of the old report; when the million files ran, theirs replace them.
+func TestSpliceReuseKeeps1M(t *testing.T) {
+	oldRow := "| " + rss1MMeasure + " | ≤ 600 MiB | 580 MiB (2026-11-30 10:00 UTC) | yes |\n"
+	oldSub := reuse1MHeading + "\n\nold million-file table\n\n"
+	old := fmt.Sprintf(oldReport, oldRow, "## Reuse\n\nold reuse table\n\n"+oldSub)
+	walls1M := map[string]float64{reuseFirst1M: 100, reuseSecond1M: 20}
+	for k, v := range reuseWalls {
+		walls1M[k] = v
+	}
+	for _, tt := range []struct {
+		name     string
+		walls    map[string]float64
+		keepsOld bool
+	}{{"kept", reuseWalls, true}, {"replaced", walls1M, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reuseReport(t, tt.walls, "reuse_identical=byte-identical", "reuse_1M_date=2026-12-01 11:00 UTC")
+			var b bytes.Buffer
+			if err := r.spliceReuse([]byte(old), &b); err != nil {
+				t.Fatal(err)
+			}
+			doc := b.String()
+			for _, s := range []string{oldRow, oldSub} {
+				if strings.Contains(doc, s) != tt.keepsOld {
+					t.Errorf("holds %q: %v, want %v:\n%s", s, !tt.keepsOld, tt.keepsOld, doc)
+				}
+			}
+			if n := len(targetRows(doc, rss1MMeasure)); n != 1 {
+				t.Errorf("%d rows of the million files, want 1:\n%s", n, doc)
+			}
+			if n := strings.Count(doc, reuse1MHeading); n != 1 {
+				t.Errorf("%d million-file subsections, want 1:\n%s", n, doc)
+			}
+		})
+	}
+}
