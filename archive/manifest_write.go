@@ -7,53 +7,65 @@ import (
 	"io"
 )
 
-// WriteTo writes m as json.MarshalIndent(m, "", "  ") would, but one file at a time: the
+// WriteTo writes m as json.MarshalIndent(m, "", "  ") would, but one record at a time: the
 // manifest of a million files is hundreds of MB of JSON, which need never be in memory at
 // once.
 func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 	head := *m
 	head.Schema = ManifestSchema
-	head.Files = nil
+	head.Files, head.Dirs = nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return 0, err
 	}
 	// Every other field is marshalled as usual, so that a field added to Manifest is never
-	// left out here; the files are spliced in where the empty list was.
+	// left out here; the files, and the dirs after them, are spliced in where the empty
+	// list of files was.
 	before, after, _ := bytes.Cut(b, []byte(`"files": null`))
 	cw := new(countWriter)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, cw), 64<<10)
 	bw.Write(before)
-	if err := writeFiles(bw, m.Files); err != nil {
+	if err := writeList(bw, "files", m.Files, appendFileRecord); err != nil {
 		return int64(*cw), err
+	}
+	if len(m.Dirs) > 0 {
+		bw.WriteString(",\n  ")
+		if err := writeList(bw, "dirs", m.Dirs, appendDirRecord); err != nil {
+			return int64(*cw), err
+		}
 	}
 	bw.Write(after)
 	err = bw.Flush()
 	return int64(*cw), err
 }
 
-func writeFiles(w *bufio.Writer, files []File) error {
-	if files == nil {
-		_, err := w.WriteString(`"files": null`)
+// writeList writes a list of records as the field name, indented at the manifest's first
+// level; appendRecord appends one record as MarshalIndent with the prefix "    " writes it.
+func writeList[T any](w *bufio.Writer, name string, list []T, appendRecord func([]byte, *T) ([]byte, error)) error {
+	w.WriteString(`"` + name + `": `)
+	if list == nil {
+		_, err := w.WriteString("null")
 		return err
 	}
-	if len(files) == 0 {
-		_, err := w.WriteString(`"files": []`)
+	if len(list) == 0 {
+		_, err := w.WriteString("[]")
 		return err
 	}
-	w.WriteString(`"files": [`)
-	for i := range files {
-		// The record File.MarshalJSON writes, without the method's second encoding pass.
-		f := &files[i]
-		b, err := json.MarshalIndent(f.record(), "    ", "  ")
-		if err != nil {
+	w.WriteByte('[')
+	var b []byte
+	for i := range list {
+		b = b[:0]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		var err error
+		if b, err = appendRecord(b, &list[i]); err != nil {
 			return err
 		}
-		if i > 0 {
-			w.WriteByte(',')
+		if _, err := w.Write(b); err != nil {
+			return err
 		}
-		w.WriteString("\n    ")
-		w.Write(b)
 	}
 	_, err := w.WriteString("\n  ]")
 	return err
