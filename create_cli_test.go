@@ -199,7 +199,7 @@ func TestCreateEmptySource(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	entries := readZip(t, filepath.Join(dir, "e.zip"))
-	if len(entries) != 2 || !strings.Contains(entries[".backup-manifest.json"], `"files": []`) {
+	if len(entries) != 2 || !strings.Contains(entries[".backup-manifest.json"], `"files":[]`) {
 		t.Errorf("entries %v, want empty/ and a manifest listing no files", keys(entries))
 	}
 	if _, ok := entries["empty/"]; !ok {

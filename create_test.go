@@ -69,7 +69,7 @@ func TestCreateMixedTree(t *testing.T) {
 			t.Errorf("entry %q: got %q (present %v), want %q", name, got, ok, content)
 		}
 	}
-	if !strings.Contains(manifest, `"status": "complete"`) {
+	if !strings.Contains(manifest, `"status":"complete"`) {
 		t.Errorf("manifest does not record the status:\n%s", manifest)
 	}
 	if c := rc.Counts; c.Files != 6 || c.Dirs != 7 || c.Skipped != 6 || c.Lost != 0 {

@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// The records of the files and dirs, appended as json.MarshalIndent(record, "    ", "  ")
-// writes them, without reflection: WriteTo spent most of its time there. The tests hold
-// them to MarshalIndent byte for byte.
+// The records of the files and dirs, appended as json.Marshal(record) writes them, without
+// reflection: WriteTo spent most of its time there. The tests hold them to json.Marshal
+// byte for byte.
 
 // appendFileRecord appends f's record (fileJSON).
 func appendFileRecord(b []byte, f *File) ([]byte, error) {
@@ -24,7 +24,7 @@ func appendFileRecord(b []byte, f *File) ([]byte, error) {
 	}
 	if f.Snapshot != nil {
 		// Rare (database snapshots), and it holds a time: left to encoding/json.
-		s, err := json.MarshalIndent(f.Snapshot, "      ", "  ")
+		s, err := json.Marshal(f.Snapshot)
 		if err != nil {
 			return nil, err
 		}
@@ -36,13 +36,13 @@ func appendFileRecord(b []byte, f *File) ([]byte, error) {
 	if f.Meta != nil {
 		b = appendMeta(b, f.Meta)
 	}
-	return append(b, "\n    }"...), nil
+	return append(b, '}'), nil
 }
 
 // appendDirRecord appends d's record (dirJSON).
 func appendDirRecord(b []byte, d *Dir) ([]byte, error) {
 	b = appendPath(append(b, '{'), "path", d.Path)
-	return append(appendMeta(b, &d.Meta), "\n    }"...), nil
+	return append(appendMeta(b, &d.Meta), '}'), nil
 }
 
 // appendKey appends the start of a field of a record: after the opening brace, or after
@@ -51,9 +51,9 @@ func appendKey(b []byte, key string) []byte {
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
-	b = append(b, "\n      \""...)
+	b = append(b, '"')
 	b = append(b, key...)
-	return append(b, `": `...)
+	return append(b, `":`...)
 }
 
 // appendPath appends a name as encodePath carries it: path, and path_b64 when the name is
@@ -109,8 +109,8 @@ func appendXattrs(b []byte, xattrs map[string][]byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(append(b, "\n        "...), name)
-		b = append(b, ": "...)
+		b = appendJSONString(b, name)
+		b = append(b, ':')
 		if v := xattrs[name]; v == nil {
 			b = append(b, "null"...)
 		} else {
@@ -119,7 +119,7 @@ func appendXattrs(b []byte, xattrs map[string][]byte) []byte {
 			b = append(b, '"')
 		}
 	}
-	return append(b, "\n      }"...)
+	return append(b, '}')
 }
 
 // appendJSONString appends s quoted as encoding/json quotes it: HTML characters escaped,

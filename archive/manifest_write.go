@@ -7,21 +7,23 @@ import (
 	"io"
 )
 
-// WriteTo writes m as json.MarshalIndent(m, "", "  ") would, but one record at a time: the
-// manifest of a million files is hundreds of MB of JSON, which need never be in memory at
-// once.
+// WriteTo writes m as json.Marshal(m) would, but one record at a time (the manifest of a
+// million files is hundreds of MB of JSON, which need never be in memory at once), and with
+// each file's and dir's record on a line of its own, so that grep and diff show one record
+// a line. Indented, it was a third larger to inflate and parse (for the corpus of make
+// bench, 14.5 MB against 11.1), though deflate made it no smaller.
 func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 	head := *m
 	head.Schema = ManifestSchema
 	head.Files, head.Dirs = nil, nil
-	b, err := json.MarshalIndent(&head, "", "  ")
+	b, err := json.Marshal(&head)
 	if err != nil {
 		return 0, err
 	}
 	// Every other field is marshalled as usual, so that a field added to Manifest is never
 	// left out here; the files, and the dirs after them, are spliced in where the empty
 	// list of files was.
-	before, after, _ := bytes.Cut(b, []byte(`"files": null`))
+	before, after, _ := bytes.Cut(b, []byte(`"files":null`))
 	cw := new(countWriter)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, cw), 64<<10)
 	bw.Write(before)
@@ -29,7 +31,7 @@ func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 		return int64(*cw), err
 	}
 	if len(m.Dirs) > 0 {
-		bw.WriteString(",\n  ")
+		bw.WriteByte(',')
 		if err := writeList(bw, "dirs", m.Dirs, appendDirRecord); err != nil {
 			return int64(*cw), err
 		}
@@ -39,10 +41,10 @@ func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 	return int64(*cw), err
 }
 
-// writeList writes a list of records as the field name, indented at the manifest's first
-// level; appendRecord appends one record as MarshalIndent with the prefix "    " writes it.
+// writeList writes a list of records as the field name, each record on a line of its own;
+// appendRecord appends one record as json.Marshal writes it.
 func writeList[T any](w *bufio.Writer, name string, list []T, appendRecord func([]byte, *T) ([]byte, error)) error {
-	w.WriteString(`"` + name + `": `)
+	w.WriteString(`"` + name + `":`)
 	if list == nil {
 		_, err := w.WriteString("null")
 		return err
@@ -58,7 +60,7 @@ func writeList[T any](w *bufio.Writer, name string, list []T, appendRecord func(
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, "\n    "...)
+		b = append(b, '\n')
 		var err error
 		if b, err = appendRecord(b, &list[i]); err != nil {
 			return err
@@ -67,6 +69,6 @@ func writeList[T any](w *bufio.Writer, name string, list []T, appendRecord func(
 			return err
 		}
 	}
-	_, err := w.WriteString("\n  ]")
+	_, err := w.WriteString("\n]")
 	return err
 }

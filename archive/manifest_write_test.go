@@ -46,11 +46,30 @@ func TestManifestWriteToMatchesMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != string(want) || n != int64(len(want)) {
-				t.Errorf("WriteTo wrote (%d bytes)\n%s\nwant (%d bytes)\n%s", n, got.String(), len(want), want)
+			if n != int64(got.Len()) {
+				t.Errorf("WriteTo says it wrote %d bytes, wrote %d", n, got.Len())
+			}
+			// One line break before each record and before each list's end; none elsewhere.
+			if breaks, records := bytes.Count(got.Bytes(), []byte("\n")), recordLines(m); breaks != records {
+				t.Errorf("WriteTo wrote %d line breaks, want %d:\n%s", breaks, records, got.String())
+			}
+			if joined := bytes.ReplaceAll(got.Bytes(), []byte("\n"), nil); string(joined) != string(want) {
+				t.Errorf("WriteTo wrote\n%s\nwant, but for line breaks,\n%s", got.String(), want)
 			}
 		})
 	}
+}
+
+// recordLines is how many line breaks WriteTo writes for m: one before each file and dir
+// record, and one before the end of each of those lists that is not empty.
+func recordLines(m *Manifest) int {
+	n := len(m.Files) + len(m.Dirs)
+	for _, l := range []int{len(m.Files), len(m.Dirs)} {
+		if l > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func cloneManifest(m *Manifest) *Manifest {
