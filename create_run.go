@@ -257,6 +257,9 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err == nil {
 		err = c.w.Wait()
 	}
+	if c.ref != nil {
+		c.ref.Close() // every entry it gives is in the archive by now
+	}
 	p.Stop()
 	if err != nil {
 		return nil, c.archiveError(err)

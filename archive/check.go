@@ -63,18 +63,44 @@ func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
 // header that disagrees with the central directory. Verify and restore both ask it before
 // reading any data.
 func checkHeaders(f *zip.File, loc localRef) error {
+	_, err := dataAt(f, loc)
+	return err
+}
+
+// dataAt is checkHeaders, and says where the entry's data starts.
+func dataAt(f *zip.File, loc localRef) (int64, error) {
 	isDir := strings.HasSuffix(f.Name, "/")
 	switch {
 	case f.Method == methodAES:
-		return errAES
+		return 0, errAES
 	case f.Flags&0x1 != 0:
-		return errEncrypted
+		return 0, errEncrypted
 	case isDir && f.UncompressedSize64 != 0:
-		return errDirData
+		return 0, errDirData
 	case !isDir && f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
-		return unsupportedMethod(f.Method)
+		return 0, unsupportedMethod(f.Method)
 	}
 	return checkLocal(f, loc)
+}
+
+// openAt is openEntry for an entry read without Go's reader (see walkCentral): its data is
+// found through its local header, checked as openEntry checks it, and read by offset.
+func openAt(f *zip.File, loc localRef) (io.ReadCloser, error) {
+	data, err := dataAt(f, loc)
+	if err != nil {
+		return nil, err
+	}
+	raw := io.NewSectionReader(loc.ra, data, int64(f.CompressedSize64))
+	var rc io.ReadCloser
+	switch f.Method {
+	case zip.Deflate:
+		rc = newFlateReader(raw)
+	case MethodZstd:
+		rc = zstdReader(raw)
+	default:
+		rc = io.NopCloser(raw)
+	}
+	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, nil
 }
 
 func unsupportedMethod(method uint16) error {

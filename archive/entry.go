@@ -70,7 +70,7 @@ func newEntry(f *zip.File) *Entry {
 		Name:     f.Name,
 		Mode:     mode,
 		Size:     int64(f.UncompressedSize64),
-		Modified: modTime(f),
+		Modified: modTime(&f.FileHeader),
 		Host:     Host(f.CreatorVersion >> 8),
 		file:     f,
 	}
@@ -79,9 +79,9 @@ func newEntry(f *zip.File) *Entry {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode, e.noUnixMode = restoreMode(f, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	case mode.IsRegular():
-		e.Mode, e.noUnixMode = restoreMode(f, mode)
+		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, mode)
 	default:
 		e.Kind = skiprules.KindOf(mode)
 		if e.Kind == "" {
@@ -96,7 +96,7 @@ func newEntry(f *zip.File) *Entry {
 // unsigned, which turns a date before 1970 into one after 2038. Go's writer, though, writes
 // it unsigned: a negative reading is taken as unsigned when the DOS date is nearer to that.
 // Without the field, Go's reading (the DOS date, or the NTFS field) stands.
-func modTime(f *zip.File) time.Time {
+func modTime(f *zip.FileHeader) time.Time {
 	extra := f.Extra
 	for len(extra) >= 4 {
 		id := binary.LittleEndian.Uint16(extra)

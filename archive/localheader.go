@@ -61,21 +61,22 @@ type localHeader struct {
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
 // record; when the local header says a data descriptor follows the data, it checks that too.
-func checkLocal(f *zip.File, loc localRef) error {
+// It returns where the entry's data starts.
+func checkLocal(f *zip.File, loc localRef) (int64, error) {
 	if loc.ra == nil || loc.off < 0 {
-		return errors.New("damaged: local header not found")
+		return 0, errors.New("damaged: local header not found")
 	}
 	lh, err := readLocal(loc, len(f.Name))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := lh.compare(f); err != nil {
-		return err
+		return 0, err
 	}
 	if lh.flags&flagDataDesc != 0 {
-		return checkDescriptor(loc.ra, lh.dataOffset+int64(f.CompressedSize64), f)
+		return lh.dataOffset, checkDescriptor(loc.ra, lh.dataOffset+int64(f.CompressedSize64), f)
 	}
-	return nil
+	return lh.dataOffset, nil
 }
 
 // readLocal reads the local header at loc, nameLen being the length of the central name.

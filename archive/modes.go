@@ -29,7 +29,7 @@ const (
 // one Go's reader gives it, and whether it is a default rather than the archive's. A
 // directory always gets its owner's search bit: without it, what it holds could not be
 // reached, even by the owner, and the restore would still have said complete.
-func restoreMode(f *zip.File, mode fs.FileMode) (fs.FileMode, bool) {
+func restoreMode(f *zip.FileHeader, mode fs.FileMode) (fs.FileMode, bool) {
 	unixHost := Host(f.CreatorVersion >> 8).unixLike()
 	unixMode := unixHost && mode.Perm() != 0
 	switch {

@@ -3,12 +3,9 @@ package archive
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"syscall"
-	"time"
 )
 
 // OpReuse names the warning of an entry of the reference whose bytes did not check out: the
@@ -31,118 +28,22 @@ type Compression struct {
 	Level  int    `json:"level"`
 }
 
-// Reference is an earlier archive of the same sources whose entries of unchanged files a
-// Writer copies, compressed bytes and all, instead of reading and compressing the files
-// again. It is only read.
-type Reference struct {
-	r       *Reader
-	opts    ReuseOptions
-	entries map[string]refEntry
-}
-
-// refEntry is a file of the reference: what its manifest recorded, and its entry.
-type refEntry struct {
-	file  File
-	entry *Entry
-}
-
-// OpenReference opens the archive at path as the reference of a run compressing with
-// method and level. It fails when the archive cannot be read or its manifest is missing or
-// damaged; a reference made with other settings, or by a version that did not record what
-// reuse compares, gives no entry to reuse (Reusable says how many it gives).
-func OpenReference(path string, method Method, level int, opts ReuseOptions) (*Reference, error) {
-	r, err := Open(path)
-	if err != nil {
-		return nil, err
-	}
-	if r.Manifest == nil {
-		r.Close()
-		if r.ManifestErr == nil {
-			r.ManifestErr = errors.New("no manifest: not made by backup")
-		}
-		return nil, &fs.PathError{Op: "read", Path: path, Err: r.ManifestErr}
-	}
-	ref := &Reference{r: r, opts: opts, entries: map[string]refEntry{}}
-	if c := r.Manifest.Compression; c == nil || c.Method != normalMethod(method) || c.Level != level {
-		return ref, nil
-	}
-	entries := make(map[string]*Entry, len(r.Entries))
-	for _, e := range r.Entries {
-		if !e.IsDir && e.Kind == "" && !e.afterManifest {
-			entries[e.Name] = e
-		}
-	}
-	for _, f := range r.Manifest.Files {
-		// A snapshot's bytes are not the file's: they are made anew each run.
-		if e := entries[f.Path]; e != nil && !f.RawSHA256.IsZero() && f.Meta != nil && f.Meta.CtimeNsec != 0 && f.Snapshot == nil {
-			ref.entries[f.Path] = refEntry{file: f, entry: e}
-		}
-	}
-	return ref, nil
-}
-
-func normalMethod(m Method) Method {
-	if m == "" {
-		return Deflate
-	}
-	return m
-}
-
-// Size is the reference archive's size in bytes.
-func (ref *Reference) Size() int64 { return ref.r.Size() }
-
-// Reusable is how many of the reference's files could be reused.
-func (ref *Reference) Reusable() int { return len(ref.entries) }
-
-// Close closes the reference's file.
-func (ref *Reference) Close() error { return ref.r.Close() }
-
-// Unchanged reports whether the file stored as name, which lstat described as info, is
-// unchanged since the reference: same size, mtime and ctime to the nanosecond, inode and
-// mode, as restic and borg compare.
-// A nil Reference has no unchanged file.
-func (ref *Reference) Unchanged(name string, info fs.FileInfo) bool {
-	_, ok := ref.lookup(name, info)
-	return ok
-}
-
-func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
-	if ref == nil {
-		return refEntry{}, false
-	}
-	e, ok := ref.entries[name]
-	st, isUnix := info.Sys().(*syscall.Stat_t)
-	if !ok || !isUnix || !info.Mode().IsRegular() {
-		return refEntry{}, false
-	}
-	m := e.file.Meta
-	mtime := time.Unix(e.entry.Modified.Unix(), int64(m.MtimeNsec))
-	same := e.file.Size == info.Size() && e.entry.Size == info.Size() &&
-		mtime.Equal(info.ModTime()) && e.entry.Mode == info.Mode() &&
-		(ref.opts.IgnoreCtime || m.CtimeNsec == st.Ctim.Nano()) &&
-		(ref.opts.IgnoreInode || m.Ino == st.Ino)
-	return e, same
-}
-
-// raw is the reference entry's compressed bytes.
-func (e refEntry) raw() (io.Reader, error) {
-	return e.entry.file.OpenRaw()
-}
-
-// checkRaw reads the entry's compressed bytes and compares their SHA-256 with the one the
-// reference's manifest recorded. A worker does it before the entry's turn comes, so that a
-// damaged reference entry is read from the source instead, never copied.
-func (e refEntry) checkRaw(buf []byte) error {
-	raw, err := e.raw()
+// checkRaw reads the entry's compressed bytes, after checking its local header against its
+// central record, and compares their SHA-256 with the one the reference's manifest
+// recorded. A worker does it before the entry's turn comes, so that a damaged reference
+// entry is read from the source instead, never copied.
+func (e *refEntry) checkRaw(buf []byte) error {
+	data, err := dataAt(e.header(), localRef{ra: e.ra, off: e.local})
 	if err != nil {
 		return err
 	}
+	e.data = data
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, onlyReader{raw}, buf); err != nil {
+	if _, err := io.CopyBuffer(h, e.raw(), buf); err != nil {
 		return err
 	}
-	if got := Digest(h.Sum(nil)); got != e.file.RawSHA256 {
-		return fmt.Errorf("reference entry damaged: its compressed bytes have SHA-256 %s, the reference's manifest says %s", got, e.file.RawSHA256)
+	if got := Digest(h.Sum(nil)); got != e.rawSHA {
+		return fmt.Errorf("reference entry damaged: its compressed bytes have SHA-256 %s, the reference's manifest says %s", got, e.rawSHA)
 	}
 	return nil
 }
@@ -179,26 +80,26 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 // fresh entry would have. The bytes are hashed again on the way: a reference changed since
 // checkRaw read it fails the run rather than put bytes in the archive that nothing checked.
 func (w *Writer) writeReused(it *item, e *refEntry) error {
-	f := e.entry.file
-	fh := fileHeader(it.name, it.info, f.Method, f.CRC32, int64(f.CompressedSize64), int64(f.UncompressedSize64), it.meta)
+	fh := fileHeader(it.name, it.info, e.method, e.crc, e.csize, e.size, it.meta)
 	zf, err := w.zw.CreateRaw(fh)
 	if err != nil {
 		return err
 	}
-	raw, err := e.raw()
-	if err != nil {
-		return fmt.Errorf("reading the reference: %s: %w", it.name, err)
-	}
 	h := sha256.New()
-	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), raw, w.buffer()); err != nil {
+	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), e.raw(), w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
 	}
-	if Digest(h.Sum(nil)) != e.file.RawSHA256 {
+	if Digest(h.Sum(nil)) != e.rawSHA {
 		return fmt.Errorf("copying %s from the reference: the reference changed during the run", it.name)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: it.name, Size: e.file.Size, SHA256: e.file.SHA256, Link: it.link, Meta: it.meta,
-			RawSHA256: e.file.RawSHA256, Reused: true})
+		w.opts.OnFile(File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta,
+			RawSHA256: e.rawSHA, Reused: true})
 	}
 	return nil
+}
+
+// raw reads the entry's compressed bytes, once checkRaw has found where they are.
+func (e *refEntry) raw() io.Reader {
+	return io.NewSectionReader(e.ra, e.data, e.csize)
 }

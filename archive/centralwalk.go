@@ -1,0 +1,111 @@
+package archive
+
+import (
+	"archive/zip"
+	"bufio"
+	"io"
+	"slices"
+)
+
+// Go's zip reader holds every entry of an archive at once, about 300 bytes each with its name
+// and extra field: 300 MB for a million entries. A reference is read for a few fields of each
+// of its files, so its central directory is streamed here instead, one record at a time.
+
+// centralRecord is one record of the central directory: the header as Go's reader would
+// fill it in, except Modified (see modTime), and where the entry's local header is. Its
+// Extra is only valid until the next record is read.
+type centralRecord struct {
+	zip.FileHeader
+	local int64
+}
+
+// walkCentral calls fn with each record of the central directory of the archive of size
+// bytes in ra, in order. It fails when the directory cannot be found or a record is cut
+// short or malformed, or with fn's error.
+func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) error {
+	end, dirSize, dirOff, err := directoryEnd(ra, size)
+	if err != nil {
+		return err
+	}
+	base := end - dirSize - dirOff // bytes before the archive, as in a self-extractor
+	if base > 0 && centralNameAt(ra, dirOff) != "" {
+		base = 0 // as Go's reader: a directory where the end record says it is wins
+	}
+	if base < 0 || base+dirOff+dirSize > size {
+		return errCentral
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, dirSize), 64<<10)
+	var rec centralRecord
+	var fixed [centralLen]byte
+	var vari []byte
+	for read := int64(0); read < dirSize; {
+		if _, err := io.ReadFull(br, fixed[:]); err != nil || le32(fixed[:]) != centralSig {
+			return errCentral
+		}
+		n, e, c := int(le16(fixed[28:])), int(le16(fixed[30:])), int(le16(fixed[32:]))
+		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
+		if _, err := io.ReadFull(br, vari); err != nil {
+			return errCentral
+		}
+		read += int64(centralLen + n + e + c)
+		if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {
+			return errCentral
+		}
+		rec.local += base
+		if err := fn(&rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parse fills rec from a record's fixed part, name and extra field, the sizes and offset
+// that are maxed out read from the zip64 field as Go's reader reads them.
+func (rec *centralRecord) parse(fixed, name, extra []byte) bool {
+	rec.FileHeader = zip.FileHeader{
+		Name:           string(name),
+		CreatorVersion: le16(fixed[4:]),
+		ReaderVersion:  le16(fixed[6:]),
+		Flags:          le16(fixed[8:]),
+		Method:         le16(fixed[10:]),
+		ModifiedTime:   le16(fixed[12:]),
+		ModifiedDate:   le16(fixed[14:]),
+		CRC32:          le32(fixed[16:]),
+		Extra:          extra,
+		ExternalAttrs:  le32(fixed[38:]),
+	}
+	csize, usize, off := uint64(le32(fixed[20:])), uint64(le32(fixed[24:])), uint64(le32(fixed[42:]))
+	if csize == uint32max || usize == uint32max || off == uint32max {
+		z, ok := zip64Field(extra)
+		for _, v := range []*uint64{&usize, &csize, &off} {
+			if *v != uint32max {
+				continue
+			}
+			if !ok || len(z) < 8 {
+				return false
+			}
+			*v, z = le64(z), z[8:]
+		}
+	}
+	if off >= 1<<63 || csize >= 1<<63 {
+		return false
+	}
+	rec.CompressedSize64, rec.UncompressedSize64, rec.local = csize, usize, int64(off)
+	return true
+}
+
+// zip64Field returns the data of the zip64 field in extra.
+func zip64Field(extra []byte) ([]byte, bool) {
+	for len(extra) >= 4 {
+		id, n := le16(extra), int(le16(extra[2:]))
+		extra = extra[4:]
+		if n > len(extra) {
+			return nil, false
+		}
+		if id == zip64ExtraID {
+			return extra[:n], true
+		}
+		extra = extra[n:]
+	}
+	return nil, false
+}

@@ -1,0 +1,243 @@
+package archive
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Reference is an earlier archive of the same sources whose entries of unchanged files a
+// Writer copies, compressed bytes and all, instead of reading and compressing the files
+// again. It is only read.
+//
+// It keeps one small record per reusable file, sorted by name, and reads the entries by
+// offset through the file: neither Go's zip reader nor the parsed manifest is kept, each of
+// which holds hundreds of bytes per file (gigabytes for a million files).
+type Reference struct {
+	f     *os.File
+	size  int64
+	opts  ReuseOptions
+	files []refFile // sorted by name
+}
+
+// refFile is what reuse needs of a file of the reference: what its entry's central record
+// and its manifest record say.
+type refFile struct {
+	name        string
+	size        int64 // uncompressed, as both the entry and the manifest say
+	mtimeSec    int64 // the entry's extended timestamp
+	ctime       int64 // Unix nanoseconds
+	ino         uint64
+	local       int64 // where the entry's local header is
+	csize       int64
+	mtimeNsec   int32 // the manifest's fraction of a second
+	crc         uint32
+	mode        fs.FileMode
+	method      uint16
+	flags       uint16
+	rawSHA, sha Digest // SHA-256 of the compressed bytes and of the data
+}
+
+// refEntry is a file of the reference that a run copies: its record, the file to read it
+// from, and where its data starts once checkRaw found it.
+type refEntry struct {
+	refFile
+	ra   io.ReaderAt
+	data int64
+}
+
+// OpenReference opens the archive at path as the reference of a run compressing with
+// method and level. It fails when the archive cannot be read or its manifest is missing or
+// damaged; a reference made with other settings, or by a version that did not record what
+// reuse compares, gives no entry to reuse (Reusable says how many it gives).
+func OpenReference(path string, method Method, level int, opts ReuseOptions) (*Reference, error) {
+	f, size, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ref := &Reference{f: f, size: size, opts: opts}
+	if err := ref.read(Compression{Method: normalMethod(method), Level: level}); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return ref, nil
+}
+
+// read fills ref.files from the central directory and the manifest, when the manifest says
+// its files were compressed as comp says.
+func (ref *Reference) read(comp Compression) error {
+	manifest, err := ref.readCentral()
+	if err != nil {
+		return err
+	}
+	m, err := ref.readManifest(manifest)
+	if err != nil {
+		return err
+	}
+	if m.Compression == nil || *m.Compression != comp {
+		ref.files = nil
+		return nil
+	}
+	ref.join(m.Files)
+	return nil
+}
+
+func normalMethod(m Method) Method {
+	if m == "" {
+		return Deflate
+	}
+	return m
+}
+
+var errNoZip = errors.New("not a zip archive, or its central directory is damaged")
+
+// readCentral collects the records of the regular files stored before the manifest, sorted
+// by name, and returns the manifest's record. A name stored twice gives no record: which
+// of the two would the manifest describe?
+func (ref *Reference) readCentral() (*centralRecord, error) {
+	var manifest *centralRecord
+	var manifests int
+	err := walkCentral(ref.f, ref.size, func(rec *centralRecord) error {
+		switch {
+		case strings.TrimSuffix(rec.Name, "/") == ManifestName:
+			manifests++
+			c := *rec
+			c.Extra = nil
+			manifest = &c
+		case manifests == 0 && !strings.HasSuffix(rec.Name, "/") && rec.Mode().IsRegular():
+			if f, ok := newRefFile(rec); ok {
+				ref.files = append(ref.files, f)
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, errNoZip
+	case manifests == 0:
+		return nil, errors.New("no manifest: not made by backup")
+	case manifests > 1:
+		return nil, errDuplicateName
+	case manifest.Name != ManifestName:
+		return nil, errors.New("a directory, not a manifest")
+	}
+	slices.SortFunc(ref.files, func(a, b refFile) int { return strings.Compare(a.name, b.name) })
+	ref.files = withoutRepeats(ref.files)
+	return manifest, nil
+}
+
+// withoutRepeats drops the records of every name that sorted files holds more than once.
+func withoutRepeats(files []refFile) []refFile {
+	out := files[:0]
+	for i := 0; i < len(files); {
+		j := i + 1
+		for j < len(files) && files[j].name == files[i].name {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, files[i])
+		}
+		i = j
+	}
+	return out
+}
+
+// newRefFile takes what reuse compares from the central record of a regular file. An entry
+// without the extended timestamp, which backup always writes, is not reused: its time
+// would be a guess.
+func newRefFile(rec *centralRecord) (refFile, bool) {
+	mtime := modTime(&rec.FileHeader)
+	mode, _ := restoreMode(&rec.FileHeader, rec.Mode())
+	return refFile{name: rec.Name, size: int64(rec.UncompressedSize64), mtimeSec: mtime.Unix(),
+		local: rec.local, csize: int64(rec.CompressedSize64), crc: rec.CRC32, mode: mode,
+		method: rec.Method, flags: rec.Flags}, !mtime.IsZero()
+}
+
+// readManifest reads and parses the manifest whose central record is rec.
+func (ref *Reference) readManifest(rec *centralRecord) (*Manifest, error) {
+	if rec.UncompressedSize64 > MaxManifestSize {
+		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, MaxManifestSize)
+	}
+	f := &zip.File{FileHeader: rec.FileHeader}
+	rc, err := openAt(f, localRef{ra: ref.f, off: rec.local})
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return ParseManifest(rc)
+}
+
+// join completes the records of the central directory with the manifest's, and keeps only
+// those of the files that a later run can reuse: those whose manifest records the digest of
+// their compressed bytes and what reuse compares, and that are not snapshots (whose bytes
+// are made anew each run).
+func (ref *Reference) join(files []File) {
+	for _, mf := range files {
+		i, ok := slices.BinarySearchFunc(ref.files, mf.Path, func(f refFile, name string) int { return strings.Compare(f.name, name) })
+		if !ok || mf.RawSHA256.IsZero() || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
+			continue
+		}
+		f := &ref.files[i]
+		f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
+		f.rawSHA, f.sha = mf.RawSHA256, mf.SHA256
+	}
+	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.rawSHA.IsZero() })
+	ref.files = slices.Clip(ref.files)
+}
+
+// Size is the reference archive's size in bytes.
+func (ref *Reference) Size() int64 { return ref.size }
+
+// Reusable is how many of the reference's files could be reused.
+func (ref *Reference) Reusable() int { return len(ref.files) }
+
+// Close closes the reference's file and lets go of its records: a run closes it once every
+// entry is copied, so that they do not take memory while the new archive is read back.
+// Lookups after Close find nothing unchanged.
+func (ref *Reference) Close() error {
+	ref.files = nil
+	return ref.f.Close()
+}
+
+// Unchanged reports whether the file stored as name, which lstat described as info, is
+// unchanged since the reference: same size, mtime and ctime to the nanosecond, inode and
+// mode, as restic and borg compare.
+// A nil Reference has no unchanged file.
+func (ref *Reference) Unchanged(name string, info fs.FileInfo) bool {
+	_, ok := ref.lookup(name, info)
+	return ok
+}
+
+func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
+	if ref == nil {
+		return refEntry{}, false
+	}
+	i, ok := slices.BinarySearchFunc(ref.files, name, func(f refFile, name string) int { return strings.Compare(f.name, name) })
+	st, isUnix := info.Sys().(*syscall.Stat_t)
+	if !ok || !isUnix || !info.Mode().IsRegular() {
+		return refEntry{}, false
+	}
+	f := ref.files[i]
+	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
+		(ref.opts.IgnoreCtime || f.ctime == st.Ctim.Nano()) &&
+		(ref.opts.IgnoreInode || f.ino == st.Ino)
+	return refEntry{refFile: f, ra: ref.f}, same
+}
+
+func sameTime(sec int64, nsec int32, t time.Time) bool {
+	return sec == t.Unix() && int(nsec) == t.Nanosecond()
+}
+
+// header is the central record the entry was read from, as far as the checks of its local
+// header need it.
+func (f *refFile) header() *zip.File {
+	return &zip.File{FileHeader: zip.FileHeader{Name: f.name, Method: f.method, Flags: f.flags, CRC32: f.crc,
+		CompressedSize64: uint64(f.csize), UncompressedSize64: uint64(f.size)}}
+}
