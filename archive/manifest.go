@@ -2,7 +2,6 @@ package archive
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,31 +102,15 @@ func ParseManifest(r io.Reader) (*Manifest, error) {
 
 func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
-	dec := json.NewDecoder(lr)
-	dec.DisallowUnknownFields()
-	// The lists are decoded as their JSON records, then turned into values: so the decoder
-	// holds them to DisallowUnknownFields, and a million files are not each decoded twice
-	// more by File.UnmarshalJSON.
-	var wire struct {
-		Manifest
-		Files    []fileJSON     `json:"files"`
-		Dirs     []dirJSON      `json:"dirs"`
-		Symlinks []symlinkJSON  `json:"symlinks"`
-		Skipped  []skippedJSON  `json:"skipped"`
-		Excluded []excludedJSON `json:"excluded"`
-		Warnings []warningJSON  `json:"warnings"`
-		Created  []createdJSON  `json:"created"`
-	}
-	if err := dec.Decode(&wire); err != nil {
+	d := newManifestDecoder(lr)
+	var wire manifestWire
+	if err := d.decode(&wire); err != nil {
 		if lr.N <= 0 {
 			return nil, fmt.Errorf("manifest is larger than %d bytes", limit)
 		}
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			err = errors.New("data after the manifest")
-		}
+	if err := d.trailing(); err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	m, err := wire.Manifest, error(nil)

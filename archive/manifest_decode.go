@@ -1,0 +1,290 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// manifestWire is the manifest as its JSON holds it: the lists as their JSON records, so
+// that unknown fields in them are refused, turned into values after.
+type manifestWire = struct {
+	Manifest
+	Files    []fileJSON     `json:"files"`
+	Dirs     []dirJSON      `json:"dirs"`
+	Symlinks []symlinkJSON  `json:"symlinks"`
+	Skipped  []skippedJSON  `json:"skipped"`
+	Excluded []excludedJSON `json:"excluded"`
+	Warnings []warningJSON  `json:"warnings"`
+	Created  []createdJSON  `json:"created"`
+}
+
+// manifestDecoder decodes a manifest from a stream into a manifestWire exactly as a
+// json.Decoder with DisallowUnknownFields would (the same values, the same errors), but
+// holds one value of the top-level object at a time, and one record of a list: a
+// million-file manifest is hundreds of MB. The records of the big lists go through a fast
+// parser (manifest_records.go); whatever it does not take, and every other value, is
+// decoded by encoding/json itself.
+//
+// encoding/json checks the syntax of the whole document before it decodes any of it, and
+// goes on decoding after a type error or an unknown field (saved, the first one returned at
+// the end) but not after another error (stop); so after an error the decoder goes on
+// reading, to report a syntax error further on instead.
+type manifestDecoder struct {
+	src      io.Reader
+	buf      []byte
+	pos, end int
+	rerr     error  // the read error after buf[:end]: io.EOF at the end
+	raw      []byte // the value being decoded
+	start    int    // where in raw the value being read starts
+	lex      lexer  // the fast parser's
+	saved    error
+	stop     error
+}
+
+func newManifestDecoder(r io.Reader) *manifestDecoder {
+	return &manifestDecoder{src: r, buf: make([]byte, 64<<10)}
+}
+
+// decode reads the top-level value into w.
+func (d *manifestDecoder) decode(w *manifestWire) error {
+	c, ok := d.nonSpace()
+	if !ok {
+		return d.rerr // io.EOF for an empty stream, as json.Decoder says
+	}
+	if c != '{' {
+		if err := d.value(c); err != nil {
+			return err
+		}
+		if err := d.note(decodeJSON(d.raw, w), ""); err != nil {
+			return err
+		}
+		return d.result()
+	}
+	d.pos++
+	if c, ok = d.nonSpace(); ok && c == '}' {
+		d.pos++
+		return d.result()
+	}
+	for ok {
+		if err := d.field(w, c); err != nil {
+			return err
+		}
+		if c, ok = d.nonSpace(); !ok {
+			break
+		}
+		d.pos++
+		switch c {
+		case '}':
+			return d.result()
+		case ',':
+			c, ok = d.nonSpace()
+			continue
+		}
+		return syntaxError(`{"":""`, c)
+	}
+	return d.eofError()
+}
+
+// field decodes one key and value of the top-level object, starting at c.
+func (d *manifestDecoder) field(w *manifestWire, c byte) error {
+	if c != '"' {
+		return syntaxError(`{"":"",`, c)
+	}
+	d.raw, d.start = d.raw[:0], 0
+	if err := d.str(); err != nil {
+		return err
+	}
+	if err := validate(d.raw); err != nil {
+		return err
+	}
+	key := string(d.raw)
+	if c, ok := d.nonSpace(); !ok {
+		return d.eofError()
+	} else if c != ':' {
+		return syntaxError(`{""`, c)
+	}
+	d.pos++
+	c, ok := d.nonSpace()
+	if !ok {
+		return d.eofError()
+	}
+	if c == '[' {
+		switch key {
+		case `"files"`:
+			return decodeList(d, &w.Files, "files", parseFileRecord)
+		case `"dirs"`:
+			return decodeList(d, &w.Dirs, "dirs", parseDirRecord)
+		case `"symlinks"`:
+			return decodeList(d, &w.Symlinks, "symlinks", parseSymlinkRecord)
+		case `"skipped"`:
+			return decodeList(d, &w.Skipped, "skipped", nil)
+		case `"excluded"`:
+			return decodeList(d, &w.Excluded, "excluded", nil)
+		case `"warnings"`:
+			return decodeList(d, &w.Warnings, "warnings", nil)
+		case `"created"`:
+			return decodeList(d, &w.Created, "created", nil)
+		}
+	}
+	// Anything else is decoded as the one field of an object, into the whole: so
+	// encoding/json matches the key (case-insensitively) and words the errors.
+	d.raw = append(d.raw[:0], key...)
+	d.raw = append(d.raw, ':')
+	if err := d.value(c); err != nil {
+		return err
+	}
+	if d.stop != nil {
+		return validate(d.raw[len(key)+1:])
+	}
+	d.raw = append(d.raw, '}')
+	return d.note(decodeJSON(append([]byte{'{'}, d.raw...), w), "")
+}
+
+// decodeList decodes a JSON array (the next byte is its '[') into *list as encoding/json
+// decodes one into a slice, fast taking each element it can.
+func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool) error {
+	d.pos++
+	c, ok := d.nonSpace()
+	i := 0
+	for ok && (c != ']' || i > 0) { // after a comma, a ']' is an error
+		d.raw = d.raw[:0]
+		if err := d.value(c); err != nil {
+			return err
+		}
+		if d.stop != nil {
+			if err := validate(d.raw); err != nil {
+				return err
+			}
+		} else if err := decodeElement(d, nextElement(list, i), name, fast); err != nil {
+			return err
+		}
+		i++
+		if c, ok = d.nonSpace(); !ok || c == ']' {
+			break
+		}
+		if c != ',' {
+			return syntaxError(`[""`, c)
+		}
+		d.pos++
+		c, ok = d.nonSpace()
+	}
+	if !ok {
+		return d.eofError()
+	}
+	d.pos++
+	if d.stop == nil {
+		*list = (*list)[:min(i, len(*list))]
+		if i == 0 {
+			*list = make([]J, 0)
+		}
+	}
+	return nil
+}
+
+// nextElement returns the i'th element of *list as encoding/json decodes into it: growing
+// the slice by one, or decoding into what the slice already holds (a key given twice).
+func nextElement[J any](list *[]J, i int) *J {
+	s := *list
+	if i >= cap(s) {
+		var zero J
+		s = append(s, zero)
+	} else if i >= len(s) {
+		s = s[:i+1]
+	}
+	*list = s
+	return &s[i]
+}
+
+func decodeElement[J any](d *manifestDecoder, rec *J, name string, fast func(*J, *lexer) bool) error {
+	d.lex.b, d.lex.i = d.raw, 0
+	if fast != nil && fast(rec, &d.lex) {
+		return nil
+	}
+	return d.note(decodeJSON(d.raw, rec), name)
+}
+
+// decodeJSON decodes data into v as the manifest's decoder does.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// note keeps err from decoding a value of the list name ("" at the top) as encoding/json
+// would have: a syntax error is returned, to end the decoding.
+func (d *manifestDecoder) note(err error, name string) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var b64 base64.CorruptInputError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &syntax):
+		return err
+	case errors.As(err, &typ):
+		// encoding/json names the field from the top of the document.
+		if name != "" {
+			typ.Field = strings.TrimSuffix(name+"."+typ.Field, ".")
+		}
+	case !errors.As(err, &b64) && !strings.HasPrefix(err.Error(), "json: unknown field "):
+		d.stop = err
+		return nil
+	}
+	if d.saved == nil {
+		d.saved = err
+	}
+	return nil
+}
+
+func (d *manifestDecoder) result() error {
+	if d.stop != nil {
+		return d.stop
+	}
+	return d.saved
+}
+
+// trailing checks what follows the manifest, as json.Decoder.Token would read it.
+func (d *manifestDecoder) trailing() error {
+	c, ok := d.nonSpace()
+	if !ok {
+		if d.rerr == io.EOF {
+			return nil
+		}
+		return d.rerr
+	}
+	switch c {
+	case '{', '[':
+		return errors.New("data after the manifest")
+	case '}', ']', ':', ',':
+		return syntaxError("", c)
+	}
+	d.raw = d.raw[:0]
+	if err := d.value(c); err != nil {
+		return err
+	}
+	if err := validate(d.raw); err != nil {
+		return err
+	}
+	return errors.New("data after the manifest")
+}
+
+// syntaxError is the error encoding/json gives for the byte c after the JSON prefix.
+func syntaxError(prefix string, c byte) error {
+	err := json.Unmarshal(append([]byte(prefix), c), new(any))
+	if err == nil {
+		panic("archive: no syntax error in " + prefix + string(c))
+	}
+	return err
+}
+
+// validate returns the syntax error in a value that was only read.
+func validate(raw []byte) error {
+	if json.Valid(raw) {
+		return nil
+	}
+	return json.Unmarshal(raw, new(any))
+}

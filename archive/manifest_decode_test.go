@@ -1,0 +1,210 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// parseManifestJSON is the parser that manifestDecoder replaced, decoding with
+// encoding/json: the reference the tests and the fuzz target hold it to.
+func parseManifestJSON(r io.Reader, limit int64) (*Manifest, error) {
+	lr := &io.LimitedReader{R: r, N: limit + 1}
+	dec := json.NewDecoder(lr)
+	dec.DisallowUnknownFields()
+	var wire manifestWire
+	if err := dec.Decode(&wire); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("manifest is larger than %d bytes", limit)
+		}
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the manifest")
+		}
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	m, err := wire.Manifest, error(nil)
+	m.Files, err = values(wire.Files, fileJSON.value)
+	if err == nil {
+		m.Dirs, err = values(wire.Dirs, dirJSON.value)
+	}
+	if err == nil {
+		m.Symlinks, err = values(wire.Symlinks, symlinkJSON.value)
+	}
+	if err == nil {
+		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
+	}
+	if err == nil {
+		m.Excluded, err = values(wire.Excluded, excludedJSON.value)
+	}
+	if err == nil {
+		m.Warnings, err = values(wire.Warnings, warningJSON.value)
+	}
+	if err == nil {
+		m.Created, err = values(wire.Created, createdJSON.value)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	return &m, nil
+}
+
+// compareParsers fails t unless the two parsers give data the same manifest, or the same
+// error.
+func compareParsers(t *testing.T, data []byte) {
+	t.Helper()
+	compareParsersLimit(t, data, MaxManifestSize)
+}
+
+func compareParsersLimit(t *testing.T, data []byte, limit int64) {
+	t.Helper()
+	want, wantErr := parseManifestJSON(bytes.NewReader(data), limit)
+	got, err := parseManifest(bytes.NewReader(data), limit)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("input %q:\nerror %v\nwant  %v", data, err, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("input %q:\ngot  %+v\nwant %+v", data, got, want)
+	}
+}
+
+const sampleFile = `{"path": "a", "size": 1, "sha256": "` + goodSum + `"}`
+
+// decodeCases are inputs where a decoder that is not encoding/json could go wrong.
+var decodeCases = map[string]string{
+	"escapes":                `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a\"\\\/\b\f\n\r\t\u00e9\u2028\ud83d\ude00", "size": 1, "sha256": "` + goodSum + `"}]}`,
+	"lone surrogate":         `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a\ud800", "size": 1, "sha256": "` + goodSum + `"}, {"path": "b\udc00\u0041", "size": 1, "sha256": "` + goodSum + `"}, {"path": "c\ud800\ud800", "size": 1, "sha256": "` + goodSum + `"}]}`,
+	"bad escape":             `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a\x", "size": 1, "sha256": "` + goodSum + `"}]}`,
+	"short u escape":         `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a\u12", "size": 1}]}`,
+	"not utf-8":              "{\"schema\": \"backup.manifest/v2\", \"status\": \"complete\", \"files\": [{\"path\": \"a\xff\xc3\", \"size\": 1, \"sha256\": \"" + goodSum + "\"}]}",
+	"control in string":      "{\"schema\": \"backup.manifest/v2\", \"status\": \"complete\", \"files\": [{\"path\": \"a\nb\", \"size\": 1}]}",
+	"escaped key":            `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"p\u0061th": "a", "size": 1, "sha256": "` + goodSum + `"}]}`,
+	"folded keys":            `{"SCHEMA": "backup.manifest/v2", "Status": "complete", "Files": [{"PATH": "a", "Size": 1, "sha256": "` + goodSum + `", "UID": 3}], "ſkipped": []}`,
+	"kelvin":                 "{\"schema\": \"backup.manifest/v2\", \"status\": \"complete\", \"s\u212aipped\": [{\"path\": \"a\", \"\u212aind\": \"fifo\"}]}",
+	"key twice":              `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "path": "b", "size": 1, "size": 2, "sha256": "` + goodSum + `"}]}`,
+	"list twice":             `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `"}, ` + sampleFile + `, {"path": "c", "size": 3, "sha256": "` + goodSum + `", "uid": 1}], "files": [{"path": "x"}], "files": [{"size": 7}, {"path": "y"}, null]}`,
+	"list then null":         `{"schema": "backup.manifest/v2", "status": "complete", "files": [` + sampleFile + `], "files": null}`,
+	"empty list twice":       `{"schema": "backup.manifest/v2", "status": "complete", "files": [` + sampleFile + `], "files": []}`,
+	"null values":            `{"schema": "backup.manifest/v2", "status": null, "tool_version": null, "files": [{"path": "a", "size": null, "sha256": "` + goodSum + `", "uid": null, "link": null, "raw_sha256": null}]}`,
+	"null record":            `{"schema": "backup.manifest/v2", "status": "complete", "files": [null], "dirs": [null, {"path": "d"}]}`,
+	"record not object":      `{"schema": "backup.manifest/v2", "status": "complete", "files": [1, "x", true, []]}`,
+	"list not array":         `{"schema": "backup.manifest/v2", "status": "complete", "files": {"path": "a"}}`,
+	"string for number":      `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": "1", "sha256": "` + goodSum + `"}]}`,
+	"number forms":           `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1.0, "sha256": "` + goodSum + `"}, {"path": "b", "size": 1e2, "sha256": "` + goodSum + `"}, {"path": "c", "size": -0, "sha256": "` + goodSum + `", "uid": -0}]}`,
+	"big numbers":            `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 9223372036854775807, "sha256": "` + goodSum + `", "uid": 4294967295, "gid": 4294967296, "ino": 18446744073709551615, "dev": 18446744073709551616}]}`,
+	"negative unsigned":      `{"schema": "backup.manifest/v2", "status": "complete", "dirs": [{"path": "a", "uid": -1}]}`,
+	"leading zero":           `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 01}]}`,
+	"bad number":             `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1.}]}`,
+	"bad literal":            `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": nul}]}`,
+	"literal in list":        `{"schema": "backup.manifest/v2", "status": "complete", "files": [tru]}`,
+	"number in list":         `{"schema": "backup.manifest/v2", "status": "complete", "files": [0x]}`,
+	"escaped digest":         `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": "\u0039f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}]}`,
+	"digest not string":      `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": 5}]}`,
+	"bad digest then type":   `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": "x", "sha256": "abc"}]}`,
+	"type then bad digest":   `{"schema": "backup.manifest/v2", "status": 5, "files": [{"path": "a", "size": 1, "sha256": "abc"}, {"path": 5}]}`,
+	"errors then syntax":     `{"schema": "backup.manifest/v2", "status": "complete", "x": 1, "files": [{"path": "a", "sha256": "abc"}, {"path": "b"} x]}`,
+	"unknown then eof":       `{"schema": "backup.manifest/v2", "x": 1, "files": [{"path": "a"`,
+	"xattrs":                 `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `", "uid": 1, "xattrs": {"user.a": "eA==", "user.b": null, "user.c": ""}}], "dirs": [{"path": "d", "xattrs": {}}]}`,
+	"xattr not base64":       `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `", "xattrs": {"user.a": "e"}}]}`,
+	"snapshot":               `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a.db", "size": 1, "sha256": "` + goodSum + `", "snapshot": {"kind": "sqlite", "source_size": 3, "source_mtime": "2026-01-02T03:04:05.000000006+01:00"}}]}`,
+	"bad snapshot time":      `{"schema": "backup.manifest/v2", "status": "complete", "files": [{"path": "a.db", "size": 1, "sha256": "` + goodSum + `", "snapshot": {"source_mtime": 5}}]}`,
+	"compression":            `{"schema": "backup.manifest/v2", "status": "complete", "compression": {"method": "zstd", "level": 3}, "files": []}`,
+	"compression wrong":      `{"schema": "backup.manifest/v2", "status": "complete", "compression": {"method": 1}, "files": []}`,
+	"all lists":              `{"schema": "backup.manifest/v2", "status": "incomplete", "files": [], "dirs": [{"path": "\ufffd", "path_b64": "/w==", "uid": 1, "gid": 2, "mtime_nsec": 3, "ctime_ns": -4, "ino": 5, "dev": 6, "user": "u", "group": "g"}], "symlinks": [{"path": "l", "target": "\ufffd", "target_b64": "/w==", "uid": 0, "gid": 0}], "skipped": [{"path": "s", "kind": "fifo"}], "excluded": [{"path": "x", "rule": "*"}], "warnings": [{"path": "w", "op": "open", "error": "e", "lost": true}], "created": [{"path": "c", "type": "dir"}]}`,
+	"unknown in dir":         `{"schema": "backup.manifest/v2", "status": "complete", "dirs": [{"path": "d", "target": "x"}]}`,
+	"space everywhere":       " \t\r\n{ \"schema\" : \"backup.manifest/v2\" ,\n\"status\":\"complete\" , \"files\" : [ { \"path\" : \"a\" , \"size\" : 1 , \"sha256\" : \"" + goodSum + "\" } , {\"path\":\"b\",\"size\":2,\"sha256\":\"" + goodSum + "\"} ] } \n",
+	"empty object":           `{}`,
+	"null":                   `null`,
+	"top-level string":       `"x"`,
+	"top-level number":       `12`,
+	"top-level bad":          `-`,
+	"only space":             " \n",
+	"unclosed":               `{"schema": "backup.manifest/v2"`,
+	"unclosed string":        `{"schema": "backup.manifest/v2`,
+	"missing colon":          `{"schema" "x"}`,
+	"missing comma":          `{"schema": "x" "status": "complete"}`,
+	"trailing comma":         `{"schema": "x",}`,
+	"trailing comma in list": `{"files": [{"path": "a"},]}`,
+	"list missing comma":     `{"files": [{"path": "a"} {"path": "b"}]}`,
+	"key not string":         `{schema: "x"}`,
+	"bracket mismatch":       `{"files": [{"path": "a"]]}`,
+	"trailing string":        `{"schema": "backup.manifest/v2", "status": "complete"} "x"`,
+	"trailing number":        `{"schema": "backup.manifest/v2", "status": "complete"} 1x`,
+	"trailing bad":           `{"schema": "backup.manifest/v2", "status": "complete"} ]`,
+	"trailing literal":       `{"schema": "backup.manifest/v2", "status": "complete"} tx`,
+	"trailing open":          `{"schema": "backup.manifest/v2", "status": "complete"} [garbage`,
+	"trailing unclosed":      `{"schema": "backup.manifest/v2", "status": "complete"} "x`,
+}
+
+func TestParseManifestMatchesEncodingJSON(t *testing.T) {
+	for name, input := range decodeCases {
+		t.Run(name, func(t *testing.T) { compareParsers(t, []byte(input)) })
+	}
+	seeds, _ := filepath.Glob("testdata/fuzz/FuzzParseManifest/*")
+	for _, path := range seeds {
+		t.Run(filepath.Base(path), func(t *testing.T) { compareParsers(t, fuzzSeed(t, path)) })
+	}
+}
+
+// TestParseManifestLimitMatches compares the parsers at limits around the manifest's size.
+func TestParseManifestLimitMatches(t *testing.T) {
+	for _, name := range []string{"all lists", "unclosed", "trailing string"} {
+		data := []byte(decodeCases[name])
+		for limit := int64(len(data)) - 3; limit <= int64(len(data))+1; limit++ {
+			compareParsersLimit(t, data, limit)
+		}
+	}
+}
+
+// TestParseManifestStreams checks that the decoder reads the stream a piece at a time, and
+// reports a read error as json.Decoder does.
+func TestParseManifestStreams(t *testing.T) {
+	input := decodeCases["all lists"]
+	if _, err := ParseManifest(iotest.OneByteReader(strings.NewReader(input))); err != nil {
+		t.Errorf("one byte at a time: %v", err)
+	}
+	boom := errors.New("boom")
+	for _, n := range []int{0, 10, len(input) - 1} {
+		r := io.MultiReader(strings.NewReader(input[:n]), iotest.ErrReader(boom))
+		if _, err := ParseManifest(r); !errors.Is(err, boom) {
+			t.Errorf("read error after %d bytes: %v, want boom", n, err)
+		}
+	}
+}
+
+// fuzzSeed reads the input of a file of go test's fuzz corpus.
+func fuzzSeed(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lit, _ := strings.Cut(string(data), "[]byte(")
+	var s string
+	if _, err := fmt.Sscanf(strings.TrimSuffix(strings.TrimSpace(lit), ")"), "%q", &s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return []byte(s)
+}
+
+// FuzzParseManifestMatchesJSON checks that the decoder decodes whatever it is given as
+// encoding/json does: the same manifest, or the same error.
+func FuzzParseManifestMatchesJSON(f *testing.F) {
+	for _, input := range decodeCases {
+		f.Add([]byte(input))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { compareParsers(t, data) })
+}
