@@ -23,10 +23,12 @@ const (
 )
 
 // fileHeader builds what zip.Writer.CreateHeader would have filled in, for an entry written
-// with CreateRaw from bytes compressed elsewhere. The sizes and CRC are known before the
-// entry is written, so they go in the local header, as streaming readers prefer; only an
-// entry that needs zip64 sizes carries them in a data descriptor instead, because
-// archive/zip writes no zip64 field into local headers.
+// with CreateRaw from bytes compressed elsewhere. A file smaller than a chunk, or stored, has
+// its sizes and CRC in the local header, as streaming readers prefer. A compressed file of a
+// chunk or more may be written into the archive as it is read (see direct.go), before its
+// CRC and sizes are known, so they follow its data in a data descriptor, whether it was
+// streamed or not: an entry's bytes are the same either way. An entry that needs zip64
+// sizes has a descriptor too, because archive/zip writes no zip64 field into local headers.
 func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64, meta *Meta) *zip.FileHeader {
 	fh := baseHeader(name, info, meta)
 	fh.Method = method
@@ -34,8 +36,10 @@ func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compre
 	fh.CompressedSize64 = uint64(compressed)
 	fh.UncompressedSize64 = uint64(size)
 	version := uint16(zipVersion20)
-	if fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
+	if streamable(method, size) || fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
 		fh.Flags |= flagDataDesc
+	}
+	if size >= zip64From {
 		version = zipVersion45
 	}
 	if method == MethodZstd {
@@ -45,6 +49,19 @@ func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compre
 	fh.CreatorVersion = creatorUnix<<8 | version
 	return fh
 }
+
+// streamable says whether an entry of size bytes may be written as it is read. A stored
+// entry is not: a reader going through the archive from the front (Java's ZipInputStream)
+// cannot tell where the data of a stored entry with a data descriptor ends.
+func streamable(method uint16, size int64) bool {
+	return method != zip.Store && size >= chunkSize
+}
+
+// zip64From is the size from which an entry says it needs zip64 (version 4.5). The version
+// goes in the local header before the data, and a streamed entry's compressed size is not
+// known then; this leaves room for the compressor's overhead on data that does not shrink
+// (stored blocks cost 5 bytes in 64 KiB), so that the size of the file decides alone.
+const zip64From = uint32max - uint32max/16
 
 // dirHeader builds a directory entry: its name ends in a slash and it has no data.
 func dirHeader(name string, info fs.FileInfo, meta *Meta) *zip.FileHeader {

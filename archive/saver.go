@@ -76,15 +76,18 @@ type saver struct {
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
 	fresh     func(src walker.Handle, name string) bool // Options.Fresh
+	direct    *directTo                                 // for the item being read; nil when it cannot be streamed
 	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
 	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
 }
 
 func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {
 	var o outcome
-	for range maxReads {
+	for i := range maxReads {
 		o.release()
-		o = s.readOnce(ctx, src, name)
+		// The last copy is kept even when it changed: it is not streamed, so that its
+		// header can be made from the fstat after reading (see direct.go).
+		o = s.readOnce(ctx, src, name, i < maxReads-1)
 		if !errors.Is(o.warn, ErrChanged) {
 			return o
 		}
@@ -99,7 +102,7 @@ func (o *outcome) release() {
 	}
 }
 
-func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) outcome {
+func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, stream bool) outcome {
 	f, err := s.open(src, name)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
@@ -119,7 +122,11 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	st, err := s.stage(ctx, name, f, before.Size())
+	var direct *directTo
+	if stream {
+		direct = s.direct
+	}
+	st, err := s.stage(ctx, name, f, before, direct)
 	if err != nil {
 		var re *readError
 		if errors.As(err, &re) {
@@ -146,14 +153,15 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string) ou
 }
 
 // stage reads r once, feeding the CRC-32, the SHA-256 and the compressor from the same bytes.
-// size is what fstat said before reading.
-func (s *saver) stage(ctx context.Context, name string, r io.Reader, size int64) (*staged, error) {
+// before is the fstat before reading. A large file goes straight into the archive once its
+// turn comes, unless direct is nil.
+func (s *saver) stage(ctx context.Context, name string, r io.Reader, before fs.FileInfo, direct *directTo) (*staged, error) {
 	src := &reader{ctx: ctx, r: r, count: s.bytesRead}
 	st := &staged{data: s.spools.newSpool()}
 	crc, sum := crc32.NewIEEE(), sha256.New()
 	hash := io.MultiWriter(crc, sum)
 	buf := s.pool.getBuf()
-	n, err := fill(src, buf, size)
+	n, err := fill(src, buf, before.Size())
 	switch {
 	case src.err != nil:
 		err = src.err
@@ -164,6 +172,7 @@ func (s *saver) stage(ctx context.Context, name string, r io.Reader, size int64)
 		st.method, err = s.compressWhole(st.data, name, buf[:n])
 		s.pool.putBuf(buf)
 	default:
+		st.data.out = direct.out(name, before, s.comp)
 		st.method, st.size, err = s.compressLarge(st.data, buf, src, hash)
 		if src.err != nil {
 			err = src.err

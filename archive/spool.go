@@ -52,10 +52,16 @@ type spool struct {
 	// sum hashes the bytes as they come, on the worker's goroutine: a later run checks the
 	// entry's compressed bytes against it before copying them (see Reference).
 	sum hash.Hash
+	// out, when set, takes the bytes straight into the archive once the entry's turn comes
+	// (see direct.go).
+	out *directOut
 }
 
 func (s *spool) Write(p []byte) (int, error) {
 	s.sum.Write(p)
+	if s.out != nil && s.out.ready() {
+		return s.writeDirect(p)
+	}
 	if s.file == nil && (s.mem.Len()+len(p) > s.cfg.limit || !s.cfg.take(len(p))) {
 		if err := s.spill(); err != nil {
 			return 0, err
@@ -71,6 +77,20 @@ func (s *spool) Write(p []byte) (int, error) {
 	s.size += int64(n)
 	return n, err
 }
+
+func (s *spool) writeDirect(p []byte) (int, error) {
+	if !s.out.on {
+		if err := s.out.begin(s); err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.out.w.out.Write(p)
+	s.size += int64(n)
+	return n, err
+}
+
+// streamed says whether the bytes went into the archive.
+func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 
 func (s *spool) spill() error {
 	f, err := os.CreateTemp(s.cfg.dir, ".backup-spool-*")
@@ -108,13 +128,21 @@ func (s *spool) copyTo(w io.Writer, buf []byte) (int64, error) {
 	return io.CopyBuffer(w, onlyReader{s.file}, buf)
 }
 
-// Close releases the spool's memory and temp file.
-func (s *spool) Close() error {
+// drop releases the spool's memory and temp file.
+func (s *spool) drop() {
 	s.freeMem()
-	if s.file == nil {
-		return nil
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
 	}
-	err := s.file.Close()
-	s.file = nil
-	return err
+}
+
+// Close releases the spool's memory and temp file, and takes back what it wrote into the
+// archive unless that entry was finished.
+func (s *spool) Close() error {
+	s.drop()
+	if s.streamed() && !s.out.done {
+		s.out.rollback()
+	}
+	return nil
 }

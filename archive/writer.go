@@ -87,7 +87,8 @@ type Writer struct {
 	file   *os.File
 	buf    *bufio.Writer // between the zip writer and file: few large writes
 	out    *countingHash
-	zw     *zip.Writer
+	skip   *skipper // between zw and out, for entries written around zw (see direct.go)
+	zw     *zipWriter
 	queue  chan *item // walk order, bounded: back-pressure on the walk
 	jobs   chan *item
 	read   atomic.Int64
@@ -104,6 +105,7 @@ type Writer struct {
 	mu    sync.Mutex
 	fatal error
 
+	streamed  int    // entries written as they were read (see direct.go)
 	published bool   // Commit handed the temp file to atomicfile.Publish
 	copyBuf   []byte // for copying reference entries, on the writing goroutine
 }
@@ -118,6 +120,7 @@ type item struct {
 	link   int           // a file's hard-link group; 0 for none
 	reuse  *refEntry     // the reference's entry of an unchanged file; nil for others
 	done   chan struct{} // closed once out is set; nil for directories and symlinks
+	head   chan struct{} // closed when the item's turn comes; nil when it cannot be streamed
 	out    outcome
 }
 
@@ -175,7 +178,8 @@ func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor
 		written: make(chan struct{}),
 	}
 	w.out = &countingHash{w: w.buf, h: sha256.New()}
-	w.zw = zip.NewWriter(w.out)
+	w.skip = &skipper{w: w.out}
+	w.zw = &zipWriter{Writer: zip.NewWriter(w.skip)}
 	// The manifest is always deflated, so that any unzip can read it.
 	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, DefaultLevel)
@@ -233,6 +237,9 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 		return w.addLost(name, info, err)
 	}
 	it := &item{name: name, src: src, info: info, meta: meta, done: make(chan struct{})}
+	if w.file != nil { // an archive in a file can take back a streamed entry (see direct.go)
+		it.head = make(chan struct{})
+	}
 	if meta != nil {
 		it.link = w.linkGroup(info)
 	}
@@ -265,6 +272,7 @@ func (w *Writer) add(it *item) error {
 func (w *Writer) work(s *saver) {
 	defer w.workers.Done()
 	for it := range w.jobs {
+		s.direct = w.directFor(it)
 		it.out = s.saveOrReuse(w.ctx, it)
 		it.src.Release()
 		close(it.done)
@@ -275,6 +283,9 @@ func (w *Writer) work(s *saver) {
 func (w *Writer) run() {
 	defer close(w.written)
 	for it := range w.queue {
+		if it.head != nil && w.err() == nil {
+			close(it.head) // the archive is its worker's until done
+		}
 		if it.done != nil {
 			<-it.done
 		}
@@ -328,11 +339,7 @@ func (w *Writer) write(it *item) error {
 func (w *Writer) writeStaged(it *item, st *staged) error {
 	name := it.name
 	fh := fileHeader(name, st.info, st.method, st.crc, st.data.size, st.size, it.meta)
-	zf, err := w.zw.CreateRaw(fh)
-	if err != nil {
-		return err
-	}
-	if _, err := st.data.copyTo(zf, w.buffer()); err != nil {
+	if err := w.writeData(fh, st.data); err != nil {
 		return err
 	}
 	if st.copyOf != nil && w.opts.OnCopy != nil {
@@ -343,6 +350,28 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil
+}
+
+// writeData writes the entry fh with the bytes sp holds, or finishes it if they went into the
+// archive already.
+func (w *Writer) writeData(fh *zip.FileHeader, sp *spool) error {
+	if sp.streamed() {
+		return sp.out.finish(fh)
+	}
+	zf, err := w.zw.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	_, err = sp.copyTo(zf, w.buffer())
+	return err
+}
+
+// directFor is how the worker reading it may stream it; nil when it may not.
+func (w *Writer) directFor(it *item) *directTo {
+	if it.head == nil {
+		return nil
+	}
+	return &directTo{w: w, head: it.head, meta: it.meta}
 }
 
 // buffer is the writing goroutine's buffer for copying staged and reused entries.

@@ -1,0 +1,217 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding"
+	"encoding/binary"
+	"errors"
+	"io"
+	"io/fs"
+)
+
+// A large entry whose turn has come is written straight into the archive by the worker
+// reading it, rather than into a spool that the writing goroutine copies into the archive
+// later: on a 4 GiB file, writing and reading the spool back was most of the run's system
+// time. The writing goroutine, waiting for that entry, hands the archive to its worker
+// (item.head); entries behind it are spooled as before. Its CRC-32 and sizes are known only
+// after the data, so they follow it in a data descriptor, as they do for every entry that
+// could be streamed (see fileHeader): the bytes of an entry do not depend on whether it was.
+//
+// A file whose read fails half way must leave no partial entry. So the streamed bytes go
+// around the zip.Writer, straight into the archive's hash and temp file, and can be taken
+// back: the file is truncated to where the entry began and the hash restored to its state
+// there. Once the entry is whole, the zip.Writer is told of it by replaying it: it writes
+// the same header, as many bytes of data and the descriptor into a skipper that drops
+// exactly that many, so that its offsets and its central directory count them.
+
+// directOut is where a large entry's compressed bytes go once its turn has come.
+type directOut struct {
+	w      *Writer
+	head   <-chan struct{} // closed when the writing goroutine hands over the archive
+	fh     *zip.FileHeader // as far as known before the data
+	header []byte          // the local header written
+	start  int64           // where it starts in the archive
+	state  []byte          // the archive hash's state there
+	on     bool            // writing into the archive
+	done   bool            // the entry is whole and counted: nothing to take back
+}
+
+// ready says whether the bytes may go into the archive now: the entry's turn has come.
+func (d *directOut) ready() bool {
+	if d.on {
+		return true
+	}
+	select {
+	case <-d.head:
+		return true
+	default:
+		return false
+	}
+}
+
+// begin writes the local header and what sp holds so far into the archive; the caller owns
+// the archive from now until the entry is done.
+func (d *directOut) begin(sp *spool) error {
+	w := d.w
+	if err := w.zw.Flush(); err != nil {
+		return err
+	}
+	if owed := w.zw.owed; owed != nil {
+		desc := descriptor(owed)
+		if _, err := w.out.Write(desc); err != nil {
+			return err
+		}
+		w.skip.n += int64(len(desc))
+		w.zw.owed = nil
+	}
+	state, err := w.out.h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return err
+	}
+	d.start, d.state, d.header = w.out.n, state, localHeaderBytes(d.fh)
+	d.on = true
+	if _, err := w.out.Write(d.header); err != nil {
+		return err
+	}
+	_, err = sp.copyTo(w.out, w.buffer())
+	sp.drop()
+	return err
+}
+
+// rollback takes back what was written of the entry. A failure to do so is the run's: the
+// archive would hold part of an entry.
+func (d *directOut) rollback() {
+	w := d.w
+	d.on = false
+	err := w.buf.Flush()
+	if err == nil {
+		err = w.file.Truncate(d.start)
+	}
+	if err == nil {
+		_, err = w.file.Seek(d.start, io.SeekStart)
+	}
+	if err == nil {
+		err = w.out.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(d.state)
+	}
+	w.out.n = d.start
+	if err != nil {
+		w.setErr(err)
+	}
+}
+
+var errStreamedHeader = errors.New("a streamed entry's local header differs from the one its final header makes")
+
+// finish writes the descriptor after the entry's data, fh being its final header, and
+// replays the entry into the zip.Writer. On the writing goroutine.
+func (d *directOut) finish(fh *zip.FileHeader) error {
+	w := d.w
+	if !bytes.Equal(localHeaderBytes(fh), d.header) {
+		return errStreamedHeader
+	}
+	desc := descriptor(fh)
+	if _, err := w.out.Write(desc); err != nil {
+		return err
+	}
+	w.skip.n += int64(len(d.header)) + int64(fh.CompressedSize64) + int64(len(desc))
+	zf, err := w.zw.Writer.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	w.zw.owed = nil // its descriptor is written, and dropped when the zip.Writer writes it
+	zeros := make([]byte, min(fh.CompressedSize64, writeBuffer))
+	for left := fh.CompressedSize64; left > 0; {
+		n, err := zf.Write(zeros[:min(left, uint64(len(zeros)))])
+		if err != nil {
+			return err
+		}
+		left -= uint64(n)
+	}
+	d.done = true
+	w.streamed++
+	return nil
+}
+
+// localHeaderBytes is the local header archive/zip writes for fh, an entry with a data
+// descriptor: the CRC-32 and sizes are zero.
+func localHeaderBytes(fh *zip.FileHeader) []byte {
+	b := make([]byte, localLen, localLen+len(fh.Name)+len(fh.Extra))
+	binary.LittleEndian.PutUint32(b, localSig)
+	binary.LittleEndian.PutUint16(b[4:], fh.ReaderVersion)
+	binary.LittleEndian.PutUint16(b[6:], fh.Flags)
+	binary.LittleEndian.PutUint16(b[8:], fh.Method)
+	binary.LittleEndian.PutUint16(b[10:], fh.ModifiedTime)
+	binary.LittleEndian.PutUint16(b[12:], fh.ModifiedDate)
+	binary.LittleEndian.PutUint16(b[26:], uint16(len(fh.Name)))
+	binary.LittleEndian.PutUint16(b[28:], uint16(len(fh.Extra)))
+	return append(append(b, fh.Name...), fh.Extra...)
+}
+
+// descriptor is the data descriptor archive/zip writes after a raw entry: with its
+// signature, and sizes of 8 bytes when either is too large for 4.
+func descriptor(fh *zip.FileHeader) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, descriptorSig)
+	b = binary.LittleEndian.AppendUint32(b, fh.CRC32)
+	if fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
+		b = binary.LittleEndian.AppendUint64(b, fh.CompressedSize64)
+		return binary.LittleEndian.AppendUint64(b, fh.UncompressedSize64)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(fh.CompressedSize64))
+	return binary.LittleEndian.AppendUint32(b, uint32(fh.UncompressedSize64))
+}
+
+// zipWriter is the archive's zip.Writer, knowing when it owes a data descriptor: the last
+// entry's, which it writes only when the next entry starts.
+type zipWriter struct {
+	*zip.Writer
+	owed *zip.FileHeader
+}
+
+func (z *zipWriter) CreateRaw(fh *zip.FileHeader) (io.Writer, error) {
+	z.owed = nil
+	zf, err := z.Writer.CreateRaw(fh)
+	if err == nil && fh.Flags&flagDataDesc != 0 {
+		z.owed = fh
+	}
+	return zf, err
+}
+
+func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
+	z.owed = nil // the manifest's, which comes last
+	return z.Writer.CreateHeader(fh)
+}
+
+// skipper passes on what the zip.Writer writes, except the next n bytes: those of entries
+// already written around it.
+type skipper struct {
+	w io.Writer
+	n int64
+}
+
+func (s *skipper) Write(p []byte) (int, error) {
+	k := int(min(s.n, int64(len(p))))
+	s.n -= int64(k)
+	if k == len(p) {
+		return k, nil
+	}
+	n, err := s.w.Write(p[k:])
+	return k + n, err
+}
+
+// directTo is what a worker needs to stream the file it reads: the Writer, and what the
+// entry's header holds besides the file's fstat.
+type directTo struct {
+	w    *Writer
+	head <-chan struct{}
+	meta *Meta
+}
+
+// out returns where the compressed bytes of the file name go, if it may be streamed; nil
+// otherwise. before is its fstat before reading.
+func (t *directTo) out(name string, before fs.FileInfo, comp *encoder) *directOut {
+	if t == nil || comp.stores() || !streamable(comp.zipMethod(), before.Size()) {
+		return nil
+	}
+	fh := fileHeader(name, before, comp.zipMethod(), 0, 0, before.Size(), t.meta)
+	return &directOut{w: t.w, head: t.head, fh: fh}
+}

@@ -1,0 +1,211 @@
+package archive
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"backup/walker"
+)
+
+// mixedData is random bytes and text by turns, as a disk image or a tar of mixed files is.
+func mixedData(n int) []byte {
+	text := bytes.Repeat([]byte("a line of text that deflates well, over and over\n"), 1<<14)
+	var b []byte
+	for i := 0; len(b) < n; i++ {
+		b = append(b, randomData(300<<10+i)...)
+		b = append(b, text[:(i%5+1)<<17]...)
+	}
+	return b[:n]
+}
+
+// build writes an archive of the files of dir named in names, in that order: into a file
+// (Create) when toFile is set, otherwise as a stream, which never streams an entry. It
+// returns the archive's bytes, the number of entries streamed, the bytes written in all
+// (more than the archive when some were taken back) and the warnings.
+func build(t *testing.T, dir string, names []string, toFile bool, opts Options) ([]byte, int, int64, []error) {
+	t.Helper()
+	files := heldFiles(t, dir)
+	var warns []error
+	opts.OnWarn = func(err error) { warns = append(warns, err) }
+	m := &Manifest{Schema: ManifestSchema, Status: "complete"}
+	opts.OnFile = func(f File) { m.Files = append(m.Files, f) }
+	var w *Writer
+	var err error
+	var written int64
+	var stream bytes.Buffer
+	if toFile {
+		opts.Output = func(f *os.File) io.Writer { return &countingFile{f: f, n: &written} }
+		w, err = Create(t.Context(), t.TempDir(), "t.zip", opts)
+	} else {
+		w, err = CreateStream(t.Context(), &stream, t.TempDir(), opts)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, name := range names {
+		if err := w.AddFile(files[name].src, name, files[name].info, nil); err != nil {
+			t.Fatal(err)
+		}
+		delete(files, name)
+	}
+	for _, f := range files {
+		f.src.Release()
+	}
+	if _, err := w.CloseManifest(m); err != nil {
+		t.Fatal(err)
+	}
+	if !toFile {
+		return stream.Bytes(), w.streamed, int64(stream.Len()), warns
+	}
+	data, err := os.ReadFile(w.TempPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, w.streamed, written, warns
+}
+
+type countingFile struct {
+	f *os.File
+	n *int64
+}
+
+func (c *countingFile) Write(p []byte) (int, error) {
+	n, err := c.f.Write(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+func writeBytes(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.zip")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestStreamedMatchesSpooled: a large entry written into the archive as it is read has the
+// bytes it has when spooled first (a stream output never streams an entry), for any number
+// of jobs; and every reader accepts its data descriptor.
+func TestStreamedMatchesSpooled(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"a.txt", "big1.bin", "big2.bin", "c.txt", "big3.bin", "zz.txt"}
+	writeTree(t, dir, map[string][]byte{
+		"a.txt": []byte("small\n"), "big1.bin": mixedData(9 << 20), "big2.bin": mixedData(3<<20 + 7),
+		"c.txt": bytes.Repeat([]byte("c"), 5000), "big3.bin": mixedData(chunkSize), "zz.txt": nil,
+	})
+	want, streamed, _, _ := build(t, dir, names, false, Options{Level: DefaultLevel, Jobs: 1})
+	if streamed != 0 {
+		t.Fatalf("%d entries streamed into a stream output, want none", streamed)
+	}
+	for _, jobs := range []int{1, 2, 4} {
+		got, streamed, _, warns := build(t, dir, names, true, Options{Level: DefaultLevel, Jobs: jobs})
+		if jobs == 1 && streamed != 3 {
+			t.Errorf("jobs 1: %d entries streamed, want 3", streamed)
+		}
+		if len(warns) != 0 || !bytes.Equal(got, want) {
+			t.Errorf("jobs %d (%d streamed): %d bytes, %v; want the %d bytes of the spooled archive", jobs, streamed, len(got), warns, len(want))
+		}
+	}
+	path := writeBytes(t, want)
+	data, _ := readArchive(t, path)
+	if !bytes.Equal(data["big1.bin"], mixedData(9<<20)) {
+		t.Errorf("big1.bin read back differs")
+	}
+	unzipTest(t, path)
+	pythonTest(t, path)
+	if res, err := Verify(t.Context(), path, VerifyOptions{}); err != nil || !res.OK() {
+		t.Errorf("Verify: %v, %+v", err, res)
+	}
+}
+
+// failingOpen makes the file bad fail with EIO after good bytes, and makes the fstat after
+// the first read of changed report another mtime.
+func failingOpen(good int64) func(walker.Handle, string) (SourceFile, error) {
+	opened := 0
+	return func(src walker.Handle, name string) (SourceFile, error) {
+		f, err := src.OpenRaw()
+		switch {
+		case err != nil:
+			return nil, err
+		case name == "bad.bin":
+			return &failingFile{File: f, good: good}, nil
+		case name == "changed.bin":
+			opened++
+			if opened == 1 {
+				return &touchedFile{File: f}, nil
+			}
+		}
+		return f, nil
+	}
+}
+
+type failingFile struct {
+	*walker.File
+	good int64
+}
+
+func (f *failingFile) Read(p []byte) (int, error) {
+	if f.good <= 0 {
+		return 0, syscall.EIO
+	}
+	n, err := f.File.Read(p[:min(int64(len(p)), f.good)])
+	f.good -= int64(n)
+	return n, err
+}
+
+// touchedFile reports a later mtime from its second fstat on: it changed while read.
+type touchedFile struct {
+	*walker.File
+	stats int
+}
+
+func (f *touchedFile) Stat() (fs.FileInfo, error) {
+	info, err := f.File.Stat()
+	if f.stats++; f.stats > 1 && err == nil {
+		info = laterInfo{info}
+	}
+	return info, err
+}
+
+type laterInfo struct{ fs.FileInfo }
+
+func (i laterInfo) ModTime() time.Time { return i.FileInfo.ModTime().Add(time.Second) }
+
+// TestStreamedEntryTakenBack: a file whose read fails after part of it went into the
+// archive leaves nothing of it there, and a file that changed while it was streamed is
+// taken back and read again: the archive is byte for byte the one made without them (the
+// one that changed read once, cleanly).
+func TestStreamedEntryTakenBack(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"a.txt": []byte("small\n"), "bad.bin": mixedData(20 << 20), "changed.bin": mixedData(6 << 20),
+		"c.txt": bytes.Repeat([]byte("c"), 5000),
+	})
+	opts := Options{Level: DefaultLevel, Jobs: 1}
+	want, _, _, _ := build(t, dir, []string{"a.txt", "changed.bin", "c.txt"}, true, opts)
+	opts.Open = failingOpen(12 << 20)
+	got, streamed, written, warns := build(t, dir, []string{"a.txt", "bad.bin", "changed.bin", "c.txt"}, true, opts)
+	if len(warns) != 1 || !isLostRead(warns[0], "bad.bin") {
+		t.Errorf("warnings %v, want one failed read of bad.bin", warns)
+	}
+	if streamed != 1 || written < int64(len(got))+12<<20/2 {
+		t.Errorf("%d entries streamed, %d bytes written for an archive of %d; want changed.bin streamed, and bad.bin's bytes and its first copy taken back", streamed, written, len(got))
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("archive of %d bytes, want the %d bytes of the archive without bad.bin", len(got), len(want))
+	}
+	unzipTest(t, writeBytes(t, got))
+}
+
+func isLostRead(err error, name string) bool {
+	pe, ok := err.(*fs.PathError)
+	return ok && pe.Op == OpRead && pe.Path == name
+}
