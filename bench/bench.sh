@@ -20,6 +20,10 @@ runs=${BENCH_RUNS:-3}
 scale=${BENCH_SCALE:-1}
 levels=${BENCH_LEVELS:-1}
 only=${BENCH_ONLY:-}
+case $only in
+"" | reuse) ;;
+*) echo "bench: BENCH_ONLY=$only: only reuse can be run alone" >&2 && exit 2 ;;
+esac
 out=${BENCH_OUT:-$repo/BENCHMARKS.md}
 work=${BENCH_DIR:-}
 if [ -z "$work" ]; then
@@ -198,6 +202,7 @@ machine() {
 	echo "kernel=$(uname -r)"
 	echo "date=$(date -u +%Y-%m-%d)"
 	echo "backup=$("$bin" version 2>&1 | head -n 1)"
+	echo "commit=$(git -C "$repo" describe --always --dirty 2>/dev/null)"
 	echo "runs=$runs"
 	have zip && echo "v_zip=$(zip -v | sed -n 2p | awk '{print $3, $4}')"
 	have gzip && echo "v_gzip=$(gzip --version | head -n 1)"

@@ -65,14 +65,14 @@ func (r *report) reuse(w io.Writer) {
 	}
 	m := r.meta
 	fmt.Fprintf(w, "%s\n\nA backup set's second run copies the entries of unchanged files from the archive `LATEST` names "+
-		"(issue 10). Measured by `bench/bench.sh` (`BENCH_ONLY=reuse` runs only this) on %s, %s runs of each case interleaved, medians; "+
+		"(issue 10). Measured by `bench/bench.sh` (`BENCH_ONLY=reuse` runs only this) on %s, at commit %s, %s runs of each case interleaved, medians; "+
 		"load average %s before, %s after. Each run starts from the same state: a first run from an empty set, "+
 		"a second run from a set holding one full backup of its tree (what a run adds is removed before the next). "+
 		"Every set run includes the read-back before `LATEST` moves. The 1%% change: %s files, every 100th in sorted order, "+
 		"each with a line appended (new size and mtime), in a copy of the corpus whose set holds a backup made before the change. "+
 		"%s backs up the same tree into a new local repository, then again (its second snapshot has the first as parent). "+
 		"On a busy machine the CPU column says more than the wall time.\n\n",
-		reuseHeading, m["reuse_date"], m["runs"], m["reuse_load_before"], m["reuse_load_after"], m["reuse_changed_files"], orName(m["v_restic"], "restic"))
+		reuseHeading, m["reuse_date"], orName(m["commit"], "(not recorded)"), m["runs"], m["reuse_load_before"], m["reuse_load_after"], m["reuse_changed_files"], orName(m["v_restic"], "restic"))
 	fmt.Fprint(w, "| case | wall s | CPU s | peak RSS MiB | ÷ first run, wall | ÷ first run, CPU |\n| --- | --: | --: | --: | --: | --: |\n")
 	for _, c := range []struct{ name, first string }{
 		{reuseFirst, reuseFirst}, {reuseSecond, reuseFirst}, {reuseChanged, reuseFirst}, {reuseReread, reuseFirst},
