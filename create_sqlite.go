@@ -87,8 +87,10 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		if err != nil {
 			return nil, err
 		}
-		if !isDatabase(f) {
-			return f, nil // the archive stats it again, and skips what is not a regular file
+		info, db := databaseInfo(f)
+		if !db {
+			// The archive skips what is not a regular file.
+			return &statted{File: f, info: info}, nil
 		}
 		osf := f.OS()
 		defer osf.Close()
@@ -97,12 +99,12 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		if err != nil {
 			return nil, &archive.OpError{Op: opSnapshot, Err: err}
 		}
-		info, err := s.Stat()
+		copied, err := s.Stat()
 		if err != nil {
 			s.Close()
 			return nil, &archive.OpError{Op: opSnapshot, Err: err}
 		}
-		return snapshotFile{s, info.Size()}, nil
+		return snapshotFile{s, copied.Size()}, nil
 	}
 }
 
@@ -113,12 +115,36 @@ func isDatabase(f interface {
 	io.ReaderAt
 	Stat() (fs.FileInfo, error)
 }) bool {
+	_, db := databaseInfo(f)
+	return db
+}
+
+// databaseInfo is isDatabase, also returning the fstat it made (nil when it failed).
+func databaseInfo(f interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}) (fs.FileInfo, bool) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return false
+		return info, false
 	}
 	db, err := sqlitesnap.IsDatabase(f)
-	return err == nil && db
+	return info, err == nil && db
+}
+
+// statted answers the archive's first Stat, the one before reading, with the fstat made to
+// look for a database a moment before: a system call per file. Later ones ask again.
+type statted struct {
+	*walker.File
+	info fs.FileInfo
+}
+
+func (s *statted) Stat() (fs.FileInfo, error) {
+	if info := s.info; info != nil {
+		s.info = nil
+		return info, nil
+	}
+	return s.File.Stat()
 }
 
 // isSidecar reports whether the regular file e is the -wal, -shm or -journal of a database
