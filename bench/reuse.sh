@@ -123,6 +123,7 @@ run_reuse_scale() {
 	mkdir -p "$work/reuse"
 	rm -rf "$work/reuse/set1M"
 	echo "reuse_1M_date=$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$meta"
+	echo "reuse_1M_commit=$(git -C "$repo" describe --always --dirty 2>/dev/null)" >>"$meta"
 	echo "reuse_1M_load_before=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 	measure "$reuse_first_1M" 1 - "$bin" create -q --output-dir reuse/set1M many1M
 	measure "$reuse_second_1M" 1 - "$bin" create -q --output-dir reuse/set1M many1M

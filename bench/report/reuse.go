@@ -95,7 +95,7 @@ func (r *report) reuse1M(w io.Writer) {
 	}
 	m := r.meta
 	fmt.Fprintf(w, "%s\n\nA set's first and second runs on 1,000,000 files of 100 bytes (`bench/gencorpus -files`), once each, "+
-		"on %s, at commit %s, load average %s before.\n\n", reuse1MHeading, m["reuse_1M_date"], orName(m["commit"], "(not recorded)"), m["reuse_1M_load_before"])
+		"on %s, at commit %s, load average %s before.\n\n", reuse1MHeading, m["reuse_1M_date"], orName(m["reuse_1M_commit"], "(not recorded)"), m["reuse_1M_load_before"])
 	fmt.Fprint(w, "| case | wall s | CPU s | peak RSS MiB | ÷ first run, wall | ÷ first run, CPU |\n| --- | --: | --: | --: | --: | --: |\n")
 	r.reuseRow(w, reuseFirst1M, reuseFirst1M)
 	r.reuseRow(w, reuseSecond1M, reuseFirst1M)
