@@ -118,7 +118,7 @@ run_reuse() {
 
 # run_reuse_scale: a set's first and second runs at 1,000,000 files of 100 bytes, once each.
 run_reuse_scale() {
-	say "reuse at 1,000,000 files (making them takes a minute or two, each run about two)"
+	say "reuse at 1,000,000 files (making them takes a minute or two; each run takes minutes, ten on a busy machine)"
 	[ -d "$work/many1M" ] || (cd "$repo" && go run ./bench/gencorpus -files 1000000 -size 100 "$work/many1M")
 	mkdir -p "$work/reuse"
 	rm -rf "$work/reuse/set1M"
