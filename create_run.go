@@ -29,10 +29,13 @@ type creation struct {
 	rec     *report.Recorder
 	started time.Time
 	out     outputPaths
-	w       *archive.Writer     // nil in a dry run
-	ref     *archive.Reference  // unchanged files' entries are copied from it; nil: a full run
-	copied  map[string]struct{} // the names of the entries copied from ref
+	w       *archive.Writer    // nil in a dry run
+	ref     *archive.Reference // unchanged files' entries are copied from it; nil: a full run
 	owners  archive.Owners
+	// manifest is the manifest the archive ends with, and manifestSum the SHA-256 of its
+	// bytes, for the read-back; set once the archive is closed.
+	manifest    *archive.Manifest
+	manifestSum archive.Digest
 
 	events        *report.Events         // --json-lines; nil without
 	current       atomic.Pointer[string] // the file last handed to the archive, for the progress line
@@ -181,18 +184,6 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, 
 	return rc, err
 }
 
-// onFile records a stored file, and remembers the names of those copied from the reference
-// for the read-back.
-func (c *creation) onFile(f archive.File) {
-	c.rec.File(f)
-	if f.Reused {
-		if c.copied == nil {
-			c.copied = map[string]struct{}{}
-		}
-		c.copied[f.Path] = struct{}{}
-	}
-}
-
 func (c *creation) checkSources() error {
 	for _, s := range c.cfg.sources {
 		info, err := os.Stat(s.path)
@@ -219,7 +210,7 @@ func (c *creation) openArchive(ctx context.Context) error {
 		Jobs:      c.cfg.jobs,
 		Reference: c.ref,
 		Fresh:     c.fresh,
-		OnFile:    c.onFile,
+		OnFile:    c.rec.File,
 		OnDir:     c.rec.Dir,
 		OnSymlink: c.rec.Symlink,
 		OnCopy:    c.rec.Copy,
@@ -270,6 +261,7 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err != nil {
 		return nil, c.archiveError(err)
 	}
+	c.manifest, c.manifestSum = m, sum.ManifestSHA256
 	if c.cfg.verify && c.upload == nil {
 		if err := c.verify(ctx, sum); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"backup/archive"
 	"backup/backupset"
 	"backup/report"
 )
@@ -17,15 +18,15 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	t.Parallel()
 	set := t.TempDir()
 	name := "app-20260101T030000Z.zip"
-	archive := filepath.Join(set, name)
+	arch := filepath.Join(set, name)
 	garbage := "PK\x03\x04 but not really a zip"
-	if err := os.WriteFile(archive, []byte(garbage), 0o600); err != nil {
+	if err := os.WriteFile(arch, []byte(garbage), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: time.Now().UTC(),
-		Archive: &report.ArchiveInfo{Path: archive, Size: int64(len(garbage))}}
+		Archive: &report.ArchiveInfo{Path: arch, Size: int64(len(garbage))}}
 	data, _ := rc.Marshal()
-	if err := os.WriteFile(archive+".receipt.json", data, 0o600); err != nil {
+	if err := os.WriteFile(arch+".receipt.json", data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
@@ -34,7 +35,7 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	}
 	defer lock.Release()
 	c := &creation{cfg: createConfig{set: &setConfig{dir: set, prune: true, keep: backupset.Policy{Last: 1}}},
-		out: outputPaths{archive: archive, receipt: archive + ".receipt.json"}}
+		out: outputPaths{archive: arch, receipt: arch + ".receipt.json"}, manifest: &archive.Manifest{Status: "complete"}}
 	var stderr strings.Builder
 	if code := c.finishSet(t.Context(), lock, rc, &stderr); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
@@ -42,11 +43,11 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(set, "LATEST")); err == nil {
 		t.Error("LATEST was written")
 	}
-	got := readReceipt(t, archive+".receipt.json")
+	got := readReceipt(t, arch+".receipt.json")
 	if got.Status != report.Failed || !strings.Contains(got.Error, "failed verification") || got.Archive == nil {
-		t.Errorf("receipt: status %q, error %q; want failed, the verification error, the archive", got.Status, got.Error)
+		t.Errorf("receipt: status %q, error %q; want failed, the verification error, the arch", got.Status, got.Error)
 	}
-	for _, line := range []string{"backup: failed: archive " + archive + " failed verification", "backup: LATEST not moved: not activating " + name} {
+	for _, line := range []string{"backup: failed: archive " + arch + " failed verification", "backup: LATEST not moved: not activating " + name} {
 		if !strings.Contains(stderr.String(), line) {
 			t.Errorf("stderr lacks %q:\n%s", line, stderr.String())
 		}

@@ -22,15 +22,12 @@ func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 }
 
 // readBack reads the archive at path back as backup verify does, against the size and
-// SHA-256 its receipt records, except that the entries copied from the reference are not
-// inflated again (see archive.VerifyOptions.Copied). The error names the first problem, or
-// is ctx's error.
+// SHA-256 its receipt records and the manifest this run wrote, except that the entries
+// copied from the reference are not inflated again (see archive.ReadBack). The error names
+// the first problem, or is ctx's error.
 func (c *creation) readBack(ctx context.Context, path string, sum archive.Summary) error {
-	opts := archive.VerifyOptions{Expect: &sum}
-	if len(c.copied) > 0 {
-		opts.Copied = func(name string) bool { _, ok := c.copied[name]; return ok }
-	}
-	res, err := archive.Verify(ctx, path, opts)
+	sum.ManifestSHA256 = c.manifestSum
+	res, err := archive.ReadBack(ctx, path, c.manifest, sum, archive.VerifyOptions{})
 	return verdict(ctx, res, err)
 }
 

@@ -36,28 +36,6 @@ var methodNames = map[uint16]string{1: "Shrink", 6: "Implode", 9: "Deflate64", 1
 // size of the entry.
 const copyBufSize = 128 << 10
 
-// openEntry opens the data of f, whose local header is at loc, for reading. Reading it to the
-// end fails unless the data match the CRC-32 and the size in the header: Go's reader skips
-// the CRC check when the header says 0, which a hostile archive can use, so the CRC is
-// computed here as well.
-func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
-	if err := checkHeaders(f, loc); err != nil {
-		return nil, err
-	}
-	if f.Flags&flagDataDesc != 0 {
-		// The local header decides whether a data descriptor follows, and checkHeaders has
-		// checked it; Go's reader would look for one wherever the central flag says so.
-		c := *f
-		c.Flags &^= flagDataDesc
-		f = &c
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return nil, entryError(f, err)
-	}
-	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, nil
-}
-
 // checkHeaders says why the entry f, whose local header is at loc, cannot be read, from its
 // headers alone: encrypted, a method this reader lacks, a directory with data, or a local
 // header that disagrees with the central directory. Verify and restore both ask it before
@@ -83,12 +61,18 @@ func dataAt(f *zip.File, loc localRef) (int64, error) {
 	return checkLocal(f, loc)
 }
 
-// openAt is openEntry for an entry read without Go's reader (see walkCentral): its data is
-// found through its local header, checked as openEntry checks it, and read by offset.
-func openAt(f *zip.File, loc localRef) (io.ReadCloser, error) {
+// openEntry opens the data of f, whose local header is at loc, for reading: its data is
+// found through its local header, which must agree with f (see checkHeaders), and read by
+// offset, so that f need not come from Go's reader (see walkCentral). Reading it to the end
+// fails unless the data match the CRC-32 and the size in the header: Go's reader skips the
+// CRC check when the header says 0, which a hostile archive can use.
+func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
 	data, err := dataAt(f, loc)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasSuffix(f.Name, "/") && f.CompressedSize64 != 0 {
+		return nil, errDamaged
 	}
 	raw := io.NewSectionReader(loc.ra, data, int64(f.CompressedSize64))
 	var rc io.ReadCloser
@@ -121,6 +105,9 @@ func (r *crcReader) Read(p []byte) (int, error) {
 	n, err := r.rc.Read(p)
 	r.crc.Write(p[:n])
 	r.n += uint64(n)
+	if r.n > r.f.UncompressedSize64 {
+		return n, errDamaged
+	}
 	if err == io.EOF {
 		switch {
 		case r.n != r.f.UncompressedSize64:

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"crypto/sha256"
 	"encoding/hex"
 	"hash"
 	"io"
@@ -14,6 +15,9 @@ import (
 type Summary struct {
 	Size   int64
 	SHA256 string
+	// ManifestSHA256 is the SHA-256 of the manifest's bytes as CloseManifest wrote them,
+	// for ReadBack; zero in a Summary made from a receipt.
+	ManifestSHA256 Digest
 }
 
 // CloseManifest waits for the pipeline, appends the manifest m as the last entry, writes the
@@ -38,12 +42,15 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	if _, err := manifest.WriteTo(mw); err != nil {
+	mh := sha256.New()
+	if _, err := manifest.WriteTo(io.MultiWriter(mw, mh)); err != nil {
 		return Summary{}, err
 	}
 	if err := w.zw.Close(); err != nil {
 		return Summary{}, err
 	}
+	w.zw = nil // its list of entries, written out, is as large as the manifest's
+
 	if err := w.buf.Flush(); err != nil {
 		return Summary{}, err
 	}
@@ -52,7 +59,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}, nil
+	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil)), ManifestSHA256: Digest(mh.Sum(nil))}, nil
 }
 
 // Commit moves the closed archive to final, together with the staged files given (its

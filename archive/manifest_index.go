@@ -4,32 +4,80 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"strings"
 
 	"backup/skiprules"
 )
 
 // manifestIndex holds a manifest's records by path, for verify and restore to look entries
-// up in.
+// up in: its own lists, sorted, searched by binary search, so that a million records are
+// not held a second time in maps. Verify marks each record it meets in the archive as seen.
 type manifestIndex struct {
 	v2       bool
-	files    map[string]File
-	dirs     map[string]Dir
-	symlinks map[string]Symlink
+	files    []File
+	dirs     []Dir
+	symlinks []Symlink
+
+	seenFiles, seenDirs, seenSymlinks []bool
 }
 
+// newManifestIndex indexes m's lists, sorting them in place when they are not sorted
+// (backup writes them sorted).
 func newManifestIndex(m *Manifest) *manifestIndex {
-	x := &manifestIndex{v2: m.Schema == ManifestSchema, files: make(map[string]File, len(m.Files)),
-		dirs: make(map[string]Dir, len(m.Dirs)), symlinks: make(map[string]Symlink, len(m.Symlinks))}
-	for _, f := range m.Files {
-		x.files[f.Path] = f
+	sortBy(m.Files, func(f File) string { return f.Path })
+	sortBy(m.Dirs, func(d Dir) string { return d.Path })
+	sortBy(m.Symlinks, func(l Symlink) string { return l.Path })
+	return &manifestIndex{v2: m.Schema != ManifestSchemaV1, files: m.Files, dirs: m.Dirs, symlinks: m.Symlinks,
+		seenFiles: make([]bool, len(m.Files)), seenDirs: make([]bool, len(m.Dirs)), seenSymlinks: make([]bool, len(m.Symlinks))}
+}
+
+func sortBy[T any](s []T, key func(T) string) {
+	cmp := func(a, b T) int { return strings.Compare(key(a), key(b)) }
+	if !slices.IsSortedFunc(s, cmp) {
+		slices.SortStableFunc(s, cmp)
 	}
-	for _, d := range m.Dirs {
-		x.dirs[d.Path] = d
+}
+
+// find returns the index of the record of name in s, sorted by key; -1 when there is none.
+func find[T any](s []T, name string, key func(T) string) int {
+	i, ok := slices.BinarySearchFunc(s, name, func(t T, name string) int { return strings.Compare(key(t), name) })
+	if !ok {
+		return -1
 	}
-	for _, l := range m.Symlinks {
-		x.symlinks[l.Path] = l
+	return i
+}
+
+func filePath(f File) string       { return f.Path }
+func dirPath(d Dir) string         { return d.Path }
+func symlinkPath(l Symlink) string { return l.Path }
+
+// file returns the record of the file name; ok is false when the manifest lists none.
+func (x *manifestIndex) file(name string) (File, bool) {
+	if i := find(x.files, name, filePath); i >= 0 {
+		return x.files[i], true
 	}
-	return x
+	return File{}, false
+}
+
+// symlink returns the record of the symlink name; ok is false when the manifest lists none.
+func (x *manifestIndex) symlink(name string) (Symlink, bool) {
+	if i := find(x.symlinks, name, symlinkPath); i >= 0 {
+		return x.symlinks[i], true
+	}
+	return Symlink{}, false
+}
+
+// target is the recorded target of the symlink name; "" when the manifest lists none.
+func (x *manifestIndex) target(name string) string {
+	l, _ := x.symlink(name)
+	return l.Target
+}
+
+// link is the hard-link group of the file name; 0 when the manifest lists none.
+func (x *manifestIndex) link(name string) int {
+	f, _ := x.file(name)
+	return f.Link
 }
 
 // meta returns what the manifest records of the entry e beside its data; nil in a v1
@@ -37,14 +85,15 @@ func newManifestIndex(m *Manifest) *manifestIndex {
 func (x *manifestIndex) meta(e *Entry) *Meta {
 	switch {
 	case e.IsDir:
-		if d, ok := x.dirs[e.Name]; ok {
-			return &d.Meta
+		if i := find(x.dirs, e.Name, dirPath); i >= 0 {
+			return &x.dirs[i].Meta
 		}
 	case e.Kind == "":
-		return x.files[e.Name].Meta
-	default:
-		if l, ok := x.symlinks[e.Name]; ok && e.Kind == skiprules.KindSymlink {
-			return &l.Meta
+		f, _ := x.file(e.Name)
+		return f.Meta
+	case e.Kind == skiprules.KindSymlink:
+		if i := find(x.symlinks, e.Name, symlinkPath); i >= 0 {
+			return &x.symlinks[i].Meta
 		}
 	}
 	return nil

@@ -166,7 +166,7 @@ func (ref *Reference) readManifest(rec *centralRecord) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, MaxManifestSize)
 	}
 	f := &zip.File{FileHeader: rec.FileHeader}
-	rc, err := openAt(f, localRef{ra: ref.f, off: rec.local})
+	rc, err := openEntry(f, localRef{ra: ref.f, off: rec.local})
 	if err != nil {
 		return nil, err
 	}

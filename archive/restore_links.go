@@ -48,7 +48,7 @@ func (p *RestorePlan) readTarget(e *Entry) (string, error) {
 		return "", fmt.Errorf("symlink target of %d bytes", e.Size)
 	}
 	var b bytes.Buffer
-	want := targetSum(p.index.symlinks[e.Name].Target)
+	want := targetSum(p.index.target(e.Name))
 	if _, err := copyChecked(&b, e, want, make([]byte, 4096)); err != nil {
 		if errors.Is(err, errSHA256) {
 			return "", errors.New("symlink target does not match the manifest")
@@ -116,7 +116,7 @@ func (p *RestorePlan) restored(e *Entry) {
 	if p.index == nil {
 		return
 	}
-	if n := p.index.files[e.Name].Link; n != 0 {
+	if n := p.index.link(e.Name); n != 0 {
 		p.linked[n] = append(p.linked[n], e.Name)
 	}
 }

@@ -202,7 +202,7 @@ func (p *RestorePlan) storedSymlink(e *Entry) bool {
 	if e.Kind != skiprules.KindSymlink || p.index == nil {
 		return false
 	}
-	_, ok := p.index.symlinks[e.Name]
+	_, ok := p.index.symlink(e.Name)
 	return ok
 }
 

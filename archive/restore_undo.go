@@ -31,7 +31,7 @@ func (p *RestorePlan) Creates() []Created {
 		case e.IsDir:
 			out = append(out, Created{Path: e.Name, Type: CreatedDir})
 		case e.Kind != "" && p.index != nil:
-			out = append(out, Created{Path: e.Name, Type: CreatedSymlink, Target: p.index.symlinks[e.Name].Target})
+			out = append(out, Created{Path: e.Name, Type: CreatedSymlink, Target: p.index.target(e.Name)})
 		case e.Kind == "" && p.listed != nil:
 			f := p.listed[e.Name]
 			out = append(out, Created{Path: e.Name, Type: CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})

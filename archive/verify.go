@@ -43,12 +43,6 @@ type VerifyOptions struct {
 	// Jobs is how many entries are read at once, each by its own worker through a buffer of
 	// its own; zero or less means one per CPU. The result is the same whatever it is.
 	Jobs int
-	// Copied names the entries a create run copied from its reference, with Expect set to
-	// what that run wrote. Their data is not inflated again: the run hashed their compressed
-	// bytes on the way in against the SHA-256 the reference's manifest records for them, and
-	// the archive's own SHA-256, which Verify compares with Expect, proves that the file
-	// holds the bytes written. Their headers are checked as every entry's are.
-	Copied func(name string) bool
 	// Progress, when set, is updated as the entries are checked, for the caller to poll
 	// while Verify runs.
 	Progress *VerifyProgress
@@ -127,11 +121,7 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 	// The bytes first: a caller that sees TotalEntries set sees TotalBytes too.
 	progress.TotalBytes.Store(r.fileBytes())
 	progress.TotalEntries.Store(int64(len(r.Entries)))
-	copied := opts.Copied
-	if opts.Expect == nil {
-		copied = nil // without the archive's hash nothing proves their bytes
-	}
-	err := r.verifyEntries(ctx, res, jobs, progress, copied)
+	err := r.verifyEntries(ctx, res, jobs, progress)
 	if archiveSum != nil {
 		s := <-archiveSum
 		if err == nil {

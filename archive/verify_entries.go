@@ -23,7 +23,10 @@ type entryJob struct {
 	index   int
 	entry   *Entry
 	wantSum string
-	copied  bool // see VerifyOptions.Copied: only its headers are checked
+	copied  bool // copied from the run's reference (see ReadBack): only its headers are checked
+	// manifest marks the manifest entry, which ReadBack checks against the SHA-256 of the
+	// bytes written; it is no file of the archive's.
+	manifest bool
 }
 
 // foundProblem is a problem with the entry at index, tagged so that problems can be sorted
@@ -40,8 +43,16 @@ type workerResult struct {
 	bytes int64
 }
 
-func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, copied func(string) bool) error {
+func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
+	return checkAll(ctx, res, jobs, progress, func(work chan<- entryJob) []foundProblem {
+		return r.dispatch(ctx, res, work)
+	})
+}
+
+// checkAll runs jobs workers on the entries dispatch hands out, and adds what it and they
+// found to res, in archive order. dispatch closes work when it is done.
+func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, dispatch func(work chan<- entryJob) []foundProblem) error {
 	// A small buffer lets the workers take the next entry without waiting for this
 	// goroutine to be scheduled; it holds pointers only, so memory stays bounded.
 	work := make(chan entryJob, 4*jobs)
@@ -50,7 +61,7 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int,
 	for i := range results {
 		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
 	}
-	found := r.dispatch(ctx, res, work, copied)
+	found := dispatch(work)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -71,7 +82,7 @@ func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int,
 // dispatch counts the entries and compares them with the manifest in archive order, hands
 // each to the workers and closes work when all are handed out or ctx is done. It returns
 // the problems the comparison found, those missing from the archive last.
-func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob, copied func(string) bool) []foundProblem {
+func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob) []foundProblem {
 	defer close(work)
 	var found []foundProblem
 	var x *manifestIndex
@@ -80,7 +91,7 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 	}
 	for i, e := range r.Entries {
 		res.count(e)
-		job := entryJob{index: i, entry: e, copied: copied != nil && !e.IsDir && e.Kind == "" && copied(e.Name)}
+		job := entryJob{index: i, entry: e}
 		if x != nil {
 			var p *Problem
 			job.wantSum, p = x.compare(e)
@@ -98,7 +109,7 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 		}
 	}
 	if x != nil {
-		for _, p := range x.missing(r.Manifest) {
+		for _, p := range x.missing() {
 			// After every entry's problems, as a sequential read finds them.
 			found = append(found, foundProblem{index: len(r.Entries), Problem: p})
 		}
@@ -129,32 +140,35 @@ func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyPro
 		case err != nil:
 			w.found = append(w.found, foundProblem{index: job.index, step: 1,
 				Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
-		case !e.IsDir && e.Kind == "":
+		case !e.IsDir && e.Kind == "" && !job.manifest:
 			w.bytes += got.Size
 		}
 		progress.Entries.Add(1)
-		if !e.IsDir && e.Kind == "" {
+		if !e.IsDir && e.Kind == "" && !job.manifest {
 			progress.Bytes.Add(e.Size)
 		}
 	}
 	return w
 }
 
-// compare checks the entry e against its record in the manifest, taking the record out of
-// the index (what is left at the end is missing), and returns the SHA-256 e's data must
-// have and the first thing that is wrong, if anything: the record, the data's size, the
-// owner. A symlink's data must be its recorded target.
+// compare checks the entry e against its record in the manifest, marking the record seen
+// (what is not seen at the end is missing), and returns the SHA-256 e's data must have and
+// the first thing that is wrong, if anything: the record, the data's size, the owner. A
+// symlink's data must be its recorded target. A record is met once: a second entry of its
+// name is not in the manifest.
 func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
 	meta := x.meta(e)
 	var sum string
 	var p *Problem
 	switch {
 	case e.IsDir:
-		delete(x.dirs, e.Name)
+		if i := find(x.dirs, e.Name, dirPath); i >= 0 {
+			x.seenDirs[i] = true
+		}
 	case e.Kind == skiprules.KindSymlink && x.v2:
-		sum, p = compareSymlink(e, x.symlinks)
+		sum, p = x.compareSymlink(e)
 	default:
-		sum, p = compareListed(e, x.files)
+		sum, p = x.compareListed(e)
 	}
 	if p == nil {
 		p = compareOwner(e, meta)
@@ -162,52 +176,61 @@ func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
 	return sum, p
 }
 
-func compareSymlink(e *Entry, listed map[string]Symlink) (string, *Problem) {
-	want, ok := listed[e.Name]
-	delete(listed, e.Name)
-	switch {
-	case !ok:
+// take returns the index of name's record in s, sorted by key, and marks it seen; -1 when
+// there is none or it was seen before.
+func take[T any](s []T, seen []bool, name string, key func(T) string) int {
+	i := find(s, name, key)
+	if i < 0 || seen[i] {
+		return -1
+	}
+	seen[i] = true
+	return i
+}
+
+func (x *manifestIndex) compareSymlink(e *Entry) (string, *Problem) {
+	i := take(x.symlinks, x.seenSymlinks, e.Name, symlinkPath)
+	if i < 0 {
 		return "", &Problem{Entry: e.Name, Reason: "not in the manifest"}
-	case e.Size != int64(len(want.Target)):
+	}
+	want := x.symlinks[i]
+	if e.Size != int64(len(want.Target)) {
 		return targetSum(want.Target), &Problem{Entry: e.Name, Reason: fmt.Sprintf("symlink target of %d bytes, the manifest says %q", e.Size, want.Target)}
 	}
 	return targetSum(want.Target), nil
 }
 
-// missing lists what m records and the index did not meet in the archive, files first.
-func (x *manifestIndex) missing(m *Manifest) []Problem {
+// missing lists what the manifest records and compare did not meet, files first.
+func (x *manifestIndex) missing() []Problem {
 	var out []Problem
-	for _, f := range m.Files {
-		if _, missing := x.files[f.Path]; missing {
+	for i, f := range x.files {
+		if !x.seenFiles[i] {
 			out = append(out, Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
 		}
 	}
-	for _, l := range m.Symlinks {
-		if _, missing := x.symlinks[l.Path]; missing {
+	for i, l := range x.symlinks {
+		if !x.seenSymlinks[i] {
 			out = append(out, Problem{Entry: l.Path, Reason: "symlink in the manifest but missing from the archive"})
 		}
 	}
-	for _, d := range m.Dirs {
-		if _, missing := x.dirs[d.Path]; missing {
+	for i, d := range x.dirs {
+		if !x.seenDirs[i] {
 			out = append(out, Problem{Entry: d.Path + "/", Reason: "directory in the manifest but missing from the archive"})
 		}
 	}
 	return out
 }
 
-// compareListed checks the file entry e against its record in the manifest, taking the
-// record out of listed (what is left at the end is missing), and returns the SHA-256 e must
-// have and what is wrong, if anything.
-func compareListed(e *Entry, listed map[string]File) (string, *Problem) {
-	want, ok := listed[e.Name]
-	delete(listed, e.Name)
+// compareListed checks the file entry e against its record in the manifest and returns the
+// SHA-256 e must have and what is wrong, if anything.
+func (x *manifestIndex) compareListed(e *Entry) (string, *Problem) {
+	i := take(x.files, x.seenFiles, e.Name, filePath)
 	switch {
-	case !ok:
+	case i < 0:
 		return "", &Problem{Entry: e.StoredName(), Reason: "not in the manifest"}
 	case e.Kind != "":
 		return "", &Problem{Entry: e.Name, Reason: fmt.Sprintf("a %s entry, the manifest says a file", e.Kind)}
-	case e.Size != want.Size:
-		return want.SHA256.String(), &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, want.Size)}
+	case e.Size != x.files[i].Size:
+		return x.files[i].SHA256.String(), &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, x.files[i].Size)}
 	}
-	return want.SHA256.String(), nil
+	return x.files[i].SHA256.String(), nil
 }

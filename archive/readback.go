@@ -1,0 +1,231 @@
+package archive
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+
+	"backup/skiprules"
+)
+
+// ReadBack checks the archive at path that a Writer has just written, as Verify does with
+// opts.Expect set to sum, but against m, the manifest the run gave CloseManifest, rather
+// than the manifest parsed from the archive once more. What it proves is the same: the
+// manifest entry on disk must have the SHA-256 of the bytes CloseManifest wrote
+// (sum.ManifestSHA256), so it holds m; every other entry is read and compared with m's
+// record of it, and m must be a manifest that parses (no name listed twice, every file with
+// a digest). The central directory is streamed rather than held: at a million files the
+// lists of Go's reader, of Verify and of the parsed manifest each took hundreds of MB, and
+// m is held by the run anyway. m's lists must be sorted by path, as report.Recorder sorts
+// them. Only opts.Jobs is used.
+//
+// The entries m marks Reused are not inflated again: the run hashed their compressed bytes
+// on the way in against the SHA-256 the reference's manifest records for them, and the
+// archive's own SHA-256, compared with sum, proves that the file holds the bytes written.
+// Their headers are checked as every entry's are.
+func ReadBack(ctx context.Context, path string, m *Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
+	f, size, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sumCtx, cancelSum := context.WithCancel(ctx)
+	defer cancelSum()
+	archiveSum := startSum(sumCtx, f, size)
+	res := &VerifyResult{HasManifest: true, RecordedStatus: m.Status, Problems: []Problem{}}
+	if err := m.checkWritten(); err != nil {
+		res.problem(ManifestName, "manifest is not valid: "+err.Error())
+	}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: f, manifestSum: sum.ManifestSHA256.String()}
+	var walkErr error
+	err = checkAll(ctx, res, jobs, new(VerifyProgress), func(work chan<- entryJob) []foundProblem {
+		defer close(work)
+		rb.work = work
+		walkErr = walkCentral(f, size, rb.entry)
+		res.Problems = append(res.Problems, rb.names...) // first, as Verify lists them
+		return rb.end()
+	})
+	s := <-archiveSum
+	switch {
+	case err != nil:
+		return nil, err
+	case walkErr != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case walkErr != nil:
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errNoZip}
+	case s.err != nil:
+		return nil, s.err
+	}
+	res.ArchiveChecked = true
+	res.compare(s.Summary, sum)
+	return res, nil
+}
+
+// readBack hands the entries of a central directory being streamed to the workers, as
+// Reader.dispatch hands out a Reader's entries.
+type readBack struct {
+	ctx         context.Context
+	res         *VerifyResult
+	x           *manifestIndex
+	ra          io.ReaderAt
+	manifestSum string
+	work        chan<- entryJob
+
+	index     int
+	manifests int
+	found     []foundProblem
+	names     []Problem // what CheckNames finds, which Verify lists first
+	checked   string    // the folder of the last entry, whose parents were checked
+}
+
+var errStopped = errors.New("stopped")
+
+// entry checks the record rec and hands its entry to the workers.
+func (rb *readBack) entry(rec *centralRecord) error {
+	f := &zip.File{FileHeader: rec.FileHeader}
+	e := newEntry(f)
+	f.Extra = nil // rec's, read by newEntry, and reused for the next record
+	e.local = localRef{ra: rb.ra, off: rec.local}
+	job := entryJob{index: rb.index, entry: e}
+	if e.Name == ManifestName {
+		rb.manifests++
+		job.manifest, job.wantSum = true, rb.manifestSum
+		switch {
+		case rb.manifests > 1:
+			rb.names = append(rb.names, Problem{Entry: ManifestName, Reason: errDuplicateName.Error()})
+		case f.Name != ManifestName:
+			rb.names = append(rb.names, Problem{Entry: ManifestName, Reason: "a directory, not a manifest"})
+		}
+	} else {
+		rb.res.count(e)
+		rb.checkName(e)
+		var p *Problem
+		job.wantSum, p = rb.x.compare(e)
+		job.copied = p == nil && rb.copied(e)
+		if p != nil {
+			rb.found = append(rb.found, foundProblem{index: rb.index, Problem: *p})
+		}
+		if e.IsDir && rb.manifests > 0 {
+			rb.found = append(rb.found, foundProblem{index: rb.index, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
+		}
+	}
+	rb.index++
+	select {
+	case rb.work <- job:
+		return nil
+	case <-rb.ctx.Done():
+		return errStopped
+	}
+}
+
+// copied reports whether e is a file that the run copied from its reference.
+func (rb *readBack) copied(e *Entry) bool {
+	if e.IsDir || e.Kind != "" {
+		return false
+	}
+	f, ok := rb.x.file(e.Name)
+	return ok && f.Reused
+}
+
+// checkName checks e's name as CheckNames does, against the manifest's records rather than
+// the other entries: every entry is compared with its record, so a name stored twice meets
+// its record seen already, and a name below a file or symlink has that record above it.
+func (rb *readBack) checkName(e *Entry) {
+	if err := CheckName(e.Name, e.Host); err != nil {
+		rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: err.Error()})
+		return
+	}
+	if rb.x.seen(e) {
+		rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: errDuplicateName.Error()})
+		return
+	}
+	dir, _, _ := cutLast(e.Name)
+	if dir == rb.checked {
+		return
+	}
+	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
+		parent := e.Name[:i]
+		if find(rb.x.files, parent, filePath) >= 0 {
+			rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: belowNonDir(&Entry{Name: parent})})
+			return
+		}
+		if find(rb.x.symlinks, parent, symlinkPath) >= 0 {
+			rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: belowNonDir(&Entry{Name: parent, Kind: skiprules.KindSymlink})})
+			return
+		}
+	}
+	rb.checked = dir
+}
+
+// seen reports whether the record of e's name and type was met before.
+func (x *manifestIndex) seen(e *Entry) bool {
+	var i int
+	var seen []bool
+	switch {
+	case e.IsDir:
+		i, seen = find(x.dirs, e.Name, dirPath), x.seenDirs
+	case e.Kind == skiprules.KindSymlink && x.v2:
+		i, seen = find(x.symlinks, e.Name, symlinkPath), x.seenSymlinks
+	default:
+		i, seen = find(x.files, e.Name, filePath), x.seenFiles
+	}
+	return i >= 0 && seen[i]
+}
+
+func cutLast(name string) (dir, base string, ok bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return "", name, false
+	}
+	return name[:i], name[i+1:], true
+}
+
+// end returns what the comparison found, with the records missing from the archive last.
+func (rb *readBack) end() []foundProblem {
+	if rb.manifests == 0 {
+		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: Problem{Entry: ManifestName, Reason: "missing from the archive"}})
+	}
+	for _, p := range rb.x.missing() {
+		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: p})
+	}
+	return rb.found
+}
+
+// checkWritten is check for a manifest whose lists are sorted by path, without a map of
+// every name: a name listed twice is next to itself.
+func (m *Manifest) checkWritten() error {
+	if m.Status != "complete" && m.Status != "incomplete" {
+		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	}
+	for i, f := range m.Files {
+		switch {
+		case f.Path == "":
+			return errors.New("a file has no path")
+		case i > 0 && m.Files[i-1].Path >= f.Path:
+			return fmt.Errorf("file %q is listed twice, or out of order", f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
+		case f.SHA256.IsZero():
+			return fmt.Errorf("file %q has no sha256", f.Path)
+		}
+	}
+	for i, l := range m.Symlinks {
+		if l.Path == "" || i > 0 && m.Symlinks[i-1].Path >= l.Path || find(m.Files, l.Path, filePath) >= 0 {
+			return fmt.Errorf("symlink %q has no path, is listed twice, or is out of order", l.Path)
+		}
+	}
+	if !slices.IsSortedFunc(m.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) }) {
+		return errors.New("directories out of order")
+	}
+	return nil
+}
