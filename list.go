@@ -116,13 +116,17 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) {
 func newListJSON(path string, r *archive.Reader) listJSON {
 	out := listJSON{Archive: path, Manifest: r.HasManifest, Entries: []listEntryJSON{}}
 	for _, e := range r.Entries {
+		var sum string
+		if !e.SHA256.IsZero() {
+			sum = e.SHA256.String()
+		}
 		out.Entries = append(out.Entries, listEntryJSON{
 			Name:     e.StoredName(),
 			Type:     e.Type(),
 			Size:     e.Size,
 			Mode:     fmt.Sprintf("%04o", unixPerm(e.Mode)),
 			Modified: e.Modified.UTC(),
-			SHA256:   e.SHA256,
+			SHA256:   sum,
 		})
 	}
 	if m := r.Manifest; m != nil {

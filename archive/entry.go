@@ -29,8 +29,8 @@ type Entry struct {
 	// Modified is the modification time, exact to the second for dates before 1980 and
 	// before 1970 too (see modTime).
 	Modified time.Time
-	// SHA256 is the SHA-256 the manifest records for a file, in hex; "" without a manifest.
-	SHA256 string
+	// SHA256 is the SHA-256 the manifest records for a file; zero without a manifest.
+	SHA256 Digest
 	// Host is the system the entry was made on, which decides what its name means.
 	Host Host
 	// UID and GID are the owner an Info-ZIP ux extra field holds, when HasOwner.

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -116,5 +117,22 @@ func TestReadBackCopied(t *testing.T) {
 	}
 	if got := readBackProblems(t, path, m, sum); !slices.Equal(got, []string{"archive sha256 does not match the receipt"}) {
 		t.Errorf("copied entry damaged: problems %q", got)
+	}
+}
+
+// TestManifestDamageReported: a manifest whose bytes are damaged is reported as damaged,
+// although it is parsed as it is read and the damage makes bad JSON before the CRC-32 is
+// checked at its end.
+func TestManifestDamageReported(t *testing.T) {
+	body := `{"schema":"backup.manifest/v2","tool_version":"t","status":"complete","files":[],"skipped":[],"excluded":[],"warnings":[]}`
+	data := buildZip(t, []zent{{name: ManifestName, body: body, store: true}}, false)
+	if r := openZip(t, data); r.ManifestErr != nil {
+		t.Fatalf("whole: %v", r.ManifestErr)
+	}
+	i := bytes.Index(data, []byte(body))
+	data[i] = 'x'
+	r := openZip(t, data)
+	if r.ManifestErr == nil || r.ManifestErr.Error() != errCRC.Error() {
+		t.Errorf("ManifestErr = %v, want %v", r.ManifestErr, errCRC)
 	}
 }

@@ -171,7 +171,7 @@ func (ref *Reference) readManifest(rec *centralRecord) (*Manifest, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	return ParseManifest(rc)
+	return parseEntry(rc)
 }
 
 // join completes the records of the central directory with the manifest's, and keeps only
