@@ -209,3 +209,58 @@ func isLostRead(err error, name string) bool {
 	pe, ok := err.(*fs.PathError)
 	return ok && pe.Op == OpRead && pe.Path == name
 }
+
+// pausingFile pauses after a number of bytes.
+type pausingFile struct {
+	*walker.File
+	left int64  // bytes until the pause; < 0 once past it
+	wait func() // the pause
+}
+
+func (f *pausingFile) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		f.wait()
+		f.left = -1
+	}
+	if f.left > 0 {
+		p = p[:min(int64(len(p)), f.left)]
+	}
+	n, err := f.File.Read(p)
+	if f.left > 0 {
+		f.left -= int64(n)
+	}
+	return n, err
+}
+
+// TestSpooledThenStreamed: an entry read while the one before it still had its turn goes
+// into its spool (in memory, then in a temp file); when its turn comes, what was spooled is
+// copied into the archive and the rest streams. The bytes are still those of an archive
+// whose entries were all spooled.
+func TestSpooledThenStreamed(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"big1.bin", "big2.bin"}
+	writeTree(t, dir, map[string][]byte{"big1.bin": mixedData(6 << 20), "big2.bin": mixedData(24 << 20)})
+	want, _, _, _ := build(t, dir, names, false, Options{Level: DefaultLevel, Jobs: 2})
+	first := make(chan struct{})
+	open := func(src walker.Handle, name string) (SourceFile, error) {
+		f, err := src.OpenRaw()
+		if err != nil {
+			return nil, err
+		}
+		if name == "big1.bin" {
+			// big1 waits at its end until big2 has spooled some of its bytes.
+			return &pausingFile{File: f, left: 6<<20 - 1, wait: func() { <-first }}, nil
+		}
+		return &pausingFile{File: f, left: 12 << 20, wait: func() {
+			close(first)
+			time.Sleep(300 * time.Millisecond) // for big1 to be written, and big2's turn to come
+		}}, nil
+	}
+	got, streamed, _, warns := build(t, dir, names, true, Options{Level: DefaultLevel, Jobs: 2, Open: open})
+	if streamed != 2 || len(warns) != 0 {
+		t.Errorf("%d entries streamed, warnings %v; want both streamed, big2 part way", streamed, warns)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("archive of %d bytes, want the %d bytes of the spooled one", len(got), len(want))
+	}
+}
