@@ -151,15 +151,7 @@ func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J,
 	c, ok := d.nonSpace()
 	i := 0
 	for ok && (c != ']' || i > 0) { // after a comma, a ']' is an error
-		d.raw = d.raw[:0]
-		if err := d.value(c); err != nil {
-			return err
-		}
-		if d.stop != nil {
-			if err := validate(d.raw); err != nil {
-				return err
-			}
-		} else if err := decodeElement(d, nextElement(list, i), name, fast); err != nil {
+		if err := decodeElement(d, list, i, c, name, fast); err != nil {
 			return err
 		}
 		i++
@@ -199,9 +191,28 @@ func nextElement[J any](list *[]J, i int) *J {
 	return &s[i]
 }
 
-func decodeElement[J any](d *manifestDecoder, rec *J, name string, fast func(*J, *lexer) bool) error {
-	d.lex.b, d.lex.i = d.raw, 0
-	if fast != nil && fast(rec, &d.lex) {
+// decodeElement decodes the i'th element of the list, which starts with c. Most records
+// are taken by the fast parser straight from the read buffer, without a copy; the rest are
+// copied whole into raw first.
+func decodeElement[J any](d *manifestDecoder, list *[]J, i int, c byte, name string, fast func(*J, *lexer) bool) error {
+	var rec *J
+	if d.stop == nil {
+		rec = nextElement(list, i)
+		// A record cut off by the buffer's end fails here, having set only fields that
+		// decoding it whole sets again.
+		if d.lex.b, d.lex.i = d.buf[d.pos:d.end], 0; fast != nil && c == '{' && fast(rec, &d.lex) {
+			d.pos += d.lex.i
+			return nil
+		}
+	}
+	d.raw = d.raw[:0]
+	if err := d.value(c); err != nil {
+		return err
+	}
+	if d.stop != nil {
+		return validate(d.raw)
+	}
+	if d.lex.b, d.lex.i = d.raw, 0; fast != nil && fast(rec, &d.lex) {
 		return nil
 	}
 	return d.note(decodeJSON(d.raw, rec), name)

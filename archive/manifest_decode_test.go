@@ -72,13 +72,31 @@ func compareParsers(t *testing.T, data []byte) {
 func compareParsersLimit(t *testing.T, data []byte, limit int64) {
 	t.Helper()
 	want, wantErr := parseManifestJSON(bytes.NewReader(data), limit)
-	got, err := parseManifest(bytes.NewReader(data), limit)
-	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-		t.Fatalf("input %q:\nerror %v\nwant  %v", data, err, wantErr)
+	// Read whole, and a few bytes at a time: records cut off by the end of what was read.
+	for _, chunk := range []int{len(data), 1, 7} {
+		got, err := parseManifest(&chunkReader{data, chunk}, limit)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("input %q in reads of %d:\nerror %v\nwant  %v", data, chunk, err, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("input %q in reads of %d:\ngot  %+v\nwant %+v", data, chunk, got, want)
+		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("input %q:\ngot  %+v\nwant %+v", data, got, want)
+}
+
+// chunkReader reads data at most n bytes at a time.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
 	}
+	n := copy(p[:min(len(p), max(r.n, 1))], r.data)
+	r.data = r.data[n:]
+	return n, nil
 }
 
 const sampleFile = `{"path": "a", "size": 1, "sha256": "` + goodSum + `"}`

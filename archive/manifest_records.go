@@ -91,13 +91,14 @@ func (m *Meta) set(l *lexer, key []byte) bool {
 	return false
 }
 
-// record reads the object in b, handing each field to field, which reads the value.
+// record reads the object at the start of b, handing each field to field, which reads the
+// value.
 func (l *lexer) record(field func(key []byte) bool) bool {
 	if !l.byte('{') {
 		return false
 	}
 	if l.byte('}') {
-		return l.i == len(l.b)
+		return true
 	}
 	for {
 		key, ok := l.key()
@@ -105,7 +106,7 @@ func (l *lexer) record(field func(key []byte) bool) bool {
 			return false
 		}
 		if l.byte('}') {
-			return l.i == len(l.b)
+			return true
 		}
 		if !l.byte(',') {
 			return false
