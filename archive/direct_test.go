@@ -138,7 +138,7 @@ func failingOpen(good int64) func(walker.Handle, string) (SourceFile, error) {
 		case err != nil:
 			return nil, err
 		case name == "bad.bin":
-			return &failingFile{File: f, good: good}, nil
+			return &FailingSource{SourceFile: f, Good: good}, nil
 		case name == "changed.bin":
 			opened++
 			if opened == 1 {
@@ -149,17 +149,18 @@ func failingOpen(good int64) func(walker.Handle, string) (SourceFile, error) {
 	}
 }
 
-type failingFile struct {
-	*walker.File
-	good int64
+// FailingSource fails with EIO once it has given Good bytes (fault_test.go uses it too).
+type FailingSource struct {
+	SourceFile
+	Good int64
 }
 
-func (f *failingFile) Read(p []byte) (int, error) {
-	if f.good <= 0 {
+func (f *FailingSource) Read(p []byte) (int, error) {
+	if f.Good <= 0 {
 		return 0, syscall.EIO
 	}
-	n, err := f.File.Read(p[:min(int64(len(p)), f.good)])
-	f.good -= int64(n)
+	n, err := f.SourceFile.Read(p[:min(int64(len(p)), f.Good)])
+	f.Good -= int64(n)
 	return n, err
 }
 

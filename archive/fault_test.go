@@ -17,21 +17,6 @@ import (
 	"backup/walker"
 )
 
-// faultyFile fails with EIO once it has given good bytes.
-type faultyFile struct {
-	*os.File
-	good int64
-}
-
-func (f *faultyFile) Read(p []byte) (int, error) {
-	if f.good <= 0 {
-		return 0, syscall.EIO
-	}
-	n, err := f.File.Read(p[:min(int64(len(p)), f.good)])
-	f.good -= int64(n)
-	return n, err
-}
-
 // TestReadErrorDropsTheEntry injects a read error part-way through one file: a small one,
 // and a large one split into chunks compressed in parallel. The file must be left out whole,
 // reported as a lost read, and every other file archived intact.
@@ -65,7 +50,7 @@ func TestReadErrorDropsTheEntry(t *testing.T) {
 				if err != nil || name != "bad.log" {
 					return f, err
 				}
-				return &faultyFile{File: f, good: c.good}, nil
+				return &archive.FailingSource{SourceFile: f, Good: c.good}, nil
 			}
 			rec := report.NewRecorder(report.Policy{})
 			path := archiveFiles(t, dir, []string{"a.txt", "bad.log", "c.bin", "d.txt"}, archive.Options{

@@ -113,6 +113,11 @@ func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
 	if err := d.trailing(); err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
+	return fromWire(&wire)
+}
+
+// fromWire is the manifest the decoded wire holds, its records made values and checked.
+func fromWire(wire *manifestWire) (*Manifest, error) {
 	m, err := wire.Manifest, error(nil)
 	m.Files, err = values(wire.Files, fileJSON.value)
 	if err == nil {

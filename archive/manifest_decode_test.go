@@ -33,33 +33,7 @@ func parseManifestJSON(r io.Reader, limit int64) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
-	m, err := wire.Manifest, error(nil)
-	m.Files, err = values(wire.Files, fileJSON.value)
-	if err == nil {
-		m.Dirs, err = values(wire.Dirs, dirJSON.value)
-	}
-	if err == nil {
-		m.Symlinks, err = values(wire.Symlinks, symlinkJSON.value)
-	}
-	if err == nil {
-		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
-	}
-	if err == nil {
-		m.Excluded, err = values(wire.Excluded, excludedJSON.value)
-	}
-	if err == nil {
-		m.Warnings, err = values(wire.Warnings, warningJSON.value)
-	}
-	if err == nil {
-		m.Created, err = values(wire.Created, createdJSON.value)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("manifest is not valid: %w", err)
-	}
-	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("manifest is not valid: %w", err)
-	}
-	return &m, nil
+	return fromWire(&wire)
 }
 
 // compareParsers fails t unless the two parsers give data the same manifest, or the same
