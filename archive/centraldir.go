@@ -155,30 +155,18 @@ func centralNameAt(ra io.ReaderAt, off int64) string {
 // zip64Offset reads the header offset from the zip64 field of a central record's extra
 // field: it follows the sizes that are maxed out in the record, as Go's reader reads it.
 func zip64Offset(extra []byte, usize, csize bool) (int64, bool) {
-	for len(extra) >= 4 {
-		id, n := le16(extra), int(le16(extra[2:]))
-		extra = extra[4:]
-		if n > len(extra) {
-			break
-		}
-		field := extra[:n]
-		extra = extra[n:]
-		if id != zip64ExtraID {
-			continue
-		}
-		skip := 0
-		if usize {
-			skip += 8
-		}
-		if csize {
-			skip += 8
-		}
-		if len(field) < skip+8 || le64(field[skip:]) >= 1<<63 {
-			return 0, false
-		}
-		return int64(le64(field[skip:])), true
+	field, ok := zip64Field(extra)
+	skip := 0
+	if usize {
+		skip += 8
 	}
-	return 0, false
+	if csize {
+		skip += 8
+	}
+	if !ok || len(field) < skip+8 || le64(field[skip:]) >= 1<<63 {
+		return 0, false
+	}
+	return int64(le64(field[skip:])), true
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
