@@ -108,22 +108,22 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 	}
 }
 
+// statReaderAt is an open file as isDatabase reads it: an *os.File or a *walker.File.
+type statReaderAt interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}
+
 // isDatabase reports whether f is a regular file that begins like an SQLite database. Only
 // a regular file is read: a device may act on a read. A file that cannot be read is left to
 // the archive, which reports the read error.
-func isDatabase(f interface {
-	io.ReaderAt
-	Stat() (fs.FileInfo, error)
-}) bool {
+func isDatabase(f statReaderAt) bool {
 	_, db := databaseInfo(f)
 	return db
 }
 
 // databaseInfo is isDatabase, also returning the fstat it made (nil when it failed).
-func databaseInfo(f interface {
-	io.ReaderAt
-	Stat() (fs.FileInfo, error)
-}) (fs.FileInfo, bool) {
+func databaseInfo(f statReaderAt) (fs.FileInfo, bool) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
 		return info, false
