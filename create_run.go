@@ -221,9 +221,13 @@ func (c *creation) openArchive(ctx context.Context) error {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
 		c.outputDirInfo()
 	}
+	if c.cfg.metricsFile != "" {
+		c.leaveOut(c.cfg.metricsFile)
+	}
 	if st := c.remoteSet(); st != nil {
 		return c.openUpload(ctx, st, opts)
 	}
+	c.leaveOut(c.out.receipt)
 	if c.cfg.toStdout() {
 		return c.openStdout(ctx, opts)
 	}
@@ -232,12 +236,18 @@ func (c *creation) openArchive(ctx context.Context) error {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
 	}
 	c.w = w
-	for _, p := range []string{w.TempPath(), c.out.archive, c.out.receipt} {
+	c.leaveOut(w.TempPath(), c.out.archive)
+	return nil
+}
+
+// leaveOut keeps the files at paths, the run's own outputs as an earlier run left them, out of
+// the archive (rule self) when they are inside a SOURCE: they are being replaced.
+func (c *creation) leaveOut(paths ...string) {
+	for _, p := range paths {
 		if info, err := os.Lstat(p); err == nil {
 			c.cfg.rules.Self = append(c.cfg.rules.Self, info)
 		}
 	}
-	return nil
 }
 
 // write walks into the archive, then puts the archive and its receipt in place: the receipt

@@ -52,6 +52,12 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	return nil
 }
 
+// local says whether the set is a folder on this machine, whose files are paths.
+func (set *setConfig) local() bool {
+	_, ok := set.store.(backupset.Folder)
+	return ok
+}
+
 // lock creates the set folder and takes its lock before anything else is written. It
 // refuses a set whose LATEST names another source's archive: one set, one source, so that
 // restore DIR and pruning never mix two.

@@ -69,12 +69,31 @@ func newStatusCmd() *cobra.Command {
 			return usageError(stderr, "status", err)
 		}
 		st, err := s3.open(cmd.Context(), args[0])
+		if err == nil {
+			err = checkStatusOutputs(st, *metricsFile, cmd.OutOrStdout())
+		}
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
 		return showStatus(st, time.Duration(maxAge), *asJSON, *metricsFile, cmd.OutOrStdout(), stderr)
 	})
 	return cmd
+}
+
+// checkStatusOutputs puts --metrics-file and stdout's file through the one check: neither
+// inside the set status reads, nor one the other.
+func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer) error {
+	var pc pathCheck
+	if f, ok := st.(backupset.Folder); ok {
+		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + f.Dir, path: f.Dir})
+	}
+	if out, ok := stdoutFile(stdout, "stdout"); ok {
+		pc.outputs = append(pc.outputs, out)
+	}
+	if metricsFile != "" {
+		pc.outputs = append(pc.outputs, pathArg{what: "--metrics-file " + metricsFile, path: metricsFile, kind: metricsKind, file: true})
+	}
+	return pc.err()
 }
 
 func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
