@@ -66,6 +66,8 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	survivePipes()
+	stderr = newStopOnError(stderr)
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}

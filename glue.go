@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,7 +136,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 
 // isTerminal reports whether w is a terminal, where a progress bar may be drawn.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or create's stderr around one
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
