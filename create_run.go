@@ -85,14 +85,17 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 }
 
 // execute runs the backup, under the set's lock for a set, and returns the exit code; every
-// outcome but a locked set leaves its receipt in c.final.
+// outcome leaves its receipt in c.final, for the metrics file, the hooks and --json.
 func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	cfg := c.cfg
 	var lock *backupset.Lock
 	if cfg.set != nil && !cfg.dryRun {
-		// Before anything is written: a run that finds the set locked leaves no trace.
+		// Before anything is written: a run that cannot take the set (locked, refused by the
+		// bucket, another source's) leaves no trace in it, but says so everywhere else.
 		var code int
-		if lock, code = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+		var err error
+		if lock, code, err = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+			c.final = c.receipt(nil, err)
 			return code
 		}
 		defer releaseSet(lock, "backup", stderr)

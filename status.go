@@ -101,17 +101,15 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 	defer stop()
 	dir := st.Location()
 	s, err := backupset.ReadStatus(ctx, st)
+	now := time.Now()
 	if err != nil {
+		// A set that cannot be read is not healthy: the metrics must stop saying it is.
+		writeStatusMetrics(metricsFile, dir, nil, now, false, stderr)
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed
 	}
-	now := time.Now()
 	problem := s.Check(now, maxAge)
-	if metricsFile != "" {
-		if err := metrics.WriteFile(metricsFile, statusGauges(dir, s, now, problem == nil)); err != nil {
-			fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", metricsFile, cause(err))
-		}
-	}
+	writeStatusMetrics(metricsFile, dir, s, now, problem == nil, stderr)
 	if asJSON {
 		if err := writeJSON(stdout, newStatusJSON(dir, s, problem)); err != nil {
 			return jsonFailed(stderr, "status", err)
@@ -124,6 +122,16 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 		return exitFailed
 	}
 	return exitComplete
+}
+
+// writeStatusMetrics writes --metrics-file, if given; s is nil when the set could not be read.
+func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, healthy bool, stderr io.Writer) {
+	if path == "" {
+		return
+	}
+	if err := metrics.WriteFile(path, statusGauges(dir, s, now, healthy, carriedSuccess(path))); err != nil {
+		fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))
+	}
 }
 
 // writeStatus prints one line per run, oldest first, then a verdict when the set is healthy
