@@ -57,7 +57,7 @@ func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) er
 		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + cfg.set.dir, path: cfg.set.dir})
 	}
 	if archive, ok := cfg.explicitArchive(); ok {
-		pc.outputs = append(pc.outputs, pathArg{what: "the archive (-o " + cfg.output + ")", path: archive, kind: archiveKind})
+		pc.outputs = append(pc.outputs, pathArg{what: "the archive (-o " + cfg.output + ")", path: archive, kind: archiveKind, file: true})
 		if cfg.receipt == "" {
 			receipt := backupset.ReceiptPath(archive)
 			pc.outputs = append(pc.outputs, pathArg{what: "the receipt " + receipt, path: receipt, kind: receiptKind, file: true})

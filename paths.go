@@ -56,7 +56,8 @@ type pathArg struct {
 	// only a file of that kind (one a run wrote before). nil: not checked against SOURCE
 	// folders (stdout's file, which the shell opened and emptied already; folders).
 	kind *outputKind
-	// file says the output names a file: an existing folder at its path is refused.
+	// file says the output names a file: an existing folder, FIFO, device or socket at its
+	// path is refused.
 	file bool
 }
 
@@ -85,10 +86,8 @@ type pathCheck struct {
 // with, or nil.
 func (pc pathCheck) err() error {
 	for i, out := range pc.outputs {
-		if out.file && out.path != "" {
-			if info, err := os.Stat(out.path); err == nil && info.IsDir() {
-				return fmt.Errorf("%s is a folder", out.what)
-			}
+		if err := out.fileOutput(); err != nil {
+			return err
 		}
 		for _, other := range append(pc.inputs[:len(pc.inputs):len(pc.inputs)], pc.outputs[:i]...) {
 			if sameFile(out, other) {
@@ -108,6 +107,42 @@ func (pc pathCheck) err() error {
 		}
 	}
 	return nil
+}
+
+// fileOutput refuses an output file whose path holds a folder, or a FIFO, a device or a
+// socket: the rename that puts the file in place would replace it (as root, --receipt
+// /dev/null once replaced /dev/null with a regular file). A symlink there is replaced, not
+// followed, so it is fine.
+func (out pathArg) fileOutput() error {
+	if !out.file || out.path == "" {
+		return nil
+	}
+	if info, err := os.Stat(out.path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s is a folder", out.what)
+	}
+	info, err := os.Lstat(out.path)
+	if err != nil {
+		return nil
+	}
+	if kind := specialKind(info.Mode()); kind != "" {
+		return fmt.Errorf("%s is %s, not a regular file: give another path", out.what, kind)
+	}
+	return nil
+}
+
+// specialKind names a FIFO, a device or a socket; "" for anything else.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return ""
 }
 
 // replacesInput refuses an output that would replace a file inside a SOURCE folder, which the

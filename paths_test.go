@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPathCheck puts outputs named in the ways an attacker (or a typo) names them through
@@ -66,5 +69,32 @@ func TestPathCheck(t *testing.T) {
 	}
 	if got, want := resolvePath("up/../er"), filepath.Join(resolvePath("."), "deep/er"); got != want {
 		t.Errorf("resolvePath(up/../er) = %s, want %s (.. after the symlink, as the kernel takes it)", got, want)
+	}
+}
+
+// TestOutputDevice: a device node at an output's path is refused (exit 2) and left as it is.
+// Once, --receipt /dev/null, run as root, replaced /dev/null with a regular file.
+func TestOutputDevice(t *testing.T) {
+	mustRoot(t)
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--receipt", "null", "app"},
+		{"create", "-o", "a.zip", "--metrics-file", "null", "app"},
+		{"create", "--force", "-o", "null", "app"},
+		{"status", "--metrics-file", "null", "set"},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, " is a character device, not a regular file") {
+			t.Errorf("%v: exit %d, %q; want 2 and the device named", args, r.code, r.stderr)
+		}
+		if info, err := os.Lstat(null); err != nil || info.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%v: null is now %v, %v", args, info.Mode(), err)
+		}
 	}
 }
