@@ -3,10 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,5 +98,63 @@ func TestOutputDevice(t *testing.T) {
 		if info, err := os.Lstat(null); err != nil || info.Mode()&os.ModeCharDevice == 0 {
 			t.Fatalf("%v: null is now %v, %v", args, info.Mode(), err)
 		}
+	}
+}
+
+// pathFlags are the flags that name a path, by command and flag: true for the outputs,
+// which must pass pathCheck, false for the inputs. A new path-valued flag fails
+// TestOutputFlagsChecked until it is added here, and, as an output, until a script shows
+// it refused over an input or another output.
+var pathFlags = map[string]bool{
+	"create --output":       true,
+	"create --output-dir":   true, // a backup set's folder: sealed against the other outputs
+	"create --receipt":      true,
+	"create --metrics-file": true,
+	"status --metrics-file": true,
+	"prune --attic":         true,
+	"restore --undo-dir":    true,
+	"create --exclude-from": false,
+	"create --reference":    false,
+	"verify --receipt":      false,
+	"adopt --receipt":       false,
+}
+
+// TestOutputFlagsChecked is a statement of policy, as Go's deps_test is: every flag whose
+// placeholder names a path is classified in pathFlags, and every output flag has a usage
+// error (exits 2) in testdata/script/outputs*.txtar.
+func TestOutputFlagsChecked(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/script/outputs*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, s := range scripts {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if rest, ok := strings.CutPrefix(line, "exits 2 backup "); ok {
+				refused = append(refused, rest)
+			}
+		}
+	}
+	for _, cmd := range newRootCmd().Commands() {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			placeholder, _ := pflag.UnquoteUsage(f)
+			if !slices.Contains([]string{"PATH", "DIR", "FILE", "ARCHIVE"}, placeholder) {
+				return
+			}
+			name := cmd.Name() + " --" + f.Name
+			output, ok := pathFlags[name]
+			switch {
+			case !ok:
+				t.Errorf("%s names a path (%s): classify it in pathFlags, and if the command writes there, put it through pathCheck", name, placeholder)
+			case output && !slices.ContainsFunc(refused, func(l string) bool {
+				return strings.HasPrefix(l, cmd.Name()+" ") && (strings.Contains(l, " --"+f.Name+" ") || f.Shorthand != "" && strings.Contains(l, " -"+f.Shorthand+" "))
+			}):
+				t.Errorf("output flag %s has no usage error in testdata/script/outputs*.txtar", name)
+			}
+		})
 	}
 }
