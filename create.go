@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,7 +95,7 @@ func newCreateCmd() *cobra.Command {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg, err := f.validated(cmd.Flags(), args)
+		cfg, err := f.validated(cmd.Flags(), args, cmd.OutOrStdout())
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "create", err)
 		}
@@ -146,8 +147,8 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 }
 
 // validated checks the flags and the SOURCE arguments, and returns the run's config or a
-// usage error.
-func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConfig, error) {
+// usage error. stdout is where the run will write, an output like the others.
+func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.Writer) (createConfig, error) {
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = archive.Method(f.method)
@@ -160,6 +161,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string) (createConf
 	}
 	if err == nil {
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
+	}
+	if err == nil {
+		err = cfg.checkOutputs(f.excludeFrom, stdout)
 	}
 	return cfg, err
 }
@@ -204,10 +208,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if err := cfg.setSources(args); err != nil {
 		return err
 	}
-	if err := cfg.validateStdout(); err != nil {
-		return err
-	}
-	return cfg.checkOutputs(excludeFrom)
+	return cfg.validateStdout()
 }
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {

@@ -44,13 +44,21 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	if len(c.cfg.hooks.after) > 0 {
 		c.runAfter(rc, code, stderr)
 	}
+	// A reader that went away (| head -1) cut its own copy short; the receipt file and the
+	// exit code stand, and a line says so.
 	if rc != nil && c.cfg.json {
-		if data, err := rc.Marshal(); err == nil {
-			stdout.Write(data)
+		data, err := rc.Marshal()
+		if err == nil {
+			_, err = stdout.Write(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "backup: writing --json to stdout: %v\n", cause(err))
 		}
 	}
 	if rc != nil {
-		c.events.Result(rc)
+		if err := c.events.Result(rc); err != nil {
+			fmt.Fprintf(stderr, "backup: writing --json-lines to stdout: %v\n", cause(err))
+		}
 	}
 }
 

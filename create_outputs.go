@@ -1,53 +1,106 @@
 package main
 
 import (
-	"fmt"
+	"bytes"
+	"io"
 	"os"
-	"path/filepath"
 
+	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
+	"backup/report"
 )
 
-// namedPath is a path the run reads or writes, with how the user named it.
-type namedPath struct {
-	what, path string
+// The kinds of file create writes, which a run may replace inside a SOURCE folder when an
+// earlier run wrote them there.
+var (
+	receiptKind = &outputKind{"a receipt", func(path string) bool {
+		_, err := report.ReadReceipt(path)
+		return err == nil
+	}}
+	archiveKind = &outputKind{"a backup archive", func(path string) bool {
+		r, err := archive.Open(path)
+		if err != nil {
+			return false
+		}
+		defer r.Close()
+		return r.HasManifest
+	}}
+	metricsKind = &outputKind{"a metrics file", isMetricsFile}
+)
+
+// isMetricsFile says whether the file at path is one that --metrics-file wrote: every one
+// starts with the HELP line of a backup_ metric.
+func isMetricsFile(path string) bool {
+	data, err := atomicfile.ReadRegular(path, 1<<20)
+	return err == nil && bytes.HasPrefix(data, []byte("# HELP backup_"))
 }
 
-// checkOutputs refuses a run whose archive or receipt would be written over the other, over
-// a SOURCE or over an --exclude-from file, by the same name or through a symlink or a hard
-// link: once, --receipt x.zip replaced the archive x.zip with its receipt and the run said
-// complete. An output inside a SOURCE folder is fine: the walk leaves it out.
-func (cfg *createConfig) checkOutputs(excludeFrom []string) error {
-	if cfg.receipt != "" {
-		if info, err := os.Stat(cfg.receipt); err == nil && info.IsDir() {
-			return fmt.Errorf("--receipt %s is a folder", cfg.receipt)
-		}
-	}
-	var inputs, outputs []namedPath
+// checkOutputs puts create's outputs (the archive, its receipt, --metrics-file, and stdout's
+// file when the run writes to stdout) and its inputs (each SOURCE, --exclude-from,
+// --reference and its receipt, a backup set's folder) through the one check.
+func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) error {
+	var pc pathCheck
 	for _, s := range cfg.sources {
-		inputs = append(inputs, namedPath{"SOURCE " + s.path, s.path})
+		src := pathArg{what: "SOURCE " + s.path, path: s.path}
+		pc.inputs = append(pc.inputs, src)
+		pc.sources = append(pc.sources, src)
 	}
 	for _, name := range excludeFrom {
-		inputs = append(inputs, namedPath{"--exclude-from " + name, name})
+		pc.inputs = append(pc.inputs, pathArg{what: "--exclude-from " + name, path: name})
+	}
+	if ref := cfg.reuse.reference; ref != "" {
+		pc.inputs = append(pc.inputs, pathArg{what: "--reference " + ref, path: ref},
+			pathArg{what: "the receipt of --reference " + ref, path: backupset.ReceiptPath(ref)})
+	}
+	if cfg.set != nil && cfg.set.local() {
+		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + cfg.set.dir, path: cfg.set.dir})
 	}
 	if archive, ok := cfg.explicitArchive(); ok {
-		outputs = append(outputs, namedPath{"the archive (-o " + cfg.output + ")", archive})
+		pc.outputs = append(pc.outputs, pathArg{what: "the archive (-o " + cfg.output + ")", path: archive, kind: archiveKind, file: true})
 		if cfg.receipt == "" {
 			receipt := backupset.ReceiptPath(archive)
-			outputs = append(outputs, namedPath{"the receipt " + receipt, receipt})
+			pc.outputs = append(pc.outputs, pathArg{what: "the receipt " + receipt, path: receipt, kind: receiptKind, file: true})
 		}
+	}
+	if out, ok := stdoutFile(stdout, cfg.stdoutWhat()); ok {
+		pc.outputs = append(pc.outputs, out)
 	}
 	if cfg.receipt != "" {
-		outputs = append(outputs, namedPath{"--receipt " + cfg.receipt, cfg.receipt})
+		pc.outputs = append(pc.outputs, pathArg{what: "--receipt " + cfg.receipt, path: cfg.receipt, kind: receiptKind, file: true})
 	}
-	for i, out := range outputs {
-		for _, other := range append(inputs, outputs[:i]...) {
-			if samePath(out.path, other.path) {
-				return fmt.Errorf("%s is also %s", out.what, other.what)
-			}
-		}
+	if cfg.metricsFile != "" && !cfg.dryRun {
+		pc.outputs = append(pc.outputs, pathArg{what: "--metrics-file " + cfg.metricsFile, path: cfg.metricsFile, kind: metricsKind, file: true})
 	}
-	return nil
+	return pc.err()
+}
+
+// stdoutWhat names what the run writes to stdout, or "" when it writes nothing there.
+func (cfg *createConfig) stdoutWhat() string {
+	switch {
+	case cfg.toStdout():
+		return "stdout (the archive, -o -)"
+	case cfg.json:
+		return "stdout (--json)"
+	case cfg.jsonLines:
+		return "stdout (--json-lines)"
+	}
+	return ""
+}
+
+// stdoutFile is stdout as an output, when what is written there goes into a regular file (a
+// shell's > FILE): that file must not be another output or an input. Once, -o - --receipt
+// F > F replaced the archive streamed into F with its receipt, and the run said complete.
+func stdoutFile(stdout io.Writer, what string) (pathArg, bool) {
+	f, ok := stdout.(*os.File)
+	if what == "" || !ok {
+		return pathArg{}, false
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return pathArg{}, false
+	}
+	return pathArg{what: what, info: info}, true
 }
 
 // explicitArchive is the archive's path when -o names it; a folder given as -o gets a new
@@ -60,27 +113,4 @@ func (cfg *createConfig) explicitArchive() (string, bool) {
 		return "", false
 	}
 	return cfg.output, true
-}
-
-// samePath reports whether a and b name one file: the same path once made absolute with
-// the symlinks of its folder resolved (for files that do not exist yet), or the same file
-// by device and inode (symlinks and hard links to it).
-func samePath(a, b string) bool {
-	if resolveDir(a) == resolveDir(b) {
-		return true
-	}
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(ia, ib)
-}
-
-func resolveDir(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
-	}
-	return abs
 }

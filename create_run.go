@@ -66,6 +66,8 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	survivePipes()
+	stderr = newStopOnError(stderr)
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
@@ -83,14 +85,17 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 }
 
 // execute runs the backup, under the set's lock for a set, and returns the exit code; every
-// outcome but a locked set leaves its receipt in c.final.
+// outcome leaves its receipt in c.final, for the metrics file, the hooks and --json.
 func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	cfg := c.cfg
 	var lock *backupset.Lock
 	if cfg.set != nil && !cfg.dryRun {
-		// Before anything is written: a run that finds the set locked leaves no trace.
+		// Before anything is written: a run that cannot take the set (locked, refused by the
+		// bucket, another source's) leaves no trace in it, but says so everywhere else.
 		var code int
-		if lock, code = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+		var err error
+		if lock, code, err = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+			c.final = c.receipt(nil, err)
 			return code
 		}
 		defer releaseSet(lock, "backup", stderr)
@@ -221,9 +226,13 @@ func (c *creation) openArchive(ctx context.Context) error {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
 		c.outputDirInfo()
 	}
+	if c.cfg.metricsFile != "" {
+		c.leaveOut(c.cfg.metricsFile)
+	}
 	if st := c.remoteSet(); st != nil {
 		return c.openUpload(ctx, st, opts)
 	}
+	c.leaveOut(c.out.receipt)
 	if c.cfg.toStdout() {
 		return c.openStdout(ctx, opts)
 	}
@@ -232,12 +241,18 @@ func (c *creation) openArchive(ctx context.Context) error {
 		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
 	}
 	c.w = w
-	for _, p := range []string{w.TempPath(), c.out.archive, c.out.receipt} {
+	c.leaveOut(w.TempPath(), c.out.archive)
+	return nil
+}
+
+// leaveOut keeps the files at paths, the run's own outputs as an earlier run left them, out of
+// the archive (rule self) when they are inside a SOURCE: they are being replaced.
+func (c *creation) leaveOut(paths ...string) {
+	for _, p := range paths {
 		if info, err := os.Lstat(p); err == nil {
 			c.cfg.rules.Self = append(c.cfg.rules.Self, info)
 		}
 	}
-	return nil
 }
 
 // write walks into the archive, then puts the archive and its receipt in place: the receipt

@@ -52,19 +52,27 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	return nil
 }
 
+// local says whether the set is a folder on this machine, whose files are paths.
+func (set *setConfig) local() bool {
+	_, ok := set.store.(backupset.Folder)
+	return ok
+}
+
 // lock creates the set folder and takes its lock before anything else is written. It
 // refuses a set whose LATEST names another source's archive: one set, one source, so that
-// restore DIR and pruning never mix two.
-func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer) (*backupset.Lock, int) {
-	if _, ok := set.store.(backupset.Folder); ok {
+// restore DIR and pruning never mix two. Without the lock it returns the exit code and why,
+// printed already.
+func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer) (*backupset.Lock, int, error) {
+	if set.local() {
 		if err := os.MkdirAll(set.dir, 0o755); err != nil {
-			fmt.Fprintf(stderr, "backup: failed: output folder %s: %v\n", set.dir, cause(err))
-			return nil, exitFailed
+			err = fmt.Errorf("output folder %s: %w", set.dir, cause(err))
+			fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+			return nil, exitFailed, err
 		}
 	}
-	lock, code := lockSet(ctx, set.store, set.wait, "backup", stderr)
+	lock, code, err := takeLock(ctx, set.store, set.wait, "backup", stderr)
 	if lock == nil {
-		return nil, code
+		return nil, code, err
 	}
 	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
@@ -75,11 +83,12 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
 	} else if other := backupset.SourceOf(name); name != "" && other != source {
 		lock.Release()
-		fmt.Fprintf(stderr, "backup: failed: %s is the backup set of %q (LATEST names %s); back up %q into a folder of its own\n",
+		err := fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",
 			set.dir, other, name, source)
-		return nil, exitFailed
+		fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+		return nil, exitFailed, err
 	}
-	return lock, 0
+	return lock, 0, nil
 }
 
 // finishSet activates the new archive when the run allows it, then prunes, and returns the

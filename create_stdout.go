@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"backup/archive"
 	"backup/atomicfile"
@@ -43,9 +41,9 @@ func (cfg *createConfig) validateStdout() error {
 }
 
 // openStdout starts the archive on stdout. A closed pipe must fail the run with a receipt
-// that says so, not kill the process with SIGPIPE before it can write one.
+// that says so, not kill the process with SIGPIPE before it can write one (survivePipes,
+// from the start of the run).
 func (c *creation) openStdout(ctx context.Context, opts archive.Options) error {
-	signal.Ignore(syscall.SIGPIPE)
 	if f, ok := c.stdout.(*os.File); ok {
 		// Redirected into a file inside a SOURCE, the archive must not back itself up.
 		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {

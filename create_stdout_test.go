@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,61 @@ func TestCreateToClosedPipe(t *testing.T) {
 	}
 	if rc := readReceipt(t, filepath.Join(dir, "r.json")); rc.Status != "failed" || rc.Archive != nil {
 		t.Errorf("receipt %s, archive %+v; want failed, no archive", rc.Status, rc.Archive)
+	}
+}
+
+// TestCreateStdoutIsAnOutput: stdout redirected into a file (> F) is an output like the
+// others. Once, -o - --receipt F > F streamed the archive into F, then replaced it with the
+// receipt, which said complete: the archive was gone. Exit 2 now, nothing written; the same
+// for --json into the archive's file, and for a SOURCE file.
+func TestCreateStdoutIsAnOutput(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, file string
+		args       []string
+		want       string
+	}{
+		{"receipt", "F", []string{"-o", "-", "--receipt", "F", "app"}, "--receipt F is also stdout (the archive, -o -)"},
+		{"receipt-symlink", "F", []string{"-o", "-", "--receipt", "lnk", "app"}, "--receipt lnk is also stdout (the archive, -o -)"},
+		{"metrics", "m.prom", []string{"-o", "-", "--receipt", "r.json", "--metrics-file", "m.prom", "app"}, "--metrics-file m.prom is also stdout (the archive, -o -)"},
+		{"source", "f.txt", []string{"-o", "-", "--receipt", "r.json", "f.txt"}, "stdout (the archive, -o -) is also SOURCE "},
+		{"json", "a.zip", []string{"--json", "--force", "-o", "a.zip", "app"}, "stdout (--json) is also the archive (-o a.zip)"},
+		{"json-lines", "a.zip.receipt.json", []string{"--json-lines", "-o", "a.zip", "app"}, "stdout (--json-lines) is also the receipt a.zip.receipt.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+			if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("a file SOURCE\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("F", filepath.Join(dir, "lnk")); err != nil {
+				t.Fatal(err)
+			}
+			out, err := os.Create(filepath.Join(dir, c.file)) // what the shell's > does
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			cmd := exec.Command(binary, append([]string{"create"}, c.args...)...)
+			cmd.Dir, cmd.Stdout = dir, out
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.HasPrefix(stderr.String(), "backup create: "+c.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, c.want)
+			}
+			if info, err := out.Stat(); err != nil || info.Size() != 0 {
+				t.Errorf("%s was written to: %v", c.file, err)
+			}
+			want := []string{"app", "f.txt", "lnk"}
+			if !slices.Contains(want, c.file) {
+				want = append(want, c.file)
+			}
+			slices.Sort(want)
+			if got := listDir(t, dir); !slices.Equal(got, want) {
+				t.Errorf("files after the run: %q, want %q", got, want)
+			}
+		})
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"os"
-
-	"golang.org/x/term"
 
 	"backup/archive"
 	"backup/report"
@@ -133,8 +130,7 @@ func (c *creation) meta(e walker.Entry) *archive.Meta {
 func (c *creation) startProgress(ctx context.Context, stderr io.Writer) *report.Progress {
 	show := c.cfg.progress == "always"
 	if c.cfg.progress == "auto" && !c.cfg.quiet && !c.cfg.verbose {
-		f, ok := stderr.(*os.File)
-		show = ok && term.IsTerminal(int(f.Fd()))
+		show = isTerminal(stderr)
 	}
 	opts := report.ProgressOptions{Events: c.events, Poll: c.poll}
 	if show {

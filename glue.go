@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,20 +90,27 @@ func jsonFailed(stderr io.Writer, cmd string, err error) int {
 // do. On failure it prints one line starting with prefix ("backup", "backup prune") and
 // returns nil and the exit code: 4 locked, 130 interrupted while waiting, 1 anything else.
 func lockSet(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
+	lock, code, _ := takeLock(ctx, st, wait, prefix, stderr)
+	return lock, code
+}
+
+// takeLock is lockSet, and also returns why the lock was not taken, for a receipt that
+// reports it.
+func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int, error) {
 	lock, err := backupset.Acquire(ctx, st, wait)
 	var locked *backupset.LockedError
 	switch {
 	case errors.As(err, &locked):
 		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
-		return nil, exitLocked
+		return nil, exitLocked, fmt.Errorf("%s: %w", st.Location(), err)
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
-		return nil, exitInterrupted
+		return nil, exitInterrupted, errInterrupted
 	case err != nil:
 		fmt.Fprintf(stderr, "%s: failed: %v\n", prefix, err)
-		return nil, exitFailed
+		return nil, exitFailed, err
 	}
-	return lock, exitComplete
+	return lock, exitComplete, nil
 }
 
 // releaseSet gives the set's lock up. A lock object taken over by another run while this one
@@ -137,7 +143,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 
 // isTerminal reports whether w is a terminal, where a progress bar may be drawn.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or create's stderr around one
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -45,7 +45,11 @@ func runHook(ctx context.Context, when, cmd string, env []string, timeout time.D
 	defer cancel()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
 	c.Env = append(os.Environ(), env...)
-	c.Stdout, c.Stderr = stderr, stderr
+	out := stderr
+	if s, ok := stderr.(*stopOnError); ok {
+		out = s.forChild()
+	}
+	c.Stdout, c.Stderr = out, out
 	// Its own process group, so that a timeout kills what the shell started too (curl).
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }

@@ -231,8 +231,13 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("--attic %s: not a folder", arg)
 	}
-	if f, ok := st.(backupset.Folder); ok && f.Dir == dir {
-		return nil, fmt.Errorf("--attic %s: the set's own folder; give another", arg)
+	if f, ok := st.(backupset.Folder); ok {
+		// A symlink to the set, set/. or a bind mount of it is the set too.
+		pc := pathCheck{sealed: []pathArg{{what: "the backup set " + f.Dir, path: f.Dir}},
+			outputs: []pathArg{{what: "--attic " + arg, path: dir}}}
+		if err := pc.err(); err != nil {
+			return nil, err
+		}
 	}
 	return &backupset.Attic{Dir: dir}, nil
 }

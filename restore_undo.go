@@ -32,8 +32,10 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 			return "", err
 		}
 	}
-	d, in := resolveDir(dir), resolveDir(dest)
-	if d == in || strings.HasPrefix(d, in+string(filepath.Separator)) {
+	// The one check of outputs; the folder as the kernel reaches it (a symlink into DEST is
+	// inside DEST). Its message is restore's own, with the way out.
+	pc := pathCheck{sealed: []pathArg{{path: dest}}, outputs: []pathArg{{path: dir}}}
+	if pc.err() != nil {
 		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
 	}
 	return dir, nil

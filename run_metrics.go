@@ -14,6 +14,8 @@ import (
 // lastSuccessMetric is carried over from the file a run replaces when the run is not complete.
 const lastSuccessMetric = "backup_last_success_timestamp_seconds"
 
+const lastSuccessHelp = "When the last complete run finished, in Unix seconds; 0 if none is known."
+
 // metricStatuses are the series of backup_last_status, one per status.
 var metricStatuses = []report.Status{report.Complete, report.Incomplete, report.Failed}
 
@@ -44,7 +46,7 @@ func runGauges(set string, rc *report.Receipt, status report.Status, code int, l
 	c := rc.Counts
 	return []metrics.Gauge{
 		one("backup_last_run_timestamp_seconds", "When the last run finished, in Unix seconds.", float64(rc.FinishedAt.Unix())),
-		one(lastSuccessMetric, "When the last complete run finished, in Unix seconds; 0 if none is known.", success),
+		one(lastSuccessMetric, lastSuccessHelp, success),
 		statusGauge,
 		one("backup_last_exit_code", "The exit code of the last run.", float64(code)),
 		one("backup_last_duration_seconds", "How long the last run took.", took.Seconds()),
@@ -66,20 +68,31 @@ func (c *creation) writeMetrics(rc *report.Receipt, code int) error {
 	}
 	last := rc.FinishedAt
 	if status != report.Complete {
-		last = time.Time{}
-		if v, ok := metrics.ReadValue(c.cfg.metricsFile, lastSuccessMetric); ok && v > 0 {
-			last = time.Unix(int64(v), 0)
-		}
+		last = carriedSuccess(c.cfg.metricsFile)
 	}
 	return metrics.WriteFile(c.cfg.metricsFile, runGauges(c.setDir(), rc, status, code, last, time.Since(c.started)))
 }
 
+// carriedSuccess is the last success the metrics file at path records; zero when none.
+func carriedSuccess(path string) time.Time {
+	if v, ok := metrics.ReadValue(path, lastSuccessMetric); ok && v > 0 {
+		return time.Unix(int64(v), 0)
+	}
+	return time.Time{}
+}
+
 // statusGauges are what status writes: the newest run's metrics, as create wrote them (its
-// exit code is not known and left out), plus the set's own.
-func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool) []metrics.Gauge {
+// exit code is not known and left out), plus the set's own. s is nil when the set could not
+// be read. The last success is the newest complete backup's, else carried (what the file
+// being replaced said): a set that shows none, or cannot be read, must not make the last
+// success vanish, or the alert on its age would go quiet.
+func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, carried time.Time) []metrics.Gauge {
 	var newest *report.Receipt
 	var lastSuccess time.Time
 	archives := 0
+	if s == nil {
+		s = &backupset.Status{}
+	}
 	for _, e := range s.Entries {
 		if e.Archive {
 			archives++
@@ -92,8 +105,15 @@ func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool) 
 			lastSuccess = e.Receipt.FinishedAt
 		}
 	}
+	if lastSuccess.IsZero() {
+		lastSuccess = carried
+	}
 	label := []metrics.Label{{Name: "set", Value: dir}}
 	var gauges []metrics.Gauge
+	if newest == nil && !lastSuccess.IsZero() {
+		gauges = append(gauges, metrics.Gauge{Name: lastSuccessMetric, Help: lastSuccessHelp,
+			Samples: []metrics.Sample{{Labels: label, Value: float64(lastSuccess.Unix())}}})
+	}
 	if newest != nil {
 		for _, g := range runGauges(dir, newest, newest.Status, 0, lastSuccess, newest.FinishedAt.Sub(newest.StartedAt)) {
 			if g.Name != "backup_last_exit_code" {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -35,4 +37,53 @@ func interruptible() (ctx context.Context, stop func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// pipeSignals receives SIGPIPE and is never read: it only has to exist.
+var pipeSignals = make(chan os.Signal, 1)
+
+// survivePipes makes a write to a closed pipe on stdout or stderr fail with EPIPE instead of
+// killing the process, which is what Go does by default for those two. A create run whose
+// reader went away (2>&1 | head -1) must still finish, or clean up, and write its receipt.
+// Notify rather than Ignore: an ignored signal stays ignored in the hooks a run starts, and
+// they should die of a closed pipe as programs expect.
+func survivePipes() {
+	signal.Notify(pipeSignals, syscall.SIGPIPE)
+}
+
+// stopOnError is the stderr of a run: once a write to it fails (a closed pipe, a full disk),
+// it drops every later write, so that nothing the run prints can stop it or cost a failed
+// system call per file. Its writes always succeed.
+type stopOnError struct {
+	w      io.Writer
+	failed atomic.Bool
+}
+
+func newStopOnError(w io.Writer) *stopOnError { return &stopOnError{w: w} }
+
+func (s *stopOnError) Write(p []byte) (int, error) {
+	if !s.failed.Load() {
+		if _, err := s.w.Write(p); err != nil {
+			s.failed.Store(true)
+		}
+	}
+	return len(p), nil
+}
+
+// Fd is the file's descriptor, for the terminal checks of the progress bar; ^uintptr(0)
+// when w is not a file.
+func (s *stopOnError) Fd() uintptr {
+	if f, ok := s.w.(*os.File); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+// forChild is what a hook's output goes to: the file itself while it works (so the hook
+// writes to it directly), nothing (the null device) once it failed.
+func (s *stopOnError) forChild() io.Writer {
+	if s.failed.Load() {
+		return nil
+	}
+	return s.w
 }

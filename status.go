@@ -69,6 +69,9 @@ func newStatusCmd() *cobra.Command {
 			return usageError(stderr, "status", err)
 		}
 		st, err := s3.open(cmd.Context(), args[0])
+		if err == nil {
+			err = checkStatusOutputs(st, *metricsFile, cmd.OutOrStdout())
+		}
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
@@ -77,22 +80,36 @@ func newStatusCmd() *cobra.Command {
 	return cmd
 }
 
+// checkStatusOutputs puts --metrics-file and stdout's file through the one check: neither
+// inside the set status reads, nor one the other.
+func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer) error {
+	var pc pathCheck
+	if f, ok := st.(backupset.Folder); ok {
+		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + f.Dir, path: f.Dir})
+	}
+	if out, ok := stdoutFile(stdout, "stdout"); ok {
+		pc.outputs = append(pc.outputs, out)
+	}
+	if metricsFile != "" {
+		pc.outputs = append(pc.outputs, pathArg{what: "--metrics-file " + metricsFile, path: metricsFile, kind: metricsKind, file: true})
+	}
+	return pc.err()
+}
+
 func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	dir := st.Location()
 	s, err := backupset.ReadStatus(ctx, st)
+	now := time.Now()
 	if err != nil {
+		// A set that cannot be read is not healthy: the metrics must stop saying it is.
+		writeStatusMetrics(metricsFile, dir, nil, now, false, stderr)
 		fmt.Fprintf(stderr, "backup status: %v\n", err)
 		return exitFailed
 	}
-	now := time.Now()
 	problem := s.Check(now, maxAge)
-	if metricsFile != "" {
-		if err := metrics.WriteFile(metricsFile, statusGauges(dir, s, now, problem == nil)); err != nil {
-			fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", metricsFile, cause(err))
-		}
-	}
+	writeStatusMetrics(metricsFile, dir, s, now, problem == nil, stderr)
 	if asJSON {
 		if err := writeJSON(stdout, newStatusJSON(dir, s, problem)); err != nil {
 			return jsonFailed(stderr, "status", err)
@@ -105,6 +122,16 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 		return exitFailed
 	}
 	return exitComplete
+}
+
+// writeStatusMetrics writes --metrics-file, if given; s is nil when the set could not be read.
+func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, healthy bool, stderr io.Writer) {
+	if path == "" {
+		return
+	}
+	if err := metrics.WriteFile(path, statusGauges(dir, s, now, healthy, carriedSuccess(path))); err != nil {
+		fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))
+	}
 }
 
 // writeStatus prints one line per run, oldest first, then a verdict when the set is healthy

@@ -3,7 +3,6 @@ package report
 import (
 	"io"
 	"math"
-	"os"
 	"sync"
 	"time"
 
@@ -125,7 +124,7 @@ func (p *Progress) Stop() {
 // termWidth is the width of the terminal w is, read at every redraw so that a resized
 // window is followed; 80 when w is not a terminal (--progress always into a pipe).
 func termWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(interface{ Fd() uintptr }); ok { // an *os.File, or a writer around one
 		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
 			return width
 		}

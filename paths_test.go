@@ -1,0 +1,160 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+)
+
+// TestPathCheck puts outputs named in the ways an attacker (or a typo) names them through
+// the one check: a symlink, a symlinked folder followed by "..", a dangling symlink whose
+// target is created through it, a hard link, a loop.
+func TestPathCheck(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, d := range []string{"dest/app", "set", "deep/er", "src"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range map[string]string{
+		"up":       "deep/er",       // up/.. is deep, not .
+		"dangling": "dest/app/new",  // mkdir dangling creates dest/app/new
+		"loop":     "loop",          // resolves to nothing
+		"setlink":  dir + "/set",    // absolute
+		"rel":      "../" + "set",   // relative to deep/
+		"deep/rel": "../set/LATEST", // a dangling link into the set
+	} {
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile("src/f", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link("src/f", "hard"); err != nil {
+		t.Fatal(err)
+	}
+	dest := pathArg{what: "DEST", path: "dest"}
+	set := pathArg{what: "the set", path: "set"}
+	src := pathArg{what: "SOURCE", path: "src/f"}
+	for _, c := range []struct {
+		out  string
+		want string // "" passes
+	}{
+		{"dangling", "dangling is inside DEST"},
+		{"dangling/x", "dangling/x is inside DEST"},
+		{"dest/app/../app", "dest/app/../app is inside DEST"},
+		{"dest/..", ""},
+		{"up/../er/x", ""},
+		{"up/../../set/x", "up/../../set/x is inside the set"}, // deep/.. is ., then set
+		{"setlink/.", "setlink/. is the set"},
+		{"deep/rel", "deep/rel is inside the set"},
+		{"hard", "hard is also SOURCE"},
+		{"loop", ""},
+		{"elsewhere/x", ""},
+	} {
+		pc := pathCheck{inputs: []pathArg{src}, sealed: []pathArg{dest, set}, outputs: []pathArg{{what: c.out, path: c.out}}}
+		err := pc.err()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", c.out, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.out, err, c.want)
+		}
+	}
+	if got, want := resolvePath("up/../er"), filepath.Join(resolvePath("."), "deep/er"); got != want {
+		t.Errorf("resolvePath(up/../er) = %s, want %s (.. after the symlink, as the kernel takes it)", got, want)
+	}
+}
+
+// TestOutputDevice: a device node at an output's path is refused (exit 2) and left as it is.
+// Once, --receipt /dev/null, run as root, replaced /dev/null with a regular file.
+func TestOutputDevice(t *testing.T) {
+	mustRoot(t)
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--receipt", "null", "app"},
+		{"create", "-o", "a.zip", "--metrics-file", "null", "app"},
+		{"create", "--force", "-o", "null", "app"},
+		{"status", "--metrics-file", "null", "set"},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, " is a character device, not a regular file") {
+			t.Errorf("%v: exit %d, %q; want 2 and the device named", args, r.code, r.stderr)
+		}
+		if info, err := os.Lstat(null); err != nil || info.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%v: null is now %v, %v", args, info.Mode(), err)
+		}
+	}
+}
+
+// pathFlags are the flags that name a path, by command and flag: true for the outputs,
+// which must pass pathCheck, false for the inputs. A new path-valued flag fails
+// TestOutputFlagsChecked until it is added here, and, as an output, until a script shows
+// it refused over an input or another output.
+var pathFlags = map[string]bool{
+	"create --output":       true,
+	"create --output-dir":   true, // a backup set's folder: sealed against the other outputs
+	"create --receipt":      true,
+	"create --metrics-file": true,
+	"status --metrics-file": true,
+	"prune --attic":         true,
+	"restore --undo-dir":    true,
+	"create --exclude-from": false,
+	"create --reference":    false,
+	"verify --receipt":      false,
+	"adopt --receipt":       false,
+}
+
+// TestOutputFlagsChecked is a statement of policy, as Go's deps_test is: every flag whose
+// placeholder names a path is classified in pathFlags, and every output flag has a usage
+// error (exits 2) in testdata/script/outputs*.txtar.
+func TestOutputFlagsChecked(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/script/outputs*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, s := range scripts {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if rest, ok := strings.CutPrefix(line, "exits 2 backup "); ok {
+				refused = append(refused, rest)
+			}
+		}
+	}
+	for _, cmd := range newRootCmd().Commands() {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			placeholder, _ := pflag.UnquoteUsage(f)
+			if !slices.Contains([]string{"PATH", "DIR", "FILE", "ARCHIVE"}, placeholder) {
+				return
+			}
+			name := cmd.Name() + " --" + f.Name
+			output, ok := pathFlags[name]
+			switch {
+			case !ok:
+				t.Errorf("%s names a path (%s): classify it in pathFlags, and if the command writes there, put it through pathCheck", name, placeholder)
+			case output && !slices.ContainsFunc(refused, func(l string) bool {
+				return strings.HasPrefix(l, cmd.Name()+" ") && (strings.Contains(l, " --"+f.Name+" ") || f.Shorthand != "" && strings.Contains(l, " -"+f.Shorthand+" "))
+			}):
+				t.Errorf("output flag %s has no usage error in testdata/script/outputs*.txtar", name)
+			}
+		})
+	}
+}
