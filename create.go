@@ -68,6 +68,9 @@ type setConfig struct {
 	activateIncomplete bool
 	keep               backupset.Policy
 	prune              bool // a --keep-* rule was given
+	// pointerSaid is set once the run has said that LATEST itself is damaged (see lock):
+	// a junk pointer is said in one line, not again by each step that reads it.
+	pointerSaid bool
 }
 
 // source is one SOURCE argument: its absolute path and the name it is stored under.

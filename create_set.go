@@ -73,6 +73,7 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
 		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
+		set.pointerSaid = true
 	} else if other := backupset.SourceOf(name); name != "" && other != source {
 		lock.Release()
 		fmt.Fprintf(stderr, "backup: failed: %s is the backup set of %q (LATEST names %s); back up %q into a folder of its own\n",

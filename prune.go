@@ -147,7 +147,9 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 		if err := writeJSON(stdout, cfg.newPruneJSON(plan)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
-	} else {
+	} else if plan != nil || err == nil {
+		// A prune refused before it planned (a damaged LATEST) prints no "deleted 0": the
+		// one line on stderr says what happened.
 		writePlan(stdout, plan, cfg.dryRun, cfg.attic)
 	}
 	if err != nil {
