@@ -44,6 +44,10 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err != nil {
 		return err
 	}
+	// The first SOURCE names the set's archives.
+	if err := backupset.CheckSourceName(cfg.sources[0].name); err != nil {
+		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].path, err)
+	}
 	st, err := s3.open(context.Background(), cfg.outputDir)
 	if err != nil {
 		return err

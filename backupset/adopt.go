@@ -19,7 +19,10 @@ var ErrAdoptUnsupported = errors.New("adopting into a set in a bucket is not sup
 // the set.
 type Adoption struct {
 	Receipt *report.Receipt // its receipt; Archive.SHA256 is the content's, as verified
-	Open    func() (io.ReadCloser, error)
+	// Archive reads the Size bytes that were verified: the descriptor that was checked,
+	// never the path opened again (it could be a FIFO by now).
+	Archive io.ReaderAt
+	Size    int64
 	// Source is the source's name the archive holds; it must be the set's.
 	Source string
 }
@@ -47,7 +50,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		if e.Archive {
 			return e.Name, true, nil
 		}
-		return e.Name, false, f.copyIn(e.Name, a.Open, sum)
+		return e.Name, false, copyInto(f.Dir, e.Name, a.reader(), sum)
 	}
 	name, err = l.freeName(ctx, a.Source, a.Receipt.StartedAt)
 	if err != nil {
@@ -70,7 +73,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err := atomicfile.Publish(staged); err != nil {
 		return "", false, err
 	}
-	return name, false, f.copyIn(name, a.Open, sum)
+	return name, false, copyInto(f.Dir, name, a.reader(), sum)
 }
 
 // checkSource refuses an archive of another source than the set's (LATEST's, else that of
@@ -112,13 +115,5 @@ func (l *Lock) freeName(ctx context.Context, source string, started time.Time) (
 	return ArchiveName(source, started, NextRun(names, source, started)), nil
 }
 
-// copyIn copies what open gives to the folder's file name (see copyInto); sum is the
-// SHA-256 the receipt records.
-func (f Folder) copyIn(name string, open func() (io.ReadCloser, error), sum string) error {
-	src, err := open()
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	return copyInto(f.Dir, name, src, sum)
-}
+// reader reads the archive from its first byte.
+func (a Adoption) reader() io.Reader { return io.NewSectionReader(a.Archive, 0, a.Size) }
