@@ -31,8 +31,13 @@ The copy goes through a temp file that is synced and whose SHA-256 must match th
 before it is renamed into place. ARCHIVE itself is never moved or changed. An archive whose
 SHA-256 the set holds already is not copied again ("already in the set", exit 0).
 
+ARCHIVE is opened once and copied from the descriptor that was checked. Its status and its
+source are what its bytes prove: the manifest's status and the name its entries are stored
+under, which the receipt must repeat.
+
 LATEST is not moved unless --activate is given, which activates the copy as backup activate
-does. A set in a bucket (s3://) cannot adopt yet.`
+does; an incomplete backup is then refused before anything is copied, unless
+--allow-incomplete. A set in a bucket (s3://) cannot adopt yet.`
 
 const adoptExitCodes = `0 adopted or already in the set, 1 refused (nothing written) or failed, 2 usage,
 4 the set is locked by another run, 130 interrupted.`
