@@ -223,10 +223,10 @@ func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, r
 	if err := verdict(ctx, res, err); err != nil {
 		return fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
 	}
-	if err := statusProven(a.Receipt, r.HasManifest, res.RecordedStatus); err != nil {
+	if err := statusProven(a.Receipt, "its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 		return fmt.Errorf("%w; nothing copied", err)
 	}
-	if err := entriesUnder(r.Entries, a.Source); err != nil {
+	if err := entriesUnder(r.Entries, a.Source, "its receipt names"); err != nil {
 		return fmt.Errorf("%w; nothing copied", err)
 	}
 	if cfg.activate && !cfg.allowIncomplete && a.Receipt.Status != report.Complete {
