@@ -182,3 +182,36 @@ func TestCreateSetSourceName(t *testing.T) {
 	// Outside a set the name is no problem.
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "ab.zip", "a..b"), exitComplete)
 }
+
+// TestAdoptDiskFull adopts into a set on a tmpfs with room for the receipt but not the
+// archive: adopt fails (exit 1) and takes its receipt back out, so the set is as it was (no
+// receipt left without its archive, which would make an empty set look like one that lost
+// its LATEST); no temp file is left either.
+func TestAdoptDiskFull(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 20000)}})
+	elsewhere := filepath.Join(dir, "app.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--level", "0", "-o", elsewhere, "app"), exitComplete)
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=8k"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	r := backup(t, runOpts{}, "adopt", set, elsewhere)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "no space left on device") {
+		t.Errorf("stderr %q, want the cause", r.stderr)
+	}
+	if got := leftovers(t, set, ".backup.lock"); len(got) != 0 {
+		t.Errorf("the failed adopt left %v in the set", got)
+	}
+	r = backup(t, runOpts{}, "status", set)
+	if !strings.Contains(r.stderr, "no backup in "+set+" yet") {
+		t.Errorf("status after the failed adopt: %q, want an empty set", r.stderr)
+	}
+}

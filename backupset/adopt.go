@@ -32,7 +32,8 @@ type Adoption struct {
 // receipt of the set records already is not copied again (already is true); a receipt left
 // without its archive by a killed adoption is completed, not duplicated. The copy is written
 // to a temp file that the set's cleanup knows, hashed on the way, synced, compared with the
-// receipt, and renamed into place only then: the set never shows a partial archive.
+// receipt, and renamed into place only then: the set never shows a partial archive. A copy
+// that fails takes the receipt written for it back out.
 func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool, err error) {
 	f, ok := l.store.(Folder)
 	if !ok {
@@ -73,7 +74,17 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err := atomicfile.Publish(staged); err != nil {
 		return "", false, err
 	}
-	return name, false, copyInto(f.Dir, name, a.reader(), sum)
+	written, err := l.store.Stat(ctx, name+ReceiptSuffix)
+	if err != nil {
+		return "", false, err
+	}
+	if err := copyInto(f.Dir, name, a.reader(), sum); err != nil {
+		// A copy that failed (a full disk, a changed ARCHIVE) takes its receipt back: a
+		// receipt alone would be a run that lost its archive, and in an empty set one that
+		// lost its LATEST. Only a kill leaves it, for the next adoption to complete.
+		return "", false, errors.Join(err, l.store.Delete(ctx, name+ReceiptSuffix, written.ETag))
+	}
+	return name, false, nil
 }
 
 // checkSource refuses an archive of another source than the set's (LATEST's, else that of
