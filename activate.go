@@ -129,7 +129,11 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 		a := backupset.Activation{Archive: cfg.name, At: time.Now().UTC().Truncate(time.Second), By: "activate"}
 		e, err = lock.ActivateByHand(ctx, a, cfg.allowIncomplete, verify)
 	}
+	var unrecorded *backupset.RecordError
 	switch {
+	case errors.As(err, &unrecorded):
+		// LATEST moved: the activation stands, only its record is missing.
+		fmt.Fprintf(stderr, "backup activate: %v\n", unrecorded)
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
 		return exitInterrupted

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,5 +118,30 @@ func TestActivateAnotherSource(t *testing.T) {
 			}
 			mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
 		})
+	}
+}
+
+// TestActivateRecordFails: the record of a hand-made activation cannot be written (ENOSPC
+// injected on its rename) after LATEST moved. activate does not claim that nothing
+// changed: it says LATEST moved (exit 0, the activation stands, as after a crash between the
+// two) and, in one line, that the record is missing.
+func TestActivateRecordFails(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	_, set, a, _ := newestSet(t)
+	// -P: strace counts calls per thread, and Go may rename from any thread.
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, "LATEST.activated"),
+		"-e", "trace=renameat2", "-e", "inject=renameat2:error=ENOSPC", binary, "activate", set, a)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if got := readLatest(t, set); got != a {
+		t.Fatalf("LATEST names %q, want %q (the injected failure is the record's)", got, a)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete || !strings.Contains(stdout.String(), "LATEST -> "+a) {
+		t.Errorf("exit %d, stdout %q; want %d and that LATEST moved", code, stdout.String(), exitComplete)
+	}
+	if !strings.Contains(stderr.String(), "LATEST.activated") || strings.Count(stderr.String(), "\n") != 1 || strings.Contains(stderr.String(), "as they were") {
+		t.Errorf("stderr %q, want one line saying the record could not be written", stderr.String())
 	}
 }

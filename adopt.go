@@ -124,7 +124,13 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 			verify = storeVerifier(ctx, st)
 		}
 		act := backupset.Activation{Archive: name, At: time.Now().UTC().Truncate(time.Second), By: "adopt"}
-		if _, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, verify); err != nil {
+		_, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, verify)
+		var unrecorded *backupset.RecordError
+		switch {
+		case errors.As(err, &unrecorded):
+			// LATEST moved: the activation stands, only its record is missing.
+			fmt.Fprintf(stderr, "backup adopt: %v\n", unrecorded)
+		case err != nil:
 			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", cfg.archive, name, setError(cfg.dir, err))
 			return exitFailed
 		}
