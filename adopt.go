@@ -112,9 +112,16 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
 	}
 	name, already, err := lock.Adopt(ctx, a.Adoption)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil && err != nil:
+		fmt.Fprintf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
 		return exitFailed
+	case ctx.Err() != nil && cfg.activate:
+		fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
+		return exitInterrupted
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
 		// A copy made now was read back against the receipt, whose archive was verified

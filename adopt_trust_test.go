@@ -215,3 +215,51 @@ func TestAdoptDiskFull(t *testing.T) {
 		t.Errorf("status after the failed adopt: %q, want an empty set", r.stderr)
 	}
 }
+
+// TestAdoptInterrupted interrupts adopt (SIGINT) while it copies the archive into the set
+// (each fsync held by strace): it stops (exit 130) instead of finishing the copy it was told
+// to abandon, and takes its receipt back: the set is as it was, with no temp file.
+func TestAdoptInterrupted(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	_, set, _, elsewhere := adoptSet(t)
+	before := statDir(t, set)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
+		"-e", "inject=fsync:delay_enter=1000000", binary, "adopt", set, elsewhere)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy's temp file", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(set, ".app-*.zip.tmp-*"))
+		return len(temps) > 0
+	})
+	pid := tracee(t, cmd.Process.Pid)
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, stderr %q; want %d", code, stderr.String(), exitInterrupted)
+	}
+	if after := statDir(t, set); after != before {
+		t.Errorf("the interrupted adopt changed the set:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// tracee returns the pid of the process strace (pid) runs.
+func tracee(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(pid), "children"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.Fields(string(data))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return child
+}

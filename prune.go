@@ -33,7 +33,7 @@ receipt move as a unit: when one cannot follow the other, the run stays whole in
 prune stops. A file already in DIR is never replaced. Retention then frees space only if DIR is cleaned by other means.`
 
 const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locked by another run,
-130 interrupted while waiting for the lock.`
+130 interrupted (what was deleted or moved before is listed; the rest stays).`
 
 // pruneJSON is what prune --json prints.
 type pruneJSON struct {
@@ -153,7 +153,11 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 		// one line on stderr says what happened.
 		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
 	}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "backup prune: interrupted: %s\n", setError(cfg.store.Location(), err))
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}

@@ -169,3 +169,47 @@ func TestPruneAtticRenameFails(t *testing.T) {
 		t.Errorf("the set holds %v, want both runs whole", got)
 	}
 }
+
+// TestPruneAtticInterrupted interrupts prune --attic (SIGINT) while it copies a run into an
+// attic on another file system (each fsync held by strace): it stops there (exit 130) with
+// that run whole in the set and nothing of it in the attic.
+func TestPruneAtticInterrupted(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
+		"-e", "inject=fsync:delay_enter=1000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy's temp file", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(attic, ".app-*.tmp-*"))
+		return len(temps) > 0
+	})
+	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and that it was interrupted", code, stderr.String(), exitInterrupted)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want both runs whole", got)
+	}
+	if got := listDir(t, attic); len(got) != 0 {
+		t.Errorf("the attic holds %v, want nothing", got)
+	}
+}

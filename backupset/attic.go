@@ -133,5 +133,5 @@ func (a Attic) copy(ctx context.Context, st Store, name, want string) error {
 		return err
 	}
 	defer src.Close()
-	return copyInto(a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
+	return copyInto(ctx, a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
 }

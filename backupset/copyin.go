@@ -1,6 +1,7 @@
 package backupset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -14,14 +15,15 @@ import (
 // copyInto copies src to dir/name through a synced temp file beside it, reads the copy back,
 // and links it into place only when what landed on disk has the SHA-256 of what was read
 // and, unless want is "", want. A file already at name is never replaced: a hard link fails
-// where a rename would replace. adopt and prune --attic copy this way.
-func copyInto(dir, name string, src io.Reader, want string) error {
+// where a rename would replace. adopt and prune --attic copy this way. A copy stops when
+// ctx is done, before anything is at name.
+func copyInto(ctx context.Context, dir, name string, src io.Reader, want string) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	sum, err := copySynced(tmp, src)
+	sum, err := copySynced(tmp, ctxReader{ctx, src})
 	if err != nil {
 		return err
 	}
@@ -29,6 +31,8 @@ func copyInto(dir, name string, src io.Reader, want string) error {
 	switch {
 	case err != nil:
 		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case back != sum:
 		return fmt.Errorf("copying %s into %s: the copy reads back differently", name, dir)
 	case want != "" && sum != want:
@@ -68,4 +72,17 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
