@@ -55,3 +55,22 @@ func TestSetRunsPlural(t *testing.T) {
 		}
 	}
 }
+
+// TestSetLockFileHardLink: a set's lock file that is a hard link to another file (planted,
+// or left by a `cp -al` snapshot of the set) is locked but never written: the pid a holder
+// writes into its own lock file would truncate the other file.
+func TestSetLockFileHardLink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	makeTree(t, dir, map[string]node{"victim": {content: "precious data\n"}, "set": {kind: "dir"}})
+	if err := os.Link(filepath.Join(dir, "victim"), filepath.Join(set, ".backup.lock")); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitComplete)
+	if got := string(readFile(t, filepath.Join(dir, "victim"))); got != "precious data\n" {
+		t.Errorf("the file hard-linked as the lock holds %q", got)
+	}
+}
