@@ -88,13 +88,22 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 }
 
 // checkSource refuses an archive of another source than the set's (LATEST's, else that of
-// its runs): one set, one source. An empty set takes any.
+// its newest run): one set, one source. An empty set takes any. entries are the set's, as
+// Scan lists them; nil to scan only when LATEST cannot say.
 func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) error {
 	want := ""
 	if name, _, err := readPointer(ctx, l.store); err == nil {
 		want = SourceOf(name)
-	} else if len(entries) > 0 {
-		want = entries[len(entries)-1].Source
+	} else {
+		if entries == nil {
+			var err error
+			if entries, err = Scan(ctx, l.store); err != nil {
+				return err
+			}
+		}
+		if len(entries) > 0 {
+			want = entries[len(entries)-1].Source
+		}
 	}
 	if want != "" && want != source {
 		return fmt.Errorf("the archive holds %q, and %s is the backup set of %q", source, l.store.Location(), want)

@@ -184,11 +184,7 @@ func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete
 	if err := checkTarget(e); err != nil {
 		return e, fmt.Errorf("not activating %s: %w", name, err)
 	}
-	entries, err := Scan(ctx, l.store)
-	if err != nil {
-		return e, err
-	}
-	if err := l.checkSource(ctx, entries, e.Source); err != nil {
+	if err := l.checkSource(ctx, nil, e.Source); err != nil {
 		return e, fmt.Errorf("not activating %s: %w", name, err)
 	}
 	if e.Receipt.Status != report.Complete && !allowIncomplete {
