@@ -53,6 +53,8 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 		return err
 	}
 	cfg.set = &setConfig{dir: st.Location(), store: st, wait: wait, activateIncomplete: activate, keep: policy, prune: keep.given()}
+	_, folder := st.(backupset.Folder)
+	cfg.set.reusesLatest = folder && !cfg.reuse.reread && cfg.reuse.reference == ""
 	return nil
 }
 
@@ -76,7 +78,13 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
-		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
+		// One line for all the run does about it: reading every file, since the archive it
+		// names cannot be trusted for reuse, and replacing it.
+		does := "this run replaces it"
+		if set.reusesLatest {
+			does = "this run reads every file and replaces it"
+		}
+		fmt.Fprintf(stderr, "backup: %s; %s if it is complete and verified\n", setError(set.dir, err), does)
 		set.pointerSaid = true
 	} else if other := backupset.SourceOf(name); name != "" && other != source {
 		lock.Release()
