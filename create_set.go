@@ -80,11 +80,11 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
 		// One line for all the run does about it: reading every file, since the archive it
 		// names cannot be trusted for reuse, and replacing it.
-		does := "this run replaces it"
+		more := ""
 		if set.reusesLatest {
-			does = "this run reads every file and replaces it"
+			more = " (reading every file: nothing is reused from it)"
 		}
-		fmt.Fprintf(stderr, "backup: %s; %s if it is complete and verified\n", setError(set.dir, err), does)
+		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
 		set.pointerSaid = true
 	} else if other := backupset.SourceOf(name); name != "" && other != source {
 		lock.Release()

@@ -216,7 +216,7 @@ func TestReuseUntrustedLatest(t *testing.T) {
 	}
 	r, latest := setRun(t, dir, set)
 	mustExit(t, r, exitComplete)
-	if !strings.Contains(r.stderr, "this run reads every file") || strings.Count(r.stderr, "nonsense") != 1 {
+	if !strings.Contains(r.stderr, "reading every file") || strings.Count(r.stderr, "nonsense") != 1 {
 		t.Errorf("the run did not say once that it read every file:\n%s", r.stderr)
 	}
 	if got := reusedIn(t, latest); got != 0 {
