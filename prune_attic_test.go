@@ -213,3 +213,45 @@ func TestPruneAtticInterrupted(t *testing.T) {
 		t.Errorf("the attic holds %v, want nothing", got)
 	}
 }
+
+// TestPruneAtticKilled kills prune --attic (SIGKILL) once a run is copied into an attic on
+// another file system and before it leaves the set: the next prune --attic completes the
+// move without help (the copies already in the attic are the same bytes), instead of
+// stopping for ever on "file exists".
+func TestPruneAtticKilled(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a), "-e", "trace=unlinkat",
+		"-e", "inject=unlinkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the run copied into the attic", func() bool {
+		return slices.Contains(listDir(t, attic), a+".receipt.json")
+	})
+	killGroup(cmd)
+	if got := setArchives(t, set); len(got) != 4 {
+		t.Fatalf("after the kill the set holds %v, want both runs", got)
+	}
+
+	r := backup(t, runOpts{}, "prune", "--wait", "30s", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitComplete)
+	if got := setArchives(t, attic); !slices.Equal(got, []string{a, a + ".receipt.json"}) {
+		t.Errorf("the attic holds %v, want %s and its receipt", got, a)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want %s and its receipt", got, b)
+	}
+}

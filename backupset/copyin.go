@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"backup/atomicfile"
 )
@@ -15,8 +18,9 @@ import (
 // copyInto copies src to dir/name through a synced temp file beside it, reads the copy back,
 // and links it into place only when what landed on disk has the SHA-256 of what was read
 // and, unless want is "", want. A file already at name is never replaced: a hard link fails
-// where a rename would replace. adopt and prune --attic copy this way. A copy stops when
-// ctx is done, before anything is at name.
+// where a rename would replace, unless it holds the same bytes (a killed run's copy, which
+// counts as done). adopt and prune --attic copy this way. A copy stops when ctx is done,
+// before anything is at name.
 func copyInto(ctx context.Context, dir, name string, src io.Reader, want string) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
@@ -39,9 +43,28 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string)
 		return fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
 	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), sum) {
+			// A copy a killed run made, which it could not take back: done already.
+			return nil
+		}
 		return err
 	}
 	return atomicfile.SyncDir(dir)
+}
+
+// sameContent says whether the regular file at path (a symlink or a FIFO is not followed)
+// has the SHA-256 sum.
+func sameContent(path, sum string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	got, err := readerSHA256(f)
+	return err == nil && got == sum
 }
 
 // copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
@@ -67,8 +90,12 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return readerSHA256(f)
+}
+
+func readerSHA256(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
