@@ -22,7 +22,9 @@ is the archive's file name in the set (a path to it inside DIR is taken too).
 
 Under the set's lock, the archive is checked as create's read-back checks a new one: its
 receipt must match it and be complete, and the archive is read end to end against the
-receipt's size and SHA-256 and the manifest. Anything wrong leaves LATEST as it was (exit 1).
+receipt's size and SHA-256 and the manifest, whose status the receipt must repeat. It must
+be a backup of the set's source, by its name and by its entries. Anything wrong leaves
+LATEST as it was (exit 1).
 LATEST is then replaced atomically, only if no other writer moved it meanwhile, and the
 choice is recorded in DIR/LATEST.activated for status. Nothing is deleted.
 
@@ -127,7 +129,11 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 		a := backupset.Activation{Archive: cfg.name, At: time.Now().UTC().Truncate(time.Second), By: "activate"}
 		e, err = lock.ActivateByHand(ctx, a, cfg.allowIncomplete, verify)
 	}
+	var unrecorded *backupset.RecordError
 	switch {
+	case errors.As(err, &unrecorded):
+		// LATEST moved: the activation stands, only its record is missing.
+		fmt.Fprintf(stderr, "backup activate: %v\n", unrecorded)
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
 		return exitInterrupted
@@ -184,6 +190,14 @@ func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 			return cause(err)
 		}
 		res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}})
-		return verdict(ctx, res, err)
+		if err := verdict(ctx, res, err); err != nil {
+			return err
+		}
+		// The receipt's status decided whether the archive may be activated; only the
+		// manifest, which the SHA-256 just checked covers, proves it.
+		if err := statusProven(rc, "its receipt", r.HasManifest, res.RecordedStatus); err != nil {
+			return err
+		}
+		return entriesUnder(r.Entries, backupset.SourceOf(name), "its name says")
 	}
 }

@@ -187,28 +187,18 @@ func killGroup(cmd *exec.Cmd) {
 	cmd.Wait()
 }
 
-// TestActivateIncomplete: a backup whose receipt says incomplete is activated only with
-// --allow-incomplete.
+// TestActivateIncomplete: a backup that is incomplete (its manifest says so, and its receipt)
+// is activated only with --allow-incomplete.
 func TestActivateIncomplete(t *testing.T) {
 	t.Parallel()
-	_, set, a, b := newestSet(t)
-	mustExit(t, backup(t, runOpts{}, "activate", set, a), exitComplete)
-	path := filepath.Join(set, b+".receipt.json")
-	data := readFile(t, path)
-	marked := strings.Replace(string(data), `"status": "complete"`, `"status": "incomplete"`, 1)
-	if marked == string(data) {
-		t.Fatalf("no status to mark in %s", data)
-	}
-	if err := os.WriteFile(path, []byte(marked), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := backup(t, runOpts{}, "activate", set, b)
+	_, set, good, partial := incompleteSet(t)
+	r := backup(t, runOpts{}, "activate", set, partial)
 	mustExit(t, r, exitFailed)
-	if !strings.Contains(r.stderr, "the backup is incomplete") || readLatest(t, set) != a {
-		t.Errorf("stderr %q, LATEST %q; want a refusal and LATEST on %q", r.stderr, readLatest(t, set), a)
+	if !strings.Contains(r.stderr, "the backup is incomplete") || readLatest(t, set) != good {
+		t.Errorf("stderr %q, LATEST %q; want a refusal and LATEST on %q", r.stderr, readLatest(t, set), good)
 	}
-	mustExit(t, backup(t, runOpts{}, "activate", "--allow-incomplete", set, b), exitComplete)
-	if got := readLatest(t, set); got != b {
-		t.Errorf("--allow-incomplete left LATEST on %q, want %q", got, b)
+	mustExit(t, backup(t, runOpts{}, "activate", "--allow-incomplete", set, partial), exitComplete)
+	if got := readLatest(t, set); got != partial {
+		t.Errorf("--allow-incomplete left LATEST on %q, want %q", got, partial)
 	}
 }

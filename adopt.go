@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/report"
@@ -28,8 +31,13 @@ The copy goes through a temp file that is synced and whose SHA-256 must match th
 before it is renamed into place. ARCHIVE itself is never moved or changed. An archive whose
 SHA-256 the set holds already is not copied again ("already in the set", exit 0).
 
+ARCHIVE is opened once and copied from the descriptor that was checked. Its status and its
+source are what its bytes prove: the manifest's status and the name its entries are stored
+under, which the receipt must repeat.
+
 LATEST is not moved unless --activate is given, which activates the copy as backup activate
-does. A set in a bucket (s3://) cannot adopt yet.`
+does; an incomplete backup is then refused before anything is copied, unless
+--allow-incomplete. A set in a bucket (s3://) cannot adopt yet.`
 
 const adoptExitCodes = `0 adopted or already in the set, 1 refused (nothing written) or failed, 2 usage,
 4 the set is locked by another run, 130 interrupted.`
@@ -89,6 +97,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	if err != nil {
 		return readFailed(ctx, stderr, "adopt", cfg.archive, err)
 	}
+	defer a.Close()
 	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "backup adopt: %v\n", err)
 		return exitFailed
@@ -102,19 +111,36 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
 	}
-	name, already, err := lock.Adopt(ctx, a)
-	if err != nil {
+	name, already, err := lock.Adopt(ctx, a.Adoption)
+	switch {
+	case ctx.Err() != nil && err != nil:
+		fmt.Fprintf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
 		return exitFailed
+	case ctx.Err() != nil && cfg.activate:
+		fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
+		return exitInterrupted
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
+		// A copy made now was read back against the receipt, whose archive was verified
+		// above; a copy already in the set is read back as activate reads it.
+		verify := func(string) error { return nil }
+		if already {
+			verify = storeVerifier(ctx, st)
+		}
 		act := backupset.Activation{Archive: name, At: time.Now().UTC().Truncate(time.Second), By: "adopt"}
-		// The archive was read back before the copy, whose SHA-256 then matched.
-		_, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, func(string) error { return nil })
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "backup adopt: %s\n", setError(cfg.dir, err))
-		return exitFailed
+		_, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, verify)
+		var unrecorded *backupset.RecordError
+		switch {
+		case errors.As(err, &unrecorded):
+			// LATEST moved: the activation stands, only its record is missing.
+			fmt.Fprintf(stderr, "backup adopt: %v\n", unrecorded)
+		case err != nil:
+			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", cfg.archive, name, setError(cfg.dir, err))
+			return exitFailed
+		}
 	}
 	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
 	if cfg.json {
@@ -138,31 +164,105 @@ func writeAdopted(w io.Writer, out adoptJSON) {
 	}
 }
 
-// checkAdoptee reads ARCHIVE's receipt and reads ARCHIVE back against it, and returns what
-// the set needs to copy it.
-func checkAdoptee(ctx context.Context, cfg adoptConfig) (backupset.Adoption, error) {
+// adoptee is ARCHIVE once checked: the adoption, reading from the descriptor that was
+// checked.
+type adoptee struct {
+	backupset.Adoption
+	file *os.File
+}
+
+func (a adoptee) Close() error { return a.file.Close() }
+
+// checkAdoptee reads ARCHIVE's receipt and checks ARCHIVE against it, and returns what the
+// set needs to copy it. ARCHIVE is opened once, without blocking, and must be a regular file;
+// it is verified and later copied through that one descriptor, so that a FIFO or another
+// file put at the path meanwhile is never read (the copy is checked against the receipt's
+// SHA-256 again). Everything the set relies on is proven by the bytes: the status (the
+// manifest's, which the receipt must repeat) and the source (the entries' top name, which
+// the receipt must name). With --activate an incomplete backup is refused here, before
+// anything is written, unless --allow-incomplete.
+func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 	path := cfg.receipt
 	if path == "" {
 		path = backupset.ReceiptPath(cfg.archive)
 	}
+	rc, source, err := readAdopteeReceipt(path)
+	if err != nil {
+		return adoptee{}, err
+	}
+	f, size, err := openRegular(cfg.archive)
+	if err != nil {
+		return adoptee{}, err
+	}
+	a := adoptee{Adoption: backupset.Adoption{Receipt: rc, Archive: f, Size: size, Source: source}, file: f}
+	if err := verifyAdoptee(ctx, cfg, a.Adoption, path); err != nil {
+		f.Close()
+		return adoptee{}, err
+	}
+	return a, nil
+}
+
+// readAdopteeReceipt reads the receipt at path and returns it with the name of its one
+// source, which must be able to name a set's archives.
+func readAdopteeReceipt(path string) (*report.Receipt, string, error) {
 	rc, err := report.ReadReceipt(path)
 	if err != nil {
-		return backupset.Adoption{}, fmt.Errorf("receipt %s: %w (give it with --receipt)", path, cause(err))
+		return nil, "", fmt.Errorf("receipt %s: %w (give it with --receipt)", path, cause(err))
 	}
 	if rc.Archive == nil || (rc.Status != report.Complete && rc.Status != report.Incomplete) {
-		return backupset.Adoption{}, fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)
+		return nil, "", fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)
 	}
 	if len(rc.Sources) != 1 {
-		return backupset.Adoption{}, fmt.Errorf("receipt %s: the archive holds %d sources; a set holds one", path, len(rc.Sources))
-	}
-	res, err := archive.Verify(ctx, cfg.archive, archive.VerifyOptions{Expect: &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}})
-	if err := verdict(ctx, res, err); err != nil {
-		return backupset.Adoption{}, fmt.Errorf("does not verify against receipt %s: %w; nothing copied", path, err)
+		return nil, "", fmt.Errorf("receipt %s: the archive holds %d sources; a set holds one", path, len(rc.Sources))
 	}
 	source := filepath.Base(rc.Sources[0])
 	if source == string(filepath.Separator) {
 		source = "root"
 	}
-	open := func() (io.ReadCloser, error) { return os.Open(cfg.archive) }
-	return backupset.Adoption{Receipt: rc, Open: open, Source: source}, nil
+	if err := backupset.CheckSourceName(source); err != nil {
+		return nil, "", fmt.Errorf("receipt %s: its source %w", path, err)
+	}
+	return rc, source, nil
+}
+
+// verifyAdoptee reads the archive end to end against its receipt (at receiptPath), as
+// verify does, and checks what the receipt says against what the archive proves.
+func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, receiptPath string) error {
+	r, err := archive.NewReader(a.Archive, a.Size)
+	if err != nil {
+		return err
+	}
+	res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &archive.Summary{Size: a.Receipt.Archive.Size, SHA256: a.Receipt.Archive.SHA256}})
+	if err := verdict(ctx, res, err); err != nil {
+		return fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
+	}
+	if err := statusProven(a.Receipt, "its receipt", r.HasManifest, res.RecordedStatus); err != nil {
+		return fmt.Errorf("%w; nothing copied", err)
+	}
+	if err := entriesUnder(r.Entries, a.Source, "its receipt names"); err != nil {
+		return fmt.Errorf("%w; nothing copied", err)
+	}
+	if cfg.activate && !cfg.allowIncomplete && a.Receipt.Status != report.Complete {
+		return fmt.Errorf("the backup is %s: not adopting it to activate it (--allow-incomplete activates it; without --activate it is only adopted); nothing copied", a.Receipt.Status)
+	}
+	return nil
+}
+
+// openRegular opens the file at path for reading (following a symlink: the user named the
+// path) without blocking on a FIFO, and refuses anything but a regular file. It returns the
+// file and its size.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: path, Err: errors.New("is " + atomicfile.DescribeType(info.Mode()))}
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, info.Size(), nil
 }

@@ -69,6 +69,12 @@ type setConfig struct {
 	activateIncomplete bool
 	keep               backupset.Policy
 	prune              bool // a --keep-* rule was given
+	// reusesLatest says the run copies unchanged entries from LATEST's archive (a folder
+	// set, without --reread or --reference).
+	reusesLatest bool
+	// pointerSaid is set once the run has said that LATEST itself is damaged (see lock):
+	// a junk pointer is said in one line, not again by each step that reads it.
+	pointerSaid bool
 }
 
 // source is one SOURCE argument: its absolute path and the name it is stored under.

@@ -52,7 +52,7 @@ func (c *creation) openReference(ctx context.Context, stderr io.Writer) (*archiv
 		ref, err = openTrusted(filepath.Join(folder.Dir, latest.Name), c.cfg)
 	}
 	if err != nil {
-		if !c.cfg.quiet {
+		if !c.cfg.quiet && !c.cfg.set.pointerSaid {
 			fmt.Fprintf(stderr, "backup: reading every file: no unchanged entry is copied: %v\n", cause(err))
 		}
 		return nil, nil

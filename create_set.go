@@ -44,11 +44,17 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err != nil {
 		return err
 	}
+	// The first SOURCE names the set's archives.
+	if err := backupset.CheckSourceName(cfg.sources[0].name); err != nil {
+		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].path, err)
+	}
 	st, err := s3.open(context.Background(), cfg.outputDir)
 	if err != nil {
 		return err
 	}
 	cfg.set = &setConfig{dir: st.Location(), store: st, wait: wait, activateIncomplete: activate, keep: policy, prune: keep.given()}
+	_, folder := st.(backupset.Folder)
+	cfg.set.reusesLatest = folder && !cfg.reuse.reread && cfg.reuse.reference == ""
 	return nil
 }
 
@@ -80,7 +86,14 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
-		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified\n", setError(set.dir, err))
+		// One line for all the run does about it: reading every file, since the archive it
+		// names cannot be trusted for reuse, and replacing it.
+		more := ""
+		if set.reusesLatest {
+			more = " (reading every file: nothing is reused from it)"
+		}
+		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
+		set.pointerSaid = true
 	} else if other := backupset.SourceOf(name); name != "" && other != source {
 		lock.Release()
 		err := fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",

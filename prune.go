@@ -28,11 +28,12 @@ prune before it deletes anything. Prune holds the set's lock while it works.
 
 With --attic DIR, the backups prune would delete are moved into DIR instead, each archive
 with its receipt: by rename on the same file system, else copied, synced, read back and
-compared with the receipt's SHA-256, and only then deleted from the set. A file already in
-DIR is never replaced. Retention then frees space only if DIR is cleaned by other means.`
+compared with the receipt's SHA-256, and only then deleted from the set. An archive and its
+receipt move as a unit: when one cannot follow the other, the run stays whole in the set and
+prune stops. A file already in DIR is never replaced. Retention then frees space only if DIR is cleaned by other means.`
 
 const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locked by another run,
-130 interrupted while waiting for the lock.`
+130 interrupted (what was deleted or moved before is listed; the rest stays).`
 
 // pruneJSON is what prune --json prints.
 type pruneJSON struct {
@@ -147,18 +148,26 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 		if err := writeJSON(stdout, cfg.newPruneJSON(plan)); err != nil {
 			return jsonFailed(stderr, "prune", err)
 		}
-	} else {
-		writePlan(stdout, plan, cfg.dryRun, cfg.attic)
+	} else if plan != nil || err == nil {
+		// A prune refused before it planned (a damaged LATEST) prints no "deleted 0": the
+		// one line on stderr says what happened.
+		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
 	}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "backup prune: interrupted: %s\n", setError(cfg.store.Location(), err))
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}
 	return exitComplete
 }
 
-// writePlan prints one line per run, oldest first: keep or delete, and why.
-func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backupset.Attic) {
+// writePlan prints one line per run, oldest first: keep or delete, and why. A prune that
+// stopped (on an error, which its caller prints) lists the decisions it carried out and
+// says how many runs left the set before it stopped: the rest of the set is as it was.
+func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backupset.Attic, stopped bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	deleted := 0
 	del := "delete"
@@ -181,11 +190,14 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backu
 	if attic != nil {
 		del, done = "move to "+attic.Dir, "moved to "+attic.Dir
 	}
-	if dryRun {
+	switch {
+	case dryRun:
 		fmt.Fprintf(w, "dry run: would %s %d, keep %d\n", del, deleted, len(plan)-deleted)
-		return
+	case stopped:
+		fmt.Fprintf(w, "%s %d, then stopped\n", done, deleted)
+	default:
+		fmt.Fprintf(w, "%s %d, kept %d\n", done, deleted, len(plan)-deleted)
 	}
-	fmt.Fprintf(w, "%s %d, kept %d\n", done, deleted, len(plan)-deleted)
 }
 
 func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {

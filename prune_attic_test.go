@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -81,5 +84,174 @@ func TestPruneAtticNoReplace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(set, a)); err != nil {
 		t.Errorf("the run that could not be moved left the set: %v", err)
+	}
+}
+
+// TestPruneAtticFull prunes into an attic on a tmpfs that fills up between an archive and its
+// receipt: the pair moves as a unit. The run that did not fit stays whole in the set (its
+// archive's copy is taken back out of the attic), the output says what moved, and a later
+// prune finds no receipt left alone to delete.
+func TestPruneAtticFull(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	tests := []struct {
+		size  string // room in the attic: one page per small file
+		moved int    // pairs that fit
+	}{
+		{"4k", 0},  // the first archive fits, its receipt does not
+		{"12k", 1}, // one pair, then the second archive and not its receipt
+	}
+	for _, tt := range tests {
+		t.Run(tt.size, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			attic := filepath.Join(dir, "attic")
+			if err := os.Mkdir(attic, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size="+tt.size); err != nil {
+				t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+			}
+			t.Cleanup(func() { syscall.Unmount(attic, 0) })
+			set := filepath.Join(dir, "set")
+			for _, f := range []string{"a", "b", "c"} {
+				makeTree(t, filepath.Join(dir, "app"), map[string]node{f: {content: f + "\n"}})
+				mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+			}
+			all := setArchives(t, set)
+
+			r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, set)
+			mustExit(t, r, exitFailed)
+			if !strings.Contains(r.stderr, "no space left on device") || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with the cause", r.stderr)
+			}
+			wantLine := fmt.Sprintf("moved to %s %d, then stopped", attic, tt.moved)
+			if !strings.Contains(r.stdout, wantLine) {
+				t.Errorf("stdout:\n%s\nwant a line %q", r.stdout, wantLine)
+			}
+			moved := all[:2*tt.moved]
+			if got := setArchives(t, attic); !slices.Equal(got, moved) {
+				t.Errorf("the attic holds %v, want the pairs that fit: %v", got, moved)
+			}
+			if got := setArchives(t, set); !slices.Equal(got, all[2*tt.moved:]) {
+				t.Errorf("the set holds %v, want %v (the run that did not fit, whole)", got, all[2*tt.moved:])
+			}
+			r = backup(t, runOpts{}, "status", set)
+			if r.code != exitComplete || strings.Contains(r.stdout, "gone") {
+				t.Errorf("status after the full attic: exit %d\n%s", r.code, r.stdout)
+			}
+		})
+	}
+}
+
+// TestPruneAtticRenameFails: on the set's file system the pair moves by two renames; when the
+// receipt's fails (ENOSPC injected), the archive is renamed back: the run stays whole in the
+// set and the attic holds nothing of it.
+func TestPruneAtticRenameFails(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	_, set, a, b := newestSet(t)
+	attic := filepath.Join(filepath.Dir(set), "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// -P: strace counts calls per thread, and Go may rename from any thread.
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a+".receipt.json"),
+		"-e", "trace=renameat2", "-e", "inject=renameat2:error=ENOSPC", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(string(out), "stays whole in the set") {
+		t.Fatalf("exit %d (%v), output:\n%s\nwant %d and that the run stays whole", code, err, out, exitFailed)
+	}
+	if got := listDir(t, attic); len(got) != 0 {
+		t.Errorf("the attic holds %v, want nothing", got)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want both runs whole", got)
+	}
+}
+
+// TestPruneAtticInterrupted interrupts prune --attic (SIGINT) while it copies a run into an
+// attic on another file system (each fsync held by strace): it stops there (exit 130) with
+// that run whole in the set and nothing of it in the attic.
+func TestPruneAtticInterrupted(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
+		"-e", "inject=fsync:delay_enter=1000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy's temp file", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(attic, ".app-*.tmp-*"))
+		return len(temps) > 0
+	})
+	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and that it was interrupted", code, stderr.String(), exitInterrupted)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want both runs whole", got)
+	}
+	if got := listDir(t, attic); len(got) != 0 {
+		t.Errorf("the attic holds %v, want nothing", got)
+	}
+}
+
+// TestPruneAtticKilled kills prune --attic (SIGKILL) once a run is copied into an attic on
+// another file system and before it leaves the set: the next prune --attic completes the
+// move without help (the copies already in the attic are the same bytes), instead of
+// stopping for ever on "file exists".
+func TestPruneAtticKilled(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a), "-e", "trace=unlinkat",
+		"-e", "inject=unlinkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the run copied into the attic", func() bool {
+		return slices.Contains(listDir(t, attic), a+".receipt.json")
+	})
+	killGroup(cmd)
+	if got := setArchives(t, set); len(got) != 4 {
+		t.Fatalf("after the kill the set holds %v, want both runs", got)
+	}
+
+	r := backup(t, runOpts{}, "prune", "--wait", "30s", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitComplete)
+	if got := setArchives(t, attic); !slices.Equal(got, []string{a, a + ".receipt.json"}) {
+		t.Errorf("the attic holds %v, want %s and its receipt", got, a)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want %s and its receipt", got, b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"backup/archive"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/report"
 )
 
 // archiveRef is the archive an ARCHIVE argument names.
@@ -17,7 +18,7 @@ type archiveRef struct {
 	// store is the set in a bucket the archive is in; nil for a file (a folder set's
 	// archive is a file).
 	store backupset.Store
-	// entry is the set's LATEST target, with its receipt, when store is set.
+	// entry is the set's LATEST target, with its receipt, when the argument named a set.
 	entry backupset.Entry
 }
 
@@ -45,31 +46,55 @@ func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, e
 	if err != nil {
 		return archiveRef{}, err
 	}
-	return archiveRef{path: filepath.Join(arg, e.Name)}, nil
+	return archiveRef{path: filepath.Join(arg, e.Name), entry: e}, nil
 }
 
 // open reads the archive's directory and manifest. An archive in a bucket is read with
 // ranged requests, never downloaded whole.
 func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
+	var r *archive.Reader
+	var err error
 	if a.store == nil {
-		return archive.Open(a.path)
+		r, err = archive.Open(a.path)
+	} else {
+		var f backupset.File
+		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
+			// The object holds no connection between reads, so the reader need not close it.
+			r, err = archive.NewReader(f, f.Size())
+		}
 	}
-	f, err := a.store.Open(ctx, a.entry.Name)
 	if err != nil {
 		return nil, err
 	}
-	// The object holds no connection between reads, so the reader need not close it.
-	return archive.NewReader(f, f.Size())
+	if err := a.proven(r); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
-// receipt returns the receipt to check the archive against, as findReceipt does; for an
-// archive in a bucket, the one its set holds beside it (already read and matched by Latest).
-func (a archiveRef) receipt(explicit string) (string, *archive.Summary, error) {
+// proven says why a set's LATEST target cannot be read as its receipt describes it: Latest
+// trusted the receipt's status, which only the manifest proves. A damaged manifest is left to
+// the command, which reports it as such.
+func (a archiveRef) proven(r *archive.Reader) error {
+	if a.entry.Receipt == nil || (r.HasManifest && r.Manifest == nil) {
+		return nil
+	}
+	status := ""
+	if r.Manifest != nil {
+		status = r.Manifest.Status
+	}
+	return statusProven(a.entry.Receipt, "its receipt", r.HasManifest, status)
+}
+
+// receipt returns the receipt to check the archive against and its path, as findReceipt
+// does; for an archive in a bucket, the one its set holds beside it (already read and
+// matched by Latest).
+func (a archiveRef) receipt(explicit string) (string, *report.Receipt, error) {
 	if a.store == nil || explicit != "" {
 		return findReceipt(a.path, explicit)
 	}
-	rc := a.entry.Receipt.Archive
-	return a.path + backupset.ReceiptSuffix, &archive.Summary{Size: rc.Size, SHA256: rc.SHA256}, nil
+	return a.path + backupset.ReceiptSuffix, a.entry.Receipt, nil
 }
 
 // verify reads the archive back as backup verify does; from a bucket, with ranged reads in

@@ -86,15 +86,25 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		return exitFailed
 	}
 	cfg.archive = ref.path
-	receiptPath, expect, err := ref.receipt(cfg.receipt)
+	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %v\n", err)
 		return exitFailed
 	}
-	opts := archive.VerifyOptions{Expect: expect}
+	opts := archive.VerifyOptions{}
+	if rc != nil {
+		opts.Expect = &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
+	}
 	p := cfg.startProgress(&opts)
 	res, err := ref.verify(ctx, opts)
 	p.Stop()
+	if err == nil && rc != nil && res.HasManifest {
+		// The receipt's status is only its word; the manifest, covered by the SHA-256 just
+		// checked, is the archive's. A foreign zip has no manifest and says so below.
+		if err := statusProven(rc, "receipt "+receiptPath, true, res.RecordedStatus); err != nil {
+			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
+		}
+	}
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
 		if code == exitFailed && (cfg.json || cfg.jsonLines) {
@@ -140,8 +150,8 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 
 // findReceipt reads the receipt to check the archive against: explicit when given (it must
 // then be readable), else ARCHIVE.receipt.json when anything is there. It returns "" and nil
-// when there is none.
-func findReceipt(archivePath, explicit string) (string, *archive.Summary, error) {
+// when there is none; a receipt it returns records an archive.
+func findReceipt(archivePath, explicit string) (string, *report.Receipt, error) {
 	path := explicit
 	if path == "" {
 		path = backupset.ReceiptPath(archivePath)
@@ -156,7 +166,7 @@ func findReceipt(archivePath, explicit string) (string, *archive.Summary, error)
 	if rc.Archive == nil {
 		return "", nil, fmt.Errorf("receipt %s: records no archive (status %s)", path, rc.Status)
 	}
-	return path, &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}, nil
+	return path, rc, nil
 }
 
 // writeVerifyFailed prints the --json answer for an archive that could not be read at all.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"syscall"
 	"time"
 )
 
@@ -29,7 +30,8 @@ type Activation struct {
 // choice is recorded (see ActivationName), so that status can say why LATEST is not the
 // newest backup. LATEST moves first: a crash before the record is written leaves a LATEST
 // that is right and a record that is stale, never a record that claims a move not made.
-// It returns the archive's entry.
+// It returns the archive's entry. A record that cannot be written is a *RecordError: LATEST
+// has moved, and the activation stands.
 func (l *Lock) ActivateByHand(ctx context.Context, a Activation, allowIncomplete bool, verify Verifier) (Entry, error) {
 	e, err := l.CheckActivation(ctx, a.Archive, allowIncomplete, verify)
 	if err != nil {
@@ -38,8 +40,31 @@ func (l *Lock) ActivateByHand(ctx context.Context, a Activation, allowIncomplete
 	if err := l.point(ctx, a.Archive); err != nil {
 		return e, err
 	}
-	return e, l.record(ctx, a)
+	if err := l.record(ctx, a); err != nil {
+		return e, &RecordError{Path: location(l.store, ActivationName), Err: err}
+	}
+	return e, nil
 }
+
+// RecordError is ActivateByHand's error when LATEST moved but the record of the choice could
+// not be written: what a crash between the two leaves. Status then says LATEST was not
+// activated by hand.
+type RecordError struct {
+	Path string // the record's
+	Err  error
+}
+
+func (e *RecordError) Error() string {
+	cause := e.Err
+	var errno syscall.Errno
+	if errors.As(cause, &errno) {
+		cause = errno // the temp file's name and the rename add nothing here
+	}
+	return "LATEST moved, but " + e.Path + " could not be written (status will not say it was activated by hand): " + cause.Error()
+}
+
+// Unwrap returns the cause.
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // record writes the activation record, replacing the one read.
 func (l *Lock) record(ctx context.Context, a Activation) error {

@@ -19,7 +19,10 @@ var ErrAdoptUnsupported = errors.New("adopting into a set in a bucket is not sup
 // the set.
 type Adoption struct {
 	Receipt *report.Receipt // its receipt; Archive.SHA256 is the content's, as verified
-	Open    func() (io.ReadCloser, error)
+	// Archive reads the Size bytes that were verified: the descriptor that was checked,
+	// never the path opened again (it could be a FIFO by now).
+	Archive io.ReaderAt
+	Size    int64
 	// Source is the source's name the archive holds; it must be the set's.
 	Source string
 }
@@ -29,7 +32,8 @@ type Adoption struct {
 // receipt of the set records already is not copied again (already is true); a receipt left
 // without its archive by a killed adoption is completed, not duplicated. The copy is written
 // to a temp file that the set's cleanup knows, hashed on the way, synced, compared with the
-// receipt, and renamed into place only then: the set never shows a partial archive.
+// receipt, and renamed into place only then: the set never shows a partial archive. A copy
+// that fails takes the receipt written for it back out.
 func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool, err error) {
 	f, ok := l.store.(Folder)
 	if !ok {
@@ -47,7 +51,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		if e.Archive {
 			return e.Name, true, nil
 		}
-		return e.Name, false, f.copyIn(e.Name, a.Open, sum)
+		return e.Name, false, copyInto(ctx, f.Dir, e.Name, a.reader(), sum)
 	}
 	name, err = l.freeName(ctx, a.Source, a.Receipt.StartedAt)
 	if err != nil {
@@ -70,17 +74,36 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err := atomicfile.Publish(staged); err != nil {
 		return "", false, err
 	}
-	return name, false, f.copyIn(name, a.Open, sum)
+	written, err := l.store.Stat(ctx, name+ReceiptSuffix)
+	if err != nil {
+		return "", false, err
+	}
+	if err := copyInto(ctx, f.Dir, name, a.reader(), sum); err != nil {
+		// A copy that failed (a full disk, a changed ARCHIVE) takes its receipt back: a
+		// receipt alone would be a run that lost its archive, and in an empty set one that
+		// lost its LATEST. Only a kill leaves it, for the next adoption to complete.
+		return "", false, errors.Join(err, l.store.Delete(ctx, name+ReceiptSuffix, written.ETag))
+	}
+	return name, false, nil
 }
 
 // checkSource refuses an archive of another source than the set's (LATEST's, else that of
-// its runs): one set, one source. An empty set takes any.
+// its newest run): one set, one source. An empty set takes any. entries are the set's, as
+// Scan lists them; nil to scan only when LATEST cannot say.
 func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) error {
 	want := ""
 	if name, _, err := readPointer(ctx, l.store); err == nil {
 		want = SourceOf(name)
-	} else if len(entries) > 0 {
-		want = entries[len(entries)-1].Source
+	} else {
+		if entries == nil {
+			var err error
+			if entries, err = Scan(ctx, l.store); err != nil {
+				return err
+			}
+		}
+		if len(entries) > 0 {
+			want = entries[len(entries)-1].Source
+		}
 	}
 	if want != "" && want != source {
 		return fmt.Errorf("the archive holds %q, and %s is the backup set of %q", source, l.store.Location(), want)
@@ -112,13 +135,5 @@ func (l *Lock) freeName(ctx context.Context, source string, started time.Time) (
 	return ArchiveName(source, started, NextRun(names, source, started)), nil
 }
 
-// copyIn copies what open gives to the folder's file name (see copyInto); sum is the
-// SHA-256 the receipt records.
-func (f Folder) copyIn(name string, open func() (io.ReadCloser, error), sum string) error {
-	src, err := open()
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	return copyInto(f.Dir, name, src, sum)
-}
+// reader reads the archive from its first byte.
+func (a Adoption) reader() io.Reader { return io.NewSectionReader(a.Archive, 0, a.Size) }

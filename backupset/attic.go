@@ -3,8 +3,10 @@ package backupset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -18,46 +20,110 @@ type Attic struct {
 	Dir string
 }
 
-// take moves the entry's archive and then its receipt (the order in which prune deletes
-// them) from the set into the attic: by rename when the set is a folder on the attic's file
-// system, else by copy, sync, read back and compare, and then a delete on the ETag the plan
-// judged.
+// atticFile is one file of a run to move: its name, the ETag the plan judged, and the
+// SHA-256 its content must have ("" for any).
+type atticFile struct {
+	name, etag, want string
+}
+
+// take moves the entry's archive and its receipt from the set into the attic as a unit: by
+// rename when the set is a folder on the attic's file system, else by copy, sync, read back
+// and compare, and then a delete from the set on the ETag the plan judged (the archive
+// first, the order in which prune deletes). When the second file cannot follow the first,
+// the first is taken back: the run stays whole in the set and nothing of it is left in the
+// attic. Its error says where the run's files are.
 func (a Attic) take(ctx context.Context, st Store, e Entry) error {
+	var files []atticFile
 	if e.Archive {
 		want := ""
 		if e.Receipt != nil && e.Receipt.Archive != nil {
 			want = e.Receipt.Archive.SHA256
 		}
-		if err := a.move(ctx, st, e.Name, e.ETag, want); err != nil {
+		files = append(files, atticFile{e.Name, e.ETag, want})
+	}
+	if e.Receipt != nil {
+		files = append(files, atticFile{e.Name + ReceiptSuffix, e.ReceiptETag, ""})
+	}
+	if f, ok := st.(Folder); ok {
+		renamed, err := a.renameAll(ctx, f, e.Name, files)
+		if renamed || err != nil {
 			return err
 		}
 	}
-	if e.Receipt != nil {
-		return a.move(ctx, st, e.Name+ReceiptSuffix, e.ReceiptETag, "")
+	return a.copyAll(ctx, st, e.Name, files)
+}
+
+// renameAll moves the files by rename, refusing to replace a file in the attic. It returns
+// false and no error when the attic's file system cannot take them by rename (another file
+// system, or one whose rename cannot refuse to replace), before anything moved.
+func (a Attic) renameAll(ctx context.Context, f Folder, run string, files []atticFile) (bool, error) {
+	for i, file := range files {
+		err := f.check(ctx, file.name, file.etag)
+		if err == nil {
+			err = renameNoReplace(f.path(file.name), filepath.Join(a.Dir, file.name))
+		}
+		if i == 0 && (errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL)) {
+			return false, nil
+		}
+		if err != nil {
+			var back error
+			for _, done := range files[:i] {
+				back = errors.Join(back, renameNoReplace(filepath.Join(a.Dir, done.name), f.path(done.name)))
+			}
+			return true, notMoved(run, back, err)
+		}
+	}
+	return true, errors.Join(atomicfile.SyncDir(a.Dir), atomicfile.SyncDir(f.Dir))
+}
+
+// copyAll copies the files into the attic, and only once all are there deletes them from
+// the set.
+func (a Attic) copyAll(ctx context.Context, st Store, run string, files []atticFile) error {
+	for i, file := range files {
+		if err := a.copy(ctx, st, file.name, file.want); err != nil {
+			return notMoved(run, a.remove(files[:i]), err)
+		}
+	}
+	for i, file := range files {
+		err := st.Delete(ctx, file.name, file.etag)
+		switch {
+		case err != nil && i == 0:
+			// The set holds the run as it was: its copies leave the attic again.
+			return notMoved(run, a.remove(files), err)
+		case err != nil:
+			return fmt.Errorf("%s is in the attic, but %s stays in the set: %w", run, file.name, err)
+		}
 	}
 	return nil
 }
 
-// move moves one file; want is the SHA-256 its content must have, "" for any.
-func (a Attic) move(ctx context.Context, st Store, name, etag, want string) error {
-	dst := filepath.Join(a.Dir, name)
-	if f, ok := st.(Folder); ok {
-		if err := f.check(ctx, name, etag); err != nil {
-			return err
+// remove deletes the copies of files made in the attic.
+func (a Attic) remove(files []atticFile) error {
+	var err error
+	for _, file := range files {
+		if rerr := os.Remove(filepath.Join(a.Dir, file.name)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
 		}
-		err := unix.Renameat2(unix.AT_FDCWD, f.path(name), unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
-		if err == nil {
-			return errors.Join(atomicfile.SyncDir(a.Dir), atomicfile.SyncDir(f.Dir))
-		}
-		if !errors.Is(err, unix.EXDEV) && !errors.Is(err, unix.EINVAL) {
-			return &fs.PathError{Op: "move to the attic", Path: f.path(name), Err: err}
-		}
-		// EXDEV: another file system. EINVAL: one whose rename cannot refuse to replace.
 	}
-	if err := a.copy(ctx, st, name, want); err != nil {
-		return err
+	return errors.Join(err, atomicfile.SyncDir(a.Dir))
+}
+
+// notMoved is the error of a run that could not be moved whole, for cause: it stays whole in
+// the set, unless taking back what had moved failed too (back), which the error then says.
+func notMoved(run string, back, cause error) error {
+	if back == nil {
+		return fmt.Errorf("%s not moved to the attic (it stays whole in the set): %w", run, cause)
 	}
-	return st.Delete(ctx, name, etag)
+	return fmt.Errorf("%s not moved to the attic: %w; and taking back what had moved failed: %v", run, cause, back)
+}
+
+// renameNoReplace renames from to to, failing when to exists.
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if err != nil {
+		return &fs.PathError{Op: "move to the attic", Path: from, Err: err}
+	}
+	return nil
 }
 
 // copy copies the store's file name into the attic (see copyInto).
@@ -67,5 +133,5 @@ func (a Attic) copy(ctx context.Context, st Store, name, want string) error {
 		return err
 	}
 	defer src.Close()
-	return copyInto(a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
+	return copyInto(ctx, a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
 }

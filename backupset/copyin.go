@@ -1,12 +1,16 @@
 package backupset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"backup/atomicfile"
 )
@@ -14,14 +18,16 @@ import (
 // copyInto copies src to dir/name through a synced temp file beside it, reads the copy back,
 // and links it into place only when what landed on disk has the SHA-256 of what was read
 // and, unless want is "", want. A file already at name is never replaced: a hard link fails
-// where a rename would replace. adopt and prune --attic copy this way.
-func copyInto(dir, name string, src io.Reader, want string) error {
+// where a rename would replace, unless it holds the same bytes (a killed run's copy, which
+// counts as done). adopt and prune --attic copy this way. A copy stops when ctx is done,
+// before anything is at name.
+func copyInto(ctx context.Context, dir, name string, src io.Reader, want string) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	sum, err := copySynced(tmp, src)
+	sum, err := copySynced(tmp, ctxReader{ctx, src})
 	if err != nil {
 		return err
 	}
@@ -29,15 +35,36 @@ func copyInto(dir, name string, src io.Reader, want string) error {
 	switch {
 	case err != nil:
 		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case back != sum:
 		return fmt.Errorf("copying %s into %s: the copy reads back differently", name, dir)
 	case want != "" && sum != want:
 		return fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
 	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), sum) {
+			// A copy a killed run made, which it could not take back: done already.
+			return nil
+		}
 		return err
 	}
 	return atomicfile.SyncDir(dir)
+}
+
+// sameContent says whether the regular file at path (a symlink or a FIFO is not followed)
+// has the SHA-256 sum.
+func sameContent(path, sum string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	got, err := readerSHA256(f)
+	return err == nil && got == sum
 }
 
 // copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
@@ -63,9 +90,26 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return readerSHA256(f)
+}
+
+func readerSHA256(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

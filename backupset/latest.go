@@ -114,7 +114,7 @@ func missingPointer(ctx context.Context, st Store) error {
 	if len(entries) == 0 {
 		return ErrNoBackup
 	}
-	return latestError(st, fmt.Errorf("is missing, but the set holds %d runs (no backup was activated, or the pointer was lost)", len(entries)))
+	return latestError(st, fmt.Errorf("is missing, but the set holds %s (no backup was activated, or the pointer was lost)", report.Plural(len(entries), "run", "runs")))
 }
 
 // parsePointer checks that data is exactly one line holding a default archive name.
@@ -182,6 +182,9 @@ func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete
 	}
 	e := inspect(ctx, l.store, name)
 	if err := checkTarget(e); err != nil {
+		return e, fmt.Errorf("not activating %s: %w", name, err)
+	}
+	if err := l.checkSource(ctx, nil, e.Source); err != nil {
 		return e, fmt.Errorf("not activating %s: %w", name, err)
 	}
 	if e.Receipt.Status != report.Complete && !allowIncomplete {

@@ -66,6 +66,10 @@ func (l *Lock) Release() error { return l.held.Release() }
 // flock is a held flock on a folder's lock file.
 type flock struct {
 	file *os.File
+	// own says the lock file is the set's alone (one link), so the pid may be written into
+	// it: a file with other names (planted, or a `cp -al` snapshot's) is written in place
+	// by no one.
+	own bool
 }
 
 // pollInterval is how often Acquire retries a held lock while it waits.
@@ -103,8 +107,20 @@ func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
 		case <-time.After(min(pollInterval, time.Until(deadline))):
 		}
 	}
-	writePid(f)
-	return &flock{file: f}, nil
+	own := linkCount(f) == 1
+	if own {
+		writePid(f)
+	}
+	return &flock{file: f, own: own}, nil
+}
+
+// linkCount returns how many names the open file has; 0 when it cannot be told.
+func linkCount(f *os.File) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return 0
+	}
+	return uint64(st.Nlink)
 }
 
 // openLockFile opens the lock file without following a symlink and without blocking on a
@@ -174,6 +190,8 @@ func readPid(f *os.File) int {
 // The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
 // not written its pid yet does not name this process.
 func (l *flock) Release() error {
-	l.file.Truncate(0)
+	if l.own {
+		l.file.Truncate(0)
+	}
 	return l.file.Close()
 }

@@ -2,6 +2,7 @@ package backupset
 
 import (
 	"cmp"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,6 +35,20 @@ func ArchiveName(source string, started time.Time, n int) string {
 		stem += "-" + strconv.Itoa(n)
 	}
 	return stem + ".zip"
+}
+
+// CheckSourceName says why name cannot name a set's archives, or nil. The name is the front
+// of every archive name of the set (see ArchiveName), so it must make names that LATEST can
+// hold (see parsePointer) and that read back as the same source: "..", "a..b" or a name
+// holding a newline would make archives that no reader could ever be pointed at.
+func CheckSourceName(name string) error {
+	file := ArchiveName(name, time.Unix(0, 0), 1)
+	if name != "." {
+		if got, err := parsePointer([]byte(file)); err == nil && SourceOf(got) == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q cannot name a set's archives (LATEST cannot hold %q)", name, file)
 }
 
 // NextRun is the run number (for ArchiveName) of a new run of source that started in the

@@ -50,6 +50,9 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 		if d.Keep {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return plan[:i], fmt.Errorf("stopped before %s: %w", d.Name, err)
+		}
 		if d.Name == latest.Name || d.State == Unknown {
 			// Plan never does this; a bug there must not cost a backup.
 			return plan[:i], fmt.Errorf("internal error: the plan deletes %s (%s); nothing more deleted", d.Name, d.State)

@@ -20,19 +20,19 @@ const defaultLockTTL = 5 * time.Minute
 // pollInterval is how often a waiting run looks at a held lock again.
 const pollInterval = 500 * time.Millisecond
 
-// lease is the content of the lock object.
+// lease is the content of the lock object: who holds it, and until when.
 type lease struct {
-	Host    string    `json:"host"`
-	Pid     int       `json:"pid"`
+	backupset.Owner
 	Started time.Time `json:"started"`
 	Expires time.Time `json:"expires"`
 }
 
 // Lock takes the set's lock object, PREFIX/.backup.lock: created with If-None-Match: *, so
 // of two runs only one creates it; renewed with If-Match on its ETag while the run lasts;
-// released by a delete on that ETag. A lock past its expiry (its holder died) is taken
-// over by a replace on the ETag that was read, so of two runs taking it over only one
-// wins. A lock held by a live run is a *backupset.LockedError, at once or after wait.
+// released by a delete on that ETag. A lock past its expiry (its holder died), or whose
+// holder ran on this host and is certainly dead (see backupset.Owner.Gone), is taken over by
+// a replace on the ETag that was read, so of two runs taking it over only one wins. A lock
+// held by a live run is a *backupset.LockedError, at once or after wait.
 func (s *Store) Lock(ctx context.Context, wait time.Duration) (backupset.Held, error) {
 	deadline := time.Now().Add(wait)
 	for {
@@ -71,11 +71,11 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	var held lease
-	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) {
+	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) && !held.Gone() {
 		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: held.Host}
 	}
-	// Expired, or not a lease at all (a damaged lock object): take it over, on the
-	// condition that it is still the one read.
+	// Expired, its holder dead, or not a lease at all (a damaged lock object): take it
+	// over, on the condition that it is still the one read.
 	etag, err = s.Put(ctx, backupset.LockName, data, oldTag)
 	if errors.Is(err, backupset.ErrChanged) {
 		return nil, &backupset.LockedError{Dir: s.loc}
@@ -87,9 +87,8 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 }
 
 func (s *Store) newLease() ([]byte, lease) {
-	host, _ := os.Hostname()
 	now := s.now()
-	l := lease{Host: host, Pid: os.Getpid(), Started: now.UTC(), Expires: now.Add(s.lockTTL).UTC()}
+	l := lease{Owner: backupset.ThisProcess(), Started: now.UTC(), Expires: now.Add(s.lockTTL).UTC()}
 	data, _ := json.Marshal(l) // a struct of strings, ints and times always encodes
 	return data, l
 }

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// editReceipt rewrites the receipt at path through edit, as someone with a text editor
+// would: the archive it describes is not touched.
+func editReceipt(t *testing.T, path string, edit func(rc map[string]any)) {
+	t.Helper()
+	var rc map[string]any
+	if err := json.Unmarshal(readFile(t, path), &rc); err != nil {
+		t.Fatal(err)
+	}
+	edit(rc)
+	data, err := json.MarshalIndent(rc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAdoptArchiveSwappedForFIFO: ARCHIVE is checked, then swapped for a FIFO while adopt
+// waits for the set's lock. adopt copies what it checked, from the descriptor it checked, and
+// never opens the FIFO (which would hang it, holding the lock, for ever).
+func TestAdoptArchiveSwappedForFIFO(t *testing.T) {
+	t.Parallel()
+	_, set, _, elsewhere := adoptSet(t)
+	original := readFile(t, elsewhere)
+	held, err := os.OpenFile(filepath.Join(set, ".backup.lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "adopt", "--wait", "60s", set, elsewhere)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	// Waiting on the lock means ARCHIVE was checked: the lock is taken after the check.
+	waitFor(t, "adopt to wait for the lock", func() bool { return holdsOpen(cmd.Process.Pid, filepath.Join(set, ".backup.lock")) })
+	if err := os.Remove(elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(elsewhere, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("adopt hung on the FIFO put at ARCHIVE after it was checked; stderr %q", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("adopt: exit %d, stderr %q; want it to adopt the bytes it checked", code, stderr.String())
+	}
+	archives := setArchives(t, set)
+	if len(archives) != 4 || !bytes.Equal(readFile(t, filepath.Join(set, archives[2])), original) {
+		t.Errorf("the set holds %v; want the adopted copy, byte for byte the archive checked", archives)
+	}
+}
+
+// holdsOpen says whether process pid has path open.
+func holdsOpen(pid int, path string) bool {
+	fds, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "fd", "*"))
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && target == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAdoptIncompleteActivate: adopt --activate of an incomplete backup is refused before
+// anything is copied (exit 1, the set as it was); with --allow-incomplete it is adopted and
+// activated.
+func TestAdoptIncompleteActivate(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	as := runOpts{dir: dir, uid: nobody}
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"ok.txt": {content: "ok\n"}, "secret": {content: "s\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, as, "create", "--output-dir", set, "app"), exitComplete)
+	first := readLatest(t, set)
+	if err := os.Chmod(filepath.Join(dir, "app", "secret"), 0o200); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(dir, "app.zip")
+	mustExit(t, backup(t, as, "create", "-o", elsewhere, "app"), exitIncomplete)
+
+	before := statDir(t, set)
+	r := backup(t, runOpts{}, "adopt", "--activate", set, elsewhere)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "incomplete") || !strings.Contains(r.stderr, "--allow-incomplete") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr %q, want one line saying the backup is incomplete and naming --allow-incomplete", r.stderr)
+	}
+	if after := statDir(t, set); after != before {
+		t.Errorf("the refused adopt --activate changed the set:\n%s\nwant\n%s", after, before)
+	}
+	if got := readLatest(t, set); got != first {
+		t.Errorf("LATEST names %q, want %q", got, first)
+	}
+
+	r = backup(t, runOpts{}, "adopt", "--activate", "--allow-incomplete", set, elsewhere)
+	mustExit(t, r, exitComplete)
+	if archives := setArchives(t, set); len(archives) != 4 || readLatest(t, set) != archives[2] {
+		t.Errorf("the set holds %v, LATEST %q; want the incomplete backup adopted and LATEST", archives, readLatest(t, set))
+	}
+}
+
+// TestAdoptSourceNames: adopt refuses (exit 1, nothing written) a receipt whose source's
+// name cannot name a set's archives (`/x/..` would give `..-TIME.zip`, `a..b` one LATEST
+// cannot hold), and a receipt whose source is not what the archive's entries hold.
+func TestAdoptSourceNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		source string
+		want   string
+	}{
+		{"dotdot", "/x/..", `".." cannot name a set's archives`},
+		{"dot", "/x/.", `"." cannot name a set's archives`},
+		{"dots inside", "/srv/a..b", `"a..b" cannot name a set's archives`},
+		{"newline", "/srv/a\nb", `"a\nb" cannot name a set's archives`},
+		{"not what the archive holds", "/srv/db", `the archive's entries are under "app", its receipt names "db"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir, _, _, elsewhere := adoptSet(t)
+			editReceipt(t, elsewhere+".receipt.json", func(rc map[string]any) { rc["sources"] = []string{tt.source} })
+			set := filepath.Join(dir, "empty-set")
+			r := backup(t, runOpts{}, "adopt", set, elsewhere)
+			mustExit(t, r, exitFailed)
+			if !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with %q", r.stderr, tt.want)
+			}
+			if _, err := os.Lstat(set); err == nil {
+				t.Errorf("the refused adopt made the set: %v", listDir(t, set))
+			}
+		})
+	}
+}
+
+// TestCreateSetSourceName: a SOURCE whose name cannot name a set's archives is refused up
+// front (exit 2, nothing written), not backed up into an archive LATEST can never name.
+func TestCreateSetSourceName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "a..b"), map[string]node{"f": {content: "f\n"}})
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", "set", "a..b")
+	mustExit(t, r, exitUsage)
+	if !strings.Contains(r.stderr, `"a..b" cannot name a set's archives`) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "set")); err == nil {
+		t.Errorf("the refused create made the set: %v", listDir(t, filepath.Join(dir, "set")))
+	}
+	// Outside a set the name is no problem.
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "ab.zip", "a..b"), exitComplete)
+}
+
+// TestAdoptDiskFull adopts into a set on a tmpfs with room for the receipt but not the
+// archive: adopt fails (exit 1) and takes its receipt back out, so the set is as it was (no
+// receipt left without its archive, which would make an empty set look like one that lost
+// its LATEST); no temp file is left either.
+func TestAdoptDiskFull(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 20000)}})
+	elsewhere := filepath.Join(dir, "app.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--level", "0", "-o", elsewhere, "app"), exitComplete)
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=8k"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	r := backup(t, runOpts{}, "adopt", set, elsewhere)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "no space left on device") {
+		t.Errorf("stderr %q, want the cause", r.stderr)
+	}
+	if got := leftovers(t, set, ".backup.lock"); len(got) != 0 {
+		t.Errorf("the failed adopt left %v in the set", got)
+	}
+	r = backup(t, runOpts{}, "status", set)
+	if !strings.Contains(r.stderr, "no backup in "+set+" yet") {
+		t.Errorf("status after the failed adopt: %q, want an empty set", r.stderr)
+	}
+}
+
+// TestAdoptInterrupted interrupts adopt (SIGINT) while it copies the archive into the set
+// (each fsync held by strace): it stops (exit 130) instead of finishing the copy it was told
+// to abandon, and takes its receipt back: the set is as it was, with no temp file.
+func TestAdoptInterrupted(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	_, set, _, elsewhere := adoptSet(t)
+	before := statDir(t, set)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
+		"-e", "inject=fsync:delay_enter=1000000", binary, "adopt", set, elsewhere)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy's temp file", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(set, ".app-*.zip.tmp-*"))
+		return len(temps) > 0
+	})
+	pid := tracee(t, cmd.Process.Pid)
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, stderr %q; want %d", code, stderr.String(), exitInterrupted)
+	}
+	if after := statDir(t, set); after != before {
+		t.Errorf("the interrupted adopt changed the set:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// tracee returns the pid of the process strace (pid) runs.
+func tracee(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(pid), "children"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.Fields(string(data))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return child
+}
