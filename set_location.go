@@ -33,8 +33,30 @@ func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error)
 		}
 		return backupset.Folder{Dir: dir}, nil
 	}
-	if err := s3store.CheckEndpoint(f.endpoint); err != nil {
+	if err := f.check(loc); err != nil {
 		return nil, err
 	}
 	return s3store.Open(ctx, loc, s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle})
+}
+
+// check is the one rule for what a command is told about S3 before it reaches a server: an
+// s3:// location that cannot name a set, or an endpoint (--s3-endpoint, or
+// AWS_ENDPOINT_URL_S3 when a location is in a bucket) that is not a plain http(s) URL, is a
+// usage error (exit 2) of every command, and never echoes credentials. Commands call it
+// while they check their flags.
+func (f *s3Flags) check(locs ...string) error {
+	remote := false
+	for _, loc := range locs {
+		if !s3store.IsLocation(loc) {
+			continue
+		}
+		remote = true
+		if _, _, err := s3store.ParseLocation(loc); err != nil {
+			return err
+		}
+	}
+	if f.endpoint == "" && !remote {
+		return nil
+	}
+	return s3store.CheckEndpoint(f.endpoint)
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -68,6 +69,11 @@ func ParseLocation(loc string) (bucket, prefix string, err error) {
 	if bucket == "" {
 		return "", "", fmt.Errorf("%s: no bucket named (want s3://BUCKET/PREFIX)", loc)
 	}
+	if !isBucketName(bucket) {
+		// Not echoed: s3://KEY:SECRET@bucket would print the secret.
+		return "", "", errors.New("s3:// location: not a bucket name (letters, digits, '.', '-' and '_'); " +
+			"credentials belong in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
 	if prefix == "" {
 		return bucket, "", nil
 	}
@@ -76,7 +82,22 @@ func ParseLocation(loc string) (bucket, prefix string, err error) {
 			return "", "", fmt.Errorf("%s: the prefix has an empty, . or .. segment", loc)
 		}
 	}
+	if strings.ContainsFunc(prefix, unicode.IsControl) {
+		return "", "", fmt.Errorf("%q: the prefix holds a control character", loc)
+	}
 	return bucket, prefix + "/", nil
+}
+
+// isBucketName says whether b can be a bucket's name: S3's letters, digits, '.' and '-',
+// and the '_' and capitals that old buckets and self-hosted servers allow. Anything else
+// (a user:password@ in front) is refused before it reaches a message or a server.
+func isBucketName(b string) bool {
+	for _, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return len(b) <= 255
 }
 
 // Open returns the store of the set at loc (s3://BUCKET/PREFIX). It does not reach the
