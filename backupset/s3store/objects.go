@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -86,8 +85,10 @@ func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {
-			name := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
-			objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			// The delimiter keeps deeper keys out, unless the server ignores it.
+			if name, ok := s.nameOf(aws.ToString(o.Key)); ok {
+				objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			}
 		}
 	}
 	return objs, nil

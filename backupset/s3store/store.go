@@ -176,3 +176,13 @@ func CheckEndpoint(endpoint string) error {
 func (s *Store) Location() string { return s.loc }
 
 func (s *Store) key(name string) string { return s.prefix + name }
+
+// nameOf returns the name in the set of a key the server listed, and whether the set owns
+// it: a set owns exactly the keys directly under its prefix. A key in a deeper "folder"
+// belongs to another set (s3://B/app does not own s3://B/app/sub's archives, and a set at
+// the bucket's root owns none of the others'), and a key outside the prefix is a server
+// answering for something it was not asked.
+func (s *Store) nameOf(key string) (string, bool) {
+	name, ok := strings.CutPrefix(key, s.prefix)
+	return name, ok && name != "" && !strings.Contains(name, "/")
+}

@@ -151,9 +151,9 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 			return aborted, s.opError("list uploads", "", "", err)
 		}
 		for _, up := range page.Uploads {
-			name := strings.TrimPrefix(aws.ToString(up.Key), s.prefix)
-			if backupset.SourceOf(strings.TrimSuffix(name, backupset.ReceiptSuffix)) == "" {
-				continue // not an archive of this set (or one in a deeper "folder")
+			name, ok := s.nameOf(aws.ToString(up.Key))
+			if !ok || backupset.SourceOf(strings.TrimSuffix(name, backupset.ReceiptSuffix)) == "" {
+				continue // not an archive of this set: another set's, perhaps one being written
 			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(s.bucket), Key: up.Key, UploadId: up.UploadId})
 			if err != nil && !errors.Is(s.opError("abort", name, "", err), fs.ErrNotExist) {
