@@ -101,19 +101,26 @@ func (c *creation) abortUpload() {
 
 // writeRemoteReceipt writes a receipt into the bucket: created once for a failed run
 // (unless an archive is at the name, whose receipt it must not replace), or replacing the
-// receipt this run wrote, on its ETag, when the read-back found the archive damaged.
+// receipt this run wrote, on its ETag, when the read-back found the archive damaged. An
+// interrupted run writes it too, within the bound the store gives its cleanup.
 func (c *creation) writeRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
-	st := c.cfg.set.store
+	st := c.remoteSet()
+	ctx, cancel := st.Detached(ctx)
+	defer cancel()
 	if c.receiptETag == "" {
-		if _, err := st.Stat(ctx, c.remoteName()); err == nil {
+		_, err := st.Stat(ctx, c.remoteName())
+		if err == nil {
 			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err // whether an archive is there is not known: its receipt must stand
 		}
 	}
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
 	}
-	c.receiptETag, err = st.Put(context.WithoutCancel(ctx), c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	c.receiptETag, err = st.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
 	return err
 }
 

@@ -32,7 +32,28 @@ const (
 	status503        // answer 503 (slow down)
 	reset            // read some of the request, then drop the connection
 	corruptGet       // pass it on, and flip a byte of the answer
+	stall            // read the request, then answer nothing until the client hangs up
+	stallBody        // pass it on, and stop the answer's body halfway until the client hangs up
 )
+
+// stallingBody passes left bytes of body on, then blocks until done (the client hung up).
+type stallingBody struct {
+	body io.ReadCloser
+	left int64
+	done <-chan struct{}
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		<-b.done
+		return 0, io.ErrUnexpectedEOF
+	}
+	n, err := b.body.Read(p[:min(int64(len(p)), b.left)])
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *stallingBody) Close() error { return b.body.Close() }
 
 // requestKind names what an S3 request does, as far as the tests care.
 func requestKind(r *http.Request) string {
@@ -58,7 +79,12 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 	}
 	p := &faultProxy{count: map[string]int{}, fault: fault}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1 // a stalled body's first half reaches the client
 	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Header.Get("X-Test-Stall") != "" {
+			resp.Body = &stallingBody{body: resp.Body, left: resp.ContentLength / 2, done: resp.Request.Context().Done()}
+			return nil
+		}
 		if resp.Request.Header.Get("X-Test-Corrupt") == "" {
 			return nil
 		}
@@ -92,6 +118,12 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 			}
 		case corruptGet:
 			r.Header.Set("X-Test-Corrupt", "1") // seen by ModifyResponse; signed headers are unaffected
+			rp.ServeHTTP(w, r)
+		case stall:
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		case stallBody:
+			r.Header.Set("X-Test-Stall", "1")
 			rp.ServeHTTP(w, r)
 		default:
 			rp.ServeHTTP(w, r)

@@ -62,6 +62,10 @@ func causeOf(err error) error {
 	if errors.As(err, &max) {
 		attempts = fmt.Sprintf(" (after %d attempts)", max.Attempt)
 	}
+	var stall *StallError
+	if errors.As(err, &stall) {
+		return fmt.Errorf("%w%s", stall, attempts)
+	}
 	var ne *net.OpError
 	if errors.As(err, &ne) {
 		return fmt.Errorf("%w%s", ne, attempts)
@@ -105,23 +109,25 @@ func (s *Store) Stat(ctx context.Context, name string) (backupset.Object, error)
 
 // ReadFile reads a small object whole.
 func (s *Store) ReadFile(ctx context.Context, name string, limit int64) ([]byte, string, error) {
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))})
-	if err != nil {
-		return nil, "", s.opError("read", name, "", err)
-	}
-	defer out.Body.Close()
-	if aws.ToInt64(out.ContentLength) > limit {
-		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: fmt.Errorf("larger than %d bytes", limit)}
-	}
-	data, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = fmt.Errorf("larger than %d bytes", limit)
-	}
-	if err != nil {
-		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: err}
-	}
-	return data, aws.ToString(out.ETag), nil
+	var data []byte
+	var etag string
+	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))}
+	err := s.get(ctx, name, in, func(out *s3.GetObjectOutput) error {
+		if aws.ToInt64(out.ContentLength) > limit {
+			return errTooLarge(limit)
+		}
+		var err error
+		data, err = io.ReadAll(io.LimitReader(out.Body, limit+1))
+		if err == nil && int64(len(data)) > limit {
+			err = errTooLarge(limit)
+		}
+		etag = aws.ToString(out.ETag)
+		return err
+	})
+	return data, etag, err
 }
+
+func errTooLarge(limit int64) error { return fmt.Errorf("larger than %d bytes", limit) }
 
 // Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
 // replaced only while it has that ETag (If-Match).

@@ -9,6 +9,7 @@
 package s3store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
@@ -43,6 +45,9 @@ type Options struct {
 	// throttling, a reset connection), with exponential backoff between; 0 means
 	// AWS_MAX_ATTEMPTS, else 5.
 	Attempts int
+	// IdleTimeout fails a request (to be retried) once no byte has moved on its
+	// connection for that long; 0 means 60 s.
+	IdleTimeout time.Duration
 }
 
 // Store is a backup set under s3://Bucket/Prefix.
@@ -55,6 +60,13 @@ type Store struct {
 	// every third of that.
 	lockTTL time.Duration
 	now     func() time.Time
+	// idle is every request's deadline on progress; cleanup the time the requests of an
+	// interrupted run share (see Detached).
+	idle    time.Duration
+	cleanup cleanupWindow
+	// attempts is how often a request is tried in all (the SDK's setting), for the reads
+	// of a body that the SDK does not retry.
+	attempts int
 }
 
 // ParseLocation splits s3://BUCKET/PREFIX. The prefix may be empty; it is a folder-like
@@ -116,6 +128,10 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 	if opt.Attempts > 0 {
 		load = append(load, config.WithRetryMaxAttempts(opt.Attempts))
 	}
+	if opt.IdleTimeout <= 0 {
+		opt.IdleTimeout = defaultIdleTimeout
+	}
+	load = append(load, config.WithHTTPClient(httpClient(opt.IdleTimeout)))
 	if isLocalEndpoint(opt.Endpoint) {
 		// A bucket cannot be a subdomain of an IP address or of localhost.
 		opt.PathStyle = true
@@ -135,7 +151,7 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		o.UsePathStyle = opt.PathStyle
 	})
 	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
-		lockTTL: defaultLockTTL, now: time.Now}, nil
+		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts)}, nil
 }
 
 // isLocalEndpoint says whether the endpoint (or AWS_ENDPOINT_URL_S3) is an IP address or

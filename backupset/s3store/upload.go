@@ -131,10 +131,14 @@ func (u *Upload) Commit() (string, error) {
 }
 
 // Abort waits for the parts in flight and aborts the upload, so that no part stays stored
-// (and billed). It does not use the upload's context, which may be the cancelled one.
+// (and billed). It does not use the upload's context, which may be the cancelled one, but
+// a bounded one (see Detached): a server that stalls leaves the upload to the next run's
+// Clean rather than hold this one.
 func (u *Upload) Abort() error {
 	u.wg.Wait()
-	_, err := u.s.client.AbortMultipartUpload(context.WithoutCancel(u.ctx), &s3.AbortMultipartUploadInput{Bucket: aws.String(u.s.bucket),
+	ctx, cancel := u.s.Detached(u.ctx)
+	defer cancel()
+	_, err := u.s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(u.s.bucket),
 		Key: aws.String(u.s.key(u.name)), UploadId: aws.String(u.id)})
 	return u.s.opError("abort upload of", u.name, "", err)
 }
