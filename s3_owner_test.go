@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,4 +96,78 @@ func TestS3SetOwnsOnlyItsKeys(t *testing.T) {
 	if name := readLatest(t, sub); !strings.HasPrefix(name, "big-") {
 		t.Errorf("the held run's LATEST names %q", name)
 	}
+}
+
+// listingProxy stands between backup and the server and adds extra to every object listing
+// (ListObjectsV2) it passes on: a server that lists more than it was asked for.
+func listingProxy(t *testing.T, target, extra string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || resp.Request.URL.Query().Get("list-type") != "2" {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		body = bytes.Replace(body, []byte("</ListBucketResult>"), []byte(extra+"</ListBucketResult>"), 1)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestS3SetIgnoresForeignListedKeys: a server that lists the keys of a deeper set among a
+// set's own (ignoring the delimiter) makes status and prune of the set see none of them,
+// and prune deletes nothing of the deeper set. Before, its archive counted as one of the set's
+// runs and prune deleted it.
+func TestS3SetIgnoresForeignListedKeys(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	run := func(args ...string) result { return backup(t, runOpts{dir: dir, env: srv.Env()}, args...) }
+	parent, sub := "s3://"+bucket+"/hosts/web1", "s3://"+bucket+"/hosts/web1/sub"
+	mustExit(t, run("create", "--output-dir", sub, "app"), exitComplete)
+	for range 2 {
+		mustExit(t, run("create", "--output-dir", parent, "app"), exitComplete)
+	}
+	subDir := filepath.Join(srv.Root, bucket, "hosts", "web1", "sub")
+	subArchives := setArchives(t, subDir)
+
+	out, err := s3Client(srv).ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String("hosts/web1/sub/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra strings.Builder
+	for _, o := range out.Contents {
+		fmt.Fprintf(&extra, "<Contents><Key>%s</Key><Size>%d</Size><ETag>%s</ETag><StorageClass>STANDARD</StorageClass></Contents>",
+			aws.ToString(o.Key), aws.ToInt64(o.Size), html.EscapeString(aws.ToString(o.ETag)))
+	}
+	proxy := listingProxy(t, srv.Endpoint, extra.String())
+
+	r := run("status", "--json", "--s3-endpoint", proxy, parent)
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stdout, "sub/") {
+		t.Errorf("status of %s lists the deeper set's keys:\n%s", parent, r.stdout)
+	}
+	mustExit(t, run("prune", "--keep-last", "1", "--s3-endpoint", proxy, parent), exitComplete)
+	if got := setArchives(t, subDir); strings.Join(got, " ") != strings.Join(subArchives, " ") {
+		t.Errorf("after prune of %s the deeper set holds %v, want %v", parent, got, subArchives)
+	}
+	if got := setArchives(t, filepath.Join(srv.Root, bucket, "hosts", "web1")); len(got) != 2 {
+		t.Errorf("after prune --keep-last 1 the set holds %v, want one archive and its receipt", got)
+	}
+	mustExit(t, run("verify", sub), exitComplete)
 }
