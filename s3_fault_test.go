@@ -34,6 +34,9 @@ const (
 	corruptGet       // pass it on, and flip a byte of the answer
 	stall            // read the request, then answer nothing until the client hangs up
 	stallBody        // pass it on, and stop the answer's body halfway until the client hangs up
+	lostAnswer       // pass it on, let the server act on it, then drop the connection unanswered
+	noSuchUpload     // answer 404 NoSuchUpload, as S3 may to a completion tried again
+	status412        // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
 )
 
 // stallingBody passes left bytes of body on, then blocks until done (the client hung up).
@@ -125,6 +128,15 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 		case stallBody:
 			r.Header.Set("X-Test-Stall", "1")
 			rp.ServeHTTP(w, r)
+		case noSuchUpload:
+			http.Error(w, "<Error><Code>NoSuchUpload</Code></Error>", http.StatusNotFound)
+		case status412:
+			http.Error(w, "<Error><Code>PreconditionFailed</Code></Error>", http.StatusPreconditionFailed)
+		case lostAnswer:
+			rp.ServeHTTP(httptest.NewRecorder(), r)
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
 		default:
 			rp.ServeHTTP(w, r)
 		}

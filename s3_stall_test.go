@@ -171,3 +171,51 @@ func TestS3SetStalledRequestsRetried(t *testing.T) {
 	}
 	mustExit(t, run("verify", s.loc), exitComplete)
 }
+
+// TestS3SetLostAnswers: the server acts on a request (creates the lock, the receipt or
+// LATEST, completes the upload) but its answer is lost (the connection drops), so the client
+// tries again and is told the name is taken, the ETag changed or the upload is gone. The run
+// recognises its own write (the same bytes; the upload's token in the object's metadata)
+// and completes. Before, a lost answer to the lock's creation made the run report itself as
+// "another backup of this set is running" and leave its lock; a lost answer to the
+// receipt's failed the run with its archive in place.
+func TestS3SetLostAnswers(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	type loss struct {
+		kind  string
+		n     int
+		retry fault // the answer to the retry; pass: the server's own
+	}
+	losses := []loss{{"PUT", 1, pass}, {"PUT", 2, pass}, {"PUT", 3, pass}, {"PUT", 4, pass},
+		{"complete", 1, pass}, {"complete", 1, noSuchUpload}, {"complete", 1, status412}}
+	for _, l := range losses {
+		proxy, seen := startFaultProxy(t, s.srv.Endpoint, func(kind string, n int) fault {
+			switch {
+			case kind == l.kind && n == l.n:
+				return lostAnswer
+			case kind == l.kind && n == l.n+1:
+				return l.retry
+			}
+			return pass
+		})
+		makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: randomString(t, 1<<20)}})
+		r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "app")
+		if seen(l.kind) <= l.n {
+			continue // the run made fewer such requests
+		}
+		if r.code != exitComplete {
+			t.Errorf("answer to %s #%d lost, the retry answered %d: exit %d; stderr:\n%s", l.kind, l.n, l.retry, r.code, r.stderr)
+		}
+		archives := setArchives(t, s.dir)
+		if last := archives[len(archives)-2]; readLatest(t, s.dir) != last || !strings.HasSuffix(archives[len(archives)-1], ".receipt.json") {
+			t.Errorf("answer to %s #%d lost: the set holds %v, LATEST %q; want the new archive, its receipt, LATEST on it", l.kind, l.n, archives, readLatest(t, s.dir))
+		}
+		if err := os.Remove(filepath.Join(s.dir, ".backup.lock")); err == nil {
+			t.Errorf("answer to %s #%d lost: the lock object was left behind", l.kind, l.n)
+		}
+	}
+}

@@ -130,8 +130,20 @@ func (s *Store) ReadFile(ctx context.Context, name string, limit int64) ([]byte,
 func errTooLarge(limit int64) error { return fmt.Errorf("larger than %d bytes", limit) }
 
 // Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
-// replaced only while it has that ETag (If-Match).
+// replaced only while it has that ETag (If-Match). A condition that failed on a retry may
+// have failed on the first try's own write, whose answer was lost (a reset, a stall): when
+// the object holds exactly data, the write is taken as done.
 func (s *Store) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
+	etag, err := s.put(ctx, name, data, ifMatch)
+	if errors.Is(err, backupset.ErrExists) || errors.Is(err, backupset.ErrChanged) {
+		if now, nowTag, rerr := s.ReadFile(ctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
+			return nowTag, nil
+		}
+	}
+	return etag, err
+}
+
+func (s *Store) put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
 	in := &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name)), Body: bytes.NewReader(data)}
 	op := "create"
 	if ifMatch == "" {
