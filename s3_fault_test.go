@@ -27,16 +27,16 @@ type faultProxy struct {
 type fault int
 
 const (
-	pass       fault = iota
-	status500        // answer 500 without passing the request on
-	status503        // answer 503 (slow down)
-	reset            // read some of the request, then drop the connection
-	corruptGet       // pass it on, and flip a byte of the answer
-	stall            // read the request, then answer nothing until the client hangs up
-	stallBody        // pass it on, and stop the answer's body halfway until the client hangs up
-	lostAnswer       // pass it on, let the server act on it, then drop the connection unanswered
-	noSuchUpload     // answer 404 NoSuchUpload, as S3 may to a completion tried again
-	status412        // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
+	pass         fault = iota
+	status500          // answer 500 without passing the request on
+	status503          // answer 503 (slow down)
+	reset              // read some of the request, then drop the connection
+	corruptGet         // pass it on, and flip a byte of the answer
+	stall              // read the request, then answer nothing until the client hangs up
+	stallBody          // pass it on, and stop the answer's body halfway until the client hangs up
+	lostAnswer         // pass it on, let the server act on it, then drop the connection unanswered
+	noSuchUpload       // answer 404 NoSuchUpload, as S3 may to a completion tried again
+	status412          // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
 )
 
 // stallingBody passes left bytes of body on, then blocks until done (the client hung up).
