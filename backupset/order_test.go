@@ -76,9 +76,10 @@ func TestArchiveNameParses(t *testing.T) {
 }
 
 // TestArchiveNameHasNoFolder: a name with a slash is a file of another folder (a deeper
-// set in a bucket), never an archive of this set.
+// set in a bucket), never an archive of this set; nor is one with a newline.
 func TestArchiveNameHasNoFolder(t *testing.T) {
-	for _, name := range []string{"sub/big-20260101T000000Z.zip", "a/b/app-20260101T000000Z-2.zip", "/app-20260101T000000Z.zip"} {
+	for _, name := range []string{"sub/big-20260101T000000Z.zip", "a/b/app-20260101T000000Z-2.zip", "/app-20260101T000000Z.zip",
+		"x\nbackup: complete-20260101T000000Z.zip"} { // and, as before, no newline
 		if src := SourceOf(name); src != "" {
 			t.Errorf("SourceOf(%q) = %q, want none", name, src)
 		}
