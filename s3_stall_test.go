@@ -115,6 +115,10 @@ func TestS3SetInterruptWhileServerStalls(t *testing.T) {
 				t.Errorf("exit %d after %v, stderr:\n%s\nwant %d within the cleanup's 10 s", code, took, stderr.String(), exitInterrupted)
 			}
 			if !tt.resumed {
+				// What could not be done is said in words, not as the SDK's empty fields.
+				if !strings.Contains(stderr.String(), "no answer in time") || strings.Contains(stderr.String(), "StatusCode: 0") {
+					t.Errorf("stderr:\n%s\nwant the cleanup's requests said to have had no answer in time", stderr.String())
+				}
 				return
 			}
 			if n := uploadsInProgress(t, s); n != 0 {

@@ -63,8 +63,15 @@ func causeOf(err error) error {
 		attempts = fmt.Sprintf(" (after %d attempts)", max.Attempt)
 	}
 	var stall *StallError
-	if errors.As(err, &stall) {
+	switch {
+	case errors.As(err, &stall):
 		return fmt.Errorf("%w%s", stall, attempts)
+	case errors.Is(err, context.DeadlineExceeded):
+		// A cleanup request's bound (see Detached): the SDK's own words are a row of
+		// empty fields.
+		return fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("interrupted: %w", context.Canceled)
 	}
 	var ne *net.OpError
 	if errors.As(err, &ne) {
