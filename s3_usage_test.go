@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +62,29 @@ func TestS3LocationUsageOneRule(t *testing.T) {
 					t.Errorf("%q printed the secret: %q", args, r.stdout+r.stderr)
 				}
 			})
+		}
+	}
+}
+
+// TestS3ServerTextQuoted: an error a server sends is text from outside, printed on one line:
+// a message holding a newline, a tab or a bidi override cannot forge a line of backup's own
+// ("backup: complete: …") nor reorder the terminal's text, and a long one is cut. Before,
+// the message was printed raw.
+func TestS3ServerTextQuoted(t *testing.T) {
+	t.Parallel()
+	msg := "denied\nbackup: complete: 1 file\t\u202e" + strings.Repeat("x", 5000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>%s</Message></Error>`, msg)
+	}))
+	t.Cleanup(srv.Close)
+	env := (&s3test.Server{Endpoint: srv.URL}).Env()
+	for _, args := range [][]string{{"status", "s3://bucket/set"}, {"verify", "s3://bucket/set"}, {"list", "s3://bucket/set"}} {
+		r := backup(t, runOpts{dir: t.TempDir(), env: env}, args...)
+		if r.code != exitFailed || strings.Count(r.stderr, "\n") != 1 || strings.ContainsAny(r.stderr, "\t\u202e") ||
+			!strings.Contains(r.stderr, `AccessDenied (HTTP 403): "denied\nbackup: complete: 1 file\t\u202exxx`) || len(r.stderr) > 1000 {
+			t.Errorf("%v: exit %d, stderr %q; want %d, one line with the server's message quoted and cut", args, r.code, r.stderr, exitFailed)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strconv"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -46,9 +48,9 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	case status == http.StatusPreconditionFailed || status == http.StatusConflict && code == "ConditionalRequestConflict":
 		err = backupset.ErrChanged
 	case code != "":
-		err = fmt.Errorf("%s (HTTP %d): %s", code, status, api.ErrorMessage())
+		err = fmt.Errorf("%s (HTTP %d): %s", serverText(code), status, serverText(api.ErrorMessage()))
 	default:
-		err = causeOf(err)
+		err = outsideText{causeOf(err)}
 	}
 	return &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: err}
 }
@@ -182,3 +184,25 @@ func (s *Store) Delete(ctx context.Context, name, ifMatch string) error {
 	}
 	return err
 }
+
+// serverText makes text a server sent fit the one line an error gets: cut to 200
+// characters, and quoted (Go's rules) when it holds a newline, a control or a format
+// character, so that it can neither forge a line of backup's own nor reorder the terminal's.
+func serverText(s string) string {
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
+}
+
+// outsideText is an error whose text may hold what a server sent (the SDK quotes bodies it
+// could not parse): printed through serverText, unwrapped as itself.
+type outsideText struct{ err error }
+
+func (e outsideText) Error() string { return serverText(e.err.Error()) }
+func (e outsideText) Unwrap() error { return e.err }
