@@ -16,11 +16,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"backup/backupset/s3store"
 	"backup/backupset/s3store/s3test"
 )
 
@@ -170,4 +172,25 @@ func TestS3SetIgnoresForeignListedKeys(t *testing.T) {
 		t.Errorf("after prune --keep-last 1 the set holds %v, want one archive and its receipt", got)
 	}
 	mustExit(t, run("verify", sub), exitComplete)
+}
+
+// TestS3SetLockHolderQuoted: the lock object is the bucket's to write, so its host name is
+// text from outside: one holding a newline or an escape sequence is quoted in the one line
+// that says the set is locked. Before, it forged a second line.
+func TestS3SetLockHolderQuoted(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	lease := fmt.Sprintf(`{"host":"web1\nbackup: complete: 1 file\u001b]0;x\u0007","pid":42,"started":"2020-01-01T00:00:00Z","expires":"%s"}`,
+		time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	bucket, prefix, _ := s3store.ParseLocation(s.loc)
+	if _, err := s3Client(s.srv).PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + ".backup.lock"),
+		Body: strings.NewReader(lease)}); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app")
+	if r.code != exitLocked || strings.Count(r.stderr, "\n") != 1 || strings.ContainsAny(r.stderr, "\x1b\x07") || !strings.Contains(r.stderr, `pid 42 on "web1\nbackup`) {
+		t.Errorf("exit %d, stderr %q; want %d and one line naming the holder quoted", r.code, r.stderr, exitLocked)
+	}
 }

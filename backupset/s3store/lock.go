@@ -72,7 +72,9 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	}
 	var held lease
 	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) {
-		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: held.Host}
+		// Anyone who may write to the bucket wrote the host name: it is printed as
+		// outside text.
+		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: serverText(held.Host)}
 	}
 	// Expired, or not a lease at all (a damaged lock object): take it over, on the
 	// condition that it is still the one read.
