@@ -12,13 +12,16 @@ import (
 	"backup/backupset/s3store/s3test"
 )
 
-// startHeldUpload starts a create of a 48 MiB file into the set, slow to compress (level 9,
-// one job: seconds) so that the test sees the upload in progress, waits until it has begun, and stops the server (SIGSTOP): the run now talks to a server that accepts
-// connections and never answers. The server is resumed when the test ends.
+// startHeldUpload starts a create into the set, waits until its upload has begun, and stops
+// the server (SIGSTOP): the run now talks to a server that accepts connections and never
+// answers. The source is 20 MiB of random bytes (stored at once: the first 16 MiB part goes
+// out within moments, even under -race) and then 8 MiB of hex, slow to compress at level 9 on
+// one job (the upload stays open long enough to be seen). The server is resumed when the
+// test ends.
 func startHeldUpload(t *testing.T, s s3Set, extra ...string) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 48<<20)}})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.bin": {content: randomString(t, 20<<20)}, "b.txt": {content: slowString(t, 8<<20)}})
 	cmd := exec.Command(binary, append([]string{"create", "--level", "9", "-j", "1", "--output-dir", s.loc}, append(extra, "app")...)...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
 	var stderr strings.Builder
