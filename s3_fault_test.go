@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -83,6 +84,7 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 	p := &faultProxy{count: map[string]int{}, fault: fault}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1 // a stalled body's first half reaches the client
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults it meets are the test's own
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Header.Get("X-Test-Stall") != "" {
 			resp.Body = &stallingBody{body: resp.Body, left: resp.ContentLength / 2, done: resp.Request.Context().Done()}

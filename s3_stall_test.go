@@ -143,7 +143,7 @@ func TestS3SetInterruptWhileServerStalls(t *testing.T) {
 
 // TestS3SetStalledRequestsRetried sends create and verify through a proxy that leaves the
 // first request of each kind unanswered, or stops its answer's body halfway: each is given
-// up at the deadline (the hidden --s3-idle-timeout, 2 s here), tried again, and the run
+// up at the deadline (the hidden --s3-idle-timeout, 3 s here), tried again, and the run
 // completes. The body of a GET, which the SDK does not retry, is fetched again too.
 func TestS3SetStalledRequestsRetried(t *testing.T) {
 	t.Parallel()
@@ -163,7 +163,7 @@ func TestS3SetStalledRequestsRetried(t *testing.T) {
 	})
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 20<<20)}})
 	run := func(args ...string) result {
-		return backup(t, runOpts{dir: dir, env: s.env}, append(args, "--s3-endpoint", proxy, "--s3-idle-timeout", "2s")...)
+		return backup(t, runOpts{dir: dir, env: s.env}, append(args, "--s3-endpoint", proxy, "--s3-idle-timeout", "3s")...)
 	}
 	r := run("create", "--output-dir", s.loc, "app")
 	mustExit(t, r, exitComplete)
