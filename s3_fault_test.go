@@ -83,7 +83,7 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 	}
 	p := &faultProxy{count: map[string]int{}, fault: fault}
 	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1 // a stalled body's first half reaches the client
+	rp.FlushInterval = -1                    // a stalled body's first half reaches the client
 	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults it meets are the test's own
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Header.Get("X-Test-Stall") != "" {
