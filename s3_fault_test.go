@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +231,47 @@ func TestS3SetServerFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rangeIgnoringProxy plays a server that ignores Range: every ranged read of an archive is
+// answered 200 with the whole object, read from the test server's folder (root).
+func rangeIgnoringProxy(t *testing.T, target, root string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requestKind(r) != "ranged read" {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(r.URL.Path)))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestS3SetServerIgnoresRange: verify through a server that answers a ranged read with the
+// whole object fails (exit 1) saying so, instead of reading the object's first bytes as the
+// range asked for and reporting the archive damaged; the archive itself is whole.
+func TestS3SetServerIgnoresRange(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 3<<20)}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy := rangeIgnoringProxy(t, s.srv.Endpoint, s.srv.Root)
+	r := backup(t, runOpts{dir: dir, env: s.env}, "verify", "--s3-endpoint", proxy, s.loc)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "does it ignore Range?") || strings.Contains(r.stderr, "FAILED") {
+		t.Errorf("verify through a server that ignores Range: exit %d, stderr %q; want %d naming the server's answer", r.code, r.stderr, exitFailed)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "verify", s.loc), exitComplete)
 }

@@ -114,7 +114,13 @@ func (o *Object) fetch(off, n int64) ([]byte, error) {
 		IfMatch: aws.String(o.etag),
 	}
 	data := make([]byte, n)
+	want := fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, o.size)
 	err := o.s.get(o.ctx, o.name, in, func(out *s3.GetObjectOutput) error {
+		// A server that ignores Range answers with the object from its start: those
+		// bytes are not the ones asked for, and must not be read as if they were.
+		if got := aws.ToString(out.ContentRange); got != want {
+			return fmt.Errorf("the server answered %q to a request for %s (does it ignore Range?)", got, want)
+		}
 		got, err := io.ReadFull(out.Body, data)
 		o.fetched.Add(int64(got))
 		return err
