@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 
-	"backup/atomicfile"
 	"backup/report"
 )
 
@@ -63,10 +62,9 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 }
 
 func (c *creation) runAfter(rc *report.Receipt, code int, stderr io.Writer) {
-	var archive, receipt, errText string
-	if c.written {
-		receipt = c.out.receipt
-	}
+	var archive, errText string
+	receipt, done := c.hookReceipt(rc, stderr)
+	defer done()
 	if rc != nil {
 		errText = rc.Error
 		if rc.Archive != nil && rc.Status != report.Failed {
@@ -79,11 +77,7 @@ func (c *creation) runAfter(rc *report.Receipt, code int, stderr io.Writer) {
 		return
 	}
 	rc.Hooks = append(rc.Hooks, hooks...)
-	data, err := rc.Marshal()
-	if err == nil {
-		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
-	}
-	if err != nil {
+	if err := c.rewriteReceipt(rc); err != nil {
 		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.out.receipt, cause(err))
 	}
 }

@@ -9,12 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/report"
@@ -88,6 +91,7 @@ func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
+	c.written = true
 	return nil
 }
 
@@ -101,19 +105,26 @@ func (c *creation) abortUpload() {
 
 // writeRemoteReceipt writes a receipt into the bucket: created once for a failed run
 // (unless an archive is at the name, whose receipt it must not replace), or replacing the
-// receipt this run wrote, on its ETag, when the read-back found the archive damaged.
+// receipt this run wrote, on its ETag, when the read-back found the archive damaged. An
+// interrupted run writes it too, within the bound the store gives its cleanup.
 func (c *creation) writeRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
-	st := c.cfg.set.store
+	st := c.remoteSet()
+	ctx, cancel := st.Detached(ctx)
+	defer cancel()
 	if c.receiptETag == "" {
-		if _, err := st.Stat(ctx, c.remoteName()); err == nil {
+		_, err := st.Stat(ctx, c.remoteName())
+		if err == nil {
 			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err // whether an archive is there is not known: its receipt must stand
 		}
 	}
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
 	}
-	c.receiptETag, err = st.Put(context.WithoutCancel(ctx), c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	c.receiptETag, err = st.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
 	return err
 }
 
@@ -123,4 +134,49 @@ func (c *creation) readBackRemote(ctx context.Context, name string, sum archive.
 	ref := archiveRef{path: c.out.archive, store: c.cfg.set.store, entry: backupset.Entry{Name: name}}
 	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
 	return verdict(ctx, res, err)
+}
+
+// hookReceipt is the receipt the --exec-after hooks get as BACKUP_RECEIPT ("" when the run
+// wrote none): the file the run wrote; for a set in a bucket, which a hook cannot open, a
+// copy of it in a private folder under the temp folder, removed by done once the hooks end.
+func (c *creation) hookReceipt(rc *report.Receipt, stderr io.Writer) (path string, done func()) {
+	if rc == nil || !c.written {
+		return "", func() {}
+	}
+	if c.remoteSet() == nil {
+		return c.out.receipt, func() {}
+	}
+	dir, err := os.MkdirTemp("", "backup-hook-")
+	if err == nil {
+		path = filepath.Join(dir, c.remoteName()+backupset.ReceiptSuffix)
+		var data []byte
+		if data, err = rc.Marshal(); err == nil {
+			err = atomicfile.WriteFile(path, data, 0o600)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "backup: could not copy receipt %s for the hooks: %v\n", c.out.receipt, cause(err))
+		path = ""
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// rewriteReceipt replaces the receipt the run wrote with rc (its hooks added): the file
+// atomically, or the bucket's object on the ETag the run wrote, never a local path named
+// s3://….
+func (c *creation) rewriteReceipt(rc *report.Receipt) error {
+	data, err := rc.Marshal()
+	if err != nil {
+		return err
+	}
+	st := c.remoteSet()
+	if st == nil {
+		return atomicfile.WriteFile(c.out.receipt, data, 0o600)
+	}
+	// The run's context may be cancelled (interrupted), and the hooks took their time: a
+	// bounded request of its own.
+	ctx, cancel := st.Detached(context.Background())
+	defer cancel()
+	c.receiptETag, err = st.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	return err
 }

@@ -66,6 +66,9 @@ func newListCmd() *cobra.Command {
 		if err := refuseEmpty(flags, nil, args, "ARCHIVE"); err != nil {
 			return usageError(stderr, "list", err)
 		}
+		if err := cfg.s3.check(args[0]); err != nil {
+			return usageError(stderr, "list", err)
+		}
 		return listArchive(cfg, args[0], cmd.OutOrStdout(), stderr)
 	})
 	return cmd

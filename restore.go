@@ -123,6 +123,9 @@ func newRestoreCmd() *cobra.Command {
 		if err := refuseEmpty(flags, nil, args, "ARCHIVE", "DEST"); err != nil {
 			return usageError(stderr, "restore", err)
 		}
+		if err := cfg.s3.check(args[0]); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}

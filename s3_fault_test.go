@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,12 +29,36 @@ type faultProxy struct {
 type fault int
 
 const (
-	pass       fault = iota
-	status500        // answer 500 without passing the request on
-	status503        // answer 503 (slow down)
-	reset            // read some of the request, then drop the connection
-	corruptGet       // pass it on, and flip a byte of the answer
+	pass         fault = iota
+	status500          // answer 500 without passing the request on
+	status503          // answer 503 (slow down)
+	reset              // read some of the request, then drop the connection
+	corruptGet         // pass it on, and flip a byte of the answer
+	stall              // read the request, then answer nothing until the client hangs up
+	stallBody          // pass it on, and stop the answer's body halfway until the client hangs up
+	lostAnswer         // pass it on, let the server act on it, then drop the connection unanswered
+	noSuchUpload       // answer 404 NoSuchUpload, as S3 may to a completion tried again
+	status412          // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
 )
+
+// stallingBody passes left bytes of body on, then blocks until done (the client hung up).
+type stallingBody struct {
+	body io.ReadCloser
+	left int64
+	done <-chan struct{}
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		<-b.done
+		return 0, io.ErrUnexpectedEOF
+	}
+	n, err := b.body.Read(p[:min(int64(len(p)), b.left)])
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *stallingBody) Close() error { return b.body.Close() }
 
 // requestKind names what an S3 request does, as far as the tests care.
 func requestKind(r *http.Request) string {
@@ -58,7 +84,13 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 	}
 	p := &faultProxy{count: map[string]int{}, fault: fault}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1                    // a stalled body's first half reaches the client
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults it meets are the test's own
 	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Header.Get("X-Test-Stall") != "" {
+			resp.Body = &stallingBody{body: resp.Body, left: resp.ContentLength / 2, done: resp.Request.Context().Done()}
+			return nil
+		}
 		if resp.Request.Header.Get("X-Test-Corrupt") == "" {
 			return nil
 		}
@@ -93,6 +125,21 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 		case corruptGet:
 			r.Header.Set("X-Test-Corrupt", "1") // seen by ModifyResponse; signed headers are unaffected
 			rp.ServeHTTP(w, r)
+		case stall:
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		case stallBody:
+			r.Header.Set("X-Test-Stall", "1")
+			rp.ServeHTTP(w, r)
+		case noSuchUpload:
+			http.Error(w, "<Error><Code>NoSuchUpload</Code></Error>", http.StatusNotFound)
+		case status412:
+			http.Error(w, "<Error><Code>PreconditionFailed</Code></Error>", http.StatusPreconditionFailed)
+		case lostAnswer:
+			rp.ServeHTTP(httptest.NewRecorder(), r)
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
 		default:
 			rp.ServeHTTP(w, r)
 		}
@@ -184,4 +231,47 @@ func TestS3SetServerFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rangeIgnoringProxy plays a server that ignores Range: every ranged read of an archive is
+// answered 200 with the whole object, read from the test server's folder (root).
+func rangeIgnoringProxy(t *testing.T, target, root string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requestKind(r) != "ranged read" {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(r.URL.Path)))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestS3SetServerIgnoresRange: verify through a server that answers a ranged read with the
+// whole object fails (exit 1) saying so, instead of reading the object's first bytes as the
+// range asked for and reporting the archive damaged; the archive itself is whole.
+func TestS3SetServerIgnoresRange(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r": {content: randomString(t, 3<<20)}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy := rangeIgnoringProxy(t, s.srv.Endpoint, s.srv.Root)
+	r := backup(t, runOpts{dir: dir, env: s.env}, "verify", "--s3-endpoint", proxy, s.loc)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "does it ignore Range?") || strings.Contains(r.stderr, "FAILED") {
+		t.Errorf("verify through a server that ignores Range: exit %d, stderr %q; want %d naming the server's answer", r.code, r.stderr, exitFailed)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "verify", s.loc), exitComplete)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -14,6 +15,9 @@ import (
 type s3Flags struct {
 	endpoint  string
 	pathStyle bool
+	// idleTimeout is a test hook (hidden): the tests that stop the server shorten the
+	// deadline on progress that every request has (60 s).
+	idleTimeout time.Duration
 }
 
 // addS3Flags adds the flags of the commands that take a set location.
@@ -21,6 +25,8 @@ func addS3Flags(flags *pflag.FlagSet) *s3Flags {
 	f := &s3Flags{}
 	flags.StringVar(&f.endpoint, "s3-endpoint", "", "the S3 server's `URL`, for an s3:// set (default: $AWS_ENDPOINT_URL_S3, else AWS)")
 	flags.BoolVar(&f.pathStyle, "s3-path-style", false, "name the bucket in the URL's path, not its host (most self-hosted servers)")
+	flags.DurationVar(&f.idleTimeout, "s3-idle-timeout", 0, "fail (and retry) an S3 request once nothing moved for `DURATION` (default 60s)")
+	flags.MarkHidden("s3-idle-timeout")
 	return f
 }
 
@@ -33,8 +39,30 @@ func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error)
 		}
 		return backupset.Folder{Dir: dir}, nil
 	}
-	if err := s3store.CheckEndpoint(f.endpoint); err != nil {
+	if err := f.check(loc); err != nil {
 		return nil, err
 	}
-	return s3store.Open(ctx, loc, s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle})
+	return s3store.Open(ctx, loc, s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle, IdleTimeout: f.idleTimeout})
+}
+
+// check is the one rule for what a command is told about S3 before it reaches a server: an
+// s3:// location that cannot name a set, or an endpoint (--s3-endpoint, or
+// AWS_ENDPOINT_URL_S3 when a location is in a bucket) that is not a plain http(s) URL, is a
+// usage error (exit 2) of every command, and never echoes credentials. Commands call it
+// while they check their flags.
+func (f *s3Flags) check(locs ...string) error {
+	remote := false
+	for _, loc := range locs {
+		if !s3store.IsLocation(loc) {
+			continue
+		}
+		remote = true
+		if _, _, err := s3store.ParseLocation(loc); err != nil {
+			return err
+		}
+	}
+	if f.endpoint == "" && !remote {
+		return nil
+	}
+	return s3store.CheckEndpoint(f.endpoint)
 }

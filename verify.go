@@ -65,6 +65,9 @@ func newVerifyCmd() *cobra.Command {
 		if err := refuseEmpty(flags, []string{"receipt"}, args, "ARCHIVE"); err != nil {
 			return usageError(stderr, "verify", err)
 		}
+		if err := cfg.s3.check(args[0]); err != nil {
+			return usageError(stderr, "verify", err)
+		}
 		cfg.archive = args[0]
 		ctx, stop := interruptible()
 		defer stop()

@@ -21,7 +21,8 @@ const (
 
 // archiveName matches the default archive names that ArchiveName makes:
 // <name>-<YYYYMMDDTHHMMSSZ>.zip, or with -2, -3… when that name was taken.
-var archiveName = regexp.MustCompile(`^(.+)-([0-9]{8}T[0-9]{6}Z)(-[1-9][0-9]*)?\.zip$`)
+// A name with a slash is never one: it would be a file of another folder (another set).
+var archiveName = regexp.MustCompile(`^([^/\n]+)-([0-9]{8}T[0-9]{6}Z)(-[1-9][0-9]*)?\.zip$`)
 
 // stampLayout is the UTC time in a default archive name.
 const stampLayout = "20060102T150405Z"

@@ -75,6 +75,17 @@ func TestArchiveNameParses(t *testing.T) {
 	}
 }
 
+// TestArchiveNameHasNoFolder: a name with a slash is a file of another folder (a deeper
+// set in a bucket), never an archive of this set; nor is one with a newline.
+func TestArchiveNameHasNoFolder(t *testing.T) {
+	for _, name := range []string{"sub/big-20260101T000000Z.zip", "a/b/app-20260101T000000Z-2.zip", "/app-20260101T000000Z.zip",
+		"x\nbackup: complete-20260101T000000Z.zip"} { // and, as before, no newline
+		if src := SourceOf(name); src != "" {
+			t.Errorf("SourceOf(%q) = %q, want none", name, src)
+		}
+	}
+}
+
 // TestNextRunPassesFreedNames: after prune deleted X and X-2 of one second but kept X-3, a new
 // run of that second is X-4, not X again, which would sort before X-3.
 func TestNextRunPassesFreedNames(t *testing.T) {

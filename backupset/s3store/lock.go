@@ -55,7 +55,7 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	data, l := s.newLease()
 	etag, err := s.Put(ctx, backupset.LockName, data, "")
 	if err == nil {
-		return s.hold(etag, l), nil
+		return s.hold(ctx, etag, l), nil
 	}
 	if !errors.Is(err, backupset.ErrExists) {
 		return nil, err
@@ -72,7 +72,9 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	}
 	var held lease
 	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) && !held.Gone() {
-		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: held.Host}
+		// Anyone who may write to the bucket wrote the host name: it is printed as
+		// outside text.
+		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: serverText(held.Host)}
 	}
 	// Expired, its holder dead, or not a lease at all (a damaged lock object): take it
 	// over, on the condition that it is still the one read.
@@ -83,7 +85,7 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.hold(etag, l), nil
+	return s.hold(ctx, etag, l), nil
 }
 
 func (s *Store) newLease() ([]byte, lease) {
@@ -97,37 +99,42 @@ func (s *Store) newLease() ([]byte, lease) {
 type heldLock struct {
 	s     *Store
 	lease lease
-	stop  chan struct{}
-	done  chan struct{}
+	// ctx is the run's: Release is bounded by Detached(ctx). stop cancels a renewal in
+	// flight, so that a stalled server cannot hold Release.
+	ctx  context.Context
+	stop context.CancelFunc
+	done chan struct{}
 
 	mu   sync.Mutex
 	etag string
 	lost error // why the lease was lost, if it was
 }
 
-func (s *Store) hold(etag string, l lease) *heldLock {
-	h := &heldLock{s: s, lease: l, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
-	go h.renew()
+func (s *Store) hold(ctx context.Context, etag string, l lease) *heldLock {
+	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, done: make(chan struct{})}
+	renewCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	h.stop = stop
+	go h.renew(renewCtx)
 	return h
 }
 
 // renew moves the expiry forward every third of the TTL, on the condition that the lock
 // object is still this run's. A renewal refused because it changed means another run took
 // the lock over (this one stalled past its expiry): the loss is kept for Release to report.
-func (h *heldLock) renew() {
+func (h *heldLock) renew(ctx context.Context) {
 	defer close(h.done)
 	t := time.NewTicker(h.s.lockTTL / 3)
 	defer t.Stop()
 	for {
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		h.mu.Lock()
 		h.lease.Expires = h.s.now().Add(h.s.lockTTL).UTC()
 		data, _ := json.Marshal(h.lease)
-		etag, err := h.s.Put(context.Background(), backupset.LockName, data, h.etag)
+		etag, err := h.s.Put(ctx, backupset.LockName, data, h.etag)
 		if err == nil {
 			h.etag = etag
 		} else if errors.Is(err, backupset.ErrChanged) {
@@ -137,12 +144,15 @@ func (h *heldLock) renew() {
 	}
 }
 
-// Release stops the renewals and deletes the lock object if it is still this run's.
+// Release stops the renewals and deletes the lock object if it is still this run's, within
+// the bound Detached gives: a lock the server did not let go expires on its own.
 func (h *heldLock) Release() error {
-	close(h.stop)
+	h.stop()
 	<-h.done
 	if h.lost != nil {
 		return errors.New("the set's lock was taken over by another run while this one held it")
 	}
-	return h.s.Delete(context.Background(), backupset.LockName, h.etag)
+	ctx, cancel := h.s.Detached(h.ctx)
+	defer cancel()
+	return h.s.Delete(ctx, backupset.LockName, h.etag)
 }

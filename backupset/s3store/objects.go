@@ -9,7 +9,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"strings"
+	"strconv"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -47,9 +48,9 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	case status == http.StatusPreconditionFailed || status == http.StatusConflict && code == "ConditionalRequestConflict":
 		err = backupset.ErrChanged
 	case code != "":
-		err = fmt.Errorf("%s (HTTP %d): %s", code, status, api.ErrorMessage())
+		err = fmt.Errorf("%s (HTTP %d): %s", serverText(code), status, serverText(api.ErrorMessage()))
 	default:
-		err = causeOf(err)
+		err = outsideText{causeOf(err)}
 	}
 	return &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: err}
 }
@@ -62,6 +63,17 @@ func causeOf(err error) error {
 	var max *retry.MaxAttemptsError
 	if errors.As(err, &max) {
 		attempts = fmt.Sprintf(" (after %d attempts)", max.Attempt)
+	}
+	var stall *StallError
+	switch {
+	case errors.As(err, &stall):
+		return fmt.Errorf("%w%s", stall, attempts)
+	case errors.Is(err, context.DeadlineExceeded):
+		// A cleanup request's bound (see Detached): the SDK's own words are a row of
+		// empty fields.
+		return fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("interrupted: %w", context.Canceled)
 	}
 	var ne *net.OpError
 	if errors.As(err, &ne) {
@@ -86,8 +98,10 @@ func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {
-			name := strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
-			objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			// The delimiter keeps deeper keys out, unless the server ignores it.
+			if name, ok := s.nameOf(aws.ToString(o.Key)); ok {
+				objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			}
 		}
 	}
 	return objs, nil
@@ -104,27 +118,41 @@ func (s *Store) Stat(ctx context.Context, name string) (backupset.Object, error)
 
 // ReadFile reads a small object whole.
 func (s *Store) ReadFile(ctx context.Context, name string, limit int64) ([]byte, string, error) {
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))})
-	if err != nil {
-		return nil, "", s.opError("read", name, "", err)
-	}
-	defer out.Body.Close()
-	if aws.ToInt64(out.ContentLength) > limit {
-		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: fmt.Errorf("larger than %d bytes", limit)}
-	}
-	data, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = fmt.Errorf("larger than %d bytes", limit)
-	}
-	if err != nil {
-		return nil, "", &fs.PathError{Op: "read", Path: s.loc + "/" + name, Err: err}
-	}
-	return data, aws.ToString(out.ETag), nil
+	var data []byte
+	var etag string
+	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))}
+	err := s.get(ctx, name, in, func(out *s3.GetObjectOutput) error {
+		if aws.ToInt64(out.ContentLength) > limit {
+			return errTooLarge(limit)
+		}
+		var err error
+		data, err = io.ReadAll(io.LimitReader(out.Body, limit+1))
+		if err == nil && int64(len(data)) > limit {
+			err = errTooLarge(limit)
+		}
+		etag = aws.ToString(out.ETag)
+		return err
+	})
+	return data, etag, err
 }
 
+func errTooLarge(limit int64) error { return fmt.Errorf("larger than %d bytes", limit) }
+
 // Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
-// replaced only while it has that ETag (If-Match).
+// replaced only while it has that ETag (If-Match). A condition that failed on a retry may
+// have failed on the first try's own write, whose answer was lost (a reset, a stall): when
+// the object holds exactly data, the write is taken as done.
 func (s *Store) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
+	etag, err := s.put(ctx, name, data, ifMatch)
+	if errors.Is(err, backupset.ErrExists) || errors.Is(err, backupset.ErrChanged) {
+		if now, nowTag, rerr := s.ReadFile(ctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
+			return nowTag, nil
+		}
+	}
+	return etag, err
+}
+
+func (s *Store) put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
 	in := &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name)), Body: bytes.NewReader(data)}
 	op := "create"
 	if ifMatch == "" {
@@ -156,3 +184,25 @@ func (s *Store) Delete(ctx context.Context, name, ifMatch string) error {
 	}
 	return err
 }
+
+// serverText makes text a server sent fit the one line an error gets: cut to 200
+// characters, and quoted (Go's rules) when it holds a newline, a control or a format
+// character, so that it can neither forge a line of backup's own nor reorder the terminal's.
+func serverText(s string) string {
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
+}
+
+// outsideText is an error whose text may hold what a server sent (the SDK quotes bodies it
+// could not parse): printed through serverText, unwrapped as itself.
+type outsideText struct{ err error }
+
+func (e outsideText) Error() string { return serverText(e.err.Error()) }
+func (e outsideText) Unwrap() error { return e.err }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -109,20 +108,25 @@ func (o *Object) block(i int64) ([]byte, error) {
 
 // fetch GETs n bytes from off.
 func (o *Object) fetch(off, n int64) ([]byte, error) {
-	out, err := o.s.client.GetObject(o.ctx, &s3.GetObjectInput{
+	in := &s3.GetObjectInput{
 		Bucket: aws.String(o.s.bucket), Key: aws.String(o.s.key(o.name)),
 		Range:   aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1)),
 		IfMatch: aws.String(o.etag),
+	}
+	data := make([]byte, n)
+	want := fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, o.size)
+	err := o.s.get(o.ctx, o.name, in, func(out *s3.GetObjectOutput) error {
+		// A server that ignores Range answers with the object from its start: those
+		// bytes are not the ones asked for, and must not be read as if they were.
+		if got := aws.ToString(out.ContentRange); got != want {
+			return fmt.Errorf("the server answered %q to a request for %s (does it ignore Range?)", got, want)
+		}
+		got, err := io.ReadFull(out.Body, data)
+		o.fetched.Add(int64(got))
+		return err
 	})
 	if err != nil {
-		return nil, o.s.opError("read", o.name, o.etag, err)
-	}
-	defer out.Body.Close()
-	data := make([]byte, n)
-	got, err := io.ReadFull(out.Body, data)
-	o.fetched.Add(int64(got))
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: o.s.loc + "/" + o.name, Err: err}
+		return nil, err
 	}
 	return data, nil
 }

@@ -9,6 +9,7 @@
 package s3store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +18,10 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
@@ -42,6 +45,9 @@ type Options struct {
 	// throttling, a reset connection), with exponential backoff between; 0 means
 	// AWS_MAX_ATTEMPTS, else 5.
 	Attempts int
+	// IdleTimeout fails a request (to be retried) once no byte has moved on its
+	// connection for that long; 0 means 60 s.
+	IdleTimeout time.Duration
 }
 
 // Store is a backup set under s3://Bucket/Prefix.
@@ -54,6 +60,13 @@ type Store struct {
 	// every third of that.
 	lockTTL time.Duration
 	now     func() time.Time
+	// idle is every request's deadline on progress; cleanup the time the requests of an
+	// interrupted run share (see Detached).
+	idle    time.Duration
+	cleanup cleanupWindow
+	// attempts is how often a request is tried in all (the SDK's setting), for the reads
+	// of a body that the SDK does not retry.
+	attempts int
 }
 
 // ParseLocation splits s3://BUCKET/PREFIX. The prefix may be empty; it is a folder-like
@@ -68,6 +81,11 @@ func ParseLocation(loc string) (bucket, prefix string, err error) {
 	if bucket == "" {
 		return "", "", fmt.Errorf("%s: no bucket named (want s3://BUCKET/PREFIX)", loc)
 	}
+	if !isBucketName(bucket) {
+		// Not echoed: s3://KEY:SECRET@bucket would print the secret.
+		return "", "", errors.New("s3:// location: not a bucket name (letters, digits, '.', '-' and '_'); " +
+			"credentials belong in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
 	if prefix == "" {
 		return bucket, "", nil
 	}
@@ -76,7 +94,22 @@ func ParseLocation(loc string) (bucket, prefix string, err error) {
 			return "", "", fmt.Errorf("%s: the prefix has an empty, . or .. segment", loc)
 		}
 	}
+	if strings.ContainsFunc(prefix, unicode.IsControl) {
+		return "", "", fmt.Errorf("%q: the prefix holds a control character", loc)
+	}
 	return bucket, prefix + "/", nil
+}
+
+// isBucketName says whether b can be a bucket's name: S3's letters, digits, '.' and '-',
+// and the '_' and capitals that old buckets and self-hosted servers allow. Anything else
+// (a user:password@ in front) is refused before it reaches a message or a server.
+func isBucketName(b string) bool {
+	for _, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return len(b) <= 255
 }
 
 // Open returns the store of the set at loc (s3://BUCKET/PREFIX). It does not reach the
@@ -95,6 +128,10 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 	if opt.Attempts > 0 {
 		load = append(load, config.WithRetryMaxAttempts(opt.Attempts))
 	}
+	if opt.IdleTimeout <= 0 {
+		opt.IdleTimeout = defaultIdleTimeout
+	}
+	load = append(load, config.WithHTTPClient(httpClient(opt.IdleTimeout)))
 	if isLocalEndpoint(opt.Endpoint) {
 		// A bucket cannot be a subdomain of an IP address or of localhost.
 		opt.PathStyle = true
@@ -114,7 +151,7 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		o.UsePathStyle = opt.PathStyle
 	})
 	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
-		lockTTL: defaultLockTTL, now: time.Now}, nil
+		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts)}, nil
 }
 
 // isLocalEndpoint says whether the endpoint (or AWS_ENDPOINT_URL_S3) is an IP address or
@@ -155,3 +192,13 @@ func CheckEndpoint(endpoint string) error {
 func (s *Store) Location() string { return s.loc }
 
 func (s *Store) key(name string) string { return s.prefix + name }
+
+// nameOf returns the name in the set of a key the server listed, and whether the set owns
+// it: a set owns exactly the keys directly under its prefix. A key in a deeper "folder"
+// belongs to another set (s3://B/app does not own s3://B/app/sub's archives, and a set at
+// the bucket's root owns none of the others'), and a key outside the prefix is a server
+// answering for something it was not asked.
+func (s *Store) nameOf(key string) (string, bool) {
+	name, ok := strings.CutPrefix(key, s.prefix)
+	return name, ok && name != "" && !strings.Contains(name, "/")
+}

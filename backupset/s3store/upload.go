@@ -3,6 +3,7 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"io/fs"
 	"slices"
@@ -34,6 +35,9 @@ type Upload struct {
 	ctx  context.Context
 	name string
 	id   string
+	// token is in the object's metadata (backup-upload), so that a completion whose
+	// answer was lost can be told from another writer's object at the name.
+	token string
 
 	buf   []byte
 	next  int32 // the next part's number, from 1
@@ -47,11 +51,13 @@ type Upload struct {
 
 // Create starts the upload of the object name. Write it, then Commit, or Abort.
 func (s *Store) Create(ctx context.Context, name string) (*Upload, error) {
-	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name))})
+	token := rand.Text()
+	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(name)),
+		Metadata: map[string]string{tokenKey: token}})
 	if err != nil {
 		return nil, s.opError("create", name, "", err)
 	}
-	return &Upload{s: s, ctx: ctx, name: name, id: aws.ToString(out.UploadId), next: 1,
+	return &Upload{s: s, ctx: ctx, name: name, id: aws.ToString(out.UploadId), token: token, next: 1,
 		buf: make([]byte, 0, partSize(0)), slots: make(chan struct{}, partsInFlight)}, nil
 }
 
@@ -124,17 +130,42 @@ func (u *Upload) Commit() (string, error) {
 		Key: aws.String(u.s.key(u.name)), UploadId: aws.String(u.id), IfNoneMatch: aws.String("*"),
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
 	if err != nil {
+		err = u.s.opError("create", u.name, "", err)
+		if etag, ok := u.completed(err); ok {
+			return etag, nil
+		}
 		u.Abort()
-		return "", u.s.opError("create", u.name, "", err)
+		return "", err
 	}
 	return aws.ToString(out.ETag), nil
 }
 
+// tokenKey is the metadata that marks an object with the upload that made it.
+const tokenKey = "backup-upload"
+
+// completed says whether a completion that failed with err (the name taken, the upload
+// gone) was in fact this upload's own, retried after its answer was lost: the object at
+// the name carries this upload's token.
+func (u *Upload) completed(err error) (string, bool) {
+	if !errors.Is(err, backupset.ErrExists) && !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	out, herr := u.s.client.HeadObject(u.ctx, &s3.HeadObjectInput{Bucket: aws.String(u.s.bucket), Key: aws.String(u.s.key(u.name))})
+	if herr != nil || out.Metadata[tokenKey] != u.token {
+		return "", false
+	}
+	return aws.ToString(out.ETag), true
+}
+
 // Abort waits for the parts in flight and aborts the upload, so that no part stays stored
-// (and billed). It does not use the upload's context, which may be the cancelled one.
+// (and billed). It does not use the upload's context, which may be the cancelled one, but
+// a bounded one (see Detached): a server that stalls leaves the upload to the next run's
+// Clean rather than hold this one.
 func (u *Upload) Abort() error {
 	u.wg.Wait()
-	_, err := u.s.client.AbortMultipartUpload(context.WithoutCancel(u.ctx), &s3.AbortMultipartUploadInput{Bucket: aws.String(u.s.bucket),
+	ctx, cancel := u.s.Detached(u.ctx)
+	defer cancel()
+	_, err := u.s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(u.s.bucket),
 		Key: aws.String(u.s.key(u.name)), UploadId: aws.String(u.id)})
 	return u.s.opError("abort upload of", u.name, "", err)
 }
@@ -151,9 +182,9 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 			return aborted, s.opError("list uploads", "", "", err)
 		}
 		for _, up := range page.Uploads {
-			name := strings.TrimPrefix(aws.ToString(up.Key), s.prefix)
-			if backupset.SourceOf(strings.TrimSuffix(name, backupset.ReceiptSuffix)) == "" {
-				continue // not an archive of this set (or one in a deeper "folder")
+			name, ok := s.nameOf(aws.ToString(up.Key))
+			if !ok || backupset.SourceOf(strings.TrimSuffix(name, backupset.ReceiptSuffix)) == "" {
+				continue // not an archive of this set: another set's, perhaps one being written
 			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(s.bucket), Key: up.Key, UploadId: up.UploadId})
 			if err != nil && !errors.Is(s.opError("abort", name, "", err), fs.ErrNotExist) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,6 +30,9 @@ type Server struct {
 	// Root is the folder whose subfolders are its buckets: a test can damage an object's
 	// bytes there.
 	Root string
+	// Process is the server's, for a test that stops it (SIGSTOP) to play a server that
+	// stalls.
+	Process *os.Process
 }
 
 var buckets atomic.Int64
@@ -65,6 +69,7 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT) // a stopped process dies of SIGKILL too, but say it
 		cmd.Process.Kill()
 		cmd.Wait()
 		logf.Close()
@@ -79,7 +84,7 @@ func Start(t testing.TB) *Server {
 			t.Fatalf("versitygw did not start listening on %s: %s", addr, log)
 		}
 	}
-	return &Server{Endpoint: "http://" + addr, Root: root}
+	return &Server{Endpoint: "http://" + addr, Root: root, Process: cmd.Process}
 }
 
 func freeAddr(t testing.TB) string {
