@@ -19,6 +19,8 @@ type destTree struct {
 	mkdirMode func(name string) uint32
 	// created records the folders this restore made.
 	created map[string]bool
+	// journal records the temp names this restore makes; nil when it could not be created.
+	journal *journal
 }
 
 // errNotBeneath is the cause when a folder on the way is a symlink or not a folder.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -60,8 +59,14 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		return nil, err
 	}
 	defer t.close()
-	p.removeStale(t)
+	p.sweep(t)
 	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	if t.journal, err = openJournal(t.root, p.holds); isFatal(err) {
+		return res, err
+	} else if err != nil {
+		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (if this run is killed, its temp files stay)", err)})
+	}
+	defer t.journal.remove(t.root)
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
@@ -161,7 +166,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	f, tmp, err := createTemp(dfd, base)
+	f, tmp, err := t.createTemp(dirName, dfd, base)
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
@@ -183,16 +188,15 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	return got.Size, nil
 }
 
-// createTemp creates a new file beside base in the folder dfd, readable by its owner only
-// until it is checked.
-func createTemp(dfd int, base string) (*os.File, string, error) {
+// createTemp creates a new file beside base in the folder dir (open as dfd), readable by its
+// owner only until it is checked.
+func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, string, error) {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	prefix := "." + base
-	if len(prefix) > 200 {
-		prefix = prefix[:200] // file names are at most 255 bytes
-	}
 	for try := 0; ; try++ {
-		tmp := prefix + ".restore-" + strconv.FormatUint(uint64(time.Now().UnixNano())+uint64(try), 36)
+		tmp, err := t.journal.tempName(dir, base, "restore")
+		if err != nil {
+			return nil, "", err
+		}
 		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,7 +65,7 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		return err
 	}
 	base := e.Name[strings.LastIndexByte(e.Name, '/')+1:]
-	tmp, err := tempSymlink(dfd, base, target)
+	tmp, err := t.tempSymlink(parentOf(e.Name), dfd, base, target)
 	if err != nil {
 		return err
 	}
@@ -85,15 +83,15 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 	return err
 }
 
-// tempSymlink creates the symlink under a new name beside base in the folder dfd.
-func tempSymlink(dfd int, base, target string) (string, error) {
-	prefix := "." + base
-	if len(prefix) > 200 {
-		prefix = prefix[:200]
-	}
+// tempSymlink creates the symlink under a new name beside base in the folder dir (open as
+// dfd).
+func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string, error) {
 	for try := 0; ; try++ {
-		tmp := prefix + ".restore-" + strconv.FormatUint(uint64(time.Now().UnixNano())+uint64(try), 36)
-		err := unix.Symlinkat(target, dfd, tmp)
+		tmp, err := t.journal.tempName(dir, base, "restore")
+		if err != nil {
+			return "", err
+		}
+		err = unix.Symlinkat(target, dfd, tmp)
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -153,9 +151,9 @@ func (p *RestorePlan) link(t *destTree, first, name string) error {
 		return err
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
-	tmp := "." + base + ".link-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if len(tmp) > 255 {
-		tmp = tmp[len(tmp)-255:]
+	tmp, err := t.journal.tempName(parentOf(name), base, "link")
+	if err != nil {
+		return err
 	}
 	if err := p.linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
 		return fmt.Errorf("link: %w", err)

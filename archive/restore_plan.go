@@ -80,18 +80,18 @@ type RestorePlan struct {
 	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
 	warnings []Problem        // what Run restored less faithfully than recorded
 	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
-	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
-	matched  map[string]bool      // Include's answers for directories
-	existing map[string]destState // what dest holds, by name
-	present  map[string]bool      // the files dest holds already; true: their metadata differ
-	fixDirs  map[string]bool      // the folders dest holds already with other metadata
-	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
-	creates  []*Entry             // the selected entries dest has nothing at
-	remove   []Created            // the Removes' records
-	stale    []string             // temp files an interrupted restore left (see findStale)
-	umask    fs.FileMode          // the process's, read when Run starts
-	written  atomic.Int64
-	done     atomic.Int64
+	linkat     func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
+	matched    map[string]bool      // Include's answers for directories
+	existing   map[string]destState // what dest holds, by name
+	present    map[string]bool      // the files dest holds already; true: their metadata differ
+	fixDirs    map[string]bool      // the folders dest holds already with other metadata
+	touched    map[string]bool      // the folders Run wrote into (their mtime changed)
+	creates    []*Entry             // the selected entries dest has nothing at
+	remove     []Created            // the Removes' records
+	entryNames map[string]bool      // every entry's name, once holds asks (see sweep)
+	umask      fs.FileMode          // the process's, read when Run starts
+	written    atomic.Int64
+	done       atomic.Int64
 }
 
 // destState is what the destination holds at one path: its type, or nothing (missing), or
@@ -133,7 +133,6 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		p.checkDest(e)
 	}
 	p.checkCreated()
-	p.findStale()
 	return p, nil
 }
 
