@@ -11,23 +11,14 @@ import (
 
 // checkDest looks at what the destination holds at e's path and above it.
 func (p *RestorePlan) checkDest(e *Entry) {
-	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
-		dir := e.Name[:i]
-		st := p.lstat(dir)
-		switch {
-		case st.missing:
-			p.noteCreated(e)
-			return
-		case st.err != nil:
-			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
-			return
-		case st.mode&fs.ModeSymlink != 0:
-			p.refuse(e, fmt.Sprintf("would pass through %s, a symlink in the destination", dir))
-			return
-		case !st.mode.IsDir():
-			p.refuse(e, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir))
-			return
-		}
+	missing, reason := p.onTheWay(e.Name)
+	switch {
+	case reason != "":
+		p.refuse(e, reason)
+		return
+	case missing:
+		p.noteCreated(e)
+		return
 	}
 	st := p.lstat(e.Name)
 	switch {
@@ -46,6 +37,27 @@ func (p *RestorePlan) checkDest(e *Entry) {
 	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
 	}
+}
+
+// onTheWay checks the folders above name in the destination. It says why when one is a
+// symlink, not a folder, or cannot be checked (nothing may pass through it), and whether one
+// is missing (then nothing below it exists).
+func (p *RestorePlan) onTheWay(name string) (missing bool, reason string) {
+	for i := strings.IndexByte(name, '/'); i >= 0; i = nextSlash(name, i) {
+		dir := name[:i]
+		st := p.lstat(dir)
+		switch {
+		case st.missing:
+			return true, ""
+		case st.err != nil:
+			return false, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err)
+		case st.mode&fs.ModeSymlink != 0:
+			return false, fmt.Sprintf("would pass through %s, a symlink in the destination", dir)
+		case !st.mode.IsDir():
+			return false, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir)
+		}
+	}
+	return false, ""
 }
 
 func (p *RestorePlan) refuse(e *Entry, reason string) {
