@@ -194,7 +194,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 
 func (cfg restoreConfig) options() archive.RestoreOptions {
 	opts := cfg.owners
-	opts.Force, opts.SkipSymlinks = cfg.force, cfg.symlinks == "skip"
+	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)

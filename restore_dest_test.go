@@ -108,30 +108,31 @@ func TestRestoreCreatedThroughSymlink(t *testing.T) {
 	}
 }
 
-// TestRestoreForceRefusesSpecialFiles: a FIFO or a device node where the archive has a file
+// TestRestoreForceRefusesSpecialFiles: a FIFO, a device node or a socket where the archive has a file
 // cannot be saved in a before-state, so restore --force refuses to replace it (as it does a
 // folder), changing nothing; with --no-undo it replaces them.
 func TestRestoreForceRefusesSpecialFiles(t *testing.T) {
 	t.Parallel()
 	mustRoot(t) // the device node
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "f\n"}, "n": {content: "n\n"}, "ok": {content: "ok\n"}})
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "f\n"}, "n": {content: "n\n"}, "s": {content: "s\n"}, "ok": {content: "ok\n"}})
 	arch := filepath.Join(dir, "a.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
 	dest := filepath.Join(dir, "dest")
-	makeTree(t, dest, map[string]node{"app/f": {kind: "fifo"}, "app/n": {kind: "device"}, "app/ok": {content: "old\n"}})
+	makeTree(t, dest, map[string]node{"app/f": {kind: "fifo"}, "app/n": {kind: "device"}, "app/s": {kind: "socket"}, "app/ok": {content: "old\n"}})
 
 	r := backup(t, runOpts{dir: dir}, "restore", "--force", arch, dest)
 	for _, want := range []string{
 		"app/f: is a FIFO in the destination, which a before-state cannot hold (--no-undo replaces it)\n",
 		"app/n: is a device in the destination, which a before-state cannot hold (--no-undo replaces it)\n",
+		"app/s: is a socket in the destination, which a before-state cannot hold (--no-undo replaces it)\n",
 		"backup restore: refused, nothing written",
 	} {
 		if r.code != exitFailed || !strings.Contains(r.stderr, want) {
 			t.Errorf("exit %d stderr %q; want %d and %q", r.code, r.stderr, exitFailed, want)
 		}
 	}
-	for name, mode := range map[string]os.FileMode{"app/f": os.ModeNamedPipe, "app/n": os.ModeDevice | os.ModeCharDevice} {
+	for name, mode := range map[string]os.FileMode{"app/f": os.ModeNamedPipe, "app/n": os.ModeDevice | os.ModeCharDevice, "app/s": os.ModeSocket} {
 		if info, err := os.Lstat(filepath.Join(dest, name)); err != nil || info.Mode().Type() != mode {
 			t.Errorf("%s after the refusal: %v %v, want it untouched", name, info, err)
 		}

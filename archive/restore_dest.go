@@ -34,9 +34,29 @@ func (p *RestorePlan) checkDest(e *Entry) {
 		p.checkDirMeta(e)
 	case !e.IsDir && st.mode.IsDir():
 		p.refuse(e, "exists in the destination as a directory")
+	case !e.IsDir && p.opts.Force && !p.opts.NoUndo && isSpecial(st.mode):
+		p.refuse(e, fmt.Sprintf("is a %s in the destination, which a before-state cannot hold (--no-undo replaces it)", specialKind(st.mode)))
 	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
 	}
+}
+
+// isSpecial reports whether mode is a FIFO, a device or a socket: what a backup, and so a
+// before-state, skips.
+func isSpecial(mode fs.FileMode) bool {
+	return mode&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket|fs.ModeIrregular) != 0
+}
+
+func specialKind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "socket"
+	case mode&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // onTheWay checks the folders above name in the destination. It says why when one is a

@@ -17,8 +17,12 @@ import (
 // nothing that exists.
 type RestoreOptions struct {
 	// Force lets restored files replace what is at their path in the destination (the name
-	// is replaced, never written through). Directories are never replaced.
+	// is replaced, never written through). Directories are never replaced, nor FIFOs,
+	// devices and sockets (which a before-state cannot hold) unless NoUndo.
 	Force bool
+	// NoUndo says that no before-state is written: Force may then replace FIFOs, devices
+	// and sockets too.
+	NoUndo bool
 	// Include, when set, selects entries by stored name (without a directory's slash). An
 	// entry is selected when it matches or a directory above it does; the directories above
 	// a selected entry are restored with it.
