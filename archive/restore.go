@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -216,21 +217,40 @@ func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
 		return &fileOpError{err}
 	}
 	p.warn(e, warn)
-	if err := setTimes(dfd, tmp, p.mtime(e)); err != nil {
+	if err := futimens(int(f.Fd()), p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
 	return nil
 }
 
+// setTimes sets the mtime of name in the folder dfd, never following a symlink.
 func setTimes(dfd int, name string, mtime time.Time) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
-	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
-		ts[1] = unix.Timespec{Sec: mtime.Unix()}
-	}
-	if err := unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	ts := timespecs(mtime)
+	if err := unix.UtimesNanoAt(dfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fmt.Errorf("set mtime: %w", err)
 	}
 	return nil
+}
+
+// futimens sets the mtime of the file open as fd: the file checked, not whatever its name
+// holds by now.
+func futimens(fd int, mtime time.Time) error {
+	ts := timespecs(mtime)
+	// utimensat with a NULL path works on dirfd itself, as futimens(3) does.
+	_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("set mtime: %w", errno)
+	}
+	return nil
+}
+
+// timespecs are the times utimensat takes: the atime left alone, the mtime set.
+func timespecs(mtime time.Time) [2]unix.Timespec {
+	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
+		ts[1] = unix.Timespec{Sec: mtime.Unix()}
+	}
+	return ts
 }
 
 // rename moves the checked temp file to its name. Without Force it never replaces

@@ -3,6 +3,8 @@ package archive
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -41,7 +43,16 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256.String() {
 		return false
 	}
-	p.present[e.Name] = !p.sameMeta(e, info)
+	fix := !p.sameMeta(e, info)
+	if n := links(info); fix && n > 1 {
+		// Its owner, mode and mtime are those of its other names too, maybe outside DEST.
+		if p.opts.Force {
+			return false // a conflict: replaced by a file of its own
+		}
+		p.warnings = append(p.warnings, Problem{Entry: e.Name, Reason: fmt.Sprintf("a hard link (%d names): %s (--force replaces it)", n, errNotInPlace)})
+		fix = false
+	}
+	p.present[e.Name] = fix
 	p.Present++
 	p.PresentBytes += f.Size
 	if p.present[e.Name] {
@@ -84,6 +95,9 @@ func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreR
 	}
 }
 
+// errNotInPlace says why a file's metadata were left alone.
+const errNotInPlace = "owner, mode and mtime not set in place, where they would change the other names too"
+
 func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 	dfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
@@ -95,12 +109,32 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 		return err
 	}
 	defer unix.Close(fd)
+	// The plan saw a regular file of one name; what the name holds now is checked again.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return errors.New("no longer a regular file")
+	case st.Nlink > 1:
+		p.warn(e, fmt.Errorf("a hard link (%d names): %s", st.Nlink, errNotInPlace))
+		return nil
+	}
 	warn, err := p.fdMeta(fd, e)
 	if err != nil {
 		return err
 	}
 	p.warn(e, warn)
-	return setTimes(dfd, base, p.mtime(e))
+	return futimens(fd, p.mtime(e))
+}
+
+// links is the number of names of the file info describes.
+func links(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Nlink
+	}
+	return 1
 }
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
