@@ -216,7 +216,7 @@ func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
 	if err != nil {
 		return &fileOpError{err}
 	}
-	p.warn(e, warn)
+	p.warn(e, warn...)
 	if err := futimens(int(f.Fd()), p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
@@ -300,7 +300,7 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	p.warn(e, warn)
+	p.warn(e, warn...)
 	pfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
 		return err

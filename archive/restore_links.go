@@ -71,7 +71,7 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 	}
 	warn, err := p.linkMeta(dfd, tmp, e)
 	if err == nil {
-		p.warn(e, warn)
+		p.warn(e, warn...)
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
@@ -102,9 +102,9 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 	}
 }
 
-// warn records that e was restored less faithfully than recorded.
-func (p *RestorePlan) warn(e *Entry, err error) {
-	if err != nil {
+// warn records that e was restored less faithfully than recorded, a warning for each err.
+func (p *RestorePlan) warn(e *Entry, errs ...error) {
+	for _, err := range errs {
 		p.warnings = append(p.warnings, Problem{Entry: e.StoredName(), Reason: err.Error()})
 	}
 }

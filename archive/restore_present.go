@@ -125,7 +125,7 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	p.warn(e, warn)
+	p.warn(e, warn...)
 	return futimens(fd, p.mtime(e))
 }
 
