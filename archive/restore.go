@@ -179,7 +179,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = p.rename(dfd, tmp, base)
+		err = t.checkedRename(dirName, dfd, tmp, base, p.opts.Force)
 		p.touched[dirName] = true
 	}
 	if err != nil {
@@ -253,11 +253,15 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 	return ts
 }
 
-// rename moves the checked temp file to its name. Without Force it never replaces
-// anything, not even a file that appeared since the plan was made.
-func (p *RestorePlan) rename(dfd int, tmp, base string) error {
+// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
+// once the folder is known to be still in its place in the destination. Without force it
+// never replaces anything, not even a file that appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, force bool) error {
+	if err := t.check(dir); err != nil {
+		return &fileOpError{err}
+	}
 	var err error
-	if p.opts.Force {
+	if force {
 		err = unix.Renameat(dfd, tmp, dfd, base)
 	} else {
 		err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
@@ -301,11 +305,7 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 		return err
 	}
 	p.warn(e, warn...)
-	pfd, err := t.dir(parentOf(e.Name), false)
-	if err != nil {
-		return err
-	}
-	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], p.mtime(e))
+	return futimens(fd, p.mtime(e))
 }
 
 // progressWriter counts the bytes written, for a progress bar to poll, and stops a large

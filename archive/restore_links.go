@@ -75,7 +75,7 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
-		err = p.rename(dfd, tmp, base)
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.opts.Force)
 	}
 	if err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
@@ -158,9 +158,14 @@ func (p *RestorePlan) link(t *destTree, first, name string) error {
 	if err := p.linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
 		return fmt.Errorf("link: %w", err)
 	}
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("rename: %w", err)
+	err = t.check(parentOf(name))
+	if err == nil {
+		if err = unix.Renameat(dfd, tmp, dfd, base); err != nil {
+			err = fmt.Errorf("rename: %w", err)
+		}
 	}
-	return nil
+	if err != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+	}
+	return err
 }
