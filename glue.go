@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"backup/archive"
 	"backup/backupset"
 	"backup/report"
 )
@@ -131,7 +132,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup %s: %s: %v\n", cmd, path, cause(err))
+	fmt.Fprintf(stderr, "backup %s: %s: %s\n", cmd, archive.QuoteName(path), archive.EscapeText(cause(err).Error()))
 	return exitFailed
 }
 

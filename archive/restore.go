@@ -125,7 +125,7 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 		p.done.Add(1)
 		p.restored(e)
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", e.Name, err)
+		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	default:

@@ -34,7 +34,7 @@ func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry,
 		res.Symlinks++
 		p.touched[parentOf(e.Name)] = true
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", e.Name, err)
+		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	default:
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	}
@@ -129,7 +129,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 		for _, name := range names[1:] {
 			if err := p.link(t, names[0], name); err != nil {
 				p.warnings = append(p.warnings, Problem{Entry: name,
-					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", names[0], err)})
+					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", QuoteName(names[0]), err)})
 			}
 		}
 	}

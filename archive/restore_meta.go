@@ -79,11 +79,11 @@ func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
 		if isPrivileged(name) && !privileged {
-			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", name))
+			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", QuoteName(name)))
 			continue
 		}
 		if err := set(name, m.Xattrs[name]); err != nil {
-			errs = append(errs, fmt.Errorf("set %s: %w", name, err))
+			errs = append(errs, fmt.Errorf("set %s: %w", QuoteName(name), err))
 		}
 	}
 	return errs
