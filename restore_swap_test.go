@@ -82,3 +82,48 @@ func restoreSwapping(t *testing.T, dir, arch, dest string, swap func()) (int, st
 	}
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
+
+// TestRestorePlanReadsNothingThroughALink holds the restore's plan while it looks at
+// app/f in DEST (strace delays the first stat by the path of app or of app/f, or relative to
+// app's descriptor) and swaps app for a symlink to a folder outside
+// holding the archived app/f: the plan must judge what DEST held, not read the outside file
+// and call it already present. DEST's own app/f differs, so the restore is refused as a
+// conflict and nothing changes.
+func TestRestorePlanReadsNothingThroughALink(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "archived\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest, outside := filepath.Join(dir, "dest"), filepath.Join(dir, "outside")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"f": {content: "in DEST\n"}})
+	makeTree(t, outside, map[string]node{"f": {content: "archived\n"}})
+
+	log := filepath.Join(dir, "strace.log")
+	traced := filepath.Join(dest, "app/f")
+	cmd := exec.Command("strace", "-f", "-y", "-o", log, "-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_exit=1500000:when=1",
+		"-P", traced, "-P", filepath.Dir(traced), binary, "restore", "--json", arch, dest)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "newfstatat(") })
+	if err := os.Rename(filepath.Join(dest, "app"), filepath.Join(dir, "app.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dest, "app")); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	out := restoreJSONOf(t, result{stdout: stdout.String(), stderr: stderr.String()})
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || out.AlreadyPresent != 0 || !slices.Equal(out.Conflicts, []string{"app/f"}) {
+		t.Errorf("exit %d, already present %d, conflicts %q; want %d, 0 and app/f\n%s", code, out.AlreadyPresent, out.Conflicts, exitFailed, stderr.String())
+	}
+	assertContent(t, filepath.Join(outside, "f"), "archived\n")
+}

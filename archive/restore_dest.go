@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // checkDest looks at what the destination holds at e's path and above it.
@@ -98,10 +99,14 @@ func (p *RestorePlan) lstat(name string) destState {
 		return p.existing[name]
 	}
 	var st destState
-	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(name)))
+	var s unix.Stat_t
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err == nil {
+		err = unix.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW)
+	}
 	switch {
 	case err == nil:
-		st.mode = info.Mode()
+		st.mode = modeOf(&s)
 	case errors.Is(err, fs.ErrNotExist):
 		st.missing = true
 	default:
@@ -109,6 +114,47 @@ func (p *RestorePlan) lstat(name string) destState {
 	}
 	p.existing[name] = st
 	return st
+}
+
+// openDest opens name in the destination for reading, relative to its folder's descriptor,
+// following no symlink on the way nor at name, and never blocking on a FIFO.
+func (p *RestorePlan) openDest(name string) (*os.File, error) {
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, baseOf(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+func baseOf(name string) string {
+	return name[strings.LastIndexByte(name, '/')+1:]
+}
+
+// modeOf is the fs.FileMode of what st describes: its type and permission bits.
+func modeOf(st *unix.Stat_t) fs.FileMode {
+	mode := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFREG:
+	default:
+		mode |= fs.ModeIrregular
+	}
+	return mode
 }
 
 // cause strips the path from an *fs.PathError: the message names the path already.

@@ -76,6 +76,7 @@ type RestorePlan struct {
 
 	r        *Reader
 	opts     RestoreOptions
+	tree     *destTree         // the destination's folders while the plan is made; nil after, or without DEST
 	entries  []*Entry          // selected files and directories, in archive order
 	dirs     map[string]*Entry // selected directory entries by name
 	listed   map[string]File   // the manifest's files by path; nil without a manifest
@@ -121,6 +122,13 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, err
 	} else if err != nil {
 		p.existing[""] = destState{missing: true}
+	} else {
+		// What the plan reads of the destination, it reads relative to folder descriptors
+		// opened without following a link, as Run writes: never through a swapped folder.
+		if p.tree, err = openDestTree(dest, nil); err != nil {
+			return nil, err
+		}
+		defer func() { p.tree.close(); p.tree = nil }()
 	}
 	p.umask = currentUmask() // for what isPresent compares
 	p.Refused = CheckNames(r.Entries)

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -30,8 +28,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}
-	path := filepath.Join(p.Dest, filepath.FromSlash(e.Name))
-	fh, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fh, err := p.openDest(e.Name)
 	if err != nil {
 		return false
 	}
@@ -140,8 +137,12 @@ func links(info fs.FileInfo) uint64 {
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
 // or mtime: Run sets them, as for a folder it creates.
 func (p *RestorePlan) checkDirMeta(e *Entry) {
-	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(e.Name)))
-	if err != nil || p.sameMeta(e, info) {
+	f, err := p.openDest(e.Name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) {
 		return
 	}
 	p.fixDirs[e.Name] = true
