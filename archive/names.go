@@ -68,6 +68,10 @@ var (
 	errDotPart       = errors.New(`unsafe name: "." component`)
 	errDotDotPart    = errors.New(`unsafe name: ".." component`)
 	errDuplicateName = errors.New("duplicate name")
+	// A journal restored into DEST would be taken by the next restore for a dead run's
+	// record, and the files it lists removed; backup stores one a killed run left only
+	// below its SOURCE's name.
+	errJournalName = errors.New("unsafe name: restore's own journal name (" + journalPrefix + "*" + journalSuffix + ")")
 )
 
 // Host is the system an entry was made on: the high byte of its header's "version made
@@ -100,6 +104,8 @@ func CheckName(name string, host Host) error {
 		return errNUL
 	case name[0] == '/':
 		return errAbsolute
+	case isJournal(name):
+		return errJournalName
 	case host.unixLike():
 		// Both checks below are about other systems' paths.
 	case strings.IndexByte(name, '\\') >= 0:

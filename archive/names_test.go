@@ -39,6 +39,10 @@ func TestCheckName(t *testing.T) {
 		{"c:x", ntfs, errDriveLetter},
 		{"c:x", HostUnix, nil}, // a file named c:x
 		{"C:/Windows", HostUnix, nil},
+		{".backup-restore-1gt0jjfpyjt7g.journal", HostUnix, errJournalName},
+		{"app/.backup-restore-1gt0jjfpyjt7g.journal", HostUnix, nil}, // not where a journal is looked for
+		{".backup-restore-x.y.journal", HostUnix, nil},
+		{".backup-restore-.journal", HostUnix, nil},
 		{"a//b", HostUnix, errEmptyPart},
 		{"a/", HostUnix, errEmptyPart}, // a directory's slash is removed before: one more is empty
 		{"./a", HostUnix, errDotPart},

@@ -118,11 +118,26 @@ func (p *RestorePlan) sweep(t *destTree) {
 		return // nothing found is nothing removed
 	}
 	for _, name := range names {
-		token, ok := strings.CutPrefix(name, journalPrefix)
-		if token, ok = strings.CutSuffix(token, journalSuffix); ok && token != "" && !p.holds(name) {
+		if token, ok := journalToken(name); ok && !p.holds(name) {
 			p.sweepJournal(t, name, token)
 		}
 	}
+}
+
+// isJournal reports whether name is a journal's.
+func isJournal(name string) bool {
+	_, ok := journalToken(name)
+	return ok
+}
+
+// journalToken returns the token of a journal's name, and whether name is one: the prefix,
+// 1 to 13 base-36 digits (64 bits), the suffix.
+func journalToken(name string) (string, bool) {
+	token, ok := strings.CutPrefix(name, journalPrefix)
+	if token, ok = strings.CutSuffix(token, journalSuffix); !ok || len(token) == 0 || len(token) > 13 {
+		return "", false
+	}
+	return token, strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 func readNames(dfd int) ([]string, error) {

@@ -65,3 +65,26 @@ func TestSweepTrustsOnlyDeadOwnJournals(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreRefusesJournalNames: an archive whose top-level entry is named as restore's
+// journal (which would make the next restore remove the files it lists) is refused, and
+// nothing is written; below the top the name is an ordinary file. Verify says the same.
+func TestRestoreRefusesJournalNames(t *testing.T) {
+	name := journalPrefix + "abc" + journalSuffix
+	dest := filepath.Join(t.TempDir(), "dest")
+	plan, refused := restoreInto(t, buildZip(t, []zent{{name: name, body: journalHeader + "app/.f.restore-abc-1\x00"}, {name: "app/"}}, true), dest, RestoreOptions{})
+	if refused != nil || len(plan.Refused) != 1 || plan.Refused[0].Entry != name {
+		t.Errorf("refused %q, want %s alone", problemStrings(plan.Refused), name)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		t.Error("a refused restore created DEST")
+	}
+	res, err := Verify(t.Context(), writeZip(t, buildZip(t, []zent{{name: name, body: "x"}}, true)), VerifyOptions{})
+	if err != nil || len(res.Problems) != 1 || res.Problems[0].Entry != name {
+		t.Errorf("verify: %v, problems %q; want %s alone", err, problemStrings(res.Problems), name)
+	}
+	plan, restored := restoreInto(t, buildZip(t, []zent{{name: "app/"}, {name: "app/" + name, body: "x"}}, true), dest, RestoreOptions{})
+	if restored == nil || restored.Files != 1 {
+		t.Errorf("below the top: refused %q, result %+v; want it restored", problemStrings(plan.Refused), restored)
+	}
+}
