@@ -52,8 +52,8 @@ func TestRestoreKeepsTempLookalikes(t *testing.T) {
 }
 
 // TestRestoreUndoAfterKill kills a restore --force while it writes the files of a folder it
-// created (SIGKILL, sent by strace at a rename): the undo removes what it created, the
-// killed run's temp file and that folder included, and DEST is what it was.
+// created (SIGKILL, sent by strace at the rename of the first): the undo removes what it
+// created, the killed run's temp file and that folder included, and DEST is what it was.
 func TestRestoreUndoAfterKill(t *testing.T) {
 	mustTool(t, "strace")
 	dir := t.TempDir()
@@ -68,16 +68,16 @@ func TestRestoreUndoAfterKill(t *testing.T) {
 		t.Fatalf("cp -a: %v %s", err, out)
 	}
 
-	// --force renames with renameat (the before-state with renameat2): the third is new/m2's.
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "inject=renameat:signal=SIGKILL:when=3",
-		binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+	// --force renames files into place with renameat: strace kills the run at the first
+	// into app/new (strace counts calls per thread, so "the second" would not be one call).
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app/new"),
+		"-e", "inject=renameat:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
 		t.Fatalf("the restore was not killed: %v\n%s", err, out)
 	}
-	temps, _ := filepath.Glob(filepath.Join(dest, "app/new/.m2.restore-*"))
-	if len(temps) != 1 {
-		t.Fatalf("the killed restore left %v in app/new; want its temp file for m2", temps)
+	if got := listDir(t, filepath.Join(dest, "app/new")); len(got) != 1 || !strings.HasPrefix(got[0], ".m1.restore-") {
+		t.Fatalf("the killed restore left %q in app/new; want its temp file for m1 alone", got)
 	}
 	undo, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
 	if len(undo) != 1 {
