@@ -93,3 +93,23 @@ func TestRestoreUndoAfterKill(t *testing.T) {
 		t.Errorf("DEST holds %q after the undo, want app only", got)
 	}
 }
+
+// TestRestoreRerunOnReadOnlyDest: a re-run that finds everything already present writes
+// nothing, not even its journal, so it completes on a read-only DEST.
+func TestRestoreRerunOnReadOnlyDest(t *testing.T) {
+	mustRoot(t) // mount
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	for _, args := range [][]string{{"--bind", dest, dest}, {"-o", "remount,ro,bind", dest}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Fatalf("mount %q: %v %s", args, err, out)
+		}
+	}
+	t.Cleanup(func() { exec.Command("umount", dest).Run() })
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	if r.code != exitComplete || !strings.Contains(r.stderr, "2 files already there") || strings.Contains(r.stderr, "warning") {
+		t.Errorf("re-run on a read-only DEST: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -25,7 +25,7 @@ type destTree struct {
 	mkdirMode func(name string) uint32
 	// created records the folders this restore made.
 	created map[string]bool
-	// journal records the temp names this restore makes; nil when it could not be created.
+	// journal records the temp names this restore makes.
 	journal *journal
 }
 

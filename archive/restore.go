@@ -62,12 +62,8 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	defer t.close()
 	p.sweep(t)
 	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
-	if t.journal, err = openJournal(t.root, p.holds); isFatal(err) {
-		return res, err
-	} else if err != nil {
-		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (if this run is killed, its temp files stay)", err)})
-	}
-	defer t.journal.remove(t.root)
+	t.journal = &journal{root: t.root, held: p.holds}
+	defer t.journal.remove()
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
@@ -80,6 +76,9 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	p.relink(t, res)
 	p.removeCreated(t, res)
 	p.setDirTimes(t, res)
+	if err := t.journal.err; err != nil {
+		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
+	}
 	return res, nil
 }
 

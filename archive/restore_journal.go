@@ -27,12 +27,19 @@ const (
 	journalHeader = "backup restore journal 1\n"
 )
 
-// journal is this run's record of its temp names. A nil *journal records nothing.
+// journal is this run's record of its temp names, created in the folder root when the run
+// makes its first temp file: a run that writes nothing (all already present) leaves DEST,
+// even a read-only one, untouched.
 type journal struct {
-	f     *os.File
-	name  string // in DEST's top folder
-	token string // in every temp name this run makes
+	root  int
+	held  func(name string) bool // the archive's names, which the journal's must not be
+	f     *os.File               // nil until the first temp name, or when it could not be made
+	name  string                 // in DEST's top folder
+	token string                 // in every temp name this run makes
 	n     uint64
+	// err is why the journal could not be made; this run's temp files are then not
+	// recorded, and a kill would leave them.
+	err error
 }
 
 // newToken returns 64 random bits in base 36: the part of this run's names that no one
@@ -43,55 +50,65 @@ func newToken() string {
 	return strconv.FormatUint(binary.LittleEndian.Uint64(b[:]), 36)
 }
 
-// openJournal creates this run's journal in the folder root, under a name held isn't
-// holding, and locks it for the run's life.
-func openJournal(root int, held func(string) bool) (*journal, error) {
+// open creates the journal under a name the archive does not hold, and locks it for the
+// run's life.
+func (j *journal) open() error {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	for try := 0; ; try++ {
 		token := newToken()
 		name := journalPrefix + token + journalSuffix
-		if held(name) {
+		if j.held(name) {
 			continue
 		}
-		fd, err := unix.Openat(root, name, flags, 0o600)
+		fd, err := unix.Openat(j.root, name, flags, 0o600)
 		if errors.Is(err, unix.EEXIST) && try < 10 {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", name, err)
+			return fmt.Errorf("create %s: %w", name, err)
 		}
-		j := &journal{f: os.NewFile(uintptr(fd), name), name: name, token: token}
+		j.f, j.name, j.token = os.NewFile(uintptr(fd), name), name, token
 		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
-			j.remove(root)
-			return nil, fmt.Errorf("lock %s: %w", name, err)
+			j.remove()
+			return fmt.Errorf("lock %s: %w", name, err)
 		}
 		if _, err := io.WriteString(j.f, journalHeader); err != nil {
-			j.remove(root)
-			return nil, fmt.Errorf("write %s: %w", name, err)
+			j.remove()
+			return fmt.Errorf("write %s: %w", name, err)
 		}
-		return j, nil
+		return nil
 	}
 }
 
 // remove deletes the journal of a run that ended: its temp files are gone.
-func (j *journal) remove(root int) {
-	if j == nil {
+func (j *journal) remove() {
+	if j.f == nil {
 		return
 	}
-	unix.Unlinkat(root, j.name, 0)
+	unix.Unlinkat(j.root, j.name, 0)
 	j.f.Close()
+	j.f = nil
 }
 
 // tempName returns a new temp name beside base ("restore" for a file or symlink being
 // written, "link" for a hard link being made) in the folder dir, recorded in the journal
 // first: a run killed between the two leaves a record of a file that is not there, never
-// a file without a record. Unrecorded (err), it is not to be made.
+// a file without a record. Unrecorded (err), it is not to be made. A journal that cannot
+// be made is noted in err and the run goes on unrecorded, unless the cause stops the
+// restore anyway (a full disk, a read-only file system).
 func (j *journal) tempName(dir, base, kind string) (string, error) {
 	prefix := "." + base
 	if len(prefix) > 200 {
 		prefix = prefix[:200] // file names are at most 255 bytes
 	}
-	if j == nil {
+	if j.f == nil && j.err == nil {
+		if err := j.open(); isFatal(err) {
+			return "", err
+		} else if err != nil {
+			j.err = err
+		}
+	}
+	if j.f == nil {
 		return prefix + "." + kind + "-" + newToken(), nil
 	}
 	j.n++
