@@ -43,6 +43,8 @@ func TestCheckName(t *testing.T) {
 		{"app/.backup-restore-1gt0jjfpyjt7g.journal", HostUnix, nil}, // not where a journal is looked for
 		{".backup-restore-x.y.journal", HostUnix, nil},
 		{".backup-restore-.journal", HostUnix, nil},
+		{"abc.journal", HostUnix, nil},
+		{".backup-restore-abc", HostUnix, nil},
 		{"a//b", HostUnix, errEmptyPart},
 		{"a/", HostUnix, errEmptyPart}, // a directory's slash is removed before: one more is empty
 		{"./a", HostUnix, errDotPart},

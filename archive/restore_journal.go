@@ -150,8 +150,9 @@ func isJournal(name string) bool {
 // journalToken returns the token of a journal's name, and whether name is one: the prefix,
 // 1 to 13 base-36 digits (64 bits), the suffix.
 func journalToken(name string) (string, bool) {
-	token, ok := strings.CutPrefix(name, journalPrefix)
-	if token, ok = strings.CutSuffix(token, journalSuffix); !ok || len(token) == 0 || len(token) > 13 {
+	rest, hasPrefix := strings.CutPrefix(name, journalPrefix)
+	token, hasSuffix := strings.CutSuffix(rest, journalSuffix)
+	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 {
 		return "", false
 	}
 	return token, strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
