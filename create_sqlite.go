@@ -217,7 +217,7 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
 	for _, name := range c.wouldSnapshot {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", name)
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", archive.QuoteName(name))
 	}
 }
 

@@ -19,6 +19,9 @@ func (c *creation) walk(ctx context.Context) error {
 			c.rec.Warn(err)
 			return nil
 		},
+		// A before-state's roots are names in DEST, not paths the user named: a symlink
+		// there is saved as the link, never read through.
+		NoFollowRoot: c.pick != nil,
 	}
 	return walkSources(ctx, w, c.cfg.sources)
 }

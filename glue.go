@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"backup/archive"
 	"backup/backupset"
 	"backup/report"
 )
@@ -137,7 +138,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup %s: %s: %v\n", cmd, path, cause(err))
+	fmt.Fprintf(stderr, "backup %s: %s: %s\n", cmd, archive.QuoteName(path), archive.EscapeText(cause(err).Error()))
 	return exitFailed
 }
 

@@ -85,7 +85,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	path := ref.path
 	r, err := ref.open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %v\n", path, cause(err))
+		fmt.Fprintf(stderr, "backup list: %s: %s\n", archive.QuoteName(path), archive.EscapeText(cause(err).Error()))
 		return exitFailed
 	}
 	defer r.Close()
@@ -99,7 +99,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		}
 	}
 	if r.ManifestErr != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %s: %v\n", path, archive.ManifestName, r.ManifestErr)
+		fmt.Fprintf(stderr, "backup list: %s: %s: %s\n", archive.QuoteName(path), archive.ManifestName, archive.EscapeText(r.ManifestErr.Error()))
 		return exitFailed
 	}
 	if !cfg.json {
@@ -110,10 +110,10 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 
 func writeListLine(w io.Writer, e *archive.Entry, long bool) {
 	if !long {
-		fmt.Fprintln(w, e.StoredName())
+		fmt.Fprintln(w, archive.QuoteName(e.StoredName()))
 		return
 	}
-	fmt.Fprintf(w, "%s %12d %s %s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), e.StoredName())
+	fmt.Fprintf(w, "%s %12d %s %s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()))
 }
 
 func newListJSON(path string, r *archive.Reader) listJSON {
@@ -151,14 +151,14 @@ func writeManifestSummary(w io.Writer, r *archive.Reader, all bool) {
 		entries, m.Status, len(m.Skipped), len(m.Excluded), report.Plural(len(m.Warnings), "warning", "warnings"))
 	var skipped, warnings []string
 	for _, s := range m.Skipped {
-		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", s.Path, s.Kind))
+		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", archive.QuoteName(s.Path), s.Kind))
 	}
 	for _, wr := range m.Warnings {
 		lost := ""
 		if wr.Lost {
 			lost = " (lost)"
 		}
-		warnings = append(warnings, fmt.Sprintf("  warning %s: %s: %s%s", wr.Path, wr.Op, wr.Error, lost))
+		warnings = append(warnings, fmt.Sprintf("  warning %s: %s: %s%s", archive.QuoteName(wr.Path), archive.EscapeText(wr.Op), archive.EscapeText(wr.Error), lost))
 	}
 	for _, lines := range [][]string{skipped, warnings} {
 		if !all {

@@ -172,7 +172,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
-		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
 		return
 	}
 	cfg.archive, out.Archive = ref.path, ref.path
@@ -188,7 +188,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	plan, err := r.PlanRestore(cfg.dest, cfg.options())
 	if err != nil {
 		out.fail(err)
-		fmt.Fprintf(stderr, "backup restore: %s: %v\n", cfg.archive, err)
+		fmt.Fprintf(stderr, "backup restore: %s: %s\n", archive.QuoteName(cfg.archive), archive.EscapeText(err.Error()))
 		return
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
@@ -197,7 +197,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 
 func (cfg restoreConfig) options() archive.RestoreOptions {
 	opts := cfg.owners
-	opts.Force, opts.SkipSymlinks = cfg.force, cfg.symlinks == "skip"
+	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)
@@ -212,7 +212,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
-		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
 		return
 	case !plan.OK():
 		out.Status = restoreRefused
@@ -224,7 +224,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
 			out.Error = beforeStateFailed(err).Error()
-			fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+			fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
 			return
 		}
 		out.Undo = undo

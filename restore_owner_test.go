@@ -17,8 +17,8 @@ import (
 
 // TestRestoreOwnersAsNobody restores, as uid 65534, a backup of files owned by root and
 // daemon, one of them setuid with a capability, even with --same-permissions --xattrs: no
-// owner changes, no setuid bit, the capability is a warning, and none of it is an error
-// (exit 0).
+// owner changes, no setuid bit, the capability (which follows the setuid rule) not set but a
+// warning, and none of it is an error (exit 0).
 func TestRestoreOwnersAsNobody(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
@@ -44,7 +44,7 @@ func TestRestoreOwnersAsNobody(t *testing.T) {
 	os.Chmod(arch, 0o644)
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--same-permissions", "--xattrs", arch, dest)
-	want := "warning: app/su: set security.capability: operation not permitted\n"
+	want := "warning: app/su: security.capability not set: only with --same-permissions, as root, with the recorded owner\n"
 	if r.code != exitComplete || !strings.Contains(r.stderr, want) {
 		t.Fatalf("restore as nobody: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitComplete, want)
 	}
@@ -112,6 +112,54 @@ func TestRestoreHostileStoredSymlink(t *testing.T) {
 			}
 			if r := backup(t, runOpts{dir: work}, "verify", arch); r.code != exitFailed || !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("verify: exit %d stderr %q; want %d and %q", r.code, r.stderr, exitFailed, tt.want)
+			}
+		})
+	}
+}
+
+// TestRestorePrivilegedXattrs: security.* and trusted.* attributes (a capability stands in
+// for a setuid bit) follow the setuid rule: set only with --same-permissions, as root, with
+// the recorded owner; otherwise each is a warning and the file has none. user.* attributes
+// come back with --xattrs alone.
+func TestRestorePrivilegedXattrs(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	su := filepath.Join(dir, "src/app/su")
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"su": {content: "ELF\n", mode: 0o755}})
+	os.Lchown(su, 1, 1)
+	capNetRaw := []byte{1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	for name, v := range map[string][]byte{"security.capability": capNetRaw, "trusted.t": []byte("t"), "user.u": []byte("u")} {
+		if err := unix.Lsetxattr(su, name, v, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arch := filepath.Join(dir, "app.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--xattrs", "-o", arch, "src/app"), exitComplete)
+	tests := []struct {
+		name       string
+		args       []string
+		privileged bool
+	}{
+		{"--xattrs", []string{"--xattrs"}, false},
+		{"--no-same-owner", []string{"--xattrs", "--same-permissions", "--no-same-owner"}, false},
+		{"--same-permissions", []string{"--xattrs", "--same-permissions"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "dest")
+			r := backup(t, runOpts{dir: dir}, append(append([]string{"restore"}, tt.args...), arch, dest)...)
+			mustExit(t, r, exitComplete)
+			got := filepath.Join(dest, "app/su")
+			for name, privileged := range map[string]bool{"security.capability": true, "trusted.t": true, "user.u": false} {
+				_, err := unix.Lgetxattr(got, name, make([]byte, 64))
+				if want := !privileged || tt.privileged; (err == nil) != want {
+					t.Errorf("%s: getxattr: %v, want it set: %v", name, err, want)
+				}
+				warning := "warning: app/su: " + name + " not set: only with --same-permissions, as root, with the recorded owner\n"
+				if want := privileged && !tt.privileged; strings.Contains(r.stderr, warning) != want {
+					t.Errorf("stderr %q; want the warning %q: %v", r.stderr, warning, want)
+				}
 			}
 		})
 	}

@@ -22,7 +22,7 @@ func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 	if n := len(plan.Conflicts); n > 0 && !force {
 		var conflicts []string
 		for _, name := range plan.Conflicts {
-			conflicts = append(conflicts, name+": exists in the destination (use --force to replace it)")
+			conflicts = append(conflicts, archive.QuoteName(name)+": exists in the destination (use --force to replace it)")
 		}
 		lines = append(lines, capLines(conflicts, "--json")...)
 		why = append(why, report.Plural(n, "file exists", "files exist"))
@@ -35,7 +35,7 @@ func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 
 func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreJSON, err error) {
 	for _, s := range out.Skipped {
-		fmt.Fprintf(w, "%s: not created (a %s entry)\n", s.Path, s.Kind)
+		fmt.Fprintf(w, "%s: not created (a %s entry)\n", archive.QuoteName(s.Path), s.Kind)
 	}
 	for _, p := range out.Damaged {
 		fmt.Fprintf(w, "%s (not restored)\n", p)
@@ -51,7 +51,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
 		return
 	case out.Status == restoreFailed && err != nil:
-		fmt.Fprintf(w, "backup restore: failed: %v\n", err)
+		fmt.Fprintf(w, "backup restore: failed: %s\n", archive.EscapeText(err.Error()))
 	case out.Status == restoreFailed && len(out.Damaged) > 0:
 		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", report.Plural(len(out.Damaged), "entry", "entries"))
 	default:
@@ -64,7 +64,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	if out.Symlinks > 0 {
 		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
 	}
-	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), cfg.dest)
+	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), archive.QuoteName(cfg.dest))
 	if out.AlreadyPresent > 0 {
 		fmt.Fprintf(w, ", %s already there", report.Plural(out.AlreadyPresent, "file", "files"))
 	}
@@ -78,6 +78,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	}
 	fmt.Fprintln(w)
 	if out.Undo != nil {
-		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", out.Undo.Archive, out.Undo.Archive, cfg.dest)
+		undo, dest := archive.QuoteName(out.Undo.Archive), archive.QuoteName(cfg.dest)
+		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", undo, undo, dest)
 	}
 }

@@ -91,7 +91,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	cfg.archive = ref.path
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup verify: %v\n", err)
+		fmt.Fprintf(stderr, "backup verify: %s\n", archive.EscapeText(err.Error()))
 		return exitFailed
 	}
 	opts := archive.VerifyOptions{}
@@ -129,7 +129,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		for _, p := range res.Problems {
 			fmt.Fprintln(stderr, p)
 		}
-		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", report.Plural(len(res.Problems), "problem", "problems"), cfg.archive)
+		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", report.Plural(len(res.Problems), "problem", "problems"), archive.QuoteName(cfg.archive))
 		return exitFailed
 	}
 	if !cfg.json && !cfg.jsonLines && !cfg.quiet {

@@ -10,75 +10,132 @@ import (
 
 // destTree opens folders below the destination one component at a time, relative to the
 // folder above, never following a symlink: whatever changes in the destination while a
-// restore runs, nothing is written outside it.
+// restore runs, nothing is written outside it. The folders of the last path opened stay
+// open, for the next entry in the same folder; before each use each of them is checked to
+// be still at its name (fstatat of the name in the folder above, against the identity the
+// folder had when first opened), so that a folder moved out of the destination, or
+// replaced, receives nothing more.
 type destTree struct {
-	root    int // the destination folder
-	cached  string
-	cacheFD int // the folder last opened, at cached; -1 when none
+	root  int          // the destination folder
+	chain []openFolder // the folders of the path opened last, top first
+	// seen records the identity of every folder this restore opened, by name: a folder
+	// found at that name later with another identity was replaced.
+	seen map[string]fileID
 	// mkdirMode gives the mode a missing folder is created with.
 	mkdirMode func(name string) uint32
 	// created records the folders this restore made.
 	created map[string]bool
+	// journal records the temp names this restore makes.
+	journal *journal
+}
+
+// openFolder is one folder of destTree's chain: its name below the destination, its last
+// component, its descriptor, and its identity when opened.
+type openFolder struct {
+	name, part string
+	fd         int
+	id         fileID
 }
 
 // errNotBeneath is the cause when a folder on the way is a symlink or not a folder.
 var errNotBeneath = errors.New("is a symlink or not a directory")
 
+// errMoved is the cause when a folder this restore opened is no longer at its name.
+var errMoved = errors.New("was moved or replaced during the restore")
+
 func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error) {
 	fd, err := unix.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dest, err)
+		return nil, fmt.Errorf("open %s: %w", QuoteName(dest), err)
 	}
-	return &destTree{root: fd, cacheFD: -1, mkdirMode: mkdirMode, created: map[string]bool{}}, nil
+	return &destTree{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}, nil
 }
 
 func (t *destTree) close() {
-	if t.cacheFD >= 0 {
-		unix.Close(t.cacheFD)
-	}
+	t.truncate(0)
 	unix.Close(t.root)
+}
+
+// truncate closes the chain's folders from the nth on.
+func (t *destTree) truncate(n int) {
+	for _, f := range t.chain[n:] {
+		unix.Close(f.fd)
+	}
+	t.chain = t.chain[:n]
+}
+
+// parentFD is the descriptor of the folder above the chain's ith.
+func (t *destTree) parentFD(i int) int {
+	if i == 0 {
+		return t.root
+	}
+	return t.chain[i-1].fd
 }
 
 // dir returns a descriptor of the folder name ("" for the destination itself), creating
 // missing folders when create is set. The descriptor stays owned by t: it is valid until
-// the next call.
+// the next call of dir.
 func (t *destTree) dir(name string, create bool) (int, error) {
 	if name == "" {
 		return t.root, nil
 	}
-	if t.cacheFD >= 0 && name == t.cached {
-		return t.cacheFD, nil
+	parts := strings.Split(name, "/")
+	kept := 0
+	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].part == parts[kept] && t.verify(kept) == nil {
+		kept++
 	}
-	fd, done := t.root, ""
-	if t.cacheFD >= 0 && strings.HasPrefix(name, t.cached+"/") {
-		fd, done = t.cacheFD, t.cached
-	}
-	rest := strings.TrimPrefix(name[len(done):], "/")
-	for part := range strings.SplitSeq(rest, "/") {
-		path := part
-		if done != "" {
-			path = done + "/" + part
-		}
-		next, err := t.openChild(fd, path, part, create)
-		if fd != t.root && fd != t.cacheFD {
-			unix.Close(fd)
-		}
+	t.truncate(kept)
+	for i := kept; i < len(parts); i++ {
+		f, err := t.openChild(t.parentFD(i), strings.Join(parts[:i+1], "/"), parts[i], create)
 		if err != nil {
 			return -1, err
 		}
-		fd, done = next, path
+		t.chain = append(t.chain, f)
 	}
-	if t.cacheFD >= 0 && t.cacheFD != fd {
-		unix.Close(t.cacheFD)
-	}
-	t.cached, t.cacheFD = name, fd
-	return fd, nil
+	return t.chain[len(t.chain)-1].fd, nil
 }
 
-func (t *destTree) openChild(parent int, path, part string, create bool) (int, error) {
+// check reports whether the folders of name, which the last dir call opened, are all still
+// at their names: asked again just before a file is renamed into the last of them.
+func (t *destTree) check(name string) error {
+	if name == "" {
+		return nil
+	}
+	if parts := strings.Split(name, "/"); len(parts) != len(t.chain) || t.chain[len(parts)-1].name != name {
+		return fmt.Errorf("%s is not the folder open", QuoteName(name)) // a bug, not the destination's doing
+	}
+	for i := range t.chain {
+		if err := t.verify(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verify checks that the chain's ith folder is still the folder at its name in the one
+// above.
+func (t *destTree) verify(i int) error {
+	f := t.chain[i]
+	var st unix.Stat_t
+	err := unix.Fstatat(t.parentFD(i), f.part, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || idOf(&st) != f.id {
+		return fmt.Errorf("%s %w", QuoteName(f.name), errMoved)
+	}
+	return nil
+}
+
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}
+}
+
+// openChild opens the folder part in parent (path below the destination), creating it when
+// missing and create is set, unless this restore opened a folder of that name before: one
+// missing now was moved away, and is not made again.
+func (t *destTree) openChild(parent int, path, part string, create bool) (openFolder, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	known, wasSeen := t.seen[path]
 	fd, err := unix.Openat(parent, part, flags, 0)
-	if errors.Is(err, unix.ENOENT) && create {
+	if errors.Is(err, unix.ENOENT) && create && !wasSeen {
 		err = unix.Mkdirat(parent, part, t.mkdirMode(path))
 		if err == nil || errors.Is(err, unix.EEXIST) {
 			if err == nil {
@@ -89,9 +146,22 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (int, e
 	}
 	switch {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
-		return -1, fmt.Errorf("%s %w", path, errNotBeneath)
+		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errNotBeneath)
+	case errors.Is(err, unix.ENOENT) && wasSeen:
+		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errMoved)
 	case err != nil:
-		return -1, fmt.Errorf("%s: %w", path, err)
+		return openFolder{}, fmt.Errorf("%s: %w", QuoteName(path), err)
 	}
-	return fd, nil
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return openFolder{}, fmt.Errorf("%s: %w", QuoteName(path), err)
+	}
+	id := idOf(&st)
+	if wasSeen && id != known {
+		unix.Close(fd)
+		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errMoved)
+	}
+	t.seen[path] = id
+	return openFolder{name: path, part: part, fd: fd, id: id}, nil
 }

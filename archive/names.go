@@ -3,7 +3,9 @@ package archive
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is something wrong with one entry of an archive, or with the archive as a whole
@@ -13,12 +15,46 @@ type Problem struct {
 	Reason string `json:"reason"`
 }
 
-// String renders the problem as its own line says it: "app/data.db: sha256 mismatch".
+// String renders the problem as its own line says it: "app/data.db: sha256 mismatch", the
+// entry's name quoted when it holds a byte that is not printable (QuoteName), and such bytes
+// of the reason escaped: a problem is one line on a terminal, whatever the archive holds.
 func (p Problem) String() string {
 	if p.Entry == "" {
-		return p.Reason
+		return EscapeText(p.Reason)
 	}
-	return p.Entry + ": " + p.Reason
+	return QuoteName(p.Entry) + ": " + EscapeText(p.Reason)
+}
+
+// QuoteName is a name (of an entry, a path, a file) as a terminal or a log line shows it:
+// as it is when every byte of it is printable, else quoted as Go's %q does ("a\nb",
+// "\x1b[2J", "bad\xff"), so that no name can break a line, forge one or drive a terminal.
+// A name that begins with a quote is quoted too, so that a quoted name means one thing.
+// Every name the tool prints for people goes through it; JSON gives names as they are.
+func QuoteName(name string) string {
+	if printable(name) && !strings.HasPrefix(name, `"`) {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
+// EscapeText is text from elsewhere (a reason, an error, which may hold a name) with each
+// byte that is not printable escaped as %q does, without quotes around it.
+func EscapeText(s string) string {
+	if printable(s) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// printable reports whether s is UTF-8 of printable characters only (the space included).
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Reasons a name is unsafe to restore.
@@ -32,6 +68,10 @@ var (
 	errDotPart       = errors.New(`unsafe name: "." component`)
 	errDotDotPart    = errors.New(`unsafe name: ".." component`)
 	errDuplicateName = errors.New("duplicate name")
+	// A journal restored into DEST would be taken by the next restore for a dead run's
+	// record, and the files it lists removed; backup stores one a killed run left only
+	// below its SOURCE's name.
+	errJournalName = errors.New("unsafe name: restore's own journal name (" + journalPrefix + "*" + journalSuffix + ")")
 )
 
 // Host is the system an entry was made on: the high byte of its header's "version made
@@ -64,6 +104,8 @@ func CheckName(name string, host Host) error {
 		return errNUL
 	case name[0] == '/':
 		return errAbsolute
+	case isJournal(name):
+		return errJournalName
 	case host.unixLike():
 		// Both checks below are about other systems' paths.
 	case strings.IndexByte(name, '\\') >= 0:
@@ -129,7 +171,7 @@ func nextSlash(s string, i int) int {
 
 func belowNonDir(parent *Entry) string {
 	if parent.Kind != "" {
-		return fmt.Sprintf("unsafe name: below %s, a %s entry", parent.Name, parent.Kind)
+		return fmt.Sprintf("unsafe name: below %s, a %s entry", QuoteName(parent.Name), parent.Kind)
 	}
-	return fmt.Sprintf("unsafe name: below %s, a file entry", parent.Name)
+	return fmt.Sprintf("unsafe name: below %s, a file entry", QuoteName(parent.Name))
 }

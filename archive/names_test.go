@@ -39,6 +39,12 @@ func TestCheckName(t *testing.T) {
 		{"c:x", ntfs, errDriveLetter},
 		{"c:x", HostUnix, nil}, // a file named c:x
 		{"C:/Windows", HostUnix, nil},
+		{".backup-restore-1gt0jjfpyjt7g.journal", HostUnix, errJournalName},
+		{"app/.backup-restore-1gt0jjfpyjt7g.journal", HostUnix, nil}, // not where a journal is looked for
+		{".backup-restore-x.y.journal", HostUnix, nil},
+		{".backup-restore-.journal", HostUnix, nil},
+		{"abc.journal", HostUnix, nil},
+		{".backup-restore-abc", HostUnix, nil},
 		{"a//b", HostUnix, errEmptyPart},
 		{"a/", HostUnix, errEmptyPart}, // a directory's slash is removed before: one more is empty
 		{"./a", HostUnix, errDotPart},
@@ -91,5 +97,33 @@ func TestCheckNames(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestQuoteName: a name is printed as it is when every byte of it is printable, else
+// quoted as %q does; a problem is always one line.
+func TestQuoteName(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"app/a.txt", "app/a.txt"},
+		{"app/with space", "app/with space"},
+		{"naïve/日本", "naïve/日本"},
+		{`a\b`, `a\b`},
+		{"x\nbackup: complete", `"x\nbackup: complete"`},
+		{"t\x1b]0;pwned\x07", `"t\x1b]0;pwned\a"`},
+		{"tab\there", `"tab\there"`},
+		{"bad\xffname", `"bad\xffname"`},
+		{"rtl\u202eexe.txt", `"rtl\u202eexe.txt"`},
+		{"nbsp\u00a0", `"nbsp\u00a0"`},
+		{`"quoted"`, `"\"quoted\""`},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := QuoteName(tt.name); got != tt.want {
+			t.Errorf("QuoteName(%q) = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	p := Problem{Entry: "a\nb", Reason: "below \x1b[2J\nforged"}
+	if got, want := p.String(), `"a\nb": below \x1b[2J\nforged`; got != want {
+		t.Errorf("Problem.String() = %s, want %s", got, want)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,8 +60,10 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		return nil, err
 	}
 	defer t.close()
-	p.removeStale(t)
+	p.sweep(t)
 	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	t.journal = &journal{root: t.root, held: p.holds}
+	defer t.journal.remove()
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
@@ -74,6 +76,9 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	p.relink(t, res)
 	p.removeCreated(t, res)
 	p.setDirTimes(t, res)
+	if err := t.journal.err; err != nil {
+		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
+	}
 	return res, nil
 }
 
@@ -119,7 +124,7 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 		p.done.Add(1)
 		p.restored(e)
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", e.Name, err)
+		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	default:
@@ -161,7 +166,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	f, tmp, err := createTemp(dfd, base)
+	f, tmp, err := t.createTemp(dirName, dfd, base)
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
@@ -173,7 +178,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = p.rename(dfd, tmp, base)
+		err = t.checkedRename(dirName, dfd, tmp, base, p.opts.Force)
 		p.touched[dirName] = true
 	}
 	if err != nil {
@@ -183,16 +188,15 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	return got.Size, nil
 }
 
-// createTemp creates a new file beside base in the folder dfd, readable by its owner only
-// until it is checked.
-func createTemp(dfd int, base string) (*os.File, string, error) {
+// createTemp creates a new file beside base in the folder dir (open as dfd), readable by its
+// owner only until it is checked.
+func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, string, error) {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	prefix := "." + base
-	if len(prefix) > 200 {
-		prefix = prefix[:200] // file names are at most 255 bytes
-	}
 	for try := 0; ; try++ {
-		tmp := prefix + ".restore-" + strconv.FormatUint(uint64(time.Now().UnixNano())+uint64(try), 36)
+		tmp, err := t.journal.tempName(dir, base, "restore")
+		if err != nil {
+			return nil, "", err
+		}
 		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
@@ -211,29 +215,52 @@ func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
 	if err != nil {
 		return &fileOpError{err}
 	}
-	p.warn(e, warn)
-	if err := setTimes(dfd, tmp, p.mtime(e)); err != nil {
+	p.warn(e, warn...)
+	if err := futimens(int(f.Fd()), p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
 	return nil
 }
 
+// setTimes sets the mtime of name in the folder dfd, never following a symlink.
 func setTimes(dfd int, name string, mtime time.Time) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
-	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
-		ts[1] = unix.Timespec{Sec: mtime.Unix()}
-	}
-	if err := unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	ts := timespecs(mtime)
+	if err := unix.UtimesNanoAt(dfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fmt.Errorf("set mtime: %w", err)
 	}
 	return nil
 }
 
-// rename moves the checked temp file to its name. Without Force it never replaces
-// anything, not even a file that appeared since the plan was made.
-func (p *RestorePlan) rename(dfd int, tmp, base string) error {
+// futimens sets the mtime of the file open as fd: the file checked, not whatever its name
+// holds by now.
+func futimens(fd int, mtime time.Time) error {
+	ts := timespecs(mtime)
+	// utimensat with a NULL path works on dirfd itself, as futimens(3) does.
+	_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("set mtime: %w", errno)
+	}
+	return nil
+}
+
+// timespecs are the times utimensat takes: the atime left alone, the mtime set.
+func timespecs(mtime time.Time) [2]unix.Timespec {
+	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
+		ts[1] = unix.Timespec{Sec: mtime.Unix()}
+	}
+	return ts
+}
+
+// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
+// once the folder is known to be still in its place in the destination. Without force it
+// never replaces anything, not even a file that appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, force bool) error {
+	if err := t.check(dir); err != nil {
+		return &fileOpError{err}
+	}
 	var err error
-	if p.opts.Force {
+	if force {
 		err = unix.Renameat(dfd, tmp, dfd, base)
 	} else {
 		err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
@@ -276,12 +303,8 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	p.warn(e, warn)
-	pfd, err := t.dir(parentOf(e.Name), false)
-	if err != nil {
-		return err
-	}
-	return setTimes(pfd, e.Name[strings.LastIndexByte(e.Name, '/')+1:], p.mtime(e))
+	p.warn(e, warn...)
+	return futimens(fd, p.mtime(e))
 }
 
 // progressWriter counts the bytes written, for a progress bar to poll, and stops a large

@@ -5,29 +5,21 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // checkDest looks at what the destination holds at e's path and above it.
 func (p *RestorePlan) checkDest(e *Entry) {
-	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
-		dir := e.Name[:i]
-		st := p.lstat(dir)
-		switch {
-		case st.missing:
-			p.noteCreated(e)
-			return
-		case st.err != nil:
-			p.refuse(e, fmt.Sprintf("cannot check %s in the destination: %v", dir, st.err))
-			return
-		case st.mode&fs.ModeSymlink != 0:
-			p.refuse(e, fmt.Sprintf("would pass through %s, a symlink in the destination", dir))
-			return
-		case !st.mode.IsDir():
-			p.refuse(e, fmt.Sprintf("would pass through %s, which is not a directory in the destination", dir))
-			return
-		}
+	missing, reason := p.onTheWay(e.Name)
+	switch {
+	case reason != "":
+		p.refuse(e, reason)
+		return
+	case missing:
+		p.noteCreated(e)
+		return
 	}
 	st := p.lstat(e.Name)
 	switch {
@@ -43,9 +35,50 @@ func (p *RestorePlan) checkDest(e *Entry) {
 		p.checkDirMeta(e)
 	case !e.IsDir && st.mode.IsDir():
 		p.refuse(e, "exists in the destination as a directory")
+	case !e.IsDir && p.opts.Force && !p.opts.NoUndo && isSpecial(st.mode):
+		p.refuse(e, fmt.Sprintf("is a %s in the destination, which a before-state cannot hold (--no-undo replaces it)", specialKind(st.mode)))
 	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
 	}
+}
+
+// isSpecial reports whether mode is a FIFO, a device or a socket: what a backup, and so a
+// before-state, skips.
+func isSpecial(mode fs.FileMode) bool {
+	return mode&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket|fs.ModeIrregular) != 0
+}
+
+func specialKind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "socket"
+	case mode&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// onTheWay checks the folders above name in the destination. It says why when one is a
+// symlink, not a folder, or cannot be checked (nothing may pass through it), and whether one
+// is missing (then nothing below it exists).
+func (p *RestorePlan) onTheWay(name string) (missing bool, reason string) {
+	for i := strings.IndexByte(name, '/'); i >= 0; i = nextSlash(name, i) {
+		dir := name[:i]
+		st := p.lstat(dir)
+		switch {
+		case st.missing:
+			return true, ""
+		case st.err != nil:
+			return false, fmt.Sprintf("cannot check %s in the destination: %v", QuoteName(dir), st.err)
+		case st.mode&fs.ModeSymlink != 0:
+			return false, fmt.Sprintf("would pass through %s, a symlink in the destination", QuoteName(dir))
+		case !st.mode.IsDir():
+			return false, fmt.Sprintf("would pass through %s, which is not a directory in the destination", QuoteName(dir))
+		}
+	}
+	return false, ""
 }
 
 func (p *RestorePlan) refuse(e *Entry, reason string) {
@@ -66,10 +99,14 @@ func (p *RestorePlan) lstat(name string) destState {
 		return p.existing[name]
 	}
 	var st destState
-	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(name)))
+	var s unix.Stat_t
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err == nil {
+		err = unix.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW)
+	}
 	switch {
 	case err == nil:
-		st.mode = info.Mode()
+		st.mode = modeOf(&s)
 	case errors.Is(err, fs.ErrNotExist):
 		st.missing = true
 	default:
@@ -77,6 +114,47 @@ func (p *RestorePlan) lstat(name string) destState {
 	}
 	p.existing[name] = st
 	return st
+}
+
+// openDest opens name in the destination for reading, relative to its folder's descriptor,
+// following no symlink on the way nor at name, and never blocking on a FIFO.
+func (p *RestorePlan) openDest(name string) (*os.File, error) {
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, baseOf(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+func baseOf(name string) string {
+	return name[strings.LastIndexByte(name, '/')+1:]
+}
+
+// modeOf is the fs.FileMode of what st describes: its type and permission bits.
+func modeOf(st *unix.Stat_t) fs.FileMode {
+	mode := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFREG:
+	default:
+		mode |= fs.ModeIrregular
+	}
+	return mode
 }
 
 // cause strips the path from an *fs.PathError: the message names the path already.

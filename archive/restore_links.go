@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,7 +34,7 @@ func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry,
 		res.Symlinks++
 		p.touched[parentOf(e.Name)] = true
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", e.Name, err)
+		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	default:
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	}
@@ -67,17 +65,17 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		return err
 	}
 	base := e.Name[strings.LastIndexByte(e.Name, '/')+1:]
-	tmp, err := tempSymlink(dfd, base, target)
+	tmp, err := t.tempSymlink(parentOf(e.Name), dfd, base, target)
 	if err != nil {
 		return err
 	}
 	warn, err := p.linkMeta(dfd, tmp, e)
 	if err == nil {
-		p.warn(e, warn)
+		p.warn(e, warn...)
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
-		err = p.rename(dfd, tmp, base)
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.opts.Force)
 	}
 	if err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
@@ -85,15 +83,15 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 	return err
 }
 
-// tempSymlink creates the symlink under a new name beside base in the folder dfd.
-func tempSymlink(dfd int, base, target string) (string, error) {
-	prefix := "." + base
-	if len(prefix) > 200 {
-		prefix = prefix[:200]
-	}
+// tempSymlink creates the symlink under a new name beside base in the folder dir (open as
+// dfd).
+func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string, error) {
 	for try := 0; ; try++ {
-		tmp := prefix + ".restore-" + strconv.FormatUint(uint64(time.Now().UnixNano())+uint64(try), 36)
-		err := unix.Symlinkat(target, dfd, tmp)
+		tmp, err := t.journal.tempName(dir, base, "restore")
+		if err != nil {
+			return "", err
+		}
+		err = unix.Symlinkat(target, dfd, tmp)
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -104,9 +102,9 @@ func tempSymlink(dfd int, base, target string) (string, error) {
 	}
 }
 
-// warn records that e was restored less faithfully than recorded.
-func (p *RestorePlan) warn(e *Entry, err error) {
-	if err != nil {
+// warn records that e was restored less faithfully than recorded, a warning for each err.
+func (p *RestorePlan) warn(e *Entry, errs ...error) {
+	for _, err := range errs {
 		p.warnings = append(p.warnings, Problem{Entry: e.StoredName(), Reason: err.Error()})
 	}
 }
@@ -131,7 +129,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 		for _, name := range names[1:] {
 			if err := p.link(t, names[0], name); err != nil {
 				p.warnings = append(p.warnings, Problem{Entry: name,
-					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", names[0], err)})
+					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", QuoteName(names[0]), err)})
 			}
 		}
 	}
@@ -153,16 +151,21 @@ func (p *RestorePlan) link(t *destTree, first, name string) error {
 		return err
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
-	tmp := "." + base + ".link-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if len(tmp) > 255 {
-		tmp = tmp[len(tmp)-255:]
+	tmp, err := t.journal.tempName(parentOf(name), base, "link")
+	if err != nil {
+		return err
 	}
 	if err := p.linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
 		return fmt.Errorf("link: %w", err)
 	}
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("rename: %w", err)
+	err = t.check(parentOf(name))
+	if err == nil {
+		if err = unix.Renameat(dfd, tmp, dfd, base); err != nil {
+			err = fmt.Errorf("rename: %w", err)
+		}
 	}
-	return nil
+	if err != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+	}
+	return err
 }

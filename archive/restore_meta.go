@@ -1,13 +1,13 @@
 package archive
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -65,8 +65,8 @@ func (p *RestorePlan) mtime(e *Entry) time.Time {
 }
 
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
-// name order; it returns what could not be set, for a warning.
-func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error) error {
+// name order; it returns what could not be set, one warning each.
+func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error) []error {
 	if !p.opts.Xattrs || p.index == nil {
 		return nil
 	}
@@ -74,18 +74,31 @@ func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error
 	if m == nil {
 		return nil
 	}
+	_, _, owned := p.owner(e)
+	privileged := p.opts.SamePermissions && owned
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
+		if isPrivileged(name) && !privileged {
+			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", QuoteName(name)))
+			continue
+		}
 		if err := set(name, m.Xattrs[name]); err != nil {
-			errs = append(errs, fmt.Errorf("set %s: %w", name, err))
+			errs = append(errs, fmt.Errorf("set %s: %w", QuoteName(name), err))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// isPrivileged reports whether the attribute grants or marks privilege, as a setuid bit
+// does (security.capability lets a program act as root in part), and so follows the
+// setuid rule: set only with SamePermissions, as root, with the recorded owner.
+func isPrivileged(name string) bool {
+	return strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "trusted.")
 }
 
 // fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
 // or chmod is an error; attributes that cannot be set are returned as warn.
-func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn, err error) {
+func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
@@ -99,7 +112,7 @@ func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn, err error) {
 
 // linkMeta gives the symlink name in the folder dfd its owner and attributes, never
 // following it.
-func (p *RestorePlan) linkMeta(dfd int, name string, e *Entry) (warn, err error) {
+func (p *RestorePlan) linkMeta(dfd int, name string, e *Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
 		if err := unix.Fchownat(dfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)

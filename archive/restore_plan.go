@@ -17,8 +17,12 @@ import (
 // nothing that exists.
 type RestoreOptions struct {
 	// Force lets restored files replace what is at their path in the destination (the name
-	// is replaced, never written through). Directories are never replaced.
+	// is replaced, never written through). Directories are never replaced, nor FIFOs,
+	// devices and sockets (which a before-state cannot hold) unless NoUndo.
 	Force bool
+	// NoUndo says that no before-state is written: Force may then replace FIFOs, devices
+	// and sockets too.
+	NoUndo bool
 	// Include, when set, selects entries by stored name (without a directory's slash). An
 	// entry is selected when it matches or a directory above it does; the directories above
 	// a selected entry are restored with it.
@@ -72,6 +76,7 @@ type RestorePlan struct {
 
 	r        *Reader
 	opts     RestoreOptions
+	tree     *destTree         // the destination's folders while the plan is made; nil after, or without DEST
 	entries  []*Entry          // selected files and directories, in archive order
 	dirs     map[string]*Entry // selected directory entries by name
 	listed   map[string]File   // the manifest's files by path; nil without a manifest
@@ -80,18 +85,18 @@ type RestorePlan struct {
 	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
 	warnings []Problem        // what Run restored less faithfully than recorded
 	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
-	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
-	matched  map[string]bool      // Include's answers for directories
-	existing map[string]destState // what dest holds, by name
-	present  map[string]bool      // the files dest holds already; true: their metadata differ
-	fixDirs  map[string]bool      // the folders dest holds already with other metadata
-	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
-	creates  []*Entry             // the selected entries dest has nothing at
-	remove   []Created            // the Removes' records
-	stale    []string             // temp files an interrupted restore left (see findStale)
-	umask    fs.FileMode          // the process's, read when Run starts
-	written  atomic.Int64
-	done     atomic.Int64
+	linkat     func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
+	matched    map[string]bool      // Include's answers for directories
+	existing   map[string]destState // what dest holds, by name
+	present    map[string]bool      // the files dest holds already; true: their metadata differ
+	fixDirs    map[string]bool      // the folders dest holds already with other metadata
+	touched    map[string]bool      // the folders Run wrote into (their mtime changed)
+	creates    []*Entry             // the selected entries dest has nothing at
+	remove     []Created            // the Removes' records
+	entryNames map[string]bool      // every entry's name, once holds asks (see sweep)
+	umask      fs.FileMode          // the process's, read when Run starts
+	written    atomic.Int64
+	done       atomic.Int64
 }
 
 // destState is what the destination holds at one path: its type, or nothing (missing), or
@@ -117,6 +122,13 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		return nil, err
 	} else if err != nil {
 		p.existing[""] = destState{missing: true}
+	} else {
+		// What the plan reads of the destination, it reads relative to folder descriptors
+		// opened without following a link, as Run writes: never through a swapped folder.
+		if p.tree, err = openDestTree(dest, nil); err != nil {
+			return nil, err
+		}
+		defer func() { p.tree.close(); p.tree = nil }()
 	}
 	p.umask = currentUmask() // for what isPresent compares
 	p.Refused = CheckNames(r.Entries)
@@ -133,7 +145,6 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 		p.checkDest(e)
 	}
 	p.checkCreated()
-	p.findStale()
 	return p, nil
 }
 

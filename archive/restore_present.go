@@ -3,10 +3,10 @@ package archive
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -28,8 +28,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}
-	path := filepath.Join(p.Dest, filepath.FromSlash(e.Name))
-	fh, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fh, err := p.openDest(e.Name)
 	if err != nil {
 		return false
 	}
@@ -41,7 +40,16 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256.String() {
 		return false
 	}
-	p.present[e.Name] = !p.sameMeta(e, info)
+	fix := !p.sameMeta(e, info)
+	if n := links(info); fix && n > 1 {
+		// Its owner, mode and mtime are those of its other names too, maybe outside DEST.
+		if p.opts.Force {
+			return false // a conflict: replaced by a file of its own
+		}
+		p.warnings = append(p.warnings, Problem{Entry: e.Name, Reason: fmt.Sprintf("a hard link (%d names): %s (--force replaces it)", n, errNotInPlace)})
+		fix = false
+	}
+	p.present[e.Name] = fix
 	p.Present++
 	p.PresentBytes += f.Size
 	if p.present[e.Name] {
@@ -84,6 +92,9 @@ func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreR
 	}
 }
 
+// errNotInPlace says why a file's metadata were left alone.
+const errNotInPlace = "owner, mode and mtime not set in place, where they would change the other names too"
+
 func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 	dfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
@@ -95,19 +106,43 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 		return err
 	}
 	defer unix.Close(fd)
+	// The plan saw a regular file of one name; what the name holds now is checked again.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return errors.New("no longer a regular file")
+	case st.Nlink > 1:
+		p.warn(e, fmt.Errorf("a hard link (%d names): %s", st.Nlink, errNotInPlace))
+		return nil
+	}
 	warn, err := p.fdMeta(fd, e)
 	if err != nil {
 		return err
 	}
-	p.warn(e, warn)
-	return setTimes(dfd, base, p.mtime(e))
+	p.warn(e, warn...)
+	return futimens(fd, p.mtime(e))
+}
+
+// links is the number of names of the file info describes.
+func links(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Nlink
+	}
+	return 1
 }
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
 // or mtime: Run sets them, as for a folder it creates.
 func (p *RestorePlan) checkDirMeta(e *Entry) {
-	info, err := os.Lstat(filepath.Join(p.Dest, filepath.FromSlash(e.Name)))
-	if err != nil || p.sameMeta(e, info) {
+	f, err := p.openDest(e.Name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) {
 		return
 	}
 	p.fixDirs[e.Name] = true

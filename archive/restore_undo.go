@@ -61,6 +61,14 @@ func (p *RestorePlan) checkCreated() {
 		if !p.included(&Entry{Name: c.Path, IsDir: c.Type == CreatedDir}) {
 			continue
 		}
+		// A path below a symlink or a file is not what that restore created, and is neither
+		// read (into this restore's before-state) nor removed.
+		if missing, reason := p.onTheWay(c.Path); reason != "" {
+			p.warnings = append(p.warnings, Problem{Entry: c.Path, Reason: errNotRemoved + reason})
+			continue
+		} else if missing {
+			continue
+		}
 		st := p.lstat(c.Path)
 		switch {
 		case st.missing || st.err != nil:
@@ -72,6 +80,9 @@ func (p *RestorePlan) checkCreated() {
 		}
 	}
 }
+
+// errNotRemoved begins the warning about a created path that stays.
+const errNotRemoved = "created by the restore undone, not removed: "
 
 // removeCreated removes, deepest first, the created paths that still hold what the restore
 // that created them wrote: files of the recorded size and SHA-256, empty folders, symlinks
@@ -85,7 +96,7 @@ func (p *RestorePlan) removeCreated(t *destTree, res *RestoreResult) {
 		switch {
 		case errors.Is(err, unix.ENOENT):
 		case err != nil:
-			res.Warnings = append(res.Warnings, Problem{Entry: c.Path, Reason: "created by the restore undone, not removed: " + err.Error()})
+			res.Warnings = append(res.Warnings, Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
 		default:
 			res.Removed++
 			p.touched[parentOf(c.Path)] = true

@@ -79,7 +79,7 @@ func (r *Recorder) Dir(d archive.Dir) {
 	defer r.mu.Unlock()
 	r.dirs = append(r.dirs, d)
 	if r.list != nil {
-		io.WriteString(r.list, d.Path+"/\n")
+		io.WriteString(r.list, archive.QuoteName(d.Path+"/")+"\n")
 	}
 }
 
@@ -89,7 +89,7 @@ func (r *Recorder) Symlink(l archive.Symlink) {
 	defer r.mu.Unlock()
 	r.symlinks = append(r.symlinks, l)
 	if r.list != nil {
-		io.WriteString(r.list, l.Path+"\n")
+		io.WriteString(r.list, archive.QuoteName(l.Path)+"\n")
 	}
 }
 
@@ -108,7 +108,7 @@ func (r *Recorder) File(f archive.File) {
 		r.reusedBytes += f.Size
 	}
 	if r.list != nil {
-		io.WriteString(r.list, f.Path+"\n")
+		io.WriteString(r.list, archive.QuoteName(f.Path)+"\n")
 	}
 }
 

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+
+	"backup/archive"
 )
 
 // MaxListed is how many paths of one kind a summary names before it says how many more
@@ -13,7 +15,7 @@ const MaxListed = 20
 // with its cause. receiptPath is named when the list is cut short; "" when there is none.
 func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	if rc.Status == Failed {
-		fmt.Fprintf(w, "backup: failed: %s\n", rc.Error)
+		fmt.Fprintf(w, "backup: failed: %s\n", archive.EscapeText(rc.Error))
 		return
 	}
 	c := rc.Counts
@@ -38,7 +40,7 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	}
 	fmt.Fprintf(w, "; %d skipped, %d excluded, %s", c.Skipped, c.Excluded, Plural(c.Warnings, "warning", "warnings"))
 	if rc.Archive != nil {
-		fmt.Fprintf(w, " -> %s", rc.Archive.Path)
+		fmt.Fprintf(w, " -> %s", archive.QuoteName(rc.Archive.Path))
 	}
 	fmt.Fprintln(w)
 	if rc.Status == Complete {
@@ -53,7 +55,7 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 			fmt.Fprintf(w, "  and %d more%s\n", c.Lost-listed, seeReceipt(receiptPath))
 			return
 		}
-		fmt.Fprintf(w, "  lost %s: %s: %s\n", wr.Path, wr.Op, wr.Error)
+		fmt.Fprintf(w, "  lost %s: %s: %s\n", archive.QuoteName(wr.Path), wr.Op, archive.EscapeText(wr.Error))
 		listed++
 	}
 }
@@ -62,7 +64,7 @@ func seeReceipt(path string) string {
 	if path == "" {
 		return ""
 	}
-	return ", see " + path
+	return ", see " + archive.QuoteName(path)
 }
 
 // FormatBytes renders n in binary units with one decimal, as du -h and ls -lh do.

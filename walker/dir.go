@@ -57,11 +57,11 @@ func (d *dir) release() {
 	}
 }
 
-// openRoot resolves root once, following its symlinks (the user named it), and opens the
-// folder holding it. It returns that folder and the root's name in it: the root is then
-// stat'ed and opened relative to it like any entry.
-func openRoot(root string) (*dir, string, error) {
-	resolved, err := filepath.EvalSymlinks(root)
+// openRoot resolves root once, following its symlinks (the user named it; the last one only
+// when follow is set), and opens the folder holding it. It returns that folder and the
+// root's name in it: the root is then stat'ed and opened relative to it like any entry.
+func openRoot(root string, follow bool) (*dir, string, error) {
+	resolved, err := resolveRoot(root, follow)
 	if err != nil {
 		return nil, "", err
 	}
@@ -77,6 +77,18 @@ func openRoot(root string) (*dir, string, error) {
 		return nil, "", &fs.PathError{Op: "open", Path: parent, Err: err}
 	}
 	return newDir(fd, nil), base, nil
+}
+
+func resolveRoot(root string, follow bool) (string, error) {
+	base := filepath.Base(root)
+	if follow || base == "." || base == ".." || base == string(filepath.Separator) {
+		return filepath.EvalSymlinks(root)
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(root))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, base), nil
 }
 
 // openDir opens the directory name in d, which lstat described as info. A directory that

@@ -22,6 +22,10 @@ type Walker struct {
 	// for a symlink or another directory: nothing in it is read), OpReadDir otherwise. A
 	// non-nil return stops the walk.
 	ReadDirFailed func(dir Entry, err error) error
+	// NoFollowRoot walks a root that is a symlink as the symlink (the folders above it are
+	// still followed): for a root the user did not name, such as a path in a restore's
+	// destination saved in its before-state, which must not be read through a link.
+	NoFollowRoot bool
 
 	// lstat stats an entry in an open directory; nil means lstatAt. Tests inject failures,
 	// and swaps of the tree, here.
@@ -29,10 +33,10 @@ type Walker struct {
 }
 
 // Walk walks the tree at root, naming the root name in stored names. A root that is a
-// symlink is followed: the user named it. It returns an error when the root cannot be
-// stat'ed, when ctx is done, or when a hook stops the walk.
+// symlink is followed (the user named it), unless NoFollowRoot. It returns an error when
+// the root cannot be stat'ed, when ctx is done, or when a hook stops the walk.
 func (w Walker) Walk(ctx context.Context, root, name string) error {
-	parent, base, err := openRoot(root)
+	parent, base, err := openRoot(root, !w.NoFollowRoot)
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,30 @@ func TestWalkFollowsRootSymlinkOnly(t *testing.T) {
 	}
 }
 
+// TestWalkNoFollowRoot: with NoFollowRoot a root that is a symlink is visited as the link,
+// and nothing it points to is; the folders above the root are still followed.
+func TestWalkNoFollowRoot(t *testing.T) {
+	dir := t.TempDir()
+	mkfiles(t, dir, "outside/secret", "real/")
+	if err := os.Symlink(filepath.Join(dir, "outside/secret"), filepath.Join(dir, "real/hosts")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "dest")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	w := Walker{NoFollowRoot: true, Visit: func(e Entry) error {
+		got = append(got, e.Name+" "+e.Info.Mode().Type().String())
+		return nil
+	}}
+	if err := w.Walk(t.Context(), filepath.Join(dir, "dest/hosts"), "hosts"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"hosts L---------"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestWalkMissingRoot(t *testing.T) {
 	w := Walker{Visit: func(Entry) error { t.Error("visited"); return nil }}
 	err := w.Walk(context.Background(), filepath.Join(t.TempDir(), "nope"), "nope")

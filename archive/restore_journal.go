@@ -1,0 +1,256 @@
+package archive
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A restore killed while it wrote (SIGKILL, a power cut) leaves its temp files behind. A
+// name proves nothing (an archive or a user may hold ".notes.restore-old"), so each restore
+// keeps a journal in DEST's top folder, ".backup-restore-<token>.journal", and records every
+// temp name in it before the temp file is made. The next restore into DEST (its undo
+// included) removes what the journals of dead runs list, then the journals. A live run
+// holds an exclusive flock on its journal, so a concurrent restore leaves it alone.
+
+const (
+	journalPrefix = ".backup-restore-"
+	journalSuffix = ".journal"
+	journalHeader = "backup restore journal 1\n"
+)
+
+// journal is this run's record of its temp names, created in the folder root when the run
+// makes its first temp file: a run that writes nothing (all already present) leaves DEST,
+// even a read-only one, untouched.
+type journal struct {
+	root  int
+	held  func(name string) bool // the archive's names, which the journal's must not be
+	f     *os.File               // nil until the first temp name, or when it could not be made
+	name  string                 // in DEST's top folder
+	token string                 // in every temp name this run makes
+	n     uint64
+	// err is why the journal could not be made; this run's temp files are then not
+	// recorded, and a kill would leave them.
+	err error
+}
+
+// newToken returns 64 random bits in base 36: the part of this run's names that no one
+// else's have.
+func newToken() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails on Linux
+	return strconv.FormatUint(binary.LittleEndian.Uint64(b[:]), 36)
+}
+
+// open creates the journal under a name the archive does not hold, and locks it for the
+// run's life.
+func (j *journal) open() error {
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	for try := 0; ; try++ {
+		token := newToken()
+		name := journalPrefix + token + journalSuffix
+		if j.held(name) {
+			continue
+		}
+		fd, err := unix.Openat(j.root, name, flags, 0o600)
+		if errors.Is(err, unix.EEXIST) && try < 10 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+		j.f, j.name, j.token = os.NewFile(uintptr(fd), name), name, token
+		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+			j.remove()
+			return fmt.Errorf("lock %s: %w", name, err)
+		}
+		if _, err := io.WriteString(j.f, journalHeader); err != nil {
+			j.remove()
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// remove deletes the journal of a run that ended: its temp files are gone.
+func (j *journal) remove() {
+	if j.f == nil {
+		return
+	}
+	unix.Unlinkat(j.root, j.name, 0)
+	j.f.Close()
+	j.f = nil
+}
+
+// tempName returns a new temp name beside base ("restore" for a file or symlink being
+// written, "link" for a hard link being made) in the folder dir, recorded in the journal
+// first: a run killed between the two leaves a record of a file that is not there, never
+// a file without a record. Unrecorded (err), it is not to be made. A journal that cannot
+// be made is noted in err and the run goes on unrecorded, unless the cause stops the
+// restore anyway (a full disk, a read-only file system).
+func (j *journal) tempName(dir, base, kind string) (string, error) {
+	prefix := "." + base
+	if len(prefix) > 200 {
+		prefix = prefix[:200] // file names are at most 255 bytes
+	}
+	if j.f == nil && j.err == nil {
+		if err := j.open(); isFatal(err) {
+			return "", err
+		} else if err != nil {
+			j.err = err
+		}
+	}
+	if j.f == nil {
+		return prefix + "." + kind + "-" + newToken(), nil
+	}
+	j.n++
+	tmp := prefix + "." + kind + "-" + j.token + "-" + strconv.FormatUint(j.n, 36)
+	if _, err := io.WriteString(j.f, joinName(dir, tmp)+"\x00"); err != nil {
+		return "", fmt.Errorf("record temp name in %s: %w", j.name, err)
+	}
+	return tmp, nil
+}
+
+func joinName(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// sweep removes what killed restores left in the destination: for each journal in its top
+// folder that this user wrote, that the archive does not hold and that no live run locks,
+// the temp files it lists that are still there, then the journal itself.
+func (p *RestorePlan) sweep(t *destTree) {
+	names, err := readNames(t.root)
+	if err != nil {
+		return // nothing found is nothing removed
+	}
+	for _, name := range names {
+		if token, ok := journalToken(name); ok && !p.holds(name) {
+			p.sweepJournal(t, name, token)
+		}
+	}
+}
+
+// isJournal reports whether name is a journal's.
+func isJournal(name string) bool {
+	_, ok := journalToken(name)
+	return ok
+}
+
+// journalToken returns the token of a journal's name, and whether name is one: the prefix,
+// 1 to 13 base-36 digits (64 bits), the suffix.
+func journalToken(name string) (string, bool) {
+	rest, hasPrefix := strings.CutPrefix(name, journalPrefix)
+	token, hasSuffix := strings.CutSuffix(rest, journalSuffix)
+	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 {
+		return "", false
+	}
+	return token, strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+func readNames(dfd int) ([]string, error) {
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), ".")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// holds reports whether the archive has an entry of that name: never a temp file to remove.
+func (p *RestorePlan) holds(name string) bool {
+	if p.entryNames == nil {
+		p.entryNames = make(map[string]bool, len(p.r.Entries))
+		for _, e := range p.r.Entries {
+			p.entryNames[e.Name] = true
+		}
+	}
+	return p.entryNames[name]
+}
+
+func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
+	f, ok := openOwnJournal(t.root, name)
+	if !ok {
+		return
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	if head, err := r.ReadString('\n'); err != nil || head != journalHeader {
+		return
+	}
+	for {
+		rec, err := r.ReadString(0)
+		if err != nil {
+			break // a record cut short by the kill names no file that was made
+		}
+		if tmp := strings.TrimSuffix(rec, "\x00"); isTempOf(tmp, token) && !p.holds(tmp) {
+			removeTemp(t, tmp)
+		}
+	}
+	unix.Unlinkat(t.root, name, 0)
+}
+
+// openOwnJournal opens the journal name, and reports whether it is one a dead run of this
+// user left: a regular file of one link, owned by this user, writable by no one else, and
+// not locked by a live run (the lock then held is released when f is closed).
+func openOwnJournal(root int, name string) (*os.File, bool) {
+	fd, err := unix.Openat(root, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 ||
+		int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+// isTempOf reports whether name is a safe relative path whose last component is a temp
+// name of the run that made token.
+func isTempOf(name, token string) bool {
+	if CheckName(name, HostUnix) != nil {
+		return false
+	}
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	for _, kind := range []string{".restore-", ".link-"} {
+		i := strings.LastIndex(base, kind+token+"-")
+		if i <= 0 || base[0] != '.' {
+			continue
+		}
+		if n := base[i+len(kind)+len(token)+1:]; n != "" && strings.Trim(n, "0123456789abcdefghijklmnopqrstuvwxyz") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// removeTemp removes a temp file a dead run recorded, if it is still a regular file or a
+// symlink of this user's.
+func removeTemp(t *destTree, name string) {
+	dfd, err := t.dir(parentOf(name), false)
+	if err != nil {
+		return
+	}
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
+		return
+	}
+	if m := st.Mode & unix.S_IFMT; m == unix.S_IFREG || m == unix.S_IFLNK {
+		unix.Unlinkat(dfd, base, 0)
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRestoreDirMovedOut holds a restore right after it put the first file of app/d1 in
+// place (strace delays that rename), moves app/d1 out of DEST and leaves a symlink to it, or
+// a new folder, in its place: the rest of app/d1's files must not follow the folder out.
+// They fail (exit 3), each named, and the moved folder keeps only what it held when it left.
+func TestRestoreDirMovedOut(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	tests := []struct {
+		name    string
+		replace func(path, moved string) error
+		want    string
+	}{
+		{"by a symlink", func(path, moved string) error { return os.Symlink(moved, path) }, "app/d1 is a symlink or not a directory"},
+		{"by a new folder", func(path, _ string) error { return os.Mkdir(path, 0o755) }, "app/d1 was moved or replaced during the restore"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+				"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
+			})
+			arch := filepath.Join(dir, "a.zip")
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+			dest, moved := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/moved")
+			os.MkdirAll(filepath.Dir(moved), 0o755)
+			code, stderr := restoreSwapping(t, dir, arch, dest, func() {
+				if err := os.Rename(filepath.Join(dest, "app/d1"), moved); err != nil {
+					t.Fatal(err)
+				}
+				if err := tt.replace(filepath.Join(dest, "app/d1"), moved); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if code != exitIncomplete {
+				t.Errorf("exit %d, want %d\n%s", code, exitIncomplete, stderr)
+			}
+			for _, want := range []string{"app/d1/f2: " + tt.want, "app/d1/f3: " + tt.want, "backup restore: incomplete: "} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if got := listTree(t, moved); !slices.Equal(got, []string{"f1"}) {
+				t.Errorf("the moved folder holds %q, want f1 only", got)
+			}
+			assertContent(t, filepath.Join(dest, "app/z.txt"), "z\n")
+		})
+	}
+}
+
+// restoreSwapping runs restore ARCHIVE DEST under strace, which holds the process after its
+// first rename (the first file put in place) while swap runs; it returns the exit code and
+// stderr.
+func restoreSwapping(t *testing.T, dir, arch, dest string, swap func()) (int, string) {
+	t.Helper()
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
+		binary, "restore", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	swap()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// TestRestorePlanReadsNothingThroughALink holds the restore's plan while it looks at
+// app/f in DEST (strace delays the first stat by the path of app or of app/f, or relative to
+// app's descriptor) and swaps app for a symlink to a folder outside
+// holding the archived app/f: the plan must judge what DEST held, not read the outside file
+// and call it already present. DEST's own app/f differs, so the restore is refused as a
+// conflict and nothing changes.
+func TestRestorePlanReadsNothingThroughALink(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "archived\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest, outside := filepath.Join(dir, "dest"), filepath.Join(dir, "outside")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"f": {content: "in DEST\n"}})
+	makeTree(t, outside, map[string]node{"f": {content: "archived\n"}})
+
+	log := filepath.Join(dir, "strace.log")
+	traced := filepath.Join(dest, "app/f")
+	cmd := exec.Command("strace", "-f", "-y", "-o", log, "-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_exit=1500000:when=1",
+		"-P", traced, "-P", filepath.Dir(traced), binary, "restore", "--json", arch, dest)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "newfstatat(") })
+	if err := os.Rename(filepath.Join(dest, "app"), filepath.Join(dir, "app.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dest, "app")); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	out := restoreJSONOf(t, result{stdout: stdout.String(), stderr: stderr.String()})
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || out.AlreadyPresent != 0 || !slices.Equal(out.Conflicts, []string{"app/f"}) {
+		t.Errorf("exit %d, already present %d, conflicts %q; want %d, 0 and app/f\n%s", code, out.AlreadyPresent, out.Conflicts, exitFailed, stderr.String())
+	}
+	assertContent(t, filepath.Join(outside, "f"), "archived\n")
+}

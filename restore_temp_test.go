@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRestoreKeepsTempLookalikes: files named like restore's temp files, held by the
+// archive or by the user in DEST, are never removed as the leftovers of a killed run. Only a
+// temp file a restore can prove it made (recorded in its journal) is.
+func TestRestoreKeepsTempLookalikes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"notes":               {content: "notes\n"},
+		".notes.restore-old":  {content: "held by the archive\n"},
+		".notes.link-0abc":    {content: "held by the archive too\n"},
+		"sub/f":               {content: "f\n"},
+		"sub/.f.restore-1x2y": {content: "and this\n"},
+	})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+
+	// The archive's own lookalikes survive a re-run, which finds them already present.
+	d1 := filepath.Join(dir, "d1")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, d1), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--json", arch, d1)
+	if out := restoreJSONOf(t, r); r.code != exitComplete || out.AlreadyPresent != 5 || out.Files != 0 {
+		t.Errorf("re-run: exit %d, already_present %d, files %d; want 0, 5, 0\n%s", r.code, out.AlreadyPresent, out.Files, r.stderr)
+	}
+	compareTrees(t, filepath.Join(dir, "src/app"), filepath.Join(d1, "app"))
+
+	// The user's own files beside the restored ones, named as a temp file of an older
+	// restore would be, survive a plain restore and a --force one.
+	d2 := filepath.Join(dir, "d2")
+	mine := map[string]node{
+		"app/.notes.restore-v2":     {content: "mine\n"},
+		"app/.notes.restore-dn9l1f": {content: "mine too\n"},
+		"app/sub/.f.link-dn9l1f4b":  {content: "and mine\n"},
+	}
+	makeTree(t, d2, mine)
+	for _, args := range [][]string{{"restore", arch, d2}, {"restore", "--force", "--no-undo", arch, d2}} {
+		mustExit(t, backup(t, runOpts{dir: dir}, args...), exitComplete)
+		for name, n := range mine {
+			assertContent(t, filepath.Join(d2, name), n.content)
+		}
+	}
+}
+
+// TestRestoreUndoAfterKill kills a restore --force while it writes the files of a folder it
+// created (SIGKILL, sent by strace at the rename of the first): the undo removes what it
+// created, the killed run's temp file and that folder included, and DEST is what it was.
+func TestRestoreUndoAfterKill(t *testing.T) {
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{"a.txt": {content: "new\n"}, "new/m1": {content: "m1\n"}, "new/m2": {content: "m2\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "old\n"}, "keep": {content: "keep\n"}})
+	saved := filepath.Join(dir, "saved")
+	if out, err := exec.Command("cp", "-a", dest, saved).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+
+	// --force renames files into place with renameat: strace kills the run at the first
+	// into app/new (strace counts calls per thread, so "the second" would not be one call).
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app/new"),
+		"-e", "inject=renameat:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+	out, err := cmd.CombinedOutput()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
+		t.Fatalf("the restore was not killed: %v\n%s", err, out)
+	}
+	if got := listDir(t, filepath.Join(dest, "app/new")); len(got) != 1 || !strings.HasPrefix(got[0], ".m1.restore-") {
+		t.Fatalf("the killed restore left %q in app/new; want its temp file for m1 alone", got)
+	}
+	undo, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(undo) != 1 {
+		t.Fatalf("before-states %v, want one", undo)
+	}
+
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--no-undo", undo[0], dest)
+	if r.code != exitComplete || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("undo: exit %d, want 0 without warnings\n%s", r.code, r.stderr)
+	}
+	compareTrees(t, filepath.Join(saved, "app"), filepath.Join(dest, "app"))
+	if got := listDir(t, dest); len(got) != 1 {
+		t.Errorf("DEST holds %q after the undo, want app only", got)
+	}
+}
+
+// TestRestoreRerunOnReadOnlyDest: a re-run that finds everything already present writes
+// nothing, not even its journal, so it completes on a read-only DEST.
+func TestRestoreRerunOnReadOnlyDest(t *testing.T) {
+	mustRoot(t) // mount
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	for _, args := range [][]string{{"--bind", dest, dest}, {"-o", "remount,ro,bind", dest}} {
+		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			t.Fatalf("mount %q: %v %s", args, err, out)
+		}
+	}
+	t.Cleanup(func() { exec.Command("umount", dest).Run() })
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	if r.code != exitComplete || !strings.Contains(r.stderr, "2 files already there") || strings.Contains(r.stderr, "warning") {
+		t.Errorf("re-run on a read-only DEST: exit %d\n%s", r.code, r.stderr)
+	}
+}
