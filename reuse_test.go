@@ -135,7 +135,8 @@ func TestReuseDetectsChanges(t *testing.T) {
 }
 
 // TestReuseIgnoreInode: a copy of the tree has new inodes and change times; with
-// --ignore-inode and --ignore-ctime its files are still reused.
+// --ignore-inode, which leaves out the change time too (as restic's), its files are still
+// reused. --ignore-ctime alone still compares the inode.
 func TestReuseIgnoreInode(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -152,7 +153,7 @@ func TestReuseIgnoreInode(t *testing.T) {
 	for _, c := range []struct {
 		flags []string
 		want  int
-	}{{nil, 0}, {[]string{"--ignore-inode", "--ignore-ctime"}, 5}} {
+	}{{nil, 0}, {[]string{"--ignore-ctime"}, 0}, {[]string{"--ignore-inode"}, 5}, {[]string{"--ignore-inode", "--ignore-ctime"}, 5}} {
 		out := filepath.Join(dir, "out"+strings.Join(c.flags, "")+".zip")
 		args := append(append([]string{"create", "-q", "--reference", ref, "-o", out}, c.flags...), "app")
 		mustExit(t, backup(t, runOpts{dir: copyDir}, args...), exitComplete)

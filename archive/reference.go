@@ -226,7 +226,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	}
 	f := ref.files[i]
 	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
-		(ref.opts.IgnoreCtime || f.ctime == st.Ctim.Nano()) &&
+		(ref.opts.IgnoreCtime || ref.opts.IgnoreInode || f.ctime == st.Ctim.Nano()) &&
 		(ref.opts.IgnoreInode || f.ino == st.Ino)
 	return refEntry{refFile: f, ra: ref.f}, same
 }
