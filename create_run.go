@@ -42,7 +42,7 @@ type creation struct {
 	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
 	final         *report.Receipt        // the receipt of the outcome, once there is one
 	written       bool                   // final is at out.receipt (the run wrote it)
-	outDir        fs.FileInfo            // the output folder, where snapshots are staged; nil in a dry run
+	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
 	wouldSnapshot []string               // in a dry run, the files that would be snapshotted
 	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
@@ -198,12 +198,7 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
-	// Snapshots are staged beside the archive; a streamed archive (a bucket, stdout) has no
-	// folder of its own here, and stages, as it spools, in the temp folder.
-	dir := filepath.Dir(c.out.archive)
-	if c.remoteSet() != nil || c.cfg.toStdout() {
-		dir = os.TempDir()
-	}
+	dir := c.stagingDir()
 	opts := archive.Options{
 		Method:    c.cfg.method,
 		Level:     c.cfg.level,
@@ -219,7 +214,7 @@ func (c *creation) openArchive(ctx context.Context) error {
 	}
 	if c.cfg.sqlite {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
-		c.outputDirInfo()
+		c.stagingDirInfo(dir)
 	}
 	if st := c.remoteSet(); st != nil {
 		return c.openUpload(ctx, st, opts)

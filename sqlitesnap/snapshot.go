@@ -24,7 +24,7 @@ var errReplaced = errors.New("replaced while it was copied (its name leads to an
 // Options configure Take.
 type Options struct {
 	// Dir is the folder the copy is staged in: the output folder, which has room for the
-	// archive, where a small /tmp may not.
+	// archive, where a small /tmp may not; $TMPDIR for an archive streamed elsewhere.
 	Dir string
 	// Timeout bounds the wait for a lock a writer holds; 0 means DefaultTimeout.
 	Timeout time.Duration
