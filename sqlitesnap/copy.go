@@ -33,10 +33,13 @@ var errChanged = errors.New("changed while it was read without locks")
 // it read-only the usual way would need write access to its folder and would leave a -wal
 // and a -shm beside it. It is checked afterwards not to have changed meanwhile; if it did, a
 // writer came, and it is read the usual way. Any other database is read through a read-only
-// connection, which waits for a writer's lock up to timeout. A WAL database in a folder we
+// connection, which waits for a writer's lock up to opts.Timeout; one that a crashed writer
+// left with a hot journal, which that connection cannot roll back, is copied with its
+// journal and rolled back in the staging folder (see copyHot). A WAL database in a folder we
 // cannot write, without its -shm but with commits in its -wal, cannot be read consistently
 // (immutable=1 would silently leave out those commits), so its copy fails.
-func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Duration) error {
+func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
+	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
@@ -45,6 +48,12 @@ func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Du
 	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", min(timeout, busyWait).Milliseconds())
 	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
+	if isCode(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		err = copyHot(ctx, src, stage, opts.hotCopied)
+		if errors.Is(err, errChanged) { // a writer came and rolled it back: read it as usual
+			err = backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
+		}
+	}
 	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
 		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
 	}

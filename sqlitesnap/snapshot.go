@@ -30,6 +30,9 @@ type Options struct {
 	Timeout time.Duration
 	// beforeOpen runs just before SQLite opens the database; tests swap the file here.
 	beforeOpen func()
+	// hotCopied runs once a database with a hot journal and its journal are copied (see
+	// copyHot); tests change them here.
+	hotCopied func()
 }
 
 // Source is a database file as the walk opened it.
@@ -81,7 +84,7 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if opts.beforeOpen != nil {
 		opts.beforeOpen()
 	}
-	if err := copyDatabase(ctx, src, stage, opts.Timeout); err != nil {
+	if err := copyDatabase(ctx, src, stage, opts); err != nil {
 		return nil, err
 	}
 	if err := checkSame(src, info); err != nil {
