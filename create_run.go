@@ -44,7 +44,7 @@ type creation struct {
 	written       bool                   // final is at out.receipt (the run wrote it)
 	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
-	wouldSnapshot []string               // in a dry run, the files that would be snapshotted
+	wouldSnapshot []archive.WouldCopy    // in a dry run, the files that would be snapshotted
 	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
 	// or aborted, and for any other output.
 	upload *s3store.Upload
@@ -133,14 +133,15 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 		sources[i] = s.path
 	}
 	return c.rec.Receipt(report.Run{
-		ToolVersion: version,
-		Started:     c.started,
-		Finished:    time.Now(),
-		DryRun:      c.cfg.dryRun,
-		Sources:     sources,
-		Archive:     arch,
-		Err:         err,
-		Hooks:       c.hooks,
+		ToolVersion:   version,
+		Started:       c.started,
+		Finished:      time.Now(),
+		DryRun:        c.cfg.dryRun,
+		Sources:       sources,
+		Archive:       arch,
+		Err:           err,
+		Hooks:         c.hooks,
+		WouldSnapshot: c.wouldSnapshot,
 	})
 }
 

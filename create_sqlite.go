@@ -185,7 +185,7 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	defer f.Close()
 	if isDatabase(f) {
 		c.rec.Copy(e.Name, archive.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
-		c.wouldSnapshot = append(c.wouldSnapshot, e.Name)
+		c.wouldSnapshot = append(c.wouldSnapshot, archive.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
 	}
 }
 
@@ -216,8 +216,8 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
-	for _, name := range c.wouldSnapshot {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", name)
+	for _, w := range c.wouldSnapshot {
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", w.Path)
 	}
 }
 
