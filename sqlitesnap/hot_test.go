@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // hotPair makes, in dir, a database hot.db with a hot journal, and returns its path: a
@@ -102,4 +104,50 @@ func readAll(t *testing.T, paths ...string) []byte {
 		all = append(all, data...)
 	}
 	return all
+}
+
+// TestTakeNeverBlocksOnAFIFO: a -journal swapped for a FIFO after the sidecars were checked,
+// just before SQLite opens the database (which opens a -journal there read-only, blocking),
+// does not hang the copy: the FIFO is opened for writing, SQLite's open returns, and the
+// copy fails. One there from the start is refused before SQLite sees it.
+func TestTakeNeverBlocksOnAFIFO(t *testing.T) {
+	for _, swapped := range []bool{true, false} {
+		t.Run(map[bool]string{true: "swapped", false: "there"}[swapped], func(t *testing.T) {
+			dir, stage := t.TempDir(), t.TempDir()
+			path := filepath.Join(dir, "r.db")
+			db := openDB(t, path, "delete")
+			insertRows(t, db, 3)
+			db.Close()
+			fifo := func() {
+				if err := syscall.Mkfifo(path+"-journal", 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+			opts := Options{Dir: stage}
+			if swapped {
+				opts.beforeOpen = fifo
+			} else {
+				fifo()
+			}
+			done := make(chan error, 1)
+			go func() {
+				s, err := Take(t.Context(), source(t, path), opts)
+				if err == nil {
+					s.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "FIFO") {
+					t.Errorf("Take = %v, want an error naming the FIFO", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("Take blocked on the FIFO")
+			}
+			if left, _ := os.ReadDir(stage); len(left) > 0 {
+				t.Errorf("left in the staging folder: %v", left)
+			}
+		})
+	}
 }

@@ -21,6 +21,10 @@ const Kind = "sqlite"
 // opened: SQLite, which opens by name, would have copied another file.
 var errReplaced = errors.New("replaced while it was copied (its name leads to another file)")
 
+// errSidecarReplaced is the cause when a sidecar of the database became a FIFO while SQLite
+// copied it: what SQLite read from it is not the database's.
+var errSidecarReplaced = errors.New("a -journal, -wal or -shm beside it became a FIFO while it was copied")
+
 // Options configure Take.
 type Options struct {
 	// Dir is the folder the copy is staged in: the output folder, which has room for the
@@ -81,10 +85,18 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if err := checkSame(src, info); err != nil {
 		return nil, err
 	}
+	if err := checkSidecars(src); err != nil {
+		return nil, err
+	}
 	if opts.beforeOpen != nil {
 		opts.beforeOpen()
 	}
-	if err := copyDatabase(ctx, src, stage, opts); err != nil {
+	stop := watchFIFOs(src)
+	err := copyDatabase(ctx, src, stage, opts)
+	if stop() { // whatever SQLite made of it
+		err = errSidecarReplaced
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := checkSame(src, info); err != nil {
