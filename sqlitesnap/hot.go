@@ -26,11 +26,14 @@ import (
 // journal beside it. copied, when set, runs once both are copied.
 func copyHot(ctx context.Context, src Source, stage string, copied func()) error {
 	journal, err := openRegular(src.path() + "-journal")
+	if isNotExist(err) {
+		return errChanged // a writer came, and rolled it back already
+	}
 	if err != nil {
 		return fmt.Errorf("its hot journal: %w", err)
 	}
 	defer journal.Close()
-	err = copyPair(src, journal, stage, copied)
+	err = copyPair(ctx, src, journal, stage, copied)
 	if err != nil {
 		// The copy's journal is hot: it must not be beside stage when it is written again.
 		os.Remove(stage + "-journal")
@@ -42,15 +45,15 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 
 // copyPair copies the database src and its journal, as they are, to stage and beside it,
 // and checks that neither changed meanwhile (errChanged).
-func copyPair(src Source, journal *os.File, stage string, copied func()) error {
+func copyPair(ctx context.Context, src Source, journal *os.File, stage string, copied func()) error {
 	dbBefore, jBefore, err := statBoth(src.File, journal)
 	if err != nil {
 		return err
 	}
-	if err := copyFile(stage+"-journal", os.O_CREATE|os.O_EXCL, journal); err != nil {
+	if err := copyFile(ctx, stage+"-journal", os.O_CREATE|os.O_EXCL, journal); err != nil {
 		return err
 	}
-	if err := copyFile(stage, os.O_TRUNC, src.File); err != nil {
+	if err := copyFile(ctx, stage, os.O_TRUNC, src.File); err != nil {
 		return err
 	}
 	if copied != nil {
@@ -98,13 +101,14 @@ func unchanged(before, after fs.FileInfo) bool {
 	return before.Size() == after.Size() && before.ModTime().Equal(after.ModTime())
 }
 
-// copyFile copies all of src, from its start, into the file name in the staging folder.
-func copyFile(name string, flag int, src *os.File) error {
+// copyFile copies all of src, from its start, into the file name in the staging folder;
+// Ctrl-C stops it (a database may be large).
+func copyFile(ctx context.Context, name string, flag int, src *os.File) error {
 	dst, err := os.OpenFile(name, os.O_WRONLY|flag, 0o600)
 	if err != nil {
 		return fmt.Errorf("staging the copy: %w", err)
 	}
-	_, err = io.Copy(dst, io.NewSectionReader(src, 0, 1<<62))
+	_, err = io.Copy(dst, ctxReader{ctx, io.NewSectionReader(src, 0, 1<<62)})
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -133,4 +137,17 @@ func rollBack(ctx context.Context, stage string) error {
 		return errors.New("rolling back the copy of its hot journal: the journal is still there")
 	}
 	return nil
+}
+
+// ctxReader is r, failing with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
