@@ -85,8 +85,8 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 
 // openTrusted opens the archive at path as a reference when its receipt says complete and
 // describes this very file: the file's size and SHA-256 are the receipt's (the whole file
-// is hashed). Every entry copied is still checked against the SHA-256 its manifest records
-// for its compressed bytes.
+// is hashed), and the manifest that hash proves says complete too. Every entry copied is
+// still checked against the SHA-256 its manifest records for its compressed bytes.
 func openTrusted(ctx context.Context, path string, cfg createConfig) (*archive.Reference, error) {
 	rc, err := report.ReadReceipt(backupset.ReceiptPath(path))
 	if err != nil {
@@ -102,6 +102,10 @@ func openTrusted(ctx context.Context, path string, cfg createConfig) (*archive.R
 	ref, err := archive.OpenReference(ctx, path, want, cfg.method, cfg.level, cfg.reuse.opts)
 	if err != nil {
 		return nil, cause(err)
+	}
+	if s := ref.Status(); s != string(report.Complete) { // a receipt edited to say complete
+		ref.Close()
+		return nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
 	}
 	return ref, nil
 }

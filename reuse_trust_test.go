@@ -74,6 +74,12 @@ func tamperEntry(t *testing.T, path, name, body string) {
 // setReceiptSize edits the archive size the receipt at path records, and nothing else.
 func setReceiptSize(t *testing.T, path string, size int64) {
 	t.Helper()
+	editReceipt(t, path, func(rc map[string]any) { rc["archive"].(map[string]any)["size"] = size })
+}
+
+// editReceipt rewrites the receipt at path as edit changes it.
+func editReceipt(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +88,7 @@ func setReceiptSize(t *testing.T, path string, size int64) {
 	if err := json.Unmarshal(data, &rc); err != nil {
 		t.Fatal(err)
 	}
-	rc["archive"].(map[string]any)["size"] = size
+	edit(rc)
 	if data, err = json.Marshal(rc); err != nil {
 		t.Fatal(err)
 	}
@@ -202,5 +208,29 @@ func TestReuseTamperedReference(t *testing.T) {
 	mustExit(t, r, exitComplete)
 	if got := reusedIn(t, out); got != 0 || !strings.Contains(r.stderr, want) {
 		t.Errorf("--reference: %d reused, stderr:\n%s\nwant 0 and the line %q", got, r.stderr, want)
+	}
+}
+
+// TestReuseIncompleteReferenceEditedComplete: an incomplete backup whose receipt was edited
+// to say complete (its SHA-256 left as it was, so the archive hashes to it) is no reference:
+// the manifest inside the archive, which the hash proves, says incomplete.
+func TestReuseIncompleteReferenceEditedComplete(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	reuseTree(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "app", "corrupt.db"), []byte("SQLite format 3\x00"+strings.Repeat("\xff", 4000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(dir, "ref.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", ref, "app"), exitIncomplete)
+	editReceipt(t, ref+".receipt.json", func(rc map[string]any) { rc["status"] = "complete" })
+	out := filepath.Join(dir, "out.zip")
+	r := backup(t, runOpts{dir: dir}, "create", "--reference", ref, "-o", out, "app")
+	mustExit(t, r, exitIncomplete)
+	if got := reusedIn(t, out); got != 0 {
+		t.Errorf("%d entries reused from an incomplete backup", got)
+	}
+	if want := ref + ": its manifest says incomplete; only a complete backup is a reference\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr:\n%s\nwant a line ending %q", r.stderr, want)
 	}
 }

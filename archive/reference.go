@@ -22,10 +22,11 @@ import (
 // offset through the file: neither Go's zip reader nor the parsed manifest is kept, each of
 // which holds hundreds of bytes per file (gigabytes for a million files).
 type Reference struct {
-	f     *os.File
-	size  int64
-	opts  ReuseOptions
-	files []refFile // sorted by name
+	f      *os.File
+	size   int64
+	opts   ReuseOptions
+	status string    // as the manifest records it
+	files  []refFile // sorted by name
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
@@ -97,6 +98,7 @@ func (ref *Reference) read(ra io.ReaderAt, comp Compression) error {
 	if err != nil {
 		return err
 	}
+	ref.status = m.Status
 	if m.Compression == nil || *m.Compression != comp {
 		ref.files = nil
 		return nil
@@ -207,6 +209,10 @@ func (ref *Reference) join(files []File) {
 	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.rawSHA.IsZero() })
 	ref.files = slices.Clip(ref.files)
 }
+
+// Status is the status the reference's manifest records: unlike its receipt's, the
+// archive's SHA-256 vouches for it.
+func (ref *Reference) Status() string { return ref.status }
 
 // Size is the reference archive's size in bytes.
 func (ref *Reference) Size() int64 { return ref.size }
