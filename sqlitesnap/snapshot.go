@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -120,6 +121,37 @@ func checkSame(src Source, info fs.FileInfo) error {
 		return err
 	}
 	if !got.Mode().IsRegular() || !os.SameFile(got, info) {
+		return errReplaced
+	}
+	return nil
+}
+
+// checkOpened checks that the name SQLite opened the database by leads to the walk's file
+// in the walk's folder. SQLite resolves the /proc/self/fd/N path it is given to the
+// folder's name, and opens the database (and later its -journal or -wal) by that name: a
+// folder swapped in between (for a symlink to another folder) leads it to another
+// database, which checkSame, looking through the walk's descriptor, would not see.
+func checkOpened(src Source, opened string) error {
+	if opened == "" {
+		return errReplaced
+	}
+	file, err := os.Lstat(opened)
+	if err != nil {
+		return errReplaced
+	}
+	dir, err := os.Stat(filepath.Dir(opened))
+	if err != nil {
+		return errReplaced
+	}
+	walkFile, err := src.File.Stat()
+	if err != nil {
+		return err
+	}
+	walkDir, err := os.Stat(src.Dir)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(file, walkFile) || !os.SameFile(dir, walkDir) {
 		return errReplaced
 	}
 	return nil
