@@ -130,7 +130,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	flags.StringVar(&cfg.reuse.reference, "reference", "", "copy the entries of unchanged files from `ARCHIVE` (in a backup set: the one LATEST names)")
 	flags.BoolVar(&cfg.reuse.reread, "reread", false, "read and compress every file; copy nothing from a reference")
-	flags.BoolVar(&cfg.reuse.opts.IgnoreInode, "ignore-inode", false, "count a file as unchanged whatever its inode number (FUSE, some network file systems)")
+	flags.BoolVar(&cfg.reuse.opts.IgnoreInode, "ignore-inode", false, "count a file as unchanged whatever its inode number and change time (FUSE, some network file systems)")
 	flags.BoolVar(&cfg.reuse.opts.IgnoreCtime, "ignore-ctime", false, "count a file as unchanged whatever its change time")
 	f.sqlite = addSQLiteFlags(flags)
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")

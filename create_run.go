@@ -42,9 +42,9 @@ type creation struct {
 	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
 	final         *report.Receipt        // the receipt of the outcome, once there is one
 	written       bool                   // final is at out.receipt (the run wrote it)
-	outDir        fs.FileInfo            // the output folder, where snapshots are staged; nil in a dry run
+	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
-	wouldSnapshot []string               // in a dry run, the files that would be snapshotted
+	wouldSnapshot []archive.WouldCopy    // in a dry run, the files that would be snapshotted
 	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
 	// or aborted, and for any other output.
 	upload *s3store.Upload
@@ -138,14 +138,15 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 		sources[i] = s.path
 	}
 	return c.rec.Receipt(report.Run{
-		ToolVersion: version,
-		Started:     c.started,
-		Finished:    time.Now(),
-		DryRun:      c.cfg.dryRun,
-		Sources:     sources,
-		Archive:     arch,
-		Err:         err,
-		Hooks:       c.hooks,
+		ToolVersion:   version,
+		Started:       c.started,
+		Finished:      time.Now(),
+		DryRun:        c.cfg.dryRun,
+		Sources:       sources,
+		Archive:       arch,
+		Err:           err,
+		Hooks:         c.hooks,
+		WouldSnapshot: c.wouldSnapshot,
 	})
 }
 
@@ -203,12 +204,7 @@ func (c *creation) checkSources() error {
 }
 
 func (c *creation) openArchive(ctx context.Context) error {
-	// Snapshots are staged beside the archive; a streamed archive (a bucket, stdout) has no
-	// folder of its own here, and stages, as it spools, in the temp folder.
-	dir := filepath.Dir(c.out.archive)
-	if c.remoteSet() != nil || c.cfg.toStdout() {
-		dir = os.TempDir()
-	}
+	dir := c.stagingDir()
 	opts := archive.Options{
 		Method:    c.cfg.method,
 		Level:     c.cfg.level,
@@ -224,7 +220,7 @@ func (c *creation) openArchive(ctx context.Context) error {
 	}
 	if c.cfg.sqlite {
 		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
-		c.outputDirInfo()
+		c.stagingDirInfo(dir)
 	}
 	if c.cfg.metricsFile != "" {
 		c.leaveOut(c.cfg.metricsFile)

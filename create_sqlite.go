@@ -185,7 +185,7 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	defer f.Close()
 	if isDatabase(f) {
 		c.rec.Copy(e.Name, archive.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
-		c.wouldSnapshot = append(c.wouldSnapshot, e.Name)
+		c.wouldSnapshot = append(c.wouldSnapshot, archive.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
 	}
 }
 
@@ -216,12 +216,12 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
-	for _, name := range c.wouldSnapshot {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", archive.QuoteName(name))
+	for _, w := range c.wouldSnapshot {
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", archive.QuoteName(w.Path))
 	}
 }
 
-// isStaging reports whether e is a file this run stages in the output folder (a snapshot
+// isStaging reports whether e is a file this run stages in its staging folder (a snapshot
 // being taken): never archived, like the archive's own temp file.
 func (c *creation) isStaging(e walker.Entry) bool {
 	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), ".backup-spool-") {
@@ -230,16 +230,27 @@ func (c *creation) isStaging(e walker.Entry) bool {
 	return path.Dir(e.Name) == c.outDirName
 }
 
-// noteOutputDir remembers the stored name of the output folder when the walk meets it.
+// noteOutputDir remembers the stored name of the staging folder when the walk meets it.
 func (c *creation) noteOutputDir(e walker.Entry) {
-	if c.outDir != nil && os.SameFile(c.outDir, e.Info) {
+	if c.outDir != nil && walker.SameFile(c.outDir, e.Info) {
 		c.outDirName = e.Name
 	}
 }
 
-// outputDirInfo stats the folder the archive is written in, where snapshots are staged.
-func (c *creation) outputDirInfo() {
-	if info, err := os.Stat(filepath.Dir(c.out.archive)); err == nil {
+// stagingDir is the folder snapshots (and the spilled entries of a streamed archive) are
+// staged in: the output folder, which has room for the archive, where a small /tmp may not.
+// A streamed archive (-o -, a set in a bucket) has no folder here: it stages in $TMPDIR
+// (default /tmp), as README says.
+func (c *creation) stagingDir() string {
+	if c.remoteSet() != nil || c.cfg.toStdout() {
+		return os.TempDir()
+	}
+	return filepath.Dir(c.out.archive)
+}
+
+// stagingDirInfo stats the staging folder dir, so that the walk knows it inside a SOURCE.
+func (c *creation) stagingDirInfo(dir string) {
+	if info, err := os.Stat(dir); err == nil {
 		c.outDir = info
 	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +34,10 @@ type listEntryJSON struct {
 	Mode     string    `json:"mode"`
 	Modified time.Time `json:"mtime"`
 	SHA256   string    `json:"sha256,omitempty"`
+	// Target is a symlink's target as the manifest records it; TargetB64 its bytes in
+	// base64 when they are not UTF-8 (Target then shows U+FFFD for each such byte).
+	Target    string `json:"target,omitempty"`
+	TargetB64 string `json:"target_b64,omitempty"`
 }
 
 // listJSON is what list --json prints. The lists from the manifest are null without one.
@@ -113,7 +120,11 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) {
 		fmt.Fprintln(w, archive.QuoteName(e.StoredName()))
 		return
 	}
-	fmt.Fprintf(w, "%s %12d %s %s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()))
+	var target string
+	if e.Target != "" {
+		target = " -> " + archive.QuoteName(e.Target)
+	}
+	fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()), target)
 }
 
 func newListJSON(path string, r *archive.Reader) listJSON {
@@ -123,14 +134,20 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 		if !e.SHA256.IsZero() {
 			sum = e.SHA256.String()
 		}
-		out.Entries = append(out.Entries, listEntryJSON{
+		entry := listEntryJSON{
 			Name:     e.StoredName(),
 			Type:     e.Type(),
 			Size:     e.Size,
 			Mode:     fmt.Sprintf("%04o", unixPerm(e.Mode)),
 			Modified: e.Modified.UTC(),
 			SHA256:   sum,
-		})
+			Target:   e.Target,
+		}
+		if !utf8.ValidString(e.Target) {
+			entry.Target = strings.ToValidUTF8(e.Target, "\uFFFD")
+			entry.TargetB64 = base64.StdEncoding.EncodeToString([]byte(e.Target))
+		}
+		out.Entries = append(out.Entries, entry)
 	}
 	if m := r.Manifest; m != nil {
 		out.Status, out.Skipped, out.Excluded, out.Warnings = m.Status, m.Skipped, m.Excluded, m.Warnings

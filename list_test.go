@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +73,49 @@ func TestListForeign(t *testing.T) {
 	if r := backup(t, runOpts{dir: dir}, "list", filepath.Join(dir, "missing.zip")); r.code != exitFailed ||
 		r.stderr != "backup list: "+filepath.Join(dir, "missing.zip")+": no such file or directory\n" {
 		t.Errorf("missing archive: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestListSymlinkTargets: list shows each stored symlink's target as the manifest records
+// it, without reading the entry's data (here changed after the backup): --long as "NAME ->
+// TARGET", a target that would act on a terminal quoted, and --json as "target", with
+// "target_b64" for one that is not UTF-8.
+func TestListSymlinkTargets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{
+		"f":   {content: "f\n"},
+		"l":   {kind: "symlink", content: "f"},
+		"abs": {kind: "symlink", content: "/etc/x y"},
+		"esc": {kind: "symlink", content: "a\x1b[2J\nb"},
+		"raw": {kind: "symlink", content: "\xff"},
+	})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", arch, "app"), exitComplete)
+	flipEntryByte(t, arch, "app/l") // its data, "f", no longer says what the manifest says
+
+	r := backup(t, runOpts{dir: dir}, "list", "--long", arch)
+	mustExit(t, r, exitComplete)
+	for _, want := range []string{" app/l -> f\n", " app/abs -> /etc/x y\n", ` app/esc -> "a\x1b[2J\nb"` + "\n", ` app/raw -> "\xff"` + "\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--long does not show %q:\n%s", want, r.stdout)
+		}
+	}
+	r = backup(t, runOpts{dir: dir}, "list", "--json", arch)
+	var got struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("--json %q: %v", r.stdout, err)
+	}
+	targets := map[string]string{}
+	for _, e := range got.Entries {
+		if e["type"] == "symlink" {
+			targets[e["name"].(string)] = fmt.Sprint(e["target"], " ", e["target_b64"])
+		}
+	}
+	want := map[string]string{"app/l": "f <nil>", "app/abs": "/etc/x y <nil>", "app/esc": "a\x1b[2J\nb <nil>", "app/raw": "\ufffd /w=="}
+	if !maps.Equal(targets, want) {
+		t.Errorf("--json targets %q, want %q", targets, want)
 	}
 }

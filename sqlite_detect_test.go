@@ -3,6 +3,8 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,6 +107,26 @@ func TestSQLiteOffAndDryRun(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "would snapshot app/fake.db") {
 		t.Errorf("dry run lists app/fake.db, which is not a database:\n%s", r.stderr)
+	}
+	// --json: the same databases by their stored names, sorted, one not UTF-8 among them.
+	if err := os.WriteFile(filepath.Join(dir, "app", "\xff.db"), []byte("SQLite format 3\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = backup(t, runOpts{dir: dir}, "create", "-n", "--json", "app")
+	var rc struct {
+		WouldSnapshot []map[string]string `json:"would_snapshot"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rc); err != nil {
+		t.Fatalf("dry run --json: %v\n%s", err, r.stdout)
+	}
+	var got []string
+	for _, s := range rc.WouldSnapshot {
+		got = append(got, fmt.Sprintf("%s %s %s", s["path"], s["path_b64"], s["kind"]))
+	}
+	want := []string{"app/corrupt.sqlite  sqlite", "app/h.sqlite3  sqlite", "app/history.sqlite  sqlite", "app/nosuffix  sqlite",
+		"app/rollback.db  sqlite", "app/state.db  sqlite", "app/\ufffd.db " + base64.StdEncoding.EncodeToString([]byte("app/\xff.db")) + " sqlite"}
+	if !slices.Equal(got, want) {
+		t.Errorf("dry run --json would_snapshot %q, want %q", got, want)
 	}
 	archive := filepath.Join(dir, "raw.zip")
 	r = backup(t, runOpts{dir: dir}, "create", "--sqlite", "off", "-o", archive, "app")

@@ -31,6 +31,9 @@ type Entry struct {
 	Modified time.Time
 	// SHA256 is the SHA-256 the manifest records for a file; zero without a manifest.
 	SHA256 Digest
+	// Target is the target the manifest records for a symlink, so that it is known without
+	// reading the entry's data; "" without a manifest or a record of it.
+	Target string
 	// Host is the system the entry was made on, which decides what its name means.
 	Host Host
 	// UID and GID are the owner an Info-ZIP ux extra field holds, when HasOwner.

@@ -142,6 +142,33 @@ func (w *Warning) UnmarshalJSON(data []byte) error {
 	return unmarshalRecord(data, w, warningJSON.value)
 }
 
+// WouldCopy is a file a dry run would store as a copy made from it (a database snapshot):
+// its stored name and the kind of copy, as a dry run's receipt lists them.
+type WouldCopy struct {
+	Path string
+	Kind string // CopySource.Kind
+}
+
+type wouldCopyJSON struct {
+	jsonPath
+	Kind string `json:"kind"`
+}
+
+func (j wouldCopyJSON) value() (WouldCopy, error) {
+	path, err := j.decode()
+	return WouldCopy{Path: path, Kind: j.Kind}, err
+}
+
+// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+func (w WouldCopy) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wouldCopyJSON{encodePath(w.Path), w.Kind})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (w *WouldCopy) UnmarshalJSON(data []byte) error {
+	return unmarshalRecord(data, w, wouldCopyJSON.value)
+}
+
 // unmarshalRecord decodes data as the JSON record J, and sets *out to its value.
 func unmarshalRecord[J any, T any](data []byte, out *T, value func(J) (T, error)) error {
 	var j J

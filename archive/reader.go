@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"backup/atomicfile"
+	"backup/skiprules"
 )
 
 // Reader reads an archive: its entries and, when another tool did not make it, its manifest.
@@ -135,13 +136,23 @@ func zipError(err error) error {
 	return err
 }
 
-// addSums gives each file entry the SHA-256 the manifest records for it, found by binary
-// search in the manifest's list, sorted here: a map of a million names took 100 MB more.
+// addSums gives each file entry the SHA-256 the manifest records for it, and each symlink
+// entry its target, found by binary search in the manifest's lists, sorted here: a map of a
+// million names took 100 MB more.
 func (r *Reader) addSums() {
 	sortBy(r.Manifest.Files, filePath)
+	sortBy(r.Manifest.Symlinks, symlinkPath)
 	for _, e := range r.Entries {
-		if i := find(r.Manifest.Files, e.Name, filePath); i >= 0 && !e.IsDir && e.Kind == "" {
-			e.SHA256 = r.Manifest.Files[i].SHA256
+		switch {
+		case e.IsDir:
+		case e.Kind == "":
+			if i := find(r.Manifest.Files, e.Name, filePath); i >= 0 {
+				e.SHA256 = r.Manifest.Files[i].SHA256
+			}
+		case e.Kind == skiprules.KindSymlink:
+			if i := find(r.Manifest.Symlinks, e.Name, symlinkPath); i >= 0 {
+				e.Target = r.Manifest.Symlinks[i].Target
+			}
 		}
 	}
 }

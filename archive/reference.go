@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,10 +22,11 @@ import (
 // offset through the file: neither Go's zip reader nor the parsed manifest is kept, each of
 // which holds hundreds of bytes per file (gigabytes for a million files).
 type Reference struct {
-	f     *os.File
-	size  int64
-	opts  ReuseOptions
-	files []refFile // sorted by name
+	f      *os.File
+	size   int64
+	opts   ReuseOptions
+	status string    // as the manifest records it
+	files  []refFile // sorted by name
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
@@ -54,33 +56,49 @@ type refEntry struct {
 }
 
 // OpenReference opens the archive at path as the reference of a run compressing with
-// method and level. It fails when the archive cannot be read or its manifest is missing or
-// damaged; a reference made with other settings, or by a version that did not record what
-// reuse compares, gives no entry to reuse (Reusable says how many it gives).
-func OpenReference(path string, method Method, level int, opts ReuseOptions) (*Reference, error) {
+// method and level, when it is the archive want describes (its receipt's size and
+// SHA-256): the whole file is hashed first (see refsum.go). It fails with
+// ErrNotAsRecorded when it is not, and when the archive cannot be read or its manifest is
+// missing or damaged; a reference made with other settings, or by a version that did not
+// record what reuse compares, gives no entry to reuse (Reusable says how many it gives).
+func OpenReference(ctx context.Context, path string, want Summary, method Method, level int, opts ReuseOptions) (*Reference, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
 	ref := &Reference{f: f, size: size, opts: opts}
-	if err := ref.read(Compression{Method: normalMethod(method), Level: level}); err != nil {
+	if err := ref.open(ctx, want, Compression{Method: normalMethod(method), Level: level}); err != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return ref, nil
 }
 
-// read fills ref.files from the central directory and the manifest, when the manifest says
-// its files were compressed as comp says.
-func (ref *Reference) read(comp Compression) error {
-	manifest, err := ref.readCentral()
+// open reads the reference's records, then proves its bytes are those want describes.
+// When its size is not want's, nothing is read: it is another file.
+func (ref *Reference) open(ctx context.Context, want Summary, comp Compression) error {
+	if ref.size != want.Size {
+		return ErrNotAsRecorded
+	}
+	rec := &recordingReader{ra: ref.f}
+	if err := ref.read(rec, comp); err != nil {
+		return err
+	}
+	return checkSum(ctx, ref.f, ref.size, want, rec.reads)
+}
+
+// read fills ref.files from the central directory and the manifest, read through ra, when
+// the manifest says its files were compressed as comp says.
+func (ref *Reference) read(ra io.ReaderAt, comp Compression) error {
+	manifest, err := ref.readCentral(ra)
 	if err != nil {
 		return err
 	}
-	m, err := ref.readManifest(manifest)
+	m, err := ref.readManifest(ra, manifest)
 	if err != nil {
 		return err
 	}
+	ref.status = m.Status
 	if m.Compression == nil || *m.Compression != comp {
 		ref.files = nil
 		return nil
@@ -101,10 +119,10 @@ var errNoZip = errors.New("not a zip archive, or its central directory is damage
 // readCentral collects the records of the regular files stored before the manifest, sorted
 // by name, and returns the manifest's record. A name stored twice gives no record: which
 // of the two would the manifest describe?
-func (ref *Reference) readCentral() (*centralRecord, error) {
+func (ref *Reference) readCentral(ra io.ReaderAt) (*centralRecord, error) {
 	var manifest *centralRecord
 	var manifests int
-	err := walkCentral(ref.f, ref.size, func(rec *centralRecord) error {
+	err := walkCentral(ra, ref.size, func(rec *centralRecord) error {
 		switch {
 		case strings.TrimSuffix(rec.Name, "/") == ManifestName:
 			manifests++
@@ -161,12 +179,12 @@ func newRefFile(rec *centralRecord) (refFile, bool) {
 }
 
 // readManifest reads and parses the manifest whose central record is rec.
-func (ref *Reference) readManifest(rec *centralRecord) (*Manifest, error) {
+func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*Manifest, error) {
 	if rec.UncompressedSize64 > MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, MaxManifestSize)
 	}
 	f := &zip.File{FileHeader: rec.FileHeader}
-	rc, err := openEntry(f, localRef{ra: ref.f, off: rec.local})
+	rc, err := openEntry(f, localRef{ra: ra, off: rec.local})
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +209,10 @@ func (ref *Reference) join(files []File) {
 	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.rawSHA.IsZero() })
 	ref.files = slices.Clip(ref.files)
 }
+
+// Status is the status the reference's manifest records: unlike its receipt's, the
+// archive's SHA-256 vouches for it.
+func (ref *Reference) Status() string { return ref.status }
 
 // Size is the reference archive's size in bytes.
 func (ref *Reference) Size() int64 { return ref.size }
@@ -226,7 +248,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	}
 	f := ref.files[i]
 	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
-		(ref.opts.IgnoreCtime || f.ctime == st.Ctim.Nano()) &&
+		(ref.opts.IgnoreCtime || ref.opts.IgnoreInode || f.ctime == st.Ctim.Nano()) &&
 		(ref.opts.IgnoreInode || f.ino == st.Ino)
 	return refEntry{refFile: f, ra: ref.f}, same
 }

@@ -3,8 +3,12 @@ package archive
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +20,18 @@ import (
 // compares in the manifest, and returns the archive's path.
 func refArchive(t *testing.T, dir string) string {
 	t.Helper()
+	path, _ := archiveTree(t, dir, Options{})
+	return path
+}
+
+// archiveTree is refArchive with opts (its method and level, and OnFile, are set here); it
+// also returns what OnFile heard of each file.
+func archiveTree(t *testing.T, dir string, opts Options) (string, []File) {
+	t.Helper()
 	var files []File
 	out := t.TempDir()
-	w, err := Create(t.Context(), out, "ref.zip", Options{Method: Deflate, Level: DefaultLevel, OnFile: func(f File) { files = append(files, f) }})
+	opts.Method, opts.Level, opts.OnFile = Deflate, DefaultLevel, func(f File) { files = append(files, f) }
+	w, err := Create(t.Context(), out, "ref.zip", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +55,25 @@ func refArchive(t *testing.T, dir string) string {
 	if err := w.Commit(path, false); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return path, files
+}
+
+// openRef opens the archive at path as a reference for a run at level, as one whose receipt
+// describes the file as it is.
+func openRef(t *testing.T, path string, level int) (*Reference, error) {
+	t.Helper()
+	return OpenReference(t.Context(), path, fileSum(t, path), Deflate, level, ReuseOptions{})
+}
+
+// fileSum is the size and SHA-256 of the file at path, as a receipt records them.
+func fileSum(t *testing.T, path string) Summary {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 func refTree(t *testing.T) string {
@@ -72,7 +103,7 @@ func unchanged(t *testing.T, ref *Reference, dir, name string) bool {
 
 func TestReferenceUnchanged(t *testing.T) {
 	dir := refTree(t)
-	ref, err := OpenReference(refArchive(t, dir), Deflate, DefaultLevel, ReuseOptions{})
+	ref, err := openRef(t, refArchive(t, dir), DefaultLevel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +124,7 @@ func TestReferenceUnchanged(t *testing.T) {
 }
 
 func TestReferenceOtherSettings(t *testing.T) {
-	ref, err := OpenReference(refArchive(t, refTree(t)), Deflate, 1, ReuseOptions{})
+	ref, err := openRef(t, refArchive(t, refTree(t)), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +142,7 @@ func TestReferenceUnreadable(t *testing.T) {
 			{name: ManifestName + "/"}}, false),
 	} {
 		t.Run(name, func(t *testing.T) {
-			ref, err := OpenReference(writeZip(t, data), Deflate, DefaultLevel, ReuseOptions{})
+			ref, err := openRef(t, writeZip(t, data), DefaultLevel)
 			if err == nil {
 				ref.Close()
 				t.Fatal("opened")
@@ -129,7 +160,7 @@ func TestReferenceRepeatedName(t *testing.T) {
 	}
 	defer f.Close()
 	ref := &Reference{f: f, size: size}
-	if _, err := ref.readCentral(); err != nil {
+	if _, err := ref.readCentral(f); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -158,7 +189,7 @@ func TestReferenceChecksLocalHeader(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := OpenReference(path, Deflate, DefaultLevel, ReuseOptions{})
+	ref, err := openRef(t, path, DefaultLevel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,5 +249,144 @@ func TestWalkCentral(t *testing.T) {
 				t.Fatalf("walkCentral: %v after %d records, want %d", err, i, len(zr.File))
 			}
 		})
+	}
+}
+
+// TestReferenceNotAsRecorded: a reference is opened only when it is the file its receipt
+// describes, to the byte.
+func TestReferenceNotAsRecorded(t *testing.T) {
+	path := refArchive(t, refTree(t))
+	sum := fileSum(t, path)
+	other := sum
+	other.SHA256 = strings.Repeat("0", 64)
+	longer := sum
+	longer.Size++
+	for name, want := range map[string]Summary{"other SHA-256": other, "other size": longer} {
+		t.Run(name, func(t *testing.T) {
+			ref, err := OpenReference(t.Context(), path, want, Deflate, DefaultLevel, ReuseOptions{})
+			if err == nil {
+				ref.Close()
+			}
+			if !errors.Is(err, ErrNotAsRecorded) {
+				t.Errorf("OpenReference = %v, want ErrNotAsRecorded", err)
+			}
+		})
+	}
+}
+
+// TestReferenceChangedWhileOpened: the central directory and manifest are parsed before the
+// file is hashed; a file that held other bytes for the parse than for the hash (which then
+// matches the receipt) is not trusted.
+func TestReferenceChangedWhileOpened(t *testing.T) {
+	path := refArchive(t, refTree(t))
+	sum := fileSum(t, path)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Clone(orig)
+	dir := bytes.Index(edited, []byte("PK\x01\x02"))
+	edited[dir+16] ^= 0xff // the first central record's CRC-32, which the parse takes as it is
+	for _, tt := range []struct {
+		name   string
+		parsed []byte
+		want   error
+	}{{"unchanged", orig, nil}, {"changed", edited, ErrNotAsRecorded}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ref := &Reference{size: int64(len(orig))}
+			rec := &recordingReader{ra: bytes.NewReader(tt.parsed)}
+			if err := ref.read(rec, Compression{Method: Deflate, Level: DefaultLevel}); err != nil {
+				t.Fatal(err)
+			}
+			if ref.Reusable() == 0 {
+				t.Fatal("nothing to reuse: the test needs records")
+			}
+			if err := checkSum(t.Context(), bytes.NewReader(orig), ref.size, sum, rec.reads); err != tt.want {
+				t.Errorf("checkSum = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRangeCheck: ranges, overlapping or not, are checked whatever the size of the chunks
+// the file streams past in, and a byte changed in any of them is found.
+func TestRangeCheck(t *testing.T) {
+	data := make([]byte, 10_000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	spans := [][2]int64{{0, 1}, {5, 300}, {100, 5000}, {4999, 5001}, {9000, 10_000}, {9999, 10_000}, {2, 9998}}
+	var reads []readRecord
+	for _, s := range spans {
+		reads = append(reads, readRecord{off: s[0], end: s[1], sum: sha256.Sum256(data[s[0]:s[1]])})
+	}
+	stream := func(data []byte, chunk int) bool {
+		rc := rangeCheck{reads: slices.Clone(reads)}
+		slices.SortFunc(rc.reads, func(a, b readRecord) int { return int(a.off - b.off) })
+		for at := 0; at < len(data); at += chunk {
+			if !rc.feed(data[at:min(at+chunk, len(data))], int64(at)) {
+				return false
+			}
+		}
+		return rc.done()
+	}
+	for _, chunk := range []int{1, 7, 4096, 10_000, 1 << 20} {
+		if !stream(data, chunk) {
+			t.Errorf("chunks of %d: the unchanged data fails", chunk)
+		}
+		for _, at := range []int{0, 4999, 5000, 9999} {
+			changed := bytes.Clone(data)
+			changed[at] ^= 1
+			if stream(changed, chunk) {
+				t.Errorf("chunks of %d: a byte changed at %d is not found", chunk, at)
+			}
+		}
+	}
+	if stream(data[:9999], 4096) {
+		t.Error("a file cut short passes")
+	}
+}
+
+// TestReuseEntryChangedAfterOpen: an entry of the reference changed after the reference was
+// proven (while the run goes on) is not copied: the file is read instead, with a warning
+// OpReuse, and the others are copied.
+func TestReuseEntryChangedAfterOpen(t *testing.T) {
+	dir := refTree(t)
+	path := refArchive(t, dir)
+	ref, err := openRef(t, path, DefaultLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := zr.File[0].DataOffset() // a.txt, in walk order
+	zr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, off+2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var warnings []string
+	_, files := archiveTree(t, dir, Options{Reference: ref, OnWarn: func(err error) { warnings = append(warnings, err.Error()) }})
+	var reused []string
+	for _, f := range files {
+		if f.Reused {
+			reused = append(reused, f.Path)
+		}
+	}
+	if got, want := strings.Join(reused, " "), "empty sub/b.txt sub/deeper/c.bin"; got != want {
+		t.Errorf("reused %q, want %q", got, want)
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], OpReuse+" a.txt: reference entry damaged") {
+		t.Errorf("warnings %q, want one reuse warning for a.txt", warnings)
 	}
 }

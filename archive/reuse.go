@@ -16,6 +16,9 @@ const OpReuse = "reuse"
 type ReuseOptions struct {
 	// IgnoreInode and IgnoreCtime leave those out of the comparison, for file systems on
 	// which they are not stable (FUSE, some network mounts), as restic's flags of these names.
+	// As restic's, IgnoreInode leaves out the change time too: a file given a new inode (a
+	// copied tree, a remount) has a new change time as well, so the one without the other
+	// would reuse nothing.
 	IgnoreInode bool
 	IgnoreCtime bool
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"backup/archive"
@@ -27,6 +29,9 @@ type Receipt struct {
 	Warnings    []archive.Warning  `json:"warnings"`
 	Error       string             `json:"error,omitempty"`
 	Hooks       []Hook             `json:"hooks,omitempty"`
+	// WouldSnapshot lists, in a dry run, the files that would be stored as snapshots,
+	// sorted by path; absent otherwise, and when there are none. Added within v1.
+	WouldSnapshot []archive.WouldCopy `json:"would_snapshot,omitempty"`
 }
 
 // Hook is what became of one --exec-before or --exec-after command. Its exit code never
@@ -75,6 +80,8 @@ type Run struct {
 	Archive     *ArchiveInfo // nil when no archive was written
 	Err         error        // the fatal error; the status is then failed
 	Hooks       []Hook       // what the --exec-before hooks did
+	// WouldSnapshot is, in a dry run, the files that would be stored as snapshots.
+	WouldSnapshot []archive.WouldCopy
 }
 
 // Receipt renders the receipt of run from what r collected.
@@ -94,6 +101,11 @@ func (r *Recorder) Receipt(run Run) *Receipt {
 		Excluded:    m.Excluded,
 		Warnings:    m.Warnings,
 		Hooks:       run.Hooks,
+	}
+	if run.DryRun && len(run.WouldSnapshot) > 0 {
+		rc.WouldSnapshot = slices.SortedFunc(slices.Values(run.WouldSnapshot), func(a, b archive.WouldCopy) int {
+			return strings.Compare(a.Path, b.Path)
+		})
 	}
 	if run.Err != nil {
 		rc.Status = Failed

@@ -33,10 +33,13 @@ var errChanged = errors.New("changed while it was read without locks")
 // it read-only the usual way would need write access to its folder and would leave a -wal
 // and a -shm beside it. It is checked afterwards not to have changed meanwhile; if it did, a
 // writer came, and it is read the usual way. Any other database is read through a read-only
-// connection, which waits for a writer's lock up to timeout. A WAL database in a folder we
+// connection, which waits for a writer's lock up to opts.Timeout; one that a crashed writer
+// left with a hot journal, which that connection cannot roll back, is copied with its
+// journal and rolled back in the staging folder (see copyHot). A WAL database in a folder we
 // cannot write, without its -shm but with commits in its -wal, cannot be read consistently
 // (immutable=1 would silently leave out those commits), so its copy fails.
-func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Duration) error {
+func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
+	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
@@ -44,7 +47,13 @@ func copyDatabase(ctx context.Context, src Source, stage string, timeout time.Du
 		}
 	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", min(timeout, busyWait).Milliseconds())
-	err := backupInto(ctx, uri(src.path(), "mode=ro", busy), stage, timeout)
+	err := backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
+	if isCode(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		err = copyHot(ctx, src, stage, opts.hotCopied)
+		if errors.Is(err, errChanged) { // a writer came and rolled it back: read it as usual
+			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
+		}
+	}
 	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
 		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
 	}
@@ -58,7 +67,7 @@ func copyImmutable(ctx context.Context, src Source, stage string) error {
 	if err != nil {
 		return err
 	}
-	if err := backupInto(ctx, uri(src.path(), "mode=ro", "immutable=1"), stage, 0); err != nil {
+	if err := backupInto(ctx, src, uri(src.path(), "mode=ro", "immutable=1"), stage, 0); err != nil {
 		return err
 	}
 	after, err := src.File.Stat()
@@ -92,8 +101,9 @@ func walEmpty(src Source) bool {
 
 // backupInto runs the online backup from the database at srcURI into the file stage, all
 // pages in one step: small steps restart whenever a writer commits, and may never finish.
-// While the source stays busy it retries until timeout.
-func backupInto(ctx context.Context, srcURI, stage string, timeout time.Duration) error {
+// While the source stays busy it retries until timeout. It then checks that the file SQLite
+// read is the walk's (see checkOpened).
+func backupInto(ctx context.Context, src Source, srcURI, stage string, timeout time.Duration) error {
 	db, err := sql.Open("sqlite", srcURI)
 	if err != nil {
 		return err
@@ -104,6 +114,17 @@ func backupInto(ctx context.Context, srcURI, stage string, timeout time.Duration
 		return err
 	}
 	defer conn.Close()
+	if err := backupConn(ctx, conn, stage, timeout); err != nil {
+		return err
+	}
+	var opened string
+	if err := conn.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&opened); err != nil {
+		return err
+	}
+	return checkOpened(src, opened)
+}
+
+func backupConn(ctx context.Context, conn *sql.Conn, stage string, timeout time.Duration) error {
 	return conn.Raw(func(dc any) error {
 		b, err := dc.(backuper).NewBackup(uri(stage, "_pragma=journal_mode(off)", "_pragma=synchronous(off)"))
 		if err != nil {

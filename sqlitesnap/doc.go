@@ -6,7 +6,8 @@
 //
 // SQLite opens a database by path, while the walk opens files relative to their directory's
 // descriptor. So the path given to SQLite goes through that descriptor
-// (/proc/self/fd/N/NAME), which a directory swapped during the walk cannot redirect, and the
-// file at NAME is checked to be the one the walk opened (same device and inode) before
-// SQLite opens it and again after the copy.
+// (/proc/self/fd/N/NAME), and the file at NAME is checked to be the one the walk opened
+// (same device and inode) before SQLite opens it and again after the copy. SQLite resolves
+// that path to the directory's name and opens by that name, so the name it read from is
+// checked after the copy as well (checkOpened).
 package sqlitesnap

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,15 +22,22 @@ const Kind = "sqlite"
 // opened: SQLite, which opens by name, would have copied another file.
 var errReplaced = errors.New("replaced while it was copied (its name leads to another file)")
 
+// errSidecarReplaced is the cause when a sidecar of the database became a FIFO while SQLite
+// copied it: what SQLite read from it is not the database's.
+var errSidecarReplaced = errors.New("a -journal, -wal or -shm beside it became a FIFO while it was copied")
+
 // Options configure Take.
 type Options struct {
 	// Dir is the folder the copy is staged in: the output folder, which has room for the
-	// archive, where a small /tmp may not.
+	// archive, where a small /tmp may not; $TMPDIR for an archive streamed elsewhere.
 	Dir string
 	// Timeout bounds the wait for a lock a writer holds; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// beforeOpen runs just before SQLite opens the database; tests swap the file here.
 	beforeOpen func()
+	// hotCopied runs once a database with a hot journal and its journal are copied (see
+	// copyHot); tests change them here.
+	hotCopied func()
 }
 
 // Source is a database file as the walk opened it.
@@ -78,10 +86,18 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if err := checkSame(src, info); err != nil {
 		return nil, err
 	}
+	if err := checkSidecars(src); err != nil {
+		return nil, err
+	}
 	if opts.beforeOpen != nil {
 		opts.beforeOpen()
 	}
-	if err := copyDatabase(ctx, src, stage, opts.Timeout); err != nil {
+	stop := watchFIFOs(src)
+	err := copyDatabase(ctx, src, stage, opts)
+	if stop() { // whatever SQLite made of it
+		err = errSidecarReplaced
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := checkSame(src, info); err != nil {
@@ -105,6 +121,37 @@ func checkSame(src Source, info fs.FileInfo) error {
 		return err
 	}
 	if !got.Mode().IsRegular() || !os.SameFile(got, info) {
+		return errReplaced
+	}
+	return nil
+}
+
+// checkOpened checks that the name SQLite opened the database by leads to the walk's file
+// in the walk's folder. SQLite resolves the /proc/self/fd/N path it is given to the
+// folder's name, and opens the database (and later its -journal or -wal) by that name: a
+// folder swapped in between (for a symlink to another folder) leads it to another
+// database, which checkSame, looking through the walk's descriptor, would not see.
+func checkOpened(src Source, opened string) error {
+	if opened == "" {
+		return errReplaced
+	}
+	file, err := os.Lstat(opened)
+	if err != nil {
+		return errReplaced
+	}
+	dir, err := os.Stat(filepath.Dir(opened))
+	if err != nil {
+		return errReplaced
+	}
+	walkFile, err := src.File.Stat()
+	if err != nil {
+		return err
+	}
+	walkDir, err := os.Stat(src.Dir)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(file, walkFile) || !os.SameFile(dir, walkDir) {
 		return errReplaced
 	}
 	return nil

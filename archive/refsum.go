@@ -1,0 +1,126 @@
+package archive
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"slices"
+)
+
+// A reference is trusted only when its file holds the bytes its receipt describes: an edit
+// of the archive that makes an entry and the manifest agree (CRC-32, sha256, raw_sha256)
+// cannot also keep the archive's SHA-256, which the receipt records. So the whole file is
+// hashed before any of its entries is used. Its central directory and manifest are parsed
+// before that hash, though (the parse says whether there is anything to reuse at all), so
+// each range the parse read is remembered with the SHA-256 of the bytes it got, and the
+// hash checks on its way that the file held those very bytes there: a file changed between
+// its parse and its hash is not trusted either. After the hash, each entry's bytes are
+// still checked against the raw_sha256 of the manifest just proven, as they are copied.
+
+// ErrNotAsRecorded is the error of a reference whose bytes are not those it was expected
+// to hold: another size or SHA-256, or bytes that changed while it was opened.
+var ErrNotAsRecorded = errors.New("its SHA-256 is not the one its receipt records")
+
+// readRecord is a range of the file that the parse read, and the SHA-256 of what it got.
+type readRecord struct {
+	off, end int64
+	sum      Digest
+}
+
+// recordingReader reads through ra and remembers each range read. The parse is one
+// goroutine, so it needs no lock.
+type recordingReader struct {
+	ra    io.ReaderAt
+	reads []readRecord
+}
+
+func (r *recordingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.ra.ReadAt(p, off)
+	if n > 0 {
+		r.reads = append(r.reads, readRecord{off: off, end: off + int64(n), sum: sha256.Sum256(p[:n])})
+	}
+	return n, err
+}
+
+// hashBufSize is the size of the reads that hash a reference: large, since they are
+// sequential and the file is often hundreds of MB.
+const hashBufSize = 1 << 20
+
+// checkSum hashes the size bytes of ra and compares them with want, checking on the way
+// that the ranges in reads hold the bytes the parse got from them. ErrNotAsRecorded when
+// they differ; ctx's error when it is cancelled, since a large reference takes a while.
+func checkSum(ctx context.Context, ra io.ReaderAt, size int64, want Summary, reads []readRecord) error {
+	if size != want.Size {
+		return ErrNotAsRecorded
+	}
+	slices.SortFunc(reads, func(a, b readRecord) int { return cmp.Compare(a.off, b.off) })
+	rc := rangeCheck{reads: reads}
+	h := sha256.New()
+	buf := make([]byte, hashBufSize)
+	for at := int64(0); at < size; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := ra.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
+		if n == 0 && err != nil {
+			if errors.Is(err, io.EOF) { // cut short since it was opened
+				return ErrNotAsRecorded
+			}
+			return err
+		}
+		h.Write(buf[:n])
+		if !rc.feed(buf[:n], at) {
+			return ErrNotAsRecorded
+		}
+		at += int64(n)
+	}
+	if !rc.done() || hex.EncodeToString(h.Sum(nil)) != want.SHA256 {
+		return ErrNotAsRecorded
+	}
+	return nil
+}
+
+// rangeCheck hashes, as the file streams past, each range the parse read, and compares it
+// with what the parse got there.
+type rangeCheck struct {
+	reads []readRecord // sorted by offset
+	next  int          // reads[next:] have not started yet
+	open  []openRange  // started, not yet ended
+}
+
+type openRange struct {
+	readRecord
+	h hash.Hash
+}
+
+// feed gives the check the bytes of chunk, which are at offset at; false when a range that
+// ends in it does not hold what the parse got.
+func (c *rangeCheck) feed(chunk []byte, at int64) bool {
+	end := at + int64(len(chunk))
+	for c.next < len(c.reads) && c.reads[c.next].off < end {
+		c.open = append(c.open, openRange{c.reads[c.next], sha256.New()})
+		c.next++
+	}
+	keep := c.open[:0]
+	for _, o := range c.open {
+		lo, hi := max(o.off, at), min(o.end, end)
+		o.h.Write(chunk[lo-at : hi-at])
+		if o.end > end {
+			keep = append(keep, o)
+		} else if Digest(o.h.Sum(nil)) != o.sum {
+			return false
+		}
+	}
+	c.open = keep
+	return true
+}
+
+// done reports whether every range was checked: one that reached past the end of the file
+// as it was hashed was read from a file that has since been cut short.
+func (c *rangeCheck) done() bool {
+	return c.next == len(c.reads) && len(c.open) == 0
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSQLiteStagedInTMPDIR: a streamed archive (-o -) has no output folder here, so its
+// snapshots are staged in $TMPDIR, as README says; an archive written to a file stages them
+// beside it. A staging folder inside the SOURCE is met by the walk: it leaves the staged
+// copy out (rule self) rather than archive it half written. The database is held locked for
+// a moment, so that the staged copy exists while the walk lists its folder; a run whose walk
+// came first is tried again.
+func TestSQLiteStagedInTMPDIR(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stdout", false: "file"}[stream], func(t *testing.T) {
+			t.Parallel()
+			for attempt := 1; ; attempt++ {
+				met, problem := stagedIn(t, stream)
+				if problem != "" {
+					t.Fatal(problem)
+				}
+				if met {
+					return
+				}
+				if attempt == 5 {
+					t.Fatal("in 5 runs the walk never met the staged copy; the test proves nothing")
+				}
+			}
+		})
+	}
+}
+
+// stagedIn runs the test once, the archive on stdout with $TMPDIR app/z, or in app/z:
+// met says the walk met the staged copy, problem what went wrong.
+func stagedIn(t *testing.T, stream bool) (met bool, problem string) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	files := map[string]node{"z/keep": {content: "k"}}
+	for _, name := range []string{"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"} {
+		files[name] = node{content: name} // walked between the database and z
+	}
+	makeTree(t, app, files)
+	db := openSQLite(t, filepath.Join(app, "locked.db"), "delete")
+	addRows(t, db, 10, 100)
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	staging := filepath.Join(app, "z")
+	var stdout, stderr bytes.Buffer
+	archive, receipt := filepath.Join(dir, "out.zip"), filepath.Join(dir, "r.json")
+	out := []string{"-o", "-", "--receipt", receipt}
+	if !stream {
+		archive = filepath.Join(staging, "out.zip")
+		out = []string{"-o", archive, "--receipt", receipt}
+	}
+	cmd := exec.Command(binary, append(append([]string{"create", "--sqlite-timeout", "30s"}, out...), "app")...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &stdout, &stderr
+	cmd.Env = append(os.Environ(), "TMPDIR="+staging)
+	if !stream {
+		cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "no such folder"))
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(30 * time.Second); len(spoolsIn(t, staging)) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			conn.ExecContext(t.Context(), "ROLLBACK")
+			return false, "the run never staged the snapshot in $TMPDIR"
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the walk lists z meanwhile
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		return false, fmt.Sprintf("exit %d, want 0:\n%s", code, stderr.String())
+	}
+	if stream {
+		if err := os.WriteFile(archive, stdout.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name := range readZip(t, archive) {
+		if strings.Contains(name, ".backup-spool-") {
+			return true, "the archive holds the run's own staged copy " + name
+		}
+	}
+	rc := readReceipt(t, receipt)
+	if len(rc.Warnings) > 0 {
+		return true, "warnings: " + strings.Join(warningsOf(rc), ", ")
+	}
+	for _, e := range rc.Excluded {
+		if strings.HasPrefix(e.Path, "app/z/.backup-spool-sqlite-") && e.Rule == "self" {
+			met = true
+		}
+	}
+	if left := spoolsIn(t, staging); len(left) > 0 {
+		return met, "staged copies left behind: " + strings.Join(left, " ")
+	}
+	return met, ""
+}

@@ -1,0 +1,153 @@
+package sqlitesnap
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// A rollback-journal database whose writer crashed in the middle of a transaction has a hot
+// journal: its file holds some of the transaction's pages, and its -journal the pages they
+// replaced. The first connection to open it must roll the journal back, which writes the
+// database; a read-only connection cannot, and fails (SQLITE_READONLY_ROLLBACK) until the
+// application opens the database again. So the database and its journal are copied as they
+// are into the staging folder, checked not to have changed meanwhile, and SQLite rolls the
+// copy back there: the snapshot is the database as of its last commit, and the source is
+// only read.
+
+// copyHot copies the database src, which has a hot journal, into stage as of its last
+// commit. errChanged when the database or its journal changed while they were copied (a
+// writer came, and rolled the journal back itself); stage is then empty again, with no
+// journal beside it. copied, when set, runs once both are copied.
+func copyHot(ctx context.Context, src Source, stage string, copied func()) error {
+	journal, err := openRegular(src.path() + "-journal")
+	if isNotExist(err) {
+		return errChanged // a writer came, and rolled it back already
+	}
+	if err != nil {
+		return fmt.Errorf("its hot journal: %w", err)
+	}
+	defer journal.Close()
+	err = copyPair(ctx, src, journal, stage, copied)
+	if err != nil {
+		// The copy's journal is hot: it must not be beside stage when it is written again.
+		os.Remove(stage + "-journal")
+		os.Truncate(stage, 0)
+		return err
+	}
+	return rollBack(ctx, stage)
+}
+
+// copyPair copies the database src and its journal, as they are, to stage and beside it,
+// and checks that neither changed meanwhile (errChanged).
+func copyPair(ctx context.Context, src Source, journal *os.File, stage string, copied func()) error {
+	dbBefore, jBefore, err := statBoth(src.File, journal)
+	if err != nil {
+		return err
+	}
+	if err := copyFile(ctx, stage+"-journal", os.O_CREATE|os.O_EXCL, journal); err != nil {
+		return err
+	}
+	if err := copyFile(ctx, stage, os.O_TRUNC, src.File); err != nil {
+		return err
+	}
+	if copied != nil {
+		copied()
+	}
+	dbAfter, jAfter, err := statBoth(src.File, journal)
+	if err != nil {
+		return err
+	}
+	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + "-journal"}, jBefore) != nil {
+		return errChanged
+	}
+	return nil
+}
+
+// openRegular opens path for reading, without following a symlink or blocking on a FIFO,
+// and only when it is a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func statBoth(a, b *os.File) (fs.FileInfo, fs.FileInfo, error) {
+	ia, err := a.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, err := b.Stat()
+	return ia, ib, err
+}
+
+// unchanged says whether a file's two fstats show the same size and mtime.
+func unchanged(before, after fs.FileInfo) bool {
+	return before.Size() == after.Size() && before.ModTime().Equal(after.ModTime())
+}
+
+// copyFile copies all of src, from its start, into the file name in the staging folder;
+// Ctrl-C stops it (a database may be large).
+func copyFile(ctx context.Context, name string, flag int, src *os.File) error {
+	dst, err := os.OpenFile(name, os.O_WRONLY|flag, 0o600)
+	if err != nil {
+		return fmt.Errorf("staging the copy: %w", err)
+	}
+	_, err = io.Copy(dst, ctxReader{ctx, io.NewSectionReader(src, 0, 1<<62)})
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("staging the copy: %w", err)
+	}
+	return nil
+}
+
+// rollBack opens the staged copy read-write, which rolls its hot journal back, and checks
+// that the journal is gone.
+func rollBack(ctx context.Context, stage string) error {
+	db, err := sql.Open("sqlite", uri(stage, "mode=rw"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		return fmt.Errorf("rolling back the copy of its hot journal: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if exists(stage + "-journal") {
+		return errors.New("rolling back the copy of its hot journal: the journal is still there")
+	}
+	return nil
+}
+
+// ctxReader is r, failing with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
