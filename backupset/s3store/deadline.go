@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,7 +69,8 @@ func httpClient(idle time.Duration) *awshttp.BuildableClient {
 // from failing while bytes still go out.
 type idleConn struct {
 	net.Conn
-	idle time.Duration
+	idle  time.Duration
+	timed atomic.Bool // the deadline fired once: the connection is dead of a stall
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -83,8 +85,14 @@ func (c *idleConn) Write(p []byte) (int, error) {
 	return n, c.stalled(err)
 }
 
+// stalled names a stall as such. Once the deadline fired on one side, the transport closes
+// the connection, and the other side (a body still being written) fails with "use of closed
+// network connection": that too is the stall, which the request must report.
 func (c *idleConn) stalled(err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.timed.Store(true)
+	}
+	if err != nil && c.timed.Load() {
 		return &StallError{After: c.idle}
 	}
 	return err
