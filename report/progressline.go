@@ -9,7 +9,12 @@ import (
 // The progress line is drawn by hand rather than by a progress-bar library: it must fit any
 // terminal width from 20 columns up without wrapping (a wrapped line cannot be erased with
 // \r, and every redraw then leaves a stale line), which takes choosing what to show by
-// width: the library used before only shrank its bar and let the counts wrap.
+// width: the library used before only shrank its bar and let the counts wrap. Tried again
+// (issue 22), schollz/progressbar v3.19.1 also fills the last column (which makes some
+// terminals wrap), shrinks its bar only when its writer is an *os.File on a terminal, keeps
+// an empty "[ ]" at any width, puts the percentage before the bar, ends a frame with
+// \x1b[0K or clears with a line of blanks, and fsyncs an *os.File after every frame (a real
+// fsync with --progress always into a file): fitting it takes this file's logic all the same.
 
 // RenderLine is the progress line for s in at most width-1 columns (the last column is left
 // free: writing it makes some terminals wrap). Wider, it shows a bar, the percentage, files
