@@ -66,8 +66,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	survivePipes()
-	stderr = newStopOnError(stderr)
+	stderr = newStopOnError(stderr) // as run() made it; hooks write to the file beneath
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}

@@ -156,11 +156,11 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	}
 	restoreInto(ctx, cfg, out, stderr)
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
-		return jsonFailed(stderr, "restore", err)
+		outputCut(stderr, "restore", "--json-lines", err)
 	}
 	if cfg.json {
 		if err := writeJSON(stdout, out.nonNil()); err != nil {
-			return jsonFailed(stderr, "restore", err)
+			outputCut(stderr, "restore", "--json", err)
 		}
 	}
 	return out.Status.exitCode()
