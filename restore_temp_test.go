@@ -68,10 +68,10 @@ func TestRestoreUndoAfterKill(t *testing.T) {
 		t.Fatalf("cp -a: %v %s", err, out)
 	}
 
-	// --force renames files into place with renameat: strace kills the run at the first
+	// --force renames files into place with renameat2: strace kills the run at the first
 	// into app/new (strace counts calls per thread, so "the second" would not be one call).
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app/new"),
-		"-e", "inject=renameat:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+		"-e", "inject=renameat,renameat2:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
 		t.Fatalf("the restore was not killed: %v\n%s", err, out)

@@ -178,12 +178,17 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = t.checkedRename(dirName, dfd, tmp, base, p.opts.Force)
+		err = t.checkedRename(dirName, dfd, tmp, base, p.replacing(e.Name))
 		p.touched[dirName] = true
 	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		dropTemp(dfd, tmp, err)
 		return 0, err
+	}
+	// What relink may later replace by a link: the file as its name holds it now (the rename
+	// changed its ctime).
+	if id, err := statID(dfd, base); err == nil {
+		p.placed[e.Name] = id
 	}
 	return got.Size, nil
 }
@@ -253,25 +258,17 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 }
 
 // checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
-// once the folder is known to be still in its place in the destination. Without force it
-// never replaces anything, not even a file that appeared since the plan was made.
-func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, force bool) error {
+// once the folder is known to be still in its place in the destination. It replaces only
+// old, what the plan saw at that name (see replaceChecked); with old nil it replaces
+// nothing, not even a file that appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nodeID) error {
 	if err := t.check(dir); err != nil {
 		return &fileOpError{err}
 	}
-	var err error
-	if force {
-		err = unix.Renameat(dfd, tmp, dfd, base)
-	} else {
-		err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	if old != nil {
+		return replaceChecked(dfd, tmp, base, *old)
 	}
-	if errors.Is(err, unix.EEXIST) {
-		return &fileOpError{errors.New("appeared in the destination during the restore")}
-	}
-	if err != nil {
-		return &fileOpError{fmt.Errorf("rename: %w", err)}
-	}
-	return nil
+	return renameNew(dfd, tmp, base)
 }
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with

@@ -75,10 +75,10 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
-		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.opts.Force)
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.replacing(e.Name))
 	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		dropTemp(dfd, tmp, err)
 	}
 	return err
 }
