@@ -47,7 +47,7 @@ var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
 // CRC-32), and only then renamed into place; directories get their mode and mtime once their
 // contents are in. Problems with single entries are in the result; the error is for what
 // stops the restore (a full disk, ctx done). Run must not be called unless OK.
-func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
+func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
 	}
@@ -61,9 +61,14 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	}
 	defer t.close()
 	p.sweep(t)
-	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	res = &RestoreResult{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer t.journal.remove()
+	defer func() {
+		if left := t.journal.finish(t); len(left) > 0 {
+			res.Warnings = append(res.Warnings, Problem{Entry: left[0], Reason: fmt.Sprintf(
+				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
+		}
+	}()
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
@@ -182,7 +187,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 		p.touched[dirName] = true
 	}
 	if err != nil {
-		dropTemp(dfd, tmp, err)
+		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
 	}
 	// What relink may later replace by a link: the file as its name holds it now (the rename
@@ -203,6 +208,9 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 			return nil, "", err
 		}
 		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
+		if err != nil {
+			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
+		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -255,20 +263,6 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 		ts[1] = unix.Timespec{Sec: mtime.Unix()}
 	}
 	return ts
-}
-
-// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
-// once the folder is known to be still in its place in the destination. It replaces only
-// old, what the plan saw at that name (see replaceChecked); with old nil it replaces
-// nothing, not even a file that appeared since the plan was made.
-func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nodeID) error {
-	if err := t.check(dir); err != nil {
-		return &fileOpError{err}
-	}
-	if old != nil {
-		return replaceChecked(dfd, tmp, base, *old)
-	}
-	return renameNew(dfd, tmp, base)
 }
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with

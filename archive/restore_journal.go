@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ type journal struct {
 	name  string                 // in DEST's top folder
 	token string                 // in every temp name this run makes
 	n     uint64
+	// pending holds the temp names recorded that may still exist: the journal is removed at
+	// the end only when none is left.
+	pending map[string]bool
 	// err is why the journal could not be made; this run's temp files are then not
 	// recorded, and a kill would leave them.
 	err error
@@ -116,7 +120,40 @@ func (j *journal) tempName(dir, base, kind string) (string, error) {
 	if _, err := io.WriteString(j.f, joinName(dir, tmp)+"\x00"); err != nil {
 		return "", fmt.Errorf("record temp name in %s: %w", j.name, err)
 	}
+	if j.pending == nil {
+		j.pending = map[string]bool{}
+	}
+	j.pending[joinName(dir, tmp)] = true
 	return tmp, nil
+}
+
+// settle notes that the temp name tmp in the folder dir is gone (renamed into place or
+// removed), or is not this run's to remove.
+func (j *journal) settle(dir, tmp string) {
+	delete(j.pending, joinName(dir, tmp))
+}
+
+// finish ends the journal of a run: the temp names still pending (a removal that failed)
+// are removed if they are still there; the journal itself is removed when none is left, and
+// kept otherwise, for the next restore into DEST to sweep. It returns the names left.
+func (j *journal) finish(t *destTree) []string {
+	if j.f == nil {
+		return nil
+	}
+	var left []string
+	for name := range j.pending {
+		if removeTemp(t, name) != nil {
+			left = append(left, name)
+		}
+	}
+	if len(left) == 0 {
+		j.remove()
+		return nil
+	}
+	j.f.Close() // releases the lock: the next run sweeps what it lists
+	j.f = nil
+	slices.Sort(left)
+	return left
 }
 
 func joinName(dir, name string) string {
@@ -238,19 +275,20 @@ func isTempOf(name, token string) bool {
 	return false
 }
 
-// removeTemp removes a temp file a dead run recorded, if it is still a regular file or a
-// symlink of this user's.
-func removeTemp(t *destTree, name string) {
+// removeTemp removes a temp file a run recorded, if it is still a regular file or a
+// symlink of this user's. It fails when such a file is still there.
+func removeTemp(t *destTree, name string) error {
 	dfd, err := t.dir(parentOf(name), false)
 	if err != nil {
-		return
+		return nil // its folder is gone, or no longer reached from DEST
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
 	var st unix.Stat_t
 	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
-		return
+		return nil
 	}
 	if m := st.Mode & unix.S_IFMT; m == unix.S_IFREG || m == unix.S_IFLNK {
-		unix.Unlinkat(dfd, base, 0)
+		return unix.Unlinkat(dfd, base, 0)
 	}
+	return nil
 }

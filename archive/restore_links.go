@@ -79,7 +79,7 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.replacing(e.Name))
 	}
 	if err != nil {
-		dropTemp(dfd, tmp, err)
+		t.dropTemp(parentOf(e.Name), dfd, tmp, err)
 	}
 	return err
 }
@@ -93,6 +93,9 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 			return "", err
 		}
 		err = unix.Symlinkat(target, dfd, tmp)
+		if err != nil {
+			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
+		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -216,16 +219,17 @@ func (p *RestorePlan) link(t *destTree, anchor, name string) error {
 		return err
 	}
 	if err := p.linkat(src, baseOf(anchor), dfd, tmp, 0); err != nil {
+		t.journal.settle(parentOf(name), tmp)
 		return fmt.Errorf("link: %w", err)
 	}
 	// The link is to what anchor's name held by then: it must be the file checked above.
-	if got, err := statID(dfd, tmp); err != nil || got.file != want.file {
+	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
 		err = fmt.Errorf("%s %w", QuoteName(anchor), errReplaced)
-	} else if err = t.check(parentOf(name)); err == nil {
-		err = replaceChecked(dfd, tmp, base, old)
+	} else {
+		err = t.checkedRename(parentOf(name), dfd, tmp, base, &old)
 	}
 	if err != nil {
-		dropTemp(dfd, tmp, err)
+		t.dropTemp(parentOf(name), dfd, tmp, err)
 	}
 	return err
 }

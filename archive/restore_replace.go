@@ -32,6 +32,30 @@ func (p *RestorePlan) replacing(name string) *nodeID {
 	return nil
 }
 
+// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
+// once the folder is known to be still in its place in the destination. It replaces only
+// old, what the plan saw at that name (see replaceChecked), and removes it; with old nil it
+// replaces nothing, not even a file that appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nodeID) error {
+	if err := t.check(dir); err != nil {
+		return &fileOpError{err}
+	}
+	if old == nil {
+		err := renameNew(dfd, tmp, base)
+		if err == nil {
+			t.journal.settle(dir, tmp)
+		}
+		return err
+	}
+	displaced, err := replaceChecked(dfd, tmp, base, *old)
+	if err == nil && (!displaced || unix.Unlinkat(dfd, tmp, 0) == nil) {
+		// What was replaced is gone (the before-state holds it); a removal that failed is
+		// tried again at the end of the run (journal.finish).
+		t.journal.settle(dir, tmp)
+	}
+	return err
+}
+
 // renameNew moves tmp to base in the folder dfd when base is free.
 func renameNew(dfd int, tmp, base string) error {
 	err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
@@ -52,43 +76,42 @@ func renameNew(dfd int, tmp, base string) error {
 // the check and the exchange) is exchanged back, and the entry fails. A name that holds
 // nothing any more is filled as a new one. On a file system without the exchange, the check
 // is followed by a plain rename (a change between the two is not seen).
-func replaceChecked(dfd int, tmp, base string, old nodeID) error {
+func replaceChecked(dfd int, tmp, base string, old nodeID) (displaced bool, err error) {
 	fd, err := unix.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
-		return renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
+		return false, renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
 	}
 	if err != nil {
-		return &fileOpError{err}
+		return false, &fileOpError{err}
 	}
 	defer unix.Close(fd)
 	seen, err := fdID(fd)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if seen != old {
-		return &fileOpError{errReplaced}
+		return false, &fileOpError{errReplaced}
 	}
 	err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return renameNew(dfd, tmp, base)
+		return false, renameNew(dfd, tmp, base)
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
 		err = unix.Renameat(dfd, tmp, dfd, base)
 	case err == nil:
-		return keepIfSeen(dfd, tmp, base, seen)
+		return true, checkDisplaced(dfd, tmp, base, seen)
 	}
 	if err != nil {
-		return &fileOpError{fmt.Errorf("rename: %w", err)}
+		return false, &fileOpError{fmt.Errorf("rename: %w", err)}
 	}
-	return nil
+	return false, nil
 }
 
-// keepIfSeen finishes an exchange of tmp and base: what now has the name tmp is removed when
-// it is the file seen at base before (the exchange changed its ctime, not its inode), and
-// exchanged back otherwise.
-func keepIfSeen(dfd int, tmp, base string, seen nodeID) error {
+// checkDisplaced checks an exchange of tmp and base: what now has the name tmp must be the
+// file seen at base before (the exchange changed its ctime, not its inode); anything else
+// is exchanged back.
+func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
 	if out, err := statID(dfd, tmp); err == nil && out.file == seen.file && out.typ == seen.typ {
-		unix.Unlinkat(dfd, tmp, 0) // a failure leaves a name the journal holds
 		return nil
 	}
 	if err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE); err != nil {
@@ -109,11 +132,12 @@ func (e *strandedError) Error() string {
 	return fmt.Sprintf("%v; what was put there during the restore is now at %s: %v", errReplaced, QuoteName(e.tmp), e.err)
 }
 
-// dropTemp removes this run's temp file tmp after err, unless tmp now holds something that
-// is not this run's.
-func dropTemp(dfd int, tmp string, err error) {
-	if !errors.As(err, new(*strandedError)) {
-		unix.Unlinkat(dfd, tmp, 0)
+// dropTemp removes this run's temp file tmp in the folder dir (open as dfd) after err,
+// unless tmp now holds something that is not this run's. A temp file that cannot be removed
+// stays pending in the journal.
+func (t *destTree) dropTemp(dir string, dfd int, tmp string, err error) {
+	if errors.As(err, new(*strandedError)) || unix.Unlinkat(dfd, tmp, 0) == nil {
+		t.journal.settle(dir, tmp)
 	}
 }
 
