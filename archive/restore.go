@@ -121,13 +121,15 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	n, err := p.writeFile(ctx, t, e, want, buf)
 	var we *writeError
 	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
 	case err == nil:
+		// In place, so counted, even when ctx is done by now: the count says what DEST holds.
 		res.Files++
 		res.Bytes += n
 		p.done.Add(1)
 		p.restored(e)
+		return ctx.Err()
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRestoreInterruptedSaysUndo: SIGINT or SIGTERM while restore --force is held on entering
+// its fourth rename into DEST/app (app/f1, f2 and f3 replaced, f4 checked and about to be).
+// It once said "interrupted after 3 files" with f4 in place too (the file renamed into
+// place when the signal came was not counted, in --json either) and nothing of the
+// before-state: the user, with DEST half changed, was not told where the undo was. The count
+// is what is in place, and the undo line follows, as after a run that ends.
+func TestRestoreInterruptedSaysUndo(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src, old := map[string]node{}, map[string]node{}
+			for i := 1; i <= 5; i++ {
+				src[fmt.Sprintf("f%d", i)] = node{content: fmt.Sprintf("new %d\n", i)}
+				old[fmt.Sprintf("f%d", i)] = node{content: fmt.Sprintf("old %d\n", i)}
+			}
+			makeTree(t, filepath.Join(dir, "src/app"), src)
+			arch := filepath.Join(dir, "a.zip")
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+			dest := filepath.Join(dir, "dest")
+			makeTree(t, filepath.Join(dest, "app"), old)
+
+			log := filepath.Join(dir, "strace.log")
+			cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app"), "-e", "trace=renameat,renameat2",
+				"-e", "inject=renameat,renameat2:delay_enter=1500000:when=4", binary, "restore", "--force", "--json", "--undo-dir", dir, arch, dest)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitForLine(t, log, func(l string) bool { return strings.Count(l, "rename") > 0 && strings.Contains(l, ".f4.") })
+			signalChild(t, cmd.Process.Pid, sig)
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
+			}
+			var out restoreJSON
+			if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+				t.Fatalf("--json: %v\n%s", err, stdout.String())
+			}
+			placed := 0
+			for i := 1; i <= 5; i++ {
+				data, _ := os.ReadFile(filepath.Join(dest, fmt.Sprintf("app/f%d", i)))
+				if string(data) == fmt.Sprintf("new %d\n", i) {
+					placed++
+				}
+			}
+			if placed < 3 || placed > 4 {
+				t.Fatalf("%d files replaced, want f1 to f3 and maybe f4", placed)
+			}
+			if out.Files != placed || out.Undo == nil {
+				t.Errorf("--json says %d files, undo %v; want %d files and the before-state", out.Files, out.Undo, placed)
+			}
+			for _, want := range []string{fmt.Sprintf("backup restore: interrupted after %d files; no partial file left\n", placed),
+				"backup restore: before-state saved in "} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			if got := listDir(t, dest); len(got) != 1 {
+				t.Errorf("DEST holds %q, want app only (no journal)", got)
+			}
+		})
+	}
+}
+
+// signalChild sends sig to the process strace (pid) runs: strace's only child.
+func signalChild(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if _, err := fmt.Sscan(string(data), &child); err != nil {
+		t.Fatalf("strace's child: %q: %v", data, err)
+	}
+	if err := syscall.Kill(child, sig); err != nil {
+		t.Fatal(err)
+	}
+}
