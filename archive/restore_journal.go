@@ -223,8 +223,14 @@ func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
-	if head, err := r.ReadString('\n'); err != nil || head != journalHeader {
+	head, err := r.ReadString('\n')
+	switch {
+	case err != nil && strings.HasPrefix(journalHeader, head):
+		// Killed before its header was whole (even empty): it lists nothing.
+		unix.Unlinkat(t.root, name, 0)
 		return
+	case err != nil || head != journalHeader:
+		return // not a journal this tool wrote
 	}
 	for {
 		rec, err := r.ReadString(0)
