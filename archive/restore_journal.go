@@ -246,7 +246,10 @@ func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
 
 // openOwnJournal opens the journal name, and reports whether it is one a dead run of this
 // user left: a regular file of one link, owned by this user, writable by no one else, and
-// not locked by a live run (the lock then held is released when f is closed).
+// not locked by a live run (the lock then held is released when f is closed). Its mtime
+// must be its ctime, to the nanosecond: the run's writes set both at once, whereas a copy of
+// a journal (restored from an archive that held one below DEST's level, cp -a, rsync) has
+// its mtime set apart, and the names it lists prove nothing.
 func openOwnJournal(root int, name string) (*os.File, bool) {
 	fd, err := unix.Openat(root, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -255,7 +258,8 @@ func openOwnJournal(root int, name string) (*os.File, bool) {
 	f := os.NewFile(uintptr(fd), name)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 ||
-		int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || st.Mtim != st.Ctim ||
+		unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		f.Close()
 		return nil, false
 	}
