@@ -158,3 +158,33 @@ func TestOutputFlagsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestPathFlagsRefuseEmpty: every path-valued flag refuses the empty string, as README
+// promises, with exit 2 and one line naming it. restore --undo-dir '' was taken for "not
+// given", and the before-state went to DEST's parent, the folder the script meant not to use.
+func TestPathFlagsRefuseEmpty(t *testing.T) { // not parallel: t.Chdir
+	rest := map[string][]string{ // what each command needs besides the flag
+		"create":  {"src"},
+		"status":  {"set"},
+		"prune":   {"--keep-last", "1", "set"},
+		"restore": {"--force", "a.zip", "dest"},
+		"verify":  {"a.zip"},
+		"adopt":   {"set", "a.zip"},
+	}
+	for name := range pathFlags {
+		cmd, flag, _ := strings.Cut(name, " ")
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{cmd, flag, ""}, rest[cmd]...)
+			var stdout, stderr strings.Builder
+			t.Chdir(dir)
+			code := run(args, &stdout, &stderr)
+			if want := flag + " is empty"; code != exitUsage || !strings.Contains(stderr.String(), want) {
+				t.Errorf("%q: exit %d, stderr %q; want 2 and %q", args, code, stderr.String(), want)
+			}
+			if got := listDir(t, dir); len(got) > 0 {
+				t.Errorf("%q wrote %q", args, got)
+			}
+		})
+	}
+}

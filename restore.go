@@ -120,7 +120,7 @@ func newRestoreCmd() *cobra.Command {
 		if len(args) != 2 {
 			return usageError(stderr, "restore", argCount("ARCHIVE and DEST", len(args)))
 		}
-		if err := refuseEmpty(flags, nil, args, "ARCHIVE", "DEST"); err != nil {
+		if err := refuseEmpty(flags, []string{"undo-dir"}, args, "ARCHIVE", "DEST"); err != nil {
 			return usageError(stderr, "restore", err)
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
