@@ -127,3 +127,47 @@ func TestRestoreKilledBeforeJournalHeader(t *testing.T) {
 		t.Errorf("DEST holds %q after the next restore, want app only", got)
 	}
 }
+
+// TestRestoreConcurrentBeforeStates: two restore --force runs at once into folders of one
+// name (a/data, b/data) with one --undo-dir, as a script restoring hosts in parallel does.
+// Both picked the same before-state name in the same second; the second failed, exit 1,
+// nothing restored, "exists (use --force to replace it)" though --force was given. A name
+// taken meanwhile makes the before-state take the next free one.
+func TestRestoreConcurrentBeforeStates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "new\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	undo := filepath.Join(dir, "undo")
+	os.Mkdir(undo, 0o755)
+	for i := range 10 {
+		var cmds []*exec.Cmd
+		for _, host := range []string{"a", "b"} {
+			dest := filepath.Join(dir, fmt.Sprint(i), host, "data")
+			makeTree(t, filepath.Join(dest, "app"), map[string]node{"f": {content: "old\n"}})
+			cmd := exec.Command(binary, "restore", "-q", "--force", "--undo-dir", undo, arch, dest)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cmd := range cmds {
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+				t.Fatalf("run %d: exit %d, want 0\n%s", i, code, cmd.Stderr)
+			}
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(undo, "data-before-restore-*.zip")); len(got) != 20 {
+		t.Errorf("%d before-states, want 20", len(got))
+	}
+	if got, _ := filepath.Glob(filepath.Join(undo, "*.receipt.json")); len(got) != 20 {
+		t.Errorf("%d receipts, want 20", len(got))
+	}
+	noTemps(t, undo)
+}
