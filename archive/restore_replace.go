@@ -14,8 +14,9 @@ import (
 // and what came out of the name is checked against it: the expected file is removed, and
 // anything else is put back.
 
-// errReplaced is the cause when a name holds something else than the plan saw there.
-var errReplaced = errors.New("was replaced in the destination during the restore; what is there now is left as it is")
+// errReplaced is the cause when a name holds something else than the plan saw there, or the
+// same file changed since (its ctime moved: the before-state may not hold what it is now).
+var errReplaced = errors.New("was changed or replaced in the destination during the restore; what is there now is left as it is")
 
 // errAppeared is the cause when a name the plan saw free holds something now.
 var errAppeared = errors.New("appeared in the destination during the restore")
