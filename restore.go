@@ -185,7 +185,12 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	plan, err := r.PlanRestore(cfg.dest, cfg.options())
+	plan, err := r.PlanRestoreContext(ctx, cfg.dest, cfg.options())
+	if err != nil && ctx.Err() != nil {
+		out.Status, out.Error = restoreInterrupted, "interrupted while checking DEST; nothing written"
+		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	if err != nil {
 		out.fail(err)
 		fmt.Fprintf(stderr, "backup restore: %s: %s\n", archive.QuoteName(cfg.archive), archive.EscapeText(err.Error()))

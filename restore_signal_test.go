@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRestoreInterruptedSaysUndo: SIGINT or SIGTERM while restore --force is held on entering
@@ -180,4 +181,43 @@ func TestRestoreConcurrentBeforeStates(t *testing.T) {
 		t.Errorf("%d receipts, want 20", len(got))
 	}
 	noTemps(t, undo)
+}
+
+// TestRestorePlanInterrupted: SIGINT while the plan hashes a file DEST holds already (to
+// tell whether it is present; strace slows every read of it to 50 ms, 64 reads). The plan
+// once went on to the end of every such file, and of the whole tree, before the restore
+// noticed: minutes on a large DEST, for a Ctrl-C that says stop. The plan stops at once,
+// nothing is written, exit 130.
+func TestRestorePlanInterrupted(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	big := strings.Repeat("0123456789abcdef", 2<<20/16) // 2 MiB: 64 reads of 32 KiB
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"big": {content: big}, "z": {content: "z\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"big": {content: big}})
+
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app/big"), "-e", "trace=read",
+		"-e", "inject=read:delay_exit=50000:when=1+", binary, "restore", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
+	sent := time.Now()
+	cmd.Wait()
+	if took := time.Since(sent); took > 1500*time.Millisecond {
+		t.Errorf("the restore stopped %v after SIGINT; want at once (the plan hashed on)", took.Round(time.Millisecond))
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 130 and interrupted", code, stderr.String())
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "app/z")); err == nil {
+		t.Error("app/z written after SIGINT")
+	}
 }

@@ -37,7 +37,8 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 		return false
 	}
-	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256.String() {
+	// A hash cut short by Ctrl-C says "not present"; PlanRestoreContext then drops the plan.
+	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
 		return false
 	}
 	fix := !p.sameMeta(e, info)
