@@ -221,3 +221,41 @@ func TestRestorePlanInterrupted(t *testing.T) {
 		t.Error("app/z written after SIGINT")
 	}
 }
+
+// TestRestoreUndoInterrupted: SIGINT while the undo of a restore reads a file that restore
+// created (to remove it only if it still holds what was written; strace slows every read of
+// it to 50 ms). The undo once read every such file to its end before it noticed. It stops
+// at once, exit 130.
+func TestRestoreUndoInterrupted(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	big := strings.Repeat("0123456789abcdef", 2<<20/16)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"big": {content: big}, "f": {content: "new\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"f": {content: "old\n"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	undo := restoreJSONOf(t, r).Undo.Archive
+
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app/big"), "-e", "trace=read",
+		"-e", "inject=read:delay_exit=50000:when=1+", binary, "restore", "--force", "--no-undo", undo, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
+	sent := time.Now()
+	cmd.Wait()
+	if took := time.Since(sent); took > 1500*time.Millisecond {
+		t.Errorf("the undo stopped %v after SIGINT; want at once (it read on)", took.Round(time.Millisecond))
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || strings.Contains(stderr.String(), "warning") {
+		t.Errorf("exit %d, stderr %q; want 130 without a warning", code, stderr.String())
+	}
+}

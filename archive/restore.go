@@ -79,7 +79,9 @@ func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 		}
 	}
 	p.relink(t, res)
-	p.removeCreated(t, res)
+	if err := p.removeCreated(ctx, t, res); err != nil {
+		return res, err
+	}
 	p.setDirTimes(t, res)
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
