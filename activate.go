@@ -144,7 +144,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	out := activateJSON{Dir: cfg.store.Location(), Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
 	if cfg.json {
 		if err := writeJSON(stdout, out); err != nil {
-			return jsonFailed(stderr, "activate", err)
+			outputCut(stderr, "activate", "--json", err)
 		}
 		return exitComplete
 	}

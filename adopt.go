@@ -145,7 +145,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
 	if cfg.json {
 		if err := writeJSON(stdout, out); err != nil {
-			return jsonFailed(stderr, "adopt", err)
+			outputCut(stderr, "adopt", "--json", err)
 		}
 		return exitComplete
 	}

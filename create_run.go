@@ -66,8 +66,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	survivePipes()
-	stderr = newStopOnError(stderr)
+	stderr = newStopOnError(stderr) // as run() made it; hooks write to the file beneath
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
@@ -303,12 +302,22 @@ func (c *creation) place(rc *report.Receipt) error {
 	c.written = err == nil
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("output %s exists (use --force to replace it)", c.out.archive)
+		return &outputExists{c.out.archive}
 	case err != nil:
 		return fmt.Errorf("putting archive %s and receipt %s in place: %w", c.out.archive, c.out.receipt, err)
 	}
 	return nil
 }
+
+// outputExists is the error of an output taken by another run while this one wrote it: a
+// name chosen as free (a before-state's) can be chosen again.
+type outputExists struct{ path string }
+
+func (e *outputExists) Error() string {
+	return fmt.Sprintf("output %s exists (use --force to replace it)", e.path)
+}
+
+func (e *outputExists) Unwrap() error { return fs.ErrExist }
 
 func (c *creation) archiveError(err error) error {
 	if errors.Is(err, context.Canceled) {

@@ -142,11 +142,11 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 	plan, err := lock.PruneInto(ctx, cfg.policy, cfg.dryRun, cfg.attic)
 	if cfg.jsonLines {
 		if err := writePruneEvents(stdout, cfg.newPruneJSON(plan)); err != nil {
-			return jsonFailed(stderr, "prune", err)
+			outputCut(stderr, "prune", "--json-lines", err)
 		}
 	} else if cfg.json {
 		if err := writeJSON(stdout, cfg.newPruneJSON(plan)); err != nil {
-			return jsonFailed(stderr, "prune", err)
+			outputCut(stderr, "prune", "--json", err)
 		}
 	} else if plan != nil || err == nil {
 		// A prune refused before it planned (a damaged LATEST) prints no "deleted 0": the
