@@ -162,6 +162,11 @@ func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, 
 
 // point replaces LATEST on the condition Activate describes.
 func (l *Lock) point(ctx context.Context, name string) error {
+	// A folder's Put does not look at ctx: an interrupt that came during the read-back
+	// stops the move here, so that "not moved" is what happened.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if !l.pointerRead {
 		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
 			return err
