@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPruneAttic prunes with --attic into a folder on the set's file system (rename) and
@@ -254,4 +256,54 @@ func TestPruneAtticKilled(t *testing.T) {
 	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
 		t.Errorf("the set holds %v, want %s and its receipt", got, b)
 	}
+}
+
+// TestPruneAtticKilledSweepsTemps kills prune --attic (SIGKILL) while it copies a run into an
+// attic on another file system: its temp file stays in the attic, and the next prune --attic
+// removes it, and only it: a file of the user's with a temp-like name stays.
+func TestPruneAtticKilledSweepsTemps(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	users := "." + a + ".tmp-12345"
+	makeTree(t, attic, map[string]node{users: {content: "the user's"}})
+	// Held where the copy, written and synced, is to be linked into place.
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(attic, a), "-e", "trace=linkat",
+		"-e", "inject=linkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy linked into place", inSyscall(cmd, unix.SYS_LINKAT))
+	killGroup(cmd)
+	if temps, _ := filepath.Glob(filepath.Join(attic, ".app-*.tmp-*")); len(temps) != 2 {
+		t.Fatalf("the killed run left %v in the attic, want its temp file beside the user's", temps)
+	}
+
+	r := backup(t, runOpts{}, "prune", "--wait", "30s", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitComplete)
+	if got, want := listDir(t, attic), []string{users, a, a + ".receipt.json"}; !sameSet(got, want) {
+		t.Errorf("the attic holds %v, want %v", got, want)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want %s and its receipt", got, b)
+	}
+}
+
+// sameSet says whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

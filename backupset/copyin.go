@@ -21,8 +21,13 @@ import (
 // where a rename would replace, unless it holds the same bytes (a killed run's copy, which
 // counts as done). adopt and prune --attic copy this way. A copy stops when ctx is done,
 // before anything is at name.
-func copyInto(ctx context.Context, dir, name string, src io.Reader, want string) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+//
+// createTemp makes the temp file for name in dir; nil makes it as os.CreateTemp does.
+func copyInto(ctx context.Context, dir, name string, src io.Reader, want string, createTemp func(name string) (*os.File, error)) error {
+	if createTemp == nil {
+		createTemp = func(name string) (*os.File, error) { return os.CreateTemp(dir, "."+name+".tmp-*") }
+	}
+	tmp, err := createTemp(name)
 	if err != nil {
 		return err
 	}
