@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,5 +225,50 @@ func TestS3SetLostAnswers(t *testing.T) {
 		if err := os.Remove(filepath.Join(s.dir, ".backup.lock")); err == nil {
 			t.Errorf("answer to %s #%d lost: the lock object was left behind", l.kind, l.n)
 		}
+	}
+}
+
+// TestS3SetInterruptedAfterLatestWritten: the server moves LATEST but its answer does not
+// come back before SIGINT cancels the request. The run must not say "LATEST not moved"
+// (exit 130) while the bucket's LATEST names the new archive: it asks the bucket, and says
+// what it holds.
+func TestS3SetInterruptedAfterLatestWritten(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	old := readLatest(t, s.dir)
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		if kind == "PUT" && strings.HasSuffix(r.URL.Path, "/LATEST") {
+			return holdAnswer
+		}
+		return pass
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+	prom := filepath.Join(dir, "backup.prom")
+	cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "--metrics-file", prom, "app")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "the server to move LATEST", func() bool {
+		data, err := os.ReadFile(filepath.Join(s.dir, "LATEST"))
+		return err == nil && strings.TrimSpace(string(data)) != old
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	latest := readLatest(t, s.dir)
+	if strings.Contains(stderr.String(), "not moved") || code != exitComplete || !strings.Contains(stderr.String(), "LATEST -> "+latest) {
+		t.Errorf("LATEST moved to %s, but the run exited %d saying:\n%s", latest, code, stderr.String())
+	}
+	if got := exitMetric(t, prom); got != float64(code) {
+		t.Errorf("metrics say exit %v, the run %d", got, code)
 	}
 }
