@@ -88,6 +88,15 @@ func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
 	if err == nil {
 		c.receiptETag, err = c.cfg.set.store.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, "")
 	}
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: the archive is at its name all the same, and must not stay there
+		// without its receipt. One more try, within the cleanup's bound (a receipt the
+		// server made, its answer lost, is recognised by its bytes).
+		st := c.remoteSet()
+		dctx, cancel := st.Detached(ctx)
+		c.receiptETag, err = st.Put(dctx, c.remoteName()+backupset.ReceiptSuffix, data, "")
+		cancel()
+	}
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}

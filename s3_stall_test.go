@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -270,5 +271,85 @@ func TestS3SetInterruptedAfterLatestWritten(t *testing.T) {
 	}
 	if got := exitMetric(t, prom); got != float64(code) {
 		t.Errorf("metrics say exit %v, the run %d", got, code)
+	}
+}
+
+// TestS3SetInterruptedWhilePublishing: SIGINT comes while the upload's completion, or the
+// receipt's creation, is under way: made by the server but not yet answered, or not even
+// received. Once the archive is at its name it must not be left there without its receipt
+// (a run that status calls unknown, and prune keeps for ever): the run writes the receipt
+// all the same (within the cleanup's bound) and stops before LATEST moves, as a folder
+// set's run does.
+func TestS3SetInterruptedWhilePublishing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		kind  string // of the request held, the first of its kind to the new run's name
+		fault fault
+	}{
+		{"completion made", "complete", holdAnswer},
+		{"receipt made", "receipt", holdAnswer},
+		{"receipt not received", "receipt", stall},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newS3Set(t)
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+			mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+			old := readLatest(t, s.dir)
+			var held atomic.Int32
+			proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+				if kind == "PUT" && strings.HasSuffix(r.URL.Path, ".receipt.json") && !strings.HasSuffix(r.URL.Path, old+".receipt.json") {
+					kind = "receipt"
+				}
+				if kind == tt.kind && held.Add(1) == 1 {
+					return tt.fault
+				}
+				return pass
+			})
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+			cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "app")
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			waitFor(t, "the "+tt.kind+" held", func() bool {
+				if held.Load() == 0 {
+					return false
+				}
+				switch tt.name {
+				case "completion made":
+					return len(setArchives(t, s.dir)) == 3
+				case "receipt made":
+					return len(setArchives(t, s.dir)) == 4
+				}
+				return true
+			})
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr.String())
+			}
+			archives := setArchives(t, s.dir)
+			if len(archives) != 4 || readLatest(t, s.dir) != old {
+				t.Fatalf("the bucket holds %v, LATEST %q; want the new archive with its receipt, LATEST on %s; stderr:\n%s", archives, readLatest(t, s.dir), old, stderr.String())
+			}
+			if rc := readReceipt(t, filepath.Join(s.dir, archives[3])); rc.Status != "complete" || rc.Archive == nil {
+				t.Errorf("the new archive's receipt says %s, archive %v; want complete, with the archive", rc.Status, rc.Archive)
+			}
+			if !strings.Contains(stderr.String(), "LATEST not moved") {
+				t.Errorf("stderr does not say LATEST was not moved:\n%s", stderr.String())
+			}
+			if r := backup(t, runOpts{env: s.env}, "status", s.loc); r.code != exitComplete || strings.Contains(r.stdout, "unknown") {
+				t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
