@@ -309,7 +309,13 @@ func (c *creation) place(ctx context.Context, rc *report.Receipt) error {
 		staged.Discard()
 		return err
 	}
-	err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	if c.cfg.set != nil {
+		// In a set a crash between the renames must leave the receipt alone (a run prune
+		// removes once superseded), never the archive (kept for ever as unknown).
+		err = c.w.CommitLast(c.out.archive, c.cfg.force, staged)
+	} else {
+		err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	}
 	c.written = err == nil
 	switch {
 	case errors.Is(err, fs.ErrExist):
