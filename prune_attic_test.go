@@ -307,3 +307,36 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestPruneAtticKeepsWhatItDidNotCopy: an attic shared with another set holds a run of the
+// same name whose archive has the same bytes (two sets of one tree, run in the same second)
+// and whose receipt differs. Prune counts the archive as copied, cannot copy the receipt,
+// and takes back only what it copied itself: the other set's archive stays in the attic
+// (before, the take-back removed it, and that run's only copy was lost).
+func TestPruneAtticKeepsWhatItDidNotCopy(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	archive := readFile(t, filepath.Join(set, a))
+	makeTree(t, attic, map[string]node{a: {content: string(archive)}, a + ".receipt.json": {content: "the other set's receipt"}})
+
+	r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitFailed)
+	if got := readFile(t, filepath.Join(attic, a)); !bytes.Equal(got, archive) {
+		t.Errorf("the other set's archive %s is gone from the attic", a)
+	}
+	if got := string(readFile(t, filepath.Join(attic, a+".receipt.json"))); got != "the other set's receipt" {
+		t.Errorf("the other set's receipt was changed: %q", got)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want both runs whole", got)
+	}
+}

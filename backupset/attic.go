@@ -92,9 +92,17 @@ func (a *Attic) renameAll(ctx context.Context, f Folder, run string, files []att
 // copyAll copies the files into the attic, and only once all are there deletes them from
 // the set.
 func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []atticFile) error {
-	for i, file := range files {
-		if err := a.copy(ctx, st, file.name, file.want); err != nil {
-			return notMoved(run, a.remove(files[:i]), err)
+	// made are the copies this run put in the attic: only those are taken back. A file that
+	// was there with the same bytes (a killed prune's copy, or another set's run of the
+	// same name) stays.
+	var made []atticFile
+	for _, file := range files {
+		ok, err := a.copy(ctx, st, file.name, file.want)
+		if err != nil {
+			return notMoved(run, a.remove(made), err)
+		}
+		if ok {
+			made = append(made, file)
 		}
 	}
 	for i, file := range files {
@@ -102,7 +110,7 @@ func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []attic
 		switch {
 		case err != nil && i == 0:
 			// The set holds the run as it was: its copies leave the attic again.
-			return notMoved(run, a.remove(files), err)
+			return notMoved(run, a.remove(made), err)
 		case err != nil:
 			return fmt.Errorf("%s is in the attic, but %s stays in the set: %w", run, file.name, err)
 		}
@@ -140,11 +148,11 @@ func renameNoReplace(from, to string) error {
 }
 
 // copy copies the store's file name into the attic (see copyInto), through a temp file
-// the journal records.
-func (a *Attic) copy(ctx context.Context, st Store, name, want string) error {
+// the journal records, and says whether the file in the attic is this copy.
+func (a *Attic) copy(ctx context.Context, st Store, name, want string) (bool, error) {
 	src, err := st.Open(ctx, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer src.Close()
 	if a.journal == nil {
