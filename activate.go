@@ -98,6 +98,9 @@ func nameInSet(st backupset.Store, arg string) (string, error) {
 }
 
 func activate(cfg activateConfig, stdout, stderr io.Writer) int {
+	// A reader that goes away (| head -1) must not kill a run that holds the set: it
+	// finishes, releases the lock and, for prune, runs its after hooks.
+	survivePipes()
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {

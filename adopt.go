@@ -91,6 +91,9 @@ func newAdoptCmd() *cobra.Command {
 }
 
 func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
+	// A reader that goes away (| head -1) must not kill a run that holds the set: it
+	// finishes, releases the lock and, for prune, runs its after hooks.
+	survivePipes()
 	ctx, stop := interruptible()
 	defer stop()
 	a, err := checkAdoptee(ctx, cfg)

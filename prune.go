@@ -114,6 +114,9 @@ func newPruneCmd() *cobra.Command {
 // prune runs the --exec-before hooks, prunes, and runs the --exec-after hooks whatever the
 // outcome (prune writes no receipt: a failed after hook is a line on stderr).
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
+	// A reader that goes away (| head -1) must not kill a run that holds the set: it
+	// finishes, releases the lock and, for prune, runs its after hooks.
+	survivePipes()
 	code := pruneSet(cfg, stdout, stderr)
 	if len(cfg.hooks.after) > 0 {
 		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.store.Location(), "", "", ""), stderr)
