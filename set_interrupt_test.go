@@ -199,3 +199,18 @@ func TestSetKilledBetweenRenames(t *testing.T) {
 		t.Errorf("the set holds %v, want the last run's archive and receipt", files)
 	}
 }
+
+// TestAdoptActivateInterrupted: adopt --activate of an archive already in the set reads the
+// copy back before LATEST moves; SIGINT there is an interrupt (exit 130, LATEST not moved),
+// not a failure (exit 1).
+func TestAdoptActivateInterrupted(t *testing.T) {
+	t.Parallel()
+	dir, set, first, elsewhere := adoptSet(t)
+	mustExit(t, backup(t, runOpts{}, "adopt", set, elsewhere), exitComplete)
+	copied := setArchives(t, set)[2]
+	cmd, stderr := heldRun(t, dir, "openat", filepath.Join(set, copied), "adopt", "--activate", set, elsewhere)
+	code := interruptWhen(t, cmd, "the read-back", inSyscall(cmd, unix.SYS_OPENAT))
+	if code != exitInterrupted || readLatest(t, set) != first {
+		t.Errorf("exit %d, LATEST %q, stderr %q; want %d and LATEST still %s", code, readLatest(t, set), stderr, exitInterrupted, first)
+	}
+}
