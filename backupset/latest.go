@@ -187,7 +187,7 @@ func (l *Lock) point(ctx context.Context, name string) error {
 // interrupt): a server may have made the write and its answer never came back, and the run
 // must not say LATEST was not moved when it was. It asks within the cleanup's bound.
 func (l *Lock) movedAnyway(ctx context.Context, name string) bool {
-	bctx, cancel := bounded(l.store, ctx)
+	bctx, cancel := bounded(ctx, l.store)
 	defer cancel()
 	got, _, err := readPointer(bctx, l.store)
 	return err == nil && got == name
@@ -200,7 +200,7 @@ type detacher interface {
 
 // bounded returns a context for a request that must still be made once ctx is done: the
 // store's bound when it has one, else cleanupBound.
-func bounded(st Store, ctx context.Context) (context.Context, context.CancelFunc) {
+func bounded(ctx context.Context, st Store) (context.Context, context.CancelFunc) {
 	if d, ok := st.(detacher); ok {
 		return d.Detached(ctx)
 	}
