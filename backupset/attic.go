@@ -98,11 +98,11 @@ func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []attic
 	var made []atticFile
 	for _, file := range files {
 		ok, err := a.copy(ctx, st, file.name, file.want)
+		if ok { // linked, even when the sync after failed
+			made = append(made, file)
+		}
 		if err != nil {
 			return notMoved(run, a.remove(made), err)
-		}
-		if ok {
-			made = append(made, file)
 		}
 	}
 	for i, file := range files {

@@ -4,9 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/atomicfile"
+	"backup/report"
 )
 
 // TestSweepAttic: the sweep removes what a dead run's journal lists as its own temp names,
@@ -69,5 +74,39 @@ func TestSweepAttic(t *testing.T) {
 		atticJournalPrefix + live + atticJournalSuffix, ".backup-attic-x.journal.no", "notes.txt"}
 	if !slices.Equal(left, wantLeft) {
 		t.Errorf("left %v, want %v", left, wantLeft)
+	}
+}
+
+// TestAtticCopyTakenBackWhenSyncFails: a copy linked into the attic whose folder then fails
+// to sync is this run's copy all the same: when the run cannot move whole, it leaves the
+// attic with the rest (before, the error said the run stayed whole in the set and nothing
+// of it was in the attic, while the archive's copy stayed there).
+func TestAtticCopyTakenBackWhenSyncFails(t *testing.T) {
+	set, attic := t.TempDir(), t.TempDir()
+	name := stamp("app", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	writeRun(t, set, fakeRun{name: name, status: report.Complete, started: time.Now()})
+	entries, err := Scan(t.Context(), Folder{Dir: set})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("scan: %v, %v", entries, err)
+	}
+	syncDir = func(dir string) error {
+		if dir == attic {
+			return syscall.EIO
+		}
+		return atomicfile.SyncDir(dir)
+	}
+	t.Cleanup(func() { syncDir = atomicfile.SyncDir })
+	a := &Attic{Dir: attic}
+	e := entries[0]
+	err = a.copyAll(t.Context(), Folder{Dir: set}, e.Name, []atticFile{{e.Name, e.ETag, ""}, {e.Name + ReceiptSuffix, e.ReceiptETag, ""}})
+	a.done()
+	if err == nil {
+		t.Fatal("the move succeeded though the attic could not be synced")
+	}
+	if got := listDir(t, attic); len(got) != 0 {
+		t.Errorf("the attic holds %v after %v; want nothing of the run", got, err)
+	}
+	if got := listDir(t, set); !slices.Equal(got, []string{name, name + ReceiptSuffix}) {
+		t.Errorf("the set holds %v, want the run whole", got)
 	}
 }
