@@ -134,7 +134,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	case errors.As(err, &unrecorded):
 		// LATEST moved: the activation stands, only its record is missing.
 		fmt.Fprintf(stderr, "backup activate: %v\n", unrecorded)
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
 		return exitInterrupted
 	case err != nil:

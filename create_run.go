@@ -277,6 +277,11 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 			return nil, err
 		}
 	}
+	// An interrupt that came while the archive was finished and synced stops the run here,
+	// before anything is published: nothing checks for it from here on.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
 	if c.upload != nil {
 		return rc, c.placeRemote(ctx, rc)
@@ -284,12 +289,13 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if c.cfg.toStdout() {
 		return rc, c.placeStdout(rc)
 	}
-	return rc, c.place(rc)
+	return rc, c.place(ctx, rc)
 }
 
 // place publishes the archive and its receipt as one unit: after a failure the final paths
-// hold the old pair (or nothing), and the error says so.
-func (c *creation) place(rc *report.Receipt) error {
+// hold the old pair (or nothing), and the error says so. An interrupt that comes while the
+// receipt is staged (synced) stops it before the first rename.
+func (c *creation) place(ctx context.Context, rc *report.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
@@ -298,7 +304,17 @@ func (c *creation) place(rc *report.Receipt) error {
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
-	err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	if err := ctx.Err(); err != nil {
+		staged.Discard()
+		return err
+	}
+	if c.cfg.set != nil {
+		// In a set a crash between the renames must leave the receipt alone (a run prune
+		// removes once superseded), never the archive (kept for ever as unknown).
+		err = c.w.CommitLast(c.out.archive, c.cfg.force, staged)
+	} else {
+		err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	}
 	c.written = err == nil
 	switch {
 	case errors.Is(err, fs.ErrExist):

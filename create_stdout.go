@@ -64,6 +64,8 @@ func (c *creation) placeStdout(rc *report.Receipt) error {
 	if err == nil {
 		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
 	}
+	// The hooks get the receipt, and it records them, as it does for any run.
+	c.written = err == nil
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
