@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,23 +50,45 @@ func interruptWhen(t *testing.T, cmd *exec.Cmd, what string, cond func() bool) i
 	return cmd.ProcessState.ExitCode()
 }
 
-// inSyscall says whether a thread of the run strace started is in (held at) the system call
-// number nr, as /proc shows it.
+// inSyscall says whether a thread of the run strace started is held at the system call
+// number nr, as /proc shows it: in it at every look for heldFor. A look alone could catch an
+// ordinary call of that number (the runtime opens files as it starts, before its signal
+// handlers are set), and a SIGINT sent then kills the run.
 func inSyscall(cmd *exec.Cmd, nr int) func() bool {
+	since := map[string]time.Time{}
 	return func() bool {
+		now := time.Now()
+		in := map[string]bool{}
 		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
 		for _, pid := range strings.Fields(string(children)) {
 			tasks, _ := filepath.Glob(filepath.Join("/proc", pid, "task", "*", "syscall"))
 			for _, task := range tasks {
 				data, _ := os.ReadFile(task)
 				if f := strings.Fields(string(data)); len(f) > 0 && f[0] == strconv.Itoa(nr) {
-					return true
+					in[task] = true
 				}
 			}
 		}
-		return false
+		held := false
+		for task := range since {
+			if !in[task] {
+				delete(since, task)
+			}
+		}
+		for task := range in {
+			if first, ok := since[task]; !ok {
+				since[task] = now
+			} else if now.Sub(first) >= heldFor {
+				held = true
+			}
+		}
+		return held
 	}
 }
+
+// heldFor is how long a thread must stay in a system call to count as held there: far
+// longer than any call takes, far shorter than strace's two-second hold.
+const heldFor = 300 * time.Millisecond
 
 // latestStaged says whether a writer of set has staged the new LATEST (its temp file is
 // there): past that point nothing stops the rename.
