@@ -42,6 +42,7 @@ type creation struct {
 	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
 	final         *report.Receipt        // the receipt of the outcome, once there is one
 	written       bool                   // final is at out.receipt (the run wrote it)
+	latestMoved   bool                   // in a set: LATEST names this run's archive
 	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
 	wouldSnapshot []archive.WouldCopy    // in a dry run, the files that would be snapshotted

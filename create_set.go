@@ -150,6 +150,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	}
 	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
 	// below can still stop for it.
+	c.latestMoved = true
 	if !c.cfg.quiet || rc.Status != report.Complete {
 		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
 	}
