@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"backup/archive"
 	"backup/atomicfile"
@@ -36,6 +37,12 @@ func (cfg *createConfig) validateStdout() error {
 		return errors.New("--verify cannot read back an archive written to stdout; verify it where it lands")
 	case cfg.force:
 		return errors.New("--force means nothing with -o -: nothing is replaced")
+	}
+	// The receipt is written once the whole archive has streamed: a folder that is not there
+	// must stop the run before, not after, the archive is spent.
+	dir := filepath.Dir(cfg.receipt)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("--receipt %s: its folder %s is not there", cfg.receipt, dir)
 	}
 	return nil
 }
