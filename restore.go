@@ -260,10 +260,11 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	}
 }
 
-// restoreOutcome is the status of a restore that ran.
+// restoreOutcome is the status of a restore that ran. An interrupt that came once the
+// restore had done everything stopped nothing: it is complete, and says so.
 func restoreOutcome(ctx context.Context, res *archive.RestoreResult, err error) restoreStatus {
 	switch {
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return restoreInterrupted
 	case err != nil || len(res.Damaged) > 0:
 		return restoreFailed
