@@ -81,3 +81,38 @@ func TestRestoreLinkGroupNotToOutside(t *testing.T) {
 		t.Errorf("stderr lacks the warning about app/b:\n%s", r.stderr)
 	}
 }
+
+// TestRestoreRerunSymlinks: a re-run of a restore (after Ctrl-C, say) finds the stored
+// symlinks the first run made already there, as it finds its files, and writes only what is
+// missing; a symlink of another target at that name is a conflict. Once, every symlink it had
+// made refused the re-run ("exists in the destination", exit 1).
+func TestRestoreRerunSymlinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a": {content: "a\n"}})
+	for name, target := range map[string]string{"l": "a", "out": "../elsewhere"} {
+		if err := os.Symlink(target, filepath.Join(dir, "src/app", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr, "3 files already there") {
+		t.Errorf("stderr %q; want the file and both symlinks already there", r.stderr)
+	}
+	if err := os.Remove(filepath.Join(dest, "app/l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("elsewhere", filepath.Join(dest, "app/l")); err != nil {
+		t.Fatal(err)
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "app/l: exists in the destination") {
+		t.Errorf("stderr %q; want app/l, of another target, a conflict", r.stderr)
+	}
+}

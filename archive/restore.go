@@ -108,12 +108,12 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 		res.Dirs++
 		return nil
 	}
-	if e.Kind != "" {
-		return p.restoreSymlink(ctx, t, e, res)
-	}
 	if fix, ok := p.present[e.Name]; ok {
 		p.keepPresent(t, e, fix, res)
 		return nil
+	}
+	if e.Kind != "" {
+		return p.restoreSymlink(ctx, t, e, res)
 	}
 	want, err := p.expected(e)
 	if err != nil {

@@ -21,6 +21,9 @@ import (
 // regular file of the size the manifest records (cheap, asked first), then of its SHA-256.
 // Without a manifest nothing is present: a CRC-32 is too weak to keep a file by.
 func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
+	if p.storedSymlink(e) {
+		return p.isSymlinkPresent(e, st)
+	}
 	if e.Kind != "" || !st.mode.IsRegular() || p.listed == nil {
 		return false
 	}
@@ -56,6 +59,34 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if p.present[e.Name] {
 		p.FixUps = append(p.FixUps, e.Name)
 	}
+	return true
+}
+
+// isSymlinkPresent reports whether the destination holds the stored symlink e already: a
+// symlink with the recorded target (and owner, where the restore sets owners), as an earlier
+// run of this restore made it. It is kept, as a file with its content is, so that a re-run
+// writes only what is missing.
+func (p *RestorePlan) isSymlinkPresent(e *Entry, st destState) bool {
+	if st.mode&fs.ModeSymlink == 0 {
+		return false
+	}
+	dfd, err := p.tree.dir(parentOf(e.Name), false)
+	if err != nil {
+		return false
+	}
+	target, err := readlinkat(dfd, baseOf(e.Name))
+	if err != nil || target != p.index.target(e.Name) {
+		return false
+	}
+	var s unix.Stat_t
+	if unix.Fstatat(dfd, baseOf(e.Name), &s, unix.AT_SYMLINK_NOFOLLOW) != nil || nodeOf(&s) != st.id {
+		return false
+	}
+	if uid, gid, ok := p.owner(e); ok && (int(s.Uid) != uid || int(s.Gid) != gid) {
+		return false
+	}
+	p.present[e.Name] = false
+	p.Present++
 	return true
 }
 
