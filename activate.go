@@ -134,7 +134,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	case errors.As(err, &unrecorded):
 		// LATEST moved: the activation stands, only its record is missing.
 		fmt.Fprintf(stderr, "backup activate: %v\n", unrecorded)
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
 		return exitInterrupted
 	case err != nil:
@@ -144,7 +144,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	out := activateJSON{Dir: cfg.store.Location(), Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
 	if cfg.json {
 		if err := writeJSON(stdout, out); err != nil {
-			return jsonFailed(stderr, "activate", err)
+			outputCut(stderr, "activate", "--json", err)
 		}
 		return exitComplete
 	}

@@ -137,6 +137,9 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 		case errors.As(err, &unrecorded):
 			// LATEST moved: the activation stands, only its record is missing.
 			fmt.Fprintf(stderr, "backup adopt: %v\n", unrecorded)
+		case err != nil && ctx.Err() != nil:
+			fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
+			return exitInterrupted
 		case err != nil:
 			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", cfg.archive, name, setError(cfg.dir, err))
 			return exitFailed
@@ -145,7 +148,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
 	if cfg.json {
 		if err := writeJSON(stdout, out); err != nil {
-			return jsonFailed(stderr, "adopt", err)
+			outputCut(stderr, "adopt", "--json", err)
 		}
 		return exitComplete
 	}

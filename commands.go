@@ -18,6 +18,11 @@ func init() {
 // a fresh command tree per call, runs it, and maps what happened to the exit code; cobra's
 // own errors (flags, unknown commands) become one-line usage errors.
 func run(args []string, stdout, stderr io.Writer) int {
+	// One rule for every command: a reader of stdout or stderr that went away (| head -1)
+	// never kills it with SIGPIPE, whatever it is doing; it stops printing on a stderr that
+	// failed, and says what a cut stdout cost (see outputCut).
+	survivePipes()
+	stderr = newStopOnError(stderr)
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -220,9 +219,11 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 func (cfg *createConfig) readExcludes(excludes, files []string) error {
 	patterns := slices.Clone(excludes)
 	for _, name := range files {
-		f, err := os.Open(name)
+		// Opened without blocking and checked, as every file a command reads: a FIFO no one
+		// writes to would hang the run before it starts, a device would be read for ever.
+		f, _, err := openRegular(name)
 		if err != nil {
-			return fmt.Errorf("--exclude-from: %w", err)
+			return fmt.Errorf("--exclude-from %s: %w", name, cause(err))
 		}
 		lines, err := skiprules.ReadPatterns(f)
 		f.Close()

@@ -172,3 +172,39 @@ func TestStatusFailureReported(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatePruneFailsAfterSuccess: a complete run whose archive LATEST now names is a
+// success for monitoring even when the prune after it fails (exit 1): the metrics file's last
+// success is its finish. Once it kept the success of the run before, and an age alert fired
+// while fresh backups were in the set.
+func TestCreatePruneFailsAfterSuccess(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	set, prom := filepath.Join(dir, "set"), filepath.Join(dir, "backup.prom")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	oldest := filepath.Join(set, setArchives(t, set)[0])
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", oldest, "-e", "trace=unlinkat",
+		"-e", "inject=unlinkat:error=EIO", binary, "create", "-q", "--json", "--output-dir", set,
+		"--keep-last", "1", "--metrics-file", prom, "app")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "prune") {
+		t.Fatalf("exit %d, want %d with the prune's error: %s", code, exitFailed, stderr.String())
+	}
+	var rc report.Receipt
+	if err := json.Unmarshal(stdout.Bytes(), &rc); err != nil || rc.Status != report.Complete {
+		t.Fatalf("--json printed %q (%v), want a complete receipt", stdout.String(), err)
+	}
+	label := `{set="` + set + `"}`
+	if got, want := metricValue(t, prom, "backup_last_success_timestamp_seconds"+label), float64(rc.FinishedAt.Unix()); got != want {
+		t.Errorf("last success %v, want the run's finish %v", got, want)
+	}
+	if got := metricValue(t, prom, "backup_last_exit_code"+label); got != exitFailed {
+		t.Errorf("last exit code %v, want %d", got, exitFailed)
+	}
+}

@@ -157,3 +157,35 @@ func TestCreateClosedStdout(t *testing.T) {
 		t.Errorf("--json: receipt %s, want complete", rc.Status)
 	}
 }
+
+// TestSetCommandsClosedStdout: prune, activate and adopt whose stdout reader is gone (a pipe
+// closed before they print, as `| head -1` leaves it) are not killed by SIGPIPE: each
+// finishes as it would (exit 0), and prune still runs its --exec-after hook, which
+// docs/operations.md (Hooks) promises after every outcome.
+func TestSetCommandsClosedStdout(t *testing.T) {
+	t.Parallel()
+	dir, set, a, elsewhere := adoptSet(t)
+	ran := filepath.Join(dir, "after-ran")
+	for _, args := range [][]string{
+		{"activate", set, a},
+		{"adopt", set, elsewhere},
+		{"prune", "--keep-last", "1", "--exec-after", "touch " + ran, set},
+	} {
+		cmd := exec.Command(binary, args...)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		var errBuf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &errBuf
+		cmd.Run()
+		w.Close()
+		if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+			t.Errorf("%s: exit %d, stderr %q; want 0", args[0], code, errBuf.String())
+		}
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("prune's --exec-after did not run: %v", err)
+	}
+}

@@ -42,6 +42,7 @@ type creation struct {
 	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
 	final         *report.Receipt        // the receipt of the outcome, once there is one
 	written       bool                   // final is at out.receipt (the run wrote it)
+	latestMoved   bool                   // in a set: LATEST names this run's archive
 	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
 	wouldSnapshot []archive.WouldCopy    // in a dry run, the files that would be snapshotted
@@ -66,8 +67,7 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	survivePipes()
-	stderr = newStopOnError(stderr)
+	stderr = newStopOnError(stderr) // as run() made it; hooks write to the file beneath
 	ctx, stop := interruptible()
 	defer stop()
 	c := &creation{cfg: cfg, stdout: stdout, rec: report.NewRecorder(cfg.policy), started: time.Now()}
@@ -278,6 +278,11 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 			return nil, err
 		}
 	}
+	// An interrupt that came while the archive was finished and synced stops the run here,
+	// before anything is published: nothing checks for it from here on.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
 	if c.upload != nil {
 		return rc, c.placeRemote(ctx, rc)
@@ -285,12 +290,13 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if c.cfg.toStdout() {
 		return rc, c.placeStdout(rc)
 	}
-	return rc, c.place(rc)
+	return rc, c.place(ctx, rc)
 }
 
 // place publishes the archive and its receipt as one unit: after a failure the final paths
-// hold the old pair (or nothing), and the error says so.
-func (c *creation) place(rc *report.Receipt) error {
+// hold the old pair (or nothing), and the error says so. An interrupt that comes while the
+// receipt is staged (synced) stops it before the first rename.
+func (c *creation) place(ctx context.Context, rc *report.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
@@ -299,16 +305,36 @@ func (c *creation) place(rc *report.Receipt) error {
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}
-	err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	if err := ctx.Err(); err != nil {
+		staged.Discard()
+		return err
+	}
+	if c.cfg.set != nil {
+		// In a set a crash between the renames must leave the receipt alone (a run prune
+		// removes once superseded), never the archive (kept for ever as unknown).
+		err = c.w.CommitLast(c.out.archive, c.cfg.force, staged)
+	} else {
+		err = c.w.Commit(c.out.archive, c.cfg.force, staged)
+	}
 	c.written = err == nil
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("output %s exists (use --force to replace it)", c.out.archive)
+		return &outputExists{c.out.archive}
 	case err != nil:
 		return fmt.Errorf("putting archive %s and receipt %s in place: %w", c.out.archive, c.out.receipt, err)
 	}
 	return nil
 }
+
+// outputExists is the error of an output taken by another run while this one wrote it: a
+// name chosen as free (a before-state's) can be chosen again.
+type outputExists struct{ path string }
+
+func (e *outputExists) Error() string {
+	return fmt.Sprintf("output %s exists (use --force to replace it)", e.path)
+}
+
+func (e *outputExists) Unwrap() error { return fs.ErrExist }
 
 func (c *creation) archiveError(err error) error {
 	if errors.Is(err, context.Canceled) {

@@ -73,26 +73,58 @@ func (c *creation) openUpload(ctx context.Context, st *s3store.Store, opts archi
 	return nil
 }
 
-// placeRemote completes the upload (the archive appears at its name, never over another
-// object) and then creates its receipt beside it.
+// placeRemote creates the archive's receipt and then completes the upload (the archive
+// appears at its name, never over another object). The receipt comes first, as in a folder
+// set: a kill between the two leaves a receipt alone (a run prune removes once superseded),
+// never an archive alone (kept for ever as unknown). When the upload then fails, the run's
+// failed receipt replaces this one (see writeRemoteReceipt).
 func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
 	up := c.upload
-	c.upload = nil // completed or aborted by Commit: nothing left to abort
+	c.upload = nil // completed or aborted below: nothing left to abort
+	if err := c.putRemoteReceipt(ctx, rc); err != nil {
+		up.Abort()
+		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
+	}
 	if _, err := up.Commit(); err != nil {
 		if errors.Is(err, backupset.ErrExists) {
+			// Another run's archive is at the name: the receipt beside it is not this run's
+			// to write.
+			c.dropRemoteReceipt(ctx)
 			return fmt.Errorf("output %s exists: another run wrote it", c.out.archive)
 		}
 		return fmt.Errorf("uploading archive %s: %w", c.out.archive, cause(err))
 	}
-	data, err := rc.Marshal()
-	if err == nil {
-		c.receiptETag, err = c.cfg.set.store.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, "")
-	}
-	if err != nil {
-		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
-	}
 	c.written = true
 	return nil
+}
+
+// putRemoteReceipt creates the receipt in the bucket. Interrupted, it tries once more within
+// the cleanup's bound, so that the run knows its receipt's ETag (a receipt the server made,
+// its answer lost, is recognised by its bytes) and can replace it with the failed one.
+func (c *creation) putRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
+	data, err := rc.Marshal()
+	if err != nil {
+		return err
+	}
+	st := c.remoteSet()
+	name := c.remoteName() + backupset.ReceiptSuffix
+	c.receiptETag, err = st.Put(ctx, name, data, "")
+	if err != nil && ctx.Err() != nil {
+		dctx, cancel := st.Detached(ctx)
+		defer cancel()
+		c.receiptETag, err = st.Put(dctx, name, data, "")
+	}
+	return err
+}
+
+// dropRemoteReceipt deletes the receipt this run created, on its ETag.
+func (c *creation) dropRemoteReceipt(ctx context.Context) {
+	st := c.remoteSet()
+	dctx, cancel := st.Detached(ctx)
+	defer cancel()
+	if st.Delete(dctx, c.remoteName()+backupset.ReceiptSuffix, c.receiptETag) == nil {
+		c.receiptETag = ""
+	}
 }
 
 // abortUpload drops an unfinished upload, so that no part of it stays stored (and billed).

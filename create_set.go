@@ -140,7 +140,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	}
 	c.print(rc, stderr)
 	switch {
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		// The archive is whole, only not checked: its receipt stands, LATEST stays.
 		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
 		return exitInterrupted
@@ -148,6 +148,9 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 		fmt.Fprintf(stderr, "backup: LATEST not moved: %v\n", err)
 		return exitFailed
 	}
+	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
+	// below can still stop for it.
+	c.latestMoved = true
 	if !c.cfg.quiet || rc.Status != report.Complete {
 		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
 	}
@@ -163,6 +166,9 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
 		return exitFailed
 	}
 	return exitCode(rc, nil)

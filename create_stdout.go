@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"backup/archive"
 	"backup/atomicfile"
@@ -37,6 +38,12 @@ func (cfg *createConfig) validateStdout() error {
 	case cfg.force:
 		return errors.New("--force means nothing with -o -: nothing is replaced")
 	}
+	// The receipt is written once the whole archive has streamed: a folder that is not there
+	// must stop the run before, not after, the archive is spent.
+	dir := filepath.Dir(cfg.receipt)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("--receipt %s: its folder %s is not there", cfg.receipt, dir)
+	}
 	return nil
 }
 
@@ -64,6 +71,8 @@ func (c *creation) placeStdout(rc *report.Receipt) error {
 	if err == nil {
 		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
 	}
+	// The hooks get the receipt, and it records them, as it does for any run.
+	c.written = err == nil
 	if err != nil {
 		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
 	}

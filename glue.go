@@ -81,10 +81,19 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// jsonFailed reports output that could not be written, and returns the failure exit code.
+// jsonFailed reports the answer of a command that only reads (list, verify, status) that
+// could not be written to stdout, and returns the failure exit code: the answer is cut.
 func jsonFailed(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "backup %s: writing JSON to stdout: %v\n", cmd, err)
+	fmt.Fprintf(stderr, "backup %s: writing JSON to stdout: %v\n", cmd, cause(err))
 	return exitFailed
+}
+
+// outputCut reports a --json or --json-lines answer (flag) that could not be written to
+// stdout by a command whose work is done by then (restore, prune, adopt, activate, as
+// create): the work stands, and so does the exit code that says what it was; only this line
+// says that the reader did not get the answer.
+func outputCut(stderr io.Writer, cmd, flag string, err error) {
+	fmt.Fprintf(stderr, "backup %s: writing %s to stdout: %v\n", cmd, flag, cause(err))
 }
 
 // lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune

@@ -187,3 +187,22 @@ func TestInterruptedRunReports(t *testing.T) {
 		t.Errorf("metrics: exit code %v, want 130", got)
 	}
 }
+
+// TestExecAfterStdoutArchive: with -o -, the after hooks get the receipt the run wrote to
+// --receipt as BACKUP_RECEIPT, and that receipt records them, as for any other run.
+func TestExecAfterStdoutArchive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	receipt := filepath.Join(dir, "r.json")
+	seen := filepath.Join(dir, "seen")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "-", "--receipt", receipt,
+		"--exec-after", `printf %s "$BACKUP_RECEIPT" > `+seen, "app")
+	mustExit(t, r, exitComplete)
+	if got := string(readFile(t, seen)); got != receipt {
+		t.Errorf("BACKUP_RECEIPT %q, want %q", got, receipt)
+	}
+	if rc := readReceipt(t, receipt); len(rc.Hooks) != 1 || rc.Hooks[0].When != "after" {
+		t.Errorf("receipt hooks %+v, want the after hook", rc.Hooks)
+	}
+}

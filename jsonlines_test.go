@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"backup/backupset"
 )
 
 // readLines parses a --json-lines stream line by line, as a wrapper does: every line one
@@ -167,5 +169,56 @@ func TestJSONLinesProgress(t *testing.T) {
 	last := progress[len(progress)-1]
 	if last["total_files"] != 12.0 || last["total_bytes"] != 12000.0 {
 		t.Errorf("last progress line %v, want total_files 12 and total_bytes 12000", last)
+	}
+}
+
+// TestPruneJSONFailures: whatever ends a prune once its flags parse (a set that is locked,
+// missing or refused for its damaged LATEST, a failed --exec-before), --json and
+// --json-lines still print their document, and it says why in "error": a wrapper must not
+// read "deleted 0" as a prune that found nothing to do.
+func TestPruneJSONFailures(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set, damaged, locked := filepath.Join(dir, "set"), filepath.Join(dir, "damaged"), filepath.Join(dir, "locked")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	for _, s := range []string{set, damaged, locked} {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", s, "app"), exitComplete)
+	}
+	makeTree(t, damaged, map[string]node{"LATEST": {content: "x\ny\n"}})
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: locked}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		error string // in the result's error
+	}{
+		{"locked", []string{locked}, exitLocked, "another backup of this set is running"},
+		{"missing", []string{filepath.Join(dir, "nosuch")}, exitFailed, "no such file or directory"},
+		{"damaged LATEST", []string{damaged}, exitFailed, "has more than one line"},
+		{"exec-before", []string{"--exec-before", "exit 3", set}, exitFailed, "exit status 3"},
+	}
+	for _, tt := range tests {
+		for _, mode := range []string{"--json", "--json-lines"} {
+			t.Run(tt.name+" "+mode, func(t *testing.T) {
+				r := backup(t, runOpts{}, append([]string{"prune", mode, "--keep-last", "1"}, tt.args...)...)
+				mustExit(t, r, tt.code)
+				var result map[string]any
+				if mode == "--json" {
+					if err := json.Unmarshal([]byte(r.stdout), &result); err != nil {
+						t.Fatalf("--json printed %q: %v", r.stdout, err)
+					}
+				} else {
+					events := readLines(t, r.stdout)
+					result, _ = events[len(events)-1]["result"].(map[string]any)
+				}
+				if e, _ := result["error"].(string); !strings.Contains(e, tt.error) {
+					t.Errorf("result's error %q, want it to say %q", e, tt.error)
+				}
+			})
+		}
 	}
 }

@@ -102,7 +102,11 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		for _, e := range r.Entries {
-			writeListLine(stdout, e, cfg.long)
+			// The list is list's answer: a reader gone (| head -1) cuts it, and list stops.
+			if err := writeListLine(stdout, e, cfg.long); err != nil {
+				fmt.Fprintf(stderr, "backup list: writing to stdout: %v\n", cause(err))
+				return exitFailed
+			}
 		}
 	}
 	if r.ManifestErr != nil {
@@ -115,16 +119,17 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	return exitComplete
 }
 
-func writeListLine(w io.Writer, e *archive.Entry, long bool) {
+func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
 	if !long {
-		fmt.Fprintln(w, archive.QuoteName(e.StoredName()))
-		return
+		_, err := fmt.Fprintln(w, archive.QuoteName(e.StoredName()))
+		return err
 	}
 	var target string
 	if e.Target != "" {
 		target = " -> " + archive.QuoteName(e.Target)
 	}
-	fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()), target)
+	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()), target)
+	return err
 }
 
 func newListJSON(path string, r *archive.Reader) listJSON {

@@ -112,22 +112,53 @@ func (pc pathCheck) err() error {
 // fileOutput refuses an output file whose path holds a folder, or a FIFO, a device or a
 // socket: the rename that puts the file in place would replace it (as root, --receipt
 // /dev/null once replaced /dev/null with a regular file). A symlink there is replaced, not
-// followed, so it is fine.
+// followed, so it is fine, unless it leads to such a file, or through /proc (/dev/stdout,
+// /proc/self/fd/1): such a link names a device or a descriptor, not a place for a file,
+// and replacing it (as root, --metrics-file /dev/stdout) broke the system's /dev/stdout.
 func (out pathArg) fileOutput() error {
 	if !out.file || out.path == "" {
 		return nil
 	}
-	if info, err := os.Stat(out.path); err == nil && info.IsDir() {
+	target, err := os.Stat(out.path)
+	if err == nil && target.IsDir() {
 		return fmt.Errorf("%s is a folder", out.what)
 	}
-	info, err := os.Lstat(out.path)
-	if err != nil {
+	info, lerr := os.Lstat(out.path)
+	if lerr != nil {
 		return nil
 	}
 	if kind := specialKind(info.Mode()); kind != "" {
 		return fmt.Errorf("%s is %s, not a regular file: give another path", out.what, kind)
 	}
+	if info.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	if err == nil && specialKind(target.Mode()) != "" {
+		return fmt.Errorf("%s is a symlink to %s, which the output would replace: give another path", out.what, specialKind(target.Mode()))
+	}
+	if via := throughProc(out.path); via != "" {
+		return fmt.Errorf("%s is a symlink to %s, which the output would replace: give another path", out.what, via)
+	}
 	return nil
+}
+
+// throughProc returns the first target, on the chain of symlinks at path, that is in /proc
+// (a descriptor, not a file's place); "" when there is none.
+func throughProc(path string) string {
+	for range maxLinks {
+		target, err := os.Readlink(path)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		if target == "/proc" || strings.HasPrefix(target, "/proc/") {
+			return target
+		}
+		path = target
+	}
+	return ""
 }
 
 // specialKind names a FIFO, a device or a socket; "" for anything else.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -156,5 +157,80 @@ func TestOutputFlagsChecked(t *testing.T) {
 				t.Errorf("output flag %s has no usage error in testdata/script/outputs*.txtar", name)
 			}
 		})
+	}
+}
+
+// TestPathFlagsRefuseEmpty: every path-valued flag refuses the empty string, as
+// docs/create.md (Outputs never overwrite inputs) promises, with exit 2 and one line naming it. restore --undo-dir "" was taken for "not
+// given", and the before-state went to DEST's parent, the folder the script meant not to use.
+func TestPathFlagsRefuseEmpty(t *testing.T) { // not parallel: t.Chdir
+	rest := map[string][]string{ // what each command needs besides the flag
+		"create":  {"src"},
+		"status":  {"set"},
+		"prune":   {"--keep-last", "1", "set"},
+		"restore": {"--force", "a.zip", "dest"},
+		"verify":  {"a.zip"},
+		"adopt":   {"set", "a.zip"},
+	}
+	for name := range pathFlags {
+		cmd, flag, _ := strings.Cut(name, " ")
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{cmd, flag, ""}, rest[cmd]...)
+			var stdout, stderr strings.Builder
+			t.Chdir(dir)
+			code := run(args, &stdout, &stderr)
+			if want := flag + " is empty"; code != exitUsage || !strings.Contains(stderr.String(), want) {
+				t.Errorf("%q: exit %d, stderr %q; want 2 and %q", args, code, stderr.String(), want)
+			}
+			if got := listDir(t, dir); len(got) > 0 {
+				t.Errorf("%q wrote %q", args, got)
+			}
+		})
+	}
+}
+
+// TestOutputSymlinkToDevice: an output's path that is a symlink to a device, a FIFO or a
+// socket, or one through /proc (/dev/stdout, /dev/stderr, /proc/self/fd/N), names that
+// file, not a place for a new one: the rename that puts the output in place replaced the
+// link. Run as root, --metrics-file /dev/stdout replaced the system's /dev/stdout with a
+// regular file, and so it did with a link to /dev/null here. Such a path is refused (exit
+// 2) and left as it is; a symlink to a regular file, or a dangling one, is still replaced.
+func TestOutputSymlinkToDevice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	links := map[string]string{"nul": "/dev/null", "out": "/proc/self/fd/1", "err": "/dev/stderr"}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, err := os.Create(filepath.Join(dir, "stdout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--receipt", "nul", "app"},
+		{"create", "-o", "a.zip", "--metrics-file", "out", "app"},
+		{"create", "-o", "a.zip", "--metrics-file", "err", "app"},
+		{"create", "--force", "-o", "nul", "app"},
+		{"status", "--metrics-file", "out", "set"},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = dir
+		cmd.Stdout = stdout // a regular file: /proc/self/fd/1 resolves to it
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(stderr.String(), " is a symlink to ") {
+			t.Errorf("%v: exit %d, %q; want 2 and the link named", args, code, stderr.String())
+		}
+		for name, target := range links {
+			if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != target {
+				t.Fatalf("%v: %s is no longer the link to %s: %q, %v", args, name, target, got, err)
+			}
+		}
 	}
 }

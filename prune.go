@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,9 @@ type pruneJSON struct {
 	Moved int            `json:"moved,omitempty"`
 	Kept  int            `json:"kept"`
 	Runs  []pruneRunJSON `json:"runs"`
+	// Error says why prune stopped, was refused or did not run (exit 1, 4 or 130); the
+	// runs are those decided before it stopped.
+	Error string `json:"error,omitempty"`
 }
 
 type pruneRunJSON struct {
@@ -117,51 +121,66 @@ func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 	return code
 }
 
+// pruneSet prunes and prints the outcome: --json and --json-lines whatever ended the prune
+// (with the cause in "error"), else the plan, unless prune was refused before it planned
+// (a damaged LATEST): the one line on stderr then says what happened.
 func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
+	plan, code, err := runPrune(cfg, stderr)
+	switch {
+	case cfg.json || cfg.jsonLines:
+		out := cfg.newPruneJSON(plan)
+		if err != nil {
+			out.Error = err.Error()
+		}
+		if cfg.jsonLines {
+			if werr := writePruneEvents(stdout, out); werr != nil {
+				outputCut(stderr, "prune", "--json-lines", werr)
+			}
+		} else if werr := writeJSON(stdout, out); werr != nil {
+			outputCut(stderr, "prune", "--json", werr)
+		}
+	case plan != nil || err == nil:
+		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
+	}
+	return code
+}
+
+// runPrune takes the set's lock, runs the --exec-before hooks and prunes. It returns the
+// decisions carried out, the exit code, and what stopped the prune, which it has printed.
+func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, error) {
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
 			fmt.Fprintf(stderr, "backup prune: %v\n", err)
-			return exitFailed
+			return nil, exitFailed, err
 		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code := lockSet(ctx, cfg.store, cfg.wait, "backup prune", stderr)
+	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup prune", stderr)
 	if lock == nil {
-		return code
+		return nil, code, err
 	}
 	defer releaseSet(lock, "backup prune", stderr)
 	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.store.Location(), "", "", ""), stderr); err != nil {
 		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
 		if ctx.Err() != nil {
-			return exitInterrupted
+			return nil, exitInterrupted, err
 		}
-		return exitFailed
+		return nil, exitFailed, err
 	}
 	plan, err := lock.PruneInto(ctx, cfg.policy, cfg.dryRun, cfg.attic)
-	if cfg.jsonLines {
-		if err := writePruneEvents(stdout, cfg.newPruneJSON(plan)); err != nil {
-			return jsonFailed(stderr, "prune", err)
-		}
-	} else if cfg.json {
-		if err := writeJSON(stdout, cfg.newPruneJSON(plan)); err != nil {
-			return jsonFailed(stderr, "prune", err)
-		}
-	} else if plan != nil || err == nil {
-		// A prune refused before it planned (a damaged LATEST) prints no "deleted 0": the
-		// one line on stderr says what happened.
-		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
-	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(stderr, "backup prune: interrupted: %s\n", setError(cfg.store.Location(), err))
-		return exitInterrupted
+		err = fmt.Errorf("interrupted: %s", setError(cfg.store.Location(), err))
+		fmt.Fprintf(stderr, "backup prune: %v\n", err)
+		return plan, exitInterrupted, err
 	case err != nil:
-		fmt.Fprintf(stderr, "backup prune: %s\n", setError(cfg.store.Location(), err))
-		return exitFailed
+		err = errors.New(setError(cfg.store.Location(), err))
+		fmt.Fprintf(stderr, "backup prune: %v\n", err)
+		return plan, exitFailed, err
 	}
-	return exitComplete
+	return plan, exitComplete, nil
 }
 
 // writePlan prints one line per run, oldest first: keep or delete, and why. A prune that

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPruneAttic prunes with --attic into a folder on the set's file system (rename) and
@@ -253,5 +255,88 @@ func TestPruneAtticKilled(t *testing.T) {
 	}
 	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
 		t.Errorf("the set holds %v, want %s and its receipt", got, b)
+	}
+}
+
+// TestPruneAtticKilledSweepsTemps kills prune --attic (SIGKILL) while it copies a run into an
+// attic on another file system: its temp file stays in the attic, and the next prune --attic
+// removes it, and only it: a file of the user's with a temp-like name stays.
+func TestPruneAtticKilledSweepsTemps(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	users := "." + a + ".tmp-12345"
+	makeTree(t, attic, map[string]node{users: {content: "the user's"}})
+	// Held where the copy, written and synced, is to be linked into place.
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(attic, a), "-e", "trace=linkat",
+		"-e", "inject=linkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "the copy linked into place", inSyscall(cmd, unix.SYS_LINKAT))
+	killGroup(cmd)
+	if temps, _ := filepath.Glob(filepath.Join(attic, ".app-*.tmp-*")); len(temps) != 2 {
+		t.Fatalf("the killed run left %v in the attic, want its temp file beside the user's", temps)
+	}
+
+	r := backup(t, runOpts{}, "prune", "--wait", "30s", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitComplete)
+	if got, want := listDir(t, attic), []string{users, a, a + ".receipt.json"}; !sameSet(got, want) {
+		t.Errorf("the attic holds %v, want %v", got, want)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want %s and its receipt", got, b)
+	}
+}
+
+// sameSet says whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// TestPruneAtticKeepsWhatItDidNotCopy: an attic shared with another set holds a run of the
+// same name whose archive has the same bytes (two sets of one tree, run in the same second)
+// and whose receipt differs. Prune counts the archive as copied, cannot copy the receipt,
+// and takes back only what it copied itself: the other set's archive stays in the attic
+// (before, the take-back removed it, and that run's only copy was lost).
+func TestPruneAtticKeepsWhatItDidNotCopy(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir, set, a, b := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	archive := readFile(t, filepath.Join(set, a))
+	makeTree(t, attic, map[string]node{a: {content: string(archive)}, a + ".receipt.json": {content: "the other set's receipt"}})
+
+	r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, set)
+	mustExit(t, r, exitFailed)
+	if got := readFile(t, filepath.Join(attic, a)); !bytes.Equal(got, archive) {
+		t.Errorf("the other set's archive %s is gone from the attic", a)
+	}
+	if got := string(readFile(t, filepath.Join(attic, a+".receipt.json"))); got != "the other set's receipt" {
+		t.Errorf("the other set's receipt was changed: %q", got)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
+		t.Errorf("the set holds %v, want both runs whole", got)
 	}
 }

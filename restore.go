@@ -120,7 +120,7 @@ func newRestoreCmd() *cobra.Command {
 		if len(args) != 2 {
 			return usageError(stderr, "restore", argCount("ARCHIVE and DEST", len(args)))
 		}
-		if err := refuseEmpty(flags, nil, args, "ARCHIVE", "DEST"); err != nil {
+		if err := refuseEmpty(flags, []string{"undo-dir"}, args, "ARCHIVE", "DEST"); err != nil {
 			return usageError(stderr, "restore", err)
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
@@ -156,11 +156,11 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	}
 	restoreInto(ctx, cfg, out, stderr)
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
-		return jsonFailed(stderr, "restore", err)
+		outputCut(stderr, "restore", "--json-lines", err)
 	}
 	if cfg.json {
 		if err := writeJSON(stdout, out.nonNil()); err != nil {
-			return jsonFailed(stderr, "restore", err)
+			outputCut(stderr, "restore", "--json", err)
 		}
 	}
 	return out.Status.exitCode()
@@ -185,7 +185,12 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	plan, err := r.PlanRestore(cfg.dest, cfg.options())
+	plan, err := r.PlanRestoreContext(ctx, cfg.dest, cfg.options())
+	if err != nil && ctx.Err() != nil {
+		out.Status, out.Error = restoreInterrupted, "interrupted while checking DEST; nothing written"
+		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	if err != nil {
 		out.fail(err)
 		fmt.Fprintf(stderr, "backup restore: %s: %s\n", archive.QuoteName(cfg.archive), archive.EscapeText(err.Error()))
@@ -255,10 +260,11 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	}
 }
 
-// restoreOutcome is the status of a restore that ran.
+// restoreOutcome is the status of a restore that ran. An interrupt that came once the
+// restore had done everything stopped nothing: it is complete, and says so.
 func restoreOutcome(ctx context.Context, res *archive.RestoreResult, err error) restoreStatus {
 	switch {
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return restoreInterrupted
 	case err != nil || len(res.Damaged) > 0:
 		return restoreFailed

@@ -46,9 +46,11 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	for _, p := range out.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", p)
 	}
+	// DEST may be half changed when the run stops early: the way back is said then too.
+	defer writeUndoLine(w, cfg, out)
 	switch {
 	case out.Status == restoreInterrupted:
-		fmt.Fprintf(w, "backup restore: interrupted after %d files; no partial file left\n", out.Files)
+		fmt.Fprintf(w, "backup restore: interrupted after %s; no partial file left\n", report.Plural(out.Files, "file", "files"))
 		return
 	case out.Status == restoreFailed && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %s\n", archive.EscapeText(err.Error()))
@@ -77,6 +79,10 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
 	}
 	fmt.Fprintln(w)
+}
+
+// writeUndoLine says where the before-state of a restore --force went, and how to undo it.
+func writeUndoLine(w io.Writer, cfg restoreConfig, out *restoreJSON) {
 	if out.Undo != nil {
 		undo, dest := archive.QuoteName(out.Undo.Archive), archive.QuoteName(cfg.dest)
 		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", undo, undo, dest)

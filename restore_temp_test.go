@@ -68,10 +68,10 @@ func TestRestoreUndoAfterKill(t *testing.T) {
 		t.Fatalf("cp -a: %v %s", err, out)
 	}
 
-	// --force renames files into place with renameat: strace kills the run at the first
+	// --force renames files into place with renameat2: strace kills the run at the first
 	// into app/new (strace counts calls per thread, so "the second" would not be one call).
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app/new"),
-		"-e", "inject=renameat:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+		"-e", "inject=renameat,renameat2:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
 		t.Fatalf("the restore was not killed: %v\n%s", err, out)
@@ -112,4 +112,32 @@ func TestRestoreRerunOnReadOnlyDest(t *testing.T) {
 	if r.code != exitComplete || !strings.Contains(r.stderr, "2 files already there") || strings.Contains(r.stderr, "warning") {
 		t.Errorf("re-run on a read-only DEST: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// TestRestoreIgnoresCopiedJournal: a journal that a restore did not write in DEST itself
+// proves nothing. Here the backup of a folder d holds d/.backup-restore-abc.journal, listing
+// app/.x.restore-abc-1 (as a killed restore's would, or as a hostile archive plants it),
+// and that file, now the user's. Restored into P, both land in P/d, mode 0600, the user's:
+// the next restore into P/d took the copied journal for a dead run's and deleted
+// app/.x.restore-abc-1. A journal is trusted only when its mtime is its ctime, to the
+// nanosecond, as the writes of the run that made it left it; a copy (restored, cp -a,
+// rsync) has its mtime set, and stays, with what it lists.
+func TestRestoreIgnoresCopiedJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/d"), map[string]node{
+		".backup-restore-abc.journal": {content: "backup restore journal 1\napp/.x.restore-abc-1\x00", mode: 0o600},
+		"app/.x.restore-abc-1":        {content: "the user's\n", mode: 0o600},
+	})
+	planted := filepath.Join(dir, "planted.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", planted, "src/d"), exitComplete)
+	p := filepath.Join(dir, "P")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", planted, p), exitComplete)
+
+	makeTree(t, filepath.Join(dir, "other/app"), map[string]node{"z": {content: "z\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "other/app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, filepath.Join(p, "d")), exitComplete)
+	assertContent(t, filepath.Join(p, "d/app/.x.restore-abc-1"), "the user's\n")
+	assertContent(t, filepath.Join(p, "d/.backup-restore-abc.journal"), "backup restore journal 1\napp/.x.restore-abc-1\x00")
 }

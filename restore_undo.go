@@ -63,6 +63,17 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 	if err != nil {
 		return nil, err
 	}
+	for try := 0; ; try++ {
+		// The name was free when chosen; another restore (into a DEST of the same name, with
+		// the same --undo-dir, in the same second) may take it first: take the next.
+		undo, err := writeBeforeStateIn(ctx, cfg, plan, dir, stderr)
+		if !errors.As(err, new(*outputExists)) || try == 10 {
+			return undo, err
+		}
+	}
+}
+
+func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now, created: plan.Creates(), pick: map[string]bool{}}
 	c.cfg = createConfig{level: archive.DefaultLevel, method: archive.Deflate, progress: "never",

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+
+	"backup/archive"
 )
 
 func TestBeforeStateName(t *testing.T) {
@@ -20,5 +23,19 @@ func TestBeforeStateName(t *testing.T) {
 				t.Errorf("beforeStateName(%q) = %q, want %q", tt.dest, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRestoreOutcomeLateInterrupt: a restore that did everything before an interrupt came is
+// complete; one the interrupt stopped is interrupted. Once, a SIGINT at the very end turned a
+// whole restore into "interrupted" (exit 130).
+func TestRestoreOutcomeLateInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if got := restoreOutcome(ctx, &archive.RestoreResult{Files: 3}, nil); got != restoreComplete {
+		t.Errorf("everything done, then interrupted: %s, want %s", got, restoreComplete)
+	}
+	if got := restoreOutcome(ctx, &archive.RestoreResult{Files: 1}, ctx.Err()); got != restoreInterrupted {
+		t.Errorf("stopped by the interrupt: %s, want %s", got, restoreInterrupted)
 	}
 }

@@ -67,10 +67,23 @@ func (c *creation) writeMetrics(rc *report.Receipt, code int) error {
 		status = report.Failed // interrupted: the run failed
 	}
 	last := rc.FinishedAt
-	if status != report.Complete {
+	if !c.succeeded(rc, code) {
 		last = carriedSuccess(c.cfg.metricsFile)
 	}
 	return metrics.WriteFile(c.cfg.metricsFile, runGauges(c.setDir(), rc, status, code, last, time.Since(c.started)))
+}
+
+// succeeded says whether the run leaves a new complete backup in place: in a set, one that
+// LATEST names, even when the prune after it failed (exit 1): the age alert must not fire
+// while fresh backups are there.
+func (c *creation) succeeded(rc *report.Receipt, code int) bool {
+	if rc.Status != report.Complete {
+		return false
+	}
+	if c.cfg.set != nil {
+		return c.latestMoved
+	}
+	return code == exitComplete
 }
 
 // carriedSuccess is the last success the metrics file at path records; zero when none.

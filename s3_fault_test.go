@@ -23,7 +23,7 @@ import (
 type faultProxy struct {
 	mu    sync.Mutex
 	count map[string]int
-	fault func(kind string, n int) fault
+	fault func(r *http.Request, kind string, n int) fault
 }
 
 type fault int
@@ -39,6 +39,7 @@ const (
 	lostAnswer         // pass it on, let the server act on it, then drop the connection unanswered
 	noSuchUpload       // answer 404 NoSuchUpload, as S3 may to a completion tried again
 	status412          // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
+	holdAnswer         // pass it on, let the server act on it, then answer nothing until the client hangs up
 )
 
 // stallingBody passes left bytes of body on, then blocks until done (the client hung up).
@@ -76,13 +77,20 @@ func requestKind(r *http.Request) string {
 
 // startFaultProxy starts the proxy in front of target and returns its URL, and the counts of
 // the requests it saw by kind.
-func startFaultProxy(t *testing.T, target string, fault func(kind string, n int) fault) (string, func(kind string) int) {
+func startFaultProxy(t *testing.T, target string, decide func(kind string, n int) fault) (string, func(kind string) int) {
+	t.Helper()
+	return startRequestFaultProxy(t, target, func(_ *http.Request, kind string, n int) fault { return decide(kind, n) })
+}
+
+// startRequestFaultProxy is startFaultProxy for a fault that depends on more of the request
+// than its kind (its key).
+func startRequestFaultProxy(t *testing.T, target string, decide func(r *http.Request, kind string, n int) fault) (string, func(kind string) int) {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{count: map[string]int{}, fault: fault}
+	p := &faultProxy{count: map[string]int{}, fault: decide}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1                    // a stalled body's first half reaches the client
 	rp.ErrorLog = log.New(io.Discard, "", 0) // the faults it meets are the test's own
@@ -111,7 +119,7 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 		p.count[kind]++
 		n := p.count[kind]
 		p.mu.Unlock()
-		switch p.fault(kind, n) {
+		switch p.fault(r, kind, n) {
 		case status500:
 			http.Error(w, "<Error><Code>InternalError</Code></Error>", http.StatusInternalServerError)
 		case status503:
@@ -140,6 +148,9 @@ func startFaultProxy(t *testing.T, target string, fault func(kind string, n int)
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
 			}
+		case holdAnswer:
+			rp.ServeHTTP(httptest.NewRecorder(), r)
+			<-r.Context().Done()
 		default:
 			rp.ServeHTTP(w, r)
 		}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -224,5 +227,184 @@ func TestS3SetLostAnswers(t *testing.T) {
 		if err := os.Remove(filepath.Join(s.dir, ".backup.lock")); err == nil {
 			t.Errorf("answer to %s #%d lost: the lock object was left behind", l.kind, l.n)
 		}
+	}
+}
+
+// TestS3SetInterruptedAfterLatestWritten: the server moves LATEST but its answer does not
+// come back before SIGINT cancels the request. The run must not say "LATEST not moved"
+// (exit 130) while the bucket's LATEST names the new archive: it asks the bucket, and says
+// what it holds.
+func TestS3SetInterruptedAfterLatestWritten(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	old := readLatest(t, s.dir)
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		if kind == "PUT" && strings.HasSuffix(r.URL.Path, "/LATEST") {
+			return holdAnswer
+		}
+		return pass
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+	prom := filepath.Join(dir, "backup.prom")
+	cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "--metrics-file", prom, "app")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "the server to move LATEST", func() bool {
+		data, err := os.ReadFile(filepath.Join(s.dir, "LATEST"))
+		return err == nil && strings.TrimSpace(string(data)) != old
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	latest := readLatest(t, s.dir)
+	if strings.Contains(stderr.String(), "not moved") || code != exitComplete || !strings.Contains(stderr.String(), "LATEST -> "+latest) {
+		t.Errorf("LATEST moved to %s, but the run exited %d saying:\n%s", latest, code, stderr.String())
+	}
+	if got := exitMetric(t, prom); got != float64(code) {
+		t.Errorf("metrics say exit %v, the run %d", got, code)
+	}
+}
+
+// TestS3SetInterruptedWhilePublishing: SIGINT comes while the receipt's creation, or then the
+// upload's completion, is under way: made by the server but not yet answered, or not even
+// received. An archive the server completed is at its name with its receipt, and the run
+// stops before LATEST moves, as a folder set's run interrupted after its renames does; an
+// archive not completed is not there, and its receipt says the run failed. Never an archive
+// alone (a run that status calls unknown, and prune keeps for ever).
+func TestS3SetInterruptedWhilePublishing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		kind      string // of the request held, the first of its kind to the new run's name
+		fault     fault
+		published bool // the archive is at its name once the server made what it was held at
+	}{
+		{"receipt made", "receipt", holdAnswer, false},
+		{"receipt not received", "receipt", stall, false},
+		{"completion made", "complete", holdAnswer, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newS3Set(t)
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+			mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+			old := readLatest(t, s.dir)
+			var held atomic.Int32
+			proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+				if kind == "PUT" && strings.HasSuffix(r.URL.Path, ".receipt.json") && !strings.HasSuffix(r.URL.Path, old+".receipt.json") {
+					kind = "receipt"
+				}
+				if kind == tt.kind && held.Add(1) == 1 {
+					return tt.fault
+				}
+				return pass
+			})
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+			cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "app")
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			waitFor(t, "the "+tt.kind+" held", func() bool {
+				if held.Load() == 0 {
+					return false
+				}
+				switch tt.name {
+				case "receipt made":
+					return len(setArchives(t, s.dir)) == 3
+				case "completion made":
+					return len(setArchives(t, s.dir)) == 4
+				}
+				return true
+			})
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr.String())
+			}
+			archives := setArchives(t, s.dir)
+			want, status := 3, "failed"
+			if tt.published {
+				want, status = 4, "complete"
+			}
+			if len(archives) != want || readLatest(t, s.dir) != old {
+				t.Fatalf("the bucket holds %v, LATEST %q; want %d files, LATEST on %s; stderr:\n%s", archives, readLatest(t, s.dir), want, old, stderr.String())
+			}
+			receipt := archives[len(archives)-1]
+			if rc := readReceipt(t, filepath.Join(s.dir, receipt)); string(rc.Status) != status || (rc.Archive != nil) != tt.published {
+				t.Errorf("%s says %s, archive %v; want %s", receipt, rc.Status, rc.Archive, status)
+			}
+			if tt.published && !strings.Contains(stderr.String(), "LATEST not moved") {
+				t.Errorf("stderr does not say LATEST was not moved:\n%s", stderr.String())
+			}
+			if r := backup(t, runOpts{env: s.env}, "status", s.loc); r.code != exitComplete || strings.Contains(r.stdout, "unknown") || strings.Contains(r.stdout, "gone") {
+				t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestS3SetKilledWhilePublishing kills create (SIGKILL) once the server has completed the
+// archive's upload, before the run heard so. What is left must be cleared by the set's own
+// runs: after the next run and its prune, every archive has its receipt and status shows no
+// run it cannot account for (an archive alone would be "unknown, kept" for ever).
+func TestS3SetKilledWhilePublishing(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy, _ := startFaultProxy(t, s.srv.Endpoint, func(kind string, n int) fault {
+		if kind == "complete" {
+			return holdAnswer
+		}
+		return pass
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+	cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "app")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	first := setArchives(t, s.dir)
+	waitFor(t, "the server to complete the upload", func() bool {
+		for _, f := range setArchives(t, s.dir) {
+			// The second run's name is app-TIME-2.zip only when it starts in the first's second.
+			if strings.HasSuffix(f, ".zip") && !slices.Contains(first, f) {
+				return true
+			}
+		}
+		return false
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"c": {content: "third\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--keep-last", "1", "app"), exitComplete)
+	r := backup(t, runOpts{env: s.env}, "status", s.loc)
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stdout, "unknown") || strings.Contains(r.stdout, "gone") {
+		t.Errorf("after the next run and its prune, status shows a run it cannot account for:\n%s", r.stdout)
+	}
+	if files := setArchives(t, s.dir); len(files) != 2 {
+		t.Errorf("the bucket holds %v, want the last run's archive and receipt", files)
 	}
 }

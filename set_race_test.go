@@ -4,7 +4,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -95,5 +97,56 @@ func checkSetWhole(t *testing.T, set, attic string) {
 				t.Fatalf("%s holds %s without %s: %v", dir, f, pair, files)
 			}
 		}
+	}
+}
+
+// TestPruneAtticSharedRacing races two prunes of two sets into one attic on another file
+// system (each copies, under a journal of its own), 20 times: both succeed, the attic holds
+// whole pairs only, and no temp file or journal is left, though each prune sweeps the attic
+// while the other one copies into it.
+func TestPruneAtticSharedRacing(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	attic := filepath.Join(dir, "attic")
+	makeTree(t, attic, map[string]node{".": {kind: "dir"}})
+	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=64m"); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	sets := []string{filepath.Join(dir, "one"), filepath.Join(dir, "two")}
+	for i, set := range sets {
+		makeTree(t, filepath.Join(dir, "app"+strconv.Itoa(i)), map[string]node{"a": {content: "a\n"}})
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"+strconv.Itoa(i)), exitComplete)
+	}
+	for round := range 20 {
+		for i, set := range sets {
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"+strconv.Itoa(i)), exitComplete)
+		}
+		runs := startPair(t, dir, []string{"prune", "--keep-last", "1", "--attic", attic, sets[0]},
+			[]string{"prune", "--keep-last", "1", "--attic", attic, sets[1]})
+		for _, cmd := range runs {
+			if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+				t.Fatalf("round %d: %v: exit %d, stderr %s", round, cmd.Args[1:], code, cmd.Stderr)
+			}
+		}
+		if extra, _ := filepath.Glob(filepath.Join(attic, ".*")); len(extra) > 0 {
+			t.Fatalf("round %d: left in the attic: %v", round, extra)
+		}
+		for _, set := range sets {
+			checkSetWhole(t, set, attic)
+		}
+	}
+	// Every pruned run is in the attic whole: 20 from each set, each with its receipt.
+	files := listDir(t, attic)
+	for _, f := range files {
+		if archive, ok := strings.CutSuffix(f, ".receipt.json"); ok && !slices.Contains(files, archive) {
+			t.Errorf("the attic holds %s without its archive", f)
+		} else if !ok && !slices.Contains(files, f+".receipt.json") {
+			t.Errorf("the attic holds %s without its receipt", f)
+		}
+	}
+	if len(files) != 2*2*20 {
+		t.Errorf("the attic holds %d files, want %d: every pruned run's pair", len(files), 2*2*20)
 	}
 }

@@ -43,15 +43,17 @@ func interruptible() (ctx context.Context, stop func()) {
 var pipeSignals = make(chan os.Signal, 1)
 
 // survivePipes makes a write to a closed pipe on stdout or stderr fail with EPIPE instead of
-// killing the process, which is what Go does by default for those two. A create run whose
-// reader went away (2>&1 | head -1) must still finish, or clean up, and write its receipt.
+// killing the process, which is what Go does by default for those two. A run whose reader
+// went away (2>&1 | head -1) must still finish, or clean up, and say how it ended: a create
+// its receipt, a restore its DEST whole and its journal removed, a prune its --exec-after
+// hooks. run() calls it for every command.
 // Notify rather than Ignore: an ignored signal stays ignored in the hooks a run starts, and
 // they should die of a closed pipe as programs expect.
 func survivePipes() {
 	signal.Notify(pipeSignals, syscall.SIGPIPE)
 }
 
-// stopOnError is the stderr of a run: once a write to it fails (a closed pipe, a full disk),
+// stopOnError is the stderr of every command (run() wraps it): once a write to it fails (a closed pipe, a full disk),
 // it drops every later write, so that nothing the run prints can stop it or cost a failed
 // system call per file. Its writes always succeed.
 type stopOnError struct {
@@ -59,7 +61,12 @@ type stopOnError struct {
 	failed atomic.Bool
 }
 
-func newStopOnError(w io.Writer) *stopOnError { return &stopOnError{w: w} }
+func newStopOnError(w io.Writer) *stopOnError {
+	if s, ok := w.(*stopOnError); ok {
+		return s // run() wraps every command's stderr; create's own wrap must not nest
+	}
+	return &stopOnError{w: w}
+}
 
 func (s *stopOnError) Write(p []byte) (int, error) {
 	if !s.failed.Load() {

@@ -69,6 +69,18 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 // fs.ErrExist. Once Commit returns no temp file is left, except an old file that a failed
 // rollback could not put back, which the error names.
 func (w *Writer) Commit(final string, replace bool, with ...*atomicfile.Staged) error {
+	return w.commit(final, replace, with, false)
+}
+
+// CommitLast is Commit, except that the staged files are put in place before the archive:
+// a crash between the renames leaves them without the archive, never the archive without
+// them. A backup set wants that order, where a receipt alone is a run that prune removes
+// and an archive alone is one that nothing accounts for.
+func (w *Writer) CommitLast(final string, replace bool, first ...*atomicfile.Staged) error {
+	return w.commit(final, replace, first, true)
+}
+
+func (w *Writer) commit(final string, replace bool, with []*atomicfile.Staged, last bool) error {
 	if err := w.file.Close(); err != nil {
 		for _, s := range with {
 			s.Discard()
@@ -78,7 +90,11 @@ func (w *Writer) Commit(final string, replace bool, with ...*atomicfile.Staged) 
 	// From here the temp name belongs to Publish: after a rollback that failed it may hold
 	// the old archive, which Abort must not remove.
 	w.published = true
-	return atomicfile.Publish(append([]*atomicfile.Staged{{Temp: w.file.Name(), Final: final, NoReplace: !replace}}, with...)...)
+	arch := &atomicfile.Staged{Temp: w.file.Name(), Final: final, NoReplace: !replace}
+	if last {
+		return atomicfile.Publish(append(with, arch)...)
+	}
+	return atomicfile.Publish(append([]*atomicfile.Staged{arch}, with...)...)
 }
 
 // Abort stops the pipeline and removes the temp file; a no-op after Commit. Call it on

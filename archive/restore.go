@@ -47,7 +47,7 @@ var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
 // CRC-32), and only then renamed into place; directories get their mode and mtime once their
 // contents are in. Problems with single entries are in the result; the error is for what
 // stops the restore (a full disk, ctx done). Run must not be called unless OK.
-func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
+func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
 	}
@@ -61,9 +61,14 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 	}
 	defer t.close()
 	p.sweep(t)
-	res := &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	res = &RestoreResult{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer t.journal.remove()
+	defer func() {
+		if left := t.journal.finish(t); len(left) > 0 {
+			res.Warnings = append(res.Warnings, Problem{Entry: left[0], Reason: fmt.Sprintf(
+				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
+		}
+	}()
 	buf := make([]byte, copyBufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
@@ -74,7 +79,9 @@ func (p *RestorePlan) Run(ctx context.Context) (*RestoreResult, error) {
 		}
 	}
 	p.relink(t, res)
-	p.removeCreated(t, res)
+	if err := p.removeCreated(ctx, t, res); err != nil {
+		return res, err
+	}
 	p.setDirTimes(t, res)
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
@@ -116,13 +123,15 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	n, err := p.writeFile(ctx, t, e, want, buf)
 	var we *writeError
 	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
 	case err == nil:
+		// In place, so counted, even when ctx is done by now: the count says what DEST holds.
 		res.Files++
 		res.Bytes += n
 		p.done.Add(1)
 		p.restored(e)
+		return ctx.Err()
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
@@ -178,12 +187,17 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = t.checkedRename(dirName, dfd, tmp, base, p.opts.Force)
+		err = t.checkedRename(dirName, dfd, tmp, base, p.replacing(e.Name))
 		p.touched[dirName] = true
 	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
+	}
+	// What relink may later replace by a link: the file as its name holds it now (the rename
+	// changed its ctime).
+	if id, err := statID(dfd, base); err == nil {
+		p.placed[e.Name] = id
 	}
 	return got.Size, nil
 }
@@ -198,6 +212,9 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 			return nil, "", err
 		}
 		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
+		if err != nil {
+			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
+		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -250,28 +267,6 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 		ts[1] = unix.Timespec{Sec: mtime.Unix()}
 	}
 	return ts
-}
-
-// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
-// once the folder is known to be still in its place in the destination. Without force it
-// never replaces anything, not even a file that appeared since the plan was made.
-func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, force bool) error {
-	if err := t.check(dir); err != nil {
-		return &fileOpError{err}
-	}
-	var err error
-	if force {
-		err = unix.Renameat(dfd, tmp, dfd, base)
-	} else {
-		err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
-	}
-	if errors.Is(err, unix.EEXIST) {
-		return &fileOpError{errors.New("appeared in the destination during the restore")}
-	}
-	if err != nil {
-		return &fileOpError{fmt.Errorf("rename: %w", err)}
-	}
-	return nil
 }
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with

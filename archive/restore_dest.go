@@ -39,6 +39,7 @@ func (p *RestorePlan) checkDest(e *Entry) {
 		p.refuse(e, fmt.Sprintf("is a %s in the destination, which a before-state cannot hold (--no-undo replaces it)", specialKind(st.mode)))
 	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
+		p.replaces[e.Name] = st.id
 	}
 }
 
@@ -106,7 +107,7 @@ func (p *RestorePlan) lstat(name string) destState {
 	}
 	switch {
 	case err == nil:
-		st.mode = modeOf(&s)
+		st.mode, st.id = modeOf(&s), nodeOf(&s)
 	case errors.Is(err, fs.ErrNotExist):
 		st.missing = true
 	default:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ type journal struct {
 	name  string                 // in DEST's top folder
 	token string                 // in every temp name this run makes
 	n     uint64
+	// pending holds the temp names recorded that may still exist: the journal is removed at
+	// the end only when none is left.
+	pending map[string]bool
 	// err is why the journal could not be made; this run's temp files are then not
 	// recorded, and a kill would leave them.
 	err error
@@ -116,7 +120,40 @@ func (j *journal) tempName(dir, base, kind string) (string, error) {
 	if _, err := io.WriteString(j.f, joinName(dir, tmp)+"\x00"); err != nil {
 		return "", fmt.Errorf("record temp name in %s: %w", j.name, err)
 	}
+	if j.pending == nil {
+		j.pending = map[string]bool{}
+	}
+	j.pending[joinName(dir, tmp)] = true
 	return tmp, nil
+}
+
+// settle notes that the temp name tmp in the folder dir is gone (renamed into place or
+// removed), or is not this run's to remove.
+func (j *journal) settle(dir, tmp string) {
+	delete(j.pending, joinName(dir, tmp))
+}
+
+// finish ends the journal of a run: the temp names still pending (a removal that failed)
+// are removed if they are still there; the journal itself is removed when none is left, and
+// kept otherwise, for the next restore into DEST to sweep. It returns the names left.
+func (j *journal) finish(t *destTree) []string {
+	if j.f == nil {
+		return nil
+	}
+	var left []string
+	for name := range j.pending {
+		if removeTemp(t, name) != nil {
+			left = append(left, name)
+		}
+	}
+	if len(left) == 0 {
+		j.remove()
+		return nil
+	}
+	j.f.Close() // releases the lock: the next run sweeps what it lists
+	j.f = nil
+	slices.Sort(left)
+	return left
 }
 
 func joinName(dir, name string) string {
@@ -186,8 +223,14 @@ func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
-	if head, err := r.ReadString('\n'); err != nil || head != journalHeader {
+	head, err := r.ReadString('\n')
+	switch {
+	case err != nil && strings.HasPrefix(journalHeader, head):
+		// Killed before its header was whole (even empty): it lists nothing.
+		unix.Unlinkat(t.root, name, 0)
 		return
+	case err != nil || head != journalHeader:
+		return // not a journal this tool wrote
 	}
 	for {
 		rec, err := r.ReadString(0)
@@ -203,7 +246,10 @@ func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
 
 // openOwnJournal opens the journal name, and reports whether it is one a dead run of this
 // user left: a regular file of one link, owned by this user, writable by no one else, and
-// not locked by a live run (the lock then held is released when f is closed).
+// not locked by a live run (the lock then held is released when f is closed). Its mtime
+// must be its ctime, to the nanosecond: the run's writes set both at once, whereas a copy of
+// a journal (restored from an archive that held one below DEST's level, cp -a, rsync) has
+// its mtime set apart, and the names it lists prove nothing.
 func openOwnJournal(root int, name string) (*os.File, bool) {
 	fd, err := unix.Openat(root, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -212,7 +258,8 @@ func openOwnJournal(root int, name string) (*os.File, bool) {
 	f := os.NewFile(uintptr(fd), name)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 ||
-		int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || st.Mtim != st.Ctim ||
+		unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		f.Close()
 		return nil, false
 	}
@@ -238,19 +285,20 @@ func isTempOf(name, token string) bool {
 	return false
 }
 
-// removeTemp removes a temp file a dead run recorded, if it is still a regular file or a
-// symlink of this user's.
-func removeTemp(t *destTree, name string) {
+// removeTemp removes a temp file a run recorded, if it is still a regular file or a
+// symlink of this user's. It fails when such a file is still there.
+func removeTemp(t *destTree, name string) error {
 	dfd, err := t.dir(parentOf(name), false)
 	if err != nil {
-		return
+		return nil // its folder is gone, or no longer reached from DEST
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
 	var st unix.Stat_t
 	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
-		return
+		return nil
 	}
 	if m := st.Mode & unix.S_IFMT; m == unix.S_IFREG || m == unix.S_IFLNK {
-		unix.Unlinkat(dfd, base, 0)
+		return unix.Unlinkat(dfd, base, 0)
 	}
+	return nil
 }

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,10 +76,10 @@ func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error 
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
-		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.opts.Force)
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.replacing(e.Name))
 	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		t.dropTemp(parentOf(e.Name), dfd, tmp, err)
 	}
 	return err
 }
@@ -92,6 +93,9 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 			return "", err
 		}
 		err = unix.Symlinkat(target, dfd, tmp)
+		if err != nil {
+			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
+		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
@@ -119,25 +123,73 @@ func (p *RestorePlan) restored(e *Entry) {
 	}
 }
 
-// relink turns each hard-link group back into one file, as tar does: every member restored
-// after the first is replaced by a link to it (linkat to a temp name, then rename). Where
-// that fails (another file system, a file system without hard links) the member stays a
-// separate copy, with a warning.
+// relink turns each hard-link group back into one file, as tar does: every member is
+// replaced by a link to the group's anchor (linkat to a temp name, then an exchange checked
+// as --force's). Where that fails (another file system, a file system without hard links)
+// the member stays a separate copy, with a warning. A member kept as already present that
+// has names outside the group (a hard link to a file elsewhere, maybe outside DEST) is left
+// as it is, and nothing is linked to it: a restored name must not join a file outside.
 func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
 		names := p.linked[n]
-		for _, name := range names[1:] {
-			if err := p.link(t, names[0], name); err != nil {
-				p.warnings = append(p.warnings, Problem{Entry: name,
-					Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", QuoteName(names[0]), err)})
+		inGroup := p.inGroup(t, names)
+		anchor, outsider := "", ""
+		for i, name := range names {
+			switch {
+			case !inGroup[i]:
+				outsider = cmp.Or(outsider, name)
+			case anchor == "":
+				anchor = name
+			default:
+				if err := p.link(t, anchor, name); err != nil {
+					p.linkWarning(name, anchor, err)
+				}
 			}
+		}
+		if outsider != "" && anchor != "" {
+			p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", QuoteName(outsider)))
 		}
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
 }
 
-func (p *RestorePlan) link(t *destTree, first, name string) error {
-	fd, err := t.dir(parentOf(first), false)
+func (p *RestorePlan) linkWarning(name, of string, err error) {
+	p.warnings = append(p.warnings, Problem{Entry: name,
+		Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", QuoteName(of), err)})
+}
+
+// inGroup reports, for each member of a link group, whether all the names of its file are
+// members (a file this run wrote has one name).
+func (p *RestorePlan) inGroup(t *destTree, names []string) []bool {
+	type seen struct {
+		id    fileID
+		nlink uint64
+	}
+	stats := make([]seen, len(names))
+	for i, name := range names {
+		dfd, err := t.dir(parentOf(name), false)
+		var st unix.Stat_t
+		if err == nil && unix.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			stats[i] = seen{idOf(&st), st.Nlink}
+		}
+	}
+	ok := make([]bool, len(names))
+	for i, s := range stats {
+		members := 0
+		for _, o := range stats {
+			if o.id == s.id {
+				members++
+			}
+		}
+		ok[i] = s.nlink != 0 && s.nlink <= uint64(members)
+	}
+	return ok
+}
+
+// link replaces name, the file this run put or kept there, by a link to anchor. A member that
+// is anchor's file already (a re-run) is left as it is.
+func (p *RestorePlan) link(t *destTree, anchor, name string) error {
+	fd, err := t.dir(parentOf(anchor), false)
 	if err != nil {
 		return err
 	}
@@ -146,26 +198,38 @@ func (p *RestorePlan) link(t *destTree, first, name string) error {
 		return err
 	}
 	defer unix.Close(src)
+	want, err := statID(src, baseOf(anchor))
+	if err != nil {
+		return err
+	}
+	old, ok := p.placed[name]
+	switch {
+	case !ok:
+		return errors.New("not as this restore left it")
+	case old.file == want.file:
+		return nil
+	}
 	dfd, err := t.dir(parentOf(name), false)
 	if err != nil {
 		return err
 	}
-	base := name[strings.LastIndexByte(name, '/')+1:]
+	base := baseOf(name)
 	tmp, err := t.journal.tempName(parentOf(name), base, "link")
 	if err != nil {
 		return err
 	}
-	if err := p.linkat(src, first[strings.LastIndexByte(first, '/')+1:], dfd, tmp, 0); err != nil {
+	if err := p.linkat(src, baseOf(anchor), dfd, tmp, 0); err != nil {
+		t.journal.settle(parentOf(name), tmp)
 		return fmt.Errorf("link: %w", err)
 	}
-	err = t.check(parentOf(name))
-	if err == nil {
-		if err = unix.Renameat(dfd, tmp, dfd, base); err != nil {
-			err = fmt.Errorf("rename: %w", err)
-		}
+	// The link is to what anchor's name held by then: it must be the file checked above.
+	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
+		err = fmt.Errorf("%s %w", QuoteName(anchor), errReplaced)
+	} else {
+		err = t.checkedRename(parentOf(name), dfd, tmp, base, &old)
 	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		t.dropTemp(parentOf(name), dfd, tmp, err)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,16 +86,24 @@ type RestorePlan struct {
 	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
 	warnings []Problem        // what Run restored less faithfully than recorded
 	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
-	linkat     func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
-	matched    map[string]bool      // Include's answers for directories
-	existing   map[string]destState // what dest holds, by name
-	present    map[string]bool      // the files dest holds already; true: their metadata differ
-	fixDirs    map[string]bool      // the folders dest holds already with other metadata
-	touched    map[string]bool      // the folders Run wrote into (their mtime changed)
-	creates    []*Entry             // the selected entries dest has nothing at
-	remove     []Created            // the Removes' records
-	entryNames map[string]bool      // every entry's name, once holds asks (see sweep)
-	umask      fs.FileMode          // the process's, read when Run starts
+	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
+	matched  map[string]bool      // Include's answers for directories
+	existing map[string]destState // what dest holds, by name
+	present  map[string]bool      // the files dest holds already; true: their metadata differ
+	fixDirs  map[string]bool      // the folders dest holds already with other metadata
+	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
+	creates  []*Entry             // the selected entries dest has nothing at
+	// replaces holds, for each conflict, the identity of what the plan saw at its path: the
+	// one thing Force may replace there (the before-state saved it), never what took its
+	// place since.
+	replaces map[string]nodeID
+	// placed holds the identity of each file Run put in place or kept, for relink: it
+	// replaces that file and nothing else.
+	placed     map[string]nodeID
+	remove     []Created       // the Removes' records
+	entryNames map[string]bool // every entry's name, once holds asks (see sweep)
+	umask      fs.FileMode     // the process's, read when Run starts
+	ctx        context.Context // stops the plan's reading of DEST
 	written    atomic.Int64
 	done       atomic.Int64
 }
@@ -104,18 +113,27 @@ type RestorePlan struct {
 type destState struct {
 	missing bool
 	mode    fs.FileMode
+	id      nodeID // what is there (device, inode, type, ctime)
 	err     error
 }
 
 // PlanRestore checks a restore of r into dest. It fails when the manifest is unreadable
 // (the files could not be checked) or dest exists and is not a folder.
 func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, error) {
+	return r.PlanRestoreContext(context.Background(), dest, opts)
+}
+
+// PlanRestoreContext is PlanRestore, stopped when ctx is done: the plan reads every file
+// DEST holds at an entry's path to tell whether it is present, which takes long on a large
+// DEST. It then returns ctx's error.
+func (r *Reader) PlanRestoreContext(ctx context.Context, dest string, opts RestoreOptions) (*RestorePlan, error) {
 	if r.ManifestErr != nil {
 		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
-		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat}
+		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat,
+		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, ctx: ctx}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -142,9 +160,15 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 	p.checkEntries()
 	p.checkManifest()
 	for _, e := range p.entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		p.checkDest(e)
 	}
 	p.checkCreated()
+	if err := ctx.Err(); err != nil {
+		return nil, err // a hash cut short said "not present": the plan is not to be used
+	}
 	return p, nil
 }
 

@@ -37,7 +37,8 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 		return false
 	}
-	if sum, err := fileSHA256(fh); err != nil || sum != f.SHA256.String() {
+	// A hash cut short by Ctrl-C says "not present"; PlanRestoreContext then drops the plan.
+	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
 		return false
 	}
 	fix := !p.sameMeta(e, info)
@@ -83,6 +84,7 @@ func (p *RestorePlan) sameMeta(e *Entry, info fs.FileInfo) bool {
 // attributes and mtime when they differ.
 func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreResult) {
 	res.Present++
+	p.placed[e.Name] = p.existing[e.Name].id
 	p.restored(e)
 	if !fix {
 		return
@@ -106,7 +108,8 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 		return err
 	}
 	defer unix.Close(fd)
-	// The plan saw a regular file of one name; what the name holds now is checked again.
+	// The plan saw a regular file of one name; what the name holds now is checked again: the
+	// same file (another put there since is not this restore's to change), of one name.
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
@@ -114,6 +117,8 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return errors.New("no longer a regular file")
+	case nodeOf(&st) != p.existing[e.Name].id:
+		return errReplaced
 	case st.Nlink > 1:
 		p.warn(e, fmt.Errorf("a hard link (%d names): %s", st.Nlink, errNotInPlace))
 		return nil
@@ -123,7 +128,13 @@ func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
 		return err
 	}
 	p.warn(e, warn...)
-	return futimens(fd, p.mtime(e))
+	if err := futimens(fd, p.mtime(e)); err != nil {
+		return err
+	}
+	if id, err := fdID(fd); err == nil {
+		p.placed[e.Name] = id // as relink will find it
+	}
+	return nil
 }
 
 // links is the number of names of the file info describes.

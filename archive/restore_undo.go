@@ -2,6 +2,7 @@ package archive
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -87,13 +88,19 @@ const errNotRemoved = "created by the restore undone, not removed: "
 // removeCreated removes, deepest first, the created paths that still hold what the restore
 // that created them wrote: files of the recorded size and SHA-256, empty folders, symlinks
 // to the recorded target. Anything else stays, with a warning.
-func (p *RestorePlan) removeCreated(t *destTree, res *RestoreResult) {
+// It stops when ctx is done: each file is read to its end to be told from another.
+func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *RestoreResult) error {
 	slices.SortStableFunc(p.remove, func(a, b Created) int {
 		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
 	})
 	for _, c := range p.remove {
-		err := p.removeOne(t, c)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := p.removeOne(ctx, t, c)
 		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
 		case errors.Is(err, unix.ENOENT):
 		case err != nil:
 			res.Warnings = append(res.Warnings, Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
@@ -102,9 +109,10 @@ func (p *RestorePlan) removeCreated(t *destTree, res *RestoreResult) {
 			p.touched[parentOf(c.Path)] = true
 		}
 	}
+	return nil
 }
 
-func (p *RestorePlan) removeOne(t *destTree, c Created) error {
+func (p *RestorePlan) removeOne(ctx context.Context, t *destTree, c Created) error {
 	dfd, err := t.dir(parentOf(c.Path), false)
 	if err != nil {
 		return err
@@ -126,7 +134,7 @@ func (p *RestorePlan) removeOne(t *destTree, c Created) error {
 			return errors.New("the symlink points elsewhere now")
 		}
 	default:
-		if err := sameFile(dfd, base, c); err != nil {
+		if err := sameFile(ctx, dfd, base, c); err != nil {
 			return err
 		}
 	}
@@ -134,7 +142,7 @@ func (p *RestorePlan) removeOne(t *destTree, c Created) error {
 }
 
 // sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
-func sameFile(dfd int, base string, c Created) error {
+func sameFile(ctx context.Context, dfd int, base string, c Created) error {
 	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -148,7 +156,7 @@ func sameFile(dfd int, base string, c Created) error {
 	if !info.Mode().IsRegular() || info.Size() != c.Size {
 		return errors.New("changed since the restore wrote it")
 	}
-	sum, err := fileSHA256(f)
+	sum, err := fileSHA256(&ctxReader{ctx: ctx, r: f})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,8 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		if e.Archive {
 			return e.Name, true, nil
 		}
-		return e.Name, false, copyInto(ctx, f.Dir, e.Name, a.reader(), sum)
+		_, err := copyInto(ctx, f.Dir, e.Name, a.reader(), sum, nil)
+		return e.Name, false, err
 	}
 	name, err = l.freeName(ctx, a.Source, a.Receipt.StartedAt)
 	if err != nil {
@@ -78,7 +79,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err != nil {
 		return "", false, err
 	}
-	if err := copyInto(ctx, f.Dir, name, a.reader(), sum); err != nil {
+	if _, err := copyInto(ctx, f.Dir, name, a.reader(), sum, nil); err != nil {
 		// A copy that failed (a full disk, a changed ARCHIVE) takes its receipt back: a
 		// receipt alone would be a run that lost its archive, and in an empty set one that
 		// lost its LATEST. Only a kill leaves it, for the next adoption to complete.

@@ -18,6 +18,19 @@ import (
 // operators who must keep history. A file already in the attic is never replaced.
 type Attic struct {
 	Dir string
+	// journal records the temp names this prune makes in Dir (see sweepAttic).
+	journal *atticJournal
+}
+
+// sweep removes the temp files that killed prunes left in the attic, and only those (see
+// sweepAttic), and returns their names.
+func (a *Attic) sweep() []string { return sweepAttic(a.Dir) }
+
+// done removes this prune's journal: every temp file it made is gone.
+func (a *Attic) done() {
+	if a.journal != nil {
+		a.journal.close()
+	}
 }
 
 // atticFile is one file of a run to move: its name, the ETag the plan judged, and the
@@ -32,7 +45,7 @@ type atticFile struct {
 // first, the order in which prune deletes). When the second file cannot follow the first,
 // the first is taken back: the run stays whole in the set and nothing of it is left in the
 // attic. Its error says where the run's files are.
-func (a Attic) take(ctx context.Context, st Store, e Entry) error {
+func (a *Attic) take(ctx context.Context, st Store, e Entry) error {
 	var files []atticFile
 	if e.Archive {
 		want := ""
@@ -56,7 +69,7 @@ func (a Attic) take(ctx context.Context, st Store, e Entry) error {
 // renameAll moves the files by rename, refusing to replace a file in the attic. It returns
 // false and no error when the attic's file system cannot take them by rename (another file
 // system, or one whose rename cannot refuse to replace), before anything moved.
-func (a Attic) renameAll(ctx context.Context, f Folder, run string, files []atticFile) (bool, error) {
+func (a *Attic) renameAll(ctx context.Context, f Folder, run string, files []atticFile) (bool, error) {
 	for i, file := range files {
 		err := f.check(ctx, file.name, file.etag)
 		if err == nil {
@@ -78,10 +91,18 @@ func (a Attic) renameAll(ctx context.Context, f Folder, run string, files []atti
 
 // copyAll copies the files into the attic, and only once all are there deletes them from
 // the set.
-func (a Attic) copyAll(ctx context.Context, st Store, run string, files []atticFile) error {
-	for i, file := range files {
-		if err := a.copy(ctx, st, file.name, file.want); err != nil {
-			return notMoved(run, a.remove(files[:i]), err)
+func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []atticFile) error {
+	// made are the copies this run put in the attic: only those are taken back. A file that
+	// was there with the same bytes (a killed prune's copy, or another set's run of the
+	// same name) stays.
+	var made []atticFile
+	for _, file := range files {
+		ok, err := a.copy(ctx, st, file.name, file.want)
+		if ok { // linked, even when the sync after failed
+			made = append(made, file)
+		}
+		if err != nil {
+			return notMoved(run, a.remove(made), err)
 		}
 	}
 	for i, file := range files {
@@ -89,7 +110,7 @@ func (a Attic) copyAll(ctx context.Context, st Store, run string, files []atticF
 		switch {
 		case err != nil && i == 0:
 			// The set holds the run as it was: its copies leave the attic again.
-			return notMoved(run, a.remove(files), err)
+			return notMoved(run, a.remove(made), err)
 		case err != nil:
 			return fmt.Errorf("%s is in the attic, but %s stays in the set: %w", run, file.name, err)
 		}
@@ -98,7 +119,7 @@ func (a Attic) copyAll(ctx context.Context, st Store, run string, files []atticF
 }
 
 // remove deletes the copies of files made in the attic.
-func (a Attic) remove(files []atticFile) error {
+func (a *Attic) remove(files []atticFile) error {
 	var err error
 	for _, file := range files {
 		if rerr := os.Remove(filepath.Join(a.Dir, file.name)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -126,12 +147,16 @@ func renameNoReplace(from, to string) error {
 	return nil
 }
 
-// copy copies the store's file name into the attic (see copyInto).
-func (a Attic) copy(ctx context.Context, st Store, name, want string) error {
+// copy copies the store's file name into the attic (see copyInto), through a temp file
+// the journal records, and says whether the file in the attic is this copy.
+func (a *Attic) copy(ctx context.Context, st Store, name, want string) (bool, error) {
 	src, err := st.Open(ctx, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer src.Close()
-	return copyInto(ctx, a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want)
+	if a.journal == nil {
+		a.journal = &atticJournal{dir: a.Dir}
+	}
+	return copyInto(ctx, a.Dir, name, io.NewSectionReader(src, 0, src.Size()), want, a.journal.createTemp)
 }

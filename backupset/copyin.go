@@ -20,37 +20,46 @@ import (
 // and, unless want is "", want. A file already at name is never replaced: a hard link fails
 // where a rename would replace, unless it holds the same bytes (a killed run's copy, which
 // counts as done). adopt and prune --attic copy this way. A copy stops when ctx is done,
-// before anything is at name.
-func copyInto(ctx context.Context, dir, name string, src io.Reader, want string) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+// before anything is at name. made says whether the file at name is this copy: false when
+// one with the same bytes was there already, which is not this run's to take back.
+//
+// createTemp makes the temp file for name in dir; nil makes it as os.CreateTemp does.
+func copyInto(ctx context.Context, dir, name string, src io.Reader, want string, createTemp func(name string) (*os.File, error)) (made bool, err error) {
+	if createTemp == nil {
+		createTemp = func(name string) (*os.File, error) { return os.CreateTemp(dir, "."+name+".tmp-*") }
+	}
+	tmp, err := createTemp(name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.Remove(tmp.Name())
 	sum, err := copySynced(tmp, ctxReader{ctx, src})
 	if err != nil {
-		return err
+		return false, err
 	}
 	back, err := fileSHA256(tmp.Name())
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return false, ctx.Err()
 	case back != sum:
-		return fmt.Errorf("copying %s into %s: the copy reads back differently", name, dir)
+		return false, fmt.Errorf("copying %s into %s: the copy reads back differently", name, dir)
 	case want != "" && sum != want:
-		return fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
+		return false, fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
 	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), sum) {
 			// A copy a killed run made, which it could not take back: done already.
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
-	return atomicfile.SyncDir(dir)
+	return true, syncDir(dir)
 }
+
+// syncDir syncs a folder after a copy was linked into it; tests make it fail.
+var syncDir = atomicfile.SyncDir
 
 // sameContent says whether the regular file at path (a symlink or a FIFO is not followed)
 // has the SHA-256 sum.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"backup/report"
 )
@@ -162,17 +163,52 @@ func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, 
 
 // point replaces LATEST on the condition Activate describes.
 func (l *Lock) point(ctx context.Context, name string) error {
+	// A folder's Put does not look at ctx: an interrupt that came during the read-back
+	// stops the move here, so that "not moved" is what happened.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if !l.pointerRead {
 		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
 			return err
 		}
 	}
 	_, err := l.store.Put(ctx, LatestName, []byte(name+"\n"), l.pointerETag)
+	if err != nil && ctx.Err() != nil && l.movedAnyway(ctx, name) {
+		return nil
+	}
 	if errors.Is(err, ErrChanged) || errors.Is(err, ErrExists) {
 		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", name))
 	}
 	return err
 }
+
+// movedAnyway says whether LATEST names name after a write of it was cancelled (an
+// interrupt): a server may have made the write and its answer never came back, and the run
+// must not say LATEST was not moved when it was. It asks within the cleanup's bound.
+func (l *Lock) movedAnyway(ctx context.Context, name string) bool {
+	bctx, cancel := bounded(ctx, l.store)
+	defer cancel()
+	got, _, err := readPointer(bctx, l.store)
+	return err == nil && got == name
+}
+
+// detacher is a store whose requests after an interrupt share a bound of its own (a bucket).
+type detacher interface {
+	Detached(ctx context.Context) (context.Context, context.CancelFunc)
+}
+
+// bounded returns a context for a request that must still be made once ctx is done: the
+// store's bound when it has one, else cleanupBound.
+func bounded(ctx context.Context, st Store) (context.Context, context.CancelFunc) {
+	if d, ok := st.(detacher); ok {
+		return d.Detached(ctx)
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+}
+
+// cleanupBound bounds a request made after an interrupt, for a store without its own bound.
+const cleanupBound = 10 * time.Second
 
 // CheckActivation is what Activate checks before it moves LATEST, and all that a dry run
 // does: the archive's entry, its receipt and its status, then verify. It returns the entry.

@@ -44,6 +44,8 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 	}
 	remove := l.remove
 	if attic != nil {
+		attic.sweep()
+		defer attic.done()
 		remove = func(ctx context.Context, e Entry) error { return attic.take(ctx, l.store, e) }
 	}
 	for i, d := range plan {

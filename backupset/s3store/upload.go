@@ -145,12 +145,15 @@ const tokenKey = "backup-upload"
 
 // completed says whether a completion that failed with err (the name taken, the upload
 // gone) was in fact this upload's own, retried after its answer was lost: the object at
-// the name carries this upload's token.
+// the name carries this upload's token. So may one an interrupt cancelled while the server
+// made it: the object is then asked for within the cleanup's bound.
 func (u *Upload) completed(err error) (string, bool) {
-	if !errors.Is(err, backupset.ErrExists) && !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, backupset.ErrExists) && !errors.Is(err, fs.ErrNotExist) && u.ctx.Err() == nil {
 		return "", false
 	}
-	out, herr := u.s.client.HeadObject(u.ctx, &s3.HeadObjectInput{Bucket: aws.String(u.s.bucket), Key: aws.String(u.s.key(u.name))})
+	ctx, cancel := u.s.Detached(u.ctx)
+	defer cancel()
+	out, herr := u.s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(u.s.bucket), Key: aws.String(u.s.key(u.name))})
 	if herr != nil || out.Metadata[tokenKey] != u.token {
 		return "", false
 	}

@@ -1,0 +1,174 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// What restore --force replaces is what its plan saw and its before-state saved, and only
+// that: a file the user put at the name since (or a FIFO, a device, a folder, which a
+// before-state cannot hold) is never renamed over. The plan records each conflict's
+// identity (nodeID, never following a link); the rename is an atomic exchange,
+// and what came out of the name is checked against it: the expected file is removed, and
+// anything else is put back.
+
+// errReplaced is the cause when a name holds something else than the plan saw there, or the
+// same file changed since (its ctime moved: the before-state may not hold what it is now).
+var errReplaced = errors.New("was changed or replaced in the destination during the restore; what is there now is left as it is")
+
+// errAppeared is the cause when a name the plan saw free holds something now.
+var errAppeared = errors.New("appeared in the destination during the restore")
+
+// replacing returns the identity of what the plan saw at name, when Run may replace it (a
+// conflict, with Force); nil when Run is to replace nothing there.
+func (p *RestorePlan) replacing(name string) *nodeID {
+	if !p.opts.Force {
+		return nil
+	}
+	if id, ok := p.replaces[name]; ok {
+		return &id
+	}
+	return nil
+}
+
+// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
+// once the folder is known to be still in its place in the destination. It replaces only
+// old, what the plan saw at that name (see replaceChecked), and removes it; with old nil it
+// replaces nothing, not even a file that appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nodeID) error {
+	if err := t.check(dir); err != nil {
+		return &fileOpError{err}
+	}
+	if old == nil {
+		err := renameNew(dfd, tmp, base)
+		if err == nil {
+			t.journal.settle(dir, tmp)
+		}
+		return err
+	}
+	displaced, err := replaceChecked(dfd, tmp, base, *old)
+	if err == nil && (!displaced || unix.Unlinkat(dfd, tmp, 0) == nil) {
+		// What was replaced is gone (the before-state holds it); a removal that failed is
+		// tried again at the end of the run (journal.finish).
+		t.journal.settle(dir, tmp)
+	}
+	return err
+}
+
+// renameNew moves tmp to base in the folder dfd when base is free.
+func renameNew(dfd int, tmp, base string) error {
+	err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EEXIST) {
+		return &fileOpError{errAppeared}
+	}
+	if err != nil {
+		return &fileOpError{fmt.Errorf("rename: %w", err)}
+	}
+	return nil
+}
+
+// replaceChecked moves tmp to base in the folder dfd in place of old, the file the plan saw
+// there, and of nothing else. What base holds is opened (O_PATH: a FIFO or a device is not
+// opened for I/O) and checked to be old; held open, its inode number cannot pass to another
+// file. Then the two names are exchanged atomically (RENAME_EXCHANGE), and what now has the
+// temp name is checked to be that file: it is removed; anything else (put there between
+// the check and the exchange) is exchanged back, and the entry fails. A name that holds
+// nothing any more is filled as a new one. On a file system without the exchange, the check
+// is followed by a plain rename (a change between the two is not seen).
+func replaceChecked(dfd int, tmp, base string, old nodeID) (displaced bool, err error) {
+	fd, err := unix.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
+	}
+	if err != nil {
+		return false, &fileOpError{err}
+	}
+	defer unix.Close(fd)
+	seen, err := fdID(fd)
+	if err != nil {
+		return false, err
+	}
+	if seen != old {
+		return false, &fileOpError{errReplaced}
+	}
+	err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, renameNew(dfd, tmp, base)
+	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
+		err = unix.Renameat(dfd, tmp, dfd, base)
+	case err == nil:
+		return true, checkDisplaced(dfd, tmp, base, seen)
+	}
+	if err != nil {
+		return false, &fileOpError{fmt.Errorf("rename: %w", err)}
+	}
+	return false, nil
+}
+
+// checkDisplaced checks an exchange of tmp and base: what now has the name tmp must be the
+// file seen at base before (the exchange changed its ctime, not its inode); anything else
+// is exchanged back.
+func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
+	if out, err := statID(dfd, tmp); err == nil && out.file == seen.file && out.typ == seen.typ {
+		return nil
+	}
+	if err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE); err != nil {
+		return &fileOpError{&strandedError{tmp: tmp, err: err}}
+	}
+	return &fileOpError{errReplaced}
+}
+
+// strandedError is an exchange that could not be undone: the restored file is at its name,
+// and what someone put there during the restore is at the temp name, which must not be
+// removed.
+type strandedError struct {
+	tmp string
+	err error
+}
+
+func (e *strandedError) Error() string {
+	return fmt.Sprintf("%v; what was put there during the restore is now at %s: %v", errReplaced, QuoteName(e.tmp), e.err)
+}
+
+// dropTemp removes this run's temp file tmp in the folder dir (open as dfd) after err,
+// unless tmp now holds something that is not this run's. A temp file that cannot be removed
+// stays pending in the journal.
+func (t *destTree) dropTemp(dir string, dfd int, tmp string, err error) {
+	if errors.As(err, new(*strandedError)) || unix.Unlinkat(dfd, tmp, 0) == nil {
+		t.journal.settle(dir, tmp)
+	}
+}
+
+// nodeID tells one file at a name from any other that is put there later: the device and
+// inode, and, since a file system gives a freed inode number to the next file made (rm f;
+// mkfifo f), its type and its ctime, which every new file and every change sets afresh.
+type nodeID struct {
+	file  fileID
+	typ   uint32
+	ctime unix.Timespec
+}
+
+func nodeOf(st *unix.Stat_t) nodeID {
+	return nodeID{file: idOf(st), typ: st.Mode & unix.S_IFMT, ctime: st.Ctim}
+}
+
+// statID is the identity of name in the folder dfd, never following a symlink.
+func statID(dfd int, name string) (nodeID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nodeID{}, err
+	}
+	return nodeOf(&st), nil
+}
+
+// fdID is the identity of the file open as fd.
+func fdID(fd int) (nodeID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nodeID{}, &fileOpError{err}
+	}
+	return nodeOf(&st), nil
+}
