@@ -160,8 +160,8 @@ func TestCreateClosedStdout(t *testing.T) {
 
 // TestSetCommandsClosedStdout: prune, activate and adopt whose stdout reader is gone (a pipe
 // closed before they print, as `| head -1` leaves it) are not killed by SIGPIPE: each
-// finishes as it would (exit 0), and prune still runs its --exec-after hook, which README
-// promises after every outcome.
+// finishes as it would (exit 0), and prune still runs its --exec-after hook, which
+// docs/operations.md (Hooks) promises after every outcome.
 func TestSetCommandsClosedStdout(t *testing.T) {
 	t.Parallel()
 	dir, set, a, elsewhere := adoptSet(t)

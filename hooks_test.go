@@ -36,7 +36,7 @@ func (p *pings) list() []string {
 	return append([]string(nil), p.got...)
 }
 
-// pingHook is the README's curl ping, to the test's listener.
+// pingHook is a curl ping like the one docs/operations.md (Hooks) shows, to the test's listener.
 func (p *pings) pingHook() string {
 	return `curl -fsS -m 10 "` + p.srv.URL + `/$BACKUP_STATUS?code=$BACKUP_EXIT_CODE&set=$BACKUP_SET" >/dev/null`
 }

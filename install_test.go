@@ -10,7 +10,7 @@ import (
 )
 
 // TestMakeInstall runs make install and make uninstall into a DESTDIR, as a packager does:
-// the stamped binary, the man pages and the completions land where the README says, and
+// the stamped binary, the man pages and the completions land where docs/install.md says, and
 // uninstall leaves no file behind.
 func TestMakeInstall(t *testing.T) {
 	mustTool(t, "make")

@@ -127,7 +127,7 @@ func metricValue(t *testing.T, path, series string) float64 {
 	return 0
 }
 
-// TestAlertRules checks the README's alert rules, kept in contrib/prometheus, with promtool.
+// TestAlertRules checks the alert rules that docs/operations.md shows, kept in contrib/prometheus, with promtool.
 func TestAlertRules(t *testing.T) {
 	mustTool(t, "promtool")
 	out, err := exec.Command("promtool", "check", "rules", "contrib/prometheus/backup-alerts.yml").CombinedOutput()

@@ -160,8 +160,8 @@ func TestOutputFlagsChecked(t *testing.T) {
 	}
 }
 
-// TestPathFlagsRefuseEmpty: every path-valued flag refuses the empty string, as README
-// promises, with exit 2 and one line naming it. restore --undo-dir "" was taken for "not
+// TestPathFlagsRefuseEmpty: every path-valued flag refuses the empty string, as
+// docs/create.md (Outputs never overwrite inputs) promises, with exit 2 and one line naming it. restore --undo-dir "" was taken for "not
 // given", and the before-state went to DEST's parent, the folder the script meant not to use.
 func TestPathFlagsRefuseEmpty(t *testing.T) { // not parallel: t.Chdir
 	rest := map[string][]string{ // what each command needs besides the flag

@@ -138,8 +138,8 @@ func TestActivateInterruptedAsLatestMoves(t *testing.T) {
 }
 
 // TestCreateInterruptedWhileSyncing sends SIGINT while the finished archive is synced
-// (its first fsync held): the run stops there, as README promises for an interrupt
-// (exit 130, nothing at the final path, a failed receipt), instead of ignoring it and
+// (its first fsync held): the run stops there, as docs/operations.md (Signals and
+// pipes) promises for an interrupt (exit 130, nothing at the final path, a failed receipt), instead of ignoring it and
 // publishing the archive.
 func TestCreateInterruptedWhileSyncing(t *testing.T) {
 	t.Parallel()

@@ -152,9 +152,9 @@ func TestCreateZstd(t *testing.T) {
 	if r := backup(t, runOpts{}, "verify", out); r.code != exitComplete {
 		t.Errorf("backup verify of a zstd archive: exit %d: %s", r.code, r.stderr)
 	}
-	// Info-ZIP unzip 6.0 cannot read zstd entries, as the README says; 7-Zip can.
+	// Info-ZIP unzip 6.0 cannot read zstd entries, as docs/speed.md says; 7-Zip can.
 	if err := exec.Command("unzip", "-tqq", out).Run(); err == nil {
-		t.Error("unzip -t accepted zstd entries; the README says Info-ZIP unzip 6.0 cannot read them")
+		t.Error("unzip -t accepted zstd entries; docs/speed.md says Info-ZIP unzip 6.0 cannot read them")
 	}
 	if _, err := exec.LookPath("7z"); err == nil {
 		if b, err := exec.Command("7z", "t", out).CombinedOutput(); err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestSQLiteStagedInTMPDIR: a streamed archive (-o -) has no output folder here, so its
-// snapshots are staged in $TMPDIR, as README says; an archive written to a file stages them
+// snapshots are staged in $TMPDIR, as docs/sqlite.md says; an archive written to a file stages them
 // beside it. A staging folder inside the SOURCE is met by the walk: it leaves the staged
 // copy out (rule self) rather than archive it half written. The database is held locked for
 // a moment, so that the staged copy exists while the walk lists its folder; a run whose walk
