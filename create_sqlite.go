@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"backup/archive"
+	"backup/format"
 	"backup/skiprules"
 	"backup/sqlitesnap"
 	"backup/walker"
@@ -73,8 +74,8 @@ func (i snapshotInfo) Size() int64 { return i.size }
 
 func (s snapshotFile) Stat() (fs.FileInfo, error) { return snapshotInfo{s.Source, s.size}, nil }
 
-func (s snapshotFile) CopyOf() archive.CopySource {
-	return archive.CopySource{Kind: sqlitesnap.Kind, Size: s.Source.Size(), ModTime: s.Source.ModTime()}
+func (s snapshotFile) CopyOf() format.CopySource {
+	return format.CopySource{Kind: sqlitesnap.Kind, Size: s.Source.Size(), ModTime: s.Source.ModTime()}
 }
 
 // snapshotOpener returns the archive's Open hook for --sqlite auto: a regular file that
@@ -184,8 +185,8 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	}
 	defer f.Close()
 	if isDatabase(f) {
-		c.rec.Copy(e.Name, archive.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
-		c.wouldSnapshot = append(c.wouldSnapshot, archive.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
+		c.rec.Copy(e.Name, format.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
+		c.wouldSnapshot = append(c.wouldSnapshot, format.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
 	}
 }
 
@@ -217,7 +218,7 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
 	for _, w := range c.wouldSnapshot {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", archive.QuoteName(w.Path))
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", format.QuoteName(w.Path))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"backup/format"
 )
 
 // spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
@@ -27,7 +29,7 @@ func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
 func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c, sum: sha256.New()} }
 
 // rawSHA256 is the SHA-256 of the bytes written so far.
-func (s *spool) rawSHA256() (d Digest) {
+func (s *spool) rawSHA256() (d format.Digest) {
 	s.sum.Sum(d[:0])
 	return d
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"backup/format"
 )
 
 // RemoveStale removes what runs killed before they could clean up left in the set (see
@@ -46,6 +48,6 @@ func isStaleTemp(name string) bool {
 	if !ok || !strings.HasPrefix(name, ".") {
 		return false
 	}
-	_, _, isArchive := parseName(strings.TrimSuffix(base, ReceiptSuffix))
+	_, _, isArchive := parseName(strings.TrimSuffix(base, format.ReceiptSuffix))
 	return isArchive || base == LatestName || base == ActivationName
 }

@@ -1,4 +1,4 @@
-package archive
+package format
 
 import (
 	"crypto/sha256"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // ManifestName is the name of the archive's last entry.
@@ -178,6 +179,42 @@ func (m *Manifest) check() error {
 		seen[l.Path] = true
 	}
 	return nil
+}
+
+// CheckWritten is ParseManifest's check for a manifest whose lists are sorted by path, as
+// backup writes them, done without a map of every name: a name listed twice is next to
+// itself. A read-back holds the manifest a run wrote to it.
+func (m *Manifest) CheckWritten() error {
+	if m.Status != "complete" && m.Status != "incomplete" {
+		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	}
+	for i, f := range m.Files {
+		switch {
+		case f.Path == "":
+			return errors.New("a file has no path")
+		case i > 0 && m.Files[i-1].Path >= f.Path:
+			return fmt.Errorf("file %q is listed twice, or out of order", f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
+		case f.SHA256.IsZero():
+			return fmt.Errorf("file %q has no sha256", f.Path)
+		}
+	}
+	for i, l := range m.Symlinks {
+		if l.Path == "" || i > 0 && m.Symlinks[i-1].Path >= l.Path || hasFile(m.Files, l.Path) {
+			return fmt.Errorf("symlink %q has no path, is listed twice, or is out of order", l.Path)
+		}
+	}
+	if !slices.IsSortedFunc(m.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) }) {
+		return errors.New("directories out of order")
+	}
+	return nil
+}
+
+// hasFile reports whether files, sorted by path, lists name.
+func hasFile(files []File, name string) bool {
+	_, ok := slices.BinarySearchFunc(files, name, func(f File, name string) int { return strings.Compare(f.Path, name) })
+	return ok
 }
 
 func hasV2Fields(f File) bool { return f.Meta != nil || f.Link != 0 }
