@@ -20,10 +20,6 @@ import (
 	"backup/walker"
 )
 
-// opSnapshot is the warning op of a database that could not be snapshotted: it is not in
-// the archive, so the run is incomplete.
-const opSnapshot = "snapshot"
-
 // ruleSidecar excludes the -wal, -shm and -journal files of a database stored as a
 // snapshot: a fresh snapshot restored next to a stale WAL would be torn.
 const ruleSidecar = "sqlite-sidecar"
@@ -80,7 +76,7 @@ func (s snapshotFile) CopyOf() format.CopySource {
 
 // snapshotOpener returns the archive's Open hook for --sqlite auto: a regular file that
 // begins like an SQLite database is replaced by a snapshot staged in dir; any other file is
-// handed on as opened. A database that cannot be snapshotted is an OpError (opSnapshot),
+// handed on as opened. A database that cannot be snapshotted is an OpError (format.OpSnapshot),
 // never its raw bytes.
 func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
 	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
@@ -98,12 +94,12 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
 		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
 		if err != nil {
-			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
 		copied, err := s.Stat()
 		if err != nil {
 			s.Close()
-			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
 		return snapshotFile{s, copied.Size()}, nil
 	}

@@ -5,7 +5,7 @@ package format
 // and OpXattr in its own errors, which must be spelled as here (a test of package archive
 // holds them to it).
 const (
-	// OpStat: lstat failed, but the file could be opened and was read; nothing is lost.
+	// OpStat: a path could not be stat'ed; nothing is lost by it alone.
 	OpStat = "stat"
 	// OpOpen: the file could not be opened; it is not in the archive.
 	OpOpen = "open"

@@ -133,7 +133,7 @@ func (r *Recorder) Warn(err error) {
 }
 
 func (r *Recorder) classify(err error) format.Warning {
-	w := format.Warning{Op: "error", Error: err.Error()}
+	w := format.Warning{Op: format.OpError, Error: err.Error()}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		w.Path, w.Op, w.Error = pe.Path, pe.Op, pe.Err.Error()
