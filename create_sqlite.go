@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/format"
 	"backup/skiprules"
 	"backup/sqlitesnap"
@@ -221,7 +222,7 @@ func (c *creation) printWouldSnapshot(stderr io.Writer) {
 // isStaging reports whether e is a file this run stages in its staging folder (a snapshot
 // being taken): never archived, like the archive's own temp file.
 func (c *creation) isStaging(e walker.Entry) bool {
-	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), ".backup-spool-") {
+	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), atomicfile.SpoolPrefix) {
 		return false
 	}
 	return path.Dir(e.Name) == c.outDirName

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"backup/atomicfile"
 	"backup/format"
 )
 
@@ -95,7 +96,7 @@ func (s *spool) writeDirect(p []byte) (int, error) {
 func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 
 func (s *spool) spill() error {
-	f, err := os.CreateTemp(s.cfg.dir, ".backup-spool-*")
+	f, err := os.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"backup/atomicfile"
 	"backup/format"
 	"backup/skiprules"
 	"backup/walker"
@@ -140,7 +141,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, atomicfile.TempPattern(base))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"backup/atomicfile"
 	"backup/format"
 )
 
@@ -41,10 +42,10 @@ func (f Folder) Clean(context.Context) ([]string, error) {
 // name, its receipt's name or LATEST, then ".tmp-" and a random suffix; or a spool. Any
 // other file in the set is never touched.
 func isStaleTemp(name string) bool {
-	if strings.HasPrefix(name, ".backup-spool-") {
+	if strings.HasPrefix(name, atomicfile.SpoolPrefix) {
 		return true
 	}
-	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), ".tmp-")
+	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), atomicfile.TempInfix)
 	if !ok || !strings.HasPrefix(name, ".") {
 		return false
 	}
