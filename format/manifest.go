@@ -28,7 +28,7 @@ type Manifest struct {
 	Files       []File    `json:"files"`
 	Dirs        []Dir     `json:"dirs,omitempty"`     // v2
 	Symlinks    []Symlink `json:"symlinks,omitempty"` // v2
-	// Compression is the setting the files were compressed with; v2, set by the Writer.
+	// Compression is the setting the files were compressed with; v2.
 	Compression *Compression `json:"compression,omitempty"`
 	Skipped     []Skipped    `json:"skipped"`
 	Excluded    []Excluded   `json:"excluded"`
@@ -51,7 +51,7 @@ type File struct {
 	Meta     *Meta       // nil in a v1 manifest
 	Snapshot *CopySource // nil unless the entry is a snapshot
 	// RawSHA256 is the SHA-256 of the entry's compressed bytes, which a later run checks
-	// before it copies the entry (see Reference); zero when not recorded.
+	// before it copies the entry rather than read the file again; zero when not recorded.
 	RawSHA256 Digest
 	// Reused says the entry was copied from the reference; not in the manifest.
 	Reused bool
@@ -155,8 +155,8 @@ func (m *Manifest) check() error {
 	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
 		return errors.New("owners, links, dirs and symlinks are v2 fields, in a v1 manifest")
 	}
-	if m.Status != "complete" && m.Status != "incomplete" {
-		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	if err := checkStatus(m.Status); err != nil {
+		return err
 	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
@@ -185,8 +185,8 @@ func (m *Manifest) check() error {
 // backup writes them, done without a map of every name: a name listed twice is next to
 // itself. A read-back holds the manifest a run wrote to it.
 func (m *Manifest) CheckWritten() error {
-	if m.Status != "complete" && m.Status != "incomplete" {
-		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	if err := checkStatus(m.Status); err != nil {
+		return err
 	}
 	for i, f := range m.Files {
 		switch {
@@ -215,6 +215,14 @@ func (m *Manifest) CheckWritten() error {
 func hasFile(files []File, name string) bool {
 	_, ok := slices.BinarySearchFunc(files, name, func(f File, name string) int { return strings.Compare(f.Path, name) })
 	return ok
+}
+
+// checkStatus says why s is no status a manifest may record: a failed run writes no archive.
+func checkStatus(s string) error {
+	if Status(s) != Complete && Status(s) != Incomplete {
+		return fmt.Errorf("status %q, want %s or %s", s, Complete, Incomplete)
+	}
+	return nil
 }
 
 func hasV2Fields(f File) bool { return f.Meta != nil || f.Link != 0 }

@@ -13,8 +13,8 @@ type Meta struct {
 	MtimeNsec int `json:"mtime_nsec,omitempty"`
 	// CtimeNsec, Ino and Dev are a file's change time (Unix nanoseconds), inode and device:
 	// with the size, mtime and mode they tell a later run that the file is unchanged and its
-	// entry can be copied (see Reference). Device is recorded, not compared: its number may
-	// change at a reboot.
+	// entry can be copied from this archive. Device is recorded, not compared: its number
+	// may change at a reboot.
 	CtimeNsec int64  `json:"ctime_ns,omitempty"`
 	Ino       uint64 `json:"ino,omitempty"`
 	Dev       uint64 `json:"dev,omitempty"`
