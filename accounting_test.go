@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // randomTree describes a generated tree of files, directories, special files and unreadable
@@ -71,7 +71,7 @@ func checkAccounting(t *testing.T, src, out string) {
 	rc := readReceipt(t, out+".receipt.json")
 	fates := map[string][]string{} // stored name -> where it ended
 	for name := range readZip(t, out) {
-		if name != archive.ManifestName {
+		if name != format.ManifestName {
 			fates[strings.TrimSuffix(name, "/")] = append(fates[strings.TrimSuffix(name, "/")], "archived")
 		}
 	}

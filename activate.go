@@ -13,7 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 const activateLong = `Makes ARCHIVE, a backup of the set in DIR, the target of LATEST: to roll back to an older,
@@ -169,15 +169,16 @@ func writeActivated(w io.Writer, out activateJSON) {
 // receipt's size and SHA-256, every entry against the manifest.
 func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 	return func(name string) error {
-		data, _, err := st.ReadFile(ctx, name+backupset.ReceiptSuffix, report.MaxReceiptSize)
+		data, _, err := st.ReadFile(ctx, name+format.ReceiptSuffix, format.MaxReceiptSize)
 		if err != nil {
 			return err
 		}
-		rc, err := report.ParseReceipt(name+backupset.ReceiptSuffix, data)
+		rc, err := format.ParseReceipt(name+format.ReceiptSuffix, data)
 		if err != nil {
 			return err
 		}
-		if rc.Archive == nil {
+		sum, ok := rc.Summary()
+		if !ok {
 			return errors.New("its receipt records no archive")
 		}
 		f, err := st.Open(ctx, name)
@@ -189,13 +190,13 @@ func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 		if err != nil {
 			return cause(err)
 		}
-		res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}})
+		res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &sum})
 		if err := verdict(ctx, res, err); err != nil {
 			return err
 		}
 		// The receipt's status decided whether the archive may be activated; only the
 		// manifest, which the SHA-256 just checked covers, proves it.
-		if err := statusProven(rc, "its receipt", r.HasManifest, res.RecordedStatus); err != nil {
+		if err := rc.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 			return err
 		}
 		return entriesUnder(r.Entries, backupset.SourceOf(name), "its name says")

@@ -17,7 +17,7 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
-	"backup/report"
+	"backup/format"
 )
 
 const adoptLong = `Brings ARCHIVE, made elsewhere (-o on another host, copied in by rsync), into the backup set
@@ -187,7 +187,7 @@ func (a adoptee) Close() error { return a.file.Close() }
 func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 	path := cfg.receipt
 	if path == "" {
-		path = backupset.ReceiptPath(cfg.archive)
+		path = format.ReceiptPath(cfg.archive)
 	}
 	rc, source, err := readAdopteeReceipt(path)
 	if err != nil {
@@ -207,12 +207,12 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 
 // readAdopteeReceipt reads the receipt at path and returns it with the name of its one
 // source, which must be able to name a set's archives.
-func readAdopteeReceipt(path string) (*report.Receipt, string, error) {
-	rc, err := report.ReadReceipt(path)
+func readAdopteeReceipt(path string) (*format.Receipt, string, error) {
+	rc, err := format.ReadReceipt(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("receipt %s: %w (give it with --receipt)", path, cause(err))
 	}
-	if rc.Archive == nil || (rc.Status != report.Complete && rc.Status != report.Incomplete) {
+	if rc.Archive == nil || (rc.Status != format.Complete && rc.Status != format.Incomplete) {
 		return nil, "", fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)
 	}
 	if len(rc.Sources) != 1 {
@@ -235,17 +235,18 @@ func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, r
 	if err != nil {
 		return err
 	}
-	res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &archive.Summary{Size: a.Receipt.Archive.Size, SHA256: a.Receipt.Archive.SHA256}})
+	sum, _ := a.Receipt.Summary() // readAdopteeReceipt took only a receipt that records an archive
+	res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &sum})
 	if err := verdict(ctx, res, err); err != nil {
 		return fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
 	}
-	if err := statusProven(a.Receipt, "its receipt", r.HasManifest, res.RecordedStatus); err != nil {
+	if err := a.Receipt.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 		return fmt.Errorf("%w; nothing copied", err)
 	}
 	if err := entriesUnder(r.Entries, a.Source, "its receipt names"); err != nil {
 		return fmt.Errorf("%w; nothing copied", err)
 	}
-	if cfg.activate && !cfg.allowIncomplete && a.Receipt.Status != report.Complete {
+	if cfg.activate && !cfg.allowIncomplete && a.Receipt.Status != format.Complete {
 		return fmt.Errorf("the backup is %s: not adopting it to activate it (--allow-incomplete activates it; without --activate it is only adopted); nothing copied", a.Receipt.Status)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/format"
 	"backup/report"
 	"backup/skiprules"
 )
@@ -45,7 +46,7 @@ type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
 	level, jobs                int
-	method                     archive.Method
+	method                     format.Method
 	policy                     report.Policy
 	json, quiet, force, dryRun bool
 	jsonLines, verbose         bool
@@ -96,7 +97,7 @@ type createFlags struct {
 func newCreateCmd() *cobra.Command {
 	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
 	f := addCreateFlags(cmd.Flags())
-	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": report.FailOnOps, "symlinks": {"skip", "store"}} {
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": format.FailOnOps, "symlinks": {"skip", "store"}} {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -125,7 +126,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringVar(&cfg.symlinks, "symlinks", "skip", "symlinks below a SOURCE: `MODE` skip (list them) or store (as links, never followed)")
 	flags.BoolVar(&cfg.xattrs, "xattrs", false, "store extended attributes and ACLs in the manifest")
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
-	flags.StringVar(&f.method, "method", string(archive.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
+	flags.StringVar(&f.method, "method", string(format.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	flags.StringVar(&cfg.reuse.reference, "reference", "", "copy the entries of unchanged files from `ARCHIVE` (in a backup set: the one LATEST names)")
 	flags.BoolVar(&cfg.reuse.reread, "reread", false, "read and compress every file; copy nothing from a reference")
@@ -133,7 +134,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.reuse.opts.IgnoreCtime, "ignore-ctime", false, "count a file as unchanged whatever its change time")
 	f.sqlite = addSQLiteFlags(flags)
 	flags.BoolVar(&cfg.policy.Strict, "strict", false, "any warning makes the backup incomplete")
-	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(report.FailOnOps, ","))
+	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(format.FailOnOps, ","))
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print events to stdout as they happen, one JSON object a line, the receipt last")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
@@ -156,7 +157,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.Writer) (createConfig, error) {
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
-	cfg.method = archive.Method(f.method)
+	cfg.method = format.Method(f.method)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference"}, args, "SOURCE")
 	if err == nil {
 		err = f.sqlite.validate(&cfg)
@@ -180,7 +181,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 	if cfg.level < 0 || cfg.level > 9 {
 		return fmt.Errorf("--level %d: must be 0 to 9", cfg.level)
 	}
-	if cfg.method != archive.Deflate && cfg.method != archive.Zstd {
+	if cfg.method != format.Deflate && cfg.method != format.Zstd {
 		return fmt.Errorf("--method %q: must be deflate or zstd", cfg.method)
 	}
 	if cfg.jobs < 0 || cfg.jobs > maxJobs {
@@ -203,8 +204,8 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 		return fmt.Errorf("--progress %q: must be auto, always or never", cfg.progress)
 	}
 	for _, op := range cfg.policy.FailOn {
-		if !slices.Contains(report.FailOnOps, op) {
-			return fmt.Errorf("--fail-on %q: must be one of %s", op, strings.Join(report.FailOnOps, ","))
+		if !slices.Contains(format.FailOnOps, op) {
+			return fmt.Errorf("--fail-on %q: must be one of %s", op, strings.Join(format.FailOnOps, ","))
 		}
 	}
 	if err := cfg.readExcludes(excludes, excludeFrom); err != nil {
@@ -252,7 +253,7 @@ func (cfg *createConfig) setSources(args []string) error {
 		if name == string(filepath.Separator) {
 			name = "root"
 		}
-		if name == archive.ManifestName {
+		if name == format.ManifestName {
 			// The archive's manifest has that name: two entries of one name, and an unzip -o
 			// would keep one of them.
 			return fmt.Errorf("source %s would be stored as %s, the name of the archive's manifest; back up the folder that holds it", arg, name)

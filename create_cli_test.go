@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 func TestCreateDryRun(t *testing.T) {
@@ -21,7 +21,7 @@ func TestCreateDryRun(t *testing.T) {
 	if r.code != exitComplete {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var rc report.Receipt
+	var rc format.Receipt
 	if err := json.Unmarshal([]byte(r.stdout), &rc); err != nil {
 		t.Fatalf("stdout is not a receipt: %v\n%s", err, r.stdout)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"backup/report"
+	"backup/format"
 )
 
 // TestCreateFailureReported: whatever ends a run after its flags parse (exit 1, 4, 130), the
@@ -104,10 +104,10 @@ func TestCreateFailureReportedS3(t *testing.T) {
 // last success carried over.
 func checkFailureReported(t *testing.T, stdout []byte, prom, set string, code int, success float64) {
 	t.Helper()
-	var rc report.Receipt
+	var rc format.Receipt
 	if err := json.Unmarshal(stdout, &rc); err != nil {
 		t.Errorf("--json printed %q: %v", stdout, err)
-	} else if rc.Status != report.Failed || rc.Error == "" || rc.Archive != nil {
+	} else if rc.Status != format.Failed || rc.Error == "" || rc.Archive != nil {
 		t.Errorf("--json receipt: %s, error %q, archive %+v; want failed with its error, no archive", rc.Status, rc.Error, rc.Archive)
 	}
 	label := `{set="` + set + `"}`
@@ -196,8 +196,8 @@ func TestCreatePruneFailsAfterSuccess(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "prune") {
 		t.Fatalf("exit %d, want %d with the prune's error: %s", code, exitFailed, stderr.String())
 	}
-	var rc report.Receipt
-	if err := json.Unmarshal(stdout.Bytes(), &rc); err != nil || rc.Status != report.Complete {
+	var rc format.Receipt
+	if err := json.Unmarshal(stdout.Bytes(), &rc); err != nil || rc.Status != format.Complete {
 		t.Fatalf("--json printed %q (%v), want a complete receipt", stdout.String(), err)
 	}
 	label := `{set="` + set + `"}`

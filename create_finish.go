@@ -6,7 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"backup/report"
+	"backup/format"
 )
 
 // runBefore runs the --exec-before hooks. One that fails fails the run before anything is
@@ -61,13 +61,13 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	}
 }
 
-func (c *creation) runAfter(rc *report.Receipt, code int, stderr io.Writer) {
+func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 	var archive, errText string
 	receipt, done := c.hookReceipt(rc, stderr)
 	defer done()
 	if rc != nil {
 		errText = rc.Error
-		if rc.Archive != nil && rc.Status != report.Failed {
+		if rc.Archive != nil && rc.Status != format.Failed {
 			archive = rc.Archive.Path
 		}
 	}

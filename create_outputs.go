@@ -7,15 +7,14 @@ import (
 
 	"backup/archive"
 	"backup/atomicfile"
-	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // The kinds of file create writes, which a run may replace inside a SOURCE folder when an
 // earlier run wrote them there.
 var (
 	receiptKind = &outputKind{"a receipt", func(path string) bool {
-		_, err := report.ReadReceipt(path)
+		_, err := format.ReadReceipt(path)
 		return err == nil
 	}}
 	archiveKind = &outputKind{"a backup archive", func(path string) bool {
@@ -51,7 +50,7 @@ func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) er
 	}
 	if ref := cfg.reuse.reference; ref != "" {
 		pc.inputs = append(pc.inputs, pathArg{what: "--reference " + ref, path: ref},
-			pathArg{what: "the receipt of --reference " + ref, path: backupset.ReceiptPath(ref)})
+			pathArg{what: "the receipt of --reference " + ref, path: format.ReceiptPath(ref)})
 	}
 	if cfg.set != nil && cfg.set.local() {
 		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + cfg.set.dir, path: cfg.set.dir})
@@ -59,7 +58,7 @@ func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) er
 	if archive, ok := cfg.explicitArchive(); ok {
 		pc.outputs = append(pc.outputs, pathArg{what: "the archive (-o " + cfg.output + ")", path: archive, kind: archiveKind, file: true})
 		if cfg.receipt == "" {
-			receipt := backupset.ReceiptPath(archive)
+			receipt := format.ReceiptPath(archive)
 			pc.outputs = append(pc.outputs, pathArg{what: "the receipt " + receipt, path: receipt, kind: receiptKind, file: true})
 		}
 	}

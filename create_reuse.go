@@ -10,7 +10,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // reuseFlags say where unchanged files' entries may be copied from.
@@ -89,22 +89,22 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 // is hashed), and the manifest that hash proves says complete too. Every entry copied is
 // still checked against the SHA-256 its manifest records for its compressed bytes.
 func openTrusted(ctx context.Context, path string, cfg createConfig) (*archive.Reference, error) {
-	rc, err := report.ReadReceipt(backupset.ReceiptPath(path))
+	rc, err := format.ReadReceipt(format.ReceiptPath(path))
 	if err != nil {
 		return nil, fmt.Errorf("its receipt: %w", cause(err))
 	}
-	if rc.Status != report.Complete {
+	if rc.Status != format.Complete {
 		return nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)
 	}
-	if rc.Archive == nil {
+	want, ok := rc.Summary()
+	if !ok {
 		return nil, errors.New("its receipt describes no archive")
 	}
-	want := archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
 	ref, err := archive.OpenReference(ctx, path, want, cfg.method, cfg.level, cfg.reuse.opts)
 	if err != nil {
 		return nil, cause(err)
 	}
-	if s := ref.Status(); s != string(report.Complete) { // a receipt edited to say complete
+	if s := ref.Status(); s != string(format.Complete) { // a receipt edited to say complete
 		ref.Close()
 		return nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
 	}

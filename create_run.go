@@ -16,6 +16,7 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/format"
 	"backup/report"
 )
 
@@ -34,18 +35,18 @@ type creation struct {
 	owners  archive.Owners
 	// manifest is the manifest the archive ends with, and manifestSum the SHA-256 of its
 	// bytes, for the read-back; set once the archive is closed.
-	manifest    *archive.Manifest
-	manifestSum archive.Digest
+	manifest    *format.Manifest
+	manifestSum format.Digest
 
 	events        *report.Events         // --json-lines; nil without
 	current       atomic.Pointer[string] // the file last handed to the archive, for the progress line
-	hooks         []report.Hook          // what the --exec-before hooks did, for the receipt
-	final         *report.Receipt        // the receipt of the outcome, once there is one
+	hooks         []format.Hook          // what the --exec-before hooks did, for the receipt
+	final         *format.Receipt        // the receipt of the outcome, once there is one
 	written       bool                   // final is at out.receipt (the run wrote it)
 	latestMoved   bool                   // in a set: LATEST names this run's archive
 	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
 	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
-	wouldSnapshot []archive.WouldCopy    // in a dry run, the files that would be snapshotted
+	wouldSnapshot []format.WouldCopy     // in a dry run, the files that would be snapshotted
 	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
 	// or aborted, and for any other output.
 	upload *s3store.Upload
@@ -54,7 +55,7 @@ type creation struct {
 	// pick, for a restore's before-state, names the paths the walk takes (and the folders
 	// above them); nil takes all. created goes into the manifest (Manifest.Created).
 	pick    map[string]bool
-	created []archive.Created
+	created []format.Created
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -120,19 +121,19 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	return exitCode(rc, err)
 }
 
-func exitCode(rc *report.Receipt, err error) int {
+func exitCode(rc *format.Receipt, err error) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
-	case rc.Status == report.Failed:
+	case rc.Status == format.Failed:
 		return exitFailed
-	case rc.Status == report.Incomplete:
+	case rc.Status == format.Incomplete:
 		return exitIncomplete
 	}
 	return exitComplete
 }
 
-func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt {
+func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt {
 	sources := make([]string, len(c.cfg.sources))
 	for i, s := range c.cfg.sources {
 		sources[i] = s.path
@@ -152,7 +153,7 @@ func (c *creation) receipt(arch *report.ArchiveInfo, err error) *report.Receipt 
 
 // run backs up the sources and returns the receipt, written next to the archive; or the
 // fatal error that stopped it, with nothing at the final path.
-func (c *creation) run(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
+func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
 	var out outputPaths
 	var err error
 	if st := c.remoteSet(); st != nil {
@@ -253,7 +254,7 @@ func (c *creation) leaveOut(paths ...string) {
 
 // write walks into the archive, then puts the archive and its receipt in place: the receipt
 // is staged first, so that a full disk fails the run before anything moves.
-func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt, error) {
+func (c *creation) write(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
 	p := c.startProgress(ctx, stderr)
 	err := c.walk(ctx)
 	if err == nil {
@@ -274,7 +275,7 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	}
 	c.manifest, c.manifestSum = m, sum.ManifestSHA256
 	if c.cfg.verify && c.upload == nil {
-		if err := c.verify(ctx, sum); err != nil {
+		if err := c.verify(ctx, sum.Summary); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +284,7 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rc := c.receipt(&report.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
+	rc := c.receipt(&format.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
 	if c.upload != nil {
 		return rc, c.placeRemote(ctx, rc)
 	}
@@ -296,7 +297,7 @@ func (c *creation) write(ctx context.Context, stderr io.Writer) (*report.Receipt
 // place publishes the archive and its receipt as one unit: after a failure the final paths
 // hold the old pair (or nothing), and the error says so. An interrupt that comes while the
 // receipt is staged (synced) stops it before the first rename.
-func (c *creation) place(ctx context.Context, rc *report.Receipt) error {
+func (c *creation) place(ctx context.Context, rc *format.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
@@ -345,7 +346,7 @@ func (c *creation) archiveError(err error) error {
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its
 // receipt must keep describing it.
-func (c *creation) writeFailedReceipt(ctx context.Context, rc *report.Receipt, stderr io.Writer) {
+func (c *creation) writeFailedReceipt(ctx context.Context, rc *format.Receipt, stderr io.Writer) {
 	if c.cfg.dryRun || c.out.receipt == "" {
 		return
 	}
@@ -367,9 +368,9 @@ func (c *creation) writeFailedReceipt(ctx context.Context, rc *report.Receipt, s
 
 // print prints the run's summary on stderr; every outcome with a receipt passes here once,
 // so it also keeps that receipt for what follows the run (metrics, hooks, --json).
-func (c *creation) print(rc *report.Receipt, stderr io.Writer) {
+func (c *creation) print(rc *format.Receipt, stderr io.Writer) {
 	c.final = rc
-	if c.cfg.quiet && rc.Status == report.Complete {
+	if c.cfg.quiet && rc.Status == format.Complete {
 		return
 	}
 	receipt := c.out.receipt

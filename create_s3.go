@@ -20,7 +20,7 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
-	"backup/report"
+	"backup/format"
 )
 
 // remoteSet is the bucket's store when the run writes into a set in a bucket.
@@ -42,7 +42,7 @@ func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, no
 	for n := 1; ; n++ {
 		name := backupset.ArchiveName(cfg.sources[0].name, now, n)
 		free := true
-		for _, obj := range []string{name, name + backupset.ReceiptSuffix} {
+		for _, obj := range []string{name, name + format.ReceiptSuffix} {
 			_, err := st.Stat(ctx, obj)
 			if err == nil {
 				free = false
@@ -52,7 +52,7 @@ func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, no
 		}
 		if free {
 			path := st.Location() + "/" + name
-			return outputPaths{archive: path, receipt: path + backupset.ReceiptSuffix}, nil
+			return outputPaths{archive: path, receipt: path + format.ReceiptSuffix}, nil
 		}
 	}
 }
@@ -78,7 +78,7 @@ func (c *creation) openUpload(ctx context.Context, st *s3store.Store, opts archi
 // set: a kill between the two leaves a receipt alone (a run prune removes once superseded),
 // never an archive alone (kept for ever as unknown). When the upload then fails, the run's
 // failed receipt replaces this one (see writeRemoteReceipt).
-func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
+func (c *creation) placeRemote(ctx context.Context, rc *format.Receipt) error {
 	up := c.upload
 	c.upload = nil // completed or aborted below: nothing left to abort
 	if err := c.putRemoteReceipt(ctx, rc); err != nil {
@@ -101,13 +101,13 @@ func (c *creation) placeRemote(ctx context.Context, rc *report.Receipt) error {
 // putRemoteReceipt creates the receipt in the bucket. Interrupted, it tries once more within
 // the cleanup's bound, so that the run knows its receipt's ETag (a receipt the server made,
 // its answer lost, is recognised by its bytes) and can replace it with the failed one.
-func (c *creation) putRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
+func (c *creation) putRemoteReceipt(ctx context.Context, rc *format.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
 	}
 	st := c.remoteSet()
-	name := c.remoteName() + backupset.ReceiptSuffix
+	name := c.remoteName() + format.ReceiptSuffix
 	c.receiptETag, err = st.Put(ctx, name, data, "")
 	if err != nil && ctx.Err() != nil {
 		dctx, cancel := st.Detached(ctx)
@@ -122,7 +122,7 @@ func (c *creation) dropRemoteReceipt(ctx context.Context) {
 	st := c.remoteSet()
 	dctx, cancel := st.Detached(ctx)
 	defer cancel()
-	if st.Delete(dctx, c.remoteName()+backupset.ReceiptSuffix, c.receiptETag) == nil {
+	if st.Delete(dctx, c.remoteName()+format.ReceiptSuffix, c.receiptETag) == nil {
 		c.receiptETag = ""
 	}
 }
@@ -139,7 +139,7 @@ func (c *creation) abortUpload() {
 // (unless an archive is at the name, whose receipt it must not replace), or replacing the
 // receipt this run wrote, on its ETag, when the read-back found the archive damaged. An
 // interrupted run writes it too, within the bound the store gives its cleanup.
-func (c *creation) writeRemoteReceipt(ctx context.Context, rc *report.Receipt) error {
+func (c *creation) writeRemoteReceipt(ctx context.Context, rc *format.Receipt) error {
 	st := c.remoteSet()
 	ctx, cancel := st.Detached(ctx)
 	defer cancel()
@@ -156,13 +156,13 @@ func (c *creation) writeRemoteReceipt(ctx context.Context, rc *report.Receipt) e
 	if err != nil {
 		return err
 	}
-	c.receiptETag, err = st.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	c.receiptETag, err = st.Put(ctx, c.remoteName()+format.ReceiptSuffix, data, c.receiptETag)
 	return err
 }
 
 // readBackRemote reads the uploaded archive back as backup verify does, with ranged
 // requests in parallel, against the size and SHA-256 the run wrote.
-func (c *creation) readBackRemote(ctx context.Context, name string, sum archive.Summary) error {
+func (c *creation) readBackRemote(ctx context.Context, name string, sum format.Summary) error {
 	ref := archiveRef{path: c.out.archive, store: c.cfg.set.store, entry: backupset.Entry{Name: name}}
 	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
 	return verdict(ctx, res, err)
@@ -171,7 +171,7 @@ func (c *creation) readBackRemote(ctx context.Context, name string, sum archive.
 // hookReceipt is the receipt the --exec-after hooks get as BACKUP_RECEIPT ("" when the run
 // wrote none): the file the run wrote; for a set in a bucket, which a hook cannot open, a
 // copy of it in a private folder under the temp folder, removed by done once the hooks end.
-func (c *creation) hookReceipt(rc *report.Receipt, stderr io.Writer) (path string, done func()) {
+func (c *creation) hookReceipt(rc *format.Receipt, stderr io.Writer) (path string, done func()) {
 	if rc == nil || !c.written {
 		return "", func() {}
 	}
@@ -180,7 +180,7 @@ func (c *creation) hookReceipt(rc *report.Receipt, stderr io.Writer) (path strin
 	}
 	dir, err := os.MkdirTemp("", "backup-hook-")
 	if err == nil {
-		path = filepath.Join(dir, c.remoteName()+backupset.ReceiptSuffix)
+		path = filepath.Join(dir, c.remoteName()+format.ReceiptSuffix)
 		var data []byte
 		if data, err = rc.Marshal(); err == nil {
 			err = atomicfile.WriteFile(path, data, 0o600)
@@ -196,7 +196,7 @@ func (c *creation) hookReceipt(rc *report.Receipt, stderr io.Writer) (path strin
 // rewriteReceipt replaces the receipt the run wrote with rc (its hooks added): the file
 // atomically, or the bucket's object on the ETag the run wrote, never a local path named
 // s3://….
-func (c *creation) rewriteReceipt(rc *report.Receipt) error {
+func (c *creation) rewriteReceipt(rc *format.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
@@ -209,6 +209,6 @@ func (c *creation) rewriteReceipt(rc *report.Receipt) error {
 	// bounded request of its own.
 	ctx, cancel := st.Detached(context.Background())
 	defer cancel()
-	c.receiptETag, err = st.Put(ctx, c.remoteName()+backupset.ReceiptSuffix, data, c.receiptETag)
+	c.receiptETag, err = st.Put(ctx, c.remoteName()+format.ReceiptSuffix, data, c.receiptETag)
 	return err
 }

@@ -10,11 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"backup/archive"
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
-	"backup/report"
+	"backup/format"
 )
 
 // setOnlyFlags only mean something for a run into a backup set.
@@ -109,12 +108,12 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 
 // finishSet activates the new archive when the run allows it, then prunes, and returns the
 // run's exit code. A backup that is not complete never prunes.
-func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *report.Receipt, stderr io.Writer) int {
+func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
 	name := filepath.Base(c.out.archive)
 	if c.remoteSet() != nil {
 		name = c.remoteName()
 	}
-	activate := rc.Status == report.Complete || rc.Status == report.Incomplete && c.cfg.set.activateIncomplete
+	activate := rc.Status == format.Complete || rc.Status == format.Incomplete && c.cfg.set.activateIncomplete
 	if !activate {
 		c.print(rc, stderr)
 		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
@@ -123,7 +122,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	handMade := lock.CurrentActivation(ctx)
 	var verifyErr error
 	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
-		sum := archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
+		sum, _ := rc.Summary()
 		switch {
 		case c.remoteSet() != nil:
 			// An upload cannot be read before it completes: it is read back here, always.
@@ -151,13 +150,13 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
 	// below can still stop for it.
 	c.latestMoved = true
-	if !c.cfg.quiet || rc.Status != report.Complete {
+	if !c.cfg.quiet || rc.Status != format.Complete {
 		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
 	}
 	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", handMade.Archive, handMade.At.Local().Format(time.RFC3339))
 	}
-	if rc.Status != report.Complete || !c.cfg.set.prune {
+	if rc.Status != format.Complete || !c.cfg.set.prune {
 		return exitCode(rc, nil)
 	}
 	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
@@ -177,9 +176,9 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *repo
 // markDamaged records in the receipt that the archive failed its read-back: the receipt
 // must not keep calling it complete, and as a failed run it is superseded by the next good
 // one.
-func (c *creation) markDamaged(ctx context.Context, rc *report.Receipt, verifyErr error, stderr io.Writer) *report.Receipt {
+func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyErr error, stderr io.Writer) *format.Receipt {
 	damaged := *rc
-	damaged.Status = report.Failed
+	damaged.Status = format.Failed
 	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.out.archive, verifyErr)
 	var err error
 	if c.remoteSet() != nil {

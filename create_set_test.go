@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"backup/archive"
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // TestFinishSetDamagedArchive: an archive that fails its read-back never becomes LATEST,
@@ -23,8 +22,8 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	if err := os.WriteFile(arch, []byte(garbage), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: time.Now().UTC(),
-		Archive: &report.ArchiveInfo{Path: arch, Size: int64(len(garbage))}}
+	rc := &format.Receipt{Schema: format.ReceiptSchema, Status: format.Complete, StartedAt: time.Now().UTC(),
+		Archive: &format.ArchiveInfo{Path: arch, Size: int64(len(garbage))}}
 	data, _ := rc.Marshal()
 	if err := os.WriteFile(arch+".receipt.json", data, 0o600); err != nil {
 		t.Fatal(err)
@@ -35,7 +34,7 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	}
 	defer lock.Release()
 	c := &creation{cfg: createConfig{set: &setConfig{dir: set, prune: true, keep: backupset.Policy{Last: 1}}},
-		out: outputPaths{archive: arch, receipt: arch + ".receipt.json"}, manifest: &archive.Manifest{Status: "complete"}}
+		out: outputPaths{archive: arch, receipt: arch + ".receipt.json"}, manifest: &format.Manifest{Status: "complete"}}
 	var stderr strings.Builder
 	if code := c.finishSet(t.Context(), lock, rc, &stderr); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
@@ -44,7 +43,7 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 		t.Error("LATEST was written")
 	}
 	got := readReceipt(t, arch+".receipt.json")
-	if got.Status != report.Failed || !strings.Contains(got.Error, "failed verification") || got.Archive == nil {
+	if got.Status != format.Failed || !strings.Contains(got.Error, "failed verification") || got.Archive == nil {
 		t.Errorf("receipt: status %q, error %q; want failed, the verification error, the arch", got.Status, got.Error)
 	}
 	for _, line := range []string{"backup: failed: archive " + arch + " failed verification", "backup: LATEST not moved: not activating " + name} {

@@ -14,14 +14,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"backup/archive"
+	"backup/atomicfile"
+	"backup/format"
 	"backup/skiprules"
 	"backup/sqlitesnap"
 	"backup/walker"
 )
-
-// opSnapshot is the warning op of a database that could not be snapshotted: it is not in
-// the archive, so the run is incomplete.
-const opSnapshot = "snapshot"
 
 // ruleSidecar excludes the -wal, -shm and -journal files of a database stored as a
 // snapshot: a fresh snapshot restored next to a stale WAL would be torn.
@@ -73,13 +71,13 @@ func (i snapshotInfo) Size() int64 { return i.size }
 
 func (s snapshotFile) Stat() (fs.FileInfo, error) { return snapshotInfo{s.Source, s.size}, nil }
 
-func (s snapshotFile) CopyOf() archive.CopySource {
-	return archive.CopySource{Kind: sqlitesnap.Kind, Size: s.Source.Size(), ModTime: s.Source.ModTime()}
+func (s snapshotFile) CopyOf() format.CopySource {
+	return format.CopySource{Kind: sqlitesnap.Kind, Size: s.Source.Size(), ModTime: s.Source.ModTime()}
 }
 
 // snapshotOpener returns the archive's Open hook for --sqlite auto: a regular file that
 // begins like an SQLite database is replaced by a snapshot staged in dir; any other file is
-// handed on as opened. A database that cannot be snapshotted is an OpError (opSnapshot),
+// handed on as opened. A database that cannot be snapshotted is an OpError (format.OpSnapshot),
 // never its raw bytes.
 func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
 	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
@@ -97,12 +95,12 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
 		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
 		if err != nil {
-			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
 		copied, err := s.Stat()
 		if err != nil {
 			s.Close()
-			return nil, &archive.OpError{Op: opSnapshot, Err: err}
+			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
 		return snapshotFile{s, copied.Size()}, nil
 	}
@@ -184,8 +182,8 @@ func (c *creation) dryRunSnapshot(e walker.Entry) {
 	}
 	defer f.Close()
 	if isDatabase(f) {
-		c.rec.Copy(e.Name, archive.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
-		c.wouldSnapshot = append(c.wouldSnapshot, archive.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
+		c.rec.Copy(e.Name, format.CopySource{Kind: sqlitesnap.Kind, Size: e.Info.Size(), ModTime: e.Info.ModTime()})
+		c.wouldSnapshot = append(c.wouldSnapshot, format.WouldCopy{Path: e.Name, Kind: sqlitesnap.Kind})
 	}
 }
 
@@ -217,14 +215,14 @@ func (c *creation) fresh(src walker.Handle, _ string) bool {
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
 	for _, w := range c.wouldSnapshot {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", archive.QuoteName(w.Path))
+		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", format.QuoteName(w.Path))
 	}
 }
 
 // isStaging reports whether e is a file this run stages in its staging folder (a snapshot
 // being taken): never archived, like the archive's own temp file.
 func (c *creation) isStaging(e walker.Entry) bool {
-	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), ".backup-spool-") {
+	if c.outDir == nil || e.Rel == "" || !strings.HasPrefix(path.Base(e.Rel), atomicfile.SpoolPrefix) {
 		return false
 	}
 	return path.Dir(e.Name) == c.outDirName

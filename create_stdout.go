@@ -13,7 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/atomicfile"
-	"backup/report"
+	"backup/format"
 )
 
 // stdoutArchive is the -o value that sends the archive to stdout.
@@ -66,7 +66,7 @@ func (c *creation) openStdout(ctx context.Context, opts archive.Options) error {
 }
 
 // placeStdout writes the receipt of the archive streamed to stdout.
-func (c *creation) placeStdout(rc *report.Receipt) error {
+func (c *creation) placeStdout(rc *format.Receipt) error {
 	data, err := rc.Marshal()
 	if err == nil {
 		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 func TestCreateMixedTree(t *testing.T) {
@@ -59,8 +59,8 @@ func TestCreateMixedTree(t *testing.T) {
 		"app/naïve café/": "", "app/naïve café/ü.txt": "utf-8 names\n", "app/with space.txt": "spaces\n",
 		"app/run/": "", "app/dev/": "", "app/links/": "",
 	}
-	manifest := entries[archive.ManifestName]
-	delete(entries, archive.ManifestName)
+	manifest := entries[format.ManifestName]
+	delete(entries, format.ManifestName)
 	if len(entries) != len(want) {
 		t.Errorf("archive holds %d entries, want %d: %v", len(entries), len(want), keys(entries))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"backup/archive"
+	"backup/format"
 )
 
 // beforeVerify is a test hook: it sees the closed temp archive before --verify reads it.
@@ -12,7 +13,7 @@ var beforeVerify = func(tempPath string) {}
 
 // verify reads the closed temp archive back, as backup verify would with its receipt, before
 // it is renamed into place: a failed check fails the run.
-func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
+func (c *creation) verify(ctx context.Context, sum format.Summary) error {
 	beforeVerify(c.w.TempPath())
 	err := c.readBack(ctx, c.w.TempPath(), sum)
 	if err != nil && ctx.Err() == nil {
@@ -25,9 +26,9 @@ func (c *creation) verify(ctx context.Context, sum archive.Summary) error {
 // SHA-256 its receipt records and the manifest this run wrote, except that the entries
 // copied from the reference are not inflated again (see archive.ReadBack). The error names
 // the first problem, or is ctx's error.
-func (c *creation) readBack(ctx context.Context, path string, sum archive.Summary) error {
-	sum.ManifestSHA256 = c.manifestSum
-	res, err := archive.ReadBack(ctx, path, c.manifest, sum, archive.VerifyOptions{})
+func (c *creation) readBack(ctx context.Context, path string, sum format.Summary) error {
+	written := archive.Summary{Summary: sum, ManifestSHA256: c.manifestSum}
+	res, err := archive.ReadBack(ctx, path, c.manifest, written, archive.VerifyOptions{})
 	return verdict(ctx, res, err)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 	"backup/skiprules"
 	"backup/walker"
@@ -74,7 +75,7 @@ func (c *creation) visit(e walker.Entry) error {
 		return c.addSymlink(e, meta)
 	case c.w == nil:
 		c.dryRunSnapshot(e)
-		c.rec.File(archive.File{Path: e.Name, Size: e.Info.Size(), Meta: meta, Reused: c.reusable(e)})
+		c.rec.File(format.File{Path: e.Name, Size: e.Info.Size(), Meta: meta, Reused: c.reusable(e)})
 		return nil
 	}
 	c.current.Store(&e.Name)
@@ -86,7 +87,7 @@ func (c *creation) addDir(e walker.Entry) error {
 	c.noteOutputDir(e)
 	meta := c.meta(e)
 	if c.w == nil {
-		c.rec.Dir(archive.Dir{Path: e.Name, Meta: *meta})
+		c.rec.Dir(format.Dir{Path: e.Name, Meta: *meta})
 		return nil
 	}
 	return c.w.AddDir(e.Name, e.Info, meta)
@@ -94,13 +95,13 @@ func (c *creation) addDir(e walker.Entry) error {
 
 // addSymlink stores the symlink e (rules said store), or records why it could not: a link
 // that cannot be read is lost, like a file.
-func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
+func (c *creation) addSymlink(e walker.Entry, meta *format.Meta) error {
 	target, err := e.Readlink()
 	switch {
 	case err != nil:
 		c.rec.Warn(err)
 	case c.w == nil:
-		c.rec.Symlink(archive.Symlink{Path: e.Name, Target: target, Meta: *meta})
+		c.rec.Symlink(format.Symlink{Path: e.Name, Target: target, Meta: *meta})
 	default:
 		return c.w.AddSymlink(e.Name, e.Info, target, meta)
 	}
@@ -109,7 +110,7 @@ func (c *creation) addSymlink(e walker.Entry, meta *archive.Meta) error {
 
 // meta is what the manifest records of e beside its data: owner numbers and names, and with
 // --xattrs its extended attributes. Attributes that cannot be read are lost, as data are.
-func (c *creation) meta(e walker.Entry) *archive.Meta {
+func (c *creation) meta(e walker.Entry) *format.Meta {
 	m := archive.OwnerOf(e.Info)
 	if e.Info.Mode().IsRegular() {
 		m = archive.FileMetaOf(e.Info)

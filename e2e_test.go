@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"backup/report"
+	"backup/format"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -250,13 +250,13 @@ func makeWritable(root string) {
 	})
 }
 
-func readReceipt(t *testing.T, path string) *report.Receipt {
+func readReceipt(t *testing.T, path string) *format.Receipt {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rc report.Receipt
+	var rc format.Receipt
 	if err := json.Unmarshal(data, &rc); err != nil {
 		t.Fatalf("receipt %s: %v", path, err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"backup/archive"
 	"backup/backupset"
+	"backup/format"
 	"backup/report"
 )
 
@@ -67,7 +67,7 @@ func prefixSpace(s string) string {
 // argCount is the usage error for a wrong number of arguments: "want one DIR, got 2
 // arguments".
 func argCount(want string, got int) error {
-	return fmt.Errorf("want %s, got %s", want, report.Plural(got, "argument", "arguments"))
+	return fmt.Errorf("want %s, got %s", want, format.Plural(got, "argument", "arguments"))
 }
 
 // writeJSON prints v indented, as every --json output is printed. Its error (a closed pipe,
@@ -147,7 +147,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup %s: %s: %s\n", cmd, archive.QuoteName(path), archive.EscapeText(cause(err).Error()))
+	fmt.Fprintf(stderr, "backup %s: %s: %s\n", cmd, format.QuoteName(path), format.EscapeText(cause(err).Error()))
 	return exitFailed
 }
 

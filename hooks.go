@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"backup/report"
+	"backup/format"
 )
 
 // defaultHookTimeout bounds a hook when --exec-timeout is not given: a ping that hangs must
@@ -40,7 +40,7 @@ func addHookFlags(flags *pflag.FlagSet) *hookFlags {
 // runHook runs cmd with sh -c, stdin closed (/dev/null) and its output on our stderr (stdout
 // carries --json), env added to ours. The hook and everything it started are killed at the
 // timeout. Its exit code is -1 when it could not be started or was killed.
-func runHook(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) report.Hook {
+func runHook(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) format.Hook {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
@@ -55,11 +55,11 @@ func runHook(ctx context.Context, when, cmd string, env []string, timeout time.D
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = time.Second // a grandchild holding our stderr open must not hold us
 	err := c.Run()
-	h := report.Hook{When: when, Command: cmd, ExitCode: c.ProcessState.ExitCode()}
+	h := format.Hook{When: when, Command: cmd, ExitCode: c.ProcessState.ExitCode()}
 	var exit *exec.ExitError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		h.ExitCode, h.Error = -1, "timed out after "+report.FormatDuration(timeout)
+		h.ExitCode, h.Error = -1, "timed out after "+format.FormatDuration(timeout)
 	case ctx.Err() != nil:
 		h.ExitCode, h.Error = -1, "interrupted"
 	case errors.As(err, &exit) && h.ExitCode >= 0:
@@ -71,8 +71,8 @@ func runHook(ctx context.Context, when, cmd string, env []string, timeout time.D
 }
 
 // runBefore runs the --exec-before hooks in order, and stops at the first that fails.
-func (h *hookFlags) runBefore(ctx context.Context, env []string, stderr io.Writer) ([]report.Hook, error) {
-	var done []report.Hook
+func (h *hookFlags) runBefore(ctx context.Context, env []string, stderr io.Writer) ([]format.Hook, error) {
+	var done []format.Hook
 	for _, cmd := range h.before {
 		r := runHook(ctx, "before", cmd, env, time.Duration(h.timeout), stderr)
 		done = append(done, r)
@@ -86,8 +86,8 @@ func (h *hookFlags) runBefore(ctx context.Context, env []string, stderr io.Write
 // runAfter runs every --exec-after hook, whatever the others did, and warns on stderr of
 // each that failed: a hook never changes the run's exit code. It runs on a fresh context,
 // since an interrupted run must still report.
-func (h *hookFlags) runAfter(prefix string, env []string, stderr io.Writer) []report.Hook {
-	var done []report.Hook
+func (h *hookFlags) runAfter(prefix string, env []string, stderr io.Writer) []format.Hook {
+	var done []format.Hook
 	for _, cmd := range h.after {
 		r := runHook(context.Background(), "after", cmd, env, time.Duration(h.timeout), stderr)
 		if r.Error != "" {
@@ -117,13 +117,13 @@ func hookEnv(command string, code int, status, set, archive, receipt, errText st
 func outcome(code int) string {
 	switch code {
 	case exitComplete:
-		return string(report.Complete)
+		return string(format.Complete)
 	case exitIncomplete:
-		return string(report.Incomplete)
+		return string(format.Incomplete)
 	case exitLocked:
 		return "locked"
 	case exitInterrupted:
 		return "interrupted"
 	}
-	return string(report.Failed)
+	return string(format.Failed)
 }

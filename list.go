@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/archive"
-	"backup/report"
+	"backup/format"
 )
 
 const listLong = `ARCHIVE may be a backup set's folder: its LATEST backup is listed (a damaged or missing
@@ -42,13 +42,13 @@ type listEntryJSON struct {
 
 // listJSON is what list --json prints. The lists from the manifest are null without one.
 type listJSON struct {
-	Archive  string             `json:"archive"`
-	Manifest bool               `json:"manifest"`
-	Status   string             `json:"recorded_status"`
-	Entries  []listEntryJSON    `json:"entries"`
-	Skipped  []archive.Skipped  `json:"skipped"`
-	Excluded []archive.Excluded `json:"excluded"`
-	Warnings []archive.Warning  `json:"warnings"`
+	Archive  string            `json:"archive"`
+	Manifest bool              `json:"manifest"`
+	Status   string            `json:"recorded_status"`
+	Entries  []listEntryJSON   `json:"entries"`
+	Skipped  []format.Skipped  `json:"skipped"`
+	Excluded []format.Excluded `json:"excluded"`
+	Warnings []format.Warning  `json:"warnings"`
 }
 
 // listConfig is the list command's flags.
@@ -92,7 +92,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	path := ref.path
 	r, err := ref.open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %s\n", archive.QuoteName(path), archive.EscapeText(cause(err).Error()))
+		fmt.Fprintf(stderr, "backup list: %s: %s\n", format.QuoteName(path), format.EscapeText(cause(err).Error()))
 		return exitFailed
 	}
 	defer r.Close()
@@ -110,7 +110,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		}
 	}
 	if r.ManifestErr != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %s: %s\n", archive.QuoteName(path), archive.ManifestName, archive.EscapeText(r.ManifestErr.Error()))
+		fmt.Fprintf(stderr, "backup list: %s: %s: %s\n", format.QuoteName(path), format.ManifestName, format.EscapeText(r.ManifestErr.Error()))
 		return exitFailed
 	}
 	if !cfg.json {
@@ -121,14 +121,14 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 
 func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
 	if !long {
-		_, err := fmt.Fprintln(w, archive.QuoteName(e.StoredName()))
+		_, err := fmt.Fprintln(w, format.QuoteName(e.StoredName()))
 		return err
 	}
 	var target string
 	if e.Target != "" {
-		target = " -> " + archive.QuoteName(e.Target)
+		target = " -> " + format.QuoteName(e.Target)
 	}
-	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), archive.QuoteName(e.StoredName()), target)
+	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
 	return err
 }
 
@@ -164,23 +164,23 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 // list of names.
 func writeManifestSummary(w io.Writer, r *archive.Reader, all bool) {
 	m := r.Manifest
-	entries := report.Plural(len(r.Entries), "entry", "entries")
+	entries := format.Plural(len(r.Entries), "entry", "entries")
 	if m == nil {
 		fmt.Fprintf(w, "backup list: %s; no manifest: not made by backup\n", entries)
 		return
 	}
 	fmt.Fprintf(w, "backup list: %s; status recorded at backup: %s; %d skipped, %d excluded, %s\n",
-		entries, m.Status, len(m.Skipped), len(m.Excluded), report.Plural(len(m.Warnings), "warning", "warnings"))
+		entries, m.Status, len(m.Skipped), len(m.Excluded), format.Plural(len(m.Warnings), "warning", "warnings"))
 	var skipped, warnings []string
 	for _, s := range m.Skipped {
-		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", archive.QuoteName(s.Path), s.Kind))
+		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", format.QuoteName(s.Path), s.Kind))
 	}
 	for _, wr := range m.Warnings {
 		lost := ""
 		if wr.Lost {
 			lost = " (lost)"
 		}
-		warnings = append(warnings, fmt.Sprintf("  warning %s: %s: %s%s", archive.QuoteName(wr.Path), archive.EscapeText(wr.Op), archive.EscapeText(wr.Error), lost))
+		warnings = append(warnings, fmt.Sprintf("  warning %s: %s: %s%s", format.QuoteName(wr.Path), format.EscapeText(wr.Op), format.EscapeText(wr.Error), lost))
 	}
 	for _, lines := range [][]string{skipped, warnings} {
 		if !all {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"backup/backupset"
+	"backup/format"
 )
 
 // outputPaths are where a run writes.
@@ -32,7 +33,7 @@ func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
 	if err != nil {
 		return out, err
 	}
-	out.receipt = backupset.ReceiptPath(out.archive)
+	out.receipt = format.ReceiptPath(out.archive)
 	if cfg.receipt != "" {
 		out.receipt, err = filepath.Abs(cfg.receipt)
 	}
@@ -82,7 +83,7 @@ func freeName(dir, name string, now time.Time) string {
 	}
 	for n := backupset.NextRun(names, name, now); ; n++ {
 		path := filepath.Join(dir, backupset.ArchiveName(name, now, n))
-		if !exists(path) && !exists(backupset.ReceiptPath(path)) {
+		if !exists(path) && !exists(format.ReceiptPath(path)) {
 			return path
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 	"backup/skiprules"
 )
@@ -86,7 +87,7 @@ type restoreJSON struct {
 	Removed int `json:"removed"`
 	// Undo is the before-state this restore wrote; restoring it with --force undoes this one.
 	Undo      *undoPaths        `json:"undo,omitempty"`
-	Skipped   []archive.Skipped `json:"skipped"`
+	Skipped   []format.Skipped  `json:"skipped"`
 	Conflicts []string          `json:"conflicts"`
 	Refused   []archive.Problem `json:"refused"`
 	Damaged   []archive.Problem `json:"damaged"`
@@ -172,7 +173,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
-		fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
+		fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 		return
 	}
 	cfg.archive, out.Archive = ref.path, ref.path
@@ -193,7 +194,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	}
 	if err != nil {
 		out.fail(err)
-		fmt.Fprintf(stderr, "backup restore: %s: %s\n", archive.QuoteName(cfg.archive), archive.EscapeText(err.Error()))
+		fmt.Fprintf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), format.EscapeText(err.Error()))
 		return
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
@@ -217,7 +218,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
-		fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
+		fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 		return
 	case !plan.OK():
 		out.Status = restoreRefused
@@ -229,7 +230,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
 			out.Error = beforeStateFailed(err).Error()
-			fmt.Fprintf(stderr, "backup restore: %s\n", archive.EscapeText(out.Error))
+			fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 			return
 		}
 		out.Undo = undo
@@ -287,7 +288,7 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 		}
 	}
 	if o.Skipped == nil {
-		o.Skipped = []archive.Skipped{}
+		o.Skipped = []format.Skipped{}
 	}
 	if o.Conflicts == nil {
 		o.Conflicts = []string{}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // TestRestoreForceKeepsSymlinks: restore --force over symlinks in DEST that point outside it
@@ -60,20 +60,20 @@ func TestRestoreForceKeepsSymlinks(t *testing.T) {
 
 // craftedBeforeState writes an archive that looks like a restore's before-state: a manifest
 // (v2) listing the files given, and the created paths.
-func craftedBeforeState(t *testing.T, path string, files []hostileEntry, created []archive.Created) {
+func craftedBeforeState(t *testing.T, path string, files []hostileEntry, created []format.Created) {
 	t.Helper()
-	m := archive.Manifest{Schema: archive.ManifestSchema, ToolVersion: "x", Status: "complete", Files: []archive.File{},
-		Symlinks: []archive.Symlink{}, Skipped: []archive.Skipped{}, Excluded: []archive.Excluded{}, Warnings: []archive.Warning{},
+	m := format.Manifest{Schema: format.ManifestSchema, ToolVersion: "x", Status: "complete", Files: []format.File{},
+		Symlinks: []format.Symlink{}, Skipped: []format.Skipped{}, Excluded: []format.Excluded{}, Warnings: []format.Warning{},
 		Created: created}
 	for _, e := range files {
 		sum := sha256.Sum256([]byte(e.body))
-		m.Files = append(m.Files, archive.File{Path: e.name, Size: int64(len(e.body)), SHA256: archive.Digest(sum)})
+		m.Files = append(m.Files, format.File{Path: e.name, Size: int64(len(e.body)), SHA256: format.Digest(sum)})
 	}
 	data, err := json.Marshal(&m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeHostileZip(t, path, append(files, hostileEntry{name: archive.ManifestName, body: string(data)}))
+	writeHostileZip(t, path, append(files, hostileEntry{name: format.ManifestName, body: string(data)}))
 }
 
 // TestRestoreCreatedThroughSymlink restores a crafted before-state whose created paths lie
@@ -88,8 +88,8 @@ func TestRestoreCreatedThroughSymlink(t *testing.T) {
 	makeTree(t, dest, map[string]node{"lnk": {kind: "symlink", content: outside}, "app/a": {content: "old\n"}})
 	arch := filepath.Join(dir, "crafted.zip")
 	sum := sha256.Sum256([]byte("VICTIM\n"))
-	craftedBeforeState(t, arch, []hostileEntry{{name: "app/a", body: "new\n"}}, []archive.Created{
-		{Path: "lnk/victim", Type: archive.CreatedFile, Size: 7, SHA256: archive.Digest(sum).String()},
+	craftedBeforeState(t, arch, []hostileEntry{{name: "app/a", body: "new\n"}}, []format.Created{
+		{Path: "lnk/victim", Type: format.CreatedFile, Size: 7, SHA256: format.Digest(sum).String()},
 	})
 
 	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", arch, dest)

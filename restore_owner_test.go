@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // TestRestoreOwnersAsNobody restores, as uid 65534, a backup of files owned by root and
@@ -63,21 +63,21 @@ func TestRestoreOwnersAsNobody(t *testing.T) {
 // symlinks and files given, so that restore would create the links.
 func hostileBackup(t *testing.T, path string, entries []hostileEntry) {
 	t.Helper()
-	m := archive.Manifest{Schema: archive.ManifestSchema, ToolVersion: "x", Status: "complete", Files: []archive.File{},
-		Symlinks: []archive.Symlink{}, Skipped: []archive.Skipped{}, Excluded: []archive.Excluded{}, Warnings: []archive.Warning{}}
+	m := format.Manifest{Schema: format.ManifestSchema, ToolVersion: "x", Status: "complete", Files: []format.File{},
+		Symlinks: []format.Symlink{}, Skipped: []format.Skipped{}, Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
 	for _, e := range entries {
 		if e.symlink {
-			m.Symlinks = append(m.Symlinks, archive.Symlink{Path: e.name, Target: e.body})
+			m.Symlinks = append(m.Symlinks, format.Symlink{Path: e.name, Target: e.body})
 			continue
 		}
 		sum := sha256.Sum256([]byte(e.body))
-		m.Files = append(m.Files, archive.File{Path: e.name, Size: int64(len(e.body)), SHA256: archive.Digest(sum)})
+		m.Files = append(m.Files, format.File{Path: e.name, Size: int64(len(e.body)), SHA256: format.Digest(sum)})
 	}
 	data, err := json.Marshal(&m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeHostileZip(t, path, append(entries, hostileEntry{name: archive.ManifestName, body: string(data)}))
+	writeHostileZip(t, path, append(entries, hostileEntry{name: format.ManifestName, body: string(data)}))
 }
 
 // TestRestoreHostileStoredSymlink restores backups whose stored symlinks lead out of DEST

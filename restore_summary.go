@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 )
 
@@ -17,15 +18,15 @@ func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 	lines = capLines(lines, "--json")
 	var why []string
 	if n := len(plan.Refused); n > 0 {
-		why = append(why, report.Plural(n, "entry", "entries")+" unsafe or impossible")
+		why = append(why, format.Plural(n, "entry", "entries")+" unsafe or impossible")
 	}
 	if n := len(plan.Conflicts); n > 0 && !force {
 		var conflicts []string
 		for _, name := range plan.Conflicts {
-			conflicts = append(conflicts, archive.QuoteName(name)+": exists in the destination (use --force to replace it)")
+			conflicts = append(conflicts, format.QuoteName(name)+": exists in the destination (use --force to replace it)")
 		}
 		lines = append(lines, capLines(conflicts, "--json")...)
-		why = append(why, report.Plural(n, "file exists", "files exist"))
+		why = append(why, format.Plural(n, "file exists", "files exist"))
 	}
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
@@ -35,7 +36,7 @@ func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
 
 func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out *restoreJSON, err error) {
 	for _, s := range out.Skipped {
-		fmt.Fprintf(w, "%s: not created (a %s entry)\n", archive.QuoteName(s.Path), s.Kind)
+		fmt.Fprintf(w, "%s: not created (a %s entry)\n", format.QuoteName(s.Path), s.Kind)
 	}
 	for _, p := range out.Damaged {
 		fmt.Fprintf(w, "%s (not restored)\n", p)
@@ -50,28 +51,28 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	defer writeUndoLine(w, cfg, out)
 	switch {
 	case out.Status == restoreInterrupted:
-		fmt.Fprintf(w, "backup restore: interrupted after %s; no partial file left\n", report.Plural(out.Files, "file", "files"))
+		fmt.Fprintf(w, "backup restore: interrupted after %s; no partial file left\n", format.Plural(out.Files, "file", "files"))
 		return
 	case out.Status == restoreFailed && err != nil:
-		fmt.Fprintf(w, "backup restore: failed: %s\n", archive.EscapeText(err.Error()))
+		fmt.Fprintf(w, "backup restore: failed: %s\n", format.EscapeText(err.Error()))
 	case out.Status == restoreFailed && len(out.Damaged) > 0:
-		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", report.Plural(len(out.Damaged), "entry", "entries"))
+		fmt.Fprintf(w, "backup restore: failed: %s could not be read (listed above), not restored; ", format.Plural(len(out.Damaged), "entry", "entries"))
 	default:
 		fmt.Fprintf(w, "backup restore: %s: ", out.Status)
 	}
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(w, "%s, %s, ", report.Plural(out.Files, "file", "files"), report.Plural(out.Dirs, "dir", "dirs"))
+	fmt.Fprintf(w, "%s, %s, ", format.Plural(out.Files, "file", "files"), format.Plural(out.Dirs, "dir", "dirs"))
 	if out.Symlinks > 0 {
-		fmt.Fprintf(w, "%s, ", report.Plural(out.Symlinks, "symlink", "symlinks"))
+		fmt.Fprintf(w, "%s, ", format.Plural(out.Symlinks, "symlink", "symlinks"))
 	}
-	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), archive.QuoteName(cfg.dest))
+	fmt.Fprintf(w, "%s restored to %s", report.FormatBytes(out.Bytes), format.QuoteName(cfg.dest))
 	if out.AlreadyPresent > 0 {
-		fmt.Fprintf(w, ", %s already there", report.Plural(out.AlreadyPresent, "file", "files"))
+		fmt.Fprintf(w, ", %s already there", format.Plural(out.AlreadyPresent, "file", "files"))
 	}
 	if out.Removed > 0 {
-		fmt.Fprintf(w, ", %s created by the restore undone removed", report.Plural(out.Removed, "path", "paths"))
+		fmt.Fprintf(w, ", %s created by the restore undone removed", format.Plural(out.Removed, "path", "paths"))
 	}
 	if r.Manifest != nil {
 		fmt.Fprintf(w, " (status recorded at backup: %s)", r.Manifest.Status)
@@ -84,7 +85,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 // writeUndoLine says where the before-state of a restore --force went, and how to undo it.
 func writeUndoLine(w io.Writer, cfg restoreConfig, out *restoreJSON) {
 	if out.Undo != nil {
-		undo, dest := archive.QuoteName(out.Undo.Archive), archive.QuoteName(cfg.dest)
+		undo, dest := format.QuoteName(out.Undo.Archive), format.QuoteName(cfg.dest)
 		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", undo, undo, dest)
 	}
 }

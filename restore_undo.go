@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 )
 
@@ -76,7 +77,7 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now, created: plan.Creates(), pick: map[string]bool{}}
-	c.cfg = createConfig{level: archive.DefaultLevel, method: archive.Deflate, progress: "never",
+	c.cfg = createConfig{level: archive.DefaultLevel, method: format.Deflate, progress: "never",
 		symlinks: "store", xattrs: cfg.owners.Xattrs}
 	c.cfg.rules.StoreSymlinks = true
 	for _, name := range plan.Replaces() {
@@ -87,7 +88,7 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *archive.Re
 	switch {
 	case err != nil:
 		return nil, err
-	case rc.Status != report.Complete:
+	case rc.Status != format.Complete:
 		return nil, fmt.Errorf("%s is %s: %s", c.out.archive, rc.Status, firstLoss(rc))
 	}
 	return &undoPaths{Archive: c.out.archive, Receipt: c.out.receipt}, nil
@@ -124,7 +125,7 @@ func parentName(name string) string {
 }
 
 // firstLoss names the first warning that made a before-state incomplete.
-func firstLoss(rc *report.Receipt) string {
+func firstLoss(rc *format.Receipt) string {
 	for _, w := range rc.Warnings {
 		if w.Lost {
 			return fmt.Sprintf("%s: %s", w.Path, w.Error)

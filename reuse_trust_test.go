@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // tamperEntry rewrites the archive at path as someone who knows its format would: the
@@ -40,7 +40,7 @@ func tamperEntry(t *testing.T, path, name, body string) {
 			raw = compressAs(t, f.Method, []byte(body))
 			fh.CRC32, fh.UncompressedSize64 = crc32.ChecksumIEEE([]byte(body)), uint64(len(body))
 			newSum, newRaw = hexSum([]byte(body)), hexSum(raw)
-		case archive.ManifestName:
+		case format.ManifestName:
 			m := readEntry(t, f)
 			if oldSum == "" || !bytes.Contains(m, []byte(oldRaw)) {
 				t.Fatalf("%s: the manifest does not follow %s or does not record its raw_sha256", path, name)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"backup/backupset"
+	"backup/format"
 	"backup/metrics"
-	"backup/report"
 )
 
 // lastSuccessMetric is carried over from the file a run replaces when the run is not complete.
@@ -17,12 +17,12 @@ const lastSuccessMetric = "backup_last_success_timestamp_seconds"
 const lastSuccessHelp = "When the last complete run finished, in Unix seconds; 0 if none is known."
 
 // metricStatuses are the series of backup_last_status, one per status.
-var metricStatuses = []report.Status{report.Complete, report.Incomplete, report.Failed}
+var metricStatuses = []format.Status{format.Complete, format.Incomplete, format.Failed}
 
 // runGauges are the metrics of one run, described by its receipt: status is the run's
 // outcome (complete, incomplete or failed), lastSuccess when a complete run last finished
 // (0: never), took how long the run took (the receipt's times are whole seconds).
-func runGauges(set string, rc *report.Receipt, status report.Status, code int, lastSuccess time.Time, took time.Duration) []metrics.Gauge {
+func runGauges(set string, rc *format.Receipt, status format.Status, code int, lastSuccess time.Time, took time.Duration) []metrics.Gauge {
 	label := []metrics.Label{{Name: "set", Value: set}}
 	one := func(name, help string, v float64) metrics.Gauge {
 		return metrics.Gauge{Name: name, Help: help, Samples: []metrics.Sample{{Labels: label, Value: v}}}
@@ -61,10 +61,10 @@ func runGauges(set string, rc *report.Receipt, status report.Status, code int, l
 
 // writeMetrics writes the run's metrics, keeping the last success of the file it replaces
 // when this run is not complete.
-func (c *creation) writeMetrics(rc *report.Receipt, code int) error {
-	status := report.Status(outcome(code))
-	if status != report.Complete && status != report.Incomplete {
-		status = report.Failed // interrupted: the run failed
+func (c *creation) writeMetrics(rc *format.Receipt, code int) error {
+	status := format.Status(outcome(code))
+	if status != format.Complete && status != format.Incomplete {
+		status = format.Failed // interrupted: the run failed
 	}
 	last := rc.FinishedAt
 	if !c.succeeded(rc, code) {
@@ -76,8 +76,8 @@ func (c *creation) writeMetrics(rc *report.Receipt, code int) error {
 // succeeded says whether the run leaves a new complete backup in place: in a set, one that
 // LATEST names, even when the prune after it failed (exit 1): the age alert must not fire
 // while fresh backups are there.
-func (c *creation) succeeded(rc *report.Receipt, code int) bool {
-	if rc.Status != report.Complete {
+func (c *creation) succeeded(rc *format.Receipt, code int) bool {
+	if rc.Status != format.Complete {
 		return false
 	}
 	if c.cfg.set != nil {
@@ -100,7 +100,7 @@ func carriedSuccess(path string) time.Time {
 // being replaced said): a set that shows none, or cannot be read, must not make the last
 // success vanish, or the alert on its age would go quiet.
 func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, carried time.Time) []metrics.Gauge {
-	var newest *report.Receipt
+	var newest *format.Receipt
 	var lastSuccess time.Time
 	archives := 0
 	if s == nil {

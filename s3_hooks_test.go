@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"backup/report"
+	"backup/format"
 )
 
 // TestS3SetHooksGetTheReceipt runs --exec-after hooks on a set in a bucket, after a complete
@@ -32,14 +32,14 @@ func TestS3SetHooksGetTheReceipt(t *testing.T) {
 		mustExit(t, r, map[string]int{"complete": exitComplete, "failed": exitFailed}[status])
 		archives := setArchives(t, s.dir)
 		inBucket := readReceipt(t, filepath.Join(s.dir, archives[len(archives)-1]))
-		if inBucket.Status != report.Status(status) || len(inBucket.Hooks) != 2 || inBucket.Hooks[0].ExitCode != 0 || inBucket.Hooks[1].ExitCode != 3 {
+		if inBucket.Status != format.Status(status) || len(inBucket.Hooks) != 2 || inBucket.Hooks[0].ExitCode != 0 || inBucket.Hooks[1].ExitCode != 3 {
 			t.Errorf("%s run: the bucket's receipt %s, hooks %+v; want both after hooks, exit 0 and 3", status, inBucket.Status, inBucket.Hooks)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "seen-"+status+".json"))
 		if err != nil {
 			t.Fatalf("%s run: the hook found no receipt at BACKUP_RECEIPT: %v; stderr:\n%s", status, err, r.stderr)
 		}
-		var seen report.Receipt
+		var seen format.Receipt
 		if err := json.Unmarshal(data, &seen); err != nil || seen.Status != inBucket.Status || !seen.StartedAt.Equal(inBucket.StartedAt) {
 			t.Errorf("%s run: the hook's receipt %s (%v), want the bucket's, %s", status, seen.Status, err, inBucket.Status)
 		}

@@ -7,14 +7,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // durationFlag is a flag holding a duration in Go's syntax plus the units d and w.
 type durationFlag time.Duration
 
 func (d *durationFlag) Set(s string) error {
-	v, err := backupset.ParseDuration(s)
+	v, err := format.ParseDuration(s)
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (d *durationFlag) String() string {
 	if *d == 0 {
 		return ""
 	}
-	return report.FormatDuration(time.Duration(*d))
+	return format.FormatDuration(time.Duration(*d))
 }
 
 func (d *durationFlag) Type() string { return "DURATION" }

@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // simulatedRun is one run of a set written by a test: its archive (arbitrary bytes; prune
 // reads receipts, never archives) and a receipt that matches it.
 type simulatedRun struct {
 	started time.Time
-	status  report.Status
+	status  format.Status
 }
 
 func (r simulatedRun) name() string {
@@ -27,12 +27,12 @@ func (r simulatedRun) name() string {
 
 func writeSimulated(t *testing.T, set string, r simulatedRun) {
 	t.Helper()
-	rc := report.Receipt{Schema: report.ReceiptSchema, Status: r.status, StartedAt: r.started,
+	rc := format.Receipt{Schema: format.ReceiptSchema, Status: r.status, StartedAt: r.started,
 		FinishedAt: r.started.Add(time.Minute), Sources: []string{"/srv/app"}}
-	if r.status != report.Failed {
+	if r.status != format.Failed {
 		content := "not really a zip: " + r.name()
 		makeTree(t, set, map[string]node{r.name(): {content: content}})
-		rc.Archive = &report.ArchiveInfo{Path: filepath.Join("/backups", r.name()), Size: int64(len(content))}
+		rc.Archive = &format.ArchiveInfo{Path: filepath.Join("/backups", r.name()), Size: int64(len(content))}
 		rc.Counts.Files = 3
 	}
 	data, err := rc.Marshal()
@@ -52,10 +52,10 @@ func TestSetPruneRetention(t *testing.T) {
 	set := t.TempDir()
 	first := time.Date(2025, 11, 1, 3, 0, 0, 0, time.UTC)
 	day := func(month time.Month, d int) time.Time { return time.Date(2025, month, d, 3, 0, 0, 0, time.UTC) }
-	statuses := map[time.Time]report.Status{day(12, 18): report.Incomplete, day(12, 20): report.Incomplete, day(11, 15): report.Failed}
+	statuses := map[time.Time]format.Status{day(12, 18): format.Incomplete, day(12, 20): format.Incomplete, day(11, 15): format.Failed}
 	var runs []simulatedRun
 	for i := range 50 {
-		r := simulatedRun{started: first.AddDate(0, 0, i), status: report.Complete}
+		r := simulatedRun{started: first.AddDate(0, 0, i), status: format.Complete}
 		if s, ok := statuses[r.started]; ok {
 			r.status = s
 		}
@@ -127,8 +127,8 @@ func TestSetPruneCannotDelete(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
 	set := filepath.Join(sharedTempDir(t), "set")
-	old := simulatedRun{started: time.Now().Add(-2 * time.Hour), status: report.Complete}
-	latest := simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete}
+	old := simulatedRun{started: time.Now().Add(-2 * time.Hour), status: format.Complete}
+	latest := simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete}
 	writeSimulated(t, set, old)
 	writeSimulated(t, set, latest)
 	makeTree(t, set, map[string]node{"LATEST": {content: latest.name() + "\n"}, ".backup.lock": {}})
@@ -149,7 +149,7 @@ func TestSetPruneCannotDelete(t *testing.T) {
 func TestSetPruneLocked(t *testing.T) {
 	t.Parallel()
 	set := t.TempDir()
-	writeSimulated(t, set, simulatedRun{started: time.Now().Add(-time.Hour), status: report.Complete})
+	writeSimulated(t, set, simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete})
 	makeTree(t, set, map[string]node{"LATEST": {content: simulatedRun{started: time.Now().Add(-time.Hour)}.name() + "\n"}})
 	// The test holds the lock, as a running backup would; prune exits 4 at once, naming this
 	// process, or waits with --wait until the lock is released.
@@ -179,10 +179,10 @@ func TestSetStatusMaxAge(t *testing.T) {
 		code   int
 		want   string // on stdout when healthy, else on stderr
 	}{
-		{"fresh", &simulatedRun{now.Add(-2 * time.Hour), report.Complete}, "26h", 0, "ok: LATEST app-"},
-		{"fresh in days", &simulatedRun{now.Add(-6 * 24 * time.Hour), report.Complete}, "1w", 0, "is complete, 6d old (max 7d)"},
-		{"stale", &simulatedRun{now.Add(-30 * time.Hour), report.Complete}, "26h", 1, "is 1d6h old, older than 1d2h"},
-		{"incomplete", &simulatedRun{now.Add(-time.Hour), report.Incomplete}, "26h", 1, "is incomplete"},
+		{"fresh", &simulatedRun{now.Add(-2 * time.Hour), format.Complete}, "26h", 0, "ok: LATEST app-"},
+		{"fresh in days", &simulatedRun{now.Add(-6 * 24 * time.Hour), format.Complete}, "1w", 0, "is complete, 6d old (max 7d)"},
+		{"stale", &simulatedRun{now.Add(-30 * time.Hour), format.Complete}, "26h", 1, "is 1d6h old, older than 1d2h"},
+		{"incomplete", &simulatedRun{now.Add(-time.Hour), format.Incomplete}, "26h", 1, "is incomplete"},
 		{"missing", nil, "26h", 1, "backup status: no backup in "},
 	}
 	for _, tt := range tests {

@@ -8,7 +8,7 @@ import (
 	"backup/archive"
 	"backup/backupset"
 	"backup/backupset/s3store"
-	"backup/report"
+	"backup/format"
 )
 
 // archiveRef is the archive an ARCHIVE argument names.
@@ -84,17 +84,17 @@ func (a archiveRef) proven(r *archive.Reader) error {
 	if r.Manifest != nil {
 		status = r.Manifest.Status
 	}
-	return statusProven(a.entry.Receipt, "its receipt", r.HasManifest, status)
+	return a.entry.Receipt.StatusProven("its receipt", r.HasManifest, status)
 }
 
 // receipt returns the receipt to check the archive against and its path, as findReceipt
 // does; for an archive in a bucket, the one its set holds beside it (already read and
 // matched by Latest).
-func (a archiveRef) receipt(explicit string) (string, *report.Receipt, error) {
+func (a archiveRef) receipt(explicit string) (string, *format.Receipt, error) {
 	if a.store == nil || explicit != "" {
 		return findReceipt(a.path, explicit)
 	}
-	return a.path + backupset.ReceiptSuffix, a.entry.Receipt, nil
+	return a.path + format.ReceiptSuffix, a.entry.Receipt, nil
 }
 
 // verify reads the archive back as backup verify does; from a bucket, with ranged reads in

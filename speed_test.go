@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"backup/archive"
+	"backup/format"
 )
 
 // slowString is n bytes of random hex: compressible, so it is deflated rather than stored,
@@ -132,7 +133,7 @@ func TestCreateZstd(t *testing.T) {
 	defer zr.Close()
 	archive.RegisterDecompressors(&zr.Reader)
 	for _, f := range zr.File {
-		if f.Name == archive.ManifestName || strings.HasSuffix(f.Name, "/") {
+		if f.Name == format.ManifestName || strings.HasSuffix(f.Name, "/") {
 			continue
 		}
 		// blob.bin's random data is in zstd's raw blocks, but zstd all the same

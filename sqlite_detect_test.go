@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // makeDatabases lays out app/ with SQLite databases under every kind of name, a .db that is
@@ -145,19 +145,19 @@ func TestSQLiteOffAndDryRun(t *testing.T) {
 }
 
 // readManifest reads the archive's manifest.
-func readManifest(t *testing.T, path string) *archive.Manifest {
+func readManifest(t *testing.T, path string) *format.Manifest {
 	t.Helper()
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer zr.Close()
-	f, err := zr.Open(archive.ManifestName)
+	f, err := zr.Open(format.ManifestName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := archive.ParseManifest(f)
+	m, err := format.ParseManifest(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // The end-to-end tests of --sqlite: the databases are written by this test process through
@@ -100,7 +100,7 @@ func restoreTo(t *testing.T, archive string) string {
 }
 
 // warningsOf lists the receipt's warnings as "PATH OP lost=BOOL".
-func warningsOf(rc *report.Receipt) []string {
+func warningsOf(rc *format.Receipt) []string {
 	var ws []string
 	for _, w := range rc.Warnings {
 		ws = append(ws, fmt.Sprintf("%s %s lost=%v", w.Path, w.Op, w.Lost))

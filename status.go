@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/backupset"
+	"backup/format"
 	"backup/metrics"
 	"backup/report"
 )
@@ -161,9 +162,9 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 		return
 	}
 	rc := s.Latest.Receipt
-	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, report.FormatDuration(now.Sub(rc.StartedAt)))
+	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, format.FormatDuration(now.Sub(rc.StartedAt)))
 	if maxAge > 0 {
-		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, report.FormatDuration(maxAge))
+		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, format.FormatDuration(maxAge))
 	}
 	fmt.Fprintln(w, verdict)
 	if note := latestNote(s); note != "" {

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/archive"
-	"backup/backupset"
+	"backup/format"
 	"backup/report"
 )
 
@@ -91,12 +91,13 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	cfg.archive = ref.path
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup verify: %s\n", archive.EscapeText(err.Error()))
+		fmt.Fprintf(stderr, "backup verify: %s\n", format.EscapeText(err.Error()))
 		return exitFailed
 	}
 	opts := archive.VerifyOptions{}
 	if rc != nil {
-		opts.Expect = &archive.Summary{Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}
+		sum, _ := rc.Summary() // findReceipt returns only a receipt that records an archive
+		opts.Expect = &sum
 	}
 	p := cfg.startProgress(&opts)
 	res, err := ref.verify(ctx, opts)
@@ -104,7 +105,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	if err == nil && rc != nil && res.HasManifest {
 		// The receipt's status is only its word; the manifest, covered by the SHA-256 just
 		// checked, is the archive's. A foreign zip has no manifest and says so below.
-		if err := statusProven(rc, "receipt "+receiptPath, true, res.RecordedStatus); err != nil {
+		if err := rc.StatusProven("receipt "+receiptPath, true, res.RecordedStatus); err != nil {
 			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 		}
 	}
@@ -129,7 +130,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		for _, p := range res.Problems {
 			fmt.Fprintln(stderr, p)
 		}
-		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", report.Plural(len(res.Problems), "problem", "problems"), archive.QuoteName(cfg.archive))
+		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", format.Plural(len(res.Problems), "problem", "problems"), format.QuoteName(cfg.archive))
 		return exitFailed
 	}
 	if !cfg.json && !cfg.jsonLines && !cfg.quiet {
@@ -139,7 +140,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 }
 
 func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
-	line := fmt.Sprintf("ok: %s, %s verified", report.Plural(res.Files, "file", "files"), report.FormatBytes(res.Bytes))
+	line := fmt.Sprintf("ok: %s, %s verified", format.Plural(res.Files, "file", "files"), report.FormatBytes(res.Bytes))
 	if res.HasManifest {
 		line += fmt.Sprintf(" (status recorded at backup: %s)", res.RecordedStatus)
 	} else {
@@ -154,15 +155,15 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 // findReceipt reads the receipt to check the archive against: explicit when given (it must
 // then be readable), else ARCHIVE.receipt.json when anything is there. It returns "" and nil
 // when there is none; a receipt it returns records an archive.
-func findReceipt(archivePath, explicit string) (string, *report.Receipt, error) {
+func findReceipt(archivePath, explicit string) (string, *format.Receipt, error) {
 	path := explicit
 	if path == "" {
-		path = backupset.ReceiptPath(archivePath)
+		path = format.ReceiptPath(archivePath)
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return "", nil, nil
 		}
 	}
-	rc, err := report.ReadReceipt(path)
+	rc, err := format.ReadReceipt(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("receipt %s: %w", path, cause(err))
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"backup/format"
 	"backup/walker"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkWriter(b *testing.B) {
 			})
 		}
 		b.Run(c.name+"/zstd", func(b *testing.B) {
-			benchWriter(b, dir, Options{Level: DefaultLevel, Method: Zstd})
+			benchWriter(b, dir, Options{Level: DefaultLevel, Method: format.Zstd})
 		})
 	}
 }
@@ -45,7 +46,7 @@ func BenchmarkWriterDir(b *testing.B) {
 	if dir == "" {
 		b.Skip("BACKUP_BENCH_DIR not set")
 	}
-	benchWriter(b, dir, Options{Level: benchLevel(), Method: Method(os.Getenv("BACKUP_BENCH_METHOD"))})
+	benchWriter(b, dir, Options{Level: benchLevel(), Method: format.Method(os.Getenv("BACKUP_BENCH_METHOD"))})
 }
 
 // benchWriter times the walk too, as backup create runs it: the files are opened through
@@ -59,7 +60,7 @@ func benchWriter(b *testing.B, dir string, opts Options) {
 			b.Fatal(err)
 		}
 		b.SetBytes(addTree(b, w, dir))
-		if _, err := w.CloseManifest(&Manifest{}); err != nil {
+		if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 			b.Fatal(err)
 		}
 		w.Abort()

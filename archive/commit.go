@@ -9,23 +9,24 @@ import (
 	"os"
 
 	"backup/atomicfile"
+	"backup/format"
 )
 
-// Summary describes a finished archive: its size and SHA-256, as the receipt reports them.
+// Summary describes a finished archive: its size and SHA-256, as the receipt reports them,
+// and its manifest's SHA-256.
 type Summary struct {
-	Size   int64
-	SHA256 string
+	format.Summary
 	// ManifestSHA256 is the SHA-256 of the manifest's bytes as CloseManifest wrote them,
-	// for ReadBack; zero in a Summary made from a receipt.
-	ManifestSHA256 Digest
+	// for ReadBack.
+	ManifestSHA256 format.Digest
 }
 
 // CloseManifest waits for the pipeline, appends the manifest m as the last entry, writes the
 // central directory and syncs the temp file. The archive is whole but not yet at its final
 // path. m is encoded as it is written, so that the manifest of a million files is never held
 // whole in memory.
-func (w *Writer) CloseManifest(m *Manifest) (Summary, error) {
-	m.Compression = &Compression{Method: normalMethod(w.opts.Method), Level: w.opts.Level}
+func (w *Writer) CloseManifest(m *format.Manifest) (Summary, error) {
+	m.Compression = &format.Compression{Method: normalMethod(w.opts.Method), Level: w.opts.Level}
 	return w.close(m)
 }
 
@@ -33,7 +34,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.Wait(); err != nil {
 		return Summary{}, err
 	}
-	fh := &zip.FileHeader{Name: ManifestName, Method: zip.Deflate}
+	fh := &zip.FileHeader{Name: format.ManifestName, Method: zip.Deflate}
 	fh.SetMode(0o644)
 	// The newest entry's time rather than the clock's, so that the same tree gives the same
 	// archive bytes.
@@ -59,7 +60,8 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	return Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil)), ManifestSHA256: Digest(mh.Sum(nil))}, nil
+	sum := format.Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}
+	return Summary{Summary: sum, ManifestSHA256: format.Digest(mh.Sum(nil))}, nil
 }
 
 // Commit moves the closed archive to final, together with the staged files given (its

@@ -10,19 +10,8 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
-)
 
-// Method is how file contents are compressed; its values are the --method values.
-type Method string
-
-// The methods a Writer can use. The zero Method is Deflate.
-const (
-	// Deflate is zip method 8, which every unzip reads.
-	Deflate Method = "deflate"
-	// Zstd is zip method 93 (WinZip's number for Zstandard), read by 7-Zip and libarchive
-	// (bsdtar) but not by Info-ZIP unzip 6.0. Each file being compressed on its own, it gains
-	// little over deflate (BENCHMARKS.md).
-	Zstd Method = "zstd"
+	"backup/format"
 )
 
 // MethodZstd is the zip method number of Zstandard entries.
@@ -42,7 +31,7 @@ func RegisterDecompressors(r *zip.Reader) {
 // compressor holds the settings of one Writer's compression. Safe for concurrent use; each
 // goroutine compresses through an encoder of its own.
 type compressor struct {
-	method Method
+	method format.Method
 	level  int           // 1 to 9; 0 means store
 	zstd   *zstd.Encoder // for Zstd only: safe for concurrent use, keeps its own encoders
 }
@@ -57,15 +46,15 @@ type encoder struct {
 
 func (c *compressor) newEncoder() *encoder { return &encoder{compressor: c} }
 
-func newCompressor(method Method, level, concurrency int) (*compressor, error) {
+func newCompressor(method format.Method, level, concurrency int) (*compressor, error) {
 	if level < 0 || level > 9 {
 		return nil, fmt.Errorf("compression level %d: must be 0 to 9", level)
 	}
 	c := &compressor{method: method, level: level}
 	switch method {
-	case "", Deflate:
-		c.method = Deflate
-	case Zstd:
+	case "", format.Deflate:
+		c.method = format.Deflate
+	case format.Zstd:
 		if level == 0 {
 			break
 		}
@@ -102,7 +91,7 @@ func zstdLevel(level int) zstd.EncoderLevel {
 
 // zipMethod is the zip method number of a compressed entry.
 func (c *compressor) zipMethod() uint16 {
-	if c.method == Zstd {
+	if c.method == format.Zstd {
 		return MethodZstd
 	}
 	return zip.Deflate
@@ -117,7 +106,7 @@ func (c *compressor) stores() bool { return c.level == 0 }
 // on a byte boundary, so that the next chunk's output can follow it directly. For zstd each
 // call makes one whole frame, and a zstd stream may be a series of frames.
 func (e *encoder) compress(dst *bytes.Buffer, data, dict []byte, final bool) error {
-	if e.method == Zstd {
+	if e.method == format.Zstd {
 		dst.Grow(len(data)/2 + 64)
 		buf := e.zstd.EncodeAll(data, dst.AvailableBuffer())
 		_, err := dst.Write(buf)
@@ -148,7 +137,7 @@ func (e *encoder) compress(dst *bytes.Buffer, data, dict []byte, final bool) err
 // copying it, and within a chunk what shrinks still shrinks. Levels 7 to 9 Huffman-code
 // everything, slowly, so there a chunk whose start does not shrink is stored whole.
 func (e *encoder) compressChunk(dst *bytes.Buffer, data, dict []byte) error {
-	if e.method == Deflate && e.level >= 7 && !e.worthCompressing(data) {
+	if e.method == format.Deflate && e.level >= 7 && !e.worthCompressing(data) {
 		writeStoredBlocks(dst, data)
 		return nil
 	}
@@ -178,7 +167,7 @@ var finalBlock = []byte{0x03, 0x00}
 
 // end writes what closes a stream of chunks compressed with final unset.
 func (c *compressor) end(w io.Writer) error {
-	if c.method == Zstd {
+	if c.method == format.Zstd {
 		return nil
 	}
 	_, err := w.Write(finalBlock)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+
+	"backup/format"
 )
 
 // A large entry whose turn has come is written straight into the archive by the worker
@@ -203,7 +205,7 @@ func (s *skipper) Write(p []byte) (int, error) {
 type directTo struct {
 	w    *Writer
 	head <-chan struct{}
-	meta *Meta
+	meta *format.Meta
 }
 
 // out returns where the compressed bytes of the file name go, if it may be streamed; nil

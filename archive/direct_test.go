@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"backup/format"
 	"backup/walker"
 )
 
@@ -33,8 +34,8 @@ func build(t *testing.T, dir string, names []string, toFile bool, opts Options) 
 	files := heldFiles(t, dir)
 	var warns []error
 	opts.OnWarn = func(err error) { warns = append(warns, err) }
-	m := &Manifest{Schema: ManifestSchema, Status: "complete"}
-	opts.OnFile = func(f File) { m.Files = append(m.Files, f) }
+	m := &format.Manifest{Schema: format.ManifestSchema, Status: "complete"}
+	opts.OnFile = func(f format.File) { m.Files = append(m.Files, f) }
 	var w *Writer
 	var err error
 	var written int64
@@ -210,7 +211,7 @@ func TestStreamedEntryTakenBack(t *testing.T) {
 
 func isLostRead(err error, name string) bool {
 	pe, ok := err.(*fs.PathError)
-	return ok && pe.Op == OpRead && pe.Path == name
+	return ok && pe.Op == format.OpRead && pe.Path == name
 }
 
 // pausingFile pauses after a number of bytes.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // destTree opens folders below the destination one component at a time, relative to the
@@ -46,7 +48,7 @@ var errMoved = errors.New("was moved or replaced during the restore")
 func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error) {
 	fd, err := unix.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", QuoteName(dest), err)
+		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
 	return &destTree{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}, nil
 }
@@ -102,7 +104,7 @@ func (t *destTree) check(name string) error {
 		return nil
 	}
 	if parts := strings.Split(name, "/"); len(parts) != len(t.chain) || t.chain[len(parts)-1].name != name {
-		return fmt.Errorf("%s is not the folder open", QuoteName(name)) // a bug, not the destination's doing
+		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	for i := range t.chain {
 		if err := t.verify(i); err != nil {
@@ -119,7 +121,7 @@ func (t *destTree) verify(i int) error {
 	var st unix.Stat_t
 	err := unix.Fstatat(t.parentFD(i), f.part, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || idOf(&st) != f.id {
-		return fmt.Errorf("%s %w", QuoteName(f.name), errMoved)
+		return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 	}
 	return nil
 }
@@ -146,21 +148,21 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 	}
 	switch {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
-		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errNotBeneath)
+		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errNotBeneath)
 	case errors.Is(err, unix.ENOENT) && wasSeen:
-		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errMoved)
+		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	case err != nil:
-		return openFolder{}, fmt.Errorf("%s: %w", QuoteName(path), err)
+		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return openFolder{}, fmt.Errorf("%s: %w", QuoteName(path), err)
+		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
 	id := idOf(&st)
 	if wasSeen && id != known {
 		unix.Close(fd)
-		return openFolder{}, fmt.Errorf("%s %w", QuoteName(path), errMoved)
+		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}
 	t.seen[path] = id
 	return openFolder{name: path, part: part, fd: fd, id: id}, nil

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"backup/format"
 )
 
 // fullDisk accepts limit bytes, then fails every write with ENOSPC, as a full disk does.
@@ -57,7 +59,7 @@ func TestWriterDiskFull(t *testing.T) {
 				}
 				addErr = w.AddFile(f.src, "src/"+name, f.info, nil)
 			}
-			_, err = w.CloseManifest(&Manifest{})
+			_, err = w.CloseManifest(&format.Manifest{})
 			if addErr != nil {
 				err = addErr
 			}

@@ -13,8 +13,9 @@
 // file beside its final path and appears there only once it is whole and synced (Commit,
 // with its receipt as one unit); Abort removes every trace of it.
 //
-// The last entry of every archive is the manifest (ManifestName): every stored file with its
-// size and SHA-256, and what the run skipped, excluded and warned about. Readers find it
+// The last entry of every archive is the manifest (format.ManifestName; its records and codec
+// are package format's): every stored file with its size and SHA-256, and what the run
+// skipped, excluded and warned about. Readers find it
 // wherever it stands, so that an entry appended later cannot hide it. Names are stored byte
 // for byte, each once (the Writer takes entries in walk order and refuses any other).
 //

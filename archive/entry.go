@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -30,7 +31,7 @@ type Entry struct {
 	// before 1970 too (see modTime).
 	Modified time.Time
 	// SHA256 is the SHA-256 the manifest records for a file; zero without a manifest.
-	SHA256 Digest
+	SHA256 format.Digest
 	// Target is the target the manifest records for a symlink, so that it is known without
 	// reading the entry's data; "" without a manifest or a record of it.
 	Target string

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 	"backup/walker"
 )
@@ -56,11 +57,11 @@ func TestReadErrorDropsTheEntry(t *testing.T) {
 			path := archiveFiles(t, dir, []string{"a.txt", "bad.log", "c.bin", "d.txt"}, archive.Options{
 				Level: archive.DefaultLevel, Jobs: 2, Open: open, OnFile: rec.File, OnWarn: rec.Warn,
 			})
-			if got := rec.Status(); got != report.Incomplete {
-				t.Errorf("status %s, want %s", got, report.Incomplete)
+			if got := rec.Status(); got != format.Incomplete {
+				t.Errorf("status %s, want %s", got, format.Incomplete)
 			}
 			warnings := rec.Manifest("test").Warnings
-			if len(warnings) != 1 || warnings[0].Path != "bad.log" || warnings[0].Op != archive.OpRead || !warnings[0].Lost {
+			if len(warnings) != 1 || warnings[0].Path != "bad.log" || warnings[0].Op != format.OpRead || !warnings[0].Lost {
 				t.Errorf("warnings %+v, want one lost read of bad.log", warnings)
 			}
 			delete(contents, "bad.log")
@@ -107,7 +108,7 @@ func archiveFiles(t *testing.T, dir string, names []string, opts archive.Options
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.CloseManifest(&archive.Manifest{}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	final := filepath.Join(out, "t.zip")
@@ -127,7 +128,7 @@ func checkEntries(t *testing.T, path string, want map[string][]byte) {
 	defer r.Close()
 	seen := 0
 	for _, f := range r.File {
-		if f.Name == archive.ManifestName {
+		if f.Name == format.ManifestName {
 			continue
 		}
 		seen++
@@ -161,7 +162,7 @@ func TestOpenErrorIsReported(t *testing.T) {
 	var warns []error
 	path := archiveFiles(t, dir, []string{"f"}, archive.Options{Level: 1, Open: open, OnWarn: func(err error) { warns = append(warns, err) }})
 	var pe *fs.PathError
-	if len(warns) != 1 || !errors.As(warns[0], &pe) || pe.Op != archive.OpOpen || !errors.Is(pe, syscall.EACCES) {
+	if len(warns) != 1 || !errors.As(warns[0], &pe) || pe.Op != format.OpOpen || !errors.Is(pe, syscall.EACCES) {
 		t.Errorf("warnings %v, want one open error with EACCES", warns)
 	}
 	checkEntries(t, path, map[string][]byte{})

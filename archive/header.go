@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"backup/format"
 )
 
 const (
@@ -29,7 +31,7 @@ const (
 // CRC and sizes are known, so they follow its data in a data descriptor, whether it was
 // streamed or not: an entry's bytes are the same either way. An entry that needs zip64
 // sizes has a descriptor too, because archive/zip writes no zip64 field into local headers.
-func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64, meta *Meta) *zip.FileHeader {
+func fileHeader(name string, info fs.FileInfo, method uint16, crc uint32, compressed, size int64, meta *format.Meta) *zip.FileHeader {
 	fh := baseHeader(name, info, meta)
 	fh.Method = method
 	fh.CRC32 = crc
@@ -64,13 +66,13 @@ func streamable(method uint16, size int64) bool {
 const zip64From = uint32max - uint32max/16
 
 // dirHeader builds a directory entry: its name ends in a slash and it has no data.
-func dirHeader(name string, info fs.FileInfo, meta *Meta) *zip.FileHeader {
+func dirHeader(name string, info fs.FileInfo, meta *format.Meta) *zip.FileHeader {
 	fh := baseHeader(name+"/", info, meta)
 	fh.Method = zip.Store
 	return fh
 }
 
-func baseHeader(name string, info fs.FileInfo, meta *Meta) *zip.FileHeader {
+func baseHeader(name string, info fs.FileInfo, meta *format.Meta) *zip.FileHeader {
 	fh := &zip.FileHeader{
 		Name:           name,
 		CreatorVersion: creatorUnix<<8 | zipVersion20,

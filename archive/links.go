@@ -5,12 +5,14 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"syscall"
+
+	"backup/format"
 )
 
 // AddSymlink adds a symlink entry as Info-ZIP's zip -y writes it: mode S_IFLNK|0777 in the
 // external attributes and the target's bytes as the stored content, which unzip, bsdtar and
 // 7-Zip turn back into a symlink. The link is never followed. Errors as for AddDir.
-func (w *Writer) AddSymlink(name string, info fs.FileInfo, target string, meta *Meta) error {
+func (w *Writer) AddSymlink(name string, info fs.FileInfo, target string, meta *format.Meta) error {
 	if err := checkLength(name); err != nil {
 		return w.addLost(name, info, err)
 	}
@@ -28,7 +30,7 @@ func (w *Writer) writeSymlink(it *item) error {
 		return err
 	}
 	if w.opts.OnSymlink != nil {
-		w.opts.OnSymlink(Symlink{Path: it.name, Target: *it.target, Meta: metaOrOwner(it)})
+		w.opts.OnSymlink(format.Symlink{Path: it.name, Target: *it.target, Meta: metaOrOwner(it)})
 	}
 	return nil
 }
@@ -38,12 +40,12 @@ func (w *Writer) writeDir(it *item) error {
 		return err
 	}
 	if w.opts.OnDir != nil {
-		w.opts.OnDir(Dir{Path: it.name, Meta: metaOrOwner(it)})
+		w.opts.OnDir(format.Dir{Path: it.name, Meta: metaOrOwner(it)})
 	}
 	return nil
 }
 
-func metaOrOwner(it *item) Meta {
+func metaOrOwner(it *item) format.Meta {
 	if it.meta != nil {
 		return *it.meta
 	}

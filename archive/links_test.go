@@ -11,18 +11,20 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // linkEntry is an entry of an archive as backup writes one with --symlinks store: a
 // symlink (target set) or a file or directory, each with its owner in a ux field.
 type linkEntry struct {
 	name, body string
-	target     string // a symlink's; its data is body when set, else the target
-	owner      *Meta  // nil: no ux field
+	target     string       // a symlink's; its data is body when set, else the target
+	owner      *format.Meta // nil: no ux field
 }
 
 // buildLinkZip writes entries and then the manifest m, as backup writes them.
-func buildLinkZip(t *testing.T, entries []linkEntry, m *Manifest) []byte {
+func buildLinkZip(t *testing.T, entries []linkEntry, m *format.Manifest) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -57,39 +59,39 @@ func buildLinkZip(t *testing.T, entries []linkEntry, m *Manifest) []byte {
 	return buf.Bytes()
 }
 
-func sumOf(s string) Digest { return Digest(sha256.Sum256([]byte(s))) }
+func sumOf(s string) format.Digest { return format.Digest(sha256.Sum256([]byte(s))) }
 
 // TestVerifyLinksAndOwners checks that verify holds symlink entries to the targets the
 // manifest records, every ux owner to the manifest's, and finds what the manifest lists that
 // the archive lacks.
 func TestVerifyLinksAndOwners(t *testing.T) {
-	root := &Meta{UID: 0, GID: 0}
-	daemon := &Meta{UID: 1, GID: 1, User: "daemon", Group: "daemon"}
+	root := &format.Meta{UID: 0, GID: 0}
+	daemon := &format.Meta{UID: 1, GID: 1, User: "daemon", Group: "daemon"}
 	dir := linkEntry{name: "app/", owner: root}
 	file := linkEntry{name: "app/f", body: "data", owner: daemon}
-	fileRecord := File{Path: "app/f", Size: 4, SHA256: sumOf("data"), Meta: daemon}
+	fileRecord := format.File{Path: "app/f", Size: 4, SHA256: sumOf("data"), Meta: daemon}
 	tests := []struct {
 		name     string
 		entries  []linkEntry
-		manifest Manifest
+		manifest format.Manifest
 		want     []string
 	}{
 		{"faithful", []linkEntry{dir, file, {name: "app/l", target: "/etc", owner: root}},
-			Manifest{Files: []File{fileRecord}, Dirs: []Dir{{Path: "app", Meta: *root}}, Symlinks: []Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, nil},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: []format.Dir{{Path: "app", Meta: *root}}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, nil},
 		{"other target of the same length", []linkEntry{dir, file, {name: "app/l", target: "/etc", body: "/usr", owner: root}},
-			Manifest{Files: []File{fileRecord}, Symlinks: []Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{"app/l: sha256 mismatch"}},
+			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{"app/l: sha256 mismatch"}},
 		{"other target", []linkEntry{dir, file, {name: "app/l", target: "/etc/x", owner: root}},
-			Manifest{Files: []File{fileRecord}, Symlinks: []Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{`app/l: symlink target of 6 bytes, the manifest says "/etc"`, "app/l: sha256 mismatch"}},
+			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{`app/l: symlink target of 6 bytes, the manifest says "/etc"`, "app/l: sha256 mismatch"}},
 		{"symlink not listed", []linkEntry{file, {name: "app/l", target: "/etc", owner: root}},
-			Manifest{Files: []File{fileRecord}}, []string{"app/l: not in the manifest"}},
+			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/l: not in the manifest"}},
 		{"other owner", []linkEntry{{name: "app/f", body: "data", owner: root}},
-			Manifest{Files: []File{fileRecord}}, []string{"app/f: owner 0:0, the manifest says 1:1"}},
+			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/f: owner 0:0, the manifest says 1:1"}},
 		{"no owner field", []linkEntry{{name: "app/f", body: "data"}},
-			Manifest{Files: []File{fileRecord}}, []string{"app/f: no owner field, the manifest records one"}},
+			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/f: no owner field, the manifest records one"}},
 		{"directory missing", []linkEntry{file},
-			Manifest{Files: []File{fileRecord}, Dirs: []Dir{{Path: "app", Meta: *root}}}, []string{"app/: directory in the manifest but missing from the archive"}},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: []format.Dir{{Path: "app", Meta: *root}}}, []string{"app/: directory in the manifest but missing from the archive"}},
 		{"symlink missing", []linkEntry{file},
-			Manifest{Files: []File{fileRecord}, Symlinks: []Symlink{{Path: "app/l", Target: "/etc"}}}, []string{"app/l: symlink in the manifest but missing from the archive"}},
+			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc"}}}, []string{"app/l: symlink in the manifest but missing from the archive"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,8 +113,8 @@ func TestVerifyLinksAndOwners(t *testing.T) {
 func TestRestoreSymlinks(t *testing.T) {
 	entries := []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd"}, {name: "app/up", target: "../../outside"},
 		{name: "app/f", body: "new"}}
-	m := Manifest{Files: []File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}},
-		Symlinks: []Symlink{{Path: "app/abs", Target: "/etc/passwd"}, {Path: "app/up", Target: "../../outside"}}}
+	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}},
+		Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}, {Path: "app/up", Target: "../../outside"}}}
 	data := buildLinkZip(t, entries, &m)
 
 	t.Run("created", func(t *testing.T) {
@@ -162,7 +164,7 @@ func TestRestoreSymlinks(t *testing.T) {
 	})
 	t.Run("wrong target", func(t *testing.T) {
 		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow"}},
-			&Manifest{Files: []File{}, Symlinks: []Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
+			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
 		dest := t.TempDir()
 		_, res := restoreInto(t, bad, dest, RestoreOptions{})
 		if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/abs: symlink target does not match the manifest"}) {
@@ -182,8 +184,8 @@ func TestOwnerField(t *testing.T) {
 		uid, gid uint32
 		ok       bool
 	}{
-		{"written", addOwner(nil, &Meta{UID: 65534, GID: 42}), 65534, 42, true},
-		{"after another field", addOwner([]byte{0x55, 0x54, 1, 0, 1}, &Meta{UID: 7, GID: 8}), 7, 8, true},
+		{"written", addOwner(nil, &format.Meta{UID: 65534, GID: 42}), 65534, 42, true},
+		{"after another field", addOwner([]byte{0x55, 0x54, 1, 0, 1}, &format.Meta{UID: 7, GID: 8}), 7, 8, true},
 		{"two-byte ids", []byte{0x75, 0x78, 7, 0, 1, 2, 0xe8, 0x03, 2, 0x64, 0}, 1000, 100, true},
 		{"none", nil, 0, 0, false},
 		{"truncated", []byte{0x75, 0x78, 11, 0, 1, 4}, 0, 0, false},
@@ -200,7 +202,7 @@ func TestOwnerField(t *testing.T) {
 }
 
 // buildLinkZipMode writes one file entry of the given mode and owner, then m.
-func buildLinkZipMode(t *testing.T, name, body string, mode os.FileMode, owner *Meta, m *Manifest) []byte {
+func buildLinkZipMode(t *testing.T, name, body string, mode os.FileMode, owner *format.Meta, m *format.Manifest) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -237,7 +239,7 @@ func goSpecial(mode os.FileMode) os.FileMode {
 func TestRestoreHardLinks(t *testing.T) {
 	entries := []linkEntry{{name: "app/"}, {name: "app/a", body: "same"}, {name: "app/sub/"}, {name: "app/sub/b", body: "same"},
 		{name: "app/c", body: "other"}}
-	m := Manifest{Files: []File{{Path: "app/a", Size: 4, SHA256: sumOf("same"), Link: 1},
+	m := format.Manifest{Files: []format.File{{Path: "app/a", Size: 4, SHA256: sumOf("same"), Link: 1},
 		{Path: "app/sub/b", Size: 4, SHA256: sumOf("same"), Link: 1}, {Path: "app/c", Size: 5, SHA256: sumOf("other")}}}
 	data := buildLinkZip(t, entries, &m)
 	tests := []struct {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -15,20 +16,20 @@ import (
 // not held a second time in maps. Verify marks each record it meets in the archive as seen.
 type manifestIndex struct {
 	v2       bool
-	files    []File
-	dirs     []Dir
-	symlinks []Symlink
+	files    []format.File
+	dirs     []format.Dir
+	symlinks []format.Symlink
 
 	seenFiles, seenDirs, seenSymlinks []bool
 }
 
 // newManifestIndex indexes m's lists, sorting them in place when they are not sorted
 // (backup writes them sorted).
-func newManifestIndex(m *Manifest) *manifestIndex {
-	sortBy(m.Files, func(f File) string { return f.Path })
-	sortBy(m.Dirs, func(d Dir) string { return d.Path })
-	sortBy(m.Symlinks, func(l Symlink) string { return l.Path })
-	return &manifestIndex{v2: m.Schema != ManifestSchemaV1, files: m.Files, dirs: m.Dirs, symlinks: m.Symlinks,
+func newManifestIndex(m *format.Manifest) *manifestIndex {
+	sortBy(m.Files, func(f format.File) string { return f.Path })
+	sortBy(m.Dirs, func(d format.Dir) string { return d.Path })
+	sortBy(m.Symlinks, func(l format.Symlink) string { return l.Path })
+	return &manifestIndex{v2: m.Schema != format.ManifestSchemaV1, files: m.Files, dirs: m.Dirs, symlinks: m.Symlinks,
 		seenFiles: make([]bool, len(m.Files)), seenDirs: make([]bool, len(m.Dirs)), seenSymlinks: make([]bool, len(m.Symlinks))}
 }
 
@@ -48,24 +49,24 @@ func find[T any](s []T, name string, key func(T) string) int {
 	return i
 }
 
-func filePath(f File) string       { return f.Path }
-func dirPath(d Dir) string         { return d.Path }
-func symlinkPath(l Symlink) string { return l.Path }
+func filePath(f format.File) string       { return f.Path }
+func dirPath(d format.Dir) string         { return d.Path }
+func symlinkPath(l format.Symlink) string { return l.Path }
 
 // file returns the record of the file name; ok is false when the manifest lists none.
-func (x *manifestIndex) file(name string) (File, bool) {
+func (x *manifestIndex) file(name string) (format.File, bool) {
 	if i := find(x.files, name, filePath); i >= 0 {
 		return x.files[i], true
 	}
-	return File{}, false
+	return format.File{}, false
 }
 
 // symlink returns the record of the symlink name; ok is false when the manifest lists none.
-func (x *manifestIndex) symlink(name string) (Symlink, bool) {
+func (x *manifestIndex) symlink(name string) (format.Symlink, bool) {
 	if i := find(x.symlinks, name, symlinkPath); i >= 0 {
 		return x.symlinks[i], true
 	}
-	return Symlink{}, false
+	return format.Symlink{}, false
 }
 
 // target is the recorded target of the symlink name; "" when the manifest lists none.
@@ -82,7 +83,7 @@ func (x *manifestIndex) link(name string) int {
 
 // meta returns what the manifest records of the entry e beside its data; nil in a v1
 // manifest or when it does not list e.
-func (x *manifestIndex) meta(e *Entry) *Meta {
+func (x *manifestIndex) meta(e *Entry) *format.Meta {
 	switch {
 	case e.IsDir:
 		if i := find(x.dirs, e.Name, dirPath); i >= 0 {
@@ -107,7 +108,7 @@ func targetSum(target string) string {
 
 // compareOwner says what is wrong when the owner e's ux field holds is not the one the
 // manifest records: both are written from the same lstat, so a difference is damage.
-func compareOwner(e *Entry, m *Meta) *Problem {
+func compareOwner(e *Entry, m *format.Meta) *Problem {
 	switch {
 	case m == nil:
 		return nil

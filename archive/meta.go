@@ -4,35 +4,14 @@ import (
 	"encoding/binary"
 	"io/fs"
 	"syscall"
-)
 
-// Meta is what a v2 manifest records of an entry besides its name and data: its owner and,
-// when asked for, its extended attributes. It is a struct of its own so that later fields
-// (change time, inode, device for reusing unchanged entries) join the same record.
-type Meta struct {
-	UID uint32 `json:"uid"`
-	GID uint32 `json:"gid"`
-	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
-	// extended timestamp (whole seconds) cannot hold.
-	MtimeNsec int `json:"mtime_nsec,omitempty"`
-	// CtimeNsec, Ino and Dev are a file's change time (Unix nanoseconds), inode and device:
-	// with the size, mtime and mode they tell a later run that the file is unchanged and its
-	// entry can be copied (see Reference). Device is recorded, not compared: its number may
-	// change at a reboot.
-	CtimeNsec int64  `json:"ctime_ns,omitempty"`
-	Ino       uint64 `json:"ino,omitempty"`
-	Dev       uint64 `json:"dev,omitempty"`
-	User      string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
-	Group     string `json:"group,omitempty"` // the group's name there
-	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
-	// carries each value in standard base64. nil when --xattrs was not given or there are none.
-	Xattrs map[string][]byte `json:"xattrs,omitempty"`
-}
+	"backup/format"
+)
 
 // OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second,
 // without names or attributes.
-func OwnerOf(info fs.FileInfo) Meta {
-	m := Meta{MtimeNsec: info.ModTime().Nanosecond()}
+func OwnerOf(info fs.FileInfo) format.Meta {
+	m := format.Meta{MtimeNsec: info.ModTime().Nanosecond()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		m.UID, m.GID = st.Uid, st.Gid
 	}
@@ -40,7 +19,7 @@ func OwnerOf(info fs.FileInfo) Meta {
 }
 
 // FileMetaOf is OwnerOf for a regular file, with what reuse compares as well.
-func FileMetaOf(info fs.FileInfo) Meta {
+func FileMetaOf(info fs.FileInfo) format.Meta {
 	m := OwnerOf(info)
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		m.CtimeNsec, m.Ino, m.Dev = st.Ctim.Nano(), st.Ino, uint64(st.Dev)
@@ -53,7 +32,7 @@ func FileMetaOf(info fs.FileInfo) Meta {
 const uxID = 0x7875
 
 // addOwner appends the ux field for m to extra.
-func addOwner(extra []byte, m *Meta) []byte {
+func addOwner(extra []byte, m *format.Meta) []byte {
 	var ux [4 + 11]byte
 	binary.LittleEndian.PutUint16(ux[0:], uxID)
 	binary.LittleEndian.PutUint16(ux[2:], 11)

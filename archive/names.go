@@ -3,9 +3,9 @@ package archive
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"backup/format"
 )
 
 // Problem is something wrong with one entry of an archive, or with the archive as a whole
@@ -20,41 +20,9 @@ type Problem struct {
 // of the reason escaped: a problem is one line on a terminal, whatever the archive holds.
 func (p Problem) String() string {
 	if p.Entry == "" {
-		return EscapeText(p.Reason)
+		return format.EscapeText(p.Reason)
 	}
-	return QuoteName(p.Entry) + ": " + EscapeText(p.Reason)
-}
-
-// QuoteName is a name (of an entry, a path, a file) as a terminal or a log line shows it:
-// as it is when every byte of it is printable, else quoted as Go's %q does ("a\nb",
-// "\x1b[2J", "bad\xff"), so that no name can break a line, forge one or drive a terminal.
-// A name that begins with a quote is quoted too, so that a quoted name means one thing.
-// Every name the tool prints for people goes through it; JSON gives names as they are.
-func QuoteName(name string) string {
-	if printable(name) && !strings.HasPrefix(name, `"`) {
-		return name
-	}
-	return strconv.Quote(name)
-}
-
-// EscapeText is text from elsewhere (a reason, an error, which may hold a name) with each
-// byte that is not printable escaped as %q does, without quotes around it.
-func EscapeText(s string) string {
-	if printable(s) {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
-
-// printable reports whether s is UTF-8 of printable characters only (the space included).
-func printable(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || !strconv.IsPrint(r) {
-			return false
-		}
-	}
-	return true
+	return format.QuoteName(p.Entry) + ": " + format.EscapeText(p.Reason)
 }
 
 // Reasons a name is unsafe to restore.
@@ -171,7 +139,7 @@ func nextSlash(s string, i int) int {
 
 func belowNonDir(parent *Entry) string {
 	if parent.Kind != "" {
-		return fmt.Sprintf("unsafe name: below %s, a %s entry", QuoteName(parent.Name), parent.Kind)
+		return fmt.Sprintf("unsafe name: below %s, a %s entry", format.QuoteName(parent.Name), parent.Kind)
 	}
-	return fmt.Sprintf("unsafe name: below %s, a file entry", QuoteName(parent.Name))
+	return fmt.Sprintf("unsafe name: below %s, a file entry", format.QuoteName(parent.Name))
 }

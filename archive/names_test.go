@@ -100,28 +100,8 @@ func TestCheckNames(t *testing.T) {
 	}
 }
 
-// TestQuoteName: a name is printed as it is when every byte of it is printable, else
-// quoted as %q does; a problem is always one line.
-func TestQuoteName(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"app/a.txt", "app/a.txt"},
-		{"app/with space", "app/with space"},
-		{"naïve/日本", "naïve/日本"},
-		{`a\b`, `a\b`},
-		{"x\nbackup: complete", `"x\nbackup: complete"`},
-		{"t\x1b]0;pwned\x07", `"t\x1b]0;pwned\a"`},
-		{"tab\there", `"tab\there"`},
-		{"bad\xffname", `"bad\xffname"`},
-		{"rtl\u202eexe.txt", `"rtl\u202eexe.txt"`},
-		{"nbsp\u00a0", `"nbsp\u00a0"`},
-		{`"quoted"`, `"\"quoted\""`},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := QuoteName(tt.name); got != tt.want {
-			t.Errorf("QuoteName(%q) = %s, want %s", tt.name, got, tt.want)
-		}
-	}
+// TestProblemString: a problem is always one line, its entry quoted as QuoteName does.
+func TestProblemString(t *testing.T) {
 	p := Problem{Entry: "a\nb", Reason: "below \x1b[2J\nforged"}
 	if got, want := p.String(), `"a\nb": below \x1b[2J\nforged`; got != want {
 		t.Errorf("Problem.String() = %s, want %s", got, want)

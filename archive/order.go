@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-)
 
-// OpStore is the op of a warning for a path whose name no zip entry can hold.
-const OpStore = "store"
+	"backup/format"
+)
 
 // maxNameLen is the longest name a zip entry holds: its length is a 16-bit field. A walk
 // relative to folder descriptors meets longer paths, which Linux allows.
@@ -28,7 +27,7 @@ func checkLength(stored string) error {
 // cause: the path is lost, and the run goes on.
 func (w *Writer) addLost(name string, info fs.FileInfo, cause error) error {
 	it := &item{name: name, info: info, done: make(chan struct{})}
-	it.out.warn = &fs.PathError{Op: OpStore, Path: name, Err: cause}
+	it.out.warn = &fs.PathError{Op: format.OpStore, Path: name, Err: cause}
 	close(it.done)
 	return w.add(it)
 }
@@ -53,8 +52,8 @@ func (o *nameOrder) next(name string) error {
 	top, _, _ := strings.Cut(name, "/")
 	lastTop, _, _ := strings.Cut(o.last, "/")
 	switch {
-	case top == ManifestName:
-		return fmt.Errorf("entry %q: %s is the manifest's name", name, ManifestName)
+	case top == format.ManifestName:
+		return fmt.Errorf("entry %q: %s is the manifest's name", name, format.ManifestName)
 	case o.last != "" && top == lastTop:
 		if compareNames(o.last, name) >= 0 {
 			return fmt.Errorf("entry %q after %q: entries must come in walk order, each name once", name, o.last)

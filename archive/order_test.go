@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"backup/format"
 	"backup/walker"
 )
 
@@ -29,8 +30,8 @@ func TestWriterNameOrder(t *testing.T) {
 		{"out of order", []string{"a/", "a/y", "a/x"}, "a/x"},
 		{"a source again", []string{"a/", "a/x", "b", "a/y"}, "a/y"},
 		{"a source twice", []string{"a", "b", "a"}, "a"},
-		{"manifest's name", []string{"a", ManifestName}, ManifestName},
-		{"below the manifest's name", []string{ManifestName + "/"}, ManifestName},
+		{"manifest's name", []string{"a", format.ManifestName}, format.ManifestName},
+		{"below the manifest's name", []string{format.ManifestName + "/"}, format.ManifestName},
 		{"unsafe", []string{"a/", "a/../x"}, "a/../x"},
 	}
 	info := fileInfo(t, time.Now(), 0o644)
@@ -88,7 +89,7 @@ func TestWriterNameTooLong(t *testing.T) {
 	var warns []string
 	w, err := Create(t.Context(), t.TempDir(), "t.zip", Options{OnWarn: func(err error) {
 		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Op == OpStore && errors.Is(err, errNameTooLong) {
+		if errors.As(err, &pe) && pe.Op == format.OpStore && errors.Is(err, errNameTooLong) {
 			warns = append(warns, pe.Path)
 		}
 	}})
@@ -103,7 +104,7 @@ func TestWriterNameTooLong(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.CloseManifest(&Manifest{}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(warns) != 2 || warns[0] != dirName || warns[1] != long {

@@ -4,6 +4,8 @@ import (
 	"os/user"
 	"strconv"
 	"sync"
+
+	"backup/format"
 )
 
 // Owners translates between owner numbers and names, remembering each answer: a tree of a
@@ -16,7 +18,7 @@ type Owners struct {
 }
 
 // Name fills in m's user and group names, when this system knows the numbers.
-func (o *Owners) Name(m *Meta) {
+func (o *Owners) Name(m *format.Meta) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m.User = cached(&o.users, m.UID, func(id string) (string, error) {
@@ -50,7 +52,7 @@ func cached(m *map[uint32]string, id uint32, lookup func(string) (string, error)
 // IDs returns the uid and gid to restore m with: the numbers this system gives its names,
 // each falling back to the recorded number when the name is unknown here or numeric is set
 // (as GNU tar does).
-func (o *Owners) IDs(m *Meta, numeric bool) (uid, gid uint32) {
+func (o *Owners) IDs(m *format.Meta, numeric bool) (uid, gid uint32) {
 	if numeric {
 		return m.UID, m.GID
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"backup/format"
 )
 
 // TestRestoreOwners restores, as root, entries whose manifest records an owner by a name
@@ -18,13 +20,13 @@ func TestRestoreOwners(t *testing.T) {
 		}
 		t.Skip("needs root")
 	}
-	byName := &Meta{UID: 12345, GID: 12346, User: "nobody", Group: "nogroup"}
-	unknown := &Meta{UID: 12347, GID: 12348, User: "no-such-user-here", Group: "no-such-group-here"}
+	byName := &format.Meta{UID: 12345, GID: 12346, User: "nobody", Group: "nogroup"}
+	unknown := &format.Meta{UID: 12347, GID: 12348, User: "no-such-user-here", Group: "no-such-group-here"}
 	entries := []linkEntry{{name: "app/", owner: byName}, {name: "app/f", body: "x", owner: byName},
 		{name: "app/u", body: "y", owner: unknown}, {name: "app/l", target: "f", owner: byName}}
-	m := Manifest{Files: []File{{Path: "app/f", Size: 1, SHA256: sumOf("x"), Meta: byName},
+	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 1, SHA256: sumOf("x"), Meta: byName},
 		{Path: "app/u", Size: 1, SHA256: sumOf("y"), Meta: unknown}},
-		Dirs: []Dir{{Path: "app", Meta: *byName}}, Symlinks: []Symlink{{Path: "app/l", Target: "f", Meta: *byName}}}
+		Dirs: []format.Dir{{Path: "app", Meta: *byName}}, Symlinks: []format.Symlink{{Path: "app/l", Target: "f", Meta: *byName}}}
 	data := buildLinkZip(t, entries, &m)
 	tests := []struct {
 		name       string
@@ -57,8 +59,8 @@ func TestRestoreOwners(t *testing.T) {
 // TestRestoreSetuid gives a setuid, setgid file its bits back only when asked and only
 // with its owner.
 func TestRestoreSetuid(t *testing.T) {
-	daemon := &Meta{UID: 1, GID: 1}
-	m := Manifest{Files: []File{{Path: "su", Size: 1, SHA256: sumOf("x"), Meta: daemon}}}
+	daemon := &format.Meta{UID: 1, GID: 1}
+	m := format.Manifest{Files: []format.File{{Path: "su", Size: 1, SHA256: sumOf("x"), Meta: daemon}}}
 	data := buildLinkZipMode(t, "su", "x", 0o6755, daemon, &m)
 	tests := []struct {
 		name string

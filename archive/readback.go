@@ -4,13 +4,12 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"runtime"
-	"slices"
 	"strings"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -29,7 +28,7 @@ import (
 // on the way in against the SHA-256 the reference's manifest records for them, and the
 // archive's own SHA-256, compared with sum, proves that the file holds the bytes written.
 // Their headers are checked as every entry's are.
-func ReadBack(ctx context.Context, path string, m *Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
+func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -39,8 +38,8 @@ func ReadBack(ctx context.Context, path string, m *Manifest, sum Summary, opts V
 	defer cancelSum()
 	archiveSum := startSum(sumCtx, f, size)
 	res := &VerifyResult{HasManifest: true, RecordedStatus: m.Status, Problems: []Problem{}}
-	if err := m.checkWritten(); err != nil {
-		res.problem(ManifestName, "manifest is not valid: "+err.Error())
+	if err := m.CheckWritten(); err != nil {
+		res.problem(format.ManifestName, "manifest is not valid: "+err.Error())
 	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
@@ -67,7 +66,7 @@ func ReadBack(ctx context.Context, path string, m *Manifest, sum Summary, opts V
 		return nil, s.err
 	}
 	res.ArchiveChecked = true
-	res.compare(s.Summary, sum)
+	res.compare(s.Summary, sum.Summary)
 	return res, nil
 }
 
@@ -97,14 +96,14 @@ func (rb *readBack) entry(rec *centralRecord) error {
 	f.Extra = nil // rec's, read by newEntry, and reused for the next record
 	e.local = localRef{ra: rb.ra, off: rec.local}
 	job := entryJob{index: rb.index, entry: e}
-	if e.Name == ManifestName {
+	if e.Name == format.ManifestName {
 		rb.manifests++
 		job.manifest, job.wantSum = true, rb.manifestSum
 		switch {
 		case rb.manifests > 1:
-			rb.names = append(rb.names, Problem{Entry: ManifestName, Reason: errDuplicateName.Error()})
-		case f.Name != ManifestName:
-			rb.names = append(rb.names, Problem{Entry: ManifestName, Reason: "a directory, not a manifest"})
+			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: errDuplicateName.Error()})
+		case f.Name != format.ManifestName:
+			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: "a directory, not a manifest"})
 		}
 	} else {
 		rb.res.count(e)
@@ -193,39 +192,10 @@ func cutLast(name string) (dir, base string, ok bool) {
 // end returns what the comparison found, with the records missing from the archive last.
 func (rb *readBack) end() []foundProblem {
 	if rb.manifests == 0 {
-		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: Problem{Entry: ManifestName, Reason: "missing from the archive"}})
+		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: Problem{Entry: format.ManifestName, Reason: "missing from the archive"}})
 	}
 	for _, p := range rb.x.missing() {
 		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: p})
 	}
 	return rb.found
-}
-
-// checkWritten is check for a manifest whose lists are sorted by path, without a map of
-// every name: a name listed twice is next to itself.
-func (m *Manifest) checkWritten() error {
-	if m.Status != "complete" && m.Status != "incomplete" {
-		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
-	}
-	for i, f := range m.Files {
-		switch {
-		case f.Path == "":
-			return errors.New("a file has no path")
-		case i > 0 && m.Files[i-1].Path >= f.Path:
-			return fmt.Errorf("file %q is listed twice, or out of order", f.Path)
-		case f.Size < 0:
-			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
-		case f.SHA256.IsZero():
-			return fmt.Errorf("file %q has no sha256", f.Path)
-		}
-	}
-	for i, l := range m.Symlinks {
-		if l.Path == "" || i > 0 && m.Symlinks[i-1].Path >= l.Path || find(m.Files, l.Path, filePath) >= 0 {
-			return fmt.Errorf("symlink %q has no path, is listed twice, or is out of order", l.Path)
-		}
-	}
-	if !slices.IsSortedFunc(m.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) }) {
-		return errors.New("directories out of order")
-	}
-	return nil
 }

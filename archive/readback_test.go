@@ -7,15 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // written archives refTree as a run does and returns the archive's path, the manifest it
 // ends with (sorted, as report.Recorder sorts it) and what CloseManifest returned.
-func writtenArchive(t *testing.T) (string, *Manifest, Summary) {
+func writtenArchive(t *testing.T) (string, *format.Manifest, Summary) {
 	t.Helper()
-	var files []File
+	var files []format.File
 	out := t.TempDir()
-	w, err := Create(t.Context(), out, "new.zip", Options{Method: Deflate, Level: DefaultLevel, OnFile: func(f File) { files = append(files, f) }})
+	w, err := Create(t.Context(), out, "new.zip", Options{Method: format.Deflate, Level: DefaultLevel, OnFile: func(f format.File) { files = append(files, f) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +25,8 @@ func writtenArchive(t *testing.T) (string, *Manifest, Summary) {
 	if err := w.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	m := &Manifest{Status: "complete", Files: files}
+	slices.SortFunc(files, func(a, b format.File) int { return strings.Compare(a.Path, b.Path) })
+	m := &format.Manifest{Status: "complete", Files: files}
 	sum, err := w.CloseManifest(m)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func writtenArchive(t *testing.T) (string, *Manifest, Summary) {
 	return path, m, sum
 }
 
-func readBackProblems(t *testing.T, path string, m *Manifest, sum Summary) []string {
+func readBackProblems(t *testing.T, path string, m *format.Manifest, sum Summary) []string {
 	t.Helper()
 	res, err := ReadBack(t.Context(), path, m, sum, VerifyOptions{})
 	if err != nil {
@@ -56,13 +58,13 @@ func TestReadBack(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"whole":                good,
 		"a file's data":        flipByteIn(t, good, "a.txt"),
-		"the manifest's bytes": flipByteIn(t, good, ManifestName),
+		"the manifest's bytes": flipByteIn(t, good, format.ManifestName),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Verify(t.Context(), path, VerifyOptions{Expect: &sum})
+			res, err := Verify(t.Context(), path, VerifyOptions{Expect: &sum.Summary})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,11 +85,11 @@ func TestReadBackManifest(t *testing.T) {
 	path, m, sum := writtenArchive(t)
 	other := sum
 	other.ManifestSHA256[0] ^= 1
-	if got := readBackProblems(t, path, m, other); !slices.Contains(got, ManifestName+": sha256 mismatch") {
+	if got := readBackProblems(t, path, m, other); !slices.Contains(got, format.ManifestName+": sha256 mismatch") {
 		t.Errorf("another manifest's digest: problems %q, want the manifest's sha256 mismatch", got)
 	}
 	more := *m
-	more.Files = append(slices.Clone(m.Files), File{Path: "zz", Size: 1, SHA256: Digest{1}})
+	more.Files = append(slices.Clone(m.Files), format.File{Path: "zz", Size: 1, SHA256: format.Digest{1}})
 	if got := readBackProblems(t, path, &more, sum); !slices.Contains(got, "zz: in the manifest but missing from the archive") {
 		t.Errorf("a file more in memory: problems %q", got)
 	}
@@ -125,7 +127,7 @@ func TestReadBackCopied(t *testing.T) {
 // checked at its end.
 func TestManifestDamageReported(t *testing.T) {
 	body := `{"schema":"backup.manifest/v2","tool_version":"t","status":"complete","files":[],"skipped":[],"excluded":[],"warnings":[]}`
-	data := buildZip(t, []zent{{name: ManifestName, body: body, store: true}}, false)
+	data := buildZip(t, []zent{{name: format.ManifestName, body: body, store: true}}, false)
 	if r := openZip(t, data); r.ManifestErr != nil {
 		t.Fatalf("whole: %v", r.ManifestErr)
 	}

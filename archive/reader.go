@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"backup/atomicfile"
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -24,7 +25,7 @@ type Reader struct {
 	// left out wherever it stands: the manifest is never restored as a file.
 	Entries []*Entry
 	// Manifest is the parsed manifest; nil when the archive has none or it is unreadable.
-	Manifest *Manifest
+	Manifest *format.Manifest
 	// HasManifest says an entry is named ManifestName: a backup archive, not a foreign one,
 	// whether or not the manifest could be read. Backup writes it last; an entry appended
 	// after it does not hide it.
@@ -96,7 +97,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	var manifests []int
 	r.Entries = make([]*Entry, 0, len(zr.File))
 	for i, f := range zr.File {
-		if strings.TrimSuffix(f.Name, "/") == ManifestName {
+		if strings.TrimSuffix(f.Name, "/") == format.ManifestName {
 			manifests = append(manifests, i)
 			continue
 		}
@@ -110,7 +111,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	case len(manifests) > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case len(manifests) == 1 && zr.File[manifests[0]].Name != ManifestName:
+	case len(manifests) == 1 && zr.File[manifests[0]].Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
 	case len(manifests) == 1:
 		r.Manifest, r.ManifestErr = readManifest(zr.File[manifests[0]], locals[manifests[0]])
@@ -168,9 +169,9 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-func readManifest(f *zip.File, loc localRef) (*Manifest, error) {
-	if f.UncompressedSize64 > MaxManifestSize {
-		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, MaxManifestSize)
+func readManifest(f *zip.File, loc localRef) (*format.Manifest, error) {
+	if f.UncompressedSize64 > format.MaxManifestSize {
+		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, format.MaxManifestSize)
 	}
 	rc, err := openEntry(f, loc)
 	if err != nil {
@@ -184,9 +185,9 @@ func readManifest(f *zip.File, loc localRef) (*Manifest, error) {
 // is hundreds of MB at a million files). When the parse fails, the rest of the entry is
 // read: damage that the CRC-32 or the decompressor finds is reported as such, not as the
 // bad JSON it makes.
-func parseEntry(rc io.Reader) (*Manifest, error) {
+func parseEntry(rc io.Reader) (*format.Manifest, error) {
 	er := &errReader{r: rc}
-	m, err := ParseManifest(er)
+	m, err := format.ParseManifest(er)
 	if err != nil && er.err == nil {
 		io.Copy(io.Discard, er)
 	}

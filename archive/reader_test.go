@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"slices"
 	"testing"
+
+	"backup/format"
 )
 
 // TestReaderFindsManifest moves the manifest of a backup archive about, and adds entries
@@ -20,22 +22,22 @@ func TestReaderFindsManifest(t *testing.T) {
 		wantEntries  []string
 		wantProblems []string
 	}{
-		{"last", []string{"app/", "app/a", ManifestName}, true, []string{"app/", "app/a"}, nil},
-		{"first", []string{ManifestName, "app/a"}, true, []string{"app/a"}, nil},
-		{"file appended", []string{"app/", "app/a", ManifestName, "app/zz"}, true, []string{"app/", "app/a", "app/zz"},
+		{"last", []string{"app/", "app/a", format.ManifestName}, true, []string{"app/", "app/a"}, nil},
+		{"first", []string{format.ManifestName, "app/a"}, true, []string{"app/a"}, nil},
+		{"file appended", []string{"app/", "app/a", format.ManifestName, "app/zz"}, true, []string{"app/", "app/a", "app/zz"},
 			[]string{"app/zz: not in the manifest"}},
-		{"file before it", []string{"app/", "app/zz", "app/a", ManifestName}, true, []string{"app/", "app/zz", "app/a"},
+		{"file before it", []string{"app/", "app/zz", "app/a", format.ManifestName}, true, []string{"app/", "app/zz", "app/a"},
 			[]string{"app/zz: not in the manifest"}},
-		{"directory appended", []string{"app/", "app/a", ManifestName, "app/zd/"}, true, []string{"app/", "app/a", "app/zd/"},
+		{"directory appended", []string{"app/", "app/a", format.ManifestName, "app/zd/"}, true, []string{"app/", "app/a", "app/zd/"},
 			[]string{"app/zd/: " + errAfterManifest.Error()}},
-		{"symlink appended", []string{"app/", "app/a", ManifestName, "app/l"}, true, []string{"app/", "app/a", "app/l"},
+		{"symlink appended", []string{"app/", "app/a", format.ManifestName, "app/l"}, true, []string{"app/", "app/a", "app/l"},
 			[]string{"app/l: not in the manifest"}},
-		{"two manifests", []string{"app/", "app/a", ManifestName, ManifestName}, true, []string{"app/", "app/a"},
-			[]string{ManifestName + ": duplicate name"}},
-		{"a directory of its name", []string{"app/", "app/a", ManifestName, ManifestName + "/"}, true, []string{"app/", "app/a"},
-			[]string{ManifestName + ": duplicate name"}},
-		{"only a directory of its name", []string{"app/", ManifestName + "/"}, true, []string{"app/"},
-			[]string{ManifestName + ": a directory, not a manifest"}},
+		{"two manifests", []string{"app/", "app/a", format.ManifestName, format.ManifestName}, true, []string{"app/", "app/a"},
+			[]string{format.ManifestName + ": duplicate name"}},
+		{"a directory of its name", []string{"app/", "app/a", format.ManifestName, format.ManifestName + "/"}, true, []string{"app/", "app/a"},
+			[]string{format.ManifestName + ": duplicate name"}},
+		{"only a directory of its name", []string{"app/", format.ManifestName + "/"}, true, []string{"app/"},
+			[]string{format.ManifestName + ": a directory, not a manifest"}},
 		{"none", []string{"app/", "app/a"}, false, []string{"app/", "app/a"}, nil},
 	}
 	for _, tt := range tests {
@@ -80,7 +82,7 @@ func checkRestoreDamaged(t *testing.T, r *Reader, damaged bool) {
 		t.Errorf("restore found damage %v (%q), want %v", got, problemStrings(res.Damaged), damaged)
 	}
 	for _, p := range listTree(t, dest) {
-		if p == ManifestName || p == "app/zz" || p == "app/zd/" {
+		if p == format.ManifestName || p == "app/zz" || p == "app/zd/" {
 			t.Errorf("restore wrote %s", p)
 		}
 	}
@@ -109,7 +111,7 @@ func arrange(t *testing.T, data []byte, extra []zent, order []string) []byte {
 		switch {
 		case f != nil:
 			err = zw.Copy(f)
-		case name == ManifestName+"/":
+		case name == format.ManifestName+"/":
 			_, err = zw.Create(name)
 		default:
 			t.Fatalf("no entry %s", name)

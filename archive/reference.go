@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"backup/format"
 )
 
 // Reference is an earlier archive of the same sources whose entries of unchanged files a
@@ -44,7 +46,7 @@ type refFile struct {
 	mode        fs.FileMode
 	method      uint16
 	flags       uint16
-	rawSHA, sha Digest // SHA-256 of the compressed bytes and of the data
+	rawSHA, sha format.Digest // SHA-256 of the compressed bytes and of the data
 }
 
 // refEntry is a file of the reference that a run copies: its record, the file to read it
@@ -61,13 +63,13 @@ type refEntry struct {
 // ErrNotAsRecorded when it is not, and when the archive cannot be read or its manifest is
 // missing or damaged; a reference made with other settings, or by a version that did not
 // record what reuse compares, gives no entry to reuse (Reusable says how many it gives).
-func OpenReference(ctx context.Context, path string, want Summary, method Method, level int, opts ReuseOptions) (*Reference, error) {
+func OpenReference(ctx context.Context, path string, want format.Summary, method format.Method, level int, opts ReuseOptions) (*Reference, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
 	ref := &Reference{f: f, size: size, opts: opts}
-	if err := ref.open(ctx, want, Compression{Method: normalMethod(method), Level: level}); err != nil {
+	if err := ref.open(ctx, want, format.Compression{Method: normalMethod(method), Level: level}); err != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
@@ -76,7 +78,7 @@ func OpenReference(ctx context.Context, path string, want Summary, method Method
 
 // open reads the reference's records, then proves its bytes are those want describes.
 // When its size is not want's, nothing is read: it is another file.
-func (ref *Reference) open(ctx context.Context, want Summary, comp Compression) error {
+func (ref *Reference) open(ctx context.Context, want format.Summary, comp format.Compression) error {
 	if ref.size != want.Size {
 		return ErrNotAsRecorded
 	}
@@ -89,7 +91,7 @@ func (ref *Reference) open(ctx context.Context, want Summary, comp Compression) 
 
 // read fills ref.files from the central directory and the manifest, read through ra, when
 // the manifest says its files were compressed as comp says.
-func (ref *Reference) read(ra io.ReaderAt, comp Compression) error {
+func (ref *Reference) read(ra io.ReaderAt, comp format.Compression) error {
 	manifest, err := ref.readCentral(ra)
 	if err != nil {
 		return err
@@ -107,9 +109,9 @@ func (ref *Reference) read(ra io.ReaderAt, comp Compression) error {
 	return nil
 }
 
-func normalMethod(m Method) Method {
+func normalMethod(m format.Method) format.Method {
 	if m == "" {
-		return Deflate
+		return format.Deflate
 	}
 	return m
 }
@@ -124,7 +126,7 @@ func (ref *Reference) readCentral(ra io.ReaderAt) (*centralRecord, error) {
 	var manifests int
 	err := walkCentral(ra, ref.size, func(rec *centralRecord) error {
 		switch {
-		case strings.TrimSuffix(rec.Name, "/") == ManifestName:
+		case strings.TrimSuffix(rec.Name, "/") == format.ManifestName:
 			manifests++
 			c := *rec
 			c.Extra = nil
@@ -143,7 +145,7 @@ func (ref *Reference) readCentral(ra io.ReaderAt) (*centralRecord, error) {
 		return nil, errors.New("no manifest: not made by backup")
 	case manifests > 1:
 		return nil, errDuplicateName
-	case manifest.Name != ManifestName:
+	case manifest.Name != format.ManifestName:
 		return nil, errors.New("a directory, not a manifest")
 	}
 	slices.SortFunc(ref.files, func(a, b refFile) int { return strings.Compare(a.name, b.name) })
@@ -179,9 +181,9 @@ func newRefFile(rec *centralRecord) (refFile, bool) {
 }
 
 // readManifest reads and parses the manifest whose central record is rec.
-func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*Manifest, error) {
-	if rec.UncompressedSize64 > MaxManifestSize {
-		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, MaxManifestSize)
+func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.Manifest, error) {
+	if rec.UncompressedSize64 > format.MaxManifestSize {
+		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, format.MaxManifestSize)
 	}
 	f := &zip.File{FileHeader: rec.FileHeader}
 	rc, err := openEntry(f, localRef{ra: ra, off: rec.local})
@@ -196,7 +198,7 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*Manifes
 // those of the files that a later run can reuse: those whose manifest records the digest of
 // their compressed bytes and what reuse compares, and that are not snapshots (whose bytes
 // are made anew each run).
-func (ref *Reference) join(files []File) {
+func (ref *Reference) join(files []format.File) {
 	for _, mf := range files {
 		i, ok := slices.BinarySearchFunc(ref.files, mf.Path, func(f refFile, name string) int { return strings.Compare(f.name, name) })
 		if !ok || mf.RawSHA256.IsZero() || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {

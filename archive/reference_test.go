@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"backup/format"
 	"backup/walker"
 )
 
@@ -26,11 +27,11 @@ func refArchive(t *testing.T, dir string) string {
 
 // archiveTree is refArchive with opts (its method and level, and OnFile, are set here); it
 // also returns what OnFile heard of each file.
-func archiveTree(t *testing.T, dir string, opts Options) (string, []File) {
+func archiveTree(t *testing.T, dir string, opts Options) (string, []format.File) {
 	t.Helper()
-	var files []File
+	var files []format.File
 	out := t.TempDir()
-	opts.Method, opts.Level, opts.OnFile = Deflate, DefaultLevel, func(f File) { files = append(files, f) }
+	opts.Method, opts.Level, opts.OnFile = format.Deflate, DefaultLevel, func(f format.File) { files = append(files, f) }
 	w, err := Create(t.Context(), out, "ref.zip", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func archiveTree(t *testing.T, dir string, opts Options) (string, []File) {
 	if err := w.Wait(); err != nil { // OnFile has heard of every file
 		t.Fatal(err)
 	}
-	if _, err := w.CloseManifest(&Manifest{Status: "complete", Files: files}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{Status: "complete", Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(out, "ref.zip")
@@ -62,18 +63,18 @@ func archiveTree(t *testing.T, dir string, opts Options) (string, []File) {
 // describes the file as it is.
 func openRef(t *testing.T, path string, level int) (*Reference, error) {
 	t.Helper()
-	return OpenReference(t.Context(), path, fileSum(t, path), Deflate, level, ReuseOptions{})
+	return OpenReference(t.Context(), path, fileSum(t, path), format.Deflate, level, ReuseOptions{})
 }
 
 // fileSum is the size and SHA-256 of the file at path, as a receipt records them.
-func fileSum(t *testing.T, path string) Summary {
+func fileSum(t *testing.T, path string) format.Summary {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(data)
-	return Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	return format.Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 func refTree(t *testing.T) string {
@@ -138,8 +139,8 @@ func TestReferenceUnreadable(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"not a zip":   []byte("hello"),
 		"no manifest": buildZip(t, []zent{{name: "a", body: "a"}}, false),
-		"two manifests": buildZip(t, []zent{{name: ManifestName, body: "{}"}, {name: "a", body: "a"},
-			{name: ManifestName + "/"}}, false),
+		"two manifests": buildZip(t, []zent{{name: format.ManifestName, body: "{}"}, {name: "a", body: "a"},
+			{name: format.ManifestName + "/"}}, false),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ref, err := openRef(t, writeZip(t, data), DefaultLevel)
@@ -239,7 +240,7 @@ func TestWalkCentral(t *testing.T) {
 				if rec.local != offsets[i] {
 					t.Errorf("record %d: local header at %d, want %d", i, rec.local, offsets[i])
 				}
-				if got, want := modTime(&rec.FileHeader), modTime(&zr.File[i].FileHeader); rec.Name != ManifestName && !got.Equal(want) {
+				if got, want := modTime(&rec.FileHeader), modTime(&zr.File[i].FileHeader); rec.Name != format.ManifestName && !got.Equal(want) {
 					t.Errorf("record %d: modTime %v, want %v", i, got, want)
 				}
 				i++
@@ -261,9 +262,9 @@ func TestReferenceNotAsRecorded(t *testing.T) {
 	other.SHA256 = strings.Repeat("0", 64)
 	longer := sum
 	longer.Size++
-	for name, want := range map[string]Summary{"other SHA-256": other, "other size": longer} {
+	for name, want := range map[string]format.Summary{"other SHA-256": other, "other size": longer} {
 		t.Run(name, func(t *testing.T) {
-			ref, err := OpenReference(t.Context(), path, want, Deflate, DefaultLevel, ReuseOptions{})
+			ref, err := OpenReference(t.Context(), path, want, format.Deflate, DefaultLevel, ReuseOptions{})
 			if err == nil {
 				ref.Close()
 			}
@@ -295,7 +296,7 @@ func TestReferenceChangedWhileOpened(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := &Reference{size: int64(len(orig))}
 			rec := &recordingReader{ra: bytes.NewReader(tt.parsed)}
-			if err := ref.read(rec, Compression{Method: Deflate, Level: DefaultLevel}); err != nil {
+			if err := ref.read(rec, format.Compression{Method: format.Deflate, Level: DefaultLevel}); err != nil {
 				t.Fatal(err)
 			}
 			if ref.Reusable() == 0 {
@@ -386,7 +387,7 @@ func TestReuseEntryChangedAfterOpen(t *testing.T) {
 	if got, want := strings.Join(reused, " "), "empty sub/b.txt sub/deeper/c.bin"; got != want {
 		t.Errorf("reused %q, want %q", got, want)
 	}
-	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], OpReuse+" a.txt: reference entry damaged") {
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], format.OpReuse+" a.txt: reference entry damaged") {
 		t.Errorf("warnings %q, want one reuse warning for a.txt", warnings)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"io"
 	"slices"
+
+	"backup/format"
 )
 
 // A reference is trusted only when its file holds the bytes its receipt describes: an edit
@@ -28,7 +30,7 @@ var ErrNotAsRecorded = errors.New("its SHA-256 is not the one its receipt record
 // readRecord is a range of the file that the parse read, and the SHA-256 of what it got.
 type readRecord struct {
 	off, end int64
-	sum      Digest
+	sum      format.Digest
 }
 
 // recordingReader reads through ra and remembers each range read. The parse is one
@@ -53,7 +55,7 @@ const hashBufSize = 1 << 20
 // checkSum hashes the size bytes of ra and compares them with want, checking on the way
 // that the ranges in reads hold the bytes the parse got from them. ErrNotAsRecorded when
 // they differ; ctx's error when it is cancelled, since a large reference takes a while.
-func checkSum(ctx context.Context, ra io.ReaderAt, size int64, want Summary, reads []readRecord) error {
+func checkSum(ctx context.Context, ra io.ReaderAt, size int64, want format.Summary, reads []readRecord) error {
 	if size != want.Size {
 		return ErrNotAsRecorded
 	}
@@ -78,7 +80,7 @@ func checkSum(ctx context.Context, ra io.ReaderAt, size int64, want Summary, rea
 		}
 		at += int64(n)
 	}
-	if !rc.done() || hex.EncodeToString(h.Sum(nil)) != want.SHA256 {
+	if !rc.done() || want.Match(format.Summary{Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}) != nil {
 		return ErrNotAsRecorded
 	}
 	return nil
@@ -111,7 +113,7 @@ func (c *rangeCheck) feed(chunk []byte, at int64) bool {
 		o.h.Write(chunk[lo-at : hi-at])
 		if o.end > end {
 			keep = append(keep, o)
-		} else if Digest(o.h.Sum(nil)) != o.sum {
+		} else if format.Digest(o.h.Sum(nil)) != o.sum {
 			return false
 		}
 	}

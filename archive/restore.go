@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // RestoreResult is what Run did.
@@ -133,7 +135,7 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
+		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	default:

@@ -3,6 +3,8 @@ package archive
 import (
 	"io"
 	"slices"
+
+	"backup/format"
 )
 
 // checkEntries moves the selected entries that verify would report from the plan to Damaged,
@@ -52,7 +54,7 @@ func (p *RestorePlan) drop(damaged map[*Entry]bool) {
 		case p.storedSymlink(e) && !p.opts.SkipSymlinks:
 			p.Symlinks--
 		case e.Kind != "":
-			p.Skipped = slices.DeleteFunc(p.Skipped, func(s Skipped) bool { return s.Path == e.Name })
+			p.Skipped = slices.DeleteFunc(p.Skipped, func(s format.Skipped) bool { return s.Path == e.Name })
 		case e.IsDir:
 			delete(p.dirs, e.Name)
 			p.Dirs--

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // checkDest looks at what the destination holds at e's path and above it.
@@ -72,11 +74,11 @@ func (p *RestorePlan) onTheWay(name string) (missing bool, reason string) {
 		case st.missing:
 			return true, ""
 		case st.err != nil:
-			return false, fmt.Sprintf("cannot check %s in the destination: %v", QuoteName(dir), st.err)
+			return false, fmt.Sprintf("cannot check %s in the destination: %v", format.QuoteName(dir), st.err)
 		case st.mode&fs.ModeSymlink != 0:
-			return false, fmt.Sprintf("would pass through %s, a symlink in the destination", QuoteName(dir))
+			return false, fmt.Sprintf("would pass through %s, a symlink in the destination", format.QuoteName(dir))
 		case !st.mode.IsDir():
-			return false, fmt.Sprintf("would pass through %s, which is not a directory in the destination", QuoteName(dir))
+			return false, fmt.Sprintf("would pass through %s, which is not a directory in the destination", format.QuoteName(dir))
 		}
 	}
 	return false, ""

@@ -88,3 +88,33 @@ func TestRestoreRefusesJournalNames(t *testing.T) {
 		t.Errorf("below the top: refused %q, result %+v; want it restored", problemStrings(plan.Refused), restored)
 	}
 }
+
+// TestIsTempOf: a journal's record is removed only when it is a safe path to a temp name of
+// the run that wrote the journal (its token), whatever else the record says.
+func TestIsTempOf(t *testing.T) {
+	const token = "dn93e6868hsm"
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"app/.f.txt.restore-dn93e6868hsm-1", true},
+		{".f.txt.link-dn93e6868hsm-a9", true},
+		{"app/.f.txt.restore-dn93e6868hsm-", false},
+		{"app/.f.txt.restore-dn93e6868hsm-A", false},
+		{"app/.f.txt.restore-dn93e6868hsm-1.bak", false},
+		{"app/.f.txt.restore-0000000000-1", false},
+		{"app/.f.txt.restore-1", false},
+		{"app/f.txt.restore-dn93e6868hsm-1", false},
+		{"app/notes", false},
+		{"../.f.restore-dn93e6868hsm-1", false},
+		{"/etc/.f.restore-dn93e6868hsm-1", false},
+		{"app//.f.restore-dn93e6868hsm-1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isTempOf(tt.name, token); got != tt.want {
+				t.Errorf("isTempOf(%q) = %v, want %v", tt.name, got, tt.want)
+			}
+		})
+	}
+}

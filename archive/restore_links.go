@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // maxTarget is the longest symlink target restore reads from an entry: Linux holds at most
@@ -35,7 +37,7 @@ func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry,
 		res.Symlinks++
 		p.touched[parentOf(e.Name)] = true
 	case isFatal(err):
-		return fmt.Errorf("%s: %w", QuoteName(e.Name), err)
+		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	default:
 		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
 	}
@@ -147,7 +149,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 			}
 		}
 		if outsider != "" && anchor != "" {
-			p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", QuoteName(outsider)))
+			p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", format.QuoteName(outsider)))
 		}
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
@@ -155,7 +157,7 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 
 func (p *RestorePlan) linkWarning(name, of string, err error) {
 	p.warnings = append(p.warnings, Problem{Entry: name,
-		Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", QuoteName(of), err)})
+		Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", format.QuoteName(of), err)})
 }
 
 // inGroup reports, for each member of a link group, whether all the names of its file are
@@ -224,7 +226,7 @@ func (p *RestorePlan) link(t *destTree, anchor, name string) error {
 	}
 	// The link is to what anchor's name held by then: it must be the file checked above.
 	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
-		err = fmt.Errorf("%s %w", QuoteName(anchor), errReplaced)
+		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	} else {
 		err = t.checkedRename(parentOf(name), dfd, tmp, base, &old)
 	}

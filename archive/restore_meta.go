@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // What restore gives back beside names, data, modes and mtimes: owners (as root, unless
@@ -79,11 +81,11 @@ func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
 		if isPrivileged(name) && !privileged {
-			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", QuoteName(name)))
+			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", format.QuoteName(name)))
 			continue
 		}
 		if err := set(name, m.Xattrs[name]); err != nil {
-			errs = append(errs, fmt.Errorf("set %s: %w", QuoteName(name), err))
+			errs = append(errs, fmt.Errorf("set %s: %w", format.QuoteName(name), err))
 		}
 	}
 	return errs

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -65,7 +66,7 @@ type RestorePlan struct {
 	// hold what that restore wrote.
 	Removes []string
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
-	Skipped []Skipped
+	Skipped []format.Skipped
 	// Damaged lists the selected entries that verify would report before their data are
 	// written (see checkEntries), then the files the manifest records that the archive lacks,
 	// and the entries it does not account for: special entries, and directories stored after
@@ -77,11 +78,11 @@ type RestorePlan struct {
 
 	r        *Reader
 	opts     RestoreOptions
-	tree     *destTree         // the destination's folders while the plan is made; nil after, or without DEST
-	entries  []*Entry          // selected files and directories, in archive order
-	dirs     map[string]*Entry // selected directory entries by name
-	listed   map[string]File   // the manifest's files by path; nil without a manifest
-	index    *manifestIndex    // the manifest's records; nil without a manifest
+	tree     *destTree              // the destination's folders while the plan is made; nil after, or without DEST
+	entries  []*Entry               // selected files and directories, in archive order
+	dirs     map[string]*Entry      // selected directory entries by name
+	listed   map[string]format.File // the manifest's files by path; nil without a manifest
+	index    *manifestIndex         // the manifest's records; nil without a manifest
 	owners   Owners
 	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
 	warnings []Problem        // what Run restored less faithfully than recorded
@@ -100,10 +101,10 @@ type RestorePlan struct {
 	// placed holds the identity of each file Run put in place or kept, for relink: it
 	// replaces that file and nothing else.
 	placed     map[string]nodeID
-	remove     []Created       // the Removes' records
-	entryNames map[string]bool // every entry's name, once holds asks (see sweep)
-	umask      fs.FileMode     // the process's, read when Run starts
-	ctx        context.Context // stops the plan's reading of DEST
+	remove     []format.Created // the Removes' records
+	entryNames map[string]bool  // every entry's name, once holds asks (see sweep)
+	umask      fs.FileMode      // the process's, read when Run starts
+	ctx        context.Context  // stops the plan's reading of DEST
 	written    atomic.Int64
 	done       atomic.Int64
 }
@@ -128,7 +129,7 @@ func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, er
 // DEST. It then returns ctx's error.
 func (r *Reader) PlanRestoreContext(ctx context.Context, dest string, opts RestoreOptions) (*RestorePlan, error) {
 	if r.ManifestErr != nil {
-		return nil, fmt.Errorf("%s: %w", ManifestName, r.ManifestErr)
+		return nil, fmt.Errorf("%s: %w", format.ManifestName, r.ManifestErr)
 	}
 	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
@@ -207,7 +208,7 @@ func (p *RestorePlan) selectEntries() {
 func (p *RestorePlan) add(e *Entry) {
 	switch {
 	case p.storedSymlink(e) && p.opts.SkipSymlinks:
-		p.Skipped = append(p.Skipped, Skipped{Path: e.Name, Kind: string(e.Kind)})
+		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
 	case p.storedSymlink(e):
 		p.Symlinks++
@@ -219,7 +220,7 @@ func (p *RestorePlan) add(e *Entry) {
 		p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()})
 		return
 	case e.Kind != "":
-		p.Skipped = append(p.Skipped, Skipped{Path: e.Name, Kind: string(e.Kind)})
+		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
 	case e.IsDir:
 		p.dirs[e.Name] = e
@@ -275,7 +276,7 @@ func (p *RestorePlan) checkManifest() {
 	if m == nil {
 		return
 	}
-	p.listed = make(map[string]File, len(m.Files))
+	p.listed = make(map[string]format.File, len(m.Files))
 	for _, f := range m.Files {
 		p.listed[f.Path] = f
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // What restore --force replaces is what its plan saw and its before-state saved, and only
@@ -130,7 +132,7 @@ type strandedError struct {
 }
 
 func (e *strandedError) Error() string {
-	return fmt.Sprintf("%v; what was put there during the restore is now at %s: %v", errReplaced, QuoteName(e.tmp), e.err)
+	return fmt.Sprintf("%v; what was put there during the restore is now at %s: %v", errReplaced, format.QuoteName(e.tmp), e.err)
 }
 
 // dropTemp removes this run's temp file tmp in the folder dir (open as dfd) after err,

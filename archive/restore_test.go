@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // restoreInto plans and, when the plan allows, runs a restore of data into dest.
@@ -154,8 +156,8 @@ func TestRestoreDamaged(t *testing.T) {
 }
 
 func TestRestoreMissingFromArchive(t *testing.T) {
-	data := withManifest(t, sampleTree, func(m *Manifest) {
-		m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
+	data := withManifest(t, sampleTree, func(m *format.Manifest) {
+		m.Files = append(m.Files, format.File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
 	})
 	_, res := restoreInto(t, data, t.TempDir(), RestoreOptions{})
 	if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/gone: in the manifest but missing from the archive"}) {
@@ -193,7 +195,7 @@ func TestRestoreSpecialEntries(t *testing.T) {
 	dest := t.TempDir()
 	entries := []zent{{name: "app/a", body: "a"}, {name: "app/link", body: "/etc/passwd", symlink: true}}
 	plan, res := restoreInto(t, buildZip(t, entries, false), dest, RestoreOptions{})
-	if len(plan.Skipped) != 1 || plan.Skipped[0] != (Skipped{Path: "app/link", Kind: "symlink"}) {
+	if len(plan.Skipped) != 1 || plan.Skipped[0] != (format.Skipped{Path: "app/link", Kind: "symlink"}) {
 		t.Errorf("skipped %+v, want app/link", plan.Skipped)
 	}
 	if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/a"}) || res.Files != 1 {

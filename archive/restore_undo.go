@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // A restore that may be undone leaves a before-state: an archive of what it replaces, whose
@@ -25,17 +27,17 @@ func (p *RestorePlan) noteCreated(e *Entry) {
 // Creates lists what Run creates, in archive order, for the before-state's manifest: the
 // folders, the symlinks, and the files whose SHA-256 the manifest records (without a
 // manifest, a file cannot be told from another later, and undo would leave it).
-func (p *RestorePlan) Creates() []Created {
-	var out []Created
+func (p *RestorePlan) Creates() []format.Created {
+	var out []format.Created
 	for _, e := range p.creates {
 		switch {
 		case e.IsDir:
-			out = append(out, Created{Path: e.Name, Type: CreatedDir})
+			out = append(out, format.Created{Path: e.Name, Type: format.CreatedDir})
 		case e.Kind != "" && p.index != nil:
-			out = append(out, Created{Path: e.Name, Type: CreatedSymlink, Target: p.index.target(e.Name)})
+			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: p.index.target(e.Name)})
 		case e.Kind == "" && p.listed != nil:
 			f := p.listed[e.Name]
-			out = append(out, Created{Path: e.Name, Type: CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
 	return out
@@ -59,7 +61,7 @@ func (p *RestorePlan) checkCreated() {
 			p.Refused = append(p.Refused, Problem{Entry: c.Path, Reason: "created path: " + err.Error()})
 			continue
 		}
-		if !p.included(&Entry{Name: c.Path, IsDir: c.Type == CreatedDir}) {
+		if !p.included(&Entry{Name: c.Path, IsDir: c.Type == format.CreatedDir}) {
 			continue
 		}
 		// A path below a symlink or a file is not what that restore created, and is neither
@@ -90,7 +92,7 @@ const errNotRemoved = "created by the restore undone, not removed: "
 // to the recorded target. Anything else stays, with a warning.
 // It stops when ctx is done: each file is read to its end to be told from another.
 func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *RestoreResult) error {
-	slices.SortStableFunc(p.remove, func(a, b Created) int {
+	slices.SortStableFunc(p.remove, func(a, b format.Created) int {
 		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
 	})
 	for _, c := range p.remove {
@@ -112,20 +114,20 @@ func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *Resto
 	return nil
 }
 
-func (p *RestorePlan) removeOne(ctx context.Context, t *destTree, c Created) error {
+func (p *RestorePlan) removeOne(ctx context.Context, t *destTree, c format.Created) error {
 	dfd, err := t.dir(parentOf(c.Path), false)
 	if err != nil {
 		return err
 	}
 	base := c.Path[strings.LastIndexByte(c.Path, '/')+1:]
 	switch c.Type {
-	case CreatedDir:
+	case format.CreatedDir:
 		err := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return errors.New("the folder is not empty")
 		}
 		return err
-	case CreatedSymlink:
+	case format.CreatedSymlink:
 		target, err := readlinkat(dfd, base)
 		if err != nil {
 			return err
@@ -142,7 +144,7 @@ func (p *RestorePlan) removeOne(ctx context.Context, t *destTree, c Created) err
 }
 
 // sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
-func sameFile(ctx context.Context, dfd int, base string, c Created) error {
+func sameFile(ctx context.Context, dfd int, base string, c format.Created) error {
 	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err

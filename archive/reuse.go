@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-)
 
-// OpReuse names the warning of an entry of the reference whose bytes did not check out: the
-// file was read from the source instead, so nothing is lost.
-const OpReuse = "reuse"
+	"backup/format"
+)
 
 // ReuseOptions say when a file counts as unchanged since the reference was made.
 type ReuseOptions struct {
@@ -21,14 +19,6 @@ type ReuseOptions struct {
 	// would reuse nothing.
 	IgnoreInode bool
 	IgnoreCtime bool
-}
-
-// Compression is the setting a manifest records its entries were compressed with: an
-// entry is copied from a reference only when it was made with the run's own setting, so
-// that the archive holds the same bytes as if every file had been read again.
-type Compression struct {
-	Method Method `json:"method"`
-	Level  int    `json:"level"`
 }
 
 // checkRaw reads the entry's compressed bytes, after checking its local header against its
@@ -45,7 +35,7 @@ func (e *refEntry) checkRaw(buf []byte) error {
 	if _, err := io.CopyBuffer(h, e.raw(), buf); err != nil {
 		return err
 	}
-	if got := Digest(h.Sum(nil)); got != e.rawSHA {
+	if got := format.Digest(h.Sum(nil)); got != e.rawSHA {
 		return fmt.Errorf("reference entry damaged: its compressed bytes have SHA-256 %s, the reference's manifest says %s", got, e.rawSHA)
 	}
 	return nil
@@ -74,7 +64,7 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 		return outcome{reused: it.reuse}
 	}
 	o := s.save(ctx, it.src, it.name)
-	o.reread = &fs.PathError{Op: OpReuse, Path: it.name, Err: fmt.Errorf("%w; read from the file instead", err)}
+	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("%w; read from the file instead", err)}
 	return o
 }
 
@@ -92,11 +82,11 @@ func (w *Writer) writeReused(it *item, e *refEntry) error {
 	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), e.raw(), w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
 	}
-	if Digest(h.Sum(nil)) != e.rawSHA {
+	if format.Digest(h.Sum(nil)) != e.rawSHA {
 		return fmt.Errorf("copying %s from the reference: the reference changed during the run", it.name)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta,
+		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta,
 			RawSHA256: e.rawSHA, Reused: true})
 	}
 	return nil

@@ -13,15 +13,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"backup/format"
 	"backup/skiprules"
 	"backup/walker"
-)
-
-// Ops named in the *fs.PathError values the archiver reports; they are the receipt's "op"
-// values. A vanished file is reported with its op and fs.ErrNotExist.
-const (
-	OpOpen = walker.OpOpen
-	OpRead = "read"
 )
 
 // ErrChanged is the cause of a warning for a file that kept changing while it was read. The
@@ -55,7 +49,7 @@ type staged struct {
 	sum    [sha256.Size]byte
 	size   int64
 	data   *spool
-	copyOf *CopySource // set when the bytes are a copy made from the file
+	copyOf *format.CopySource // set when the bytes are a copy made from the file
 }
 
 // outcome is what became of one file: staged (perhaps with a warning), skipped, or lost.
@@ -112,12 +106,12 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, st
 		return outcome{warn: pathError(oe.Op, name, oe.Err)}
 	}
 	if err != nil {
-		return outcome{warn: pathError(OpOpen, name, err)}
+		return outcome{warn: pathError(format.OpOpen, name, err)}
 	}
 	defer f.Close()
 	before, err := f.Stat()
 	if err != nil {
-		return outcome{warn: pathError(OpOpen, name, err)}
+		return outcome{warn: pathError(format.OpOpen, name, err)}
 	}
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
@@ -130,14 +124,14 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, st
 	if err != nil {
 		var re *readError
 		if errors.As(err, &re) {
-			return outcome{warn: pathError(OpRead, name, re.err)}
+			return outcome{warn: pathError(format.OpRead, name, re.err)}
 		}
 		return outcome{fatal: err}
 	}
 	after, err := f.Stat()
 	if err != nil {
 		st.data.Close()
-		return outcome{warn: pathError(OpRead, name, err)}
+		return outcome{warn: pathError(format.OpRead, name, err)}
 	}
 	st.info = after
 	if c, ok := f.(Copied); ok {
@@ -146,7 +140,7 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, st
 	}
 	o := outcome{staged: st}
 	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() {
-		o.warn = &fs.PathError{Op: OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
+		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
 			ErrChanged, before.Size(), after.Size(), st.size)}
 	}
 	return o

@@ -1,6 +1,8 @@
 package archive
 
-import "time"
+import (
+	"backup/format"
+)
 
 // OpError is an error an Options.Open hook returns for a source that fails in a way of its
 // own (a database that could not be copied consistently): the warning names Op, and since
@@ -18,12 +20,5 @@ func (e *OpError) Unwrap() error { return e.Err }
 // copy made from it (a database snapshot). The entry holds the copy, under the file's name,
 // mode and mtime; the manifest says so, with the file's own size and mtime.
 type Copied interface {
-	CopyOf() CopySource
-}
-
-// CopySource describes the file a Copied entry was made from.
-type CopySource struct {
-	Kind    string    `json:"kind"` // what made the copy: "sqlite"
-	Size    int64     `json:"source_size"`
-	ModTime time.Time `json:"source_mtime"`
+	CopyOf() format.CopySource
 }

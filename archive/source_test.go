@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/format"
 	"backup/walker"
 )
 
@@ -19,12 +20,12 @@ import (
 type copiedFile struct {
 	*bytes.Reader
 	info fs.FileInfo
-	src  archive.CopySource
+	src  format.CopySource
 }
 
 func (c *copiedFile) Stat() (fs.FileInfo, error) { return c.info, nil }
 func (c *copiedFile) Close() error               { return nil }
-func (c *copiedFile) CopyOf() archive.CopySource { return c.src }
+func (c *copiedFile) CopyOf() format.CopySource  { return c.src }
 
 type copyInfo struct {
 	fs.FileInfo
@@ -62,19 +63,19 @@ func TestCopiedSourceIsStoredAsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := []byte("the copy")
-	src := archive.CopySource{Kind: "sqlite", Size: info.Size(), ModTime: mtime}
+	src := format.CopySource{Kind: "sqlite", Size: info.Size(), ModTime: mtime}
 	open := func(h walker.Handle, _ string) (archive.SourceFile, error) {
 		return &copiedFile{bytes.NewReader(snap), copyInfo{info, int64(len(snap))}, src}, nil
 	}
 	var log []string
 	opts := archive.Options{Level: 1, Open: open,
-		OnCopy: func(name string, got archive.CopySource) {
+		OnCopy: func(name string, got format.CopySource) {
 			if got != src {
 				t.Errorf("OnCopy(%s, %+v), want %+v", name, got, src)
 			}
 			log = append(log, "copy "+name)
 		},
-		OnFile: func(f archive.File) { log = append(log, "file "+f.Path) },
+		OnFile: func(f format.File) { log = append(log, "file "+f.Path) },
 	}
 	path := archiveFiles(t, dir, []string{"state.db"}, opts)
 	if len(log) != 2 || log[0] != "copy state.db" || log[1] != "file state.db" {
@@ -94,16 +95,16 @@ func TestCopiedSourceIsStoredAsTheFile(t *testing.T) {
 
 // TestManifestKeepsSnapshot writes a manifest whose file is a snapshot and reads it back.
 func TestManifestKeepsSnapshot(t *testing.T) {
-	src := &archive.CopySource{Kind: "sqlite", Size: 4096, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 5, time.UTC)}
-	m := &archive.Manifest{Status: "complete", Files: []archive.File{
-		{Path: "app/state.db", Size: 2048, SHA256: archive.Digest{0xaa}, Snapshot: src},
-		{Path: "app/x", Size: 1, SHA256: archive.Digest{0xbb}},
+	src := &format.CopySource{Kind: "sqlite", Size: 4096, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 5, time.UTC)}
+	m := &format.Manifest{Status: "complete", Files: []format.File{
+		{Path: "app/state.db", Size: 2048, SHA256: format.Digest{0xaa}, Snapshot: src},
+		{Path: "app/x", Size: 1, SHA256: format.Digest{0xbb}},
 	}}
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := archive.ParseManifest(&buf)
+	got, err := format.ParseManifest(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

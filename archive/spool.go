@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"backup/atomicfile"
+	"backup/format"
 )
 
 // spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
@@ -27,7 +30,7 @@ func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
 func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c, sum: sha256.New()} }
 
 // rawSHA256 is the SHA-256 of the bytes written so far.
-func (s *spool) rawSHA256() (d Digest) {
+func (s *spool) rawSHA256() (d format.Digest) {
 	s.sum.Sum(d[:0])
 	return d
 }
@@ -93,7 +96,7 @@ func (s *spool) writeDirect(p []byte) (int, error) {
 func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 
 func (s *spool) spill() error {
-	f, err := os.CreateTemp(s.cfg.dir, ".backup-spool-*")
+	f, err := os.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
 	if err != nil {
 		return err
 	}

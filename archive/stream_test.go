@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // TestCreateStream writes an archive to a plain io.Writer (as an upload or a pipe takes it),
@@ -23,8 +25,8 @@ func TestCreateStream(t *testing.T) {
 		}
 	}
 	var out onlyWriter
-	m := &Manifest{Schema: ManifestSchema, Status: "complete"}
-	onFile := func(f File) { m.Files = append(m.Files, f) }
+	m := &format.Manifest{Schema: format.ManifestSchema, Status: "complete"}
+	onFile := func(f format.File) { m.Files = append(m.Files, f) }
 	w, err := CreateStream(t.Context(), &out, t.TempDir(), Options{Level: DefaultLevel, OnFile: onFile})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +53,7 @@ func TestCreateStream(t *testing.T) {
 		t.Errorf("big.bin read back as %d bytes", len(got))
 	}
 	unzipTest(t, path)
-	res, err := Verify(t.Context(), path, VerifyOptions{Expect: &sum})
+	res, err := Verify(t.Context(), path, VerifyOptions{Expect: &sum.Summary})
 	if err != nil || !res.OK() {
 		t.Errorf("Verify: %v, %+v", err, res)
 	}

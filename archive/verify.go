@@ -4,10 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"runtime"
 	"sync/atomic"
+
+	"backup/format"
 )
 
 // VerifyResult is what Verify found. The archive is verified when Problems is empty.
@@ -39,7 +40,7 @@ func (v *VerifyResult) OK() bool { return len(v.Problems) == 0 }
 type VerifyOptions struct {
 	// Expect, when set, is the archive's size and SHA-256 as its receipt records them: the
 	// archive file must match.
-	Expect *Summary
+	Expect *format.Summary
 	// Jobs is how many entries are read at once, each by its own worker through a buffer of
 	// its own; zero or less means one per CPU. The result is the same whatever it is.
 	Jobs int
@@ -104,7 +105,7 @@ func (r *Reader) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult,
 func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-chan archiveSummary) (*VerifyResult, error) {
 	res := &VerifyResult{HasManifest: r.HasManifest, Problems: []Problem{}}
 	if r.ManifestErr != nil {
-		res.problem(ManifestName, r.ManifestErr.Error())
+		res.problem(format.ManifestName, r.ManifestErr.Error())
 	}
 	if r.Manifest != nil {
 		res.RecordedStatus = r.Manifest.Status
@@ -162,16 +163,14 @@ func (res *VerifyResult) problem(entry, reason string) {
 	res.Problems = append(res.Problems, Problem{Entry: entry, Reason: reason})
 }
 
-func (res *VerifyResult) compare(got, want Summary) {
-	if got.Size != want.Size {
-		res.problem("", fmt.Sprintf("archive is %d bytes, the receipt says %d", got.Size, want.Size))
-	} else if got.SHA256 != want.SHA256 {
-		res.problem("", "archive sha256 does not match the receipt")
+func (res *VerifyResult) compare(got, want format.Summary) {
+	if err := want.Match(got); err != nil {
+		res.problem("", err.Error())
 	}
 }
 
 type archiveSummary struct {
-	Summary
+	format.Summary
 	err error
 }
 
@@ -183,7 +182,7 @@ func startSum(ctx context.Context, ra io.ReaderAt, size int64) <-chan archiveSum
 		h := sha256.New()
 		src := io.NewSectionReader(ra, 0, size)
 		n, err := io.CopyBuffer(h, &ctxReader{ctx: ctx, r: src}, make([]byte, copyBufSize))
-		out <- archiveSummary{Summary{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, err}
+		out <- archiveSummary{format.Summary{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, err}
 	}()
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"backup/format"
 )
 
 // BenchmarkVerify verifies archives that Writer made, of small files and of a few large
@@ -55,10 +57,10 @@ func benchArchive(b *testing.B, files map[string][]byte) string {
 	b.Helper()
 	dir := b.TempDir()
 	writeTree(b, dir, files)
-	m := &Manifest{ToolVersion: "bench", Status: "complete", Files: []File{}, Skipped: []Skipped{},
-		Excluded: []Excluded{}, Warnings: []Warning{}}
+	m := &format.Manifest{ToolVersion: "bench", Status: "complete", Files: []format.File{}, Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
 	w, err := Create(context.Background(), dir, "bench.zip", Options{Level: DefaultLevel,
-		OnFile: func(f File) { m.Files = append(m.Files, f) }})
+		OnFile: func(f format.File) { m.Files = append(m.Files, f) }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // damagedArchive has enough entries for the workers of a parallel check to finish out of
@@ -26,12 +28,12 @@ func damagedArchive(t *testing.T) []byte {
 		entries = append(entries, zent{name: fmt.Sprintf("d/f%02d", i),
 			body: strings.Repeat(line, 300*(i%5+1)), store: i%7 == 0})
 	}
-	data := withManifest(t, entries, func(m *Manifest) {
+	data := withManifest(t, entries, func(m *format.Manifest) {
 		// m.Files[0] is d/../evil; d/fNN is m.Files[NN+1].
 		m.Files[4].Size++
 		m.Files[11].SHA256 = digest(goodSum)
 		m.Files = slices.Delete(m.Files, 21, 22)
-		m.Files = append(m.Files, File{Path: "d/gone", Size: 1, SHA256: digest(goodSum)})
+		m.Files = append(m.Files, format.File{Path: "d/gone", Size: 1, SHA256: digest(goodSum)})
 	})
 	for _, name := range []string{"d/f03", "d/f05", "d/f14", "d/f33"} {
 		data = flipByteIn(t, data, name)
@@ -106,7 +108,7 @@ func TestVerifyCancelled(t *testing.T) {
 	entries = append(entries, zent{name: "big", body: string(textData(8 << 20))})
 	data := buildZip(t, entries, true)
 	sum := sha256.Sum256(data)
-	expect := &Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	expect := &format.Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 	tests := []struct {
 		name  string
 		jobs  int
@@ -160,7 +162,7 @@ func TestVerifyCancelledBefore(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	before := runtime.NumGoroutine()
-	sum := Summary{Size: 1, SHA256: goodSum}
+	sum := format.Summary{Size: 1, SHA256: goodSum}
 	if _, err := Verify(ctx, path, VerifyOptions{Expect: &sum}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Verify: %v, want context.Canceled", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 var sampleTree = []zent{
@@ -62,20 +64,20 @@ func TestVerifyProblems(t *testing.T) {
 	}{
 		{"flipped byte in deflated entry", flipByteIn(t, good, "app/sub/b.bin"), []string{"app/sub/b.bin: damaged"}},
 		{"flipped byte in stored entry", flipByteIn(t, good, "app/sub/stored"), []string{"app/sub/stored: crc-32 mismatch"}},
-		{"flipped byte in manifest", flipByteIn(t, good, ManifestName), []string{ManifestName + ": "}},
-		{"content differs from manifest, crc right", withManifest(t, sampleTree, func(m *Manifest) {
+		{"flipped byte in manifest", flipByteIn(t, good, format.ManifestName), []string{format.ManifestName + ": "}},
+		{"content differs from manifest, crc right", withManifest(t, sampleTree, func(m *format.Manifest) {
 			m.Files[0].SHA256 = digest(goodSum)
 		}), []string{"app/a.txt: sha256 mismatch"}},
-		{"size differs from manifest", withManifest(t, sampleTree, func(m *Manifest) {
+		{"size differs from manifest", withManifest(t, sampleTree, func(m *format.Manifest) {
 			m.Files[0].Size = 7
 		}), []string{"app/a.txt: size 6, the manifest says 7"}},
-		{"entry not in manifest", withManifest(t, sampleTree, func(m *Manifest) {
+		{"entry not in manifest", withManifest(t, sampleTree, func(m *format.Manifest) {
 			m.Files = m.Files[1:]
 		}), []string{"app/a.txt: not in the manifest"}},
-		{"manifest entry missing from archive", withManifest(t, sampleTree, func(m *Manifest) {
-			m.Files = append(m.Files, File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
+		{"manifest entry missing from archive", withManifest(t, sampleTree, func(m *format.Manifest) {
+			m.Files = append(m.Files, format.File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
 		}), []string{"app/gone: in the manifest but missing from the archive"}},
-		{"manifest not json", rawManifest(t, "not json"), []string{ManifestName + ": manifest is not valid"}},
+		{"manifest not json", rawManifest(t, "not json"), []string{format.ManifestName + ": manifest is not valid"}},
 		{"unsafe names", buildZip(t, []zent{{name: "../evil", body: "x"}, {name: "ok", body: "y"}, {name: "ok", body: "y"}}, false),
 			[]string{`../evil: unsafe name: ".." component`, "ok: duplicate name"}},
 		{"crc field zero", crcZero(t), []string{"x: crc-32 mismatch"}},
@@ -105,15 +107,15 @@ func TestVerifyProblems(t *testing.T) {
 func TestVerifyExpect(t *testing.T) {
 	data := buildZip(t, sampleTree, true)
 	sum := sha256.Sum256(data)
-	right := Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	right := format.Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 	tests := []struct {
 		name   string
-		expect Summary
+		expect format.Summary
 		want   []string
 	}{
 		{"matches", right, nil},
-		{"other size", Summary{Size: right.Size + 1, SHA256: right.SHA256}, []string{"archive is"}},
-		{"other sha256", Summary{Size: right.Size, SHA256: goodSum}, []string{"archive sha256 does not match the receipt"}},
+		{"other size", format.Summary{Size: right.Size + 1, SHA256: right.SHA256}, []string{"archive is"}},
+		{"other sha256", format.Summary{Size: right.Size, SHA256: goodSum}, []string{"archive sha256 does not match the receipt"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +174,7 @@ func zeroed(data []byte, off, n int) []byte {
 }
 
 // withManifest builds entries with a manifest that edit changes.
-func withManifest(t *testing.T, entries []zent, edit func(*Manifest)) []byte {
+func withManifest(t *testing.T, entries []zent, edit func(*format.Manifest)) []byte {
 	t.Helper()
 	r := openZip(t, buildZip(t, entries, true))
 	m := *r.Manifest
@@ -192,7 +194,7 @@ func rawManifest(t *testing.T, content string) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	copyEntries(t, zw, r)
-	w, _ := zw.Create(ManifestName)
+	w, _ := zw.Create(format.ManifestName)
 	w.Write([]byte(content))
 	zw.Close()
 	return buf.Bytes()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"backup/atomicfile"
+	"backup/format"
 	"backup/skiprules"
 	"backup/walker"
 )
@@ -42,7 +44,7 @@ const queuePerJob = 64
 // and calls no hooks.
 type Options struct {
 	// Method is the compression method; "" means Deflate.
-	Method Method
+	Method format.Method
 	// Level is the compression level, 1 (fastest) to 9 (smallest); 0 stores.
 	Level int
 	// Jobs is the number of files read and compressed at once, and of the workers that
@@ -58,7 +60,7 @@ type Options struct {
 	// the entries were added.
 	// OnFile is told of each file stored: its name, size, SHA-256, and the owner and link
 	// group it was added with.
-	OnFile func(f File)
+	OnFile func(f format.File)
 	// Reference, when set, is an earlier archive whose entries of unchanged files are copied
 	// rather than read and compressed again; OnFile is told of them with Reused set.
 	Reference *Reference
@@ -66,11 +68,11 @@ type Options struct {
 	// Writer read the file anyway. Workers ask it, several at once.
 	Fresh func(src walker.Handle, name string) bool
 	// OnDir and OnSymlink are told of each directory and symlink stored.
-	OnDir     func(d Dir)
-	OnSymlink func(l Symlink)
+	OnDir     func(d format.Dir)
+	OnSymlink func(l format.Symlink)
 	// OnCopy is told, before OnFile, of each file stored as a copy made from it (a database
 	// snapshot: see Copied).
-	OnCopy func(name string, src CopySource)
+	OnCopy func(name string, src format.CopySource)
 	// OnSkip is told of a file that was no longer a regular file when it was opened.
 	OnSkip func(name string, kind skiprules.Kind)
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
@@ -115,7 +117,7 @@ type item struct {
 	name   string
 	src    walker.Handle // a file's, released once it is read
 	info   fs.FileInfo
-	meta   *Meta         // owner and attributes; nil stores none (no ux field)
+	meta   *format.Meta  // owner and attributes; nil stores none (no ux field)
 	target *string       // a symlink's target; nil for others
 	link   int           // a file's hard-link group; 0 for none
 	reuse  *refEntry     // the reference's entry of an unchanged file; nil for others
@@ -139,7 +141,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, atomicfile.TempPattern(base))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +217,7 @@ func (w *Writer) BytesRead() int64 { return w.read.Load() }
 
 // AddDir adds a directory entry, with its owner in a ux field unless meta is nil. It
 // returns the pipeline's fatal error, if any, or why the name cannot come next (see AddFile).
-func (w *Writer) AddDir(name string, info fs.FileInfo, meta *Meta) error {
+func (w *Writer) AddDir(name string, info fs.FileInfo, meta *format.Meta) error {
 	if err := checkLength(name + "/"); err != nil {
 		return w.addLost(name, info, err)
 	}
@@ -231,7 +233,7 @@ func (w *Writer) AddDir(name string, info fs.FileInfo, meta *Meta) error {
 // holds is a warning (OpStore): that entry is lost, not the run. Unless meta is nil, the
 // entry carries the owner in a ux field, and files of one device and inode are told to OnFile
 // as one hard-link group.
-func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta *Meta) error {
+func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta *format.Meta) error {
 	if err := checkLength(name); err != nil {
 		src.Release()
 		return w.addLost(name, info, err)
@@ -346,7 +348,7 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(File{Path: name, Size: st.size, SHA256: Digest(st.sum), Link: it.link, Meta: it.meta,
+		w.opts.OnFile(format.File{Path: name, Size: st.size, SHA256: format.Digest(st.sum), Link: it.link, Meta: it.meta,
 			RawSHA256: st.data.rawSHA256()})
 	}
 	return nil

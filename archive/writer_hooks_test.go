@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -22,7 +23,7 @@ func (l *hookLog) options(level int) Options {
 	return Options{
 		Level:  level,
 		Jobs:   4,
-		OnFile: func(f File) { *l = append(*l, fmt.Sprintf("file %s %d", f.Path, f.Size)) },
+		OnFile: func(f format.File) { *l = append(*l, fmt.Sprintf("file %s %d", f.Path, f.Size)) },
 		OnSkip: func(name string, kind skiprules.Kind) { *l = append(*l, "skip "+name+" "+string(kind)) },
 		OnWarn: func(err error) {
 			var pe *fs.PathError
@@ -61,7 +62,7 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.CloseManifest(&Manifest{}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	final := filepath.Join(dir, "out.zip")
@@ -81,7 +82,7 @@ func TestWriterPathChangedSinceWalk(t *testing.T) {
 	for _, f := range zr.File {
 		entries = append(entries, f.Name)
 	}
-	if !slices.Equal(entries, []string{"src/a", ManifestName}) {
+	if !slices.Equal(entries, []string{"src/a", format.ManifestName}) {
 		t.Errorf("entries %q", entries)
 	}
 }
@@ -97,7 +98,7 @@ func TestWriterAbortAndNoReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.CloseManifest(&Manifest{}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(final, false); !errors.Is(err, fs.ErrExist) {

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"backup/format"
 )
 
 // written is what the hooks were told while an archive was written.
@@ -28,7 +30,7 @@ type written struct {
 func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 	t.Helper()
 	got := written{files: map[string][sha256.Size]byte{}}
-	opts.OnFile = func(f File) {
+	opts.OnFile = func(f format.File) {
 		got.files[f.Path] = f.SHA256
 	}
 	opts.OnWarn = func(err error) { got.warns = append(got.warns, err) }
@@ -38,7 +40,7 @@ func writeArchive(t *testing.T, dir string, opts Options) (string, written) {
 		t.Fatal(err)
 	}
 	addTree(t, w, dir)
-	if _, err := w.CloseManifest(&Manifest{}); err != nil {
+	if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(out, "test.zip")
@@ -60,7 +62,7 @@ func readArchive(t *testing.T, path string) (map[string][]byte, map[string]uint1
 	r.RegisterDecompressor(MethodZstd, zstd.ZipDecompressor())
 	data, methods := map[string][]byte{}, map[string]uint16{}
 	for _, f := range r.File {
-		if f.Name == ManifestName {
+		if f.Name == format.ManifestName {
 			continue
 		}
 		rc, err := f.Open()
@@ -123,7 +125,7 @@ func TestRoundTrip(t *testing.T) {
 		{"deflate-1", Options{Level: 1}, zip.Deflate, true},
 		{"deflate-default", Options{Level: DefaultLevel}, zip.Deflate, true},
 		{"deflate-9", Options{Level: 9, Jobs: 3}, zip.Deflate, true},
-		{"zstd", Options{Level: DefaultLevel, Method: Zstd}, MethodZstd, false},
+		{"zstd", Options{Level: DefaultLevel, Method: format.Zstd}, MethodZstd, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,7 +179,7 @@ func TestSameBytesWhateverTheJobs(t *testing.T) {
 	files["big/random"] = randomData(2*chunkSize + 1)
 	dir := t.TempDir()
 	writeTree(t, dir, files)
-	for _, method := range []Method{Deflate, Zstd} {
+	for _, method := range []format.Method{format.Deflate, format.Zstd} {
 		t.Run(string(method), func(t *testing.T) {
 			var first []byte
 			for _, jobs := range []int{1, 8} {

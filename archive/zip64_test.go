@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // The zip64 tests are slow (tens of seconds each): go test -short skips them, and so does
@@ -86,7 +88,7 @@ func verifyOK(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	for _, p := range res.Problems {
-		if p.Entry != ManifestName || !strings.HasPrefix(p.Reason, "manifest is not valid") {
+		if p.Entry != format.ManifestName || !strings.HasPrefix(p.Reason, "manifest is not valid") {
 			t.Errorf("verify: %s", p)
 		}
 	}

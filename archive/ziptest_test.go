@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // zent is one entry of an archive built by a test; names ending in "/" are directories.
@@ -31,8 +33,8 @@ func buildZip(t *testing.T, entries []zent, manifest bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	m := &Manifest{ToolVersion: "test", Status: "complete", Files: []File{}, Skipped: []Skipped{},
-		Excluded: []Excluded{}, Warnings: []Warning{}}
+	m := &format.Manifest{ToolVersion: "test", Status: "complete", Files: []format.File{}, Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
 	for _, e := range entries {
 		fh := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
 		if e.store || strings.HasSuffix(e.name, "/") {
@@ -55,7 +57,7 @@ func buildZip(t *testing.T, entries []zent, manifest bool) []byte {
 		}
 		if !strings.HasSuffix(e.name, "/") && !e.symlink {
 			sum := sha256.Sum256([]byte(e.body))
-			m.Files = append(m.Files, File{Path: e.name, Size: int64(len(e.body)), SHA256: Digest(sum)})
+			m.Files = append(m.Files, format.File{Path: e.name, Size: int64(len(e.body)), SHA256: format.Digest(sum)})
 		}
 	}
 	if manifest {
@@ -84,13 +86,13 @@ func or(m, def fs.FileMode) fs.FileMode {
 	return m
 }
 
-func addManifest(t *testing.T, zw *zip.Writer, m *Manifest) {
+func addManifest(t *testing.T, zw *zip.Writer, m *format.Manifest) {
 	t.Helper()
 	data, err := MarshalManifest(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := zw.Create(ManifestName)
+	w, err := zw.Create(format.ManifestName)
 	if err != nil {
 		t.Fatal(err)
 	}

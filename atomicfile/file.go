@@ -24,11 +24,10 @@ type Staged struct {
 	NoReplace bool
 }
 
-// Stage writes data with mode perm to a synced temp file beside path. The temp name is the
-// final name with a dot before it and ".tmp-" and a random suffix after it, which is how a
-// backup set recognises what a killed run left behind.
+// Stage writes data with mode perm to a synced temp file beside path, named by TempPattern,
+// which is how a backup set recognises what a killed run left behind.
 func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(filepath.Base(path)))
 	if err != nil {
 		return nil, err
 	}

@@ -10,27 +10,27 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 func TestActivate(t *testing.T) {
 	okVerify := func(string) error { return nil }
 	tests := []struct {
 		name            string
-		status          report.Status
+		status          format.Status
 		allowIncomplete bool
 		verify          Verifier
 		damage          func(t *testing.T, dir string)
 		want            string // error; "" when B is activated
 	}{
-		{"complete and verified", report.Complete, false, okVerify, nil, ""},
-		{"verify fails", report.Complete, false, func(string) error { return errors.New("app/x: crc mismatch") }, nil, "app/x: crc mismatch"},
-		{"incomplete", report.Incomplete, false, okVerify, nil, "the backup is incomplete"},
-		{"incomplete allowed", report.Incomplete, true, okVerify, nil, ""},
-		{"receipt does not match", report.Complete, false, okVerify, func(t *testing.T, dir string) {
+		{"complete and verified", format.Complete, false, okVerify, nil, ""},
+		{"verify fails", format.Complete, false, func(string) error { return errors.New("app/x: crc mismatch") }, nil, "app/x: crc mismatch"},
+		{"incomplete", format.Incomplete, false, okVerify, nil, "the backup is incomplete"},
+		{"incomplete allowed", format.Incomplete, true, okVerify, nil, ""},
+		{"receipt does not match", format.Complete, false, okVerify, func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, nameB), "grown since the receipt was written")
 		}, "its receipt says"},
-		{"archive missing", report.Complete, false, okVerify, func(t *testing.T, dir string) {
+		{"archive missing", format.Complete, false, okVerify, func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, nameB))
 		}, "the archive is missing"},
 	}
@@ -138,7 +138,7 @@ func TestActivateLostRace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := twoRuns(t)
-			writeRun(t, dir, fakeRun{nameB, report.Complete, t0.Add(time.Hour)})
+			writeRun(t, dir, fakeRun{nameB, format.Complete, t0.Add(time.Hour)})
 			tt.start(t, dir)
 			l, err := Acquire(t.Context(), Folder{dir}, 0)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // TestStatusWhy: status sees a newer complete backup than LATEST's target, and believes an
@@ -32,7 +32,7 @@ func TestStatusWhy(t *testing.T) {
 		{"damaged record", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, ActivationName), "{") }, nameB, ""},
 		{"LATEST is the newest", pointer(nameB + "\n"), "", ""},
 		{"newest is incomplete", func(t *testing.T, dir string) {
-			writeRun(t, dir, fakeRun{nameB, report.Incomplete, t0.Add(time.Hour)})
+			writeRun(t, dir, fakeRun{nameB, format.Incomplete, t0.Add(time.Hour)})
 		}, "", ""},
 	}
 	for _, tt := range tests {
@@ -93,8 +93,8 @@ func TestAdoptResumes(t *testing.T) {
 	content := []byte("archive adopted")
 	started := t0.Add(2 * time.Hour)
 	name := stamp("app", started)
-	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: started,
-		Archive: &report.ArchiveInfo{Path: "/elsewhere/x.zip", Size: int64(len(content)), SHA256: sha256Hex(content)}}
+	rc := &format.Receipt{Schema: format.ReceiptSchema, Status: format.Complete, StartedAt: started,
+		Archive: &format.ArchiveInfo{Path: "/elsewhere/x.zip", Size: int64(len(content)), SHA256: sha256Hex(content)}}
 	opened := 0
 	a := Adoption{Receipt: rc, Source: "app", Archive: firstReads{bytes.NewReader(content), &opened}, Size: int64(len(content))}
 	l, err := Acquire(t.Context(), Folder{dir}, 0)
@@ -103,9 +103,9 @@ func TestAdoptResumes(t *testing.T) {
 	}
 	defer l.Release()
 	// What a kill between the receipt and the archive leaves.
-	data, _ := (&report.Receipt{Schema: rc.Schema, Status: rc.Status, StartedAt: started,
-		Archive: &report.ArchiveInfo{Path: filepath.Join(dir, name), Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}}).Marshal()
-	writeFile(t, filepath.Join(dir, name+ReceiptSuffix), string(data))
+	data, _ := (&format.Receipt{Schema: rc.Schema, Status: rc.Status, StartedAt: started,
+		Archive: &format.ArchiveInfo{Path: filepath.Join(dir, name), Size: rc.Archive.Size, SHA256: rc.Archive.SHA256}}).Marshal()
+	writeFile(t, filepath.Join(dir, name+format.ReceiptSuffix), string(data))
 	for i, want := range []bool{false, true} {
 		got, already, err := l.Adopt(t.Context(), a)
 		if err != nil || got != name || already != want {

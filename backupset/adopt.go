@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"backup/atomicfile"
-	"backup/report"
+	"backup/format"
 )
 
 // ErrAdoptUnsupported is Adopt's error for a set in a bucket: copying an archive in needs a
@@ -18,7 +18,7 @@ var ErrAdoptUnsupported = errors.New("adopting into a set in a bucket is not sup
 // Adoption is an archive made elsewhere, already verified against its receipt, to copy into
 // the set.
 type Adoption struct {
-	Receipt *report.Receipt // its receipt; Archive.SHA256 is the content's, as verified
+	Receipt *format.Receipt // its receipt; Archive.SHA256 is the content's, as verified
 	// Archive reads the Size bytes that were verified: the descriptor that was checked,
 	// never the path opened again (it could be a FIFO by now).
 	Archive io.ReaderAt
@@ -67,7 +67,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		return "", false, err
 	}
 	// Not Put, which writes 0644: a receipt lists paths, and create writes its own 0600.
-	staged, err := atomicfile.Stage(f.path(name+ReceiptSuffix), data, 0o600)
+	staged, err := atomicfile.Stage(f.path(name+format.ReceiptSuffix), data, 0o600)
 	if err != nil {
 		return "", false, err
 	}
@@ -75,7 +75,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err := atomicfile.Publish(staged); err != nil {
 		return "", false, err
 	}
-	written, err := l.store.Stat(ctx, name+ReceiptSuffix)
+	written, err := l.store.Stat(ctx, name+format.ReceiptSuffix)
 	if err != nil {
 		return "", false, err
 	}
@@ -83,7 +83,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		// A copy that failed (a full disk, a changed ARCHIVE) takes its receipt back: a
 		// receipt alone would be a run that lost its archive, and in an empty set one that
 		// lost its LATEST. Only a kill leaves it, for the next adoption to complete.
-		return "", false, errors.Join(err, l.store.Delete(ctx, name+ReceiptSuffix, written.ETag))
+		return "", false, errors.Join(err, l.store.Delete(ctx, name+format.ReceiptSuffix, written.ETag))
 	}
 	return name, false, nil
 }

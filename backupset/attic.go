@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/atomicfile"
+	"backup/format"
 )
 
 // Attic is a local folder that pruned runs are moved into instead of being deleted, for
@@ -55,7 +56,7 @@ func (a *Attic) take(ctx context.Context, st Store, e Entry) error {
 		files = append(files, atticFile{e.Name, e.ETag, want})
 	}
 	if e.Receipt != nil {
-		files = append(files, atticFile{e.Name + ReceiptSuffix, e.ReceiptETag, ""})
+		files = append(files, atticFile{e.Name + format.ReceiptSuffix, e.ReceiptETag, ""})
 	}
 	if f, ok := st.(Folder); ok {
 		renamed, err := a.renameAll(ctx, f, e.Name, files)

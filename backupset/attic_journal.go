@@ -91,7 +91,7 @@ func (j *atticJournal) createTemp(name string) (*os.File, error) {
 		}
 	}
 	j.n++
-	tmp := "." + name + ".tmp-" + j.token + "-" + strconv.FormatUint(j.n, 36)
+	tmp := "." + name + atomicfile.TempInfix + j.token + "-" + strconv.FormatUint(j.n, 36)
 	if _, err := io.WriteString(j.f, tmp+"\x00"); err != nil {
 		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
 	}
@@ -195,11 +195,12 @@ func sweepAtticJournal(dir, name, token string) []string {
 // isAtticTemp says whether tmp is a temp name of the run with token: "." + the name of a
 // set's file + ".tmp-" + token + "-" + a base-36 count, in the attic itself.
 func isAtticTemp(tmp, token string) bool {
-	i := strings.LastIndex(tmp, ".tmp-"+token+"-")
+	mark := atomicfile.TempInfix + token + "-"
+	i := strings.LastIndex(tmp, mark)
 	if !strings.HasPrefix(tmp, ".") || strings.ContainsRune(tmp, '/') || i < 2 {
 		return false
 	}
-	return isBase36(tmp[i+len(".tmp-"+token+"-"):], 13)
+	return isBase36(tmp[i+len(mark):], 13)
 }
 
 // removeRegular removes the regular file at path (never a folder, a link's target or

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/atomicfile"
-	"backup/report"
+	"backup/format"
 )
 
 // TestSweepAttic: the sweep removes what a dead run's journal lists as its own temp names,
@@ -84,7 +84,7 @@ func TestSweepAttic(t *testing.T) {
 func TestAtticCopyTakenBackWhenSyncFails(t *testing.T) {
 	set, attic := t.TempDir(), t.TempDir()
 	name := stamp("app", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	writeRun(t, set, fakeRun{name: name, status: report.Complete, started: time.Now()})
+	writeRun(t, set, fakeRun{name: name, status: format.Complete, started: time.Now()})
 	entries, err := Scan(t.Context(), Folder{Dir: set})
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("scan: %v, %v", entries, err)
@@ -98,7 +98,7 @@ func TestAtticCopyTakenBackWhenSyncFails(t *testing.T) {
 	t.Cleanup(func() { syncDir = atomicfile.SyncDir })
 	a := &Attic{Dir: attic}
 	e := entries[0]
-	err = a.copyAll(t.Context(), Folder{Dir: set}, e.Name, []atticFile{{e.Name, e.ETag, ""}, {e.Name + ReceiptSuffix, e.ReceiptETag, ""}})
+	err = a.copyAll(t.Context(), Folder{Dir: set}, e.Name, []atticFile{{e.Name, e.ETag, ""}, {e.Name + format.ReceiptSuffix, e.ReceiptETag, ""}})
 	a.done()
 	if err == nil {
 		t.Fatal("the move succeeded though the attic could not be synced")
@@ -106,7 +106,7 @@ func TestAtticCopyTakenBackWhenSyncFails(t *testing.T) {
 	if got := listDir(t, attic); len(got) != 0 {
 		t.Errorf("the attic holds %v after %v; want nothing of the run", got, err)
 	}
-	if got := listDir(t, set); !slices.Equal(got, []string{name, name + ReceiptSuffix}) {
+	if got := listDir(t, set); !slices.Equal(got, []string{name, name + format.ReceiptSuffix}) {
 		t.Errorf("the set holds %v, want the run whole", got)
 	}
 }

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // State is what a set's entry is, as far as retention and status are concerned; the values
@@ -38,7 +37,7 @@ type Entry struct {
 	Archive bool            // an archive (of any file type) is at Name
 	Size    int64           // the archive's size
 	ETag    string          // the archive's, as the store gave it when the entry was read
-	Receipt *report.Receipt // nil when missing or unreadable
+	Receipt *format.Receipt // nil when missing or unreadable
 	// ReceiptETag is the receipt's ETag as read; a prune deletes only what it judged.
 	ReceiptETag string
 	Problem     error // why the entry is Unknown; nil otherwise
@@ -49,13 +48,13 @@ func (e Entry) State() State {
 	switch {
 	case e.Problem != nil:
 		return Unknown
-	case !e.Archive && e.Receipt.Status == report.Failed && e.Receipt.Archive == nil:
+	case !e.Archive && e.Receipt.Status == format.Failed && e.Receipt.Archive == nil:
 		return Failed
 	case !e.Archive:
 		return Gone
-	case e.Receipt.Status == report.Complete:
+	case e.Receipt.Status == format.Complete:
 		return Complete
-	case e.Receipt.Status == report.Incomplete:
+	case e.Receipt.Status == format.Incomplete:
 		return Incomplete
 	}
 	return Failed
@@ -83,7 +82,7 @@ func Scan(ctx context.Context, st Store) ([]Entry, error) {
 	var names []string
 	for _, f := range files {
 		byName[f.Name] = f
-		name := strings.TrimSuffix(f.Name, ReceiptSuffix)
+		name := strings.TrimSuffix(f.Name, format.ReceiptSuffix)
 		if _, _, ok := parseName(name); ok && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
@@ -122,7 +121,7 @@ func inspectObject(ctx context.Context, st Store, name string, o Object, found b
 			e.Problem = fmt.Errorf("the archive is %s", o.NotRegular)
 		}
 	}
-	rc, etag, err := readReceipt(ctx, st, name+ReceiptSuffix)
+	rc, etag, err := readReceipt(ctx, st, name+format.ReceiptSuffix)
 	e.ReceiptETag = etag
 	if errors.Is(err, fs.ErrNotExist) {
 		err = errors.New("its receipt is missing")
@@ -134,34 +133,18 @@ func inspectObject(ctx context.Context, st Store, name string, o Object, found b
 		return e
 	}
 	e.Receipt = rc
-	e.Problem = firstErr(e.Problem, matchReceipt(e))
+	e.Problem = firstErr(e.Problem, e.Receipt.MatchListed(e.Name, e.Archive, e.Size))
 	return e
 }
 
 // readReceipt reads and parses the receipt called name, and returns its ETag.
-func readReceipt(ctx context.Context, st Store, name string) (*report.Receipt, string, error) {
-	data, etag, err := st.ReadFile(ctx, name, report.MaxReceiptSize)
+func readReceipt(ctx context.Context, st Store, name string) (*format.Receipt, string, error) {
+	data, etag, err := st.ReadFile(ctx, name, format.MaxReceiptSize)
 	if err != nil {
 		return nil, "", err
 	}
-	rc, err := report.ParseReceipt(name, data)
+	rc, err := format.ParseReceipt(name, data)
 	return rc, etag, err
-}
-
-// matchReceipt checks that the receipt describes the archive at the entry's name.
-func matchReceipt(e Entry) error {
-	a := e.Receipt.Archive
-	switch {
-	case a == nil && e.Archive:
-		return errors.New("its receipt says no archive was written")
-	case a == nil:
-		return nil
-	case filepath.Base(a.Path) != e.Name:
-		return fmt.Errorf("its receipt describes another archive, %s", filepath.Base(a.Path))
-	case e.Archive && a.Size != e.Size:
-		return fmt.Errorf("its receipt says %d bytes, the archive has %d", a.Size, e.Size)
-	}
-	return nil
 }
 
 // firstErr returns the first non-nil error.

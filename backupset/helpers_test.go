@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // fakeRun is a run laid out in a test set: an archive (unless failed) and its receipt.
 type fakeRun struct {
 	name    string
-	status  report.Status
+	status  format.Status
 	started time.Time
 }
 
@@ -23,17 +23,17 @@ type fakeRun struct {
 // a Verifier does) and a receipt that matches it.
 func writeRun(t *testing.T, dir string, r fakeRun) {
 	t.Helper()
-	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: r.status, StartedAt: r.started, FinishedAt: r.started.Add(time.Minute)}
-	if r.status != report.Failed {
+	rc := &format.Receipt{Schema: format.ReceiptSchema, Status: r.status, StartedAt: r.started, FinishedAt: r.started.Add(time.Minute)}
+	if r.status != format.Failed {
 		content := []byte("archive " + r.name)
 		writeFile(t, filepath.Join(dir, r.name), string(content))
-		rc.Archive = &report.ArchiveInfo{Path: filepath.Join("/elsewhere", r.name), Size: int64(len(content))}
+		rc.Archive = &format.ArchiveInfo{Path: filepath.Join("/elsewhere", r.name), Size: int64(len(content))}
 	}
 	data, err := rc.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, r.name+ReceiptSuffix), string(data))
+	writeFile(t, filepath.Join(dir, r.name+format.ReceiptSuffix), string(data))
 }
 
 func writeFile(t *testing.T, path, content string) {

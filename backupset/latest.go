@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // ErrNoBackup is the error of a reader of a set that holds no archive and no LATEST yet.
@@ -47,7 +47,7 @@ func checkTarget(e Entry) error {
 	if e.Problem != nil {
 		return e.Problem
 	}
-	if e.Receipt.Status != report.Complete && e.Receipt.Status != report.Incomplete {
+	if e.Receipt.Status != format.Complete && e.Receipt.Status != format.Incomplete {
 		return fmt.Errorf("its receipt says %s", e.Receipt.Status)
 	}
 	return nil
@@ -115,7 +115,7 @@ func missingPointer(ctx context.Context, st Store) error {
 	if len(entries) == 0 {
 		return ErrNoBackup
 	}
-	return latestError(st, fmt.Errorf("is missing, but the set holds %s (no backup was activated, or the pointer was lost)", report.Plural(len(entries), "run", "runs")))
+	return latestError(st, fmt.Errorf("is missing, but the set holds %s (no backup was activated, or the pointer was lost)", format.Plural(len(entries), "run", "runs")))
 }
 
 // parsePointer checks that data is exactly one line holding a default archive name.
@@ -223,7 +223,7 @@ func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete
 	if err := l.checkSource(ctx, nil, e.Source); err != nil {
 		return e, fmt.Errorf("not activating %s: %w", name, err)
 	}
-	if e.Receipt.Status != report.Complete && !allowIncomplete {
+	if e.Receipt.Status != format.Complete && !allowIncomplete {
 		return e, fmt.Errorf("not activating %s: the backup is %s", name, e.Receipt.Status)
 	}
 	if err := verify(name); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 var (
@@ -23,8 +23,8 @@ var (
 func twoRuns(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeRun(t, dir, fakeRun{nameA, report.Complete, t0})
-	writeRun(t, dir, fakeRun{nameB, report.Complete, t0.Add(time.Hour)})
+	writeRun(t, dir, fakeRun{nameA, format.Complete, t0})
+	writeRun(t, dir, fakeRun{nameB, format.Complete, t0.Add(time.Hour)})
 	writeFile(t, filepath.Join(dir, LatestName), nameA+"\n")
 	return dir
 }
@@ -61,23 +61,23 @@ var corruptions = []struct {
 		replace(t, dir, nameA, func(p string) error { return os.Symlink(nameB, p) })
 	}, "the archive is a symlink"},
 	{"receipt missing", func(t *testing.T, dir string) {
-		os.Remove(filepath.Join(dir, nameA+ReceiptSuffix))
+		os.Remove(filepath.Join(dir, nameA+format.ReceiptSuffix))
 	}, "its receipt is missing"},
 	{"receipt garbage", func(t *testing.T, dir string) {
-		writeFile(t, filepath.Join(dir, nameA+ReceiptSuffix), "{not json")
+		writeFile(t, filepath.Join(dir, nameA+format.ReceiptSuffix), "{not json")
 	}, "its receipt cannot be read"},
 	{"receipt of another archive", func(t *testing.T, dir string) {
-		data, _ := os.ReadFile(filepath.Join(dir, nameB+ReceiptSuffix))
-		writeFile(t, filepath.Join(dir, nameA+ReceiptSuffix), string(data))
+		data, _ := os.ReadFile(filepath.Join(dir, nameB+format.ReceiptSuffix))
+		writeFile(t, filepath.Join(dir, nameA+format.ReceiptSuffix), string(data))
 	}, "describes another archive, " + nameB},
 	{"archive changed size", func(t *testing.T, dir string) {
 		writeFile(t, filepath.Join(dir, nameA), "a longer archive than the receipt says")
 	}, "its receipt says 32 bytes, the archive has 38"},
 	{"receipt is a symlink", func(t *testing.T, dir string) {
-		replace(t, dir, nameA+ReceiptSuffix, func(p string) error { return os.Symlink(nameB+ReceiptSuffix, p) })
+		replace(t, dir, nameA+format.ReceiptSuffix, func(p string) error { return os.Symlink(nameB+format.ReceiptSuffix, p) })
 	}, "is a symlink"},
 	{"receipt of a failed run", func(t *testing.T, dir string) {
-		writeRun(t, dir, fakeRun{nameA, report.Failed, t0})
+		writeRun(t, dir, fakeRun{nameA, format.Failed, t0})
 	}, "its receipt says no archive was written"},
 	{"missing with archives", func(t *testing.T, dir string) {
 		os.Remove(filepath.Join(dir, LatestName))

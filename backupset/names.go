@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"backup/format"
 )
 
 // File names inside a set folder.
@@ -15,8 +17,6 @@ const (
 	LatestName = "LATEST"
 	// LockName is the file the set's flock is held on.
 	LockName = ".backup.lock"
-	// ReceiptSuffix follows an archive's name to name its receipt.
-	ReceiptSuffix = ".receipt.json"
 )
 
 // archiveName matches the default archive names that ArchiveName makes:
@@ -60,16 +60,13 @@ func NextRun(names []string, source string, started time.Time) int {
 	second := started.UTC().Truncate(time.Second)
 	next := 1
 	for _, name := range names {
-		name = strings.TrimSuffix(name, ReceiptSuffix)
+		name = strings.TrimSuffix(name, format.ReceiptSuffix)
 		if src, stamp, ok := parseName(name); ok && src == source && stamp.Equal(second) {
 			next = max(next, runNumber(name)+1)
 		}
 	}
 	return next
 }
-
-// ReceiptPath is where the receipt of the archive at path goes, unless told otherwise.
-func ReceiptPath(archive string) string { return archive + ReceiptSuffix }
 
 // parseName splits a default archive name into the source's name and the time in it.
 func parseName(file string) (name string, stamp time.Time, ok bool) {

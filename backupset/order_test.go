@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // writeSameSecond writes n complete runs of one source that started in one second, and
@@ -18,7 +18,7 @@ func writeSameSecond(t *testing.T, dir string, n int) []string {
 	var names []string
 	for i := 1; i <= n; i++ {
 		name := ArchiveName("app", started, i)
-		writeRun(t, dir, fakeRun{name, report.Complete, started})
+		writeRun(t, dir, fakeRun{name, format.Complete, started})
 		names = append(names, name)
 	}
 	return names
@@ -97,8 +97,8 @@ func TestNextRunPassesFreedNames(t *testing.T) {
 		want  int
 	}{
 		{"empty folder", nil, 1},
-		{"first pruned, third kept", []string{name("app", 3), name("app", 3) + ReceiptSuffix, LatestName}, 4},
-		{"only a receipt left", []string{name("app", 2) + ReceiptSuffix}, 3},
+		{"first pruned, third kept", []string{name("app", 3), name("app", 3) + format.ReceiptSuffix, LatestName}, 4},
+		{"only a receipt left", []string{name("app", 2) + format.ReceiptSuffix}, 3},
 		{"another source", []string{name("app-x", 5), name("ap", 7)}, 1},
 		{"another second", []string{ArchiveName("app", started.Add(time.Second), 4)}, 1},
 		{"X-10 after X-9", []string{name("app", 9), name("app", 10), name("app", 1)}, 11},

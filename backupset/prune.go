@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"backup/atomicfile"
+	"backup/format"
 )
 
 // Prune applies p to the set and deletes what the plan does not keep, each archive together
@@ -79,7 +80,7 @@ func (l *Lock) remove(ctx context.Context, e Entry) error {
 		}
 	}
 	if e.Receipt != nil {
-		return l.store.Delete(ctx, e.Name+ReceiptSuffix, e.ReceiptETag)
+		return l.store.Delete(ctx, e.Name+format.ReceiptSuffix, e.ReceiptETag)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // foreign are files in a set folder that are not the set's: prune never touches them.
@@ -26,9 +26,9 @@ func historySet(t *testing.T) (dir string, want []string) {
 		case Unknown:
 			writeFile(t, filepath.Join(dir, r.Name), "an archive whose receipt is lost")
 		case Failed:
-			writeRun(t, dir, fakeRun{r.Name, report.Failed, r.Started})
+			writeRun(t, dir, fakeRun{r.Name, format.Failed, r.Started})
 		default:
-			writeRun(t, dir, fakeRun{r.Name, report.Status(r.State), r.Started})
+			writeRun(t, dir, fakeRun{r.Name, format.Status(r.State), r.Started})
 		}
 		if reasons := history[i].reasons; reasons != "" && reasons != "superseded" {
 			want = append(want, listDirOf(t, dir, r.Name)...)
@@ -48,7 +48,7 @@ func historySet(t *testing.T) (dir string, want []string) {
 func listDirOf(t *testing.T, dir, name string) []string {
 	t.Helper()
 	var names []string
-	for _, n := range []string{name, name + ReceiptSuffix} {
+	for _, n := range []string{name, name + format.ReceiptSuffix} {
 		if exists(filepath.Join(dir, n)) {
 			names = append(names, n)
 		}
@@ -105,7 +105,7 @@ func TestPruneRefusesBadLatest(t *testing.T) {
 	for _, tt := range corruptions {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := twoRuns(t)
-			writeRun(t, dir, fakeRun{stamp("app", t0.Add(-48*time.Hour)), report.Complete, t0.Add(-48 * time.Hour)})
+			writeRun(t, dir, fakeRun{stamp("app", t0.Add(-48*time.Hour)), format.Complete, t0.Add(-48 * time.Hour)})
 			tt.damage(t, dir)
 			before := listDir(t, dir)
 			l, err := Acquire(t.Context(), Folder{dir}, 0)

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"backup/atomicfile"
+	"backup/format"
 )
 
 // RemoveStale removes what runs killed before they could clean up left in the set (see
@@ -39,13 +42,13 @@ func (f Folder) Clean(context.Context) ([]string, error) {
 // name, its receipt's name or LATEST, then ".tmp-" and a random suffix; or a spool. Any
 // other file in the set is never touched.
 func isStaleTemp(name string) bool {
-	if strings.HasPrefix(name, ".backup-spool-") {
+	if strings.HasPrefix(name, atomicfile.SpoolPrefix) {
 		return true
 	}
-	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), ".tmp-")
+	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), atomicfile.TempInfix)
 	if !ok || !strings.HasPrefix(name, ".") {
 		return false
 	}
-	_, _, isArchive := parseName(strings.TrimSuffix(base, ReceiptSuffix))
+	_, _, isArchive := parseName(strings.TrimSuffix(base, format.ReceiptSuffix))
 	return isArchive || base == LatestName || base == ActivationName
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 // Status is what backup status shows of a set: its runs and the archive LATEST names.
@@ -73,12 +73,12 @@ func (s *Status) Check(now time.Time, maxAge time.Duration) error {
 	rc := s.Latest.Receipt
 	age := now.Sub(rc.StartedAt)
 	switch {
-	case rc.Status != report.Complete:
+	case rc.Status != format.Complete:
 		return fmt.Errorf("LATEST %s is %s", s.Latest.Name, rc.Status)
 	case age < -skew:
 		return fmt.Errorf("LATEST %s started in the future (%s), check the clock", s.Latest.Name, rc.StartedAt.Format(time.RFC3339))
 	case age > maxAge:
-		return fmt.Errorf("LATEST %s is %s old, older than %s", s.Latest.Name, report.FormatDuration(age), report.FormatDuration(maxAge))
+		return fmt.Errorf("LATEST %s is %s old, older than %s", s.Latest.Name, format.FormatDuration(age), format.FormatDuration(maxAge))
 	}
 	return nil
 }

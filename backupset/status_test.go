@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"backup/report"
+	"backup/format"
 )
 
 func TestStatusCheck(t *testing.T) {
@@ -24,13 +24,13 @@ func TestStatusCheck(t *testing.T) {
 		{"stale", nil, 90 * time.Minute, "LATEST " + nameA + " is 2h old, older than 1h30m"},
 		{"stale by minutes", nil, time.Minute, "is 2h old, older than 1m"},
 		{"incomplete", func(t *testing.T, dir string) {
-			writeRun(t, dir, fakeRun{nameA, report.Incomplete, t0})
+			writeRun(t, dir, fakeRun{nameA, format.Incomplete, t0})
 		}, 3 * time.Hour, "LATEST " + nameA + " is incomplete"},
 		{"incomplete without max age", func(t *testing.T, dir string) {
-			writeRun(t, dir, fakeRun{nameA, report.Incomplete, t0})
+			writeRun(t, dir, fakeRun{nameA, format.Incomplete, t0})
 		}, 0, ""},
 		{"in the future", func(t *testing.T, dir string) {
-			writeRun(t, dir, fakeRun{nameA, report.Complete, now.Add(time.Hour)})
+			writeRun(t, dir, fakeRun{nameA, format.Complete, now.Add(time.Hour)})
 		}, 3 * time.Hour, "started in the future"},
 		{"damaged pointer", pointer(nameA + "\n" + nameB), 3 * time.Hour, "has more than one line"},
 		{"missing pointer", func(t *testing.T, dir string) {

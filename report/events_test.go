@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 func TestEvents(t *testing.T) {
 	var b strings.Builder
 	e := NewEvents(&b, "create")
-	e.Emit("skipped", archive.Skipped{Path: "app/s", Kind: "socket"})
-	e.Emit("warning", archive.Warning{Path: "app/x", Op: "open", Error: "permission denied", Lost: true})
+	e.Emit("skipped", format.Skipped{Path: "app/s", Kind: "socket"})
+	e.Emit("warning", format.Warning{Path: "app/x", Op: "open", Error: "permission denied", Lost: true})
 	e.Emit("empty", struct{}{})
 	if err := e.Result(map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)

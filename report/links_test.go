@@ -3,19 +3,19 @@ package report
 import (
 	"testing"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // TestLinkGroups numbers hard-link groups by their first member in path order, drops a group
 // of which one file only was stored, and counts groups, symlinks and dirs in the receipt.
 func TestLinkGroups(t *testing.T) {
 	r := NewRecorder(Policy{})
-	for _, f := range []archive.File{{Path: "app/z", Link: 7}, {Path: "app/b", Link: 9}, {Path: "app/a", Link: 7},
+	for _, f := range []format.File{{Path: "app/z", Link: 7}, {Path: "app/b", Link: 9}, {Path: "app/a", Link: 7},
 		{Path: "app/alone", Link: 3}, {Path: "app/c", Link: 9}, {Path: "app/plain"}} {
 		r.File(f)
 	}
-	r.Symlink(archive.Symlink{Path: "app/l", Target: "/"})
-	r.Dir(archive.Dir{Path: "app"})
+	r.Symlink(format.Symlink{Path: "app/l", Target: "/"})
+	r.Dir(format.Dir{Path: "app"})
 	got := map[string]int{}
 	for _, f := range r.Manifest("v").Files {
 		got[f.Path] = f.Link

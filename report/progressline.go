@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"backup/format"
 )
 
 // The progress line is drawn by hand rather than by a progress-bar library: it must fit any
@@ -47,7 +49,7 @@ func statVariants(s Snapshot, eta time.Duration, etaKnown bool) []string {
 	pct := percent(s)
 	etaText := ""
 	if etaKnown {
-		etaText = " ETA " + FormatDuration(eta)
+		etaText = " ETA " + format.FormatDuration(eta)
 	}
 	files := fmt.Sprintf("%d/%d", s.Files, *s.TotalFiles)
 	long := fmt.Sprintf("%s/%s", FormatBytes(s.Bytes), FormatBytes(*s.TotalBytes))

@@ -1,74 +1,12 @@
 package report
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
 
-	"backup/archive"
+	"backup/format"
 )
-
-// ReceiptSchema names the version of the receipt's format. A change that breaks a field's
-// meaning needs a new version.
-const ReceiptSchema = "backup.receipt/v1"
-
-// Receipt is the record of one run that a cron wrapper reads.
-type Receipt struct {
-	Schema      string             `json:"schema"`
-	Status      Status             `json:"status"`
-	ToolVersion string             `json:"tool_version"`
-	StartedAt   time.Time          `json:"started_at"`
-	FinishedAt  time.Time          `json:"finished_at"`
-	DryRun      bool               `json:"dry_run,omitempty"`
-	Sources     []string           `json:"sources"`
-	Archive     *ArchiveInfo       `json:"archive"`
-	Counts      Counts             `json:"counts"`
-	Skipped     []archive.Skipped  `json:"skipped"`
-	Excluded    []archive.Excluded `json:"excluded"`
-	Warnings    []archive.Warning  `json:"warnings"`
-	Error       string             `json:"error,omitempty"`
-	Hooks       []Hook             `json:"hooks,omitempty"`
-	// WouldSnapshot lists, in a dry run, the files that would be stored as snapshots,
-	// sorted by path; absent otherwise, and when there are none. Added within v1.
-	WouldSnapshot []archive.WouldCopy `json:"would_snapshot,omitempty"`
-}
-
-// Hook is what became of one --exec-before or --exec-after command. Its exit code never
-// changes the run's status, except that a failed before hook stops the run.
-type Hook struct {
-	When     string `json:"when"` // "before" or "after"
-	Command  string `json:"command"`
-	ExitCode int    `json:"exit_code"` // -1 when it could not start, timed out or was interrupted
-	Error    string `json:"error,omitempty"`
-}
-
-// ArchiveInfo locates the archive a receipt describes.
-type ArchiveInfo struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-}
-
-// Counts sums up a run.
-type Counts struct {
-	Files      int   `json:"files"`
-	Dirs       int   `json:"dirs"`
-	Symlinks   int   `json:"symlinks"`    // stored symlinks (--symlinks store)
-	LinkGroups int   `json:"link_groups"` // groups of files that are hard links of each other
-	Bytes      int64 `json:"bytes"`
-	// Reused and ReusedBytes count the files (and their bytes) whose entries were copied
-	// from the reference because they were unchanged; in a dry run, those that would be.
-	Reused      int   `json:"reused"`
-	ReusedBytes int64 `json:"reused_bytes"`
-	Skipped     int   `json:"skipped"`
-	Excluded    int   `json:"excluded"`
-	Warnings    int   `json:"warnings"`
-	Lost        int   `json:"lost"`
-	// Snapshots counts the files stored as consistent snapshots (SQLite databases); absent
-	// when there are none.
-	Snapshots int `json:"snapshots,omitempty"`
-}
 
 // Run is what a receipt says about the run itself, beside what the Recorder collected.
 type Run struct {
@@ -77,19 +15,19 @@ type Run struct {
 	Finished    time.Time
 	DryRun      bool
 	Sources     []string
-	Archive     *ArchiveInfo // nil when no archive was written
-	Err         error        // the fatal error; the status is then failed
-	Hooks       []Hook       // what the --exec-before hooks did
+	Archive     *format.ArchiveInfo // nil when no archive was written
+	Err         error               // the fatal error; the status is then failed
+	Hooks       []format.Hook       // what the --exec-before hooks did
 	// WouldSnapshot is, in a dry run, the files that would be stored as snapshots.
-	WouldSnapshot []archive.WouldCopy
+	WouldSnapshot []format.WouldCopy
 }
 
 // Receipt renders the receipt of run from what r collected.
-func (r *Recorder) Receipt(run Run) *Receipt {
+func (r *Recorder) Receipt(run Run) *format.Receipt {
 	m, counts := r.snapshot(false)
-	rc := &Receipt{
-		Schema:      ReceiptSchema,
-		Status:      Status(m.Status),
+	rc := &format.Receipt{
+		Schema:      format.ReceiptSchema,
+		Status:      format.Status(m.Status),
 		ToolVersion: run.ToolVersion,
 		StartedAt:   run.Started.UTC().Truncate(time.Second),
 		FinishedAt:  run.Finished.UTC().Truncate(time.Second),
@@ -103,19 +41,13 @@ func (r *Recorder) Receipt(run Run) *Receipt {
 		Hooks:       run.Hooks,
 	}
 	if run.DryRun && len(run.WouldSnapshot) > 0 {
-		rc.WouldSnapshot = slices.SortedFunc(slices.Values(run.WouldSnapshot), func(a, b archive.WouldCopy) int {
+		rc.WouldSnapshot = slices.SortedFunc(slices.Values(run.WouldSnapshot), func(a, b format.WouldCopy) int {
 			return strings.Compare(a.Path, b.Path)
 		})
 	}
 	if run.Err != nil {
-		rc.Status = Failed
+		rc.Status = format.Failed
 		rc.Error = run.Err.Error()
 	}
 	return rc
-}
-
-// Marshal encodes the receipt as indented JSON with a final newline.
-func (rc *Receipt) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(rc, "", "  ")
-	return append(b, '\n'), err
 }

@@ -9,29 +9,9 @@ import (
 	"sync"
 
 	"backup/archive"
+	"backup/format"
 	"backup/skiprules"
-	"backup/walker"
 )
-
-// Status is the outcome of a run; the values are the receipt's JSON values.
-type Status string
-
-// The statuses of a run.
-const (
-	Complete   Status = "complete"
-	Incomplete Status = "incomplete"
-	Failed     Status = "failed"
-)
-
-// Warning ops that lose no data, and so can be named in Policy.FailOn.
-const (
-	OpVanished = "vanished"
-	OpChanged  = "changed"
-	OpStat     = walker.OpStat
-)
-
-// FailOnOps are the warning ops that --fail-on accepts.
-var FailOnOps = []string{OpVanished, OpChanged, OpStat}
 
 // Policy says which warnings make a run incomplete besides those that lost data.
 type Policy struct {
@@ -48,17 +28,17 @@ type Recorder struct {
 	list   io.Writer // -v: each stored path, one a line; may be nil
 
 	mu          sync.Mutex
-	files       []archive.File
-	copies      map[string]archive.CopySource // told by Copy, waiting for File
+	files       []format.File
+	copies      map[string]format.CopySource // told by Copy, waiting for File
 	snaps       int
-	dirs        []archive.Dir
-	symlinks    []archive.Symlink
+	dirs        []format.Dir
+	symlinks    []format.Symlink
 	bytes       int64
 	reused      int // files copied from the reference
 	reusedBytes int64
-	skipped     []archive.Skipped
-	excluded    []archive.Excluded
-	warnings    []archive.Warning
+	skipped     []format.Skipped
+	excluded    []format.Excluded
+	warnings    []format.Warning
 }
 
 // NewRecorder returns an empty Recorder applying policy.
@@ -74,27 +54,27 @@ func (r *Recorder) Tell(events *Events, list io.Writer) {
 }
 
 // Dir records a directory stored in the archive.
-func (r *Recorder) Dir(d archive.Dir) {
+func (r *Recorder) Dir(d format.Dir) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.dirs = append(r.dirs, d)
 	if r.list != nil {
-		io.WriteString(r.list, archive.QuoteName(d.Path+"/")+"\n")
+		io.WriteString(r.list, format.QuoteName(d.Path+"/")+"\n")
 	}
 }
 
 // Symlink records a symlink stored in the archive.
-func (r *Recorder) Symlink(l archive.Symlink) {
+func (r *Recorder) Symlink(l format.Symlink) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.symlinks = append(r.symlinks, l)
 	if r.list != nil {
-		io.WriteString(r.list, archive.QuoteName(l.Path)+"\n")
+		io.WriteString(r.list, format.QuoteName(l.Path)+"\n")
 	}
 }
 
 // File records a file stored in the archive.
-func (r *Recorder) File(f archive.File) {
+func (r *Recorder) File(f format.File) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if src, ok := r.copies[f.Path]; ok {
@@ -108,17 +88,17 @@ func (r *Recorder) File(f archive.File) {
 		r.reusedBytes += f.Size
 	}
 	if r.list != nil {
-		io.WriteString(r.list, archive.QuoteName(f.Path)+"\n")
+		io.WriteString(r.list, format.QuoteName(f.Path)+"\n")
 	}
 }
 
 // Copy records that the file name, recorded next by File, is stored as a snapshot made from
 // it (or, in a dry run, would be).
-func (r *Recorder) Copy(name string, src archive.CopySource) {
+func (r *Recorder) Copy(name string, src format.CopySource) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.copies == nil {
-		r.copies = map[string]archive.CopySource{}
+		r.copies = map[string]format.CopySource{}
 	}
 	r.copies[name] = src
 	r.snaps++
@@ -126,7 +106,7 @@ func (r *Recorder) Copy(name string, src archive.CopySource) {
 
 // Skip records a path that is not a regular file.
 func (r *Recorder) Skip(name string, kind skiprules.Kind) {
-	s := archive.Skipped{Path: name, Kind: string(kind)}
+	s := format.Skipped{Path: name, Kind: string(kind)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.skipped = append(r.skipped, s)
@@ -135,7 +115,7 @@ func (r *Recorder) Skip(name string, kind skiprules.Kind) {
 
 // Exclude records a path left out by rule.
 func (r *Recorder) Exclude(name, rule string) {
-	x := archive.Excluded{Path: name, Rule: rule}
+	x := format.Excluded{Path: name, Rule: rule}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.excluded = append(r.excluded, x)
@@ -152,17 +132,17 @@ func (r *Recorder) Warn(err error) {
 	r.events.Emit("warning", w)
 }
 
-func (r *Recorder) classify(err error) archive.Warning {
-	w := archive.Warning{Op: "error", Error: err.Error()}
+func (r *Recorder) classify(err error) format.Warning {
+	w := format.Warning{Op: format.OpError, Error: err.Error()}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		w.Path, w.Op, w.Error = pe.Path, pe.Op, pe.Err.Error()
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		w.Op = OpVanished
+		w.Op = format.OpVanished
 	case errors.Is(err, archive.ErrChanged):
-		w.Op = OpChanged
+		w.Op = format.OpChanged
 	}
 	w.Lost = r.counts(w.Op)
 	return w
@@ -171,9 +151,9 @@ func (r *Recorder) classify(err error) archive.Warning {
 // counts reports whether a warning with op makes the run incomplete.
 func (r *Recorder) counts(op string) bool {
 	switch op {
-	case OpVanished, OpChanged, OpStat:
+	case format.OpVanished, format.OpChanged, format.OpStat:
 		return r.policy.Strict || slices.Contains(r.policy.FailOn, op)
-	case archive.OpReuse: // the file was read instead: the reference was damaged, not the data
+	case format.OpReuse: // the file was read instead: the reference was damaged, not the data
 		return r.policy.Strict
 	}
 	return true // open, read, readdir: the data is not in the archive
@@ -187,24 +167,24 @@ func (r *Recorder) FilesDone() int64 {
 }
 
 // Status is complete unless a warning counts as lost.
-func (r *Recorder) Status() Status {
+func (r *Recorder) Status() format.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.status()
 }
 
-func (r *Recorder) status() Status {
+func (r *Recorder) status() format.Status {
 	for _, w := range r.warnings {
 		if w.Lost {
-			return Incomplete
+			return format.Incomplete
 		}
 	}
-	return Complete
+	return format.Complete
 }
 
 // Manifest returns the archive's manifest: what the run stored, skipped, excluded and
 // warned about, sorted by path.
-func (r *Recorder) Manifest(toolVersion string) *archive.Manifest {
+func (r *Recorder) Manifest(toolVersion string) *format.Manifest {
 	m, _ := r.snapshot(true)
 	m.ToolVersion = toolVersion
 	return m
@@ -212,19 +192,19 @@ func (r *Recorder) Manifest(toolVersion string) *archive.Manifest {
 
 // snapshot sorts what was collected and copies it, with the counts; the file list, only
 // when withFiles, is shared (see below): a receipt only counts it.
-func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
+func (r *Recorder) snapshot(withFiles bool) (*format.Manifest, format.Counts) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if withFiles {
-		slices.SortFunc(r.files, func(a, b archive.File) int { return strings.Compare(a.Path, b.Path) })
-		slices.SortFunc(r.dirs, func(a, b archive.Dir) int { return strings.Compare(a.Path, b.Path) })
-		slices.SortFunc(r.symlinks, func(a, b archive.Symlink) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.files, func(a, b format.File) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.dirs, func(a, b format.Dir) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.symlinks, func(a, b format.Symlink) int { return strings.Compare(a.Path, b.Path) })
 	}
 	groups := numberLinks(r.files)
-	slices.SortFunc(r.skipped, func(a, b archive.Skipped) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(r.excluded, func(a, b archive.Excluded) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortStableFunc(r.warnings, func(a, b archive.Warning) int { return strings.Compare(a.Path, b.Path) })
-	m := &archive.Manifest{
+	slices.SortFunc(r.skipped, func(a, b format.Skipped) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.excluded, func(a, b format.Excluded) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(r.warnings, func(a, b format.Warning) int { return strings.Compare(a.Path, b.Path) })
+	m := &format.Manifest{
 		Status:   string(r.status()),
 		Skipped:  cloneList(r.skipped),
 		Excluded: cloneList(r.excluded),
@@ -236,12 +216,12 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 		// for (the archive is whole by then).
 		m.Files = r.files
 		if m.Files == nil {
-			m.Files = []archive.File{}
+			m.Files = []format.File{}
 		}
 		m.Dirs = cloneList(r.dirs)
 		m.Symlinks = cloneList(r.symlinks)
 	}
-	c := Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
+	c := format.Counts{Files: len(r.files), Dirs: len(r.dirs), Symlinks: len(r.symlinks), LinkGroups: groups,
 		Bytes: r.bytes, Reused: r.reused, ReusedBytes: r.reusedBytes, Skipped: len(r.skipped), Excluded: len(r.excluded),
 		Warnings: len(r.warnings), Snapshots: r.snaps}
 	for _, w := range r.warnings {
@@ -255,7 +235,7 @@ func (r *Recorder) snapshot(withFiles bool) (*archive.Manifest, Counts) {
 // numberLinks numbers the hard-link groups of files, in the order of their first member,
 // and returns how many there are. A group of which one file only was stored (its other
 // links are outside the sources, or were lost) is no group: its file's Link is 0.
-func numberLinks(files []archive.File) int {
+func numberLinks(files []format.File) int {
 	members := map[int]int{}
 	for _, f := range files {
 		if f.Link != 0 {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/format"
 	"backup/skiprules"
-	"backup/walker"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -40,7 +40,7 @@ func TestWarnClassification(t *testing.T) {
 		{"fail-on changed", Policy{FailOn: []string{"changed"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", true},
 		{"fail-on stat", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.EOVERFLOW}, "stat", true},
 		{"fail-on other kind", Policy{FailOn: []string{"stat"}}, &fs.PathError{Op: "read", Path: "a", Err: changed}, "changed", false},
-		{"xattr unreadable", Policy{}, &fs.PathError{Op: walker.OpXattr, Path: "a", Err: syscall.EACCES}, "xattr", true},
+		{"xattr unreadable", Policy{}, &fs.PathError{Op: format.OpXattr, Path: "a", Err: syscall.EACCES}, "xattr", true},
 		{"strict", Policy{Strict: true}, &fs.PathError{Op: "stat", Path: "a", Err: syscall.ENOENT}, "vanished", true},
 	}
 	for _, tt := range tests {
@@ -51,9 +51,9 @@ func TestWarnClassification(t *testing.T) {
 			if w.Op != tt.op || w.Lost != tt.lost || w.Path != "a" {
 				t.Errorf("got %+v, want path a, op %s, lost %v", w, tt.op, tt.lost)
 			}
-			wantStatus := Complete
+			wantStatus := format.Complete
 			if tt.lost {
-				wantStatus = Incomplete
+				wantStatus = format.Incomplete
 			}
 			if got := r.Status(); got != wantStatus {
 				t.Errorf("status %s, want %s", got, wantStatus)
@@ -62,15 +62,15 @@ func TestWarnClassification(t *testing.T) {
 	}
 }
 
-func file(name, data string) archive.File {
+func file(name, data string) format.File {
 	sum := sha256.Sum256([]byte(data))
-	return archive.File{Path: name, Size: int64(len(data)), SHA256: archive.Digest(sum)}
+	return format.File{Path: name, Size: int64(len(data)), SHA256: format.Digest(sum)}
 }
 
 // sampleRecorder is a run with one of everything, told in an order other than the sorted one.
 func sampleRecorder() *Recorder {
 	r := NewRecorder(Policy{})
-	r.Dir(archive.Dir{Path: "app"})
+	r.Dir(format.Dir{Path: "app"})
 	r.File(file("app/b.txt", "bbb"))
 	r.File(file("app/a.txt", "a"))
 	r.Skip("app/run/ctl.sock", skiprules.KindSocket)
@@ -88,7 +88,7 @@ func TestReceiptGolden(t *testing.T) {
 		run  Run
 	}{
 		{"incomplete", Run{ToolVersion: "1.2.3", Started: start, Finished: start.Add(4 * time.Second),
-			Sources: []string{"/srv/app"}, Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 123, SHA256: "ab12"}}},
+			Sources: []string{"/srv/app"}, Archive: &format.ArchiveInfo{Path: "/b/app.zip", Size: 123, SHA256: "ab12"}}},
 		{"failed", Run{ToolVersion: "1.2.3", Started: start, Finished: start.Add(time.Second),
 			Sources: []string{"/srv/app"}, Err: errors.New("writing archive /b/app.zip: no space left on device")}},
 		{"dry-run", Run{ToolVersion: "1.2.3", Started: start, Finished: start, DryRun: true, Sources: []string{"/srv/app"}}},
@@ -109,7 +109,7 @@ func TestSummary(t *testing.T) {
 	for i := range 25 {
 		r.Warn(&fs.PathError{Op: "read", Path: fmt.Sprintf("app/bad%02d", i), Err: syscall.EIO})
 	}
-	rc := r.Receipt(Run{Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
+	rc := r.Receipt(Run{Archive: &format.ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
 	var b strings.Builder
 	WriteSummary(&b, rc, "/b/app.zip.receipt.json")
 	golden(t, filepath.Join("testdata", "summary.txt"), []byte(b.String()))
@@ -143,11 +143,11 @@ func golden(t *testing.T, path string, got []byte) {
 // in the receipt and names it in the summary; other files stay plain.
 func TestSnapshotsRecorded(t *testing.T) {
 	r := NewRecorder(Policy{})
-	src := archive.CopySource{Kind: "sqlite", Size: 8192, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
+	src := format.CopySource{Kind: "sqlite", Size: 8192, ModTime: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)}
 	r.Copy("app/state.db", src)
-	empty := archive.Digest{1}
-	r.File(archive.File{Path: "app/state.db", Size: 4096, SHA256: empty})
-	r.File(archive.File{Path: "app/a.txt", Size: 1, SHA256: empty})
+	empty := format.Digest{1}
+	r.File(format.File{Path: "app/state.db", Size: 4096, SHA256: empty})
+	r.File(format.File{Path: "app/a.txt", Size: 1, SHA256: empty})
 	m := r.Manifest("1.2.3")
 	for _, f := range m.Files {
 		want := f.Path == "app/state.db"
@@ -155,7 +155,7 @@ func TestSnapshotsRecorded(t *testing.T) {
 			t.Errorf("%s: snapshot %+v, want it marked: %v", f.Path, f.Snapshot, want)
 		}
 	}
-	rc := r.Receipt(Run{Archive: &ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
+	rc := r.Receipt(Run{Archive: &format.ArchiveInfo{Path: "/b/app.zip", Size: 5 << 20}})
 	if rc.Counts.Snapshots != 1 {
 		t.Errorf("receipt counts %d snapshots, want 1", rc.Counts.Snapshots)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"backup/archive"
+	"backup/format"
 )
 
 // MaxListed is how many paths of one kind a summary names before it says how many more
@@ -13,9 +13,9 @@ const MaxListed = 20
 
 // WriteSummary writes the run's one-line summary and, unless it is complete, each lost path
 // with its cause. receiptPath is named when the list is cut short; "" when there is none.
-func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
-	if rc.Status == Failed {
-		fmt.Fprintf(w, "backup: failed: %s\n", archive.EscapeText(rc.Error))
+func WriteSummary(w io.Writer, rc *format.Receipt, receiptPath string) {
+	if rc.Status == format.Failed {
+		fmt.Fprintf(w, "backup: failed: %s\n", format.EscapeText(rc.Error))
 		return
 	}
 	c := rc.Counts
@@ -23,27 +23,27 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 	if rc.DryRun {
 		status = "dry run, would be " + status
 	}
-	fmt.Fprintf(w, "backup: %s: %s", status, Plural(c.Files, "file", "files"))
+	fmt.Fprintf(w, "backup: %s: %s", status, format.Plural(c.Files, "file", "files"))
 	if c.Snapshots > 0 {
-		fmt.Fprintf(w, " (%s)", Plural(c.Snapshots, "database snapshot", "database snapshots"))
+		fmt.Fprintf(w, " (%s)", format.Plural(c.Snapshots, "database snapshot", "database snapshots"))
 	}
 	fmt.Fprint(w, ", ")
 	if c.Reused > 0 { // only when a reference was used, so that other summaries read as before
 		fmt.Fprintf(w, "%d reused, ", c.Reused)
 	}
 	if c.Symlinks > 0 { // only with --symlinks store, so that other summaries read as before
-		fmt.Fprintf(w, "%s, ", Plural(c.Symlinks, "symlink", "symlinks"))
+		fmt.Fprintf(w, "%s, ", format.Plural(c.Symlinks, "symlink", "symlinks"))
 	}
 	fmt.Fprintf(w, "%s read", FormatBytes(c.Bytes))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
 	}
-	fmt.Fprintf(w, "; %d skipped, %d excluded, %s", c.Skipped, c.Excluded, Plural(c.Warnings, "warning", "warnings"))
+	fmt.Fprintf(w, "; %d skipped, %d excluded, %s", c.Skipped, c.Excluded, format.Plural(c.Warnings, "warning", "warnings"))
 	if rc.Archive != nil {
-		fmt.Fprintf(w, " -> %s", archive.QuoteName(rc.Archive.Path))
+		fmt.Fprintf(w, " -> %s", format.QuoteName(rc.Archive.Path))
 	}
 	fmt.Fprintln(w)
-	if rc.Status == Complete {
+	if rc.Status == format.Complete {
 		return
 	}
 	listed := 0
@@ -55,7 +55,7 @@ func WriteSummary(w io.Writer, rc *Receipt, receiptPath string) {
 			fmt.Fprintf(w, "  and %d more%s\n", c.Lost-listed, seeReceipt(receiptPath))
 			return
 		}
-		fmt.Fprintf(w, "  lost %s: %s: %s\n", archive.QuoteName(wr.Path), wr.Op, archive.EscapeText(wr.Error))
+		fmt.Fprintf(w, "  lost %s: %s: %s\n", format.QuoteName(wr.Path), wr.Op, format.EscapeText(wr.Error))
 		listed++
 	}
 }
@@ -64,7 +64,7 @@ func seeReceipt(path string) string {
 	if path == "" {
 		return ""
 	}
-	return ", see " + archive.QuoteName(path)
+	return ", see " + format.QuoteName(path)
 }
 
 // FormatBytes renders n in binary units with one decimal, as du -h and ls -lh do.

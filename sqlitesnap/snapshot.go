@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"backup/atomicfile"
 )
 
 // DefaultTimeout is how long a snapshot waits for a database that a writer holds locked.
@@ -72,7 +74,7 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := os.CreateTemp(opts.Dir, ".backup-spool-sqlite-*")
+	stage, err := os.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}

@@ -7,7 +7,8 @@ import (
 	"strconv"
 )
 
-// Ops named in the *fs.PathError values the walker reports. They are the receipt's "op" values.
+// Ops named in the *fs.PathError values the walker reports: the receipt's "op" values, as
+// package format spells them (a test of package archive holds them to it).
 const (
 	OpStat    = "stat"
 	OpOpen    = "open"

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"backup/backupset"
+	"backup/format"
 )
 
 // Parts are uploaded while the next one fills: memory stays at (partsInFlight+1) parts,
@@ -186,7 +187,7 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 		}
 		for _, up := range page.Uploads {
 			name, ok := s.nameOf(aws.ToString(up.Key))
-			if !ok || backupset.SourceOf(strings.TrimSuffix(name, backupset.ReceiptSuffix)) == "" {
+			if !ok || backupset.SourceOf(strings.TrimSuffix(name, format.ReceiptSuffix)) == "" {
 				continue // not an archive of this set: another set's, perhaps one being written
 			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(s.bucket), Key: up.Key, UploadId: up.UploadId})

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"backup/backupset"
-	"backup/report"
+	"backup/format"
 )
 
 // Run runs every check on a fresh, empty store from newStore.
@@ -32,13 +32,13 @@ func putRun(t *testing.T, st backupset.Store, name string, started time.Time) {
 	t.Helper()
 	content := "archive " + name
 	put(t, st, name, content, "")
-	rc := &report.Receipt{Schema: report.ReceiptSchema, Status: report.Complete, StartedAt: started, FinishedAt: started,
-		Archive: &report.ArchiveInfo{Path: name, Size: int64(len(content))}}
+	rc := &format.Receipt{Schema: format.ReceiptSchema, Status: format.Complete, StartedAt: started, FinishedAt: started,
+		Archive: &format.ArchiveInfo{Path: name, Size: int64(len(content))}}
 	data, err := rc.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, name+backupset.ReceiptSuffix, string(data), "")
+	put(t, st, name+format.ReceiptSuffix, string(data), "")
 }
 
 // latestRaceLost moves LATEST behind the lock holder's back, after it read the pointer (a

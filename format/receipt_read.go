@@ -1,4 +1,4 @@
-package report
+package format
 
 import (
 	"encoding/json"

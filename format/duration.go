@@ -1,4 +1,4 @@
-package backupset
+package format
 
 import (
 	"fmt"
@@ -51,4 +51,36 @@ func parsePart(num, unit string) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(f * float64(per)), nil
+}
+
+// FormatDuration renders d as people write it, in its two largest units: "1s", "1m30s",
+// "9m12s", "2h", "1d2h"; what is smaller is dropped ("6d0h0m1s" is "6d"). Every duration and
+// age the tool prints goes through it, and what it prints can be given back to --max-age,
+// --wait or --keep-within.
+func FormatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + FormatDuration(-d)
+	}
+	units := []struct {
+		size time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}}
+	first := len(units) - 1
+	for i, u := range units {
+		if d >= u.size {
+			first = i
+			break
+		}
+	}
+	s := ""
+	for _, u := range units[first:min(first+2, len(units))] {
+		if n := d / u.size; n > 0 || s == "" && u.size == time.Second {
+			s += fmt.Sprintf("%d%s", n, u.name)
+		}
+		d %= u.size
+	}
+	if s == "" {
+		s = "0s"
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package archive
+package format
 
 import (
 	"crypto/sha256"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // ManifestName is the name of the archive's last entry.
@@ -27,7 +28,7 @@ type Manifest struct {
 	Files       []File    `json:"files"`
 	Dirs        []Dir     `json:"dirs,omitempty"`     // v2
 	Symlinks    []Symlink `json:"symlinks,omitempty"` // v2
-	// Compression is the setting the files were compressed with; v2, set by the Writer.
+	// Compression is the setting the files were compressed with; v2.
 	Compression *Compression `json:"compression,omitempty"`
 	Skipped     []Skipped    `json:"skipped"`
 	Excluded    []Excluded   `json:"excluded"`
@@ -50,7 +51,7 @@ type File struct {
 	Meta     *Meta       // nil in a v1 manifest
 	Snapshot *CopySource // nil unless the entry is a snapshot
 	// RawSHA256 is the SHA-256 of the entry's compressed bytes, which a later run checks
-	// before it copies the entry (see Reference); zero when not recorded.
+	// before it copies the entry rather than read the file again; zero when not recorded.
 	RawSHA256 Digest
 	// Reused says the entry was copied from the reference; not in the manifest.
 	Reused bool
@@ -154,8 +155,8 @@ func (m *Manifest) check() error {
 	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
 		return errors.New("owners, links, dirs and symlinks are v2 fields, in a v1 manifest")
 	}
-	if m.Status != "complete" && m.Status != "incomplete" {
-		return fmt.Errorf("status %q, want complete or incomplete", m.Status)
+	if err := checkStatus(m.Status); err != nil {
+		return err
 	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
@@ -176,6 +177,50 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("symlink %q has no path or is listed twice", l.Path)
 		}
 		seen[l.Path] = true
+	}
+	return nil
+}
+
+// CheckWritten is ParseManifest's check for a manifest whose lists are sorted by path, as
+// backup writes them, done without a map of every name: a name listed twice is next to
+// itself. A read-back holds the manifest a run wrote to it.
+func (m *Manifest) CheckWritten() error {
+	if err := checkStatus(m.Status); err != nil {
+		return err
+	}
+	for i, f := range m.Files {
+		switch {
+		case f.Path == "":
+			return errors.New("a file has no path")
+		case i > 0 && m.Files[i-1].Path >= f.Path:
+			return fmt.Errorf("file %q is listed twice, or out of order", f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
+		case f.SHA256.IsZero():
+			return fmt.Errorf("file %q has no sha256", f.Path)
+		}
+	}
+	for i, l := range m.Symlinks {
+		if l.Path == "" || i > 0 && m.Symlinks[i-1].Path >= l.Path || hasFile(m.Files, l.Path) {
+			return fmt.Errorf("symlink %q has no path, is listed twice, or is out of order", l.Path)
+		}
+	}
+	if !slices.IsSortedFunc(m.Dirs, func(a, b Dir) int { return strings.Compare(a.Path, b.Path) }) {
+		return errors.New("directories out of order")
+	}
+	return nil
+}
+
+// hasFile reports whether files, sorted by path, lists name.
+func hasFile(files []File, name string) bool {
+	_, ok := slices.BinarySearchFunc(files, name, func(f File, name string) int { return strings.Compare(f.Path, name) })
+	return ok
+}
+
+// checkStatus says why s is no status a manifest may record: a failed run writes no archive.
+func checkStatus(s string) error {
+	if Status(s) != Complete && Status(s) != Incomplete {
+		return fmt.Errorf("status %q, want %s or %s", s, Complete, Incomplete)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package archive
+package format
 
 // The fast parser of the manifest's big lists: a record of files, dirs or symlinks as
 // backup writes it (fields named exactly, values of their types, no nulls, no xattrs or

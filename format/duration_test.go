@@ -1,4 +1,4 @@
-package backupset
+package format
 
 import (
 	"testing"
@@ -34,6 +34,33 @@ func TestParseDuration(t *testing.T) {
 			got, err := ParseDuration(tt.in)
 			if (err == nil) != tt.ok || got != tt.want {
 				t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{time.Second, "1s"},
+		{90 * time.Second, "1m30s"},
+		{9*time.Minute + 12*time.Second + 400*time.Millisecond, "9m12s"},
+		{2 * time.Hour, "2h"},
+		{26 * time.Hour, "1d2h"},
+		{50*time.Hour + 5*time.Minute, "2d2h"},
+		{6*24*time.Hour + time.Second, "6d"},
+		{-3 * time.Minute, "-3m"},
+		{15*24*time.Hour + time.Minute, "15d"},
+		{time.Hour + 59*time.Minute + 59*time.Second, "1h59m"},
+		{999 * time.Millisecond, "0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.d.String(), func(t *testing.T) {
+			if got := FormatDuration(tt.d); got != tt.want {
+				t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package archive
+package format
 
 import (
 	"bufio"
@@ -71,4 +71,12 @@ func writeList[T any](w *bufio.Writer, name string, list []T, appendRecord func(
 	}
 	_, err := w.WriteString("\n]")
 	return err
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (n *countWriter) Write(p []byte) (int, error) {
+	*n += countWriter(len(p))
+	return len(p), nil
 }

@@ -1,0 +1,89 @@
+package format
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ReceiptSchema names the version of the receipt's format. A change that breaks a field's
+// meaning needs a new version.
+const ReceiptSchema = "backup.receipt/v1"
+
+// Status is the outcome of a run; the values are the receipt's JSON values.
+type Status string
+
+// The statuses of a run.
+const (
+	Complete   Status = "complete"
+	Incomplete Status = "incomplete"
+	Failed     Status = "failed"
+)
+
+// ReceiptSuffix follows an archive's name to name its receipt.
+const ReceiptSuffix = ".receipt.json"
+
+// ReceiptPath is where the receipt of the archive at path goes, unless told otherwise.
+func ReceiptPath(archive string) string { return archive + ReceiptSuffix }
+
+// Receipt is the record of one run that a cron wrapper reads.
+type Receipt struct {
+	Schema      string       `json:"schema"`
+	Status      Status       `json:"status"`
+	ToolVersion string       `json:"tool_version"`
+	StartedAt   time.Time    `json:"started_at"`
+	FinishedAt  time.Time    `json:"finished_at"`
+	DryRun      bool         `json:"dry_run,omitempty"`
+	Sources     []string     `json:"sources"`
+	Archive     *ArchiveInfo `json:"archive"`
+	Counts      Counts       `json:"counts"`
+	Skipped     []Skipped    `json:"skipped"`
+	Excluded    []Excluded   `json:"excluded"`
+	Warnings    []Warning    `json:"warnings"`
+	Error       string       `json:"error,omitempty"`
+	Hooks       []Hook       `json:"hooks,omitempty"`
+	// WouldSnapshot lists, in a dry run, the files that would be stored as snapshots,
+	// sorted by path; absent otherwise, and when there are none. Added within v1.
+	WouldSnapshot []WouldCopy `json:"would_snapshot,omitempty"`
+}
+
+// Hook is what became of one --exec-before or --exec-after command. Its exit code never
+// changes the run's status, except that a failed before hook stops the run.
+type Hook struct {
+	When     string `json:"when"` // "before" or "after"
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"` // -1 when it could not start, timed out or was interrupted
+	Error    string `json:"error,omitempty"`
+}
+
+// ArchiveInfo locates the archive a receipt describes.
+type ArchiveInfo struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Counts sums up a run.
+type Counts struct {
+	Files      int   `json:"files"`
+	Dirs       int   `json:"dirs"`
+	Symlinks   int   `json:"symlinks"`    // stored symlinks (--symlinks store)
+	LinkGroups int   `json:"link_groups"` // groups of files that are hard links of each other
+	Bytes      int64 `json:"bytes"`
+	// Reused and ReusedBytes count the files (and their bytes) whose entries were copied
+	// from the reference because they were unchanged; in a dry run, those that would be.
+	Reused      int   `json:"reused"`
+	ReusedBytes int64 `json:"reused_bytes"`
+	Skipped     int   `json:"skipped"`
+	Excluded    int   `json:"excluded"`
+	Warnings    int   `json:"warnings"`
+	Lost        int   `json:"lost"`
+	// Snapshots counts the files stored as consistent snapshots (SQLite databases); absent
+	// when there are none.
+	Snapshots int `json:"snapshots,omitempty"`
+}
+
+// Marshal encodes the receipt as indented JSON with a final newline.
+func (rc *Receipt) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(rc, "", "  ")
+	return append(b, '\n'), err
+}
