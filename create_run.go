@@ -154,13 +154,7 @@ func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt 
 // run backs up the sources and returns the receipt, written next to the archive; or the
 // fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
-	var out outputPaths
-	var err error
-	if st := c.remoteSet(); st != nil {
-		out, err = c.cfg.remoteOutput(ctx, st, c.started)
-	} else {
-		out, err = c.cfg.resolveOutput(c.started)
-	}
+	out, err := c.cfg.pickOutput(ctx, c.started)
 	if err != nil {
 		return nil, err
 	}

@@ -37,24 +37,15 @@ func (c *creation) remoteName() string {
 	return strings.TrimPrefix(c.out.archive, c.cfg.set.store.Location()+"/")
 }
 
-// remoteOutput picks a default name that neither an archive nor a receipt in the set holds.
+// remoteOutput picks a default name that neither an archive nor a receipt in the set holds,
+// with the picker of every other output (backupset.FreeName).
 func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, now time.Time) (outputPaths, error) {
-	for n := 1; ; n++ {
-		name := backupset.ArchiveName(cfg.sources[0].name, now, n)
-		free := true
-		for _, obj := range []string{name, name + format.ReceiptSuffix} {
-			_, err := st.Stat(ctx, obj)
-			if err == nil {
-				free = false
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
-			}
-		}
-		if free {
-			path := st.Location() + "/" + name
-			return outputPaths{archive: path, receipt: path + format.ReceiptSuffix}, nil
-		}
+	name, err := backupset.FreeName(ctx, st, cfg.sources[0].name, now)
+	if err != nil {
+		return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
 	}
+	path := st.Location() + "/" + name
+	return outputPaths{archive: path, receipt: path + format.ReceiptSuffix}, nil
 }
 
 // openUpload starts the archive's upload and the writer that streams into it. Entries that

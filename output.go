@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,12 +10,24 @@ import (
 	"time"
 
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 )
 
 // outputPaths are where a run writes.
 type outputPaths struct {
 	archive, receipt string
+}
+
+// pickOutput picks the paths of a run that started at now: in a set in a bucket, names no
+// object there holds (remoteOutput); anywhere else as resolveOutput does.
+func (cfg *createConfig) pickOutput(ctx context.Context, now time.Time) (outputPaths, error) {
+	if cfg.set != nil {
+		if st, ok := cfg.set.store.(*s3store.Store); ok {
+			return cfg.remoteOutput(ctx, st, now)
+		}
+	}
+	return cfg.resolveOutput(now)
 }
 
 // resolveOutput picks the archive's and the receipt's paths. A default name never replaces
@@ -71,22 +84,15 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 }
 
 // freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… past every run of that second
-// whose archive or receipt is in dir.
+// whose archive or receipt is in dir (backupset.FreeName, the one picker). A folder that
+// cannot be listed gives the first name: writing into that folder will say what is wrong
+// with it.
 func freeName(dir, name string, now time.Time) string {
-	// A folder that cannot be listed gives no names; the loop still finds a free one, and
-	// writing into that folder will say what is wrong with it.
-	var names []string
-	if entries, err := os.ReadDir(dir); err == nil {
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
+	file, err := backupset.FreeName(context.Background(), backupset.Folder{Dir: dir}, name, now)
+	if err != nil {
+		file = backupset.ArchiveName(name, now, 1)
 	}
-	for n := backupset.NextRun(names, name, now); ; n++ {
-		path := filepath.Join(dir, backupset.ArchiveName(name, now, n))
-		if !exists(path) && !exists(format.ReceiptPath(path)) {
-			return path
-		}
-	}
+	return filepath.Join(dir, file)
 }
 
 func exists(path string) bool {
