@@ -8,6 +8,7 @@ import (
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/backupset/s3store/s3test"
+	"backup/engine"
 	"backup/format"
 )
 
@@ -28,7 +29,7 @@ func TestRunNamesPassFreedNames(t *testing.T) {
 	name := func(n int) string { return backupset.ArchiveName("app", now, n) }
 	for _, st := range []backupset.Store{backupset.Folder{Dir: t.TempDir()}, bucket} {
 		t.Run(strings.SplitN(st.Location(), ":", 2)[0], func(t *testing.T) {
-			cfg := createConfig{outputDir: st.Location(), sources: []source{{path: "/srv/app", name: "app"}},
+			cfg := createConfig{outputDir: st.Location(), sources: []engine.Source{{Path: "/srv/app", Name: "app"}},
 				set: &setConfig{dir: st.Location(), store: st}}
 			pick := func() string {
 				t.Helper()
