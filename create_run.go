@@ -206,16 +206,17 @@ func (c *creation) wouldSnapshot() []format.WouldCopy {
 }
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its
-// receipt must keep describing it.
+// receipt must keep describing it, and the run wrote none.
 func (c *creation) writeFailedReceipt(ctx context.Context, rc *format.Receipt, stderr io.Writer) {
 	if c.cfg.dryRun || c.target == nil {
 		return
 	}
-	err := c.target.writeFailed(ctx, rc)
+	wrote, err := c.target.writeFailed(ctx, rc)
 	if err != nil && !c.cfg.quiet {
 		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
-	c.written = err == nil
+	// A receipt left alone is another archive's: the hooks must not get it, nor add to it.
+	c.written = wrote && err == nil
 }
 
 // print prints the run's summary on stderr; every outcome with a receipt passes here once,

@@ -120,36 +120,38 @@ func (t *uploadTarget) abort() {
 	}
 }
 
-func (t *uploadTarget) writeFailed(ctx context.Context, rc *format.Receipt) error {
+func (t *uploadTarget) writeFailed(ctx context.Context, rc *format.Receipt) (bool, error) {
 	return t.writeReceipt(ctx, rc)
 }
 
 func (t *uploadTarget) replace(ctx context.Context, rc *format.Receipt) error {
-	return t.writeReceipt(ctx, rc)
+	_, err := t.writeReceipt(ctx, rc)
+	return err
 }
 
 // writeReceipt writes a receipt into the bucket: created once for a failed run (unless an
 // archive is at the name, whose receipt it must not replace), or replacing the receipt this
 // run wrote, on its ETag, when the read-back found the archive damaged. An interrupted run
-// writes it too, within the bound the store gives its cleanup.
-func (t *uploadTarget) writeReceipt(ctx context.Context, rc *format.Receipt) error {
+// writes it too, within the bound the store gives its cleanup. wrote says whether it wrote
+// one.
+func (t *uploadTarget) writeReceipt(ctx context.Context, rc *format.Receipt) (wrote bool, err error) {
 	ctx, cancel := t.st.Detached(ctx)
 	defer cancel()
 	if t.receiptETag == "" {
 		_, err := t.st.Stat(ctx, t.name())
 		if err == nil {
-			return nil
+			return false, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return err // whether an archive is there is not known: its receipt must stand
+			return false, err // whether an archive is there is not known: its receipt must stand
 		}
 	}
 	data, err := rc.Marshal()
 	if err != nil {
-		return err
+		return false, err
 	}
 	t.receiptETag, err = t.st.Put(ctx, t.name()+format.ReceiptSuffix, data, t.receiptETag)
-	return err
+	return true, err
 }
 
 // rewrite replaces the receipt the run wrote on the ETag it wrote, in a bounded request of

@@ -25,8 +25,8 @@ type target interface {
 	// abort drops what open started and place did not finish.
 	abort()
 	// writeFailed writes the receipt of a run that failed, unless an archive is at the
-	// final path: its receipt must keep describing it.
-	writeFailed(ctx context.Context, rc *format.Receipt) error
+	// final path: its receipt must keep describing it. wrote says whether it wrote one.
+	writeFailed(ctx context.Context, rc *format.Receipt) (wrote bool, err error)
 	// replace replaces the receipt the run wrote with rc, which says the archive failed
 	// its read-back.
 	replace(ctx context.Context, rc *format.Receipt) error
@@ -46,7 +46,9 @@ func (r receiptFile) paths() outputPaths { return r.out }
 
 func (r receiptFile) abort() {}
 
-func (r receiptFile) writeFailed(_ context.Context, rc *format.Receipt) error { return r.write(rc) }
+func (r receiptFile) writeFailed(_ context.Context, rc *format.Receipt) (bool, error) {
+	return true, r.write(rc)
+}
 
 func (r receiptFile) replace(_ context.Context, rc *format.Receipt) error { return r.write(rc) }
 
@@ -110,11 +112,11 @@ func (t *fileTarget) place(ctx context.Context, res *engine.Result, rc *format.R
 	return nil
 }
 
-func (t *fileTarget) writeFailed(_ context.Context, rc *format.Receipt) error {
+func (t *fileTarget) writeFailed(_ context.Context, rc *format.Receipt) (bool, error) {
 	if exists(t.out.archive) {
-		return nil
+		return false, nil
 	}
-	return t.write(rc)
+	return true, t.write(rc)
 }
 
 // outputExists is the error of an output taken by another run while this one wrote it: a
