@@ -13,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/engine"
 	"backup/format"
 	"backup/report"
 	"backup/skiprules"
@@ -57,7 +58,7 @@ type createConfig struct {
 	metricsFile                string
 	hooks                      *hookFlags
 	reuse                      reuseFlags
-	sources                    []source
+	sources                    []engine.Source
 	set                        *setConfig // nil unless the run writes into a backup set
 }
 
@@ -75,11 +76,6 @@ type setConfig struct {
 	// pointerSaid is set once the run has said that LATEST itself is damaged (see lock):
 	// a junk pointer is said in one line, not again by each step that reads it.
 	pointerSaid bool
-}
-
-// source is one SOURCE argument: its absolute path and the name it is stored under.
-type source struct {
-	path, name string
 }
 
 // createFlags are create's flags as parsed, before validation turns them into a createConfig.
@@ -262,7 +258,7 @@ func (cfg *createConfig) setSources(args []string) error {
 			return fmt.Errorf("sources %s and %s would both be stored as %q", prev, arg, name)
 		}
 		seen[name] = arg
-		cfg.sources = append(cfg.sources, source{path: abs, name: name})
+		cfg.sources = append(cfg.sources, engine.Source{Path: abs, Name: name})
 	}
 	return nil
 }

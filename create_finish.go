@@ -77,9 +77,22 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 		return
 	}
 	rc.Hooks = append(rc.Hooks, hooks...)
-	if err := c.rewriteReceipt(rc); err != nil {
-		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.out.receipt, cause(err))
+	if err := c.target.rewrite(rc); err != nil {
+		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
+}
+
+// hookReceipt is the receipt the --exec-after hooks get as BACKUP_RECEIPT ("" when the run
+// wrote none), and what removes a copy made for them once they end (see target.hookReceipt).
+func (c *creation) hookReceipt(rc *format.Receipt, stderr io.Writer) (path string, done func()) {
+	if rc == nil || !c.written {
+		return "", func() {}
+	}
+	path, done, err := c.target.hookReceipt(rc)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup: could not copy receipt %s for the hooks: %v\n", c.paths().receipt, cause(err))
+	}
+	return path, done
 }
 
 // setDir is the backup set's folder, or for a run outside a set the folder the archive goes
@@ -88,8 +101,8 @@ func (c *creation) setDir() string {
 	if c.cfg.set != nil {
 		return c.cfg.set.dir
 	}
-	if c.out.archive != "" {
-		return filepath.Dir(c.out.archive)
+	if archive := c.paths().archive; archive != "" {
+		return filepath.Dir(archive)
 	}
 	dir := c.cfg.outputDir
 	if c.cfg.output != "" {

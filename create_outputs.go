@@ -41,7 +41,7 @@ func isMetricsFile(path string) bool {
 func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) error {
 	var pc pathCheck
 	for _, s := range cfg.sources {
-		src := pathArg{what: "SOURCE " + s.path, path: s.path}
+		src := pathArg{what: "SOURCE " + s.Path, path: s.Path}
 		pc.inputs = append(pc.inputs, src)
 		pc.sources = append(pc.sources, src)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
-	"backup/format"
 )
 
 // reuseFlags say where unchanged files' entries may be copied from.
@@ -20,30 +19,13 @@ type reuseFlags struct {
 	opts      archive.ReuseOptions
 }
 
-// openReference opens the archive whose entries of unchanged files this run copies: the
-// one --reference names, or in a backup set the one LATEST names. A reference that cannot
-// be trusted (see openTrusted), or a LATEST that cannot, gets a full run, said in one line:
-// copying from it could carry its gaps, damage or edits forward, and a doubt about a
-// reference must never cost a backup. A --reference that is not there at all is an error:
-// it was asked for, and is most likely mistyped. A set in a bucket gets a full run too: its
-// archives are not read for reuse (yet). nil means a full run.
-func (c *creation) openReference(ctx context.Context, stderr io.Writer) (*archive.Reference, error) {
-	path, err := c.referencePath(ctx, stderr)
-	if path == "" || err != nil {
-		return nil, err
-	}
-	ref, err := openTrusted(ctx, path, c.cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		c.fullRun(stderr, fmt.Errorf("%s: %w", path, err))
-		return nil, nil
-	}
-	return ref, nil
-}
-
-// referencePath is the archive a reference is to be opened from; "" for a full run.
+// referencePath is the archive whose entries of unchanged files this run copies: the one
+// --reference names, or in a backup set the one LATEST names; "" for a full run. The engine
+// opens it only when it can be trusted (see engine.Options.Reference); a LATEST that cannot
+// be read gets a full run, said in one line (fullRun), since a doubt about a reference must
+// never cost a backup. A --reference that is not there at all is an error: it was asked
+// for, and is most likely mistyped. A set in a bucket gets a full run too: its archives are
+// not read for reuse (yet).
 func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string, error) {
 	f := c.cfg.reuse
 	switch {
@@ -82,31 +64,4 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 	if !c.cfg.quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
 		fmt.Fprintf(stderr, "backup: reading every file: no unchanged entry is copied: %v\n", err)
 	}
-}
-
-// openTrusted opens the archive at path as a reference when its receipt says complete and
-// describes this very file: the file's size and SHA-256 are the receipt's (the whole file
-// is hashed), and the manifest that hash proves says complete too. Every entry copied is
-// still checked against the SHA-256 its manifest records for its compressed bytes.
-func openTrusted(ctx context.Context, path string, cfg createConfig) (*archive.Reference, error) {
-	rc, err := format.ReadReceipt(format.ReceiptPath(path))
-	if err != nil {
-		return nil, fmt.Errorf("its receipt: %w", cause(err))
-	}
-	if rc.Status != format.Complete {
-		return nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)
-	}
-	want, ok := rc.Summary()
-	if !ok {
-		return nil, errors.New("its receipt describes no archive")
-	}
-	ref, err := archive.OpenReference(ctx, path, want, cfg.method, cfg.level, cfg.reuse.opts)
-	if err != nil {
-		return nil, cause(err)
-	}
-	if s := ref.Status(); s != string(format.Complete) { // a receipt edited to say complete
-		ref.Close()
-		return nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
-	}
-	return ref, nil
 }

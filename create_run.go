@@ -5,17 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 
-	"backup/archive"
-	"backup/atomicfile"
 	"backup/backupset"
-	"backup/backupset/s3store"
+	"backup/engine"
 	"backup/format"
 	"backup/report"
 )
@@ -23,39 +18,33 @@ import (
 // errInterrupted is the fatal error of a run stopped by SIGINT or SIGTERM.
 var errInterrupted = errors.New("interrupted")
 
-// creation is one run of backup create.
+// creation is one run of backup create, the command's side of it: the engine backs up (see
+// package engine); this decides where the archive goes, renders the receipt from what the
+// engine told the Recorder, keeps the set, prints, and maps the outcome to an exit code.
 type creation struct {
 	cfg     createConfig
 	stdout  io.Writer // where -o - sends the archive
-	rec     *report.Recorder
 	started time.Time
-	out     outputPaths
-	w       *archive.Writer    // nil in a dry run
-	ref     *archive.Reference // unchanged files' entries are copied from it; nil: a full run
-	owners  archive.Owners
-	// manifest is the manifest the archive ends with, and manifestSum the SHA-256 of its
-	// bytes, for the read-back; set once the archive is closed.
-	manifest    *format.Manifest
-	manifestSum format.Digest
+	rec     *report.Recorder
+	events  *report.Events // --json-lines; nil without
+	// target is where the archive and its receipt go; nil until their names are picked.
+	target target
+	// written says the run's receipt is at its path (the run wrote it).
+	written bool
+	// pick narrows the run to a restore's before-state; the zero value takes everything.
+	pick picking
+	// res is what the engine made, once it has.
+	res *engine.Result
 
-	events        *report.Events         // --json-lines; nil without
-	current       atomic.Pointer[string] // the file last handed to the archive, for the progress line
-	hooks         []format.Hook          // what the --exec-before hooks did, for the receipt
-	final         *format.Receipt        // the receipt of the outcome, once there is one
-	written       bool                   // final is at out.receipt (the run wrote it)
-	latestMoved   bool                   // in a set: LATEST names this run's archive
-	outDir        fs.FileInfo            // the folder snapshots are staged in (see stagingDir); nil in a dry run
-	outDirName    string                 // its stored name, once the walk met it inside a SOURCE
-	wouldSnapshot []format.WouldCopy     // in a dry run, the files that would be snapshotted
-	// upload is the archive's unfinished upload into a set in a bucket; nil once completed
-	// or aborted, and for any other output.
-	upload *s3store.Upload
-	// receiptETag is the receipt's in the bucket, once written.
-	receiptETag string
-	// pick, for a restore's before-state, names the paths the walk takes (and the folders
-	// above them); nil takes all. created goes into the manifest (Manifest.Created).
-	pick    map[string]bool
-	created []format.Created
+	hooks       []format.Hook   // what the --exec-before hooks did, for the receipt
+	final       *format.Receipt // the receipt of the outcome, once there is one
+	latestMoved bool            // in a set: LATEST names this run's archive
+}
+
+// picking narrows a run to what a restore replaces, for its before-state (restore_undo.go).
+type picking struct {
+	names   map[string]bool  // engine.Options.Pick; nil takes everything
+	created []format.Created // what the manifest records as created (Manifest.Created)
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
@@ -95,7 +84,7 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 		// bucket, another source's) leaves no trace in it, but says so everywhere else.
 		var code int
 		var err error
-		if lock, code, err = cfg.set.lock(ctx, cfg.sources[0].name, stderr); lock == nil {
+		if lock, code, err = cfg.set.lock(ctx, cfg.sources[0].Name, stderr); lock == nil {
 			c.final = c.receipt(nil, err)
 			return code
 		}
@@ -136,7 +125,7 @@ func exitCode(rc *format.Receipt, err error) int {
 func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt {
 	sources := make([]string, len(c.cfg.sources))
 	for i, s := range c.cfg.sources {
-		sources[i] = s.path
+		sources[i] = s.Path
 	}
 	return c.rec.Receipt(report.Run{
 		ToolVersion:   version,
@@ -147,223 +136,87 @@ func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt 
 		Archive:       arch,
 		Err:           err,
 		Hooks:         c.hooks,
-		WouldSnapshot: c.wouldSnapshot,
+		WouldSnapshot: c.wouldSnapshot(),
 	})
 }
 
-// run backs up the sources and returns the receipt, written next to the archive; or the
-// fatal error that stopped it, with nothing at the final path.
+// run backs up the sources (the engine's one call) and returns the receipt, in place beside
+// the archive; or the fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
-	var out outputPaths
-	var err error
-	if st := c.remoteSet(); st != nil {
-		out, err = c.cfg.remoteOutput(ctx, st, c.started)
-	} else {
-		out, err = c.cfg.resolveOutput(c.started)
-	}
+	t, err := c.pickTarget(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.out = out
-	if err := c.checkSources(); err != nil {
+	c.target = t
+	// The sources first, as the engine will: a missing one is the error, whatever else is.
+	if err := engine.CheckSources(c.cfg.sources); err != nil {
 		return nil, err
 	}
-	if c.ref, err = c.openReference(ctx, stderr); err != nil {
+	reference, err := c.referencePath(ctx, stderr)
+	if err != nil {
 		return nil, err
 	}
-	if c.ref != nil {
-		defer c.ref.Close()
-	}
-	if c.cfg.dryRun {
-		if err := c.walk(ctx); err != nil {
+	opts := c.engineOptions(reference)
+	if !c.cfg.dryRun {
+		if opts.Output, err = t.open(ctx); err != nil {
 			return nil, err
 		}
+	}
+	e := engine.New(opts)
+	e.Hooks = c.reporter(ctx, e, stderr)
+	res, err := e.Run(ctx)
+	if err != nil {
+		t.abort()
+		return nil, err
+	}
+	c.res = res
+	if c.cfg.dryRun {
 		return c.receipt(nil, nil), nil
 	}
-	if err := c.openArchive(ctx); err != nil {
-		return nil, err
-	}
-	rc, err := c.write(ctx, stderr)
-	if err != nil {
-		c.w.Abort()
-		c.abortUpload()
-	}
-	return rc, err
+	return c.place(ctx, res)
 }
 
-func (c *creation) checkSources() error {
-	for _, s := range c.cfg.sources {
-		info, err := os.Stat(s.path)
-		if err != nil {
-			return fmt.Errorf("source %s: %w", s.path, cause(err))
-		}
-		if !info.IsDir() && !info.Mode().IsRegular() {
-			return fmt.Errorf("source %s: not a directory or a regular file", s.path)
-		}
+// place puts the archive and its receipt where they go; after a failure nothing new is at
+// the final paths.
+func (c *creation) place(ctx context.Context, res *engine.Result) (*format.Receipt, error) {
+	rc := c.receipt(&format.ArchiveInfo{Path: c.paths().archive, Size: res.Sum.Size, SHA256: res.Sum.SHA256}, nil)
+	if err := c.target.place(ctx, res, rc); err != nil {
+		res.Abort()
+		c.target.abort()
+		return rc, err
 	}
-	return nil
+	c.written = true
+	return rc, nil
 }
 
-func (c *creation) openArchive(ctx context.Context) error {
-	dir := c.stagingDir()
-	opts := archive.Options{
-		Method:    c.cfg.method,
-		Level:     c.cfg.level,
-		Jobs:      c.cfg.jobs,
-		Reference: c.ref,
-		Fresh:     c.fresh,
-		OnFile:    c.rec.File,
-		OnDir:     c.rec.Dir,
-		OnSymlink: c.rec.Symlink,
-		OnCopy:    c.rec.Copy,
-		OnSkip:    c.rec.Skip,
-		OnWarn:    c.rec.Warn,
+// paths are the run's archive and receipt, once picked.
+func (c *creation) paths() outputPaths {
+	if c.target == nil {
+		return outputPaths{}
 	}
-	if c.cfg.sqlite {
-		opts.Open = snapshotOpener(ctx, dir, c.cfg.sqliteTimeout)
-		c.stagingDirInfo(dir)
-	}
-	if c.cfg.metricsFile != "" {
-		c.leaveOut(c.cfg.metricsFile)
-	}
-	if st := c.remoteSet(); st != nil {
-		return c.openUpload(ctx, st, opts)
-	}
-	c.leaveOut(c.out.receipt)
-	if c.cfg.toStdout() {
-		return c.openStdout(ctx, opts)
-	}
-	w, err := archive.Create(ctx, dir, filepath.Base(c.out.archive), opts)
-	if err != nil {
-		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
-	}
-	c.w = w
-	c.leaveOut(w.TempPath(), c.out.archive)
-	return nil
+	return c.target.paths()
 }
 
-// leaveOut keeps the files at paths, the run's own outputs as an earlier run left them, out of
-// the archive (rule self) when they are inside a SOURCE: they are being replaced.
-func (c *creation) leaveOut(paths ...string) {
-	for _, p := range paths {
-		if info, err := os.Lstat(p); err == nil {
-			c.cfg.rules.Self = append(c.cfg.rules.Self, info)
-		}
+// wouldSnapshot is, in a dry run, the files that would be snapshotted.
+func (c *creation) wouldSnapshot() []format.WouldCopy {
+	if c.res == nil {
+		return nil
 	}
-}
-
-// write walks into the archive, then puts the archive and its receipt in place: the receipt
-// is staged first, so that a full disk fails the run before anything moves.
-func (c *creation) write(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
-	p := c.startProgress(ctx, stderr)
-	err := c.walk(ctx)
-	if err == nil {
-		err = c.w.Wait()
-	}
-	if c.ref != nil {
-		c.ref.Close() // every entry it gives is in the archive by now
-	}
-	p.Stop()
-	if err != nil {
-		return nil, c.archiveError(err)
-	}
-	m := c.rec.Manifest(version)
-	m.Created = c.created
-	sum, err := c.w.CloseManifest(m)
-	if err != nil {
-		return nil, c.archiveError(err)
-	}
-	c.manifest, c.manifestSum = m, sum.ManifestSHA256
-	if c.cfg.verify && c.upload == nil {
-		if err := c.verify(ctx, sum.Summary); err != nil {
-			return nil, err
-		}
-	}
-	// An interrupt that came while the archive was finished and synced stops the run here,
-	// before anything is published: nothing checks for it from here on.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rc := c.receipt(&format.ArchiveInfo{Path: c.out.archive, Size: sum.Size, SHA256: sum.SHA256}, nil)
-	if c.upload != nil {
-		return rc, c.placeRemote(ctx, rc)
-	}
-	if c.cfg.toStdout() {
-		return rc, c.placeStdout(rc)
-	}
-	return rc, c.place(ctx, rc)
-}
-
-// place publishes the archive and its receipt as one unit: after a failure the final paths
-// hold the old pair (or nothing), and the error says so. An interrupt that comes while the
-// receipt is staged (synced) stops it before the first rename.
-func (c *creation) place(ctx context.Context, rc *format.Receipt) error {
-	data, err := rc.Marshal()
-	if err != nil {
-		return err
-	}
-	staged, err := atomicfile.Stage(c.out.receipt, data, 0o600)
-	if err != nil {
-		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
-	}
-	if err := ctx.Err(); err != nil {
-		staged.Discard()
-		return err
-	}
-	if c.cfg.set != nil {
-		// In a set a crash between the renames must leave the receipt alone (a run prune
-		// removes once superseded), never the archive (kept for ever as unknown).
-		err = c.w.CommitLast(c.out.archive, c.cfg.force, staged)
-	} else {
-		err = c.w.Commit(c.out.archive, c.cfg.force, staged)
-	}
-	c.written = err == nil
-	switch {
-	case errors.Is(err, fs.ErrExist):
-		return &outputExists{c.out.archive}
-	case err != nil:
-		return fmt.Errorf("putting archive %s and receipt %s in place: %w", c.out.archive, c.out.receipt, err)
-	}
-	return nil
-}
-
-// outputExists is the error of an output taken by another run while this one wrote it: a
-// name chosen as free (a before-state's) can be chosen again.
-type outputExists struct{ path string }
-
-func (e *outputExists) Error() string {
-	return fmt.Sprintf("output %s exists (use --force to replace it)", e.path)
-}
-
-func (e *outputExists) Unwrap() error { return fs.ErrExist }
-
-func (c *creation) archiveError(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	return fmt.Errorf("writing archive %s: %w", c.out.archive, cause(err))
+	return c.res.WouldSnapshot
 }
 
 // writeFailedReceipt records a failed run, unless an archive is at the final path: its
-// receipt must keep describing it.
+// receipt must keep describing it, and the run wrote none.
 func (c *creation) writeFailedReceipt(ctx context.Context, rc *format.Receipt, stderr io.Writer) {
-	if c.cfg.dryRun || c.out.receipt == "" {
+	if c.cfg.dryRun || c.target == nil {
 		return
 	}
-	var err error
-	if c.remoteSet() != nil {
-		err = c.writeRemoteReceipt(ctx, rc)
-	} else if c.cfg.toStdout() || !exists(c.out.archive) {
-		var data []byte
-		data, err = rc.Marshal()
-		if err == nil {
-			err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
-		}
-	}
+	wrote, err := c.target.writeFailed(ctx, rc)
 	if err != nil && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))
+		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
-	c.written = err == nil
+	// A receipt left alone is another archive's: the hooks must not get it, nor add to it.
+	c.written = wrote && err == nil
 }
 
 // print prints the run's summary on stderr; every outcome with a receipt passes here once,
@@ -373,7 +226,7 @@ func (c *creation) print(rc *format.Receipt, stderr io.Writer) {
 	if c.cfg.quiet && rc.Status == format.Complete {
 		return
 	}
-	receipt := c.out.receipt
+	receipt := c.paths().receipt
 	if c.cfg.dryRun {
 		receipt = ""
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,195 +19,177 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/engine"
 	"backup/format"
 )
 
-// remoteSet is the bucket's store when the run writes into a set in a bucket.
-func (c *creation) remoteSet() *s3store.Store {
-	if c.cfg.set == nil {
-		return nil
-	}
-	st, _ := c.cfg.set.store.(*s3store.Store)
-	return st
-}
-
-// remoteName is the archive's name in its set.
-func (c *creation) remoteName() string {
-	return strings.TrimPrefix(c.out.archive, c.cfg.set.store.Location()+"/")
-}
-
-// remoteOutput picks a default name that neither an archive nor a receipt in the set holds.
+// remoteOutput picks a default name that neither an archive nor a receipt in the set holds,
+// with the picker of every other output (backupset.FreeName).
 func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, now time.Time) (outputPaths, error) {
-	for n := 1; ; n++ {
-		name := backupset.ArchiveName(cfg.sources[0].name, now, n)
-		free := true
-		for _, obj := range []string{name, name + format.ReceiptSuffix} {
-			_, err := st.Stat(ctx, obj)
-			if err == nil {
-				free = false
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
-			}
-		}
-		if free {
-			path := st.Location() + "/" + name
-			return outputPaths{archive: path, receipt: path + format.ReceiptSuffix}, nil
-		}
+	name, err := backupset.FreeName(ctx, st, cfg.sources[0].Name, now)
+	if err != nil {
+		return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
 	}
+	path := st.Location() + "/" + name
+	return outputPaths{archive: path, receipt: path + format.ReceiptSuffix}, nil
 }
 
-// openUpload starts the archive's upload and the writer that streams into it. Entries that
-// wait their turn spill to the system's temp folder, never more than the writer's budget.
-func (c *creation) openUpload(ctx context.Context, st *s3store.Store, opts archive.Options) error {
-	up, err := st.Create(ctx, c.remoteName())
-	if err != nil {
-		return fmt.Errorf("creating archive %s: %w", c.out.archive, cause(err))
-	}
-	w, err := archive.CreateStream(ctx, up, os.TempDir(), opts)
-	if err != nil {
-		up.Abort()
-		return fmt.Errorf("creating archive %s: %w", c.out.archive, err)
-	}
-	c.w, c.upload = w, up
-	return nil
+// uploadTarget uploads the archive into a set in a bucket as the engine writes it.
+type uploadTarget struct {
+	out outputPaths
+	st  *s3store.Store
+	// upload is the archive's unfinished upload; nil once completed or aborted.
+	upload *s3store.Upload
+	// receiptETag is the receipt's in the bucket, once written.
+	receiptETag string
 }
 
-// placeRemote creates the archive's receipt and then completes the upload (the archive
-// appears at its name, never over another object). The receipt comes first, as in a folder
-// set: a kill between the two leaves a receipt alone (a run prune removes once superseded),
-// never an archive alone (kept for ever as unknown). When the upload then fails, the run's
-// failed receipt replaces this one (see writeRemoteReceipt).
-func (c *creation) placeRemote(ctx context.Context, rc *format.Receipt) error {
-	up := c.upload
-	c.upload = nil // completed or aborted below: nothing left to abort
-	if err := c.putRemoteReceipt(ctx, rc); err != nil {
+func (t *uploadTarget) paths() outputPaths { return t.out }
+
+// name is the archive's name in its set.
+func (t *uploadTarget) name() string {
+	return strings.TrimPrefix(t.out.archive, t.st.Location()+"/")
+}
+
+// open starts the archive's upload, the stream the engine writes into.
+func (t *uploadTarget) open(ctx context.Context) (engine.Output, error) {
+	up, err := t.st.Create(ctx, t.name())
+	if err != nil {
+		return engine.Output{}, fmt.Errorf("creating archive %s: %w", t.out.archive, cause(err))
+	}
+	t.upload = up
+	return engine.Output{Path: t.out.archive, Stream: up}, nil
+}
+
+// place creates the archive's receipt and then completes the upload (the archive appears at
+// its name, never over another object). The receipt comes first, as in a folder set: a
+// kill between the two leaves a receipt alone (a run prune removes once superseded), never
+// an archive alone (kept for ever as unknown). When the upload then fails, the run's failed
+// receipt replaces this one (see writeFailed).
+func (t *uploadTarget) place(ctx context.Context, _ *engine.Result, rc *format.Receipt) error {
+	up := t.upload
+	t.upload = nil // completed or aborted below: nothing left to abort
+	if err := t.putReceipt(ctx, rc); err != nil {
 		up.Abort()
-		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
+		return fmt.Errorf("writing receipt %s: %w", t.out.receipt, cause(err))
 	}
 	if _, err := up.Commit(); err != nil {
 		if errors.Is(err, backupset.ErrExists) {
 			// Another run's archive is at the name: the receipt beside it is not this run's
 			// to write.
-			c.dropRemoteReceipt(ctx)
-			return fmt.Errorf("output %s exists: another run wrote it", c.out.archive)
+			t.dropReceipt(ctx)
+			return fmt.Errorf("output %s exists: another run wrote it", t.out.archive)
 		}
-		return fmt.Errorf("uploading archive %s: %w", c.out.archive, cause(err))
+		return fmt.Errorf("uploading archive %s: %w", t.out.archive, cause(err))
 	}
-	c.written = true
 	return nil
 }
 
-// putRemoteReceipt creates the receipt in the bucket. Interrupted, it tries once more within
-// the cleanup's bound, so that the run knows its receipt's ETag (a receipt the server made,
-// its answer lost, is recognised by its bytes) and can replace it with the failed one.
-func (c *creation) putRemoteReceipt(ctx context.Context, rc *format.Receipt) error {
+// putReceipt creates the receipt in the bucket. Interrupted, it tries once more within the
+// cleanup's bound, so that the run knows its receipt's ETag (a receipt the server made, its
+// answer lost, is recognised by its bytes) and can replace it with the failed one.
+func (t *uploadTarget) putReceipt(ctx context.Context, rc *format.Receipt) error {
 	data, err := rc.Marshal()
 	if err != nil {
 		return err
 	}
-	st := c.remoteSet()
-	name := c.remoteName() + format.ReceiptSuffix
-	c.receiptETag, err = st.Put(ctx, name, data, "")
+	name := t.name() + format.ReceiptSuffix
+	t.receiptETag, err = t.st.Put(ctx, name, data, "")
 	if err != nil && ctx.Err() != nil {
-		dctx, cancel := st.Detached(ctx)
+		dctx, cancel := t.st.Detached(ctx)
 		defer cancel()
-		c.receiptETag, err = st.Put(dctx, name, data, "")
+		t.receiptETag, err = t.st.Put(dctx, name, data, "")
 	}
 	return err
 }
 
-// dropRemoteReceipt deletes the receipt this run created, on its ETag.
-func (c *creation) dropRemoteReceipt(ctx context.Context) {
-	st := c.remoteSet()
-	dctx, cancel := st.Detached(ctx)
+// dropReceipt deletes the receipt this run created, on its ETag.
+func (t *uploadTarget) dropReceipt(ctx context.Context) {
+	dctx, cancel := t.st.Detached(ctx)
 	defer cancel()
-	if st.Delete(dctx, c.remoteName()+format.ReceiptSuffix, c.receiptETag) == nil {
-		c.receiptETag = ""
+	if t.st.Delete(dctx, t.name()+format.ReceiptSuffix, t.receiptETag) == nil {
+		t.receiptETag = ""
 	}
 }
 
-// abortUpload drops an unfinished upload, so that no part of it stays stored (and billed).
-func (c *creation) abortUpload() {
-	if c.upload != nil {
-		c.upload.Abort()
-		c.upload = nil
+// abort drops an unfinished upload, so that no part of it stays stored (and billed).
+func (t *uploadTarget) abort() {
+	if t.upload != nil {
+		t.upload.Abort()
+		t.upload = nil
 	}
 }
 
-// writeRemoteReceipt writes a receipt into the bucket: created once for a failed run
-// (unless an archive is at the name, whose receipt it must not replace), or replacing the
-// receipt this run wrote, on its ETag, when the read-back found the archive damaged. An
-// interrupted run writes it too, within the bound the store gives its cleanup.
-func (c *creation) writeRemoteReceipt(ctx context.Context, rc *format.Receipt) error {
-	st := c.remoteSet()
-	ctx, cancel := st.Detached(ctx)
+func (t *uploadTarget) writeFailed(ctx context.Context, rc *format.Receipt) (bool, error) {
+	return t.writeReceipt(ctx, rc)
+}
+
+func (t *uploadTarget) replace(ctx context.Context, rc *format.Receipt) error {
+	_, err := t.writeReceipt(ctx, rc)
+	return err
+}
+
+// writeReceipt writes a receipt into the bucket: created once for a failed run (unless an
+// archive is at the name, whose receipt it must not replace), or replacing the receipt this
+// run wrote, on its ETag, when the read-back found the archive damaged. An interrupted run
+// writes it too, within the bound the store gives its cleanup. wrote says whether it wrote
+// one.
+func (t *uploadTarget) writeReceipt(ctx context.Context, rc *format.Receipt) (wrote bool, err error) {
+	ctx, cancel := t.st.Detached(ctx)
 	defer cancel()
-	if c.receiptETag == "" {
-		_, err := st.Stat(ctx, c.remoteName())
+	if t.receiptETag == "" {
+		_, err := t.st.Stat(ctx, t.name())
 		if err == nil {
-			return nil
+			return false, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return err // whether an archive is there is not known: its receipt must stand
+			return false, err // whether an archive is there is not known: its receipt must stand
 		}
 	}
 	data, err := rc.Marshal()
 	if err != nil {
+		return false, err
+	}
+	t.receiptETag, err = t.st.Put(ctx, t.name()+format.ReceiptSuffix, data, t.receiptETag)
+	return true, err
+}
+
+// rewrite replaces the receipt the run wrote on the ETag it wrote, in a bounded request of
+// its own: the run's context may be cancelled (interrupted), and the hooks took their time.
+func (t *uploadTarget) rewrite(rc *format.Receipt) error {
+	data, err := rc.Marshal()
+	if err != nil {
 		return err
 	}
-	c.receiptETag, err = st.Put(ctx, c.remoteName()+format.ReceiptSuffix, data, c.receiptETag)
+	ctx, cancel := t.st.Detached(context.Background())
+	defer cancel()
+	t.receiptETag, err = t.st.Put(ctx, t.name()+format.ReceiptSuffix, data, t.receiptETag)
 	return err
 }
 
-// readBackRemote reads the uploaded archive back as backup verify does, with ranged
-// requests in parallel, against the size and SHA-256 the run wrote.
-func (c *creation) readBackRemote(ctx context.Context, name string, sum format.Summary) error {
-	ref := archiveRef{path: c.out.archive, store: c.cfg.set.store, entry: backupset.Entry{Name: name}}
+// hookReceipt copies rc, which a hook cannot open in the bucket, into a private folder
+// under the temp folder, removed by done once the hooks end.
+func (t *uploadTarget) hookReceipt(rc *format.Receipt) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "backup-hook-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	done := func() { os.RemoveAll(dir) }
+	path := filepath.Join(dir, t.name()+format.ReceiptSuffix)
+	data, err := rc.Marshal()
+	if err == nil {
+		err = atomicfile.WriteFile(path, data, 0o600)
+	}
+	if err != nil {
+		return "", done, err
+	}
+	return path, done, nil
+}
+
+// readBack reads the uploaded archive back as backup verify does, with ranged requests in
+// parallel, against the size and SHA-256 the run wrote.
+func (t *uploadTarget) readBack(ctx context.Context, sum format.Summary) error {
+	ref := archiveRef{path: t.out.archive, store: t.st, entry: backupset.Entry{Name: t.name()}}
 	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
 	return verdict(ctx, res, err)
-}
-
-// hookReceipt is the receipt the --exec-after hooks get as BACKUP_RECEIPT ("" when the run
-// wrote none): the file the run wrote; for a set in a bucket, which a hook cannot open, a
-// copy of it in a private folder under the temp folder, removed by done once the hooks end.
-func (c *creation) hookReceipt(rc *format.Receipt, stderr io.Writer) (path string, done func()) {
-	if rc == nil || !c.written {
-		return "", func() {}
-	}
-	if c.remoteSet() == nil {
-		return c.out.receipt, func() {}
-	}
-	dir, err := os.MkdirTemp("", "backup-hook-")
-	if err == nil {
-		path = filepath.Join(dir, c.remoteName()+format.ReceiptSuffix)
-		var data []byte
-		if data, err = rc.Marshal(); err == nil {
-			err = atomicfile.WriteFile(path, data, 0o600)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "backup: could not copy receipt %s for the hooks: %v\n", c.out.receipt, cause(err))
-		path = ""
-	}
-	return path, func() { os.RemoveAll(dir) }
-}
-
-// rewriteReceipt replaces the receipt the run wrote with rc (its hooks added): the file
-// atomically, or the bucket's object on the ETag the run wrote, never a local path named
-// s3://….
-func (c *creation) rewriteReceipt(rc *format.Receipt) error {
-	data, err := rc.Marshal()
-	if err != nil {
-		return err
-	}
-	st := c.remoteSet()
-	if st == nil {
-		return atomicfile.WriteFile(c.out.receipt, data, 0o600)
-	}
-	// The run's context may be cancelled (interrupted), and the hooks took their time: a
-	// bounded request of its own.
-	ctx, cancel := st.Detached(context.Background())
-	defer cancel()
-	c.receiptETag, err = st.Put(ctx, c.remoteName()+format.ReceiptSuffix, data, c.receiptETag)
-	return err
 }

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
-	"backup/format"
 )
 
 // setOnlyFlags only mean something for a run into a backup set.
@@ -47,8 +44,8 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 		return err
 	}
 	// The first SOURCE names the set's archives.
-	if err := backupset.CheckSourceName(cfg.sources[0].name); err != nil {
-		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].path, err)
+	if err := backupset.CheckSourceName(cfg.sources[0].Name); err != nil {
+		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].Path, err)
 	}
 	st, err := s3.open(context.Background(), cfg.outputDir)
 	if err != nil {
@@ -104,109 +101,4 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		return nil, exitFailed, err
 	}
 	return lock, 0, nil
-}
-
-// finishSet activates the new archive when the run allows it, then prunes, and returns the
-// run's exit code. A backup that is not complete never prunes.
-func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
-	name := filepath.Base(c.out.archive)
-	if c.remoteSet() != nil {
-		name = c.remoteName()
-	}
-	activate := rc.Status == format.Complete || rc.Status == format.Incomplete && c.cfg.set.activateIncomplete
-	if !activate {
-		c.print(rc, stderr)
-		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
-		return exitCode(rc, nil)
-	}
-	handMade := lock.CurrentActivation(ctx)
-	var verifyErr error
-	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
-		sum, _ := rc.Summary()
-		switch {
-		case c.remoteSet() != nil:
-			// An upload cannot be read before it completes: it is read back here, always.
-			verifyErr = c.readBackRemote(ctx, name, sum)
-		case c.cfg.verify:
-			return nil // --verify read these bytes back already, before the rename
-		default:
-			verifyErr = c.readBack(ctx, filepath.Join(c.cfg.set.dir, name), sum)
-		}
-		return verifyErr
-	})
-	if verifyErr != nil && ctx.Err() == nil {
-		rc = c.markDamaged(ctx, rc, verifyErr, stderr)
-	}
-	c.print(rc, stderr)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// The archive is whole, only not checked: its receipt stands, LATEST stays.
-		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
-		return exitInterrupted
-	case err != nil:
-		fmt.Fprintf(stderr, "backup: LATEST not moved: %v\n", err)
-		return exitFailed
-	}
-	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
-	// below can still stop for it.
-	c.latestMoved = true
-	if !c.cfg.quiet || rc.Status != format.Complete {
-		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
-	}
-	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", handMade.Archive, handMade.At.Local().Format(time.RFC3339))
-	}
-	if rc.Status != format.Complete || !c.cfg.set.prune {
-		return exitCode(rc, nil)
-	}
-	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
-	if !c.cfg.quiet {
-		writePruned(stderr, plan)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		return exitFailed
-	}
-	return exitCode(rc, nil)
-}
-
-// markDamaged records in the receipt that the archive failed its read-back: the receipt
-// must not keep calling it complete, and as a failed run it is superseded by the next good
-// one.
-func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyErr error, stderr io.Writer) *format.Receipt {
-	damaged := *rc
-	damaged.Status = format.Failed
-	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.out.archive, verifyErr)
-	var err error
-	if c.remoteSet() != nil {
-		err = c.writeRemoteReceipt(ctx, &damaged)
-	} else {
-		var data []byte
-		data, err = damaged.Marshal()
-		if err == nil {
-			err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.out.receipt, cause(err))
-	}
-	c.written = err == nil
-	return &damaged
-}
-
-// writePruned prints one line per deleted backup and a count, as create does after a good
-// run.
-func writePruned(w io.Writer, plan []backupset.Decision) {
-	kept := 0
-	for _, d := range plan {
-		if d.Keep {
-			kept++
-			continue
-		}
-		fmt.Fprintf(w, "  deleted %s (%s, %s)\n", d.Name, d.State, d.Reasons[0])
-	}
-	fmt.Fprintf(w, "backup: pruned %d, kept %d\n", len(plan)-kept, kept)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backup/backupset"
+	"backup/engine"
 	"backup/format"
 )
 
@@ -34,7 +35,8 @@ func TestFinishSetDamagedArchive(t *testing.T) {
 	}
 	defer lock.Release()
 	c := &creation{cfg: createConfig{set: &setConfig{dir: set, prune: true, keep: backupset.Policy{Last: 1}}},
-		out: outputPaths{archive: arch, receipt: arch + ".receipt.json"}, manifest: &format.Manifest{Status: "complete"}}
+		target: &fileTarget{receiptFile: receiptFile{outputPaths{archive: arch, receipt: arch + ".receipt.json"}}, inSet: true},
+		res:    &engine.Result{Manifest: &format.Manifest{Status: "complete"}}}
 	var stderr strings.Builder
 	if code := c.finishSet(t.Context(), lock, rc, &stderr); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)

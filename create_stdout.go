@@ -8,11 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
-	"backup/archive"
-	"backup/atomicfile"
+	"backup/engine"
 	"backup/format"
 )
 
@@ -47,34 +47,23 @@ func (cfg *createConfig) validateStdout() error {
 	return nil
 }
 
-// openStdout starts the archive on stdout. A closed pipe must fail the run with a receipt
-// that says so, not kill the process with SIGPIPE before it can write one (survivePipes,
-// from the start of the run).
-func (c *creation) openStdout(ctx context.Context, opts archive.Options) error {
-	if f, ok := c.stdout.(*os.File); ok {
-		// Redirected into a file inside a SOURCE, the archive must not back itself up.
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			c.cfg.rules.Self = append(c.cfg.rules.Self, info)
-		}
-	}
-	w, err := archive.CreateStream(ctx, c.stdout, os.TempDir(), opts)
-	if err != nil {
-		return fmt.Errorf("creating archive on stdout: %w", err)
-	}
-	c.w = w
-	return nil
+// stdoutTarget streams the archive to stdout and writes its receipt to --receipt once the
+// whole archive has gone. A closed pipe must fail the run with a receipt that says so, not
+// kill the process with SIGPIPE before it can write one (survivePipes, from the start of
+// the run).
+type stdoutTarget struct {
+	receiptFile
+	stdout io.Writer
 }
 
-// placeStdout writes the receipt of the archive streamed to stdout.
-func (c *creation) placeStdout(rc *format.Receipt) error {
-	data, err := rc.Marshal()
-	if err == nil {
-		err = atomicfile.WriteFile(c.out.receipt, data, 0o600)
-	}
-	// The hooks get the receipt, and it records them, as it does for any run.
-	c.written = err == nil
-	if err != nil {
-		return fmt.Errorf("writing receipt %s: %w", c.out.receipt, cause(err))
+func (t *stdoutTarget) open(context.Context) (engine.Output, error) {
+	return engine.Output{Path: t.out.archive, Stream: t.stdout}, nil
+}
+
+// place writes the receipt of the archive streamed to stdout.
+func (t *stdoutTarget) place(_ context.Context, _ *engine.Result, rc *format.Receipt) error {
+	if err := t.write(rc); err != nil {
+		return fmt.Errorf("writing receipt %s: %w", t.out.receipt, cause(err))
 	}
 	return nil
 }

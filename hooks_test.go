@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -205,4 +206,28 @@ func TestExecAfterStdoutArchive(t *testing.T) {
 	if rc := readReceipt(t, receipt); len(rc.Hooks) != 1 || rc.Hooks[0].When != "after" {
 		t.Errorf("receipt hooks %+v, want the after hook", rc.Hooks)
 	}
+}
+
+// TestExecAfterFailedRunKeepsOthersReceipt: a --force run that fails leaves the archive at
+// -o and its receipt alone, and the --exec-after hooks are told it wrote no receipt. Before,
+// the run took the receipt it had left alone for its own: the hooks got the old archive's
+// receipt as BACKUP_RECEIPT, and adding them to it replaced that receipt with the failed
+// run's, so the archive no longer verified against its receipt.
+func TestExecAfterFailedRunKeepsOthersReceipt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	before := readFile(t, filepath.Join(dir, "a.zip.receipt.json"))
+	seen := filepath.Join(dir, "seen")
+	r := backup(t, runOpts{dir: dir}, "create", "--force", "-o", "a.zip",
+		"--exec-after", `printf %s "$BACKUP_RECEIPT" > `+seen, "gone")
+	mustExit(t, r, exitFailed)
+	if got := string(readFile(t, seen)); got != "" {
+		t.Errorf("BACKUP_RECEIPT %q, want none: the failed run wrote no receipt", got)
+	}
+	if after := readFile(t, filepath.Join(dir, "a.zip.receipt.json")); !bytes.Equal(after, before) {
+		t.Errorf("the receipt of the archive at -o changed:\n%s", after)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "verify", "a.zip"), exitComplete)
 }

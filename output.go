@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,12 +10,45 @@ import (
 	"time"
 
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 )
 
 // outputPaths are where a run writes.
 type outputPaths struct {
 	archive, receipt string
+}
+
+// pickTarget picks where the run's archive and receipt go, and under which names.
+func (c *creation) pickTarget(ctx context.Context) (target, error) {
+	out, err := c.cfg.pickOutput(ctx, c.started)
+	switch st := c.cfg.bucket(); {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return &uploadTarget{out: out, st: st}, nil
+	case c.cfg.toStdout():
+		return &stdoutTarget{receiptFile{out}, c.stdout}, nil
+	}
+	return &fileTarget{receiptFile: receiptFile{out}, force: c.cfg.force, inSet: c.cfg.set != nil}, nil
+}
+
+// pickOutput picks the paths of a run that started at now: in a set in a bucket, names no
+// object there holds (remoteOutput); anywhere else as resolveOutput does.
+func (cfg *createConfig) pickOutput(ctx context.Context, now time.Time) (outputPaths, error) {
+	if st := cfg.bucket(); st != nil {
+		return cfg.remoteOutput(ctx, st, now)
+	}
+	return cfg.resolveOutput(now)
+}
+
+// bucket is the bucket's store when the run writes into a set in a bucket.
+func (cfg *createConfig) bucket() *s3store.Store {
+	if cfg.set == nil {
+		return nil
+	}
+	st, _ := cfg.set.store.(*s3store.Store)
+	return st
 }
 
 // resolveOutput picks the archive's and the receipt's paths. A default name never replaces
@@ -48,7 +82,7 @@ func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
 	info, err := os.Stat(path)
 	switch {
 	case err == nil && info.IsDir():
-		return freeName(path, cfg.sources[0].name, now), nil
+		return freeName(path, cfg.sources[0].Name, now), nil
 	case err == nil && !cfg.force:
 		return "", fmt.Errorf("output %s exists (use --force to replace it)", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -67,26 +101,19 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 			return "", fmt.Errorf("output folder %s: %w", dir, cause(err))
 		}
 	}
-	return freeName(dir, cfg.sources[0].name, now), nil
+	return freeName(dir, cfg.sources[0].Name, now), nil
 }
 
 // freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… past every run of that second
-// whose archive or receipt is in dir.
+// whose archive or receipt is in dir (backupset.FreeName, the one picker). A folder that
+// cannot be listed gives the first name: writing into that folder will say what is wrong
+// with it.
 func freeName(dir, name string, now time.Time) string {
-	// A folder that cannot be listed gives no names; the loop still finds a free one, and
-	// writing into that folder will say what is wrong with it.
-	var names []string
-	if entries, err := os.ReadDir(dir); err == nil {
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
+	file, err := backupset.FreeName(context.Background(), backupset.Folder{Dir: dir}, name, now)
+	if err != nil {
+		file = backupset.ArchiveName(name, now, 1)
 	}
-	for n := backupset.NextRun(names, name, now); ; n++ {
-		path := filepath.Join(dir, backupset.ArchiveName(name, now, n))
-		if !exists(path) && !exists(format.ReceiptPath(path)) {
-			return path
-		}
-	}
+	return filepath.Join(dir, file)
 }
 
 func exists(path string) bool {

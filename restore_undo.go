@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"backup/archive"
+	"backup/engine"
 	"backup/format"
 	"backup/report"
 )
@@ -76,22 +76,22 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 
 func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
-	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now, created: plan.Creates(), pick: map[string]bool{}}
+	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now}
 	c.cfg = createConfig{level: archive.DefaultLevel, method: format.Deflate, progress: "never",
 		symlinks: "store", xattrs: cfg.owners.Xattrs}
 	c.cfg.rules.StoreSymlinks = true
-	for _, name := range plan.Replaces() {
-		c.pickWithParents(cfg.dest, name)
-	}
+	c.cfg.sources, c.pick.names = engine.Pick(cfg.dest, plan.Replaces())
+	c.pick.created = plan.Creates()
 	c.cfg.output = freeName(dir, beforeStateName(cfg.dest), now)
 	rc, err := c.run(ctx, stderr)
+	out := c.paths()
 	switch {
 	case err != nil:
 		return nil, err
 	case rc.Status != format.Complete:
-		return nil, fmt.Errorf("%s is %s: %s", c.out.archive, rc.Status, firstLoss(rc))
+		return nil, fmt.Errorf("%s is %s: %s", out.archive, rc.Status, firstLoss(rc))
 	}
-	return &undoPaths{Archive: c.out.archive, Receipt: c.out.receipt}, nil
+	return &undoPaths{Archive: out.archive, Receipt: out.receipt}, nil
 }
 
 // beforeStateName is the name a before-state of a restore into dest is saved under: dest's
@@ -102,26 +102,6 @@ func beforeStateName(dest string) string {
 		return "root-before-restore"
 	}
 	return filepath.Base(abs) + "-before-restore"
-}
-
-// pickWithParents selects name, and the folders above it, for the before-state's walk; a
-// name's top folder is a SOURCE.
-func (c *creation) pickWithParents(dest, name string) {
-	top, _, _ := strings.Cut(name, "/")
-	if !c.pick[top] {
-		c.cfg.sources = append(c.cfg.sources, source{path: filepath.Join(dest, filepath.FromSlash(top)), name: top})
-	}
-	for n := name; n != "" && !c.pick[n]; n = parentName(n) {
-		c.pick[n] = true
-	}
-}
-
-func parentName(name string) string {
-	i := strings.LastIndexByte(name, '/')
-	if i < 0 {
-		return ""
-	}
-	return name[:i]
 }
 
 // firstLoss names the first warning that made a before-state incomplete.

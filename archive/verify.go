@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"runtime"
 	"sync/atomic"
@@ -35,6 +36,18 @@ type VerifyResult struct {
 
 // OK reports whether the archive verified.
 func (v *VerifyResult) OK() bool { return len(v.Problems) == 0 }
+
+// Err is the first problem as an error, saying how many more there are; nil when OK.
+func (v *VerifyResult) Err() error {
+	if v.OK() {
+		return nil
+	}
+	more := ""
+	if n := len(v.Problems); n > 1 {
+		more = fmt.Sprintf(" (and %d more problems)", n-1)
+	}
+	return fmt.Errorf("%s%s", v.Problems[0], more)
+}
 
 // VerifyOptions configure Verify; the zero value checks the archive alone.
 type VerifyOptions struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"backup/atomicfile"
 	"backup/format"
@@ -54,7 +53,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		_, err := copyInto(ctx, f.Dir, e.Name, a.reader(), sum, nil)
 		return e.Name, false, err
 	}
-	name, err = l.freeName(ctx, a.Source, a.Receipt.StartedAt)
+	name, err = FreeName(ctx, l.store, a.Source, a.Receipt.StartedAt)
 	if err != nil {
 		return "", false, err
 	}
@@ -120,20 +119,6 @@ func findSHA(entries []Entry, sum string) *Entry {
 		}
 	}
 	return nil
-}
-
-// freeName is the default name of a run of source that started at started, not taken by
-// any file of the set.
-func (l *Lock) freeName(ctx context.Context, source string, started time.Time) (string, error) {
-	files, err := l.store.List(ctx)
-	if err != nil {
-		return "", err
-	}
-	names := make([]string, len(files))
-	for i, o := range files {
-		names[i] = o.Name
-	}
-	return ArchiveName(source, started, NextRun(names, source, started)), nil
 }
 
 // reader reads the archive from its first byte.

@@ -2,7 +2,10 @@ package backupset
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -66,6 +69,45 @@ func NextRun(names []string, source string, started time.Time) int {
 		}
 	}
 	return next
+}
+
+// FreeName is the default name (ArchiveName) of a new run of source that started at started,
+// in the store st: past every run of that second that st lists (NextRun), and past any name
+// whose archive or receipt is there all the same. It is the one picker of every place a run
+// names its archive: a set in a folder or a bucket, a plain folder, a before-state's folder.
+func FreeName(ctx context.Context, st Store, source string, started time.Time) (string, error) {
+	files, err := st.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(files))
+	for i, o := range files {
+		names[i] = o.Name
+	}
+	for n := NextRun(names, source, started); ; n++ {
+		name := ArchiveName(source, started, n)
+		free, err := isFree(ctx, st, name)
+		switch {
+		case err != nil:
+			return "", err
+		case free:
+			return name, nil
+		}
+	}
+}
+
+// isFree says whether neither the archive name nor its receipt is in st.
+func isFree(ctx context.Context, st Store, name string) (bool, error) {
+	for _, file := range []string{name, name + format.ReceiptSuffix} {
+		_, err := st.Stat(ctx, file)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // parseName splits a default archive name into the source's name and the time in it.

@@ -2,5 +2,6 @@
 // a run, builds the manifest and the receipt (whose records and codecs are package format's)
 // and the one-line human summary, and drives the progress bar on a terminal.
 //
-// It implements the engine's hooks; the engine (walker, skiprules, archive) never imports it.
+// It implements the hooks of package engine (engine.Hooks, and archive.Options beneath it);
+// the engine and what it builds on (walker, skiprules, archive) never import it.
 package report

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"backup/backupset"
+	"backup/format"
+)
+
+// finishSet activates the new archive when the run allows it, then prunes, and returns the
+// run's exit code. A backup that is not complete never prunes.
+func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
+	if !c.activates(rc) {
+		c.print(rc, stderr)
+		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
+		return exitCode(rc, nil)
+	}
+	name := filepath.Base(c.paths().archive)
+	handMade := lock.CurrentActivation(ctx)
+	rc, err := c.activate(ctx, lock, name, rc, stderr)
+	c.print(rc, stderr)
+	if err != nil {
+		return latestNotMoved(ctx, err, stderr)
+	}
+	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
+	// below can still stop for it.
+	c.latestMoved = true
+	c.sayMoved(name, handMade, rc, stderr)
+	if rc.Status != format.Complete || !c.cfg.set.prune {
+		return exitCode(rc, nil)
+	}
+	return c.pruneSet(ctx, lock, rc, stderr)
+}
+
+// activates says whether a run that ended with rc may become LATEST.
+func (c *creation) activates(rc *format.Receipt) bool {
+	return rc.Status == format.Complete || rc.Status == format.Incomplete && c.cfg.set.activateIncomplete
+}
+
+// activate points LATEST at the archive name once it reads back, and returns the receipt as
+// it then stands (failed, when the read-back found the archive damaged) and why LATEST did
+// not move.
+func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name string, rc *format.Receipt, stderr io.Writer) (*format.Receipt, error) {
+	var verifyErr error
+	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
+		verifyErr = c.readBackInSet(ctx, name, rc)
+		return verifyErr
+	})
+	if verifyErr != nil && ctx.Err() == nil {
+		rc = c.markDamaged(ctx, rc, verifyErr, stderr)
+	}
+	return rc, err
+}
+
+// readBackInSet reads the archive called name back before LATEST may name it: an upload,
+// which cannot be read before it completes, always; a file unless --verify read these bytes
+// back already, before the rename.
+func (c *creation) readBackInSet(ctx context.Context, name string, rc *format.Receipt) error {
+	if up, ok := c.target.(*uploadTarget); ok {
+		sum, _ := rc.Summary()
+		return up.readBack(ctx, sum)
+	}
+	if c.cfg.verify {
+		return nil
+	}
+	return c.res.ReadBack(ctx, filepath.Join(c.cfg.set.dir, name))
+}
+
+// latestNotMoved says why LATEST stays, and returns the exit code.
+func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
+	if ctx.Err() != nil {
+		// The archive is whole, only not checked: its receipt stands, LATEST stays.
+		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
+		return exitInterrupted
+	}
+	fmt.Fprintf(stderr, "backup: LATEST not moved: %v\n", err)
+	return exitFailed
+}
+
+// sayMoved says that LATEST names the archive now, and from where it moved when someone had
+// activated another archive by hand.
+func (c *creation) sayMoved(name string, handMade *backupset.Activation, rc *format.Receipt, stderr io.Writer) {
+	if !c.cfg.quiet || rc.Status != format.Complete {
+		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
+	}
+	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
+		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", handMade.Archive, handMade.At.Local().Format(time.RFC3339))
+	}
+}
+
+// pruneSet prunes the set after a complete run, and returns the exit code.
+func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
+	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
+	if !c.cfg.quiet {
+		writePruned(stderr, plan)
+	}
+	if err == nil {
+		return exitCode(rc, nil)
+	}
+	fmt.Fprintf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	return exitFailed
+}
+
+// markDamaged records in the receipt that the archive failed its read-back: the receipt
+// must not keep calling it complete, and as a failed run it is superseded by the next good
+// one.
+func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyErr error, stderr io.Writer) *format.Receipt {
+	damaged := *rc
+	damaged.Status = format.Failed
+	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.paths().archive, verifyErr)
+	err := c.target.replace(ctx, &damaged)
+	if err != nil {
+		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
+	}
+	c.written = err == nil
+	return &damaged
+}
+
+// writePruned prints one line per deleted backup and a count, as create does after a good
+// run.
+func writePruned(w io.Writer, plan []backupset.Decision) {
+	kept := 0
+	for _, d := range plan {
+		if d.Keep {
+			kept++
+			continue
+		}
+		fmt.Fprintf(w, "  deleted %s (%s, %s)\n", d.Name, d.State, d.Reasons[0])
+	}
+	fmt.Fprintf(w, "backup: pruned %d, kept %d\n", len(plan)-kept, kept)
+}

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"backup/archive"
+	"backup/format"
+)
+
+// openReference opens Options.Reference, the archive whose entries of unchanged files the
+// run copies. One that cannot be trusted (see openTrusted) gets a full run, which
+// Hooks.NoReuse is told of: copying from it could carry its gaps, damage or edits forward,
+// and a doubt about a reference must never cost a backup.
+func (e *Engine) openReference(ctx context.Context) error {
+	path := e.opts.Reference
+	if path == "" {
+		return nil
+	}
+	ref, err := openTrusted(ctx, path, e.opts.Method, e.opts.Level, e.opts.Reuse)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.Hooks.NoReuse(fmt.Errorf("%s: %w", path, err))
+		return nil
+	}
+	e.ref = ref
+	return nil
+}
+
+// openTrusted opens the archive at path as a reference when its receipt says complete and
+// describes this very file: the file's size and SHA-256 are the receipt's (the whole file
+// is hashed), and the manifest that hash proves says complete too. Every entry copied is
+// still checked against the SHA-256 its manifest records for its compressed bytes. method
+// and level are the run's: an entry compressed otherwise is not copied.
+func openTrusted(ctx context.Context, path string, method format.Method, level int, opts archive.ReuseOptions) (*archive.Reference, error) {
+	rc, err := format.ReadReceipt(format.ReceiptPath(path))
+	if err != nil {
+		return nil, fmt.Errorf("its receipt: %w", cause(err))
+	}
+	if rc.Status != format.Complete {
+		return nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)
+	}
+	want, ok := rc.Summary()
+	if !ok {
+		return nil, errors.New("its receipt describes no archive")
+	}
+	ref, err := archive.OpenReference(ctx, path, want, method, level, opts)
+	if err != nil {
+		return nil, cause(err)
+	}
+	if s := ref.Status(); s != string(format.Complete) { // a receipt edited to say complete
+		ref.Close()
+		return nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
+	}
+	return ref, nil
+}
+
+// closeReference closes the reference once every entry it gives is in the archive.
+func (e *Engine) closeReference() {
+	if e.ref != nil {
+		e.ref.Close()
+		e.ref = nil
+	}
+}

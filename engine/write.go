@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"backup/archive"
+	"backup/atomicfile"
+	"backup/format"
+)
+
+// Result is what a run made.
+type Result struct {
+	// Sum is the archive's size and SHA-256, as its bytes were written, and its manifest's
+	// SHA-256; zero in a dry run.
+	Sum archive.Summary
+	// Manifest is the manifest the archive ends with; nil in a dry run.
+	Manifest *format.Manifest
+	// WouldSnapshot is, in a dry run, the files that would be stored as snapshots, in walk
+	// order.
+	WouldSnapshot []format.WouldCopy
+
+	w       *archive.Writer // a file Output's: the archive waits at its temp path
+	path    string
+	replace bool
+}
+
+// Commit puts a file Output's archive at its Path, with the staged files given (its receipt),
+// as one unit (archive.Writer.Commit): either all are in place and synced, or each final
+// path holds what it held before. Without Output.Replace a file at Path is never replaced:
+// the error then matches fs.ErrExist.
+func (r *Result) Commit(with ...*atomicfile.Staged) error {
+	return r.w.Commit(r.path, r.replace, with...)
+}
+
+// CommitLast is Commit with the staged files put in place before the archive, as a backup
+// set wants: a crash between the renames leaves a receipt alone, never an archive alone.
+func (r *Result) CommitLast(first ...*atomicfile.Staged) error {
+	return r.w.CommitLast(r.path, r.replace, first...)
+}
+
+// Abort removes a file Output's temp archive that is not to be put in place; a no-op after
+// Commit, and for a stream or a dry run.
+func (r *Result) Abort() {
+	if r.w != nil {
+		r.w.Abort()
+	}
+}
+
+// stagingDir is the folder snapshots (and the spilled entries of a streamed archive) are
+// staged in: the output folder, which has room for the archive, where a small /tmp may not.
+// A stream has no folder here: it stages in $TMPDIR (default /tmp).
+func (e *Engine) stagingDir() string {
+	if e.opts.Output.Stream != nil {
+		return os.TempDir()
+	}
+	return filepath.Dir(e.opts.Output.Path)
+}
+
+// open starts the archive's Writer into the Output.
+func (e *Engine) open(ctx context.Context) error {
+	dir := e.stagingDir()
+	opts := archive.Options{
+		Method:    e.opts.Method,
+		Level:     e.opts.Level,
+		Jobs:      e.opts.Jobs,
+		Reference: e.ref,
+		Fresh:     e.fresh,
+		OnFile:    e.fileDone,
+		OnDir:     e.Hooks.Dir,
+		OnSymlink: e.Hooks.Symlink,
+		OnCopy:    e.Hooks.Copy,
+		OnSkip:    e.Hooks.Skip,
+		OnWarn:    e.Hooks.Warn,
+	}
+	if e.opts.SQLite {
+		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
+		if info, err := os.Stat(dir); err == nil {
+			e.stage.dir = info // so that the walk knows it inside a SOURCE
+		}
+	}
+	out := e.opts.Output
+	if out.Stream != nil {
+		return e.openStream(ctx, dir, opts)
+	}
+	w, err := archive.Create(ctx, dir, filepath.Base(out.Path), opts)
+	if err != nil {
+		return fmt.Errorf("creating archive %s: %w", out.Path, cause(err))
+	}
+	e.setWriter(w)
+	// An earlier archive at Path inside a SOURCE is being replaced: never archived.
+	e.leaveOut(w.TempPath(), out.Path)
+	return nil
+}
+
+// openStream starts the archive's Writer into Output.Stream.
+func (e *Engine) openStream(ctx context.Context, dir string, opts archive.Options) error {
+	out := e.opts.Output
+	if f, ok := out.Stream.(*os.File); ok {
+		// Redirected into a file inside a SOURCE, the archive must not back itself up.
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			e.rules.Self = append(e.rules.Self, info)
+		}
+	}
+	w, err := archive.CreateStream(ctx, out.Stream, dir, opts)
+	if err != nil {
+		return fmt.Errorf("creating archive %s: %w", out.Path, err)
+	}
+	e.setWriter(w)
+	return nil
+}
+
+func (e *Engine) setWriter(w *archive.Writer) {
+	e.w = w
+	e.writer.Store(w)
+}
+
+// leaveOut keeps the files at paths out of the archive (rule self) when they are inside a
+// SOURCE.
+func (e *Engine) leaveOut(paths ...string) {
+	for _, p := range paths {
+		if info, err := os.Lstat(p); err == nil {
+			e.rules.Self = append(e.rules.Self, info)
+		}
+	}
+}
+
+// fileDone counts a stored file for Progress and tells Hooks.File.
+func (e *Engine) fileDone(f format.File) {
+	e.files.Add(1)
+	e.Hooks.File(f)
+}
+
+// write walks into the archive, ends it with its manifest, and with Verify reads it back.
+func (e *Engine) write(ctx context.Context) (*Result, error) {
+	done := e.Hooks.Walking()
+	err := e.walk(ctx)
+	if err == nil {
+		err = e.w.Wait()
+	}
+	e.closeReference()
+	done()
+	if err != nil {
+		return nil, e.archiveError(err)
+	}
+	m := e.Hooks.Manifest()
+	m.Created = e.opts.Created
+	sum, err := e.w.CloseManifest(m)
+	if err != nil {
+		return nil, e.archiveError(err)
+	}
+	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace}
+	if e.opts.Output.Stream == nil {
+		res.w = e.w
+		if e.opts.Verify {
+			if err := e.verify(ctx, res); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// An interrupt that came while the archive was finished and synced stops the run here,
+	// before anything is published: nothing checks for it from here on.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (e *Engine) archiveError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("writing archive %s: %w", e.opts.Output.Path, cause(err))
+}
