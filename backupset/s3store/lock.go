@@ -103,6 +103,7 @@ type heldLock struct {
 	// flight, so that a stalled server cannot hold Release.
 	ctx  context.Context
 	stop context.CancelFunc
+	quit chan struct{} // closed by Release: no renewal after the one in flight
 	done chan struct{}
 
 	mu   sync.Mutex
@@ -111,7 +112,7 @@ type heldLock struct {
 }
 
 func (s *Store) hold(ctx context.Context, etag string, l lease) *heldLock {
-	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, done: make(chan struct{})}
+	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, quit: make(chan struct{}), done: make(chan struct{})}
 	renewCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = stop
 	go h.renew(renewCtx)
@@ -128,6 +129,8 @@ func (h *heldLock) renew(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-h.quit:
 			return
 		case <-t.C:
 		}
@@ -146,13 +149,23 @@ func (h *heldLock) renew(ctx context.Context) {
 
 // Release stops the renewals and deletes the lock object if it is still this run's, within
 // the bound Detached gives: a lock the server did not let go expires on its own.
+//
+// A renewal in flight is let finish within that bound rather than cancelled: cancelled, the
+// server may still have made it, and the delete on the ETag from before would then miss the
+// lock object, left to block every run until it expires.
 func (h *heldLock) Release() error {
+	ctx, cancel := h.s.Detached(h.ctx)
+	defer cancel()
+	close(h.quit)
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		h.stop()
+		<-h.done
+	}
 	h.stop()
-	<-h.done
 	if h.lost != nil {
 		return errors.New("the set's lock was taken over by another run while this one held it")
 	}
-	ctx, cancel := h.s.Detached(h.ctx)
-	defer cancel()
 	return h.s.Delete(ctx, backupset.LockName, h.etag)
 }
