@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // A restore killed while it wrote (SIGKILL, a power cut) leaves its temp files behind. A
@@ -22,11 +24,8 @@ import (
 // included) removes what the journals of dead runs list, then the journals. A live run
 // holds an exclusive flock on its journal, so a concurrent restore leaves it alone.
 
-const (
-	journalPrefix = ".backup-restore-"
-	journalSuffix = ".journal"
-	journalHeader = "backup restore journal 1\n"
-)
+// journalHeader is a journal's first line; its name is format's (format.JournalToken).
+const journalHeader = "backup restore journal 1\n"
 
 // journal is this run's record of its temp names, created in the folder root when the run
 // makes its first temp file: a run that writes nothing (all already present) leaves DEST,
@@ -60,7 +59,7 @@ func (j *journal) open() error {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	for try := 0; ; try++ {
 		token := newToken()
-		name := journalPrefix + token + journalSuffix
+		name := format.JournalPrefix + token + format.JournalSuffix
 		if j.held(name) {
 			continue
 		}
@@ -172,27 +171,10 @@ func (p *RestorePlan) sweep(t *destTree) {
 		return // nothing found is nothing removed
 	}
 	for _, name := range names {
-		if token, ok := journalToken(name); ok && !p.holds(name) {
+		if token, ok := format.JournalToken(name); ok && !p.holds(name) {
 			p.sweepJournal(t, name, token)
 		}
 	}
-}
-
-// isJournal reports whether name is a journal's.
-func isJournal(name string) bool {
-	_, ok := journalToken(name)
-	return ok
-}
-
-// journalToken returns the token of a journal's name, and whether name is one: the prefix,
-// 1 to 13 base-36 digits (64 bits), the suffix.
-func journalToken(name string) (string, bool) {
-	rest, hasPrefix := strings.CutPrefix(name, journalPrefix)
-	token, hasSuffix := strings.CutSuffix(rest, journalSuffix)
-	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 {
-		return "", false
-	}
-	return token, strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 func readNames(dfd int) ([]string, error) {
