@@ -23,7 +23,7 @@ type Entry struct {
 	Kind skiprules.Kind
 	// Mode holds the type and permission bits the entry was stored with; for an entry that
 	// holds no Unix mode (made on DOS or Windows, or with a mode of 0), those restore gives
-	// it before the umask (see restoreMode).
+	// it before the umask (see Perm).
 	Mode fs.FileMode
 	// Size is the uncompressed size that the entry's header declares.
 	Size int64

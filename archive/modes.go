@@ -45,10 +45,10 @@ func restoreMode(f *zip.FileHeader, mode fs.FileMode) (fs.FileMode, bool) {
 	return defaultFile, true
 }
 
-// restorePerm returns the permission bits to give the restored e: its own, or for an entry
-// without a Unix mode the default less umask. A directory keeps its owner's search bit
-// whatever the umask.
-func restorePerm(e *Entry, umask fs.FileMode) uint32 {
+// Perm is the permission bits to restore e with under umask: its own, or for an entry that
+// holds no Unix mode the default (see Mode) less umask. A directory keeps its owner's search
+// bit whatever the umask.
+func (e *Entry) Perm(umask fs.FileMode) fs.FileMode {
 	perm := e.Mode.Perm()
 	if e.noUnixMode {
 		perm &^= umask
@@ -56,7 +56,7 @@ func restorePerm(e *Entry, umask fs.FileMode) uint32 {
 	if e.IsDir {
 		perm |= ownerSearch
 	}
-	return uint32(perm)
+	return perm
 }
 
 // currentUmask returns the process's umask. It is read from /proc, because setting it to

@@ -117,12 +117,11 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	if e.Kind != "" {
 		return p.restoreSymlink(ctx, t, e, res)
 	}
-	want, err := p.expected(e)
-	if err != nil {
+	if err := p.r.CheckRecord(e); err != nil {
 		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
 		return nil
 	}
-	n, err := p.writeFile(ctx, t, e, want, buf)
+	n, err := p.writeFile(ctx, t, e, buf)
 	var we *writeError
 	switch {
 	case err == nil:
@@ -144,21 +143,6 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	return nil
 }
 
-// expected returns the SHA-256 the manifest records for e; "" without a manifest.
-func (p *RestorePlan) expected(e *Entry) (string, error) {
-	if p.listed == nil {
-		return "", nil
-	}
-	f, ok := p.listed[e.Name]
-	switch {
-	case !ok:
-		return "", errors.New("not in the manifest")
-	case f.Size != e.Size:
-		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, f.Size)
-	}
-	return f.SHA256.String(), nil
-}
-
 func isFatal(err error) bool {
 	return slices.ContainsFunc(fatalErrnos, func(target error) bool { return errors.Is(err, target) })
 }
@@ -169,9 +153,9 @@ type fileOpError struct{ err error }
 func (e *fileOpError) Error() string { return e.err.Error() }
 func (e *fileOpError) Unwrap() error { return e.err }
 
-// writeFile writes e to a temp file in its folder, checks it, sets its mode and mtime, and
-// renames it into place.
-func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want string, buf []byte) (int64, error) {
+// writeFile writes e to a temp file in its folder through CopyChecked, sets its mode and
+// mtime, and renames it into place once its data are checked.
+func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, buf []byte) (int64, error) {
 	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
 	dfd, err := t.dir(dirName, true)
 	if err != nil {
@@ -181,7 +165,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	got, err := copyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, want, buf)
+	n, err := p.r.CopyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
 	if err == nil {
 		err = p.finish(f, dfd, tmp, e)
 	}
@@ -201,7 +185,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if id, err := statID(dfd, base); err == nil {
 		p.placed[e.Name] = id
 	}
-	return got.Size, nil
+	return n, nil
 }
 
 // createTemp creates a new file beside base in the folder dir (open as dfd), readable by its

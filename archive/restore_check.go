@@ -29,12 +29,12 @@ func (p *RestorePlan) checkEntries() {
 		if !selected[e] && !isSpecial {
 			continue
 		}
-		err := checkHeaders(e.file, e.local)
+		err := e.CheckHeaders()
 		if err == nil && isSpecial {
 			if buf == nil {
 				buf = make([]byte, copyBufSize)
 			}
-			_, err = copyChecked(io.Discard, e, "", buf)
+			_, err = p.r.CopyChecked(io.Discard, e, buf)
 		}
 		if err != nil {
 			p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: err.Error()})

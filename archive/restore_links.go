@@ -49,9 +49,8 @@ func (p *RestorePlan) readTarget(e *Entry) (string, error) {
 		return "", fmt.Errorf("symlink target of %d bytes", e.Size)
 	}
 	var b bytes.Buffer
-	want := targetSum(p.index.target(e.Name))
-	if _, err := copyChecked(&b, e, want, make([]byte, 4096)); err != nil {
-		if errors.Is(err, errSHA256) {
+	if _, err := p.r.CopyChecked(&b, e, make([]byte, 4096)); err != nil {
+		if errors.Is(err, ErrSHA256) {
 			return "", errors.New("symlink target does not match the manifest")
 		}
 		return "", err

@@ -38,7 +38,7 @@ func (p *RestorePlan) owner(e *Entry) (uid, gid int, ok bool) {
 // SamePermissions asks for them and its owner is restored too; never for a file that keeps
 // the restoring user as its owner in place of another.
 func (p *RestorePlan) perm(e *Entry) uint32 {
-	perm := restorePerm(e, p.umask)
+	perm := uint32(e.Perm(p.umask))
 	if !p.opts.SamePermissions {
 		return perm
 	}

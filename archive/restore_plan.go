@@ -78,11 +78,10 @@ type RestorePlan struct {
 
 	r        *Reader
 	opts     RestoreOptions
-	tree     *destTree              // the destination's folders while the plan is made; nil after, or without DEST
-	entries  []*Entry               // selected files and directories, in archive order
-	dirs     map[string]*Entry      // selected directory entries by name
-	listed   map[string]format.File // the manifest's files by path; nil without a manifest
-	index    *manifestIndex         // the manifest's records; nil without a manifest
+	tree     *destTree         // the destination's folders while the plan is made; nil after, or without DEST
+	entries  []*Entry          // selected files and directories, in archive order
+	dirs     map[string]*Entry // selected directory entries by name
+	index    *manifestIndex    // the manifest's records; nil without a manifest
 	owners   Owners
 	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
 	warnings []Problem        // what Run restored less faithfully than recorded
@@ -206,19 +205,21 @@ func (p *RestorePlan) selectEntries() {
 }
 
 func (p *RestorePlan) add(e *Entry) {
+	stored := p.storedSymlink(e)
+	if !stored && (e.Kind != "" || e.IsDir) {
+		// In a backup's archive: a special entry the manifest does not list (backup stores
+		// files, directories and the symlinks it lists), or a directory stored after it.
+		if err := p.r.CheckRecord(e); err != nil {
+			p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			return
+		}
+	}
 	switch {
-	case p.storedSymlink(e) && p.opts.SkipSymlinks:
+	case stored && p.opts.SkipSymlinks:
 		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
-	case p.storedSymlink(e):
+	case stored:
 		p.Symlinks++
-	case p.r.Manifest != nil && e.Kind != "":
-		// Backup stores files and directories only: the manifest does not list this one.
-		p.Damaged = append(p.Damaged, Problem{Entry: e.Name, Reason: "not in the manifest"})
-		return
-	case p.r.Manifest != nil && e.IsDir && e.afterManifest:
-		p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()})
-		return
 	case e.Kind != "":
 		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
@@ -275,10 +276,6 @@ func (p *RestorePlan) checkManifest() {
 	m := p.r.Manifest
 	if m == nil {
 		return
-	}
-	p.listed = make(map[string]format.File, len(m.Files))
-	for _, f := range m.Files {
-		p.listed[f.Path] = f
 	}
 	present := make(map[string]bool, len(p.r.Entries))
 	for _, e := range p.r.Entries {

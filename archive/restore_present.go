@@ -24,10 +24,10 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if p.storedSymlink(e) {
 		return p.isSymlinkPresent(e, st)
 	}
-	if e.Kind != "" || !st.mode.IsRegular() || p.listed == nil {
+	if e.Kind != "" || !st.mode.IsRegular() || p.index == nil {
 		return false
 	}
-	f, ok := p.listed[e.Name]
+	f, ok := p.index.file(e.Name)
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}

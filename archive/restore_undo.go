@@ -35,8 +35,8 @@ func (p *RestorePlan) Creates() []format.Created {
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedDir})
 		case e.Kind != "" && p.index != nil:
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: p.index.target(e.Name)})
-		case e.Kind == "" && p.listed != nil:
-			f := p.listed[e.Name]
+		case e.Kind == "" && p.index != nil:
+			f, _ := p.index.file(e.Name)
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
