@@ -2,12 +2,7 @@ package archive
 
 import (
 	"archive/zip"
-	"bufio"
-	"bytes"
 	"io/fs"
-	"os"
-	"strconv"
-	"syscall"
 )
 
 // Only Unix hosts (and macOS, which stores the same) keep a Unix mode in an entry: DOS and
@@ -57,23 +52,4 @@ func (e *Entry) Perm(umask fs.FileMode) fs.FileMode {
 		perm |= ownerSearch
 	}
 	return perm
-}
-
-// currentUmask returns the process's umask. It is read from /proc, because setting it to
-// learn it would change it, for a moment, for every thread of the process.
-func currentUmask() fs.FileMode {
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
-				if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
-					return fs.FileMode(m) & fs.ModePerm
-				}
-			}
-		}
-	}
-	// Linux before 4.7 has no Umask line. Restore creates nothing while it looks.
-	old := syscall.Umask(0)
-	syscall.Umask(old)
-	return fs.FileMode(old) & fs.ModePerm
 }

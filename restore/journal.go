@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -165,7 +166,7 @@ func joinName(dir, name string) string {
 // sweep removes what killed restores left in the destination: for each journal in its top
 // folder that this user wrote, that the archive does not hold and that no live run locks,
 // the temp files it lists that are still there, then the journal itself.
-func (p *RestorePlan) sweep(t *destTree) {
+func (p *Plan) sweep(t *destTree) {
 	names, err := readNames(t.root)
 	if err != nil {
 		return // nothing found is nothing removed
@@ -188,7 +189,7 @@ func readNames(dfd int) ([]string, error) {
 }
 
 // holds reports whether the archive has an entry of that name: never a temp file to remove.
-func (p *RestorePlan) holds(name string) bool {
+func (p *Plan) holds(name string) bool {
 	if p.entryNames == nil {
 		p.entryNames = make(map[string]bool, len(p.r.Entries))
 		for _, e := range p.r.Entries {
@@ -198,7 +199,7 @@ func (p *RestorePlan) holds(name string) bool {
 	return p.entryNames[name]
 }
 
-func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
+func (p *Plan) sweepJournal(t *destTree, name, token string) {
 	f, ok := openOwnJournal(t.root, name)
 	if !ok {
 		return
@@ -251,7 +252,7 @@ func openOwnJournal(root int, name string) (*os.File, bool) {
 // isTempOf reports whether name is a safe relative path whose last component is a temp
 // name of the run that made token.
 func isTempOf(name, token string) bool {
-	if CheckName(name, HostUnix) != nil {
+	if archive.CheckName(name, archive.HostUnix) != nil {
 		return false
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -54,7 +55,7 @@ func TestSweepTrustsOnlyDeadOwnJournals(t *testing.T) {
 			journal := filepath.Join(dest, format.JournalPrefix+token+format.JournalSuffix)
 			os.WriteFile(journal, []byte(journalHeader+"app/sub/.x.restore-"+token+"-1\x00"), 0o600)
 			tt.prepare(t, journal)
-			restoreInto(t, buildZip(t, sampleTree, true), dest, RestoreOptions{})
+			restoreInto(t, buildZip(t, sampleTree, true), dest, Options{})
 			if _, err := os.Lstat(temp); (err == nil) == tt.removed {
 				t.Errorf("temp file: lstat %v, want removed %v", err, tt.removed)
 			}
@@ -74,18 +75,18 @@ func TestSweepTrustsOnlyDeadOwnJournals(t *testing.T) {
 func TestRestoreRefusesJournalNames(t *testing.T) {
 	name := format.JournalPrefix + "abc" + format.JournalSuffix
 	dest := filepath.Join(t.TempDir(), "dest")
-	plan, refused := restoreInto(t, buildZip(t, []zent{{name: name, body: journalHeader + "app/.f.restore-abc-1\x00"}, {name: "app/"}}, true), dest, RestoreOptions{})
+	plan, refused := restoreInto(t, buildZip(t, []zent{{name: name, body: journalHeader + "app/.f.restore-abc-1\x00"}, {name: "app/"}}, true), dest, Options{})
 	if refused != nil || len(plan.Refused) != 1 || plan.Refused[0].Entry != name {
 		t.Errorf("refused %q, want %s alone", problemStrings(plan.Refused), name)
 	}
 	if _, err := os.Lstat(dest); err == nil {
 		t.Error("a refused restore created DEST")
 	}
-	res, err := Verify(t.Context(), writeZip(t, buildZip(t, []zent{{name: name, body: "x"}}, true)), VerifyOptions{})
+	res, err := archive.Verify(t.Context(), writeZip(t, buildZip(t, []zent{{name: name, body: "x"}}, true)), archive.VerifyOptions{})
 	if err != nil || len(res.Problems) != 1 || res.Problems[0].Entry != name {
 		t.Errorf("verify: %v, problems %q; want %s alone", err, problemStrings(res.Problems), name)
 	}
-	plan, restored := restoreInto(t, buildZip(t, []zent{{name: "app/"}, {name: "app/" + name, body: "x"}}, true), dest, RestoreOptions{})
+	plan, restored := restoreInto(t, buildZip(t, []zent{{name: "app/"}, {name: "app/" + name, body: "x"}}, true), dest, Options{})
 	if restored == nil || restored.Files != 1 {
 		t.Errorf("below the top: refused %q, result %+v; want it restored", problemStrings(plan.Refused), restored)
 	}
