@@ -38,9 +38,10 @@ func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 	return int(u), int(g), true
 }
 
-// perm is the mode to give e: restorePerm's, plus its setuid, setgid and sticky bits when
-// SamePermissions asks for them and its owner is restored too; never for a file that keeps
-// the restoring user as its owner in place of another.
+// perm is the mode to give e: its permission bits under the umask (Entry.Perm), plus its
+// setuid, setgid and sticky bits when SamePermissions asks for them and its owner is
+// restored too; never for a file that keeps the restoring user as its owner in place of
+// another.
 func (p *Plan) perm(e *archive.Entry) uint32 {
 	perm := uint32(e.Perm(p.umask))
 	if !p.opts.SamePermissions {

@@ -43,7 +43,7 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 		return false
 	}
-	// A hash cut short by Ctrl-C says "not present"; PlanRestoreContext then drops the plan.
+	// A hash cut short by Ctrl-C says "not present"; NewPlan then drops the plan.
 	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
 		return false
 	}
