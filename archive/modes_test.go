@@ -15,10 +15,7 @@ type hostEnt struct {
 	attrs uint32
 }
 
-const (
-	dosDir     = 0x10
-	dosArchive = 0x20
-)
+const dosDir = 0x10
 
 // unixAttrs puts a Unix mode where a Unix host keeps it: the high 16 bits.
 func unixAttrs(typ, perm uint32) uint32 { return (typ | perm) << 16 }
