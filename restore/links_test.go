@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -126,6 +127,23 @@ func TestRestoreSymlinks(t *testing.T) {
 		}
 		if got := listTree(t, dest); !slices.Equal(got, []string{"app/"}) {
 			t.Errorf("restored %q, want the folder alone", got)
+		}
+	})
+	// Skipped, it is still checked as verify checks it (archive.Reader.CopyChecked): against
+	// its recorded target, not only its CRC-32.
+	t.Run("wrong target, skipped", func(t *testing.T) {
+		root := &format.Meta{} // the owner the manifest records, 0:0, in the ux field too
+		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
+			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
+		res, err := archive.Verify(t.Context(), writeZip(t, bad), archive.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, _ := restoreInto(t, bad, t.TempDir(), Options{SkipSymlinks: true})
+		for what, got := range map[string][]string{"verify": problemStrings(res.Problems), "restore plan": problemStrings(plan.Damaged)} {
+			if !slices.Equal(got, []string{"app/abs: sha256 mismatch"}) {
+				t.Errorf("%s: problems %q, want app/abs: sha256 mismatch", what, got)
+			}
 		}
 	})
 }
