@@ -11,6 +11,7 @@ import (
 	"backup/archive"
 	"backup/format"
 	"backup/report"
+	"backup/restore"
 	"backup/skiprules"
 )
 
@@ -43,7 +44,7 @@ type restoreConfig struct {
 	noUndo             bool
 	events             *report.Events // --json-lines, once started
 	symlinks           string
-	owners             archive.RestoreOptions // NumericOwner, NoSameOwner, SamePermissions, Xattrs
+	owners             restore.Options // NumericOwner, NoSameOwner, SamePermissions, Xattrs
 	include            *skiprules.Matcher
 	archive, dest      string
 	s3                 *s3Flags
@@ -186,7 +187,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	plan, err := r.PlanRestoreContext(ctx, cfg.dest, cfg.options())
+	plan, err := restore.NewPlan(ctx, r, cfg.dest, cfg.options())
 	if err != nil && ctx.Err() != nil {
 		out.Status, out.Error = restoreInterrupted, "interrupted while checking DEST; nothing written"
 		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
@@ -201,7 +202,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	runPlan(ctx, cfg, r, plan, out, stderr)
 }
 
-func (cfg restoreConfig) options() archive.RestoreOptions {
+func (cfg restoreConfig) options() restore.Options {
 	opts := cfg.owners
 	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
 	if cfg.include != nil {
@@ -214,7 +215,7 @@ func (cfg restoreConfig) options() archive.RestoreOptions {
 }
 
 // runPlan refuses or carries out the plan, printing what happened on stderr.
-func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *archive.RestorePlan, out *restoreJSON, stderr io.Writer) {
+func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *restore.Plan, out *restoreJSON, stderr io.Writer) {
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
@@ -263,7 +264,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *ar
 
 // restoreOutcome is the status of a restore that ran. An interrupt that came once the
 // restore had done everything stopped nothing: it is complete, and says so.
-func restoreOutcome(ctx context.Context, res *archive.RestoreResult, err error) restoreStatus {
+func restoreOutcome(ctx context.Context, res *restore.Result, err error) restoreStatus {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return restoreInterrupted

@@ -8,9 +8,10 @@ import (
 	"backup/archive"
 	"backup/format"
 	"backup/report"
+	"backup/restore"
 )
 
-func writeRefusal(w io.Writer, plan *archive.RestorePlan, force bool) {
+func writeRefusal(w io.Writer, plan *restore.Plan, force bool) {
 	var lines []string
 	for _, p := range plan.Refused {
 		lines = append(lines, p.String())

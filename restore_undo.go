@@ -12,6 +12,7 @@ import (
 	"backup/engine"
 	"backup/format"
 	"backup/report"
+	"backup/restore"
 )
 
 // undoPaths is where a restore's before-state went, as --json prints it.
@@ -59,7 +60,7 @@ func (cfg restoreConfig) checkUndoFlags() error {
 // as its SOURCEs, only those paths and the folders above them walked), with the paths the
 // plan creates in its manifest. Restoring it into DEST undoes the restore. It fails unless
 // the before-state is complete and in place.
-func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, stderr io.Writer) (*undoPaths, error) {
+func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *restore.Plan, stderr io.Writer) (*undoPaths, error) {
 	dir, err := cfg.beforeStateDir()
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *archive.Rest
 	}
 }
 
-func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *archive.RestorePlan, dir string, stderr io.Writer) (*undoPaths, error) {
+func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Plan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now}
 	c.cfg = createConfig{level: archive.DefaultLevel, method: format.Deflate, progress: "never",

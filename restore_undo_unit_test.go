@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"backup/archive"
+	"backup/restore"
 )
 
 func TestBeforeStateName(t *testing.T) {
@@ -32,10 +32,10 @@ func TestBeforeStateName(t *testing.T) {
 func TestRestoreOutcomeLateInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if got := restoreOutcome(ctx, &archive.RestoreResult{Files: 3}, nil); got != restoreComplete {
+	if got := restoreOutcome(ctx, &restore.Result{Files: 3}, nil); got != restoreComplete {
 		t.Errorf("everything done, then interrupted: %s, want %s", got, restoreComplete)
 	}
-	if got := restoreOutcome(ctx, &archive.RestoreResult{Files: 1}, ctx.Err()); got != restoreInterrupted {
+	if got := restoreOutcome(ctx, &restore.Result{Files: 1}, ctx.Err()); got != restoreInterrupted {
 		t.Errorf("stopped by the interrupt: %s, want %s", got, restoreInterrupted)
 	}
 }

@@ -17,13 +17,16 @@ import (
 // Reasons an entry fails its check; they are the text of a Problem.
 var (
 	errCRC       = errors.New("crc-32 mismatch")
-	errSHA256    = errors.New("sha256 mismatch")
 	errEncrypted = errors.New("encrypted")
 	errAES       = errors.New("encrypted (WinZip AES)")
 	errDirData   = errors.New("damaged: a directory entry with data")
 	errDamaged   = errors.New("damaged: not a valid zip entry, or more data than its header declares")
 	errCut       = errors.New("damaged: data cut short")
 )
+
+// ErrSHA256 is the damage of an entry whose data do not have the SHA-256 the manifest
+// records (for a symlink, that of its recorded target).
+var ErrSHA256 = errors.New("sha256 mismatch")
 
 // methodAES is WinZip's AES encryption: the real method is inside its extra field.
 const methodAES = 99
@@ -169,7 +172,7 @@ func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error
 	}
 	got := Checked{Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}
 	if want != "" && got.SHA256 != want {
-		return got, errSHA256
+		return got, ErrSHA256
 	}
 	return got, nil
 }

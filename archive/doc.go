@@ -23,9 +23,13 @@
 // manifest parsed strictly and bounded in size (an archive without one was made by another
 // tool). Verify checks entries with a fixed number of workers, each streaming one entry at a
 // time through its CRC-32 and SHA-256 in a buffer of its own, so its memory does not grow
-// with the archive, and reports what it finds in archive order. A restore is planned before
-// anything is written (PlanRestore: unsafe names, duplicates, paths through symlinks,
-// conflicts) and then run with folders opened one component at a time without following
-// symlinks, so nothing is ever written outside the destination; each file lands by rename
-// only once its data are checked.
+// with the archive, and reports what it finds in archive order. CheckName and CheckNames say
+// which stored names are safe to extract (relative, clean, unique, none below a
+// non-directory).
+//
+// Where entries are extracted is package restore's; what it writes, verify would pass, and
+// that is this package's API rather than a convention: an entry's data reach a caller only
+// through Reader.CopyChecked, which checks them as verify does (size, CRC-32, and the record
+// and SHA-256 the manifest holds), and Entry.CheckHeaders and Reader.CheckRecord give the
+// verdict that needs no data before anything is made. This package never imports restore.
 package archive

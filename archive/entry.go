@@ -17,13 +17,13 @@ type Entry struct {
 	Name string
 	// IsDir is set for a directory entry.
 	IsDir bool
-	// Kind is set for an entry that is neither a regular file nor a directory: a symlink,
-	// device, FIFO or socket that another tool stored. Restore lists these and never creates
-	// them.
+	// Kind is set for an entry that is neither a regular file nor a directory: a symlink that
+	// backup stored (its manifest lists it, and restore creates it), or a symlink, device,
+	// FIFO or socket that another tool stored (restore lists these and never creates them).
 	Kind skiprules.Kind
 	// Mode holds the type and permission bits the entry was stored with; for an entry that
 	// holds no Unix mode (made on DOS or Windows, or with a mode of 0), those restore gives
-	// it before the umask (see restoreMode).
+	// it before the umask (see Perm).
 	Mode fs.FileMode
 	// Size is the uncompressed size that the entry's header declares.
 	Size int64

@@ -5,12 +5,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"backup/format"
 )
@@ -107,75 +104,6 @@ func TestVerifyLinksAndOwners(t *testing.T) {
 	}
 }
 
-// TestRestoreSymlinks restores stored symlinks: created as they are, never followed (not
-// one in DEST that --force replaces, not one just made), with their mtime; left out with
-// SkipSymlinks; not created when their data is not the recorded target.
-func TestRestoreSymlinks(t *testing.T) {
-	entries := []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd"}, {name: "app/up", target: "../../outside"},
-		{name: "app/f", body: "new"}}
-	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}},
-		Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}, {Path: "app/up", Target: "../../outside"}}}
-	data := buildLinkZip(t, entries, &m)
-
-	t.Run("created", func(t *testing.T) {
-		dest := t.TempDir()
-		_, res := restoreInto(t, data, dest, RestoreOptions{})
-		if res.Symlinks != 2 || res.Files != 1 || len(res.Damaged)+len(res.Failed) > 0 {
-			t.Fatalf("result %+v", res)
-		}
-		for name, want := range map[string]string{"app/abs": "/etc/passwd", "app/up": "../../outside"} {
-			got, err := os.Readlink(filepath.Join(dest, name))
-			if err != nil || got != want {
-				t.Errorf("%s: %q, %v; want a symlink to %q", name, got, err, want)
-			}
-			info, _ := os.Lstat(filepath.Join(dest, name))
-			if !info.ModTime().Equal(testTime) {
-				t.Errorf("%s: mtime %v, want %v", name, info.ModTime(), testTime)
-			}
-		}
-	})
-	t.Run("skipped", func(t *testing.T) {
-		dest := t.TempDir()
-		plan, res := restoreInto(t, data, dest, RestoreOptions{SkipSymlinks: true})
-		if res.Symlinks != 0 || len(plan.Skipped) != 2 {
-			t.Errorf("restored %d symlinks, skipped %v; want none and both", res.Symlinks, plan.Skipped)
-		}
-		if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/f"}) {
-			t.Errorf("restored %q", got)
-		}
-	})
-	t.Run("replaces a link in DEST without following it", func(t *testing.T) {
-		dir := t.TempDir()
-		dest, outside := filepath.Join(dir, "dest"), filepath.Join(dir, "outside")
-		os.WriteFile(outside, []byte("keep"), 0o644)
-		os.MkdirAll(filepath.Join(dest, "app"), 0o755)
-		os.Symlink(outside, filepath.Join(dest, "app/abs"))
-		os.Symlink(outside, filepath.Join(dest, "app/f"))
-		if plan, _ := restoreInto(t, data, dest, RestoreOptions{}); !slices.Equal(plan.Conflicts, []string{"app/abs", "app/f"}) {
-			t.Errorf("conflicts %q, want app/abs and app/f", plan.Conflicts)
-		}
-		_, res := restoreInto(t, data, dest, RestoreOptions{Force: true})
-		if res == nil || res.Symlinks != 2 {
-			t.Fatalf("result %+v", res)
-		}
-		if got, _ := os.ReadFile(outside); string(got) != "keep" {
-			t.Errorf("the file a link in DEST points to now holds %q", got)
-		}
-	})
-	t.Run("wrong target", func(t *testing.T) {
-		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow"}},
-			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
-		dest := t.TempDir()
-		_, res := restoreInto(t, bad, dest, RestoreOptions{})
-		if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/abs: symlink target does not match the manifest"}) {
-			t.Errorf("damaged %q", got)
-		}
-		if got := listTree(t, dest); !slices.Equal(got, []string{"app/"}) {
-			t.Errorf("restored %q, want the folder alone", got)
-		}
-	})
-}
-
 // TestOwnerField reads back the ux field the writer adds, and refuses malformed ones.
 func TestOwnerField(t *testing.T) {
 	tests := []struct {
@@ -196,89 +124,6 @@ func TestOwnerField(t *testing.T) {
 			uid, gid, ok := ownerField(tt.extra)
 			if uid != tt.uid || gid != tt.gid || ok != tt.ok {
 				t.Errorf("got %d, %d, %v; want %d, %d, %v", uid, gid, ok, tt.uid, tt.gid, tt.ok)
-			}
-		})
-	}
-}
-
-// buildLinkZipMode writes one file entry of the given mode and owner, then m.
-func buildLinkZipMode(t *testing.T, name, body string, mode os.FileMode, owner *format.Meta, m *format.Manifest) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	fh := &zip.FileHeader{Name: name, Method: zip.Store, Modified: testTime}
-	fh.SetMode(mode.Perm() | goSpecial(mode))
-	fh.Extra = addOwner(nil, owner)
-	w, err := zw.CreateHeader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte(body))
-	m.ToolVersion, m.Status = "test", "complete"
-	addManifest(t, zw, m)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// goSpecial turns the Unix setuid and setgid bits of mode into Go's.
-func goSpecial(mode os.FileMode) os.FileMode {
-	var m os.FileMode
-	if mode&0o4000 != 0 {
-		m |= os.ModeSetuid
-	}
-	if mode&0o2000 != 0 {
-		m |= os.ModeSetgid
-	}
-	return m
-}
-
-// TestRestoreHardLinks makes each link group one file again, and where linking fails (as
-// across file systems) leaves separate copies with a warning.
-func TestRestoreHardLinks(t *testing.T) {
-	entries := []linkEntry{{name: "app/"}, {name: "app/a", body: "same"}, {name: "app/sub/"}, {name: "app/sub/b", body: "same"},
-		{name: "app/c", body: "other"}}
-	m := format.Manifest{Files: []format.File{{Path: "app/a", Size: 4, SHA256: sumOf("same"), Link: 1},
-		{Path: "app/sub/b", Size: 4, SHA256: sumOf("same"), Link: 1}, {Path: "app/c", Size: 5, SHA256: sumOf("other")}}}
-	data := buildLinkZip(t, entries, &m)
-	tests := []struct {
-		name       string
-		fail       error
-		wantLinks  uint64
-		wantWarned []string
-	}{
-		{"linked", nil, 2, nil},
-		{"cross-device", unix.EXDEV, 1, []string{"app/sub/b: restored as a separate file, not a hard link of app/a: link: invalid cross-device link"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dest := t.TempDir()
-			plan, err := openZip(t, data).PlanRestore(dest, RestoreOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.fail != nil {
-				plan.linkat = func(int, string, int, string, int) error { return tt.fail }
-			}
-			res, err := plan.Run(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := problemStrings(res.Warnings); !slices.Equal(got, tt.wantWarned) {
-				t.Errorf("warnings %q, want %q", got, tt.wantWarned)
-			}
-			for _, name := range []string{"app/a", "app/sub/b"} {
-				var st unix.Stat_t
-				if err := unix.Lstat(filepath.Join(dest, name), &st); err != nil {
-					t.Fatal(err)
-				}
-				if got, _ := os.ReadFile(filepath.Join(dest, name)); uint64(st.Nlink) != tt.wantLinks || string(got) != "same" {
-					t.Errorf("%s: %d links, content %q; want %d and %q", name, st.Nlink, got, tt.wantLinks, "same")
-				}
-			}
-			if got := listTree(t, dest); !slices.Equal(got, []string{"app/", "app/a", "app/c", "app/sub/", "app/sub/b"}) {
-				t.Errorf("restored %q (no temp file may stay)", got)
 			}
 		})
 	}

@@ -11,9 +11,9 @@ import (
 	"backup/skiprules"
 )
 
-// manifestIndex holds a manifest's records by path, for verify and restore to look entries
-// up in: its own lists, sorted, searched by binary search, so that a million records are
-// not held a second time in maps. Verify marks each record it meets in the archive as seen.
+// manifestIndex holds a manifest's records by path, for verify to look entries up in: its
+// own lists, sorted, searched by binary search, so that a million records are not held a
+// second time in maps. Verify marks each record it meets in the archive as seen.
 type manifestIndex struct {
 	v2       bool
 	files    []format.File
@@ -59,26 +59,6 @@ func (x *manifestIndex) file(name string) (format.File, bool) {
 		return x.files[i], true
 	}
 	return format.File{}, false
-}
-
-// symlink returns the record of the symlink name; ok is false when the manifest lists none.
-func (x *manifestIndex) symlink(name string) (format.Symlink, bool) {
-	if i := find(x.symlinks, name, symlinkPath); i >= 0 {
-		return x.symlinks[i], true
-	}
-	return format.Symlink{}, false
-}
-
-// target is the recorded target of the symlink name; "" when the manifest lists none.
-func (x *manifestIndex) target(name string) string {
-	l, _ := x.symlink(name)
-	return l.Target
-}
-
-// link is the hard-link group of the file name; 0 when the manifest lists none.
-func (x *manifestIndex) link(name string) int {
-	f, _ := x.file(name)
-	return f.Link
 }
 
 // meta returns what the manifest records of the entry e beside its data; nil in a v1

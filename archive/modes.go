@@ -2,12 +2,7 @@ package archive
 
 import (
 	"archive/zip"
-	"bufio"
-	"bytes"
 	"io/fs"
-	"os"
-	"strconv"
-	"syscall"
 )
 
 // Only Unix hosts (and macOS, which stores the same) keep a Unix mode in an entry: DOS and
@@ -45,10 +40,10 @@ func restoreMode(f *zip.FileHeader, mode fs.FileMode) (fs.FileMode, bool) {
 	return defaultFile, true
 }
 
-// restorePerm returns the permission bits to give the restored e: its own, or for an entry
-// without a Unix mode the default less umask. A directory keeps its owner's search bit
-// whatever the umask.
-func restorePerm(e *Entry, umask fs.FileMode) uint32 {
+// Perm is the permission bits to restore e with under umask: its own, or for an entry that
+// holds no Unix mode the default (see Mode) less umask. A directory keeps its owner's search
+// bit whatever the umask.
+func (e *Entry) Perm(umask fs.FileMode) fs.FileMode {
 	perm := e.Mode.Perm()
 	if e.noUnixMode {
 		perm &^= umask
@@ -56,24 +51,5 @@ func restorePerm(e *Entry, umask fs.FileMode) uint32 {
 	if e.IsDir {
 		perm |= ownerSearch
 	}
-	return uint32(perm)
-}
-
-// currentUmask returns the process's umask. It is read from /proc, because setting it to
-// learn it would change it, for a moment, for every thread of the process.
-func currentUmask() fs.FileMode {
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
-				if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
-					return fs.FileMode(m) & fs.ModePerm
-				}
-			}
-		}
-	}
-	// Linux before 4.7 has no Umask line. Restore creates nothing while it looks.
-	old := syscall.Umask(0)
-	syscall.Umask(old)
-	return fs.FileMode(old) & fs.ModePerm
+	return perm
 }

@@ -39,7 +39,7 @@ var (
 	// A journal restored into DEST would be taken by the next restore for a dead run's
 	// record, and the files it lists removed; backup stores one a killed run left only
 	// below its SOURCE's name.
-	errJournalName = errors.New("unsafe name: restore's own journal name (" + journalPrefix + "*" + journalSuffix + ")")
+	errJournalName = errors.New("unsafe name: restore's own journal name (" + format.JournalPrefix + "*" + format.JournalSuffix + ")")
 )
 
 // Host is the system an entry was made on: the high byte of its header's "version made
@@ -92,6 +92,12 @@ func CheckName(name string, host Host) error {
 		}
 	}
 	return nil
+}
+
+// isJournal reports whether name is a restore journal's (see format.JournalToken).
+func isJournal(name string) bool {
+	_, ok := format.JournalToken(name)
+	return ok
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 
@@ -132,7 +131,7 @@ func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyPro
 		if job.copied {
 			err = checkHeaders(e.file, e.local)
 		} else {
-			got, err = copyChecked(&progressWriter{ctx: ctx, w: io.Discard}, e, job.wantSum, buf)
+			got, err = copyChecked(ctxDiscard{ctx}, e, job.wantSum, buf)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -233,4 +232,15 @@ func (x *manifestIndex) compareListed(e *Entry) (string, *Problem) {
 		return x.files[i].SHA256.String(), &Problem{Entry: e.Name, Reason: fmt.Sprintf("size %d, the manifest says %d", e.Size, x.files[i].Size)}
 	}
 	return x.files[i].SHA256.String(), nil
+}
+
+// ctxDiscard discards what is written to it, and stops a large entry at once when ctx is
+// done.
+type ctxDiscard struct{ ctx context.Context }
+
+func (w ctxDiscard) Write(b []byte) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ var errAppeared = errors.New("appeared in the destination during the restore")
 
 // replacing returns the identity of what the plan saw at name, when Run may replace it (a
 // conflict, with Force); nil when Run is to replace nothing there.
-func (p *RestorePlan) replacing(name string) *nodeID {
+func (p *Plan) replacing(name string) *nodeID {
 	if !p.opts.Force {
 		return nil
 	}

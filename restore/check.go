@@ -1,9 +1,10 @@
-package archive
+package restore
 
 import (
 	"io"
 	"slices"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -13,8 +14,8 @@ import (
 // a local header that disagrees with the central directory), and special entries whose data
 // fail their check, since restore never reads those otherwise. The files' data are checked
 // as they are written.
-func (p *RestorePlan) checkEntries() {
-	selected := make(map[*Entry]bool, len(p.entries))
+func (p *Plan) checkEntries() {
+	selected := make(map[*archive.Entry]bool, len(p.entries))
 	for _, e := range p.entries {
 		selected[e] = true
 	}
@@ -22,22 +23,22 @@ func (p *RestorePlan) checkEntries() {
 	for _, s := range p.Skipped {
 		special[s.Path] = true
 	}
-	damaged := map[*Entry]bool{}
+	damaged := map[*archive.Entry]bool{}
 	var buf []byte
 	for _, e := range p.r.Entries {
 		isSpecial := e.Kind != "" && special[e.Name]
 		if !selected[e] && !isSpecial {
 			continue
 		}
-		err := checkHeaders(e.file, e.local)
+		err := e.CheckHeaders()
 		if err == nil && isSpecial {
 			if buf == nil {
-				buf = make([]byte, copyBufSize)
+				buf = make([]byte, bufSize)
 			}
-			_, err = copyChecked(io.Discard, e, "", buf)
+			_, err = p.r.CopyChecked(io.Discard, e, buf)
 		}
 		if err != nil {
-			p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			damaged[e] = true
 		}
 	}
@@ -47,8 +48,8 @@ func (p *RestorePlan) checkEntries() {
 }
 
 // drop takes the damaged entries out of what the plan restores and counts.
-func (p *RestorePlan) drop(damaged map[*Entry]bool) {
-	p.entries = slices.DeleteFunc(p.entries, func(e *Entry) bool { return damaged[e] })
+func (p *Plan) drop(damaged map[*archive.Entry]bool) {
+	p.entries = slices.DeleteFunc(p.entries, func(e *archive.Entry) bool { return damaged[e] })
 	for e := range damaged {
 		switch {
 		case p.storedSymlink(e) && !p.opts.SkipSymlinks:

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"errors"
@@ -9,11 +9,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
 // checkDest looks at what the destination holds at e's path and above it.
-func (p *RestorePlan) checkDest(e *Entry) {
+func (p *Plan) checkDest(e *archive.Entry) {
 	missing, reason := p.onTheWay(e.Name)
 	switch {
 	case reason != "":
@@ -66,7 +67,7 @@ func specialKind(mode fs.FileMode) string {
 // onTheWay checks the folders above name in the destination. It says why when one is a
 // symlink, not a folder, or cannot be checked (nothing may pass through it), and whether one
 // is missing (then nothing below it exists).
-func (p *RestorePlan) onTheWay(name string) (missing bool, reason string) {
+func (p *Plan) onTheWay(name string) (missing bool, reason string) {
 	for i := strings.IndexByte(name, '/'); i >= 0; i = nextSlash(name, i) {
 		dir := name[:i]
 		st := p.lstat(dir)
@@ -84,13 +85,13 @@ func (p *RestorePlan) onTheWay(name string) (missing bool, reason string) {
 	return false, ""
 }
 
-func (p *RestorePlan) refuse(e *Entry, reason string) {
-	p.Refused = append(p.Refused, Problem{Entry: e.StoredName(), Reason: reason})
+func (p *Plan) refuse(e *archive.Entry, reason string) {
+	p.Refused = append(p.Refused, archive.Problem{Entry: e.StoredName(), Reason: reason})
 }
 
 // lstat says what dest holds at name. Answers are cached, and everything below a missing
 // folder is missing without asking.
-func (p *RestorePlan) lstat(name string) destState {
+func (p *Plan) lstat(name string) destState {
 	if st, ok := p.existing[name]; ok {
 		return st
 	}
@@ -121,7 +122,7 @@ func (p *RestorePlan) lstat(name string) destState {
 
 // openDest opens name in the destination for reading, relative to its folder's descriptor,
 // following no symlink on the way nor at name, and never blocking on a FIFO.
-func (p *RestorePlan) openDest(name string) (*os.File, error) {
+func (p *Plan) openDest(name string) (*os.File, error) {
 	dfd, err := p.tree.dir(parentOf(name), false)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"cmp"
@@ -16,11 +16,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
-// RestoreResult is what Run did.
-type RestoreResult struct {
+// Result is what Run did.
+type Result struct {
 	// Files, Dirs, Symlinks and Bytes count what was restored.
 	Files, Dirs, Symlinks int
 	Bytes                 int64
@@ -32,24 +33,29 @@ type RestoreResult struct {
 	Removed int
 	// Damaged lists the entries whose data failed a check (CRC-32, size, SHA-256, or missing
 	// from the archive): none of them was written.
-	Damaged []Problem
+	Damaged []archive.Problem
 	// Failed lists the entries that could not be written (the cause is the destination's,
 	// not the archive's).
-	Failed []Problem
+	Failed []archive.Problem
 	// Warnings lists what was restored less faithfully than recorded: extended attributes
 	// that could not be set, hard links restored as separate files.
-	Warnings []Problem
+	Warnings []archive.Problem
 }
+
+// bufSize is the buffer each file is streamed through: memory stays this, whatever the size
+// of the file.
+const bufSize = 128 << 10
 
 // fatalErrnos stop a restore: every entry after the first would fail the same way.
 var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
 
 // Run restores the plan's entries into the destination, creating it when missing. Each file
-// is written to a temp file beside its target, checked (SHA-256 against the manifest, else
-// CRC-32), and only then renamed into place; directories get their mode and mtime once their
-// contents are in. Problems with single entries are in the result; the error is for what
-// stops the restore (a full disk, ctx done). Run must not be called unless OK.
-func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
+// is written to a temp file beside its target through archive.Reader.CopyChecked (checked
+// as verify checks it: the manifest's SHA-256, the CRC-32 of a foreign archive's entry), and
+// only then renamed into place; directories get their mode and mtime once their contents
+// are in. Problems with single entries are in the result; the error is for what stops the
+// restore (a full disk, ctx done). Run must not be called unless OK.
+func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
 	}
@@ -63,15 +69,15 @@ func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 	}
 	defer t.close()
 	p.sweep(t)
-	res = &RestoreResult{Damaged: slices.Clone(p.Damaged)}
+	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
 	defer func() {
 		if left := t.journal.finish(t); len(left) > 0 {
-			res.Warnings = append(res.Warnings, Problem{Entry: left[0], Reason: fmt.Sprintf(
+			res.Warnings = append(res.Warnings, archive.Problem{Entry: left[0], Reason: fmt.Sprintf(
 				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
 		}
 	}()
-	buf := make([]byte, copyBufSize)
+	buf := make([]byte, bufSize)
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -86,7 +92,7 @@ func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 	}
 	p.setDirTimes(t, res)
 	if err := t.journal.err; err != nil {
-		res.Warnings = append(res.Warnings, Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
+		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}
 	return res, nil
 }
@@ -94,17 +100,17 @@ func (p *RestorePlan) Run(ctx context.Context) (res *RestoreResult, err error) {
 // mkdirMode is the mode a folder is made with: owner-only for an archived folder until its
 // own mode is set at the end (so that it can be filled even when that mode is read-only);
 // what mkdir -p gives for a folder the archive does not hold.
-func (p *RestorePlan) mkdirMode(name string) uint32 {
+func (p *Plan) mkdirMode(name string) uint32 {
 	if _, ok := p.dirs[name]; ok {
 		return 0o700
 	}
 	return 0o777
 }
 
-func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, res *RestoreResult, buf []byte) error {
+func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, res *Result, buf []byte) error {
 	if e.IsDir {
 		if _, err := t.dir(e.Name, true); err != nil {
-			res.Failed = append(res.Failed, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			return nil
 		}
 		res.Dirs++
@@ -117,12 +123,11 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	if e.Kind != "" {
 		return p.restoreSymlink(ctx, t, e, res)
 	}
-	want, err := p.expected(e)
-	if err != nil {
-		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
+	if err := p.r.CheckRecord(e); err != nil {
+		res.Damaged = append(res.Damaged, archive.Problem{Entry: e.Name, Reason: err.Error()})
 		return nil
 	}
-	n, err := p.writeFile(ctx, t, e, want, buf)
+	n, err := p.writeFile(ctx, t, e, buf)
 	var we *writeError
 	switch {
 	case err == nil:
@@ -137,26 +142,11 @@ func (p *RestorePlan) restoreEntry(ctx context.Context, t *destTree, e *Entry, r
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	case errors.As(err, &we), errors.As(err, new(*fileOpError)):
-		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
+		res.Failed = append(res.Failed, archive.Problem{Entry: e.Name, Reason: err.Error()})
 	default:
-		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
+		res.Damaged = append(res.Damaged, archive.Problem{Entry: e.Name, Reason: err.Error()})
 	}
 	return nil
-}
-
-// expected returns the SHA-256 the manifest records for e; "" without a manifest.
-func (p *RestorePlan) expected(e *Entry) (string, error) {
-	if p.listed == nil {
-		return "", nil
-	}
-	f, ok := p.listed[e.Name]
-	switch {
-	case !ok:
-		return "", errors.New("not in the manifest")
-	case f.Size != e.Size:
-		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, f.Size)
-	}
-	return f.SHA256.String(), nil
 }
 
 func isFatal(err error) bool {
@@ -169,9 +159,9 @@ type fileOpError struct{ err error }
 func (e *fileOpError) Error() string { return e.err.Error() }
 func (e *fileOpError) Unwrap() error { return e.err }
 
-// writeFile writes e to a temp file in its folder, checks it, sets its mode and mtime, and
-// renames it into place.
-func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want string, buf []byte) (int64, error) {
+// writeFile writes e to a temp file in its folder through CopyChecked, sets its mode and
+// mtime, and renames it into place once its data are checked.
+func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf []byte) (int64, error) {
 	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
 	dfd, err := t.dir(dirName, true)
 	if err != nil {
@@ -181,7 +171,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	got, err := copyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, want, buf)
+	n, err := p.r.CopyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
 	if err == nil {
 		err = p.finish(f, dfd, tmp, e)
 	}
@@ -201,7 +191,7 @@ func (p *RestorePlan) writeFile(ctx context.Context, t *destTree, e *Entry, want
 	if id, err := statID(dfd, base); err == nil {
 		p.placed[e.Name] = id
 	}
-	return got.Size, nil
+	return n, nil
 }
 
 // createTemp creates a new file beside base in the folder dir (open as dfd), readable by its
@@ -229,7 +219,7 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 
 // finish gives the checked file its owner, permission bits (setuid, setgid and sticky only
 // as perm allows), attributes and mtime.
-func (p *RestorePlan) finish(f *os.File, dfd int, tmp string, e *Entry) error {
+func (p *Plan) finish(f *os.File, dfd int, tmp string, e *archive.Entry) error {
 	warn, err := p.fdMeta(int(f.Fd()), e)
 	if err != nil {
 		return &fileOpError{err}
@@ -274,24 +264,24 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 // setDirTimes gives the archived folders this restore created, wrote into or found with
 // other metadata their mode and mtime, deepest first: writing into a folder changes its
 // mtime, and a read-only parent would stop the change of a child.
-func (p *RestorePlan) setDirTimes(t *destTree, res *RestoreResult) {
-	var dirs []*Entry
+func (p *Plan) setDirTimes(t *destTree, res *Result) {
+	var dirs []*archive.Entry
 	for name, e := range p.dirs {
 		if t.created[name] || p.fixDirs[name] || p.touched[name] {
 			dirs = append(dirs, e)
 		}
 	}
-	slices.SortFunc(dirs, func(a, b *Entry) int {
+	slices.SortFunc(dirs, func(a, b *archive.Entry) int {
 		return cmp.Or(cmp.Compare(strings.Count(b.Name, "/"), strings.Count(a.Name, "/")), strings.Compare(a.Name, b.Name))
 	})
 	for _, e := range dirs {
 		if err := p.setDirMeta(t, e); err != nil {
-			res.Failed = append(res.Failed, Problem{Entry: e.StoredName(), Reason: err.Error()})
+			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 		}
 	}
 }
 
-func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
+func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
 	fd, err := t.dir(e.Name, false)
 	if err != nil {
 		return err
@@ -303,6 +293,14 @@ func (p *RestorePlan) setDirMeta(t *destTree, e *Entry) error {
 	p.warn(e, warn...)
 	return futimens(fd, p.mtime(e))
 }
+
+// writeError is a failure to write a file's data into its temp file: the destination's
+// doing, not the archive's. progressWriter wraps what the file's Write returns, and
+// CopyChecked hands it back wrapped.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
 
 // progressWriter counts the bytes written, for a progress bar to poll, and stops a large
 // file at once when ctx is done.
@@ -320,5 +318,8 @@ func (w *progressWriter) Write(b []byte) (int, error) {
 	if w.n != nil {
 		w.n.Add(int64(n))
 	}
-	return n, err
+	if err != nil {
+		return n, &writeError{err}
+	}
+	return n, nil
 }

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -20,14 +21,14 @@ import (
 // with the writer create uses.
 
 // noteCreated records that the restore creates e: the destination has nothing at its path.
-func (p *RestorePlan) noteCreated(e *Entry) {
+func (p *Plan) noteCreated(e *archive.Entry) {
 	p.creates = append(p.creates, e)
 }
 
 // Creates lists what Run creates, in archive order, for the before-state's manifest: the
 // folders, the symlinks, and the files whose SHA-256 the manifest records (without a
 // manifest, a file cannot be told from another later, and undo would leave it).
-func (p *RestorePlan) Creates() []format.Created {
+func (p *Plan) Creates() []format.Created {
 	var out []format.Created
 	for _, e := range p.creates {
 		switch {
@@ -35,8 +36,8 @@ func (p *RestorePlan) Creates() []format.Created {
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedDir})
 		case e.Kind != "" && p.index != nil:
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: p.index.target(e.Name)})
-		case e.Kind == "" && p.listed != nil:
-			f := p.listed[e.Name]
+		case e.Kind == "" && p.index != nil:
+			f, _ := p.index.file(e.Name)
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
@@ -45,29 +46,29 @@ func (p *RestorePlan) Creates() []format.Created {
 
 // Replaces lists the paths in the destination that Run replaces, removes, or whose owner,
 // mode or mtime it sets: all that a before-state must hold.
-func (p *RestorePlan) Replaces() []string {
+func (p *Plan) Replaces() []string {
 	return slices.Concat(p.Conflicts, p.FixUps, p.Removes)
 }
 
 // checkCreated lists the paths the archive's manifest records as created (it is the
 // before-state of a restore) that the destination holds: Run removes them, if they still
 // hold what that restore wrote.
-func (p *RestorePlan) checkCreated() {
+func (p *Plan) checkCreated() {
 	if p.r.Manifest == nil {
 		return
 	}
 	for _, c := range p.r.Manifest.Created {
-		if err := CheckName(c.Path, HostUnix); err != nil {
-			p.Refused = append(p.Refused, Problem{Entry: c.Path, Reason: "created path: " + err.Error()})
+		if err := archive.CheckName(c.Path, archive.HostUnix); err != nil {
+			p.Refused = append(p.Refused, archive.Problem{Entry: c.Path, Reason: "created path: " + err.Error()})
 			continue
 		}
-		if !p.included(&Entry{Name: c.Path, IsDir: c.Type == format.CreatedDir}) {
+		if !p.included(&archive.Entry{Name: c.Path, IsDir: c.Type == format.CreatedDir}) {
 			continue
 		}
 		// A path below a symlink or a file is not what that restore created, and is neither
 		// read (into this restore's before-state) nor removed.
 		if missing, reason := p.onTheWay(c.Path); reason != "" {
-			p.warnings = append(p.warnings, Problem{Entry: c.Path, Reason: errNotRemoved + reason})
+			p.warnings = append(p.warnings, archive.Problem{Entry: c.Path, Reason: errNotRemoved + reason})
 			continue
 		} else if missing {
 			continue
@@ -91,7 +92,7 @@ const errNotRemoved = "created by the restore undone, not removed: "
 // that created them wrote: files of the recorded size and SHA-256, empty folders, symlinks
 // to the recorded target. Anything else stays, with a warning.
 // It stops when ctx is done: each file is read to its end to be told from another.
-func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *RestoreResult) error {
+func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) error {
 	slices.SortStableFunc(p.remove, func(a, b format.Created) int {
 		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
 	})
@@ -105,7 +106,7 @@ func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *Resto
 			return ctx.Err()
 		case errors.Is(err, unix.ENOENT):
 		case err != nil:
-			res.Warnings = append(res.Warnings, Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
+			res.Warnings = append(res.Warnings, archive.Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
 		default:
 			res.Removed++
 			p.touched[parentOf(c.Path)] = true
@@ -114,7 +115,7 @@ func (p *RestorePlan) removeCreated(ctx context.Context, t *destTree, res *Resto
 	return nil
 }
 
-func (p *RestorePlan) removeOne(ctx context.Context, t *destTree, c format.Created) error {
+func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created) error {
 	dfd, err := t.dir(parentOf(c.Path), false)
 	if err != nil {
 		return err

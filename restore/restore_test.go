@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 )
 
 // restoreInto plans and, when the plan allows, runs a restore of data into dest.
-func restoreInto(t *testing.T, data []byte, dest string, opts RestoreOptions) (*RestorePlan, *RestoreResult) {
+func restoreInto(t *testing.T, data []byte, dest string, opts Options) (*Plan, *Result) {
 	t.Helper()
 	r := openZip(t, data)
-	plan, err := r.PlanRestore(dest, opts)
+	plan, err := NewPlan(t.Context(), r, dest, opts)
 	if err != nil {
-		t.Fatalf("PlanRestore: %v", err)
+		t.Fatalf("NewPlan: %v", err)
 	}
 	if !plan.OK() {
 		if _, err := plan.Run(t.Context()); err == nil {
@@ -67,7 +67,7 @@ func listTree(t *testing.T, root string) []string {
 
 func TestRestoreRoundTrip(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "new", "dest") // created when missing
-	plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, RestoreOptions{})
+	plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, Options{})
 	if res == nil {
 		t.Fatalf("refused: %q %q", problemStrings(plan.Refused), plan.Conflicts)
 	}
@@ -109,7 +109,7 @@ func TestRestoreModes(t *testing.T) {
 		{name: "app/private", body: "p", mode: 0o600},
 	}
 	dest := t.TempDir()
-	_, res := restoreInto(t, buildZip(t, entries, true), dest, RestoreOptions{})
+	_, res := restoreInto(t, buildZip(t, entries, true), dest, Options{})
 	if len(res.Failed)+len(res.Damaged) > 0 {
 		t.Fatalf("failed %q damaged %q", problemStrings(res.Failed), problemStrings(res.Damaged))
 	}
@@ -142,7 +142,7 @@ func TestRestoreDamaged(t *testing.T) {
 		t.Run(map[bool]string{true: "manifest", false: "foreign"}[withManifest], func(t *testing.T) {
 			dest := t.TempDir()
 			data := flipByteIn(t, buildZip(t, sampleTree, withManifest), "app/sub/stored")
-			_, res := restoreInto(t, data, dest, RestoreOptions{})
+			_, res := restoreInto(t, data, dest, Options{})
 			if got := problemStrings(res.Damaged); len(got) != 1 || got[0] != "app/sub/stored: crc-32 mismatch" {
 				t.Errorf("damaged %q, want app/sub/stored", got)
 			}
@@ -159,7 +159,7 @@ func TestRestoreMissingFromArchive(t *testing.T) {
 	data := withManifest(t, sampleTree, func(m *format.Manifest) {
 		m.Files = append(m.Files, format.File{Path: "app/gone", Size: 1, SHA256: digest(goodSum)})
 	})
-	_, res := restoreInto(t, data, t.TempDir(), RestoreOptions{})
+	_, res := restoreInto(t, data, t.TempDir(), Options{})
 	if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/gone: in the manifest but missing from the archive"}) {
 		t.Errorf("damaged %q", got)
 	}
@@ -183,7 +183,7 @@ func TestRestoreInclude(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dest := t.TempDir()
-			restoreInto(t, buildZip(t, sampleTree, true), dest, RestoreOptions{Include: tt.match})
+			restoreInto(t, buildZip(t, sampleTree, true), dest, Options{Include: tt.match})
 			if got := listTree(t, dest); !slices.Equal(got, tt.want) {
 				t.Errorf("restored %q, want %q", got, tt.want)
 			}
@@ -194,7 +194,7 @@ func TestRestoreInclude(t *testing.T) {
 func TestRestoreSpecialEntries(t *testing.T) {
 	dest := t.TempDir()
 	entries := []zent{{name: "app/a", body: "a"}, {name: "app/link", body: "/etc/passwd", symlink: true}}
-	plan, res := restoreInto(t, buildZip(t, entries, false), dest, RestoreOptions{})
+	plan, res := restoreInto(t, buildZip(t, entries, false), dest, Options{})
 	if len(plan.Skipped) != 1 || plan.Skipped[0] != (format.Skipped{Path: "app/link", Kind: "symlink"}) {
 		t.Errorf("skipped %+v, want app/link", plan.Skipped)
 	}
@@ -209,7 +209,7 @@ func TestRestoreInterrupted(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB: eight writes of the buffer
 	dest := t.TempDir()
 	r := openZip(t, buildZip(t, []zent{{name: "a/small", body: "s"}, {name: "a/big", body: big}}, true))
-	plan, err := r.PlanRestore(dest, RestoreOptions{})
+	plan, err := NewPlan(t.Context(), r, dest, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

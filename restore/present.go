@@ -1,6 +1,7 @@
-package archive
+package restore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"backup/archive"
 )
 
 // A re-run of a restore (after Ctrl-C, a crash, a full disk) must not rewrite what the
@@ -20,14 +23,14 @@ import (
 // isPresent reports whether the destination holds e's recorded content at e's path: a
 // regular file of the size the manifest records (cheap, asked first), then of its SHA-256.
 // Without a manifest nothing is present: a CRC-32 is too weak to keep a file by.
-func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
+func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	if p.storedSymlink(e) {
 		return p.isSymlinkPresent(e, st)
 	}
-	if e.Kind != "" || !st.mode.IsRegular() || p.listed == nil {
+	if e.Kind != "" || !st.mode.IsRegular() || p.index == nil {
 		return false
 	}
-	f, ok := p.listed[e.Name]
+	f, ok := p.index.file(e.Name)
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}
@@ -40,7 +43,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 		return false
 	}
-	// A hash cut short by Ctrl-C says "not present"; PlanRestoreContext then drops the plan.
+	// A hash cut short by Ctrl-C says "not present"; NewPlan then drops the plan.
 	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
 		return false
 	}
@@ -50,7 +53,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 		if p.opts.Force {
 			return false // a conflict: replaced by a file of its own
 		}
-		p.warnings = append(p.warnings, Problem{Entry: e.Name, Reason: fmt.Sprintf("a hard link (%d names): %s (--force replaces it)", n, errNotInPlace)})
+		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: fmt.Sprintf("a hard link (%d names): %s (--force replaces it)", n, errNotInPlace)})
 		fix = false
 	}
 	p.present[e.Name] = fix
@@ -66,7 +69,7 @@ func (p *RestorePlan) isPresent(e *Entry, st destState) bool {
 // symlink with the recorded target (and owner, where the restore sets owners), as an earlier
 // run of this restore made it. It is kept, as a file with its content is, so that a re-run
 // writes only what is missing.
-func (p *RestorePlan) isSymlinkPresent(e *Entry, st destState) bool {
+func (p *Plan) isSymlinkPresent(e *archive.Entry, st destState) bool {
 	if st.mode&fs.ModeSymlink == 0 {
 		return false
 	}
@@ -90,6 +93,19 @@ func (p *RestorePlan) isSymlinkPresent(e *Entry, st destState) bool {
 	return true
 }
 
+// ctxReader stops a long read once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 func fileSHA256(r io.Reader) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, r); err != nil {
@@ -100,7 +116,7 @@ func fileSHA256(r io.Reader) (string, error) {
 
 // sameMeta reports whether the file described by info has the owner, mode and mtime the
 // restore would give e.
-func (p *RestorePlan) sameMeta(e *Entry, info fs.FileInfo) bool {
+func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok || st.Mode&0o7777 != p.perm(e) || !info.ModTime().Equal(p.mtime(e)) {
 		return false
@@ -113,7 +129,7 @@ func (p *RestorePlan) sameMeta(e *Entry, info fs.FileInfo) bool {
 
 // keepPresent counts a file the destination holds already, and gives it its owner, mode,
 // attributes and mtime when they differ.
-func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreResult) {
+func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) {
 	res.Present++
 	p.placed[e.Name] = p.existing[e.Name].id
 	p.restored(e)
@@ -121,14 +137,14 @@ func (p *RestorePlan) keepPresent(t *destTree, e *Entry, fix bool, res *RestoreR
 		return
 	}
 	if err := p.fixMeta(t, e); err != nil {
-		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
+		res.Failed = append(res.Failed, archive.Problem{Entry: e.Name, Reason: err.Error()})
 	}
 }
 
 // errNotInPlace says why a file's metadata were left alone.
 const errNotInPlace = "owner, mode and mtime not set in place, where they would change the other names too"
 
-func (p *RestorePlan) fixMeta(t *destTree, e *Entry) error {
+func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 	dfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
 		return err
@@ -178,7 +194,7 @@ func links(info fs.FileInfo) uint64 {
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
 // or mtime: Run sets them, as for a folder it creates.
-func (p *RestorePlan) checkDirMeta(e *Entry) {
+func (p *Plan) checkDirMeta(e *archive.Entry) {
 	f, err := p.openDest(e.Name)
 	if err != nil {
 		return

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 	"backup/skiprules"
 )
 
-// RestoreOptions configure a restore. The zero value restores every entry and replaces
+// Options configure a restore. The zero value restores every entry and replaces
 // nothing that exists.
-type RestoreOptions struct {
+type Options struct {
 	// Force lets restored files replace what is at their path in the destination (the name
 	// is replaced, never written through). Directories are never replaced, nor FIFOs,
 	// devices and sockets (which a before-state cannot hold) unless NoUndo.
@@ -43,15 +44,15 @@ type RestoreOptions struct {
 	Xattrs bool
 }
 
-// RestorePlan is a restore checked against the archive and the destination before
+// Plan is a restore checked against the archive and the destination before
 // anything is written. Run carries it out when OK says it may.
-type RestorePlan struct {
+type Plan struct {
 	// Dest is the destination folder.
 	Dest string
 	// Refused lists what makes the restore unsafe or impossible, whatever Force says: unsafe
 	// names, paths through a symlink or a file in the destination, and a file where the
 	// destination has a directory or the reverse.
-	Refused []Problem
+	Refused []archive.Problem
 	// Conflicts lists the files that exist already at their path in the destination, other
 	// than with the recorded content.
 	Conflicts []string
@@ -71,21 +72,20 @@ type RestorePlan struct {
 	// written (see checkEntries), then the files the manifest records that the archive lacks,
 	// and the entries it does not account for: special entries, and directories stored after
 	// it. None of them is restored.
-	Damaged []Problem
+	Damaged []archive.Problem
 	// Files, Dirs, Symlinks and Bytes count what is to be restored.
 	Files, Dirs, Symlinks int
 	Bytes                 int64
 
-	r        *Reader
-	opts     RestoreOptions
-	tree     *destTree              // the destination's folders while the plan is made; nil after, or without DEST
-	entries  []*Entry               // selected files and directories, in archive order
-	dirs     map[string]*Entry      // selected directory entries by name
-	listed   map[string]format.File // the manifest's files by path; nil without a manifest
-	index    *manifestIndex         // the manifest's records; nil without a manifest
-	owners   Owners
-	linked   map[int][]string // the files of each hard-link group that Run wrote, by group
-	warnings []Problem        // what Run restored less faithfully than recorded
+	r        *archive.Reader
+	opts     Options
+	tree     *destTree                 // the destination's folders while the plan is made; nil after, or without DEST
+	entries  []*archive.Entry          // selected files and directories, in archive order
+	dirs     map[string]*archive.Entry // selected directory entries by name
+	index    *records                  // the manifest's records; nil without a manifest
+	owners   ownerIDs
+	linked   map[int][]string  // the files of each hard-link group that Run wrote, by group
+	warnings []archive.Problem // what Run restored less faithfully than recorded
 	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
 	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
 	matched  map[string]bool      // Include's answers for directories
@@ -93,7 +93,7 @@ type RestorePlan struct {
 	present  map[string]bool      // the files dest holds already; true: their metadata differ
 	fixDirs  map[string]bool      // the folders dest holds already with other metadata
 	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
-	creates  []*Entry             // the selected entries dest has nothing at
+	creates  []*archive.Entry     // the selected entries dest has nothing at
 	// replaces holds, for each conflict, the identity of what the plan saw at its path: the
 	// one thing Force may replace there (the before-state saved it), never what took its
 	// place since.
@@ -118,20 +118,15 @@ type destState struct {
 	err     error
 }
 
-// PlanRestore checks a restore of r into dest. It fails when the manifest is unreadable
-// (the files could not be checked) or dest exists and is not a folder.
-func (r *Reader) PlanRestore(dest string, opts RestoreOptions) (*RestorePlan, error) {
-	return r.PlanRestoreContext(context.Background(), dest, opts)
-}
-
-// PlanRestoreContext is PlanRestore, stopped when ctx is done: the plan reads every file
-// DEST holds at an entry's path to tell whether it is present, which takes long on a large
-// DEST. It then returns ctx's error.
-func (r *Reader) PlanRestoreContext(ctx context.Context, dest string, opts RestoreOptions) (*RestorePlan, error) {
+// NewPlan checks a restore of r into dest, writing nothing. It fails when r's manifest is
+// unreadable (the files could not be checked) or dest exists and is not a folder. It stops
+// when ctx is done, and then returns ctx's error: the plan reads every file DEST holds at
+// an entry's path to tell whether it is present, which takes long on a large DEST.
+func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) (*Plan, error) {
 	if r.ManifestErr != nil {
 		return nil, fmt.Errorf("%s: %w", format.ManifestName, r.ManifestErr)
 	}
-	p := &RestorePlan{Dest: dest, r: r, opts: opts, dirs: map[string]*Entry{}, matched: map[string]bool{},
+	p := &Plan{Dest: dest, r: r, opts: opts, dirs: map[string]*archive.Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat,
 		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, ctx: ctx}
@@ -150,12 +145,12 @@ func (r *Reader) PlanRestoreContext(ctx context.Context, dest string, opts Resto
 		defer func() { p.tree.close(); p.tree = nil }()
 	}
 	p.umask = currentUmask() // for what isPresent compares
-	p.Refused = CheckNames(r.Entries)
+	p.Refused = archive.CheckNames(r.Entries)
 	if len(p.Refused) > 0 {
 		return p, nil
 	}
 	if r.Manifest != nil {
-		p.index = newManifestIndex(r.Manifest)
+		p.index = newRecords(r.Manifest)
 	}
 	p.selectEntries()
 	p.checkEntries()
@@ -174,18 +169,18 @@ func (r *Reader) PlanRestoreContext(ctx context.Context, dest string, opts Resto
 }
 
 // OK reports whether Run may go ahead: nothing refused, and no conflicts unless forced.
-func (p *RestorePlan) OK() bool {
+func (p *Plan) OK() bool {
 	return len(p.Refused) == 0 && (p.opts.Force || len(p.Conflicts) == 0)
 }
 
 // BytesWritten and FilesDone count what Run has restored so far; safe to poll from any
 // goroutine, for a progress bar.
-func (p *RestorePlan) BytesWritten() int64 { return p.written.Load() }
+func (p *Plan) BytesWritten() int64 { return p.written.Load() }
 
 // FilesDone is how many files Run has restored so far; safe to poll from any goroutine.
-func (p *RestorePlan) FilesDone() int64 { return p.done.Load() }
+func (p *Plan) FilesDone() int64 { return p.done.Load() }
 
-func (p *RestorePlan) selectEntries() {
+func (p *Plan) selectEntries() {
 	entries := p.r.Entries
 	picked := make([]bool, len(entries))
 	needed := map[string]bool{} // directories above a selected entry
@@ -205,20 +200,22 @@ func (p *RestorePlan) selectEntries() {
 	}
 }
 
-func (p *RestorePlan) add(e *Entry) {
+func (p *Plan) add(e *archive.Entry) {
+	stored := p.storedSymlink(e)
+	if !stored && (e.Kind != "" || e.IsDir) {
+		// In a backup's archive: a special entry the manifest does not list (backup stores
+		// files, directories and the symlinks it lists), or a directory stored after it.
+		if err := p.r.CheckRecord(e); err != nil {
+			p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
+			return
+		}
+	}
 	switch {
-	case p.storedSymlink(e) && p.opts.SkipSymlinks:
+	case stored && p.opts.SkipSymlinks:
 		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
-	case p.storedSymlink(e):
+	case stored:
 		p.Symlinks++
-	case p.r.Manifest != nil && e.Kind != "":
-		// Backup stores files and directories only: the manifest does not list this one.
-		p.Damaged = append(p.Damaged, Problem{Entry: e.Name, Reason: "not in the manifest"})
-		return
-	case p.r.Manifest != nil && e.IsDir && e.afterManifest:
-		p.Damaged = append(p.Damaged, Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()})
-		return
 	case e.Kind != "":
 		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})
 		return
@@ -234,7 +231,7 @@ func (p *RestorePlan) add(e *Entry) {
 
 // storedSymlink reports whether e is a symlink that backup stored (the manifest lists it):
 // one restore creates. Those of other tools are listed, not created.
-func (p *RestorePlan) storedSymlink(e *Entry) bool {
+func (p *Plan) storedSymlink(e *archive.Entry) bool {
 	if e.Kind != skiprules.KindSymlink || p.index == nil {
 		return false
 	}
@@ -244,7 +241,7 @@ func (p *RestorePlan) storedSymlink(e *Entry) bool {
 
 // included reports whether e or a directory above it matches Include. The answers for
 // directories are cached: every entry below one asks again.
-func (p *RestorePlan) included(e *Entry) bool {
+func (p *Plan) included(e *archive.Entry) bool {
 	if p.opts.Include == nil {
 		return true
 	}
@@ -262,6 +259,15 @@ func (p *RestorePlan) included(e *Entry) bool {
 	return p.opts.Include(e.Name, e.IsDir)
 }
 
+// nextSlash returns the index of the first slash in s after i; -1 when there is none.
+func nextSlash(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
 func parentOf(name string) string {
 	i := strings.LastIndexByte(name, '/')
 	if i < 0 {
@@ -271,25 +277,21 @@ func parentOf(name string) string {
 }
 
 // checkManifest lists the selected files that the manifest records and the archive lacks.
-func (p *RestorePlan) checkManifest() {
+func (p *Plan) checkManifest() {
 	m := p.r.Manifest
 	if m == nil {
 		return
-	}
-	p.listed = make(map[string]format.File, len(m.Files))
-	for _, f := range m.Files {
-		p.listed[f.Path] = f
 	}
 	present := make(map[string]bool, len(p.r.Entries))
 	for _, e := range p.r.Entries {
 		present[e.Name] = true
 	}
 	for _, f := range m.Files {
-		if present[f.Path] || CheckName(f.Path, HostUnix) != nil { // backup writes on Unix
+		if present[f.Path] || archive.CheckName(f.Path, archive.HostUnix) != nil { // backup writes on Unix
 			continue
 		}
-		if p.included(&Entry{Name: f.Path}) {
-			p.Damaged = append(p.Damaged, Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
+		if p.included(&archive.Entry{Name: f.Path}) {
+			p.Damaged = append(p.Damaged, archive.Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
 		}
 	}
 }

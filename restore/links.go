@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -23,10 +24,10 @@ const maxTarget = 1 << 16
 // of the destination: a target is data, never followed), under a temp name beside its path,
 // gives it its owner, attributes and mtime, and renames it into place. Its data must be the
 // target the manifest records.
-func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry, res *RestoreResult) error {
+func (p *Plan) restoreSymlink(ctx context.Context, t *destTree, e *archive.Entry, res *Result) error {
 	target, err := p.readTarget(e)
 	if err != nil {
-		res.Damaged = append(res.Damaged, Problem{Entry: e.Name, Reason: err.Error()})
+		res.Damaged = append(res.Damaged, archive.Problem{Entry: e.Name, Reason: err.Error()})
 		return nil
 	}
 	err = p.createSymlink(t, e, target)
@@ -39,19 +40,18 @@ func (p *RestorePlan) restoreSymlink(ctx context.Context, t *destTree, e *Entry,
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	default:
-		res.Failed = append(res.Failed, Problem{Entry: e.Name, Reason: err.Error()})
+		res.Failed = append(res.Failed, archive.Problem{Entry: e.Name, Reason: err.Error()})
 	}
 	return nil
 }
 
-func (p *RestorePlan) readTarget(e *Entry) (string, error) {
+func (p *Plan) readTarget(e *archive.Entry) (string, error) {
 	if e.Size > maxTarget {
 		return "", fmt.Errorf("symlink target of %d bytes", e.Size)
 	}
 	var b bytes.Buffer
-	want := targetSum(p.index.target(e.Name))
-	if _, err := copyChecked(&b, e, want, make([]byte, 4096)); err != nil {
-		if errors.Is(err, errSHA256) {
+	if _, err := p.r.CopyChecked(&b, e, make([]byte, 4096)); err != nil {
+		if errors.Is(err, archive.ErrSHA256) {
 			return "", errors.New("symlink target does not match the manifest")
 		}
 		return "", err
@@ -62,7 +62,7 @@ func (p *RestorePlan) readTarget(e *Entry) (string, error) {
 	return b.String(), nil
 }
 
-func (p *RestorePlan) createSymlink(t *destTree, e *Entry, target string) error {
+func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error {
 	dfd, err := t.dir(parentOf(e.Name), true)
 	if err != nil {
 		return err
@@ -109,14 +109,14 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 }
 
 // warn records that e was restored less faithfully than recorded, a warning for each err.
-func (p *RestorePlan) warn(e *Entry, errs ...error) {
+func (p *Plan) warn(e *archive.Entry, errs ...error) {
 	for _, err := range errs {
-		p.warnings = append(p.warnings, Problem{Entry: e.StoredName(), Reason: err.Error()})
+		p.warnings = append(p.warnings, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 	}
 }
 
 // restored notes a file of a hard-link group that was written, for relink.
-func (p *RestorePlan) restored(e *Entry) {
+func (p *Plan) restored(e *archive.Entry) {
 	if p.index == nil {
 		return
 	}
@@ -131,7 +131,7 @@ func (p *RestorePlan) restored(e *Entry) {
 // the member stays a separate copy, with a warning. A member kept as already present that
 // has names outside the group (a hard link to a file elsewhere, maybe outside DEST) is left
 // as it is, and nothing is linked to it: a restored name must not join a file outside.
-func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
+func (p *Plan) relink(t *destTree, res *Result) {
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
 		names := p.linked[n]
 		inGroup := p.inGroup(t, names)
@@ -155,14 +155,14 @@ func (p *RestorePlan) relink(t *destTree, res *RestoreResult) {
 	res.Warnings = append(res.Warnings, p.warnings...)
 }
 
-func (p *RestorePlan) linkWarning(name, of string, err error) {
-	p.warnings = append(p.warnings, Problem{Entry: name,
+func (p *Plan) linkWarning(name, of string, err error) {
+	p.warnings = append(p.warnings, archive.Problem{Entry: name,
 		Reason: fmt.Sprintf("restored as a separate file, not a hard link of %s: %v", format.QuoteName(of), err)})
 }
 
 // inGroup reports, for each member of a link group, whether all the names of its file are
 // members (a file this run wrote has one name).
-func (p *RestorePlan) inGroup(t *destTree, names []string) []bool {
+func (p *Plan) inGroup(t *destTree, names []string) []bool {
 	type seen struct {
 		id    fileID
 		nlink uint64
@@ -190,7 +190,7 @@ func (p *RestorePlan) inGroup(t *destTree, names []string) []bool {
 
 // link replaces name, the file this run put or kept there, by a link to anchor. A member that
 // is anchor's file already (a re-run) is left as it is.
-func (p *RestorePlan) link(t *destTree, anchor, name string) error {
+func (p *Plan) link(t *destTree, anchor, name string) error {
 	fd, err := t.dir(parentOf(anchor), false)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"archive/zip"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -29,7 +30,7 @@ func TestReaderFindsManifest(t *testing.T) {
 		{"file before it", []string{"app/", "app/zz", "app/a", format.ManifestName}, true, []string{"app/", "app/zz", "app/a"},
 			[]string{"app/zz: not in the manifest"}},
 		{"directory appended", []string{"app/", "app/a", format.ManifestName, "app/zd/"}, true, []string{"app/", "app/a", "app/zd/"},
-			[]string{"app/zd/: " + errAfterManifest.Error()}},
+			[]string{"app/zd/: directory entry after the manifest, which backup writes last"}},
 		{"symlink appended", []string{"app/", "app/a", format.ManifestName, "app/l"}, true, []string{"app/", "app/a", "app/l"},
 			[]string{"app/l: not in the manifest"}},
 		{"two manifests", []string{"app/", "app/a", format.ManifestName, format.ManifestName}, true, []string{"app/", "app/a"},
@@ -50,7 +51,7 @@ func TestReaderFindsManifest(t *testing.T) {
 			if r.HasManifest != tt.wantManifest || !slices.Equal(names, tt.wantEntries) {
 				t.Errorf("manifest %v, entries %q; want %v, %q", r.HasManifest, names, tt.wantManifest, tt.wantEntries)
 			}
-			res, err := r.Verify(t.Context(), VerifyOptions{})
+			res, err := r.Verify(t.Context(), archive.VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,13 +65,13 @@ func TestReaderFindsManifest(t *testing.T) {
 
 // checkRestoreDamaged restores r: when damaged it must be refused or report damage, and no
 // restore writes the manifest or anything the manifest does not list.
-func checkRestoreDamaged(t *testing.T, r *Reader, damaged bool) {
+func checkRestoreDamaged(t *testing.T, r *archive.Reader, damaged bool) {
 	t.Helper()
 	dest := t.TempDir()
-	plan, err := r.PlanRestore(dest, RestoreOptions{})
+	plan, err := NewPlan(t.Context(), r, dest, Options{})
 	if err != nil {
 		if !damaged {
-			t.Fatalf("PlanRestore: %v", err)
+			t.Fatalf("NewPlan: %v", err)
 		}
 		return
 	}

@@ -1,6 +1,8 @@
-package archive
+package restore
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -8,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"backup/archive"
 	"backup/format"
 )
 
@@ -22,7 +26,7 @@ import (
 
 // owner returns the uid and gid to give e, and whether to give any: only as root, only
 // with a v2 manifest that records them, and not with NoSameOwner.
-func (p *RestorePlan) owner(e *Entry) (uid, gid int, ok bool) {
+func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 	if p.index == nil || p.opts.NoSameOwner || os.Geteuid() != 0 {
 		return 0, 0, false
 	}
@@ -30,15 +34,16 @@ func (p *RestorePlan) owner(e *Entry) (uid, gid int, ok bool) {
 	if m == nil {
 		return 0, 0, false
 	}
-	u, g := p.owners.IDs(m, p.opts.NumericOwner)
+	u, g := p.owners.ids(m, p.opts.NumericOwner)
 	return int(u), int(g), true
 }
 
-// perm is the mode to give e: restorePerm's, plus its setuid, setgid and sticky bits when
-// SamePermissions asks for them and its owner is restored too; never for a file that keeps
-// the restoring user as its owner in place of another.
-func (p *RestorePlan) perm(e *Entry) uint32 {
-	perm := restorePerm(e, p.umask)
+// perm is the mode to give e: its permission bits under the umask (Entry.Perm), plus its
+// setuid, setgid and sticky bits when SamePermissions asks for them and its owner is
+// restored too; never for a file that keeps the restoring user as its owner in place of
+// another.
+func (p *Plan) perm(e *archive.Entry) uint32 {
+	perm := uint32(e.Perm(p.umask))
 	if !p.opts.SamePermissions {
 		return perm
 	}
@@ -57,7 +62,7 @@ func (p *RestorePlan) perm(e *Entry) uint32 {
 }
 
 // mtime is e's mtime: the zip's whole seconds, and the nanoseconds a v2 manifest records.
-func (p *RestorePlan) mtime(e *Entry) time.Time {
+func (p *Plan) mtime(e *archive.Entry) time.Time {
 	if p.index != nil {
 		if m := p.index.meta(e); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
 			return e.Modified.Truncate(time.Second).Add(time.Duration(m.MtimeNsec))
@@ -68,7 +73,7 @@ func (p *RestorePlan) mtime(e *Entry) time.Time {
 
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
 // name order; it returns what could not be set, one warning each.
-func (p *RestorePlan) xattrs(e *Entry, set func(name string, value []byte) error) []error {
+func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) error) []error {
 	if !p.opts.Xattrs || p.index == nil {
 		return nil
 	}
@@ -100,7 +105,7 @@ func isPrivileged(name string) bool {
 
 // fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
 // or chmod is an error; attributes that cannot be set are returned as warn.
-func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn []error, err error) {
+func (p *Plan) fdMeta(fd int, e *archive.Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
@@ -114,7 +119,7 @@ func (p *RestorePlan) fdMeta(fd int, e *Entry) (warn []error, err error) {
 
 // linkMeta gives the symlink name in the folder dfd its owner and attributes, never
 // following it.
-func (p *RestorePlan) linkMeta(dfd int, name string, e *Entry) (warn []error, err error) {
+func (p *Plan) linkMeta(dfd int, name string, e *archive.Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
 		if err := unix.Fchownat(dfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
@@ -122,4 +127,23 @@ func (p *RestorePlan) linkMeta(dfd int, name string, e *Entry) (warn []error, er
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name
 	return p.xattrs(e, func(attr string, v []byte) error { return unix.Lsetxattr(path, attr, v, 0) }), nil
+}
+
+// currentUmask returns the process's umask. It is read from /proc, because setting it to
+// learn it would change it, for a moment, for every thread of the process.
+func currentUmask() fs.FileMode {
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
+				if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
+					return fs.FileMode(m) & fs.ModePerm
+				}
+			}
+		}
+	}
+	// Linux before 4.7 has no Umask line. Restore creates nothing while it looks.
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	return fs.FileMode(old) & fs.ModePerm
 }

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"bufio"
@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/archive"
+	"backup/format"
 )
 
 // A restore killed while it wrote (SIGKILL, a power cut) leaves its temp files behind. A
@@ -22,11 +25,8 @@ import (
 // included) removes what the journals of dead runs list, then the journals. A live run
 // holds an exclusive flock on its journal, so a concurrent restore leaves it alone.
 
-const (
-	journalPrefix = ".backup-restore-"
-	journalSuffix = ".journal"
-	journalHeader = "backup restore journal 1\n"
-)
+// journalHeader is a journal's first line; its name is format's (format.JournalToken).
+const journalHeader = "backup restore journal 1\n"
 
 // journal is this run's record of its temp names, created in the folder root when the run
 // makes its first temp file: a run that writes nothing (all already present) leaves DEST,
@@ -60,7 +60,7 @@ func (j *journal) open() error {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	for try := 0; ; try++ {
 		token := newToken()
-		name := journalPrefix + token + journalSuffix
+		name := format.JournalPrefix + token + format.JournalSuffix
 		if j.held(name) {
 			continue
 		}
@@ -166,33 +166,16 @@ func joinName(dir, name string) string {
 // sweep removes what killed restores left in the destination: for each journal in its top
 // folder that this user wrote, that the archive does not hold and that no live run locks,
 // the temp files it lists that are still there, then the journal itself.
-func (p *RestorePlan) sweep(t *destTree) {
+func (p *Plan) sweep(t *destTree) {
 	names, err := readNames(t.root)
 	if err != nil {
 		return // nothing found is nothing removed
 	}
 	for _, name := range names {
-		if token, ok := journalToken(name); ok && !p.holds(name) {
+		if token, ok := format.JournalToken(name); ok && !p.holds(name) {
 			p.sweepJournal(t, name, token)
 		}
 	}
-}
-
-// isJournal reports whether name is a journal's.
-func isJournal(name string) bool {
-	_, ok := journalToken(name)
-	return ok
-}
-
-// journalToken returns the token of a journal's name, and whether name is one: the prefix,
-// 1 to 13 base-36 digits (64 bits), the suffix.
-func journalToken(name string) (string, bool) {
-	rest, hasPrefix := strings.CutPrefix(name, journalPrefix)
-	token, hasSuffix := strings.CutSuffix(rest, journalSuffix)
-	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 {
-		return "", false
-	}
-	return token, strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 func readNames(dfd int) ([]string, error) {
@@ -206,7 +189,7 @@ func readNames(dfd int) ([]string, error) {
 }
 
 // holds reports whether the archive has an entry of that name: never a temp file to remove.
-func (p *RestorePlan) holds(name string) bool {
+func (p *Plan) holds(name string) bool {
 	if p.entryNames == nil {
 		p.entryNames = make(map[string]bool, len(p.r.Entries))
 		for _, e := range p.r.Entries {
@@ -216,7 +199,7 @@ func (p *RestorePlan) holds(name string) bool {
 	return p.entryNames[name]
 }
 
-func (p *RestorePlan) sweepJournal(t *destTree, name, token string) {
+func (p *Plan) sweepJournal(t *destTree, name, token string) {
 	f, ok := openOwnJournal(t.root, name)
 	if !ok {
 		return
@@ -269,7 +252,7 @@ func openOwnJournal(root int, name string) (*os.File, bool) {
 // isTempOf reports whether name is a safe relative path whose last component is a temp
 // name of the run that made token.
 func isTempOf(name, token string) bool {
-	if CheckName(name, HostUnix) != nil {
+	if archive.CheckName(name, archive.HostUnix) != nil {
 		return false
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]

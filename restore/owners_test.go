@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"os"
@@ -30,12 +30,12 @@ func TestRestoreOwners(t *testing.T) {
 	data := buildLinkZip(t, entries, &m)
 	tests := []struct {
 		name       string
-		opts       RestoreOptions
+		opts       Options
 		named, unk [2]uint32 // owner of app, app/f and app/l; of app/u
 	}{
-		{"by name, else by number", RestoreOptions{}, [2]uint32{65534, 65534}, [2]uint32{12347, 12348}},
-		{"numeric", RestoreOptions{NumericOwner: true}, [2]uint32{12345, 12346}, [2]uint32{12347, 12348}},
-		{"no owners", RestoreOptions{NoSameOwner: true}, [2]uint32{0, 0}, [2]uint32{0, 0}},
+		{"by name, else by number", Options{}, [2]uint32{65534, 65534}, [2]uint32{12347, 12348}},
+		{"numeric", Options{NumericOwner: true}, [2]uint32{12345, 12346}, [2]uint32{12347, 12348}},
+		{"no owners", Options{NoSameOwner: true}, [2]uint32{0, 0}, [2]uint32{0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,12 +64,12 @@ func TestRestoreSetuid(t *testing.T) {
 	data := buildLinkZipMode(t, "su", "x", 0o6755, daemon, &m)
 	tests := []struct {
 		name string
-		opts RestoreOptions
+		opts Options
 		want os.FileMode
 	}{
-		{"dropped by default", RestoreOptions{}, 0o755},
-		{"kept when asked", RestoreOptions{SamePermissions: true}, 0o755 | os.ModeSetuid | os.ModeSetgid},
-		{"dropped without the owner", RestoreOptions{SamePermissions: true, NoSameOwner: true}, 0o755},
+		{"dropped by default", Options{}, 0o755},
+		{"kept when asked", Options{SamePermissions: true}, 0o755 | os.ModeSetuid | os.ModeSetgid},
+		{"dropped without the owner", Options{SamePermissions: true, NoSameOwner: true}, 0o755},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

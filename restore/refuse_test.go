@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func TestRestoreRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			parent := t.TempDir()
 			dest := filepath.Join(parent, "d1", "dest")
-			plan, res := restoreInto(t, buildZip(t, tt.entries, false), dest, RestoreOptions{Force: true})
+			plan, res := restoreInto(t, buildZip(t, tt.entries, false), dest, Options{Force: true})
 			if res != nil {
 				t.Fatal("restore ran, want it refused")
 			}
@@ -54,7 +54,7 @@ func TestRestoreThroughDestSymlink(t *testing.T) {
 			if err := os.Symlink(outside, filepath.Join(dest, link)); err != nil {
 				t.Fatal(err)
 			}
-			plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, RestoreOptions{Force: true})
+			plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, Options{Force: true})
 			if res != nil {
 				t.Fatal("restore ran, want it refused")
 			}
@@ -74,7 +74,7 @@ func TestRestoreThroughDestSymlink(t *testing.T) {
 func TestRestoreSymlinkSwappedIn(t *testing.T) {
 	dest, outside := t.TempDir(), t.TempDir()
 	r := openZip(t, buildZip(t, []zent{{name: "a/b/c", body: "x"}}, true))
-	plan, err := r.PlanRestore(dest, RestoreOptions{})
+	plan, err := NewPlan(t.Context(), r, dest, Options{})
 	if err != nil || !plan.OK() {
 		t.Fatalf("plan: %v %q", err, problemStrings(plan.Refused))
 	}
@@ -107,7 +107,7 @@ func TestRestoreConflicts(t *testing.T) {
 	}
 	t.Run("without force", func(t *testing.T) {
 		dest, _ := setup(t)
-		plan, res := restoreInto(t, data, dest, RestoreOptions{})
+		plan, res := restoreInto(t, data, dest, Options{})
 		if res != nil || !slices.Equal(plan.Conflicts, []string{"app/a.txt"}) {
 			t.Fatalf("conflicts %q (ran %v), want app/a.txt and a refusal", plan.Conflicts, res != nil)
 		}
@@ -117,7 +117,7 @@ func TestRestoreConflicts(t *testing.T) {
 	})
 	t.Run("with force", func(t *testing.T) {
 		dest, outside := setup(t)
-		_, res := restoreInto(t, data, dest, RestoreOptions{Force: true})
+		_, res := restoreInto(t, data, dest, Options{Force: true})
 		if res == nil || res.Files != 2 {
 			t.Fatalf("result %+v, want 2 files", res)
 		}
@@ -133,7 +133,7 @@ func TestRestoreConflicts(t *testing.T) {
 		os.MkdirAll(filepath.Join(dest, "app/a.txt"), 0o755)
 		os.WriteFile(filepath.Join(dest, "app/sub"), nil, 0o644)
 		clash := buildZip(t, []zent{{name: "app/a.txt", body: "x"}, {name: "app/sub/"}, {name: "app/sub/f", body: "y"}}, true)
-		plan, res := restoreInto(t, clash, dest, RestoreOptions{Force: true})
+		plan, res := restoreInto(t, clash, dest, Options{Force: true})
 		want := []string{"app/a.txt: exists in the destination as a directory",
 			"app/sub/: exists in the destination and is not a directory",
 			"app/sub/f: would pass through app/sub, which is not a directory in the destination"}

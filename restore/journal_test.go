@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"backup/archive"
+	"backup/format"
 )
 
 // TestSweepTrustsOnlyDeadOwnJournals: a journal's temp files are removed only when the
@@ -49,17 +52,17 @@ func TestSweepTrustsOnlyDeadOwnJournals(t *testing.T) {
 			os.MkdirAll(filepath.Join(dest, "app/sub"), 0o755)
 			temp := filepath.Join(dest, "app/sub/.x.restore-"+token+"-1")
 			os.WriteFile(temp, []byte("partial"), 0o600)
-			journal := filepath.Join(dest, journalPrefix+token+journalSuffix)
+			journal := filepath.Join(dest, format.JournalPrefix+token+format.JournalSuffix)
 			os.WriteFile(journal, []byte(journalHeader+"app/sub/.x.restore-"+token+"-1\x00"), 0o600)
 			tt.prepare(t, journal)
-			restoreInto(t, buildZip(t, sampleTree, true), dest, RestoreOptions{})
+			restoreInto(t, buildZip(t, sampleTree, true), dest, Options{})
 			if _, err := os.Lstat(temp); (err == nil) == tt.removed {
 				t.Errorf("temp file: lstat %v, want removed %v", err, tt.removed)
 			}
 			if _, err := os.Lstat(journal); (err == nil) == tt.removed {
 				t.Errorf("journal: lstat %v, want removed %v", err, tt.removed)
 			}
-			if got, _ := filepath.Glob(filepath.Join(dest, journalPrefix+"*"+journalSuffix)); len(got) > 1 {
+			if got, _ := filepath.Glob(filepath.Join(dest, format.JournalPrefix+"*"+format.JournalSuffix)); len(got) > 1 {
 				t.Errorf("journals left: %q", got)
 			}
 		})
@@ -70,20 +73,20 @@ func TestSweepTrustsOnlyDeadOwnJournals(t *testing.T) {
 // journal (which would make the next restore remove the files it lists) is refused, and
 // nothing is written; below the top the name is an ordinary file. Verify says the same.
 func TestRestoreRefusesJournalNames(t *testing.T) {
-	name := journalPrefix + "abc" + journalSuffix
+	name := format.JournalPrefix + "abc" + format.JournalSuffix
 	dest := filepath.Join(t.TempDir(), "dest")
-	plan, refused := restoreInto(t, buildZip(t, []zent{{name: name, body: journalHeader + "app/.f.restore-abc-1\x00"}, {name: "app/"}}, true), dest, RestoreOptions{})
+	plan, refused := restoreInto(t, buildZip(t, []zent{{name: name, body: journalHeader + "app/.f.restore-abc-1\x00"}, {name: "app/"}}, true), dest, Options{})
 	if refused != nil || len(plan.Refused) != 1 || plan.Refused[0].Entry != name {
 		t.Errorf("refused %q, want %s alone", problemStrings(plan.Refused), name)
 	}
 	if _, err := os.Lstat(dest); err == nil {
 		t.Error("a refused restore created DEST")
 	}
-	res, err := Verify(t.Context(), writeZip(t, buildZip(t, []zent{{name: name, body: "x"}}, true)), VerifyOptions{})
+	res, err := archive.Verify(t.Context(), writeZip(t, buildZip(t, []zent{{name: name, body: "x"}}, true)), archive.VerifyOptions{})
 	if err != nil || len(res.Problems) != 1 || res.Problems[0].Entry != name {
 		t.Errorf("verify: %v, problems %q; want %s alone", err, problemStrings(res.Problems), name)
 	}
-	plan, restored := restoreInto(t, buildZip(t, []zent{{name: "app/"}, {name: "app/" + name, body: "x"}}, true), dest, RestoreOptions{})
+	plan, restored := restoreInto(t, buildZip(t, []zent{{name: "app/"}, {name: "app/" + name, body: "x"}}, true), dest, Options{})
 	if restored == nil || restored.Files != 1 {
 		t.Errorf("below the top: refused %q, result %+v; want it restored", problemStrings(plan.Refused), restored)
 	}

@@ -1,4 +1,4 @@
-package archive
+package restore
 
 import (
 	"errors"
@@ -125,6 +125,9 @@ func (t *destTree) verify(i int) error {
 	}
 	return nil
 }
+
+// fileID is a file's identity, whatever its name: its device and inode.
+type fileID struct{ dev, ino uint64 }
 
 func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino}
