@@ -19,6 +19,8 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/atomicfile": {nil, []string{"golang.org/x/sys"}},
 	"backup/walker":     {nil, []string{"golang.org/x/sys"}},
 	"backup/skiprules":  {nil, nil},
+	// The one check of a command's outputs: paths and files, nothing of backups.
+	"backup/pathcheck": {nil, nil},
 	// The records third parties read, and their codecs: the standard library only.
 	"backup/format":     {[]string{"backup/atomicfile"}, nil},
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},

@@ -14,6 +14,7 @@ import (
 
 	"backup/backupset"
 	"backup/hooks"
+	"backup/pathcheck"
 	"backup/report"
 )
 
@@ -265,9 +266,9 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	}
 	if f, ok := st.(backupset.Folder); ok {
 		// A symlink to the set, set/. or a bind mount of it is the set too.
-		pc := pathCheck{sealed: []pathArg{{what: "the backup set " + f.Dir, path: f.Dir}},
-			outputs: []pathArg{{what: "--attic " + arg, path: dir}}}
-		if err := pc.err(); err != nil {
+		pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "the backup set " + f.Dir, Path: f.Dir}},
+			Outputs: []pathcheck.Arg{{What: "--attic " + arg, Path: dir}}}
+		if err := pc.Err(); err != nil {
 			return nil, err
 		}
 	}
