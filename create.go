@@ -15,6 +15,7 @@ import (
 	"backup/backupset"
 	"backup/engine"
 	"backup/format"
+	"backup/hooks"
 	"backup/report"
 	"backup/skiprules"
 )
@@ -56,7 +57,7 @@ type createConfig struct {
 	sqliteTimeout              time.Duration
 	progress, symlinks         string
 	metricsFile                string
-	hooks                      *hookFlags
+	hooks                      *hooks.Commands
 	reuse                      reuseFlags
 	sources                    []engine.Source
 	set                        *setConfig // nil unless the run writes into a backup set

@@ -7,17 +7,17 @@ import (
 	"path/filepath"
 
 	"backup/format"
+	"backup/hooks"
 )
 
 // runBefore runs the --exec-before hooks. One that fails fails the run before anything is
 // written: no archive, no receipt (the metrics and --exec-after hooks still report it).
 func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) {
-	if len(c.cfg.hooks.before) == 0 {
+	if len(c.cfg.hooks.Before) == 0 {
 		return 0, true
 	}
-	env := hookEnv("create", 0, "", c.setDir(), "", "", "")
-	hooks, err := c.cfg.hooks.runBefore(ctx, env, stderr)
-	c.hooks = hooks
+	ran, err := c.cfg.hooks.RunBefore(ctx, hooks.Env{Command: "create", Set: c.setDir()}, stderr)
+	c.hooks = ran
 	if err == nil {
 		return 0, true
 	}
@@ -40,7 +40,7 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 			fmt.Fprintf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
 		}
 	}
-	if len(c.cfg.hooks.after) > 0 {
+	if len(c.cfg.hooks.After) > 0 {
 		c.runAfter(rc, code, stderr)
 	}
 	// A reader that went away (| head -1) cut its own copy short; the receipt file and the
@@ -71,12 +71,13 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 			archive = rc.Archive.Path
 		}
 	}
-	env := hookEnv("create", code, outcome(code), c.setDir(), archive, receipt, errText)
-	hooks := c.cfg.hooks.runAfter("backup", env, stderr)
+	env := hooks.Env{Command: "create", ExitCode: code, Status: outcome(code), Set: c.setDir(),
+		Archive: archive, Receipt: receipt, Error: errText}
+	ran := c.cfg.hooks.RunAfter("backup", env, stderr)
 	if rc == nil || !c.written {
 		return
 	}
-	rc.Hooks = append(rc.Hooks, hooks...)
+	rc.Hooks = append(rc.Hooks, ran...)
 	if err := c.target.rewrite(rc); err != nil {
 		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.paths().receipt, cause(err))
 	}

@@ -8,16 +8,17 @@ import (
 	"backup/archive"
 	"backup/atomicfile"
 	"backup/format"
+	"backup/pathcheck"
 )
 
 // The kinds of file create writes, which a run may replace inside a SOURCE folder when an
 // earlier run wrote them there.
 var (
-	receiptKind = &outputKind{"a receipt", func(path string) bool {
+	receiptKind = &pathcheck.Kind{Name: "a receipt", Is: func(path string) bool {
 		_, err := format.ReadReceipt(path)
 		return err == nil
 	}}
-	archiveKind = &outputKind{"a backup archive", func(path string) bool {
+	archiveKind = &pathcheck.Kind{Name: "a backup archive", Is: func(path string) bool {
 		r, err := archive.Open(path)
 		if err != nil {
 			return false
@@ -25,7 +26,7 @@ var (
 		defer r.Close()
 		return r.HasManifest
 	}}
-	metricsKind = &outputKind{"a metrics file", isMetricsFile}
+	metricsKind = &pathcheck.Kind{Name: "a metrics file", Is: isMetricsFile}
 )
 
 // isMetricsFile says whether the file at path is one that --metrics-file wrote: every one
@@ -39,39 +40,39 @@ func isMetricsFile(path string) bool {
 // file when the run writes to stdout) and its inputs (each SOURCE, --exclude-from,
 // --reference and its receipt, a backup set's folder) through the one check.
 func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) error {
-	var pc pathCheck
+	var pc pathcheck.Check
 	for _, s := range cfg.sources {
-		src := pathArg{what: "SOURCE " + s.Path, path: s.Path}
-		pc.inputs = append(pc.inputs, src)
-		pc.sources = append(pc.sources, src)
+		src := pathcheck.Arg{What: "SOURCE " + s.Path, Path: s.Path}
+		pc.Inputs = append(pc.Inputs, src)
+		pc.Sources = append(pc.Sources, src)
 	}
 	for _, name := range excludeFrom {
-		pc.inputs = append(pc.inputs, pathArg{what: "--exclude-from " + name, path: name})
+		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--exclude-from " + name, Path: name})
 	}
 	if ref := cfg.reuse.reference; ref != "" {
-		pc.inputs = append(pc.inputs, pathArg{what: "--reference " + ref, path: ref},
-			pathArg{what: "the receipt of --reference " + ref, path: format.ReceiptPath(ref)})
+		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--reference " + ref, Path: ref},
+			pathcheck.Arg{What: "the receipt of --reference " + ref, Path: format.ReceiptPath(ref)})
 	}
 	if cfg.set != nil && cfg.set.local() {
-		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + cfg.set.dir, path: cfg.set.dir})
+		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + cfg.set.dir, Path: cfg.set.dir})
 	}
 	if archive, ok := cfg.explicitArchive(); ok {
-		pc.outputs = append(pc.outputs, pathArg{what: "the archive (-o " + cfg.output + ")", path: archive, kind: archiveKind, file: true})
+		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "the archive (-o " + cfg.output + ")", Path: archive, Kind: archiveKind, File: true})
 		if cfg.receipt == "" {
 			receipt := format.ReceiptPath(archive)
-			pc.outputs = append(pc.outputs, pathArg{what: "the receipt " + receipt, path: receipt, kind: receiptKind, file: true})
+			pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "the receipt " + receipt, Path: receipt, Kind: receiptKind, File: true})
 		}
 	}
 	if out, ok := stdoutFile(stdout, cfg.stdoutWhat()); ok {
-		pc.outputs = append(pc.outputs, out)
+		pc.Outputs = append(pc.Outputs, out)
 	}
 	if cfg.receipt != "" {
-		pc.outputs = append(pc.outputs, pathArg{what: "--receipt " + cfg.receipt, path: cfg.receipt, kind: receiptKind, file: true})
+		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--receipt " + cfg.receipt, Path: cfg.receipt, Kind: receiptKind, File: true})
 	}
 	if cfg.metricsFile != "" && !cfg.dryRun {
-		pc.outputs = append(pc.outputs, pathArg{what: "--metrics-file " + cfg.metricsFile, path: cfg.metricsFile, kind: metricsKind, file: true})
+		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + cfg.metricsFile, Path: cfg.metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.err()
+	return pc.Err()
 }
 
 // stdoutWhat names what the run writes to stdout, or "" when it writes nothing there.
@@ -90,16 +91,16 @@ func (cfg *createConfig) stdoutWhat() string {
 // stdoutFile is stdout as an output, when what is written there goes into a regular file (a
 // shell's > FILE): that file must not be another output or an input. Once, -o - --receipt
 // F > F replaced the archive streamed into F with its receipt, and the run said complete.
-func stdoutFile(stdout io.Writer, what string) (pathArg, bool) {
+func stdoutFile(stdout io.Writer, what string) (pathcheck.Arg, bool) {
 	f, ok := stdout.(*os.File)
 	if what == "" || !ok {
-		return pathArg{}, false
+		return pathcheck.Arg{}, false
 	}
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return pathArg{}, false
+		return pathcheck.Arg{}, false
 	}
-	return pathArg{what: what, info: info}, true
+	return pathcheck.Arg{What: what, Info: info}, true
 }
 
 // explicitArchive is the archive's path when -o names it; a folder given as -o gets a new

@@ -19,6 +19,8 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/atomicfile": {nil, []string{"golang.org/x/sys"}},
 	"backup/walker":     {nil, []string{"golang.org/x/sys"}},
 	"backup/skiprules":  {nil, nil},
+	// The one check of a command's outputs: paths and files, nothing of backups.
+	"backup/pathcheck": {nil, nil},
 	// The records third parties read, and their codecs: the standard library only.
 	"backup/format":     {[]string{"backup/atomicfile"}, nil},
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},
@@ -31,6 +33,8 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	// The engine reports through callbacks: never the reporter, never the set.
 	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap"},
 		[]string{"golang.org/x/sys"}},
+	// The user's hooks: shell commands, and the record the receipt keeps of them.
+	"backup/hooks": {[]string{"backup/format"}, nil},
 	// The set rules link no zip writer and no restore.
 	"backup/backupset":           {[]string{"backup/format", "backup/atomicfile"}, []string{"golang.org/x/sys"}},
 	"backup/backupset/s3store":   {[]string{"backup/backupset", "backup/format", "backup/atomicfile"}, []string{"github.com/aws/"}},

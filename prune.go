@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/backupset"
+	"backup/hooks"
+	"backup/pathcheck"
 	"backup/report"
 )
 
@@ -67,7 +69,7 @@ type pruneConfig struct {
 	dryRun, json bool
 	jsonLines    bool
 	attic        *backupset.Attic
-	hooks        *hookFlags
+	hooks        *hooks.Commands
 }
 
 func newPruneCmd() *cobra.Command {
@@ -80,10 +82,10 @@ func newPruneCmd() *cobra.Command {
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
 	attic := flags.String("attic", "", "move the backups not kept into the folder `DIR` instead of deleting them")
-	hooks := addHookFlags(flags)
+	hookCmds := addHookFlags(flags)
 	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hooks}
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hookCmds}
 		var err error
 		cfg.policy, err = keep.validated()
 		switch {
@@ -115,8 +117,8 @@ func newPruneCmd() *cobra.Command {
 // outcome (prune writes no receipt: a failed after hook is a line on stderr).
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
 	code := pruneSet(cfg, stdout, stderr)
-	if len(cfg.hooks.after) > 0 {
-		cfg.hooks.runAfter("backup prune", hookEnv("prune", code, outcome(code), cfg.store.Location(), "", "", ""), stderr)
+	if len(cfg.hooks.After) > 0 {
+		cfg.hooks.RunAfter("backup prune", hooks.Env{Command: "prune", ExitCode: code, Status: outcome(code), Set: cfg.store.Location()}, stderr)
 	}
 	return code
 }
@@ -162,7 +164,7 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 		return nil, code, err
 	}
 	defer releaseSet(lock, "backup prune", stderr)
-	if _, err := cfg.hooks.runBefore(ctx, hookEnv("prune", 0, "", cfg.store.Location(), "", "", ""), stderr); err != nil {
+	if _, err := cfg.hooks.RunBefore(ctx, hooks.Env{Command: "prune", Set: cfg.store.Location()}, stderr); err != nil {
 		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
 		if ctx.Err() != nil {
 			return nil, exitInterrupted, err
@@ -264,9 +266,9 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	}
 	if f, ok := st.(backupset.Folder); ok {
 		// A symlink to the set, set/. or a bind mount of it is the set too.
-		pc := pathCheck{sealed: []pathArg{{what: "the backup set " + f.Dir, path: f.Dir}},
-			outputs: []pathArg{{what: "--attic " + arg, path: dir}}}
-		if err := pc.err(); err != nil {
+		pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "the backup set " + f.Dir, Path: f.Dir}},
+			Outputs: []pathcheck.Arg{{What: "--attic " + arg, Path: dir}}}
+		if err := pc.Err(); err != nil {
 			return nil, err
 		}
 	}

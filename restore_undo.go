@@ -11,6 +11,7 @@ import (
 	"backup/archive"
 	"backup/engine"
 	"backup/format"
+	"backup/pathcheck"
 	"backup/report"
 	"backup/restore"
 )
@@ -36,8 +37,8 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	}
 	// The one check of outputs; the folder as the kernel reaches it (a symlink into DEST is
 	// inside DEST). Its message is restore's own, with the way out.
-	pc := pathCheck{sealed: []pathArg{{path: dest}}, outputs: []pathArg{{path: dir}}}
-	if pc.err() != nil {
+	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{Path: dest}}, Outputs: []pathcheck.Arg{{Path: dir}}}
+	if pc.Err() != nil {
 		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
 	}
 	return dir, nil

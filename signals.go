@@ -86,9 +86,9 @@ func (s *stopOnError) Fd() uintptr {
 	return ^uintptr(0)
 }
 
-// forChild is what a hook's output goes to: the file itself while it works (so the hook
+// ForChild is what a hook's output goes to: the file itself while it works (so the hook
 // writes to it directly), nothing (the null device) once it failed.
-func (s *stopOnError) forChild() io.Writer {
+func (s *stopOnError) ForChild() io.Writer {
 	if s.failed.Load() {
 		return nil
 	}

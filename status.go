@@ -11,6 +11,7 @@ import (
 	"backup/backupset"
 	"backup/format"
 	"backup/metrics"
+	"backup/pathcheck"
 	"backup/report"
 )
 
@@ -84,17 +85,17 @@ func newStatusCmd() *cobra.Command {
 // checkStatusOutputs puts --metrics-file and stdout's file through the one check: neither
 // inside the set status reads, nor one the other.
 func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer) error {
-	var pc pathCheck
+	var pc pathcheck.Check
 	if f, ok := st.(backupset.Folder); ok {
-		pc.sealed = append(pc.sealed, pathArg{what: "the backup set " + f.Dir, path: f.Dir})
+		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + f.Dir, Path: f.Dir})
 	}
 	if out, ok := stdoutFile(stdout, "stdout"); ok {
-		pc.outputs = append(pc.outputs, out)
+		pc.Outputs = append(pc.Outputs, out)
 	}
 	if metricsFile != "" {
-		pc.outputs = append(pc.outputs, pathArg{what: "--metrics-file " + metricsFile, path: metricsFile, kind: metricsKind, file: true})
+		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + metricsFile, Path: metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.err()
+	return pc.Err()
 }
 
 func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
