@@ -17,6 +17,7 @@ import (
 	"backup/format"
 	"backup/hooks"
 	"backup/report"
+	"backup/seal"
 	"backup/skiprules"
 )
 
@@ -61,6 +62,11 @@ type createConfig struct {
 	reuse                      reuseFlags
 	sources                    []engine.Source
 	set                        *setConfig // nil unless the run writes into a backup set
+	// recipients encrypt the archive (nil: a plain zip); identities decrypt an encrypted
+	// reference, and let the read-back check an encrypted archive's contents.
+	recipients     *seal.Recipients
+	identities     *seal.Identities
+	allowPlaintext bool // --allow-plaintext: a set may hold both kinds
 }
 
 // setConfig is how a run into a backup set (--output-dir DIR without -o) treats the set.
@@ -89,6 +95,8 @@ type createFlags struct {
 	keep                          *keepFlags
 	sqlite                        *sqliteFlags
 	s3                            *s3Flags
+	keys                          recipientFlags
+	identity                      *identityFlag
 }
 
 func newCreateCmd() *cobra.Command {
@@ -98,7 +106,7 @@ func newCreateCmd() *cobra.Command {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg, err := f.validated(cmd.Flags(), args, cmd.OutOrStdout())
+		cfg, err := f.validated(cmd.Flags(), args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "create", err)
 		}
@@ -125,7 +133,10 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(format.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
+	flags.StringArrayVar(&f.keys.recipients, "recipient", nil, "encrypt the archive with age to `RECIPIENT` (age1…, age1pq1…, or an SSH public key); repeatable")
+	flags.StringArrayVar(&f.keys.files, "recipients-file", nil, "encrypt the archive to the recipients in `FILE`, one a line (age's format); repeatable")
 	flags.StringVar(&cfg.reuse.reference, "reference", "", "copy the entries of unchanged files from `ARCHIVE` (in a backup set: the one LATEST names)")
+	f.identity = addIdentityFlag(flags, "decrypt an encrypted reference (and read an encrypted archive back whole) with the identity in `FILE`; repeatable")
 	flags.BoolVar(&cfg.reuse.reread, "reread", false, "read and compress every file; copy nothing from a reference")
 	flags.BoolVar(&cfg.reuse.opts.IgnoreInode, "ignore-inode", false, "count a file as unchanged whatever its inode number and change time (FUSE, some network file systems)")
 	flags.BoolVar(&cfg.reuse.opts.IgnoreCtime, "ignore-ctime", false, "count a file as unchanged whatever its change time")
@@ -144,6 +155,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
+	flags.BoolVar(&f.keys.allowPlaintext, "allow-plaintext", false, "backup set: take a plain run into an encrypted set, or an encrypted run into a plain one")
 	f.keep = addKeepFlags(flags)
 	f.s3 = addS3Flags(flags)
 	return f
@@ -151,11 +163,18 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 
 // validated checks the flags and the SOURCE arguments, and returns the run's config or a
 // usage error. stdout is where the run will write, an output like the others.
-func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.Writer) (createConfig, error) {
+func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, stderr io.Writer) (createConfig, error) {
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = format.Method(f.method)
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference"}, args, "SOURCE")
+	cfg.allowPlaintext = f.keys.allowPlaintext
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "recipients-file", "identity"}, args, "SOURCE")
+	if err == nil {
+		cfg.recipients, err = f.keys.load()
+	}
+	if err == nil {
+		cfg.identities, err = f.identity.load(stderr, "backup create")
+	}
 	if err == nil {
 		err = f.sqlite.validate(&cfg)
 	}
@@ -166,7 +185,8 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.W
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
 	}
 	if err == nil {
-		err = cfg.checkOutputs(f.excludeFrom, stdout)
+		inputs := slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))
+		err = cfg.checkOutputs(inputs, stdout)
 	}
 	return cfg, err
 }

@@ -38,17 +38,17 @@ func isMetricsFile(path string) bool {
 
 // checkOutputs puts create's outputs (the archive, its receipt, --metrics-file, and stdout's
 // file when the run writes to stdout) and its inputs (each SOURCE, --exclude-from,
-// --reference and its receipt, a backup set's folder) through the one check.
-func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) error {
+// --recipients-file and --identity files, --reference and its receipt, a backup set's
+// folder) through the one check. inputFiles are the files those three flags name
+// (fileArgs).
+func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writer) error {
 	var pc pathcheck.Check
 	for _, s := range cfg.sources {
 		src := pathcheck.Arg{What: "SOURCE " + s.Path, Path: s.Path}
 		pc.Inputs = append(pc.Inputs, src)
 		pc.Sources = append(pc.Sources, src)
 	}
-	for _, name := range excludeFrom {
-		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--exclude-from " + name, Path: name})
-	}
+	pc.Inputs = append(pc.Inputs, inputFiles...)
 	if ref := cfg.reuse.reference; ref != "" {
 		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--reference " + ref, Path: ref},
 			pathcheck.Arg{What: "the receipt of --reference " + ref, Path: format.ReceiptPath(ref)})
@@ -113,4 +113,13 @@ func (cfg *createConfig) explicitArchive() (string, bool) {
 		return "", false
 	}
 	return cfg.output, true
+}
+
+// fileArgs are the files a flag names, as inputs of the one check.
+func fileArgs(flag string, paths []string) []pathcheck.Arg {
+	var args []pathcheck.Arg
+	for _, p := range paths {
+		args = append(args, pathcheck.Arg{What: flag + " " + p, Path: p})
+	}
+	return args
 }

@@ -13,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/format"
+	"backup/seal"
 	"backup/skiprules"
 )
 
@@ -68,6 +69,14 @@ type Options struct {
 	BeforeVerify func(tempPath string)
 	// Output is where the archive goes.
 	Output Output
+	// Recipients, when set, encrypt the archive to them: the Output gets one age file
+	// holding the whole zip, and Result.Sum is that file's size and SHA-256.
+	Recipients *seal.Recipients
+	// Identities decrypt an encrypted Reference, and let Verify and Result.ReadBack check an
+	// encrypted archive's contents when one of them is among Recipients; without, an
+	// encrypted reference gives a full run, and the read-back checks the ciphertext's size,
+	// SHA-256 and age header only (see Result.ReadBackChecks).
+	Identities *seal.Identities
 }
 
 // Output is where a run writes its archive.
@@ -92,6 +101,7 @@ type Engine struct {
 	rules  skiprules.Rules // opts.Rules and the run's own files
 	ref    *archive.Reference
 	w      *archive.Writer // nil in a dry run
+	sealer *sealer         // an encrypted archive's; nil otherwise
 	owners archive.Owners
 	stage  staging
 	// wouldSnapshot is, in a dry run, the files that would be snapshotted.
@@ -140,6 +150,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	res, err := e.write(ctx)
 	if err != nil {
 		e.w.Abort()
+		e.sealer.abort()
 		return nil, err
 	}
 	return res, nil
