@@ -118,7 +118,9 @@ func (p *plain) chunk(i int64) ([]byte, error) {
 	p.mu.Unlock()
 	data := make([]byte, min(chunkSize, p.size-i*chunkSize))
 	if n, err := p.ra.ReadAt(data, i*chunkSize); n < len(data) {
-		return nil, fmt.Errorf("encrypted archive damaged: %w", err)
+		// age says which: "failed to decrypt and authenticate chunk at offset N" (damage),
+		// or the read of the file or object that failed.
+		return nil, fmt.Errorf("encrypted archive: %w", err)
 	}
 	p.mu.Lock()
 	if len(p.chunks) == keptChunks {

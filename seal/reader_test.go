@@ -121,7 +121,7 @@ func TestUnsealFlippedChunk(t *testing.T) {
 		if (err != nil) != (i == damaged) {
 			t.Errorf("chunk %d: %v", i, err)
 		}
-		if i == damaged && err != nil && !strings.Contains(err.Error(), "damaged") {
+		if i == damaged && err != nil && !strings.Contains(err.Error(), "authenticate") {
 			t.Errorf("chunk %d: %v, want it called damaged", i, err)
 		}
 	}
