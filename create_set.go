@@ -83,6 +83,9 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
 	}
+	if cfg.allowPlaintext {
+		lock.AllowMixed()
+	}
 	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.

@@ -114,7 +114,7 @@ func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) 
 		}
 	}
 	switch {
-	case !known || want == source:
+	case !known || want == source || l.mixed && (want == Sealed) != (source == Sealed):
 		return nil
 	case want == Sealed:
 		return fmt.Errorf("the archive is not encrypted, and %s is an encrypted backup set", l.store.Location())
