@@ -31,6 +31,12 @@ With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock
 new archive back, and points DIR/LATEST at it only when it is complete and verified; then
 the --keep-* rules prune older backups (see backup help prune).
 
+With --recipient or --recipients-file, the archive is encrypted with age to those public
+keys: one age file holding the whole zip (default name <UTC time>.zip.age, which names no
+source), that age -d opens without backup. Its receipt names no path. Reading it back, and
+copying unchanged files from an encrypted reference, take --identity; a host with no key
+backs up all the same (see docs/encryption.md).
+
 Files are deflated (level 6 unless --level says otherwise), so every unzip reads the archive.
 --method zstd writes Zstandard entries instead, which 7-Zip, bsdtar and backup verify, list
 and restore read, but Info-ZIP unzip 6.0 (the usual unzip on Linux) cannot.`
@@ -122,7 +128,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	f := &createFlags{}
 	cfg := &f.cfg
 	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it; - means stdout (with --receipt)")
-	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip; given explicitly, DIR is a backup set")
+	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip (encrypted: <UTC time>.zip.age); given explicitly, DIR is a backup set")
 	flags.StringVar(&cfg.receipt, "receipt", "", "write the receipt to `PATH` (default: the archive's path + \".receipt.json\")")
 	flags.StringArrayVarP(&f.excludes, "exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
 	flags.StringArrayVar(&f.excludeFrom, "exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")

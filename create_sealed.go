@@ -68,11 +68,23 @@ func (cfg *createConfig) sayRotation(ctx context.Context, latest string, stderr 
 	if err != nil || rc.Encryption == nil {
 		return
 	}
-	was, now := slices.Sorted(slices.Values(rc.Encryption.Recipients)), slices.Sorted(slices.Values(cfg.recipients.Names()))
-	if !slices.Equal(was, now) {
-		fmt.Fprintf(stderr, "backup: the recipients changed: LATEST %s is for %s, this backup is for %s (earlier backups still open only with their own keys)\n",
-			latest, format.Plural(len(was), "recipient", "recipients"), format.Plural(len(now), "recipient", "recipients"))
+	was, now := rc.Encryption.Recipients, cfg.recipients.Names()
+	added, removed := missingFrom(now, was), missingFrom(was, now)
+	if added+removed > 0 {
+		fmt.Fprintf(stderr, "backup: the recipients changed since LATEST %s: %d added, %d removed (each backup opens only with the keys it was made for)\n",
+			latest, added, removed)
 	}
+}
+
+// missingFrom counts the names in a that b lacks.
+func missingFrom(a, b []string) int {
+	n := 0
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			n++
+		}
+	}
+	return n
 }
 
 // sealedSource returns the name every entry of the encrypted archive called name in st is

@@ -53,9 +53,18 @@ var pathFlags = map[string]bool{
 	"prune --attic":         true,
 	"restore --undo-dir":    true,
 	"create --exclude-from": false,
-	"create --reference":    false,
-	"verify --receipt":      false,
-	"adopt --receipt":       false,
+	// The keys' files are only read (and, for create, checked as inputs: no output may
+	// replace them).
+	"create --recipients-file": false,
+	"create --identity":        false,
+	"verify --identity":        false,
+	"list --identity":          false,
+	"restore --identity":       false,
+	"activate --identity":      false,
+	"adopt --identity":         false,
+	"create --reference":       false,
+	"verify --receipt":         false,
+	"adopt --receipt":          false,
 }
 
 // TestOutputFlagsChecked is a statement of policy, as Go's deps_test is: every flag whose

@@ -24,7 +24,11 @@ header against the central directory, every entry's CRC-32, every file's SHA-256
 against the manifest, the entries against the manifest's list, and whether every name is
 safe to restore. When a receipt is found (--receipt, else ARCHIVE.receipt.json when it
 exists) the archive's size and SHA-256 must match it. An archive another tool made (no
-manifest) is checked by CRC-32 alone.`
+manifest) is checked by CRC-32 alone.
+
+An encrypted archive (an age file) is decrypted with --identity and checked as above, its
+file against the receipt. Without --identity only its ciphertext is checked: the size and
+SHA-256 against the receipt, and that its age header parses; the line says so.`
 
 const verifyExitCodes = `0 verified, 1 anything wrong (each problem on its own line) or a receipt that
 cannot be read, 2 usage, 130 interrupted.`

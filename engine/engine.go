@@ -43,8 +43,9 @@ type Options struct {
 	// Xattrs records each path's extended attributes (and ACLs) in the manifest.
 	Xattrs bool
 	// SQLite stores each SQLite database as a consistent snapshot staged beside the archive
-	// (for a stream, in the system's temp folder), waiting up to SQLiteTimeout for a writer
-	// that holds it locked; its -wal, -shm and -journal files are excluded.
+	// (for a stream or an encrypted archive, in the system's temp folder), waiting up to
+	// SQLiteTimeout for a writer that holds it locked; its -wal, -shm and -journal files
+	// are excluded.
 	SQLite        bool
 	SQLiteTimeout time.Duration
 	// Reference is an earlier archive whose entries of unchanged files are copied instead
@@ -70,7 +71,8 @@ type Options struct {
 	// Output is where the archive goes.
 	Output Output
 	// Recipients, when set, encrypt the archive to them: the Output gets one age file
-	// holding the whole zip, and Result.Sum is that file's size and SHA-256.
+	// holding the whole zip, and Result.Sum is that file's size and SHA-256. Plaintext is
+	// then staged in $TMPDIR only, never beside the archive (see SQLite).
 	Recipients *seal.Recipients
 	// Identities decrypt an encrypted Reference, and let Verify and Result.ReadBack check an
 	// encrypted archive's contents when one of them is among Recipients; without, an

@@ -66,9 +66,11 @@ func (r *Result) Abort() {
 
 // stagingDir is the folder snapshots (and the spilled entries of a streamed archive) are
 // staged in: the output folder, which has room for the archive, where a small /tmp may not.
-// A stream has no folder here: it stages in $TMPDIR (default /tmp).
+// A stream has no folder here: it stages in $TMPDIR (default /tmp). So does an encrypted
+// archive: what is staged is plaintext, and an output folder may be a network file system,
+// where plaintext must never go.
 func (e *Engine) stagingDir() string {
-	if e.opts.Output.Stream != nil {
+	if e.opts.Output.Stream != nil || e.opts.Recipients != nil {
 		return os.TempDir()
 	}
 	return filepath.Dir(e.opts.Output.Path)
