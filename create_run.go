@@ -16,7 +16,7 @@ import (
 )
 
 // errInterrupted is the fatal error of a run stopped by SIGINT or SIGTERM.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = errors.New(format.ErrorInterrupted)
 
 // creation is one run of backup create, the command's side of it: the engine backs up (see
 // package engine); this decides where the archive goes, renders the receipt from what the

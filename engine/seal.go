@@ -50,7 +50,9 @@ func (e *Engine) openSealed(ctx context.Context, dir string, opts archive.Option
 	s := &sealer{}
 	dst := out.Stream
 	if dst == nil {
-		f, err := os.CreateTemp(dir, atomicfile.TempPattern(filepath.Base(out.Path)))
+		// Beside its final path, to be renamed there; dir, where plaintext is staged, is
+		// $TMPDIR for an encrypted archive (see stagingDir), perhaps another file system.
+		f, err := os.CreateTemp(filepath.Dir(out.Path), atomicfile.TempPattern(filepath.Base(out.Path)))
 		if err != nil {
 			return fmt.Errorf("creating archive %s: %w", out.Path, cause(err))
 		}

@@ -7,7 +7,11 @@ import (
 
 // SealedError is the error a v2 receipt gives for a failed run: the run's own error names
 // paths (a source, an entry that failed the read-back), and its stderr and --json say it.
+// Only ErrorInterrupted, which names nothing, is kept as it is.
 const SealedError = "the run failed; its output says why (the receipt of an encrypted archive names no path)"
+
+// ErrorInterrupted is the error of a run stopped by SIGINT or SIGTERM.
+const ErrorInterrupted = "interrupted"
 
 // Sealed returns the receipt as it is stored beside an encrypted archive, where anyone who
 // can read the set reads it: schema v2, with what monitoring needs (status, times, counts,
@@ -24,7 +28,7 @@ func (rc *Receipt) Sealed() *Receipt {
 		a.Path = path.Base(a.Path)
 		s.Archive = &a
 	}
-	if s.Error != "" {
+	if s.Error != "" && s.Error != ErrorInterrupted {
 		s.Error = SealedError
 	}
 	s.Hooks = nil
