@@ -6,6 +6,8 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"filippo.io/age"
@@ -21,34 +23,46 @@ type testKeys struct {
 	sshLocked  []byte // PEM, protected by a passphrase
 }
 
+// newTestKeys returns the package's test keys, made once: post-quantum key generation takes
+// seconds under the race detector.
 func newTestKeys(t *testing.T) testKeys {
 	t.Helper()
-	x, err := age.GenerateX25519Identity()
+	k, err := sharedKeys()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return k
+}
+
+var sharedKeys = sync.OnceValues(makeTestKeys)
+
+func makeTestKeys() (testKeys, error) {
+	x, err := age.GenerateX25519Identity()
+	if err != nil {
+		return testKeys{}, err
 	}
 	h, err := age.GenerateHybridIdentity()
 	if err != nil {
-		t.Fatal(err)
+		return testKeys{}, err
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return testKeys{}, err
 	}
 	sp, err := ssh.NewPublicKey(pub)
 	if err != nil {
-		t.Fatal(err)
+		return testKeys{}, err
 	}
 	block, err := ssh.MarshalPrivateKey(priv, "test@host")
 	if err != nil {
-		t.Fatal(err)
+		return testKeys{}, err
 	}
 	locked, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "test@host", []byte("secret"))
 	if err != nil {
-		t.Fatal(err)
+		return testKeys{}, err
 	}
-	return testKeys{x25519: x, hybrid: h, sshPub: string(ssh.MarshalAuthorizedKey(sp)[:len(ssh.MarshalAuthorizedKey(sp))-1]) + " test@host",
-		sshPrivate: pem.EncodeToMemory(block), sshLocked: pem.EncodeToMemory(locked)}
+	return testKeys{x25519: x, hybrid: h, sshPub: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " test@host",
+		sshPrivate: pem.EncodeToMemory(block), sshLocked: pem.EncodeToMemory(locked)}, nil
 }
 
 // writeFile writes data to a file of mode perm in a temp folder and returns its path.
