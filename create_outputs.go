@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strings"
 
 	"backup/archive"
 	"backup/atomicfile"
+	"backup/backupset"
 	"backup/format"
 	"backup/pathcheck"
+	"backup/seal"
 )
 
 // The kinds of file create writes, which a run may replace inside a SOURCE folder when an
@@ -19,6 +22,9 @@ var (
 		return err == nil
 	}}
 	archiveKind = &pathcheck.Kind{Name: "a backup archive", Is: func(path string) bool {
+		if strings.HasSuffix(path, backupset.SealedSuffix) {
+			return isSealedFile(path) // an encrypted archive: its manifest is out of reach
+		}
 		r, err := archive.Open(path)
 		if err != nil {
 			return false
@@ -122,4 +128,14 @@ func fileArgs(flag string, paths []string) []pathcheck.Arg {
 		args = append(args, pathcheck.Arg{What: flag + " " + p, Path: p})
 	}
 	return args
+}
+
+// isSealedFile says whether the file at path is a regular file holding an age file.
+func isSealedFile(path string) bool {
+	f, _, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return seal.IsSealed(f)
 }
