@@ -112,12 +112,14 @@ func TestOutputFlagsChecked(t *testing.T) {
 // given", and the before-state went to DEST's parent, the folder the script meant not to use.
 func TestPathFlagsRefuseEmpty(t *testing.T) { // not parallel: t.Chdir
 	rest := map[string][]string{ // what each command needs besides the flag
-		"create":  {"src"},
-		"status":  {"set"},
-		"prune":   {"--keep-last", "1", "set"},
-		"restore": {"--force", "a.zip", "dest"},
-		"verify":  {"a.zip"},
-		"adopt":   {"set", "a.zip"},
+		"create":   {"src"},
+		"status":   {"set"},
+		"prune":    {"--keep-last", "1", "set"},
+		"restore":  {"--force", "a.zip", "dest"},
+		"verify":   {"a.zip"},
+		"list":     {"a.zip"},
+		"adopt":    {"set", "a.zip"},
+		"activate": {"set", "a.zip"},
 	}
 	for name := range pathFlags {
 		cmd, flag, _ := strings.Cut(name, " ")

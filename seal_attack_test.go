@@ -143,10 +143,10 @@ func TestSealedS3ReadBackDiffers(t *testing.T) {
 	s := newS3Set(t)
 	key := newAgeKey(t)
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "zq7-app"), map[string]node{"zq7-a": {content: "first\n"}})
+	makeTree(t, filepath.Join(dir, "zq7x9kw-app"), map[string]node{"zq7x9kw-a": {content: "first\n"}})
 	create := func(extra ...string) result {
 		args := append([]string{"create", "--output-dir", s.loc, "--recipient", key.recipient}, extra...)
-		return backup(t, runOpts{dir: dir, env: s.env}, append(args, "zq7-app")...)
+		return backup(t, runOpts{dir: dir, env: s.env}, append(args, "zq7x9kw-app")...)
 	}
 	mustExit(t, create(), exitComplete)
 	good := readLatest(t, s.dir)
@@ -156,7 +156,7 @@ func TestSealedS3ReadBackDiffers(t *testing.T) {
 		}
 		return pass
 	})
-	makeTree(t, filepath.Join(dir, "zq7-app"), map[string]node{"random": {content: randomString(t, 4<<20)}})
+	makeTree(t, filepath.Join(dir, "zq7x9kw-app"), map[string]node{"random": {content: randomString(t, 4<<20)}})
 	mustExit(t, create("--s3-endpoint", proxy), exitFailed)
 	if readLatest(t, s.dir) != good {
 		t.Errorf("LATEST moved to %s", readLatest(t, s.dir))
@@ -166,7 +166,7 @@ func TestSealedS3ReadBackDiffers(t *testing.T) {
 	if rc.Status != format.Failed || rc.Error != format.SealedError {
 		t.Errorf("the failed run's receipt: %s %q", rc.Status, rc.Error)
 	}
-	if found := revealed(t, s.dir, []string{"zq7"}); len(found) > 0 {
+	if found := revealed(t, s.dir, []string{"zq7x9kw"}); len(found) > 0 {
 		t.Errorf("the set reveals: %q", found)
 	}
 }

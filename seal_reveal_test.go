@@ -18,21 +18,22 @@ import (
 // LATEST, the lock, as a copy taken while it was held) for the markers. A plain set made the
 // same way is read too: there the markers must be found, or the search proves nothing.
 
-// revealTree is the tree the reveal tests back up: every name carries the marker zq7, and
-// one file's content the marker string revealContent.
-const revealContent = "zq7-CONTENT-the-password-is-swordfish"
+// revealTree is the tree the reveal tests back up: every name carries the marker zq7x9kw, and
+// one file's content the marker string revealContent. Markers are long enough never to turn
+// up by chance in megabytes of ciphertext (a 3-byte one did, in one run of four).
+const revealContent = "zq7x9kw-CONTENT-the-password-is-swordfish"
 
 func revealTree(t *testing.T, dir string) (src string, needles []string) {
 	t.Helper()
-	src = filepath.Join(dir, "zq7-srcdir")
+	src = filepath.Join(dir, "zq7x9kw-srcdir")
 	makeTree(t, src, map[string]node{
-		"zq7-secrets/zq7-passwords.txt": {content: revealContent + "\n"},
-		"zq7-notes.md":                  {content: strings.Repeat("zq7-notes ", 100)},
-		"zq7-empty-dir":                 {kind: "dir"},
-		"zq7-fifo":                      {kind: "fifo"},
-		"zq7-cache/CACHEDIR.TAG":        {content: "Signature: 8a477f597d28d172789f06886806bc55\n"},
+		"zq7x9kw-secrets/zq7x9kw-passwords.txt": {content: revealContent + "\n"},
+		"zq7x9kw-notes.md":                  {content: strings.Repeat("zq7x9kw-notes ", 100)},
+		"zq7x9kw-empty-dir":                 {kind: "dir"},
+		"zq7x9kw-fifo":                      {kind: "fifo"},
+		"zq7x9kw-cache/CACHEDIR.TAG":        {content: "Signature: 8a477f597d28d172789f06886806bc55\n"},
 	})
-	needles = []string{"zq7", revealContent, src}
+	needles = []string{"zq7x9kw", revealContent, src}
 	return src, needles
 }
 
@@ -107,9 +108,9 @@ func revealRuns(t *testing.T, env []string, dir, src, loc, lockFile, lockCopy st
 	}
 	run(exitComplete, src)
 	run(exitComplete, "--keep-last", "5", src)
-	missing := filepath.Join(dir, "zq7-missing", filepath.Base(src))
+	missing := filepath.Join(dir, "zq7x9kw-missing", filepath.Base(src))
 	run(exitFailed, missing)
-	run(exitComplete, "--exec-before", "cp "+lockFile+" "+lockCopy, "--exec-after", "true zq7-hook-command", src)
+	run(exitComplete, "--exec-before", "cp "+lockFile+" "+lockCopy, "--exec-after", "true zq7x9kw-hook-command", src)
 	if _, err := os.Stat(lockCopy); err != nil {
 		t.Fatalf("the hook did not copy the lock: %v", err)
 	}
@@ -164,7 +165,7 @@ func TestSealedS3SetRevealsNothing(t *testing.T) {
 			// What a write-only host's runs leave is whole all the same: read with the key.
 			r := backup(t, runOpts{dir: dir, env: s.env}, "restore", "-i", key.identity, s.loc, filepath.Join(dir, "restored"))
 			mustExit(t, r, exitComplete)
-			got, _ := os.ReadFile(filepath.Join(dir, "restored", filepath.Base(src), "zq7-secrets", "zq7-passwords.txt"))
+			got, _ := os.ReadFile(filepath.Join(dir, "restored", filepath.Base(src), "zq7x9kw-secrets", "zq7x9kw-passwords.txt"))
 			if string(got) != revealContent+"\n" {
 				t.Errorf("restored %q", got)
 			}
