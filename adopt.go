@@ -122,14 +122,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
 	}
 	latest, _ := lock.Pointer(ctx)
-	var name string
-	var already bool
-	if a.Source == backupset.Sealed {
-		err = sealedOfSet(ctx, st, cfg.ids, a.holds, latest)
-	}
-	if err == nil {
-		name, already, err = lock.Adopt(ctx, a.Adoption)
-	}
+	name, already, err := adoptInto(ctx, lock, a, cfg.ids, latest)
 	switch {
 	case ctx.Err() != nil && err != nil:
 		fmt.Fprintf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
@@ -172,6 +165,17 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	}
 	writeAdopted(stdout, out)
 	return exitComplete
+}
+
+// adoptInto copies a into the set under lock (see backupset.Lock.Adopt), once an encrypted
+// one is found to hold the source of the set's encrypted LATEST (latest), when ids tell.
+func adoptInto(ctx context.Context, lock *backupset.Lock, a adoptee, ids *seal.Identities, latest string) (string, bool, error) {
+	if a.Source == backupset.Sealed {
+		if err := sealedOfSet(ctx, lock.Store(), ids, a.holds, latest); err != nil {
+			return "", false, err
+		}
+	}
+	return lock.Adopt(ctx, a.Adoption)
 }
 
 func writeAdopted(w io.Writer, out adoptJSON) {

@@ -160,3 +160,39 @@ func TestSealedS3Set(t *testing.T) {
 	mustExit(t, run("verify", s.loc), exitFailed)
 	mustExit(t, run("verify", "-i", key.identity, s.loc), exitFailed)
 }
+
+// TestSealedAdoptActivate: an encrypted archive made elsewhere is adopted and activated
+// with a key (exit 2 without one), its receipt naming no folder; a plain archive is refused
+// by an encrypted set, and so is another source's encrypted archive, which the key tells.
+func TestSealedAdoptActivate(t *testing.T) {
+	t.Parallel()
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	makeTree(t, filepath.Join(dir, "x", "other"), map[string]node{"b.txt": {content: "beta\n"}})
+	makeTree(t, filepath.Join(dir, "made"), map[string]node{".": {kind: "dir"}})
+	run := func(args ...string) result { return backup(t, runOpts{dir: dir}, args...) }
+	mustExit(t, run("create", "--recipient", key.recipient, "-o", "made/", "app"), exitComplete)
+	made := onlyFile(t, filepath.Join(dir, "made"), ".zip.age")
+	mustExit(t, run("adopt", "set", made), exitUsage)
+	mustExit(t, run("adopt", "-i", key.identity, "--activate", "set", made), exitComplete)
+	latest := readLatest(t, filepath.Join(dir, "set"))
+	if rc := readReceipt(t, filepath.Join(dir, "set", latest+".receipt.json")); rc.Archive.Path != latest {
+		t.Errorf("adopted receipt's archive.path %q, want %q", rc.Archive.Path, latest)
+	}
+	mustExit(t, run("activate", "set", latest), exitUsage)
+	mustExit(t, run("activate", "-i", key.identity, "set", latest), exitComplete)
+
+	mustExit(t, run("create", "-o", "plain.zip", "app"), exitComplete)
+	r := run("adopt", "set", "plain.zip")
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "is an encrypted backup set") {
+		t.Errorf("a plain archive into an encrypted set: %s", r.stderr)
+	}
+	mustExit(t, run("create", "--recipient", key.recipient, "-o", "other.zip.age", "x/other"), exitComplete)
+	r = run("adopt", "-i", key.identity, "set", "other.zip.age")
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, `holds "app"`) {
+		t.Errorf("another source's encrypted archive: %s", r.stderr)
+	}
+}
