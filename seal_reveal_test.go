@@ -28,10 +28,10 @@ func revealTree(t *testing.T, dir string) (src string, needles []string) {
 	src = filepath.Join(dir, "zq7x9kw-srcdir")
 	makeTree(t, src, map[string]node{
 		"zq7x9kw-secrets/zq7x9kw-passwords.txt": {content: revealContent + "\n"},
-		"zq7x9kw-notes.md":                  {content: strings.Repeat("zq7x9kw-notes ", 100)},
-		"zq7x9kw-empty-dir":                 {kind: "dir"},
-		"zq7x9kw-fifo":                      {kind: "fifo"},
-		"zq7x9kw-cache/CACHEDIR.TAG":        {content: "Signature: 8a477f597d28d172789f06886806bc55\n"},
+		"zq7x9kw-notes.md":                      {content: strings.Repeat("zq7x9kw-notes ", 100)},
+		"zq7x9kw-empty-dir":                     {kind: "dir"},
+		"zq7x9kw-fifo":                          {kind: "fifo"},
+		"zq7x9kw-cache/CACHEDIR.TAG":            {content: "Signature: 8a477f597d28d172789f06886806bc55\n"},
 	})
 	needles = []string{"zq7x9kw", revealContent, src}
 	return src, needles
