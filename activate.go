@@ -191,7 +191,7 @@ func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 			return cause(err)
 		}
 		res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &sum})
-		if err := archive.Verdict(ctx, res, err); err != nil {
+		if err := verdict(ctx, res, err); err != nil {
 			return err
 		}
 		// The receipt's status decided whether the archive may be activated; only the

@@ -237,7 +237,7 @@ func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, r
 	}
 	sum, _ := a.Receipt.Summary() // readAdopteeReceipt took only a receipt that records an archive
 	res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &sum})
-	if err := archive.Verdict(ctx, res, err); err != nil {
+	if err := verdict(ctx, res, err); err != nil {
 		return fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
 	}
 	if err := a.Receipt.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {

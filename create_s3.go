@@ -191,5 +191,5 @@ func (t *uploadTarget) hookReceipt(rc *format.Receipt) (string, func(), error) {
 func (t *uploadTarget) readBack(ctx context.Context, sum format.Summary) error {
 	ref := archiveRef{path: t.out.archive, store: t.st, entry: backupset.Entry{Name: t.name()}}
 	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
-	return archive.Verdict(ctx, res, err)
+	return verdict(ctx, res, err)
 }

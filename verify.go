@@ -209,3 +209,14 @@ func (cfg verifyConfig) startProgress(opts *archive.VerifyOptions) *report.Progr
 		},
 	})
 }
+
+// verdict turns a read-back's result into its error: the first problem, or ctx's error.
+func verdict(ctx context.Context, res *archive.VerifyResult, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return cause(err)
+	}
+	return res.Err()
+}

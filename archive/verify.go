@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"runtime"
 	"sync/atomic"
 
@@ -49,23 +47,6 @@ func (v *VerifyResult) Err() error {
 		more = fmt.Sprintf(" (and %d more problems)", n-1)
 	}
 	return fmt.Errorf("%s%s", v.Problems[0], more)
-}
-
-// Verdict is the error of a Verify or ReadBack that returned res and err: ctx's error once
-// ctx is done (interrupted, not damaged), err without the archive's path (the caller's
-// message names it), or res's first problem (Err).
-func Verdict(ctx context.Context, res *VerifyResult, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case err != nil:
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
-	}
-	return res.Err()
 }
 
 // VerifyOptions configure Verify; the zero value checks the archive alone.
