@@ -98,7 +98,12 @@ func (k JournalKind) Create(dirfd int, taken func(name string) bool) (*Journal, 
 			return nil, &fs.PathError{Op: "create", Path: name, Err: err}
 		}
 		j := &Journal{Token: token, kind: k, dir: dirfd, f: os.NewFile(uintptr(fd), name)}
-		if err := j.start(); err != nil {
+		err = j.start()
+		if errors.Is(err, errJournalGone) && try < 10 {
+			j.Close()
+			continue
+		}
+		if err != nil {
 			j.Remove()
 			return nil, err
 		}
@@ -106,11 +111,30 @@ func (k JournalKind) Create(dirfd int, taken func(name string) bool) (*Journal, 
 	}
 }
 
-// start locks the new journal and writes its header.
+// errJournalGone says a new journal was swept before it was locked: another run's sweep
+// found it unlocked and without its header, as a killed run leaves one, and removed it.
+var errJournalGone = errors.New("journal removed before it was locked")
+
+// testHookBeforeLock runs between a journal's creation and its lock, in tests only.
+var testHookBeforeLock func(dirfd int, name string)
+
+// start locks the new journal and writes its header. Between the create and the lock, a
+// sweep may take the journal for a dead run's and remove it: once locked, the name must
+// still be this file, or the journal would list temp files nobody could later prove.
 func (j *Journal) start() error {
 	name := j.Name()
+	if testHookBeforeLock != nil {
+		testHookBeforeLock(j.dir, name)
+	}
 	if err := unix.Flock(int(j.f.Fd()), unix.LOCK_EX); err != nil {
 		return &fs.PathError{Op: "lock", Path: name, Err: err}
+	}
+	var mine, there unix.Stat_t
+	if err := unix.Fstat(int(j.f.Fd()), &mine); err != nil {
+		return &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if err := unix.Fstatat(j.dir, name, &there, unix.AT_SYMLINK_NOFOLLOW); err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino {
+		return errJournalGone
 	}
 	if _, err := io.WriteString(j.f, j.kind.Header); err != nil {
 		return &fs.PathError{Op: "write", Path: name, Err: err}

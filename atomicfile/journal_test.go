@@ -118,3 +118,30 @@ func TestJournalLimit(t *testing.T) {
 		t.Errorf("records %q, want k1:a alone", got)
 	}
 }
+
+// TestJournalSweptBeforeLock: another run's sweep removes a new journal in the moment between
+// its creation and its lock (unlocked, no header: what a run killed there leaves). Create
+// must not go on with a journal no one can find: it makes another. Once, it went on, and a
+// later kill left temp files that no journal proved.
+func TestJournalSweptBeforeLock(t *testing.T) {
+	dir := t.TempDir()
+	fd := openDir(t, dir)
+	swept := 0
+	testHookBeforeLock = func(dirfd int, name string) {
+		if swept == 0 {
+			swept++
+			if err := unix.Unlinkat(dirfd, name, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { testHookBeforeLock = nil })
+	j, err := testKind.Create(fd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Remove()
+	if got := testKind.List(fd); !slices.Equal(got, []string{filepath.Base(j.Name())}) {
+		t.Errorf("journals in DIR: %q, want the live one, %s", got, filepath.Base(j.Name()))
+	}
+}
