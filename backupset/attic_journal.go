@@ -32,7 +32,7 @@ const (
 // two names. Without SweepHeaderless, a journal whose run was killed before it wrote the
 // header stays (restore's are removed): kept as it was when this moved to atomicfile.
 var atticJournals = atomicfile.JournalKind{Prefix: atticJournalPrefix, Suffix: atticJournalSuffix,
-	Header: atticJournalHeader, Sync: true, Limit: 1 << 20}
+	Header: atticJournalHeader, Sync: true, Limit: 1 << 20, SweepHeaderless: true}
 
 // atticJournal is one prune's record of the temp names it makes in the attic; created with
 // the first temp file, so that a prune that renames (or moves nothing) writes nothing more.
