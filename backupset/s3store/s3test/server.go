@@ -36,6 +36,9 @@ type Server struct {
 	// AccessLog is the server's access log (S3's server access log format, one request a
 	// line): what the server itself says it was asked, read with ReadAccessLog.
 	AccessLog string
+	// CacheHome is the XDG_CACHE_HOME that Env gives backup: the local copies of the
+	// archives of the sets in this server's buckets stay in the test's temp folder.
+	CacheHome string
 }
 
 var buckets atomic.Int64
@@ -89,7 +92,7 @@ func Start(t testing.TB) *Server {
 			t.Fatalf("versitygw did not start listening on %s: %s", addr, log)
 		}
 	}
-	return &Server{Endpoint: "http://" + addr, Root: root, Process: cmd.Process, AccessLog: access}
+	return &Server{Endpoint: "http://" + addr, Root: root, Process: cmd.Process, AccessLog: access, CacheHome: t.TempDir()}
 }
 
 func freeAddr(t testing.TB) string {
@@ -126,6 +129,7 @@ func (s *Server) Env() []string {
 		"AWS_ENDPOINT_URL_S3=" + s.Endpoint,
 		"AWS_CONFIG_FILE=/dev/null",
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"XDG_CACHE_HOME=" + s.CacheHome,
 	}
 }
 

@@ -1,0 +1,293 @@
+package main
+
+// The local copy of a bucket set's last archive (--cache-dir): a run into an s3:// set keeps
+// the archive it uploaded, byte for byte, so that the next run copies the entries of
+// unchanged files from it as a folder set's run copies them from LATEST's archive. The copy
+// is trusted only when its size and SHA-256 are those LATEST's receipt in the bucket
+// records; anything else (no copy, another archive, damaged bytes) is a full run, said in
+// one line.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"backup/atomicfile"
+	"backup/backupset"
+	"backup/format"
+)
+
+// setCache is the folder one set's copy lives in.
+type setCache struct {
+	root string // the cache folder: --cache-dir, else $XDG_CACHE_HOME/backup or ~/.cache/backup
+	dir  string // root/s3/KEY: this set's folder in it
+}
+
+// cacheTag marks the cache folder for the tools that skip caches (backup --exclude-caches,
+// tar --exclude-caches, restic, borg): see https://bford.info/cachedir/.
+const cacheTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+	"# This file is a cache directory tag created by backup (copies of archives of backup sets in buckets).\n" +
+	"# For information about cache directory tags, see https://bford.info/cachedir/\n"
+
+// defaultCacheRoot is the cache folder without --cache-dir: $XDG_CACHE_HOME/backup, else
+// ~/.cache/backup.
+func defaultCacheRoot() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "backup"), nil
+}
+
+// newSetCache is the cache of the set at loc on the server endpoint ("" for the AWS
+// configuration's) under root. The set's folder is named by a hash of both: a prefix may be
+// longer than a file name may be, and two servers may hold the same bucket name.
+func newSetCache(root, endpoint, loc string) *setCache {
+	if endpoint == "" {
+		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+	}
+	sum := sha256.Sum256([]byte(endpoint + "\n" + loc))
+	return &setCache{root: root, dir: filepath.Join(root, "s3", hex.EncodeToString(sum[:16]))}
+}
+
+// prepare creates the cache folder (0700, tagged) and the set's folder in it.
+func (c *setCache) prepare() error {
+	if err := os.MkdirAll(c.root, 0o700); err != nil {
+		return err
+	}
+	tag := filepath.Join(c.root, "CACHEDIR.TAG")
+	if _, err := os.Lstat(tag); errors.Is(err, fs.ErrNotExist) {
+		if err := atomicfile.WriteFile(tag, []byte(cacheTag), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(c.dir, 0o700)
+}
+
+// find returns the path of the copy of the archive name, or why there is none: no copy,
+// or a copy of another archive (LATEST moved elsewhere: another host's run, activate).
+func (c *setCache) find(name string) (string, error) {
+	path := filepath.Join(c.dir, name)
+	info, err := os.Lstat(path)
+	switch {
+	case err == nil && info.Mode().IsRegular():
+		return path, nil
+	case err == nil:
+		return "", fmt.Errorf("the local copy %s is %s", path, atomicfile.DescribeType(info.Mode()))
+	}
+	if others := c.archives(""); len(others) > 0 {
+		return "", fmt.Errorf("the local copy in %s is of %s, not of LATEST's archive %s", c.dir, others[0], name)
+	}
+	return "", fmt.Errorf("no local copy of LATEST's archive %s in %s", name, c.dir)
+}
+
+// archives are the names of the set's archives and temp files in the set's folder, but keep:
+// what a new copy replaces. Other files are not the cache's and stay.
+func (c *setCache) archives(keep string) []string {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		temp := strings.HasPrefix(n, ".") && strings.Contains(n, atomicfile.TempInfix)
+		if n != keep && e.Type().IsRegular() && (temp || backupset.SourceOf(n) != "") {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// cacheWriter writes the copy of an archive as it is uploaded, to a temp file in the set's
+// folder. It never fails the upload: a write that fails (a full disk) drops the copy, and
+// the run says so once, at its end.
+type cacheWriter struct {
+	c    *setCache
+	f    *os.File
+	sum  hash.Hash
+	size int64
+	err  error // why the copy was dropped
+}
+
+// create starts the copy of the archive name.
+func (c *setCache) create(name string) *cacheWriter {
+	w := &cacheWriter{c: c, sum: sha256.New()}
+	w.f, w.err = os.CreateTemp(c.dir, atomicfile.TempPattern(name)) // mode 0600
+	return w
+}
+
+func (w *cacheWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return len(p), nil
+	}
+	n, err := w.f.Write(p)
+	w.sum.Write(p[:n])
+	w.size += int64(n)
+	if err != nil {
+		w.drop(err)
+	}
+	return len(p), nil
+}
+
+// drop removes the temp file, and keeps why.
+func (w *cacheWriter) drop(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.f.Name())
+		w.f = nil
+	}
+}
+
+// keep puts the copy in place as the set's one archive, once it is the archive the receipt
+// describes (want), and removes the copy it replaces.
+func (w *cacheWriter) keep(name string, want format.Summary) error {
+	if w.err != nil {
+		return w.err
+	}
+	got := format.Summary{Size: w.size, SHA256: hex.EncodeToString(w.sum.Sum(nil))}
+	err := want.Match(got)
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = atomicfile.Publish(&atomicfile.Staged{Temp: w.f.Name(), Final: filepath.Join(w.c.dir, name)})
+	}
+	if err != nil {
+		os.Remove(w.f.Name())
+		w.f = nil
+		return err
+	}
+	w.f = nil
+	for _, old := range w.c.archives(name) {
+		os.Remove(filepath.Join(w.c.dir, old))
+	}
+	return nil
+}
+
+// teeStream hands what the engine writes to the upload and to the local copy; only the
+// upload's errors are the run's.
+type teeStream struct {
+	up   io.Writer
+	copy *cacheWriter
+}
+
+func (t teeStream) Write(p []byte) (int, error) {
+	n, err := t.up.Write(p)
+	t.copy.Write(p[:n])
+	return n, err
+}
+
+// cacheFlags are --cache-dir and --no-cache.
+type cacheFlags struct {
+	dir string
+	off bool
+}
+
+// validateCache picks the cache of a run into a set in a bucket. The flags mean nothing
+// elsewhere (a folder set reuses from LATEST's archive in place), and are refused there.
+func (cfg *createConfig) validateCache(flags *pflag.FlagSet, f cacheFlags, s3 *s3Flags) error {
+	given := flags.Changed("cache-dir") || flags.Changed("no-cache")
+	switch {
+	case given && cfg.bucket() == nil:
+		return errors.New("--cache-dir and --no-cache need a backup set in a bucket (--output-dir s3://BUCKET/PREFIX)")
+	case f.dir != "" && f.off:
+		return errors.New("--cache-dir and --no-cache: choose one")
+	case cfg.bucket() == nil || f.off:
+		return nil
+	}
+	root, err := defaultCacheRoot()
+	if f.dir != "" {
+		root, err = filepath.Abs(f.dir)
+	}
+	if err != nil {
+		// No home to keep a cache in (a service without $HOME): every run reads every
+		// file, and says why.
+		cfg.set.noCache = fmt.Errorf("no cache folder (%v); give --cache-dir", err)
+		return nil
+	}
+	cfg.set.cache = newSetCache(root, s3.endpoint, cfg.set.dir)
+	return nil
+}
+
+// prepareCache creates the cache folder of a run into a set in a bucket before the walk, so
+// that the walk can leave it out of a SOURCE that holds it. A cache that cannot be made
+// costs the reuse, said in one line, never the backup.
+func (c *creation) prepareCache() {
+	set := c.cfg.set
+	if set == nil || set.cache == nil || c.cfg.dryRun {
+		return
+	}
+	if err := set.cache.prepare(); err != nil {
+		set.noCache = fmt.Errorf("cache folder %s: %w", set.cache.root, cause(err))
+		set.cache = nil
+	}
+}
+
+// cachedReference is the local copy of the archive LATEST names in a set in a bucket, which
+// the engine then checks against LATEST's receipt (c.refReceipt) before it copies anything;
+// "" for a full run, said in one line: no cache, no copy, or a copy of another archive.
+func (c *creation) cachedReference(ctx context.Context, stderr io.Writer) string {
+	set := c.cfg.set
+	if set.cache == nil {
+		if set.noCache != nil {
+			c.fullRun(stderr, set.noCache)
+		}
+		return ""
+	}
+	latest, err := backupset.Latest(ctx, set.store)
+	switch {
+	case errors.Is(err, backupset.ErrNoBackup):
+		return ""
+	case err != nil:
+		c.fullRun(stderr, err)
+		return ""
+	}
+	path, err := set.cache.find(latest.Name)
+	if err != nil {
+		c.fullRun(stderr, err)
+		return ""
+	}
+	c.refReceipt = latest.Receipt
+	return path
+}
+
+// keepCopy puts the local copy of the archive in place, now that LATEST names it; a copy
+// that cannot be kept is one line, and the next run reads every file.
+func (c *creation) keepCopy(rc *format.Receipt, stderr io.Writer) {
+	t, ok := c.target.(*uploadTarget)
+	if !ok || t.copy == nil {
+		return
+	}
+	w := t.copy
+	t.copy = nil
+	want, _ := rc.Summary()
+	if err := w.keep(t.name(), want); err != nil && !c.cfg.quiet {
+		fmt.Fprintf(stderr, "backup: could not keep a local copy of the archive in %s (the next run reads every file): %v\n", w.c.dir, cause(err))
+	}
+}
+
+// dropCopy removes the local copy of an archive that LATEST does not name: the copy LATEST's
+// archive had stays the one to reuse from.
+func (c *creation) dropCopy() {
+	if t, ok := c.target.(*uploadTarget); ok && t.copy != nil {
+		t.copy.drop(nil)
+		t.copy = nil
+	}
+}
