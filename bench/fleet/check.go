@@ -24,8 +24,12 @@ type verdict struct {
 	notes    []string // counts worth reporting
 }
 
-func (v *verdict) fail(format string, args ...any) { v.failures = append(v.failures, fmt.Sprintf(format, args...)) }
-func (v *verdict) note(format string, args ...any) { v.notes = append(v.notes, fmt.Sprintf(format, args...)) }
+func (v *verdict) fail(format string, args ...any) {
+	v.failures = append(v.failures, fmt.Sprintf(format, args...))
+}
+func (v *verdict) note(format string, args ...any) {
+	v.notes = append(v.notes, fmt.Sprintf(format, args...))
+}
 
 // check runs the final sets and verifies, then checks everything the issue lists.
 func (s *sim) check(ctx context.Context) *verdict {
