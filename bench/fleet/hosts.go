@@ -21,13 +21,16 @@ type host struct {
 	dir   string // holds app/, the tree it backs up, and cache/
 	rng   *rand.Rand
 	files int // how many files the tree keeps
+	// minSize and maxSize bound a file's size; 0 means 1 and 8 KiB.
+	minSize, maxSize int
 }
 
 func (h *host) set() string    { return "s3://" + bucket + "/hosts/" + h.name }
 func (h *host) prefix() string { return "hosts/" + h.name + "/" }
 func (h *host) tree() string   { return filepath.Join(h.dir, "app") }
 
-// makeTree writes the host's first tree: files of text, 1 to 8 KiB each, in a few folders.
+// makeTree writes the host's first tree: files of text (1 to 8 KiB each, unless the host says
+// otherwise), in a few folders.
 func (h *host) makeTree() error {
 	for i := range h.files {
 		if err := h.writeFile(i); err != nil {
@@ -42,8 +45,13 @@ func (h *host) writeFile(i int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	lo, hi := h.minSize, h.maxSize
+	if hi == 0 {
+		lo, hi = 1<<10, 8<<10
+	}
+	size := lo + h.rng.IntN(hi-lo)
 	var b bytes.Buffer
-	for b.Len() < 1024+h.rng.IntN(7*1024) {
+	for b.Len() < size {
 		fmt.Fprintf(&b, "%s line %d of file %d: %x\n", h.name, b.Len(), i, h.rng.Uint64())
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
@@ -72,6 +80,7 @@ type run struct {
 	pid    int
 	code   int
 	took   time.Duration
+	cpu    time.Duration // user and system time of the process
 	stdout string
 	stderr string
 }
@@ -109,6 +118,7 @@ func (r *run) exec(ctx context.Context, s *server, bin string, args ...string) e
 	r.took = time.Since(start)
 	r.stdout, r.stderr = stdout.String(), stderr.String()
 	r.code = cmd.ProcessState.ExitCode()
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		return err

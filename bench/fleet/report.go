@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ type perRun struct {
 	requests map[string]float64
 	up, down float64
 	walls    []time.Duration
+	cpus     []time.Duration
 }
 
 // costOfRuns sums what the proxy counted for each run's agent.
@@ -29,6 +31,7 @@ func costOfRuns(p *proxy, label string, runs []*run) perRun {
 		out.up += float64(c.up)
 		out.down += float64(c.down)
 		out.walls = append(out.walls, r.took)
+		out.cpus = append(out.cpus, r.cpu)
 		out.runs++
 	}
 	if out.runs > 0 {
@@ -39,6 +42,7 @@ func costOfRuns(p *proxy, label string, runs []*run) perRun {
 		out.down /= float64(out.runs)
 	}
 	slices.Sort(out.walls)
+	slices.Sort(out.cpus)
 	return out
 }
 
@@ -52,8 +56,8 @@ func quantile(d []time.Duration, q float64) time.Duration {
 
 // requestsHeader and requestsRow print a markdown table of per-run costs.
 func requestsHeader(w io.Writer) {
-	fmt.Fprintf(w, "| run | runs | %s | all | up | down | wall, median | wall, p95 |\n", strings.Join(kinds, " | "))
-	fmt.Fprintf(w, "| --- | ---: |%s ---: | ---: | ---: | ---: | ---: |\n", strings.Repeat(" ---: |", len(kinds)))
+	fmt.Fprintf(w, "| run | runs | %s | all | up | down | wall, median | wall, p95 | CPU, median |\n", strings.Join(kinds, " | "))
+	fmt.Fprintf(w, "| --- | ---: |%s ---: | ---: | ---: | ---: | ---: | ---: |\n", strings.Repeat(" ---: |", len(kinds)))
 }
 
 func requestsRow(w io.Writer, c perRun) {
@@ -63,8 +67,8 @@ func requestsRow(w io.Writer, c perRun) {
 		cells = append(cells, trim(c.requests[k]))
 		total += c.requests[k]
 	}
-	fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c.label, c.runs, strings.Join(cells, " | "), trim(total),
-		bytesText(c.up), bytesText(c.down), ms(quantile(c.walls, 0.5)), ms(quantile(c.walls, 0.95)))
+	fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", c.label, c.runs, strings.Join(cells, " | "), trim(total),
+		bytesText(c.up), bytesText(c.down), ms(quantile(c.walls, 0.5)), ms(quantile(c.walls, 0.95)), ms(quantile(c.cpus, 0.5)))
 }
 
 func trim(f float64) string {
@@ -112,6 +116,7 @@ func (s *sim) report(w io.Writer, v *verdict, took time.Duration) {
 	requestsRow(w, costOfRuns(s.srv.proxy, "prune", prunes))
 	requestsRow(w, costOfRuns(s.srv.proxy, "sets (all hosts)", monitors))
 	fmt.Fprintln(w)
+	s.load(w, took)
 	for _, n := range v.notes {
 		fmt.Fprintln(w, "- "+n)
 	}
@@ -121,4 +126,17 @@ func (s *sim) report(w io.Writer, v *verdict, took time.Duration) {
 	if len(v.failures) == 0 {
 		fmt.Fprintln(w, "ok: every assertion holds")
 	}
+}
+
+// load says how busy the machine was: the CPU time of every backup process and of the
+// server, against what the machine's cores had in the time the simulation took.
+func (s *sim) load(w io.Writer, took time.Duration) {
+	var runs time.Duration
+	for _, r := range append(slices.Clone(s.creates), s.others...) {
+		runs += r.cpu
+	}
+	server := s.srv.cpu()
+	cores := runtime.NumCPU()
+	fmt.Fprintf(w, "- CPU: backup processes %.1f s, versitygw %.1f s; %.0f%% of %d cores over %v\n",
+		runs.Seconds(), server.Seconds(), 100*(runs+server).Seconds()/(took.Seconds()*float64(cores)), cores, took.Round(time.Second))
 }

@@ -249,3 +249,20 @@ func (p *proxy) agents(prefix string) []string {
 	}
 	return out
 }
+
+// cpu is the server's user and system time so far, from /proc (clock ticks of 1/100 s).
+func (s *server) cpu() time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime) // fields 14 and 15, counted from the third after ')'
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
