@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -60,7 +61,10 @@ func newSetCache(root, endpoint, loc string) *setCache {
 	return &setCache{root: root, dir: filepath.Join(root, "s3", hex.EncodeToString(sum[:16]))}
 }
 
-// prepare creates the cache folder (0700, tagged) and the set's folder in it.
+// prepare creates the cache folder (0700, tagged) and the set's folder in it. The folders
+// below the cache folder must be this user's own, real folders: in a cache folder others
+// may write to (--cache-dir /tmp/c), a planted symlink s3/KEY would have the run write its
+// copy, and remove files named like archives, in a folder of the attacker's choosing.
 func (c *setCache) prepare() error {
 	if err := os.MkdirAll(c.root, 0o700); err != nil {
 		return err
@@ -71,7 +75,33 @@ func (c *setCache) prepare() error {
 			return err
 		}
 	}
-	return os.MkdirAll(c.dir, 0o700)
+	for _, dir := range []string{filepath.Dir(c.dir), c.dir} {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err := ownFolder(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownFolder says why dir is not a real folder of this user's that only they may write to.
+func ownFolder(dir string) error {
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	switch {
+	case !info.IsDir():
+		return fmt.Errorf("%s is %s, not a folder", dir, atomicfile.DescribeType(info.Mode()))
+	case ok && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s is not this user's folder (owner uid %d)", dir, st.Uid)
+	case info.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s may be written by others (mode %v)", dir, info.Mode().Perm())
+	}
+	return nil
 }
 
 // find returns the path of the copy of the archive name, or why there is none: no copy,

@@ -201,3 +201,49 @@ func TestS3CacheDefaultHome(t *testing.T) {
 		t.Errorf("~/.cache/backup holds %q, want one copy", got)
 	}
 }
+
+// TestS3CachePlantedFolder: in a cache folder others may write to, a set's folder planted as
+// a symlink (or one of another user, or writable by others) is not used: the run reads every
+// file, says why in one line, completes, and writes and removes nothing through it.
+func TestS3CachePlantedFolder(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	reuseTree(t, dir)
+	shared := filepath.Join(t.TempDir(), "shared")
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "--cache-dir", shared, "app"), exitComplete)
+	copies := cacheFiles(t, shared)
+	if len(copies) != 1 {
+		t.Fatalf("cache: %q", copies)
+	}
+	victim := t.TempDir()
+	kept := filepath.Join(victim, "app-20200101T000000Z.zip")
+	if err := os.WriteFile(kept, []byte("the victim's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setDir := filepath.Dir(copies[0])
+	if err := os.RemoveAll(setDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, setDir); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--cache-dir", shared, "app")
+	if r.code != exitComplete || strings.Count(r.stderr, "reading every file") != 1 || !strings.Contains(r.stderr, "is a symlink, not a folder") {
+		t.Errorf("exit %d, stderr %q; want 0 and one line naming the symlink", r.code, r.stderr)
+	}
+	if got := listDir(t, victim); len(got) != 1 || got[0] != filepath.Base(kept) {
+		t.Errorf("the folder the symlink leads to holds %q, want only the victim's file", got)
+	}
+	if err := os.Remove(setDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(setDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(setDir, 0o777)
+	r = backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--cache-dir", shared, "app")
+	if r.code != exitComplete || !strings.Contains(r.stderr, "may be written by others") {
+		t.Errorf("a set folder writable by all: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,39 @@ func TestSetsUsage(t *testing.T) {
 		if r.code != c.code || !strings.Contains(r.stderr, c.stderr) || c.code == exitFailed && strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("sets %q: exit %d, stderr %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.stderr)
 		}
+	}
+}
+
+// TestSetsHostileFolder: a set whose LATEST is a FIFO is damaged (read without blocking), and
+// a set folder whose name holds a newline and an escape sequence is shown quoted in the
+// table and escaped on stderr: no set can forge a line of sets' output or drive a terminal.
+func TestSetsHostileFolder(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	src := t.TempDir()
+	makeTree(t, filepath.Join(src, "app"), map[string]node{"a": {content: "a\n"}})
+	evil := filepath.Join(root, "x\nbackup sets: all fine\x1b[2J")
+	fifo := filepath.Join(root, "fifo")
+	for _, set := range []string{evil, fifo} {
+		mustExit(t, backup(t, runOpts{dir: src}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	}
+	ageLatest(t, evil, 72*time.Hour)
+	os.Remove(filepath.Join(fifo, "LATEST"))
+	makeTree(t, fifo, map[string]node{"LATEST": {kind: "fifo"}})
+	done := make(chan result)
+	go func() { done <- backup(t, runOpts{}, "sets", "--max-age", "1d", root) }()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("sets hangs on a set whose LATEST is a FIFO")
+	}
+	mustExit(t, r, exitFailed)
+	if strings.Count(r.stdout, "\n") != 3 || strings.Count(r.stderr, "\n") != 2 || strings.ContainsAny(r.stdout+r.stderr, "\x1b") ||
+		!strings.Contains(r.stdout, strconv.Quote(evil)) {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant a header, two rows and two lines, the name quoted", r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(strings.Split(r.stdout, "\n")[1], "damaged ") {
+		t.Errorf("the FIFO set is not the first row, damaged:\n%s", r.stdout)
 	}
 }
