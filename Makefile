@@ -6,7 +6,7 @@ BIN ?= bin/backup
 VERSION ?=
 LDFLAGS = $(if $(VERSION),-X main.version=$(VERSION))
 
-.PHONY: build test test-long lint demo bench bench-sqlite fuzz man clean install uninstall
+.PHONY: build test test-long lint demo bench bench-sqlite fleet fleet-cost fuzz man clean install uninstall
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -89,6 +89,20 @@ bench: build
 # the table of BENCHMARKS.md's "SQLite snapshots".
 bench-sqlite: build
 	@./bench/sqlite.sh $(BIN)
+
+# make fleet: the fleet simulation (bench/fleet): FLEET_HOSTS backup processes (200) on one
+# local versitygw ($VERSITYGW), FLEET_ROUNDS scheduled runs each, a tenth killed mid-upload,
+# prune and sets beside them; checks every assertion of docs/s3.md's "A fleet on one bucket"
+# and prints what each run cost. make fleet-cost: one host's full, unchanged and 1%-changed
+# runs, with and without the cache, against restic.
+FLEET_HOSTS ?= 200
+FLEET_ROUNDS ?= 4
+FLEET_PERIOD ?= 20s
+fleet: build
+	$(GO) run ./bench/fleet -bin $(BIN) -hosts $(FLEET_HOSTS) -rounds $(FLEET_ROUNDS) -period $(FLEET_PERIOD)
+
+fleet-cost: build
+	$(GO) run ./bench/fleet -bin $(BIN) -cost
 
 clean:
 	rm -rf bin man

@@ -63,7 +63,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}")
 	root.Flags().Bool("version", false, "print the version") // no -v shorthand
 	root.AddCommand(newCreateCmd(), newVerifyCmd(), newListCmd(), newRestoreCmd(),
-		newStatusCmd(), newPruneCmd(), newActivateCmd(), newAdoptCmd(),
+		newStatusCmd(), newSetsCmd(), newPruneCmd(), newActivateCmd(), newAdoptCmd(),
 		newVersionCmd(), newCompletionCmd(), newManCmd())
 	root.SetHelpCommand(newHelpCmd())
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { writeHelp(cmd.OutOrStdout(), cmd) })

@@ -89,6 +89,10 @@ type setConfig struct {
 	// pointerSaid is set once the run has said that LATEST itself is damaged (see lock):
 	// a junk pointer is said in one line, not again by each step that reads it.
 	pointerSaid bool
+	// cache keeps a copy of a bucket set's last archive to reuse from; nil for a folder set
+	// or with --no-cache. noCache says why there is none when there should be one.
+	cache   *setCache
+	noCache error
 }
 
 // createFlags are create's flags as parsed, before validation turns them into a createConfig.
@@ -101,6 +105,7 @@ type createFlags struct {
 	keep                          *keepFlags
 	sqlite                        *sqliteFlags
 	s3                            *s3Flags
+	cache                         cacheFlags
 	keys                          recipientFlags
 	identity                      *identityFlag
 }
@@ -164,6 +169,8 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&f.keys.allowPlaintext, "allow-plaintext", false, "backup set: take a plain run into an encrypted set, or an encrypted run into a plain one")
 	f.keep = addKeepFlags(flags)
 	f.s3 = addS3Flags(flags)
+	flags.StringVar(&f.cache.dir, "cache-dir", "", "backup set in a bucket: keep a copy of the last archive in `DIR`, to copy unchanged files from (default: $XDG_CACHE_HOME/backup, else ~/.cache/backup)")
+	flags.BoolVar(&f.cache.off, "no-cache", false, "backup set in a bucket: keep no local copy (every run reads every file)")
 	return f
 }
 
@@ -174,7 +181,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.policy.FailOn = f.failOn
 	cfg.method = format.Method(f.method)
 	cfg.allowPlaintext = f.keys.allowPlaintext
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "recipients-file", "identity"}, args, "SOURCE")
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
 	if err == nil {
 		cfg.recipients, err = f.keys.load()
 	}
@@ -189,6 +196,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	}
 	if err == nil {
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
+	}
+	if err == nil {
+		err = cfg.validateCache(flags, f.cache, f.s3)
 	}
 	if err == nil {
 		inputs := slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))

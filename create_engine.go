@@ -22,23 +22,24 @@ var beforeVerify = func(tempPath string) {}
 func (c *creation) engineOptions(reference string) engine.Options {
 	cfg := c.cfg
 	opts := engine.Options{
-		Sources:       cfg.sources,
-		Rules:         cfg.rules,
-		Method:        cfg.method,
-		Level:         cfg.level,
-		Jobs:          cfg.jobs,
-		Xattrs:        cfg.xattrs,
-		SQLite:        cfg.sqlite,
-		SQLiteTimeout: cfg.sqliteTimeout,
-		Reference:     reference,
-		Reuse:         cfg.reuse.opts,
-		Pick:          c.pick.names,
-		Created:       c.pick.created,
-		DryRun:        cfg.dryRun,
-		Verify:        cfg.verify,
-		BeforeVerify:  beforeVerify,
-		Recipients:    cfg.recipients,
-		Identities:    cfg.identities,
+		Sources:          cfg.sources,
+		Rules:            cfg.rules,
+		Method:           cfg.method,
+		Level:            cfg.level,
+		Jobs:             cfg.jobs,
+		Xattrs:           cfg.xattrs,
+		SQLite:           cfg.sqlite,
+		SQLiteTimeout:    cfg.sqliteTimeout,
+		Reference:        reference,
+		ReferenceReceipt: c.refReceipt,
+		Reuse:            cfg.reuse.opts,
+		Pick:             c.pick.names,
+		Created:          c.pick.created,
+		DryRun:           cfg.dryRun,
+		Verify:           cfg.verify,
+		BeforeVerify:     beforeVerify,
+		Recipients:       cfg.recipients,
+		Identities:       cfg.identities,
 	}
 	if !cfg.dryRun {
 		// The run's own outputs, as an earlier run left them inside a SOURCE, are being
@@ -48,6 +49,9 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		}
 		if _, remote := c.target.(*uploadTarget); !remote {
 			leaveOut(&opts.Rules, c.paths().receipt)
+		}
+		if set := cfg.set; set != nil && set.cache != nil {
+			leaveOut(&opts.Rules, set.cache.root) // the whole cache: copies of archives
 		}
 	}
 	return opts

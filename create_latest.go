@@ -30,6 +30,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *form
 	// below can still stop for it.
 	c.latestMoved = true
 	c.sayMoved(name, handMade, rc, stderr)
+	c.keepCopy(rc, stderr)
 	if rc.Status != format.Complete || !c.cfg.set.prune {
 		return exitCode(rc, nil)
 	}

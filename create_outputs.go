@@ -62,6 +62,10 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if cfg.set != nil && cfg.set.local() {
 		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + cfg.set.dir, Path: cfg.set.dir})
 	}
+	if cfg.set != nil && cfg.set.cache != nil && !cfg.dryRun {
+		// Inside a SOURCE it is left out (rule self), as the run's other outputs are.
+		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "the cache folder " + cfg.set.cache.root, Path: cfg.set.cache.root, Folder: true})
+	}
 	if archive, ok := cfg.explicitArchive(); ok {
 		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "the archive (-o " + cfg.output + ")", Path: archive, Kind: archiveKind, File: true})
 		if cfg.receipt == "" {

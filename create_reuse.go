@@ -24,8 +24,8 @@ type reuseFlags struct {
 // opens it only when it can be trusted (see engine.Options.Reference); a LATEST that cannot
 // be read gets a full run, said in one line (fullRun), since a doubt about a reference must
 // never cost a backup. A --reference that is not there at all is an error: it was asked
-// for, and is most likely mistyped. A set in a bucket gets a full run too: its archives are
-// not read for reuse (yet).
+// for, and is most likely mistyped. A set in a bucket copies from the local copy of LATEST's
+// archive (cachedReference).
 func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string, error) {
 	f := c.cfg.reuse
 	switch {
@@ -45,7 +45,7 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 	}
 	folder, ok := c.cfg.set.store.(backupset.Folder)
 	if !ok {
-		return "", nil
+		return c.cachedReference(ctx, stderr), nil
 	}
 	latest, err := backupset.Latest(ctx, folder)
 	switch {

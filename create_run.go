@@ -39,6 +39,9 @@ type creation struct {
 	hooks       []format.Hook   // what the --exec-before hooks did, for the receipt
 	final       *format.Receipt // the receipt of the outcome, once there is one
 	latestMoved bool            // in a set: LATEST names this run's archive
+	// refReceipt is the receipt the reference is checked against when it is not beside
+	// it (a local copy of a bucket set's archive); nil otherwise.
+	refReceipt *format.Receipt
 }
 
 // picking narrows a run to what a restore replaces, for its before-state (restore_undo.go).
@@ -89,6 +92,7 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 			return code
 		}
 		defer releaseSet(lock, "backup", stderr)
+		defer c.dropCopy()
 	}
 	if code, ok := c.runBefore(ctx, stderr); !ok {
 		return code
@@ -159,6 +163,7 @@ func (c *creation) encryption() *format.Encryption {
 // run backs up the sources (the engine's one call) and returns the receipt, in place beside
 // the archive; or the fatal error that stopped it, with nothing at the final path.
 func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, error) {
+	c.prepareCache()
 	t, err := c.pickTarget(ctx)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,10 @@ type uploadTarget struct {
 	upload *s3store.Upload
 	// receiptETag is the receipt's in the bucket, once written.
 	receiptETag string
+	// cache, when set, keeps a local copy of the archive (see create_cache.go): copy is
+	// the one being written, until kept or dropped.
+	cache *setCache
+	copy  *cacheWriter
 }
 
 func (t *uploadTarget) paths() outputPaths { return t.out }
@@ -59,7 +63,11 @@ func (t *uploadTarget) open(ctx context.Context) (engine.Output, error) {
 		return engine.Output{}, fmt.Errorf("creating archive %s: %w", t.out.archive, cause(err))
 	}
 	t.upload = up
-	return engine.Output{Path: t.out.archive, Stream: up}, nil
+	if t.cache == nil {
+		return engine.Output{Path: t.out.archive, Stream: up}, nil
+	}
+	t.copy = t.cache.create(t.name())
+	return engine.Output{Path: t.out.archive, Stream: teeStream{up, t.copy}}, nil
 }
 
 // place creates the archive's receipt and then completes the upload (the archive appears at

@@ -120,7 +120,22 @@ func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefi
 		fmt.Fprintf(stderr, "%s: failed: %v\n", prefix, err)
 		return nil, exitFailed, err
 	}
+	if t := lock.TookOver(); t != nil {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", prefix, st.Location(), takeoverText(t))
+	}
 	return lock, exitComplete, nil
+}
+
+// takeoverText says whose lock a run took over, and why it could: worth a line even with
+// -q, as it says a run of the set died without cleaning up (what it left is removed next).
+func takeoverText(t *backupset.Takeover) string {
+	switch {
+	case t.Owner.Pid == 0:
+		return "took over a lock object that named no run"
+	case t.Expired:
+		return fmt.Sprintf("took over the lock of pid %d on %s, whose lease had expired", t.Owner.Pid, t.Owner.Host)
+	}
+	return fmt.Sprintf("took over the lock of pid %d on %s, which is no longer running", t.Owner.Pid, t.Owner.Host)
 }
 
 // releaseSet gives the set's lock up. A lock object taken over by another run while this one

@@ -26,7 +26,7 @@ func (c *creation) pickTarget(ctx context.Context) (target, error) {
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return &uploadTarget{out: out, st: st}, nil
+		return &uploadTarget{out: out, st: st, cache: c.cfg.set.cache}, nil
 	case c.cfg.toStdout():
 		return &stdoutTarget{receiptFile{out}, c.stdout}, nil
 	}

@@ -50,6 +50,8 @@ var pathFlags = map[string]bool{
 	"create --receipt":      true,
 	"create --metrics-file": true,
 	"status --metrics-file": true,
+	"sets --metrics-file":   true,
+	"create --cache-dir":    true, // a folder written while the sources are read
 	"prune --attic":         true,
 	"restore --undo-dir":    true,
 	"create --exclude-from": false,

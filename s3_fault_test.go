@@ -71,6 +71,10 @@ func requestKind(r *http.Request) string {
 		return "complete"
 	case r.Method == http.MethodGet && r.Header.Get("Range") != "" && (strings.HasSuffix(r.URL.Path, ".zip") || strings.HasSuffix(r.URL.Path, ".zip.age")):
 		return "ranged read"
+	case r.Method == http.MethodGet && q.Get("list-type") == "2":
+		return "list"
+	case r.Method == http.MethodGet && q.Has("uploads"):
+		return "list uploads"
 	}
 	return r.Method
 }

@@ -67,6 +67,18 @@ func TestS3SetLockOwner(t *testing.T) {
 		if tt.want == exitLocked && !strings.Contains(r.stderr, "another backup of this set is running") {
 			t.Errorf("%s: stderr %q, want the holder named", tt.name, r.stderr)
 		}
+		took := "backup: " + s.loc + ": took over the lock of pid " + strconv.Itoa(tt.owner.Pid) + " on " + tt.owner.Host + ", which is no longer running\n"
+		if tt.want == exitComplete && !strings.HasPrefix(r.stderr, took) {
+			t.Errorf("%s: stderr %q, want it to start with %q", tt.name, r.stderr, took)
+		}
+	}
+	bucket, prefix, _ := s3store.ParseLocation(s.loc)
+	if _, err := s3Client(s.srv).DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + backupset.LockName)}); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app")
+	if r.code != exitComplete || strings.Contains(r.stderr, "took over") {
+		t.Errorf("a run on a free lock: exit %d, stderr %q; want 0 and no takeover said", r.code, r.stderr)
 	}
 }
 

@@ -194,3 +194,68 @@ func TestS3SetLockHolderQuoted(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and one line naming the holder quoted", r.code, r.stderr, exitLocked)
 	}
 }
+
+// TestS3SetRequestsStayInTheSet proves from the server's own access log that the runs of a
+// set (create with its prune, prune, activate, the cleanup of a killed run's upload) ask
+// for nothing of another set: not of the set nested below it, nor of the one above it, and
+// that every listing stops at the next "/". Each set's runs carry their own application id in
+// the User-Agent (AWS_SDK_UA_APP_ID), which the log records. A killed run's upload in the
+// nested set survives the others' runs and is aborted by its own set's next run.
+func TestS3SetRequestsStayInTheSet(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	makeTree(t, filepath.Join(dir, "big"), map[string]node{"random": {content: randomString(t, 20<<20)}})
+	sets := map[string]string{"app": "s3://" + bucket + "/app", "sub": "s3://" + bucket + "/app/sub", "root": "s3://" + bucket}
+	run := func(agent string, args ...string) result {
+		return backup(t, runOpts{dir: dir, env: append(srv.Env(), "AWS_SDK_UA_APP_ID="+agent)}, args...)
+	}
+
+	killed := exec.Command(binary, "create", "--level", "0", "--output-dir", sets["sub"], "big")
+	killed.Dir, killed.Env = dir, append(os.Environ(), append(srv.Env(), "AWS_SDK_UA_APP_ID=sub")...)
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the upload of the run to kill", func() bool { return len(uploadKeys(t, srv, bucket, "app/sub/")) > 0 })
+	killed.Process.Kill()
+	killed.Wait()
+
+	for range 2 {
+		mustExit(t, run("app", "create", "-q", "--output-dir", sets["app"], "app"), exitComplete)
+	}
+	first := setArchives(t, filepath.Join(srv.Root, bucket, "app"))[0]
+	mustExit(t, run("app", "activate", sets["app"], first), exitComplete)
+	mustExit(t, run("app", "create", "-q", "--keep-last", "1", "--output-dir", sets["app"], "app"), exitComplete)
+	mustExit(t, run("app", "prune", "--keep-last", "1", sets["app"]), exitComplete)
+	mustExit(t, run("root", "create", "-q", "--keep-last", "1", "--output-dir", sets["root"], "app"), exitComplete)
+	if got := uploadKeys(t, srv, bucket, "app/sub/"); len(got) != 1 {
+		t.Fatalf("the killed run's uploads after the other sets' runs: %q, want its one", got)
+	}
+	mustExit(t, run("sub", "create", "-q", "--output-dir", sets["sub"], "app"), exitComplete)
+	if got := uploadKeys(t, srv, bucket, ""); len(got) != 0 {
+		t.Errorf("uploads left after the nested set's next run: %q", got)
+	}
+
+	time.Sleep(200 * time.Millisecond) // the server logs a request once it has answered it
+	log, err := s3test.ReadAccessLog(srv.AccessLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAgent := map[string]int{}
+	aborted := false
+	for _, a := range log {
+		byAgent[a.Agent]++
+		aborted = aborted || a.Agent == "sub" && a.Op == "AbortMultipartUpload" && strings.HasPrefix(a.Key, "app/sub/big-")
+	}
+	if byAgent["app"] < 20 || byAgent["root"] < 5 || byAgent["sub"] < 5 {
+		t.Fatalf("the access log holds %v requests by agent: the log or the agents are not recorded", byAgent)
+	}
+	if !aborted {
+		t.Error("the access log shows no abort of the killed run's upload by its own set's next run")
+	}
+	for _, a := range s3test.Foreign(log, map[string]string{"app": "app/", "sub": "app/sub/", "root": ""}) {
+		t.Errorf("a request of set %q reached beyond it: %s key %q query %v", a.Agent, a.Op, a.Key, a.Query)
+	}
+}

@@ -196,3 +196,32 @@ func TestSealedAdoptActivate(t *testing.T) {
 		t.Errorf("another source's encrypted archive: %s", r.stderr)
 	}
 }
+
+// TestSealedS3Reuse: a run into an encrypted set in a bucket copies unchanged entries from
+// its local copy of LATEST's archive when its --identity opens it; a run without keeps no
+// copy and reads every file, saying why; backup sets shows the set, and no source.
+func TestSealedS3Reuse(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}, "b.txt": {content: "beta\n"}})
+	run := func(args ...string) (result, *format.Receipt) {
+		r := backup(t, runOpts{dir: dir, env: s.env}, append([]string{"create", "--output-dir", s.loc, "--recipient", key.recipient}, append(args, "app")...)...)
+		mustExit(t, r, exitComplete)
+		return r, readReceipt(t, filepath.Join(s.dir, readLatest(t, s.dir)+".receipt.json"))
+	}
+	run("-i", key.identity)
+	r, rc := run("-i", key.identity)
+	if rc.Counts.Reused != 2 || rc.Encryption.ReadBack != format.ReadBackContents {
+		t.Errorf("with the key: reused %d, read_back %q; %s", rc.Counts.Reused, rc.Encryption.ReadBack, r.stderr)
+	}
+	r, rc = run()
+	if rc.Counts.Reused != 0 || !strings.Contains(r.stderr, "reading every file") || !strings.Contains(r.stderr, "encrypted") {
+		t.Errorf("without a key: reused %d, stderr %q", rc.Counts.Reused, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir, env: s.env}, "sets", s.loc)
+	if r.code != exitComplete || !strings.Contains(r.stdout, "(encrypted)") || strings.Contains(r.stdout, "app") {
+		t.Errorf("sets: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -51,31 +51,30 @@ func (r *Reader) CopyChecked(w io.Writer, e *Entry, buf []byte) (n int64, err er
 }
 
 // wantSum returns the SHA-256 (hex) that the data of e must have, "" when there is nothing
-// to compare them with, and why e is not what the manifest records. The manifest's files and
-// symlinks are sorted by path (addSums).
+// to compare them with, and why e is not what the manifest records, found in the manifest's
+// index (addSums).
 func (r *Reader) wantSum(e *Entry) (string, error) {
-	m := r.Manifest
 	switch {
-	case m == nil:
+	case r.Manifest == nil:
 		return "", nil
 	case e.IsDir && e.afterManifest:
 		return "", errAfterManifest
 	case e.IsDir:
 		return "", nil
 	case e.Kind == skiprules.KindSymlink:
-		if i := find(m.Symlinks, e.Name, symlinkPath); i >= 0 {
-			return targetSum(m.Symlinks[i].Target), nil
+		if l, ok := r.index.Symlink(e.Name); ok {
+			return targetSum(l.Target), nil
 		}
 		return "", errNotListed
 	case e.Kind != "":
 		return "", errNotListed
 	}
-	i := find(m.Files, e.Name, filePath)
+	f, ok := r.index.File(e.Name)
 	switch {
-	case i < 0:
+	case !ok:
 		return "", errNotListed
-	case m.Files[i].Size != e.Size:
-		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, m.Files[i].Size)
+	case f.Size != e.Size:
+		return "", fmt.Errorf("size %d, the manifest says %d", e.Size, f.Size)
 	}
-	return m.Files[i].SHA256.String(), nil
+	return f.SHA256.String(), nil
 }

@@ -4,17 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
-	"strings"
 
 	"backup/format"
 	"backup/skiprules"
 )
 
-// manifestIndex holds a manifest's records by path, for verify to look entries up in: its
-// own lists, sorted, searched by binary search, so that a million records are not held a
-// second time in maps. Verify marks each record it meets in the archive as seen.
+// manifestIndex is the manifest's index as verify and the read-back use it: verify marks
+// each record it meets in the archive as seen, and what is not seen at the end is missing.
 type manifestIndex struct {
+	*format.Index
 	v2       bool
 	files    []format.File
 	dirs     []format.Dir
@@ -23,58 +21,27 @@ type manifestIndex struct {
 	seenFiles, seenDirs, seenSymlinks []bool
 }
 
-// newManifestIndex indexes m's lists, sorting them in place when they are not sorted
-// (backup writes them sorted).
 func newManifestIndex(m *format.Manifest) *manifestIndex {
-	sortBy(m.Files, func(f format.File) string { return f.Path })
-	sortBy(m.Dirs, func(d format.Dir) string { return d.Path })
-	sortBy(m.Symlinks, func(l format.Symlink) string { return l.Path })
-	return &manifestIndex{v2: m.Schema != format.ManifestSchemaV1, files: m.Files, dirs: m.Dirs, symlinks: m.Symlinks,
+	return &manifestIndex{Index: format.NewIndex(m), v2: m.Schema != format.ManifestSchemaV1,
+		files: m.Files, dirs: m.Dirs, symlinks: m.Symlinks,
 		seenFiles: make([]bool, len(m.Files)), seenDirs: make([]bool, len(m.Dirs)), seenSymlinks: make([]bool, len(m.Symlinks))}
 }
 
-func sortBy[T any](s []T, key func(T) string) {
-	cmp := func(a, b T) int { return strings.Compare(key(a), key(b)) }
-	if !slices.IsSortedFunc(s, cmp) {
-		slices.SortStableFunc(s, cmp)
-	}
-}
-
-// find returns the index of the record of name in s, sorted by key; -1 when there is none.
-func find[T any](s []T, name string, key func(T) string) int {
-	i, ok := slices.BinarySearchFunc(s, name, func(t T, name string) int { return strings.Compare(key(t), name) })
-	if !ok {
-		return -1
-	}
-	return i
-}
-
-func filePath(f format.File) string       { return f.Path }
-func dirPath(d format.Dir) string         { return d.Path }
-func symlinkPath(l format.Symlink) string { return l.Path }
-
-// file returns the record of the file name; ok is false when the manifest lists none.
-func (x *manifestIndex) file(name string) (format.File, bool) {
-	if i := find(x.files, name, filePath); i >= 0 {
-		return x.files[i], true
-	}
-	return format.File{}, false
-}
-
-// meta returns what the manifest records of the entry e beside its data; nil in a v1
+// RecordedMeta returns what the manifest x indexes records of e beside its data; nil in a v1
 // manifest or when it does not list e.
-func (x *manifestIndex) meta(e *Entry) *format.Meta {
+func (e *Entry) RecordedMeta(x *format.Index) *format.Meta {
+	m := x.Manifest()
 	switch {
 	case e.IsDir:
-		if i := find(x.dirs, e.Name, dirPath); i >= 0 {
-			return &x.dirs[i].Meta
+		if i := x.FindDir(e.Name); i >= 0 {
+			return &m.Dirs[i].Meta
 		}
 	case e.Kind == "":
-		f, _ := x.file(e.Name)
+		f, _ := x.File(e.Name)
 		return f.Meta
 	case e.Kind == skiprules.KindSymlink:
-		if i := find(x.symlinks, e.Name, symlinkPath); i >= 0 {
-			return &x.symlinks[i].Meta
+		if i := x.FindSymlink(e.Name); i >= 0 {
+			return &m.Symlinks[i].Meta
 		}
 	}
 	return nil

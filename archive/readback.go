@@ -141,7 +141,7 @@ func (rb *readBack) copied(e *Entry) bool {
 	if e.IsDir || e.Kind != "" {
 		return false
 	}
-	f, ok := rb.x.file(e.Name)
+	f, ok := rb.x.File(e.Name)
 	return ok && f.Reused
 }
 
@@ -163,11 +163,11 @@ func (rb *readBack) checkName(e *Entry) {
 	}
 	for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
 		parent := e.Name[:i]
-		if find(rb.x.files, parent, filePath) >= 0 {
+		if rb.x.FindFile(parent) >= 0 {
 			rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: belowNonDir(&Entry{Name: parent})})
 			return
 		}
-		if find(rb.x.symlinks, parent, symlinkPath) >= 0 {
+		if rb.x.FindSymlink(parent) >= 0 {
 			rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: belowNonDir(&Entry{Name: parent, Kind: skiprules.KindSymlink})})
 			return
 		}
@@ -181,11 +181,11 @@ func (x *manifestIndex) seen(e *Entry) bool {
 	var seen []bool
 	switch {
 	case e.IsDir:
-		i, seen = find(x.dirs, e.Name, dirPath), x.seenDirs
+		i, seen = x.FindDir(e.Name), x.seenDirs
 	case e.Kind == skiprules.KindSymlink && x.v2:
-		i, seen = find(x.symlinks, e.Name, symlinkPath), x.seenSymlinks
+		i, seen = x.FindSymlink(e.Name), x.seenSymlinks
 	default:
-		i, seen = find(x.files, e.Name, filePath), x.seenFiles
+		i, seen = x.FindFile(e.Name), x.seenFiles
 	}
 	return i >= 0 && seen[i]
 }

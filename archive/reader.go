@@ -34,6 +34,7 @@ type Reader struct {
 	// cannot be trusted (stored twice, or as a directory).
 	ManifestErr error
 
+	index  *format.Index // Manifest's; nil without one
 	zr     *zip.Reader
 	ra     io.ReaderAt
 	closer io.Closer
@@ -171,21 +172,20 @@ func zipError(err error) error {
 }
 
 // addSums gives each file entry the SHA-256 the manifest records for it, and each symlink
-// entry its target, found by binary search in the manifest's lists, sorted here: a map of a
-// million names took 100 MB more.
+// entry its target, found in the manifest's index (a map of a million names took 100 MB
+// more).
 func (r *Reader) addSums() {
-	sortBy(r.Manifest.Files, filePath)
-	sortBy(r.Manifest.Symlinks, symlinkPath)
+	r.index = format.NewIndex(r.Manifest)
 	for _, e := range r.Entries {
 		switch {
 		case e.IsDir:
 		case e.Kind == "":
-			if i := find(r.Manifest.Files, e.Name, filePath); i >= 0 {
-				e.SHA256 = r.Manifest.Files[i].SHA256
+			if f, ok := r.index.File(e.Name); ok {
+				e.SHA256 = f.SHA256
 			}
 		case e.Kind == skiprules.KindSymlink:
-			if i := find(r.Manifest.Symlinks, e.Name, symlinkPath); i >= 0 {
-				e.Target = r.Manifest.Symlinks[i].Target
+			if l, ok := r.index.Symlink(e.Name); ok {
+				e.Target = l.Target
 			}
 		}
 	}

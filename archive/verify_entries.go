@@ -156,12 +156,12 @@ func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyPro
 // symlink's data must be its recorded target. A record is met once: a second entry of its
 // name is not in the manifest.
 func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
-	meta := x.meta(e)
+	meta := e.RecordedMeta(x.Index)
 	var sum string
 	var p *Problem
 	switch {
 	case e.IsDir:
-		if i := find(x.dirs, e.Name, dirPath); i >= 0 {
+		if i := x.FindDir(e.Name); i >= 0 {
 			x.seenDirs[i] = true
 		}
 	case e.Kind == skiprules.KindSymlink && x.v2:
@@ -175,10 +175,9 @@ func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
 	return sum, p
 }
 
-// take returns the index of name's record in s, sorted by key, and marks it seen; -1 when
-// there is none or it was seen before.
-func take[T any](s []T, seen []bool, name string, key func(T) string) int {
-	i := find(s, name, key)
+// take marks the record at i (a position Find* returned) seen and returns i; -1 when there
+// is none or it was seen before.
+func take(i int, seen []bool) int {
 	if i < 0 || seen[i] {
 		return -1
 	}
@@ -187,7 +186,7 @@ func take[T any](s []T, seen []bool, name string, key func(T) string) int {
 }
 
 func (x *manifestIndex) compareSymlink(e *Entry) (string, *Problem) {
-	i := take(x.symlinks, x.seenSymlinks, e.Name, symlinkPath)
+	i := take(x.FindSymlink(e.Name), x.seenSymlinks)
 	if i < 0 {
 		return "", &Problem{Entry: e.Name, Reason: "not in the manifest"}
 	}
@@ -222,7 +221,7 @@ func (x *manifestIndex) missing() []Problem {
 // compareListed checks the file entry e against its record in the manifest and returns the
 // SHA-256 e must have and what is wrong, if anything.
 func (x *manifestIndex) compareListed(e *Entry) (string, *Problem) {
-	i := take(x.files, x.seenFiles, e.Name, filePath)
+	i := take(x.FindFile(e.Name), x.seenFiles)
 	switch {
 	case i < 0:
 		return "", &Problem{Entry: e.StoredName(), Reason: "not in the manifest"}

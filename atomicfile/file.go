@@ -1,7 +1,9 @@
 // Package atomicfile puts files in place so that each final path holds either its old file
 // or a whole, synced new one, and publishes several files (an archive and its receipt) as
 // one unit that is rolled back on failure; it reads the small files beside archives
-// (receipts, LATEST) without following a symlink or blocking on a FIFO. It is a leaf package
+// (receipts, LATEST) without following a symlink or blocking on a FIFO; and it keeps the
+// locked journals of temp names that let a run remove what a killed one left in a folder
+// that is not its own (journal.go: a restore's DEST, an attic). It is a leaf package
 // because the archive, backup sets, receipts and pointers all need it, and none of them
 // should import another for it.
 package atomicfile

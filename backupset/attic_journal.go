@@ -1,15 +1,10 @@
 package backupset
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -29,73 +24,48 @@ const (
 	atticJournalPrefix = ".backup-attic-"
 	atticJournalSuffix = ".journal"
 	atticJournalHeader = "backup attic journal 1\n"
-	// atticJournalLimit bounds what a sweep reads of a journal: a run records two names.
-	atticJournalLimit = 1 << 20
 )
+
+// atticJournals are the journals of prune --attic. The attic is often another file system
+// (a drive that may keep neither owners' modes nor ctimes, so no CopyProof): each record is
+// synced, as the copy it names will be. A sweep reads at most 1 MiB of one: a run records
+// two names. Without SweepHeaderless, a journal whose run was killed before it wrote the
+// header stays (restore's are removed): kept as it was when this moved to atomicfile.
+var atticJournals = atomicfile.JournalKind{Prefix: atticJournalPrefix, Suffix: atticJournalSuffix,
+	Header: atticJournalHeader, Sync: true, Limit: 1 << 20, SweepHeaderless: true}
 
 // atticJournal is one prune's record of the temp names it makes in the attic; created with
 // the first temp file, so that a prune that renames (or moves nothing) writes nothing more.
 type atticJournal struct {
 	dir   string
-	f     *os.File
-	token string // in every temp name this run makes
-	n     uint64
-}
-
-// newAtticToken returns 64 random bits in base 36: the part of this run's names that no one
-// else's have.
-func newAtticToken() string {
-	var b [8]byte
-	rand.Read(b[:]) // never fails on Linux
-	return strconv.FormatUint(binary.LittleEndian.Uint64(b[:]), 36)
+	dirfd int // open while j is
+	j     *atomicfile.Journal
 }
 
 // open creates the journal, locks it for the run's life and makes its name durable.
 func (j *atticJournal) open() error {
-	const flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL | unix.O_NOFOLLOW
-	for try := 0; ; try++ {
-		token := newAtticToken()
-		f, err := os.OpenFile(filepath.Join(j.dir, atticJournalPrefix+token+atticJournalSuffix), flags, 0o600)
-		if errors.Is(err, os.ErrExist) && try < 10 {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		j.f, j.token = f, token
-		break
-	}
-	err := unix.Flock(int(j.f.Fd()), unix.LOCK_EX)
-	if err == nil {
-		_, err = io.WriteString(j.f, atticJournalHeader)
-	}
-	if err == nil {
-		err = j.f.Sync()
-	}
-	if err == nil {
-		err = atomicfile.SyncDir(j.dir)
-	}
+	fd, err := unix.Open(j.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		j.close()
+		return fmt.Errorf("journal in %s: %w", j.dir, &fs.PathError{Op: "open", Path: j.dir, Err: err})
+	}
+	if j.j, err = atticJournals.Create(fd, nil); err != nil {
+		unix.Close(fd)
 		return fmt.Errorf("journal in %s: %w", j.dir, err)
 	}
+	j.dirfd = fd
 	return nil
 }
 
 // createTemp records a new temp name for the file name and then creates it (a kill between
 // the two leaves a record of a file that is not there, never a file without a record).
 func (j *atticJournal) createTemp(name string) (*os.File, error) {
-	if j.f == nil {
+	if j.j == nil {
 		if err := j.open(); err != nil {
 			return nil, err
 		}
 	}
-	j.n++
-	tmp := "." + name + atomicfile.TempInfix + j.token + "-" + strconv.FormatUint(j.n, 36)
-	if _, err := io.WriteString(j.f, tmp+"\x00"); err != nil {
-		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
-	}
-	if err := j.f.Sync(); err != nil {
+	tmp := "." + name + atomicfile.TempInfix + j.j.Next()
+	if err := j.j.Record(tmp); err != nil {
 		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
 	}
 	return os.OpenFile(filepath.Join(j.dir, tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
@@ -104,26 +74,32 @@ func (j *atticJournal) createTemp(name string) (*os.File, error) {
 // close removes the journal of a run that ended: its temp files are gone (each copy removes
 // its own).
 func (j *atticJournal) close() {
-	if j.f == nil {
+	if j.j == nil {
 		return
 	}
-	os.Remove(j.f.Name())
-	j.f.Close()
-	j.f = nil
+	j.j.Remove()
+	unix.Close(j.dirfd)
+	j.j = nil
 }
 
 // sweepAttic removes what killed prunes left in the attic dir: for each journal there that
 // this user wrote and no live run locks, the temp files it lists that are still there, then
 // the journal. Anything else in dir is never touched. It returns the names it removed.
 func sweepAttic(dir string) []string {
-	names, err := readDirNames(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil // nothing found is nothing removed
 	}
+	defer unix.Close(fd)
 	var removed []string
-	for _, name := range names {
-		if token, ok := atticJournalToken(name); ok {
-			removed = append(removed, sweepAtticJournal(dir, name, token)...)
+	for _, name := range atticJournals.List(fd) {
+		swept := atticJournals.Sweep(fd, name, func(tmp, token string) {
+			if isAtticTemp(tmp, token) && removeRegular(filepath.Join(dir, tmp)) {
+				removed = append(removed, tmp)
+			}
+		})
+		if swept {
+			removed = append(removed, name)
 		}
 	}
 	if len(removed) > 0 {
@@ -132,64 +108,9 @@ func sweepAttic(dir string) []string {
 	return removed
 }
 
-func readDirNames(dir string) ([]string, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.Readdirnames(-1)
-}
-
-// atticJournalToken returns the token of a journal's name, and whether name is one: the
-// prefix, 1 to 13 base-36 digits (64 bits), the suffix.
-func atticJournalToken(name string) (string, bool) {
-	rest, hasPrefix := strings.CutPrefix(name, atticJournalPrefix)
-	token, hasSuffix := strings.CutSuffix(rest, atticJournalSuffix)
-	if !hasPrefix || !hasSuffix || !isBase36(token, 13) {
-		return "", false
-	}
-	return token, true
-}
-
 // isBase36 says whether s is 1 to max base-36 digits.
 func isBase36(s string, max int) bool {
 	return len(s) > 0 && len(s) <= max && strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
-}
-
-// sweepAtticJournal removes the temp files one dead run's journal lists, then the journal.
-// A journal that is not a regular file of this user's, that a live run locks, or that does
-// not begin with the header (its run may be about to write it) is left alone.
-func sweepAtticJournal(dir, name, token string) []string {
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
-		return nil
-	}
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return nil // a live run's
-	}
-	data, err := io.ReadAll(io.LimitReader(f, atticJournalLimit))
-	if err != nil || !bytes.HasPrefix(data, []byte(atticJournalHeader)) {
-		return nil
-	}
-	var removed []string
-	recs := strings.Split(string(data[len(atticJournalHeader):]), "\x00")
-	// The last piece follows the last NUL: a record cut short names no file that was made.
-	for _, tmp := range recs[:len(recs)-1] {
-		if isAtticTemp(tmp, token) && removeRegular(filepath.Join(dir, tmp)) {
-			removed = append(removed, tmp)
-		}
-	}
-	if os.Remove(path) == nil {
-		removed = append(removed, name)
-	}
-	return removed
 }
 
 // isAtticTemp says whether tmp is a temp name of the run with token: "." + the name of a

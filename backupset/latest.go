@@ -31,6 +31,12 @@ func Latest(ctx context.Context, st Store) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
+	return target(ctx, st, name)
+}
+
+// target reads the entry of name, which LATEST holds, and says why it cannot be LATEST's
+// target.
+func target(ctx context.Context, st Store, name string) (Entry, error) {
 	e := inspect(ctx, st, name)
 	if err := checkTarget(e); err != nil {
 		return e, latestError(st, fmt.Errorf("names %s: %w", name, err))

@@ -88,3 +88,26 @@ func procStat(pid int) (start uint64, state byte, err error) {
 	start, err = strconv.ParseUint(fields[startField], 10, 64)
 	return start, fields[0][0], err
 }
+
+// Takeover says whose lock a run took over: a lock object whose holder was gone, as a run
+// killed with kill -9 leaves it.
+type Takeover struct {
+	// Owner is the holder the lock object named; the zero Owner when it named none (a
+	// damaged lock object).
+	Owner Owner
+	// Expired says the holder's lease had run out; otherwise it was seen dead on this host
+	// (see Owner.Gone).
+	Expired bool
+}
+
+// takenOver is a Held that may have been taken over from a gone holder.
+type takenOver interface{ TookOver() *Takeover }
+
+// TookOver says whose lock this one took over; nil when it took a free lock (and always for
+// a folder's flock, which the kernel frees when its holder dies).
+func (l *Lock) TookOver() *Takeover {
+	if t, ok := l.held.(takenOver); ok {
+		return t.TookOver()
+	}
+	return nil
+}

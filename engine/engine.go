@@ -53,7 +53,11 @@ type Options struct {
 	// complete and describe this very file (see openTrusted); else the run reads every file
 	// and Hooks.NoReuse says why.
 	Reference string
-	Reuse     archive.ReuseOptions
+	// ReferenceReceipt, when set, is the receipt the Reference is checked against instead of
+	// the one beside it: a local copy of a bucket set's archive, whose receipt is in the
+	// bucket (the copy is trusted only when it is byte for byte the archive it describes).
+	ReferenceReceipt *format.Receipt
+	Reuse            archive.ReuseOptions
 	// Pick, when set, narrows the walk to the stored names it holds (and the folders above
 	// them: see Pick), and stores a Source that is a symlink as the link: a restore's
 	// before-state, whose roots are names in a destination, not paths a user named. Created

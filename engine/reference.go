@@ -20,7 +20,7 @@ func (e *Engine) openReference(ctx context.Context) error {
 	}
 	opts := e.opts.Reuse
 	opts.Unseal = e.opts.Identities.Unseal // an encrypted reference needs one of them
-	ref, err := openTrusted(ctx, path, e.opts.Method, e.opts.Level, opts)
+	ref, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -32,15 +32,18 @@ func (e *Engine) openReference(ctx context.Context) error {
 	return nil
 }
 
-// openTrusted opens the archive at path as a reference when its receipt says complete and
-// describes this very file: the file's size and SHA-256 are the receipt's (the whole file
-// is hashed), and the manifest that hash proves says complete too. Every entry copied is
-// still checked against the SHA-256 its manifest records for its compressed bytes. method
-// and level are the run's: an entry compressed otherwise is not copied.
-func openTrusted(ctx context.Context, path string, method format.Method, level int, opts archive.ReuseOptions) (*archive.Reference, error) {
-	rc, err := format.ReadReceipt(format.ReceiptPath(path))
-	if err != nil {
-		return nil, fmt.Errorf("its receipt: %w", cause(err))
+// openTrusted opens the archive at path as a reference when its receipt (rc, or when nil
+// the one beside it) says complete and describes this very file: the file's size and
+// SHA-256 are the receipt's (the whole file is hashed), and the manifest that hash proves
+// says complete too. Every entry copied is still checked against the SHA-256 its manifest
+// records for its compressed bytes. method and level are the run's: an entry compressed
+// otherwise is not copied.
+func openTrusted(ctx context.Context, path string, rc *format.Receipt, method format.Method, level int, opts archive.ReuseOptions) (*archive.Reference, error) {
+	if rc == nil {
+		var err error
+		if rc, err = format.ReadReceipt(format.ReceiptPath(path)); err != nil {
+			return nil, fmt.Errorf("its receipt: %w", cause(err))
+		}
 	}
 	if rc.Status != format.Complete {
 		return nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)

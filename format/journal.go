@@ -1,6 +1,6 @@
 package format
 
-import "strings"
+import "backup/atomicfile"
 
 // A restore records each temp name it makes in a journal in DEST's top folder, so that the
 // next restore into DEST removes what a killed one left (package restore keeps it). The
@@ -15,11 +15,5 @@ const (
 
 // JournalToken returns the token of a journal's name, and whether name is one.
 func JournalToken(name string) (string, bool) {
-	rest, hasPrefix := strings.CutPrefix(name, JournalPrefix)
-	token, hasSuffix := strings.CutSuffix(rest, JournalSuffix)
-	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 ||
-		strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
-		return "", false
-	}
-	return token, true
+	return atomicfile.JournalKind{Prefix: JournalPrefix, Suffix: JournalSuffix}.Token(name)
 }

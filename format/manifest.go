@@ -142,10 +142,20 @@ func fromWire(wire *manifestWire) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
+	// The lists the writer leaves out when empty read as none either way, so that a
+	// manifest read back equals the one written ("dirs": [] and no "dirs" mean the same).
+	m.Dirs, m.Symlinks, m.Created = noneIfEmpty(m.Dirs), noneIfEmpty(m.Symlinks), noneIfEmpty(m.Created)
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	return &m, nil
+}
+
+func noneIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 func (m *Manifest) check() error {

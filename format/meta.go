@@ -54,3 +54,12 @@ type CopySource struct {
 	Size    int64     `json:"source_size"`
 	ModTime time.Time `json:"source_mtime"`
 }
+
+// canonical makes m what it marshals as: no attributes is nil, since the encoder leaves an
+// empty set out, so that a manifest read back equals the one written ("xattrs": {} and none
+// mean the same).
+func (m *Meta) canonical() {
+	if len(m.Xattrs) == 0 {
+		m.Xattrs = nil
+	}
+}

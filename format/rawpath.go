@@ -65,6 +65,9 @@ type fileJSON struct {
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
+	if j.Meta != nil {
+		j.Meta.canonical()
+	}
 	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot, RawSHA256: j.RawSHA256}, err
 }
 

@@ -11,13 +11,13 @@ import (
 // parses back; a v2 receipt without encryption is refused; a plain receipt is stored as is.
 func TestReceiptSealed(t *testing.T) {
 	full := &Receipt{Schema: ReceiptSchema, Status: Failed, StartedAt: time.Unix(0, 0).UTC(),
-		Sources:  []string{"/srv/secret-app"},
-		Archive:  &ArchiveInfo{Path: "/backups/set/20261201T030000Z.zip.age", Size: 10, SHA256: "ab"},
-		Skipped:  []Skipped{{Path: "secret-app/run.sock", Kind: "socket"}},
-		Excluded: []Excluded{{Path: "secret-app/cache", Rule: "CACHEDIR.TAG"}},
-		Warnings: []Warning{{Path: "secret-app/key", Op: "open", Error: "permission denied"}},
-		Error:    "source /srv/secret-app: gone",
-		Hooks:    []Hook{{When: "after", Command: "curl https://hc/secret-app", ExitCode: 3}},
+		Sources:    []string{"/srv/secret-app"},
+		Archive:    &ArchiveInfo{Path: "/backups/set/20261201T030000Z.zip.age", Size: 10, SHA256: "ab"},
+		Skipped:    []Skipped{{Path: "secret-app/run.sock", Kind: "socket"}},
+		Excluded:   []Excluded{{Path: "secret-app/cache", Rule: "CACHEDIR.TAG"}},
+		Warnings:   []Warning{{Path: "secret-app/key", Op: "open", Error: "permission denied"}},
+		Error:      "source /srv/secret-app: gone",
+		Hooks:      []Hook{{When: "after", Command: "curl https://hc/secret-app", ExitCode: 3}},
 		Encryption: &Encryption{Format: AgeFormat, Recipients: []string{"age1xyz"}, ReadBack: ReadBackCiphertext}}
 	data, err := full.Stored().Marshal()
 	if err != nil {

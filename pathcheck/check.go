@@ -22,6 +22,9 @@ type Arg struct {
 	// File says the output names a file: an existing folder, FIFO, device or socket at its
 	// path is refused.
 	File bool
+	// Folder says the output is a folder the command writes files into while it reads its
+	// inputs (a cache): no input may be inside it.
+	Folder bool
 }
 
 // Kind is what an output file holds: a file of this kind at its path was written by
@@ -33,7 +36,7 @@ type Kind struct {
 
 // Check is the one check every command's outputs pass before anything is written, and
 // every output flag a command has, or gains, joins: an output is never an input, never
-// another output, never in a folder that holds only its owner's files, and never replaces a
+// holds one (an output folder), never another output, never in a folder that holds only its owner's files, and never replaces a
 // user's file inside a SOURCE. "Is" means the same file once every symlink on the way is
 // resolved (a symlink, a symlinked folder, a/../b), or the same device and inode (a hard
 // link). Once, --metrics-file a.zip replaced the archive it described with Prometheus text,
@@ -55,6 +58,11 @@ func (pc Check) Err() error {
 		for _, other := range append(pc.Inputs[:len(pc.Inputs):len(pc.Inputs)], pc.Outputs[:i]...) {
 			if sameFile(out, other) {
 				return fmt.Errorf("%s is also %s", out.What, other.What)
+			}
+		}
+		for _, in := range pc.Inputs {
+			if out.Folder && inside(in, out) {
+				return fmt.Errorf("%s is inside %s", in.What, out.What)
 			}
 		}
 		for _, folder := range pc.Sealed {

@@ -68,3 +68,35 @@ func TestPathCheck(t *testing.T) {
 		t.Errorf("resolvePath(up/../er) = %s, want %s (.. after the symlink, as the kernel takes it)", got, want)
 	}
 }
+
+// TestPathCheckInputInsideOutput: an output folder (a cache a run writes while it reads)
+// may not hold an input, by any name; an input that merely sits beside it may.
+func TestPathCheckInputInsideOutput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, d := range []string{"cache/s3", "src", "other"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("cache", "cachelink"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in, want string
+	}{
+		{"cache/s3", "SOURCE cache/s3 is inside --cache-dir"},
+		{"cachelink/s3", "SOURCE cachelink/s3 is inside --cache-dir"},
+		{"src", ""},
+		{"other/../cache/s3/x", "SOURCE other/../cache/s3/x is inside --cache-dir"},
+	} {
+		pc := Check{Inputs: []Arg{{What: "SOURCE " + c.in, Path: c.in}}, Outputs: []Arg{{What: "--cache-dir cache", Path: "cache", Folder: true}}}
+		err := pc.Err()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", c.in, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
+	}
+}

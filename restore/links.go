@@ -120,8 +120,8 @@ func (p *Plan) restored(e *archive.Entry) {
 	if p.index == nil {
 		return
 	}
-	if n := p.index.link(e.Name); n != 0 {
-		p.linked[n] = append(p.linked[n], e.Name)
+	if f, _ := p.index.File(e.Name); f.Link != 0 {
+		p.linked[f.Link] = append(p.linked[f.Link], e.Name)
 	}
 }
 

@@ -30,7 +30,7 @@ func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 	if p.index == nil || p.opts.NoSameOwner || os.Geteuid() != 0 {
 		return 0, 0, false
 	}
-	m := p.index.meta(e)
+	m := e.RecordedMeta(p.index)
 	if m == nil {
 		return 0, 0, false
 	}
@@ -64,7 +64,7 @@ func (p *Plan) perm(e *archive.Entry) uint32 {
 // mtime is e's mtime: the zip's whole seconds, and the nanoseconds a v2 manifest records.
 func (p *Plan) mtime(e *archive.Entry) time.Time {
 	if p.index != nil {
-		if m := p.index.meta(e); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
+		if m := e.RecordedMeta(p.index); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
 			return e.Modified.Truncate(time.Second).Add(time.Duration(m.MtimeNsec))
 		}
 	}
@@ -77,7 +77,7 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 	if !p.opts.Xattrs || p.index == nil {
 		return nil
 	}
-	m := p.index.meta(e)
+	m := e.RecordedMeta(p.index)
 	if m == nil {
 		return nil
 	}

@@ -82,7 +82,7 @@ type Plan struct {
 	tree     *destTree                 // the destination's folders while the plan is made; nil after, or without DEST
 	entries  []*archive.Entry          // selected files and directories, in archive order
 	dirs     map[string]*archive.Entry // selected directory entries by name
-	index    *records                  // the manifest's records; nil without a manifest
+	index    *format.Index             // the manifest's records; nil without a manifest
 	owners   ownerIDs
 	linked   map[int][]string  // the files of each hard-link group that Run wrote, by group
 	warnings []archive.Problem // what Run restored less faithfully than recorded
@@ -150,7 +150,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		return p, nil
 	}
 	if r.Manifest != nil {
-		p.index = newRecords(r.Manifest)
+		p.index = format.NewIndex(r.Manifest)
 	}
 	p.selectEntries()
 	p.checkEntries()
@@ -235,7 +235,7 @@ func (p *Plan) storedSymlink(e *archive.Entry) bool {
 	if e.Kind != skiprules.KindSymlink || p.index == nil {
 		return false
 	}
-	_, ok := p.index.symlink(e.Name)
+	_, ok := p.index.Symlink(e.Name)
 	return ok
 }
 

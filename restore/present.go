@@ -30,7 +30,7 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	if e.Kind != "" || !st.mode.IsRegular() || p.index == nil {
 		return false
 	}
-	f, ok := p.index.file(e.Name)
+	f, ok := p.index.File(e.Name)
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
 		return false
 	}
@@ -78,7 +78,8 @@ func (p *Plan) isSymlinkPresent(e *archive.Entry, st destState) bool {
 		return false
 	}
 	target, err := readlinkat(dfd, baseOf(e.Name))
-	if err != nil || target != p.index.target(e.Name) {
+	l, _ := p.index.Symlink(e.Name)
+	if err != nil || target != l.Target {
 		return false
 	}
 	var s unix.Stat_t

@@ -35,9 +35,10 @@ func (p *Plan) Creates() []format.Created {
 		case e.IsDir:
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedDir})
 		case e.Kind != "" && p.index != nil:
-			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: p.index.target(e.Name)})
+			l, _ := p.index.Symlink(e.Name)
+			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: l.Target})
 		case e.Kind == "" && p.index != nil:
-			f, _ := p.index.file(e.Name)
+			f, _ := p.index.File(e.Name)
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}

@@ -71,7 +71,9 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	var held lease
-	if json.Unmarshal(old, &held) == nil && s.now().Before(held.Expires) && !held.Gone() {
+	parsed := json.Unmarshal(old, &held) == nil
+	expired := !s.now().Before(held.Expires)
+	if parsed && !expired && !held.Gone() {
 		// Anyone who may write to the bucket wrote the host name: it is printed as
 		// outside text.
 		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: serverText(held.Host)}
@@ -85,7 +87,13 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.hold(ctx, etag, l), nil
+	h := s.hold(ctx, etag, l)
+	h.took = &backupset.Takeover{Expired: parsed && expired}
+	if parsed {
+		h.took.Owner = held.Owner
+		h.took.Owner.Host = serverText(held.Host)
+	}
+	return h, nil
 }
 
 func (s *Store) newLease() ([]byte, lease) {
@@ -106,10 +114,16 @@ type heldLock struct {
 	quit chan struct{} // closed by Release: no renewal after the one in flight
 	done chan struct{}
 
+	// took is the holder this lock was taken over from; nil for a free lock.
+	took *backupset.Takeover
+
 	mu   sync.Mutex
 	etag string
 	lost error // why the lease was lost, if it was
 }
+
+// TookOver says whose lock this one took over; nil when it was free.
+func (h *heldLock) TookOver() *backupset.Takeover { return h.took }
 
 func (s *Store) hold(ctx context.Context, etag string, l lease) *heldLock {
 	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, quit: make(chan struct{}), done: make(chan struct{})}

@@ -176,9 +176,11 @@ func (u *Upload) Abort() error {
 
 // Clean aborts the unfinished uploads of the set's archives and receipts: a run killed
 // mid-upload (kill -9, a lost machine) could not abort its own. The caller holds the lock,
-// so none of them is still being written.
+// so none of them is still being written. The listing, like List's, stops at the next "/":
+// the uploads of a set nested below this one are not this set's to list.
 func (s *Store) Clean(ctx context.Context) ([]string, error) {
-	p := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix)})
+	p := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix),
+		Delimiter: aws.String("/")})
 	var aborted []string
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

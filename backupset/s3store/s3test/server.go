@@ -33,6 +33,12 @@ type Server struct {
 	// Process is the server's, for a test that stops it (SIGSTOP) to play a server that
 	// stalls.
 	Process *os.Process
+	// AccessLog is the server's access log (S3's server access log format, one request a
+	// line): what the server itself says it was asked, read with ReadAccessLog.
+	AccessLog string
+	// CacheHome is the XDG_CACHE_HOME that Env gives backup: the local copies of the
+	// archives of the sets in this server's buckets stay in the test's temp folder.
+	CacheHome string
 }
 
 var buckets atomic.Int64
@@ -59,8 +65,10 @@ func Start(t testing.TB) *Server {
 	bin := Binary(t)
 	root := t.TempDir()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--port", addr, "--access", AccessKey, "--secret", SecretKey, "posix", root)
-	logf, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
+	logs := t.TempDir()
+	access := filepath.Join(logs, "access.log")
+	cmd := exec.Command(bin, "--port", addr, "--access", AccessKey, "--secret", SecretKey, "--access-log", access, "--quiet", "posix", root)
+	logf, err := os.Create(filepath.Join(logs, "versitygw.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +92,7 @@ func Start(t testing.TB) *Server {
 			t.Fatalf("versitygw did not start listening on %s: %s", addr, log)
 		}
 	}
-	return &Server{Endpoint: "http://" + addr, Root: root, Process: cmd.Process}
+	return &Server{Endpoint: "http://" + addr, Root: root, Process: cmd.Process, AccessLog: access, CacheHome: t.TempDir()}
 }
 
 func freeAddr(t testing.TB) string {
@@ -121,6 +129,7 @@ func (s *Server) Env() []string {
 		"AWS_ENDPOINT_URL_S3=" + s.Endpoint,
 		"AWS_CONFIG_FILE=/dev/null",
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"XDG_CACHE_HOME=" + s.CacheHome,
 	}
 }
 
