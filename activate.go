@@ -14,6 +14,7 @@ import (
 	"backup/archive"
 	"backup/backupset"
 	"backup/format"
+	"backup/seal"
 )
 
 const activateLong = `Makes ARCHIVE, a backup of the set in DIR, the target of LATEST: to roll back to an older,
@@ -50,6 +51,7 @@ type activateConfig struct {
 	allowIncomplete bool
 	dryRun, json    bool
 	wait            time.Duration
+	ids             *seal.Identities // --identity: an encrypted archive is read back with them
 }
 
 func newActivateCmd() *cobra.Command {
@@ -61,18 +63,26 @@ func newActivateCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	identity := addIdentityFlag(flags, "read an encrypted ARCHIVE back with the identity in `FILE` (required for one); repeatable")
 	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
-		err := refuseEmpty(flags, nil, args, "DIR", "ARCHIVE")
+		err := refuseEmpty(flags, []string{"identity"}, args, "DIR", "ARCHIVE")
 		if len(args) != 2 {
 			err = argCount("DIR and ARCHIVE", len(args))
+		}
+		if err == nil {
+			cfg.ids, err = identity.load(stderr, "backup activate")
 		}
 		if err == nil {
 			cfg.store, err = s3.open(cmd.Context(), args[0])
 		}
 		if err == nil {
 			cfg.name, err = nameInSet(cfg.store, args[1])
+		}
+		if err == nil && backupset.IsSealedName(cfg.name) && cfg.ids == nil {
+			// What LATEST may name is proven by the archive's manifest, inside the encryption.
+			err = needIdentity(cfg.name)
 		}
 		if err != nil {
 			return usageError(stderr, "activate", err)
@@ -121,7 +131,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "backup activate: %v; activating replaces it\n", err)
 	}
-	verify := storeVerifier(ctx, cfg.store)
+	verify := storeVerifier(ctx, cfg.store, cfg.ids, previous)
 	var e backupset.Entry
 	if cfg.dryRun {
 		e, err = lock.CheckActivation(ctx, cfg.name, cfg.allowIncomplete, verify)
@@ -166,8 +176,9 @@ func writeActivated(w io.Writer, out activateJSON) {
 }
 
 // storeVerifier reads an archive of the set back as create's read-back does: against its
-// receipt's size and SHA-256, every entry against the manifest.
-func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
+// receipt's size and SHA-256, every entry against the manifest; an encrypted one decrypted
+// with ids. latest is what LATEST names, whose source the archive's must be.
+func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities, latest string) backupset.Verifier {
 	return func(name string) error {
 		data, _, err := st.ReadFile(ctx, name+format.ReceiptSuffix, format.MaxReceiptSize)
 		if err != nil {
@@ -186,7 +197,7 @@ func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 			return err
 		}
 		defer f.Close()
-		r, err := archive.NewReader(f, f.Size())
+		r, err := archive.NewReaderWith(f, f.Size(), ids.Unseal)
 		if err != nil {
 			return cause(err)
 		}
@@ -199,6 +210,6 @@ func storeVerifier(ctx context.Context, st backupset.Store) backupset.Verifier {
 		if err := rc.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 			return err
 		}
-		return entriesUnder(r.Entries, backupset.SourceOf(name), "its name says")
+		return entriesOfSet(ctx, st, ids, name, latest, r.Entries)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/format"
+	"backup/seal"
 )
 
 const adoptLong = `Brings ARCHIVE, made elsewhere (-o on another host, copied in by rsync), into the backup set
@@ -56,6 +57,7 @@ type adoptConfig struct {
 	activate, allowIncomplete bool
 	json                      bool
 	wait                      time.Duration
+	ids                       *seal.Identities // --identity: decrypt an encrypted ARCHIVE
 }
 
 func newAdoptCmd() *cobra.Command {
@@ -68,9 +70,13 @@ func newAdoptCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON")
 	var wait durationFlag
 	flags.Var(&wait, "wait", "wait up to `DURATION` for a running backup of the set instead of exiting 4")
+	identity := addIdentityFlag(flags, "decrypt an encrypted ARCHIVE with the identity in `FILE` to check it (required for one); repeatable")
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
-		err := refuseEmpty(flags, []string{"receipt"}, args, "DIR", "ARCHIVE")
+		err := refuseEmpty(flags, []string{"receipt", "identity"}, args, "DIR", "ARCHIVE")
+		if err == nil {
+			cfg.ids, err = identity.load(stderr, "backup adopt")
+		}
 		switch {
 		case len(args) != 2:
 			err = argCount("DIR and ARCHIVE", len(args))
@@ -94,6 +100,10 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	a, err := checkAdoptee(ctx, cfg)
+	if isNoIdentity(err) {
+		fmt.Fprintf(stderr, "backup adopt: %v\n", needIdentity(format.QuoteName(cfg.archive)))
+		return exitUsage
+	}
 	if err != nil {
 		return readFailed(ctx, stderr, "adopt", cfg.archive, err)
 	}
@@ -111,7 +121,8 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
 	}
-	name, already, err := lock.Adopt(ctx, a.Adoption)
+	latest, _ := lock.Pointer(ctx)
+	name, already, err := adoptInto(ctx, lock, a, cfg.ids, latest)
 	switch {
 	case ctx.Err() != nil && err != nil:
 		fmt.Fprintf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
@@ -128,7 +139,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 		// above; a copy already in the set is read back as activate reads it.
 		verify := func(string) error { return nil }
 		if already {
-			verify = storeVerifier(ctx, st)
+			verify = storeVerifier(ctx, st, cfg.ids, latest)
 		}
 		act := backupset.Activation{Archive: name, At: time.Now().UTC().Truncate(time.Second), By: "adopt"}
 		_, err = lock.ActivateByHand(ctx, act, cfg.allowIncomplete, verify)
@@ -156,6 +167,17 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	return exitComplete
 }
 
+// adoptInto copies a into the set under lock (see backupset.Lock.Adopt), once an encrypted
+// one is found to hold the source of the set's encrypted LATEST (latest), when ids tell.
+func adoptInto(ctx context.Context, lock *backupset.Lock, a adoptee, ids *seal.Identities, latest string) (string, bool, error) {
+	if a.Source == backupset.Sealed {
+		if err := sealedOfSet(ctx, lock.Store(), ids, a.holds, latest); err != nil {
+			return "", false, err
+		}
+	}
+	return lock.Adopt(ctx, a.Adoption)
+}
+
 func writeAdopted(w io.Writer, out adoptJSON) {
 	if out.Already {
 		fmt.Fprintf(w, "%s is already in the set as %s; nothing copied\n", out.From, out.Archive)
@@ -172,6 +194,9 @@ func writeAdopted(w io.Writer, out adoptJSON) {
 type adoptee struct {
 	backupset.Adoption
 	file *os.File
+	// holds is the source the archive's entries are stored under (for an encrypted one,
+	// whose Source is backupset.Sealed, what only they say).
+	holds string
 }
 
 func (a adoptee) Close() error { return a.file.Close() }
@@ -198,7 +223,11 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 		return adoptee{}, err
 	}
 	a := adoptee{Adoption: backupset.Adoption{Receipt: rc, Archive: f, Size: size, Source: source}, file: f}
-	if err := verifyAdoptee(ctx, cfg, a.Adoption, path); err != nil {
+	if seal.IsSealed(f) != (source == backupset.Sealed) {
+		f.Close()
+		return adoptee{}, fmt.Errorf("receipt %s does not describe the archive: one is of an encrypted archive, the other not", path)
+	}
+	if a.holds, err = verifyAdoptee(ctx, cfg, a.Adoption, path); err != nil {
 		f.Close()
 		return adoptee{}, err
 	}
@@ -215,6 +244,9 @@ func readAdopteeReceipt(path string) (*format.Receipt, string, error) {
 	if rc.Archive == nil || (rc.Status != format.Complete && rc.Status != format.Incomplete) {
 		return nil, "", fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)
 	}
+	if rc.Schema == format.SealedReceiptSchema {
+		return rc, backupset.Sealed, nil // an encrypted archive's receipt names no source: its entries say it
+	}
 	if len(rc.Sources) != 1 {
 		return nil, "", fmt.Errorf("receipt %s: the archive holds %d sources; a set holds one", path, len(rc.Sources))
 	}
@@ -229,27 +261,32 @@ func readAdopteeReceipt(path string) (*format.Receipt, string, error) {
 }
 
 // verifyAdoptee reads the archive end to end against its receipt (at receiptPath), as
-// verify does, and checks what the receipt says against what the archive proves.
-func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, receiptPath string) error {
-	r, err := archive.NewReader(a.Archive, a.Size)
+// verify does (an encrypted one decrypted with cfg.ids), checks what the receipt says against
+// what the archive proves, and returns the source its entries are stored under.
+func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, receiptPath string) (string, error) {
+	r, err := archive.NewReaderWith(a.Archive, a.Size, cfg.ids.Unseal)
 	if err != nil {
-		return err
+		return "", err
 	}
 	sum, _ := a.Receipt.Summary() // readAdopteeReceipt took only a receipt that records an archive
 	res, err := r.Verify(ctx, archive.VerifyOptions{Expect: &sum})
 	if err := verdict(ctx, res, err); err != nil {
-		return fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
+		return "", fmt.Errorf("does not verify against receipt %s: %w; nothing copied", receiptPath, err)
 	}
 	if err := a.Receipt.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
-		return fmt.Errorf("%w; nothing copied", err)
+		return "", fmt.Errorf("%w; nothing copied", err)
 	}
-	if err := entriesUnder(r.Entries, a.Source, "its receipt names"); err != nil {
-		return fmt.Errorf("%w; nothing copied", err)
+	holds, err := a.Source, entriesUnder(r.Entries, a.Source, "its receipt names")
+	if a.Source == backupset.Sealed {
+		holds, err = soleSource(r.Entries)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing copied", err)
 	}
 	if cfg.activate && !cfg.allowIncomplete && a.Receipt.Status != format.Complete {
-		return fmt.Errorf("the backup is %s: not adopting it to activate it (--allow-incomplete activates it; without --activate it is only adopted); nothing copied", a.Receipt.Status)
+		return "", fmt.Errorf("the backup is %s: not adopting it to activate it (--allow-incomplete activates it; without --activate it is only adopted); nothing copied", a.Receipt.Status)
 	}
-	return nil
+	return holds, nil
 }
 
 // openRegular opens the file at path for reading (following a symlink: the user named the

@@ -17,6 +17,7 @@ import (
 	"backup/format"
 	"backup/hooks"
 	"backup/report"
+	"backup/seal"
 	"backup/skiprules"
 )
 
@@ -29,6 +30,12 @@ to the archive.
 With --output-dir DIR (and no -o), DIR is a backup set: the run holds DIR's lock, reads the
 new archive back, and points DIR/LATEST at it only when it is complete and verified; then
 the --keep-* rules prune older backups (see backup help prune).
+
+With --recipient or --recipients-file, the archive is encrypted with age to those public
+keys: one age file holding the whole zip (default name <UTC time>.zip.age, which names no
+source), that age -d opens without backup. Its receipt names no path. Reading it back, and
+copying unchanged files from an encrypted reference, take --identity; a host with no key
+backs up all the same (see docs/encryption.md).
 
 Files are deflated (level 6 unless --level says otherwise), so every unzip reads the archive.
 --method zstd writes Zstandard entries instead, which 7-Zip, bsdtar and backup verify, list
@@ -61,6 +68,11 @@ type createConfig struct {
 	reuse                      reuseFlags
 	sources                    []engine.Source
 	set                        *setConfig // nil unless the run writes into a backup set
+	// recipients encrypt the archive (nil: a plain zip); identities decrypt an encrypted
+	// reference, and let the read-back check an encrypted archive's contents.
+	recipients     *seal.Recipients
+	identities     *seal.Identities
+	allowPlaintext bool // --allow-plaintext: a set may hold both kinds
 }
 
 // setConfig is how a run into a backup set (--output-dir DIR without -o) treats the set.
@@ -94,6 +106,8 @@ type createFlags struct {
 	sqlite                        *sqliteFlags
 	s3                            *s3Flags
 	cache                         cacheFlags
+	keys                          recipientFlags
+	identity                      *identityFlag
 }
 
 func newCreateCmd() *cobra.Command {
@@ -103,7 +117,7 @@ func newCreateCmd() *cobra.Command {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg, err := f.validated(cmd.Flags(), args, cmd.OutOrStdout())
+		cfg, err := f.validated(cmd.Flags(), args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "create", err)
 		}
@@ -119,7 +133,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	f := &createFlags{}
 	cfg := &f.cfg
 	flags.StringVarP(&cfg.output, "output", "o", "", "write the archive to `PATH`; an existing directory means the default name inside it; - means stdout (with --receipt)")
-	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip; given explicitly, DIR is a backup set")
+	flags.StringVar(&cfg.outputDir, "output-dir", ".", "write the archive into `DIR` under the default name <name>-<UTC time>.zip (encrypted: <UTC time>.zip.age); given explicitly, DIR is a backup set")
 	flags.StringVar(&cfg.receipt, "receipt", "", "write the receipt to `PATH` (default: the archive's path + \".receipt.json\")")
 	flags.StringArrayVarP(&f.excludes, "exclude", "x", nil, "exclude paths matching `PATTERN` (gitignore syntax, below the source); repeatable")
 	flags.StringArrayVar(&f.excludeFrom, "exclude-from", nil, "read exclude patterns from `FILE`, one a line; repeatable")
@@ -130,7 +144,10 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.IntVar(&cfg.level, "level", archive.DefaultLevel, "compress at level `N`: 1 (fast) to 9 (small); 0 stores")
 	flags.StringVar(&f.method, "method", string(format.Deflate), "compress with `METHOD`: deflate, or zstd (read by 7-Zip and bsdtar, NOT by Info-ZIP unzip 6.0)")
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("compress `N` files in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
+	flags.StringArrayVar(&f.keys.recipients, "recipient", nil, "encrypt the archive with age to `RECIPIENT` (age1…, age1pq1…, or an SSH public key); repeatable")
+	flags.StringArrayVar(&f.keys.files, "recipients-file", nil, "encrypt the archive to the recipients in `FILE`, one a line (age's format); repeatable")
 	flags.StringVar(&cfg.reuse.reference, "reference", "", "copy the entries of unchanged files from `ARCHIVE` (in a backup set: the one LATEST names)")
+	f.identity = addIdentityFlag(flags, "decrypt an encrypted reference (and read an encrypted archive back whole) with the identity in `FILE`; repeatable")
 	flags.BoolVar(&cfg.reuse.reread, "reread", false, "read and compress every file; copy nothing from a reference")
 	flags.BoolVar(&cfg.reuse.opts.IgnoreInode, "ignore-inode", false, "count a file as unchanged whatever its inode number and change time (FUSE, some network file systems)")
 	flags.BoolVar(&cfg.reuse.opts.IgnoreCtime, "ignore-ctime", false, "count a file as unchanged whatever its change time")
@@ -149,6 +166,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
+	flags.BoolVar(&f.keys.allowPlaintext, "allow-plaintext", false, "backup set: take a plain run into an encrypted set, or an encrypted run into a plain one")
 	f.keep = addKeepFlags(flags)
 	f.s3 = addS3Flags(flags)
 	flags.StringVar(&f.cache.dir, "cache-dir", "", "backup set in a bucket: keep a copy of the last archive in `DIR`, to copy unchanged files from (default: $XDG_CACHE_HOME/backup, else ~/.cache/backup)")
@@ -158,11 +176,18 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 
 // validated checks the flags and the SOURCE arguments, and returns the run's config or a
 // usage error. stdout is where the run will write, an output like the others.
-func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.Writer) (createConfig, error) {
+func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, stderr io.Writer) (createConfig, error) {
 	cfg := f.cfg
 	cfg.policy.FailOn = f.failOn
 	cfg.method = format.Method(f.method)
-	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir"}, args, "SOURCE")
+	cfg.allowPlaintext = f.keys.allowPlaintext
+	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
+	if err == nil {
+		cfg.recipients, err = f.keys.load()
+	}
+	if err == nil {
+		cfg.identities, err = f.identity.load(stderr, "backup create")
+	}
 	if err == nil {
 		err = f.sqlite.validate(&cfg)
 	}
@@ -176,7 +201,8 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout io.W
 		err = cfg.validateCache(flags, f.cache, f.s3)
 	}
 	if err == nil {
-		err = cfg.checkOutputs(f.excludeFrom, stdout)
+		inputs := slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))
+		err = cfg.checkOutputs(inputs, stdout)
 	}
 	return cfg, err
 }

@@ -33,6 +33,12 @@ func (cfg *createConfig) validateCache(flags *pflag.FlagSet, f cacheFlags, s3 *s
 		return errors.New("--cache-dir and --no-cache: choose one")
 	case cfg.bucket() == nil || f.off:
 		return nil
+	case cfg.recipients != nil && !cfg.recipients.OpenableBy(cfg.identities):
+		// A copy of an archive no key of the run's opens could never be read for reuse: a
+		// host that backs up without keys keeps none, and says so in the one line of a
+		// full run.
+		cfg.set.noCache = errors.New("the backups are encrypted, and no --identity of the run opens them: no local copy is kept to copy unchanged files from")
+		return nil
 	}
 	root, err := defaultCacheRoot()
 	if f.dir != "" {

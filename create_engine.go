@@ -38,6 +38,8 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		DryRun:           cfg.dryRun,
 		Verify:           cfg.verify,
 		BeforeVerify:     beforeVerify,
+		Recipients:       cfg.recipients,
+		Identities:       cfg.identities,
 	}
 	if !cfg.dryRun {
 		// The run's own outputs, as an earlier run left them inside a SOURCE, are being

@@ -63,7 +63,7 @@ func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name stri
 func (c *creation) readBackInSet(ctx context.Context, name string, rc *format.Receipt) error {
 	if up, ok := c.target.(*uploadTarget); ok {
 		sum, _ := rc.Summary()
-		return up.readBack(ctx, sum)
+		return up.readBack(ctx, sum, c.res, c.cfg.identities)
 	}
 	if c.cfg.verify {
 		return nil

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strings"
 
 	"backup/archive"
 	"backup/atomicfile"
+	"backup/backupset"
 	"backup/format"
 	"backup/pathcheck"
+	"backup/seal"
 )
 
 // The kinds of file create writes, which a run may replace inside a SOURCE folder when an
@@ -19,6 +22,9 @@ var (
 		return err == nil
 	}}
 	archiveKind = &pathcheck.Kind{Name: "a backup archive", Is: func(path string) bool {
+		if strings.HasSuffix(path, backupset.SealedSuffix) {
+			return isSealedFile(path) // an encrypted archive: its manifest is out of reach
+		}
 		r, err := archive.Open(path)
 		if err != nil {
 			return false
@@ -38,17 +44,17 @@ func isMetricsFile(path string) bool {
 
 // checkOutputs puts create's outputs (the archive, its receipt, --metrics-file, and stdout's
 // file when the run writes to stdout) and its inputs (each SOURCE, --exclude-from,
-// --reference and its receipt, a backup set's folder) through the one check.
-func (cfg *createConfig) checkOutputs(excludeFrom []string, stdout io.Writer) error {
+// --recipients-file and --identity files, --reference and its receipt, a backup set's
+// folder) through the one check. inputFiles are the files those three flags name
+// (fileArgs).
+func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writer) error {
 	var pc pathcheck.Check
 	for _, s := range cfg.sources {
 		src := pathcheck.Arg{What: "SOURCE " + s.Path, Path: s.Path}
 		pc.Inputs = append(pc.Inputs, src)
 		pc.Sources = append(pc.Sources, src)
 	}
-	for _, name := range excludeFrom {
-		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--exclude-from " + name, Path: name})
-	}
+	pc.Inputs = append(pc.Inputs, inputFiles...)
 	if ref := cfg.reuse.reference; ref != "" {
 		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "--reference " + ref, Path: ref},
 			pathcheck.Arg{What: "the receipt of --reference " + ref, Path: format.ReceiptPath(ref)})
@@ -117,4 +123,23 @@ func (cfg *createConfig) explicitArchive() (string, bool) {
 		return "", false
 	}
 	return cfg.output, true
+}
+
+// fileArgs are the files a flag names, as inputs of the one check.
+func fileArgs(flag string, paths []string) []pathcheck.Arg {
+	var args []pathcheck.Arg
+	for _, p := range paths {
+		args = append(args, pathcheck.Arg{What: flag + " " + p, Path: p})
+	}
+	return args
+}
+
+// isSealedFile says whether the file at path is a regular file holding an age file.
+func isSealedFile(path string) bool {
+	f, _, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return seal.IsSealed(f)
 }

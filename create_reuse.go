@@ -62,6 +62,10 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 // run has said already that LATEST is damaged (one line for one fault).
 func (c *creation) fullRun(stderr io.Writer, err error) {
 	if !c.cfg.quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
-		fmt.Fprintf(stderr, "backup: reading every file: no unchanged entry is copied: %v\n", err)
+		more := ""
+		if isNoIdentity(err) {
+			more = " (--identity FILE lets a run copy from it)"
+		}
+		fmt.Fprintf(stderr, "backup: reading every file: no unchanged entry is copied: %v%s\n", err, more)
 	}
 }

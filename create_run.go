@@ -16,7 +16,7 @@ import (
 )
 
 // errInterrupted is the fatal error of a run stopped by SIGINT or SIGTERM.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = errors.New(format.ErrorInterrupted)
 
 // creation is one run of backup create, the command's side of it: the engine backs up (see
 // package engine); this decides where the archive goes, renders the receipt from what the
@@ -87,7 +87,7 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 		// bucket, another source's) leaves no trace in it, but says so everywhere else.
 		var code int
 		var err error
-		if lock, code, err = cfg.set.lock(ctx, cfg.sources[0].Name, stderr); lock == nil {
+		if lock, code, err = cfg.lockSet(ctx, stderr); lock == nil {
 			c.final = c.receipt(nil, err)
 			return code
 		}
@@ -131,7 +131,7 @@ func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt 
 	for i, s := range c.cfg.sources {
 		sources[i] = s.Path
 	}
-	return c.rec.Receipt(report.Run{
+	rc := c.rec.Receipt(report.Run{
 		ToolVersion:   version,
 		Started:       c.started,
 		Finished:      time.Now(),
@@ -142,6 +142,22 @@ func (c *creation) receipt(arch *format.ArchiveInfo, err error) *format.Receipt 
 		Hooks:         c.hooks,
 		WouldSnapshot: c.wouldSnapshot(),
 	})
+	rc.Encryption = c.encryption()
+	return rc
+}
+
+// encryption is the receipt's record of how the archive is encrypted; nil for a plain one.
+// The receipt written beside the archive is then rc.Stored(): it names no path.
+func (c *creation) encryption() *format.Encryption {
+	r := c.cfg.recipients
+	if r == nil {
+		return nil
+	}
+	enc := &format.Encryption{Format: format.AgeFormat, Recipients: r.Names()}
+	if c.res != nil && !c.cfg.dryRun && (c.cfg.set != nil || c.cfg.verify) {
+		enc.ReadBack = c.res.ReadBackChecks()
+	}
+	return enc
 }
 
 // run backs up the sources (the engine's one call) and returns the receipt, in place beside

@@ -21,12 +21,13 @@ import (
 	"backup/backupset/s3store"
 	"backup/engine"
 	"backup/format"
+	"backup/seal"
 )
 
 // remoteOutput picks a default name that neither an archive nor a receipt in the set holds,
 // with the picker of every other output (backupset.FreeName).
 func (cfg *createConfig) remoteOutput(ctx context.Context, st *s3store.Store, now time.Time) (outputPaths, error) {
-	name, err := backupset.FreeName(ctx, st, cfg.sources[0].Name, now)
+	name, err := backupset.FreeName(ctx, st, cfg.series(), now)
 	if err != nil {
 		return outputPaths{}, fmt.Errorf("output %s: %w", st.Location(), cause(err))
 	}
@@ -97,7 +98,7 @@ func (t *uploadTarget) place(ctx context.Context, _ *engine.Result, rc *format.R
 // cleanup's bound, so that the run knows its receipt's ETag (a receipt the server made, its
 // answer lost, is recognised by its bytes) and can replace it with the failed one.
 func (t *uploadTarget) putReceipt(ctx context.Context, rc *format.Receipt) error {
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func (t *uploadTarget) writeReceipt(ctx context.Context, rc *format.Receipt) (wr
 			return false, err // whether an archive is there is not known: its receipt must stand
 		}
 	}
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err != nil {
 		return false, err
 	}
@@ -165,7 +166,7 @@ func (t *uploadTarget) writeReceipt(ctx context.Context, rc *format.Receipt) (wr
 // rewrite replaces the receipt the run wrote on the ETag it wrote, in a bounded request of
 // its own: the run's context may be cancelled (interrupted), and the hooks took their time.
 func (t *uploadTarget) rewrite(rc *format.Receipt) error {
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func (t *uploadTarget) hookReceipt(rc *format.Receipt) (string, func(), error) {
 	}
 	done := func() { os.RemoveAll(dir) }
 	path := filepath.Join(dir, t.name()+format.ReceiptSuffix)
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err == nil {
 		err = atomicfile.WriteFile(path, data, 0o600)
 	}
@@ -195,9 +196,22 @@ func (t *uploadTarget) hookReceipt(rc *format.Receipt) (string, func(), error) {
 }
 
 // readBack reads the uploaded archive back as backup verify does, with ranged requests in
-// parallel, against the size and SHA-256 the run wrote.
-func (t *uploadTarget) readBack(ctx context.Context, sum format.Summary) error {
-	ref := archiveRef{path: t.out.archive, store: t.st, entry: backupset.Entry{Name: t.name()}}
-	res, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
-	return verdict(ctx, res, err)
+// parallel, against the size and SHA-256 the run wrote. An encrypted archive is decrypted
+// with ids when the run's result says they open it; otherwise only its ciphertext is
+// checked (size, SHA-256, age header), as its receipt says (encryption.read_back).
+func (t *uploadTarget) readBack(ctx context.Context, sum format.Summary, res *engine.Result, ids *seal.Identities) error {
+	ref := archiveRef{path: t.out.archive, store: t.st, entry: backupset.Entry{Name: t.name()}, ids: ids}
+	if res.ReadBackChecks() == format.ReadBackCiphertext {
+		f, err := ref.file(ctx)
+		if err == nil {
+			defer f.Close()
+			_, err = seal.CheckCiphertext(ctx, f, f.Size(), &sum)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return cause(err)
+	}
+	vr, err := ref.verify(ctx, archive.VerifyOptions{Expect: &sum})
+	return verdict(ctx, vr, err)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // setOnlyFlags only mean something for a run into a backup set.
-var setOnlyFlags = append([]string{"wait", "activate-incomplete"}, keepNames...)
+var setOnlyFlags = append([]string{"wait", "activate-incomplete", "allow-plaintext"}, keepNames...)
 
 // validateSet decides whether the run writes into a backup set: --output-dir given
 // explicitly and no -o. A set keeps every receipt beside its archive, so --receipt is refused.
@@ -43,8 +43,8 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err != nil {
 		return err
 	}
-	// The first SOURCE names the set's archives.
-	if err := backupset.CheckSourceName(cfg.sources[0].Name); err != nil {
+	// The first SOURCE names the set's plain archives (an encrypted one's name holds none).
+	if err := backupset.CheckSourceName(cfg.sources[0].Name); err != nil && cfg.recipients == nil {
 		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].Path, err)
 	}
 	st, err := s3.open(context.Background(), cfg.outputDir)
@@ -63,11 +63,12 @@ func (set *setConfig) local() bool {
 	return ok
 }
 
-// lock creates the set folder and takes its lock before anything else is written. It
-// refuses a set whose LATEST names another source's archive: one set, one source, so that
-// restore DIR and pruning never mix two. Without the lock it returns the exit code and why,
-// printed already.
-func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer) (*backupset.Lock, int, error) {
+// lockSet creates the set folder and takes its lock before anything else is written. It
+// refuses a set whose LATEST names another source's archive, or an archive of the other
+// kind, encrypted or plain (see checkLatest). Without the lock it returns the exit code and
+// why, printed already.
+func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backupset.Lock, int, error) {
+	set := cfg.set
 	if set.local() {
 		if err := os.MkdirAll(set.dir, 0o755); err != nil {
 			err = fmt.Errorf("output folder %s: %w", set.dir, cause(err))
@@ -82,6 +83,9 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 	if _, err := lock.RemoveStale(ctx); err != nil {
 		fmt.Fprintf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
 	}
+	if cfg.allowPlaintext {
+		lock.AllowMixed()
+	}
 	name, err := lock.Pointer(ctx)
 	if err != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
@@ -93,12 +97,12 @@ func (set *setConfig) lock(ctx context.Context, source string, stderr io.Writer)
 		}
 		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
 		set.pointerSaid = true
-	} else if other := backupset.SourceOf(name); name != "" && other != source {
-		lock.Release()
-		err := fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",
-			set.dir, other, name, source)
-		fmt.Fprintf(stderr, "backup: failed: %v\n", err)
-		return nil, exitFailed, err
+	} else if name != "" {
+		if code, err := cfg.checkLatest(ctx, name, stderr); err != nil {
+			lock.Release()
+			fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+			return nil, code, err
+		}
 	}
 	return lock, 0, nil
 }

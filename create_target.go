@@ -60,7 +60,7 @@ func (r receiptFile) hookReceipt(*format.Receipt) (string, func(), error) {
 
 // write writes rc to the receipt's path atomically.
 func (r receiptFile) write(rc *format.Receipt) error {
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err == nil {
 		err = atomicfile.WriteFile(r.out.receipt, data, 0o600)
 	}
@@ -86,7 +86,7 @@ func (t *fileTarget) open(context.Context) (engine.Output, error) {
 // that a full disk fails the run before anything moves; an interrupt that comes while it is
 // staged (synced) stops it before the first rename.
 func (t *fileTarget) place(ctx context.Context, res *engine.Result, rc *format.Receipt) error {
-	data, err := rc.Marshal()
+	data, err := rc.Stored().Marshal()
 	if err != nil {
 		return err
 	}

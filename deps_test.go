@@ -31,8 +31,11 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/restore": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile"},
 		[]string{"golang.org/x/sys"}},
 	// The engine reports through callbacks: never the reporter, never the set.
-	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap"},
+	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap", "backup/seal"},
 		[]string{"golang.org/x/sys"}},
+	// Encryption with age: keys, the age stream of an archive, random access to an encrypted
+	// one. It knows no zip, run or set; format gives it the receipt's summary.
+	"backup/seal": {[]string{"backup/format"}, []string{"filippo.io/age", "golang.org/x/crypto/ssh"}},
 	// The user's hooks: shell commands, and the record the receipt keeps of them.
 	"backup/hooks": {[]string{"backup/format"}, nil},
 	// The set rules link no zip writer and no restore.

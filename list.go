@@ -13,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/format"
+	"backup/seal"
 )
 
 const listLong = `ARCHIVE may be a backup set's folder: its LATEST backup is listed (a damaged or missing
@@ -55,6 +56,8 @@ type listJSON struct {
 type listConfig struct {
 	json, long, all bool
 	s3              *s3Flags
+	identity        *identityFlag
+	ids             *seal.Identities
 }
 
 func newListCmd() *cobra.Command {
@@ -64,13 +67,18 @@ func newListCmd() *cobra.Command {
 	flags.BoolVarP(&cfg.long, "long", "l", false, "also print each entry's mode, size and mtime (UTC)")
 	flags.BoolVar(&cfg.all, "all", false, "print every skipped path and warning, not only the first 20 of each")
 	flags.BoolVar(&cfg.json, "json", false, "print the entries and the manifest's lists as JSON")
+	cfg.identity = addIdentityFlag(flags, identityUsage)
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		if len(args) != 1 {
 			return usageError(stderr, "list", argCount("one ARCHIVE", len(args)))
 		}
-		if err := refuseEmpty(flags, nil, args, "ARCHIVE"); err != nil {
+		err := refuseEmpty(flags, []string{"identity"}, args, "ARCHIVE")
+		if err == nil {
+			cfg.ids, err = cfg.identity.load(stderr, "backup list")
+		}
+		if err != nil {
 			return usageError(stderr, "list", err)
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
@@ -90,7 +98,12 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	path := ref.path
+	ref.ids = cfg.ids
 	r, err := ref.open(ctx)
+	if isNoIdentity(err) {
+		fmt.Fprintf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))
+		return exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "backup list: %s: %s\n", format.QuoteName(path), format.EscapeText(cause(err).Error()))
 		return exitFailed

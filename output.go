@@ -82,7 +82,7 @@ func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
 	info, err := os.Stat(path)
 	switch {
 	case err == nil && info.IsDir():
-		return freeName(path, cfg.sources[0].Name, now), nil
+		return freeName(path, cfg.series(), now), nil
 	case err == nil && !cfg.force:
 		return "", fmt.Errorf("output %s exists (use --force to replace it)", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -101,10 +101,21 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 			return "", fmt.Errorf("output folder %s: %w", dir, cause(err))
 		}
 	}
-	return freeName(dir, cfg.sources[0].Name, now), nil
+	return freeName(dir, cfg.series(), now), nil
 }
 
-// freeName returns dir/<name>-<UTC time>.zip, or with -2, -3… past every run of that second
+// series is what the run's default name begins with: the first SOURCE's name, or for an
+// encrypted archive nothing (backupset.Sealed), which would tell whoever sees the file what
+// it holds.
+func (cfg *createConfig) series() string {
+	if cfg.recipients != nil {
+		return backupset.Sealed
+	}
+	return cfg.sources[0].Name
+}
+
+// freeName returns dir/<name>-<UTC time>.zip (encrypted: dir/<UTC time>.zip.age), or with
+// -2, -3… past every run of that second
 // whose archive or receipt is in dir (backupset.FreeName, the one picker). A folder that
 // cannot be listed gives the first name: writing into that folder will say what is wrong
 // with it.

@@ -55,9 +55,18 @@ var pathFlags = map[string]bool{
 	"prune --attic":         true,
 	"restore --undo-dir":    true,
 	"create --exclude-from": false,
-	"create --reference":    false,
-	"verify --receipt":      false,
-	"adopt --receipt":       false,
+	// The keys' files are only read (and, for create, checked as inputs: no output may
+	// replace them).
+	"create --recipients-file": false,
+	"create --identity":        false,
+	"verify --identity":        false,
+	"list --identity":          false,
+	"restore --identity":       false,
+	"activate --identity":      false,
+	"adopt --identity":         false,
+	"create --reference":       false,
+	"verify --receipt":         false,
+	"adopt --receipt":          false,
 }
 
 // TestOutputFlagsChecked is a statement of policy, as Go's deps_test is: every flag whose
@@ -105,12 +114,14 @@ func TestOutputFlagsChecked(t *testing.T) {
 // given", and the before-state went to DEST's parent, the folder the script meant not to use.
 func TestPathFlagsRefuseEmpty(t *testing.T) { // not parallel: t.Chdir
 	rest := map[string][]string{ // what each command needs besides the flag
-		"create":  {"src"},
-		"status":  {"set"},
-		"prune":   {"--keep-last", "1", "set"},
-		"restore": {"--force", "a.zip", "dest"},
-		"verify":  {"a.zip"},
-		"adopt":   {"set", "a.zip"},
+		"create":   {"src"},
+		"status":   {"set"},
+		"prune":    {"--keep-last", "1", "set"},
+		"restore":  {"--force", "a.zip", "dest"},
+		"verify":   {"a.zip"},
+		"list":     {"a.zip"},
+		"adopt":    {"set", "a.zip"},
+		"activate": {"set", "a.zip"},
 	}
 	for name := range pathFlags {
 		cmd, flag, _ := strings.Cut(name, " ")

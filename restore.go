@@ -12,6 +12,7 @@ import (
 	"backup/format"
 	"backup/report"
 	"backup/restore"
+	"backup/seal"
 	"backup/skiprules"
 )
 
@@ -48,6 +49,7 @@ type restoreConfig struct {
 	include            *skiprules.Matcher
 	archive, dest      string
 	s3                 *s3Flags
+	ids                *seal.Identities // --identity: decrypt an encrypted archive
 }
 
 // restoreStatus is how a restore ended, as --json prints it; it decides the exit code.
@@ -59,6 +61,8 @@ const (
 	restoreRefused     restoreStatus = "refused"
 	restoreFailed      restoreStatus = "failed"
 	restoreInterrupted restoreStatus = "interrupted"
+	// restoreUsage: the archive cannot be read as asked (encrypted, and no --identity).
+	restoreUsage restoreStatus = "usage"
 )
 
 func (s restoreStatus) exitCode() int {
@@ -69,6 +73,8 @@ func (s restoreStatus) exitCode() int {
 		return exitIncomplete
 	case restoreInterrupted:
 		return exitInterrupted
+	case restoreUsage:
+		return exitUsage
 	}
 	return exitFailed
 }
@@ -113,6 +119,7 @@ func newRestoreCmd() *cobra.Command {
 	flags.BoolVar(&cfg.owners.NoSameOwner, "no-same-owner", false, "as root, do not restore owners (everything belongs to root)")
 	flags.BoolVar(&cfg.owners.SamePermissions, "same-permissions", false, "as root, also restore setuid, setgid and sticky bits, with their owners")
 	flags.BoolVar(&cfg.owners.Xattrs, "xattrs", false, "set the extended attributes and ACLs the backup recorded (create --xattrs)")
+	identity := addIdentityFlag(flags, identityUsage)
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
@@ -122,7 +129,11 @@ func newRestoreCmd() *cobra.Command {
 		if len(args) != 2 {
 			return usageError(stderr, "restore", argCount("ARCHIVE and DEST", len(args)))
 		}
-		if err := refuseEmpty(flags, []string{"undo-dir"}, args, "ARCHIVE", "DEST"); err != nil {
+		err := refuseEmpty(flags, []string{"undo-dir", "identity"}, args, "ARCHIVE", "DEST")
+		if err == nil {
+			cfg.ids, err = identity.load(stderr, "backup restore")
+		}
+		if err != nil {
 			return usageError(stderr, "restore", err)
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
@@ -178,7 +189,13 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	cfg.archive, out.Archive = ref.path, ref.path
+	ref.ids = cfg.ids
 	r, err := ref.open(ctx)
+	if isNoIdentity(err) {
+		out.Status, out.Error = restoreUsage, needIdentity(format.QuoteName(cfg.archive)).Error()
+		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	if err != nil {
 		out.fail(cause(err))
 		if readFailed(ctx, stderr, "restore", cfg.archive, err) == exitInterrupted {

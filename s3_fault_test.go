@@ -69,7 +69,7 @@ func requestKind(r *http.Request) string {
 		return "part"
 	case r.Method == http.MethodPost && q.Has("uploadId"):
 		return "complete"
-	case r.Method == http.MethodGet && r.Header.Get("Range") != "" && strings.HasSuffix(r.URL.Path, ".zip"):
+	case r.Method == http.MethodGet && r.Header.Get("Range") != "" && (strings.HasSuffix(r.URL.Path, ".zip") || strings.HasSuffix(r.URL.Path, ".zip.age")):
 		return "ranged read"
 	case r.Method == http.MethodGet && q.Get("list-type") == "2":
 		return "list"

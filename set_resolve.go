@@ -9,6 +9,7 @@ import (
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/format"
+	"backup/seal"
 )
 
 // archiveRef is the archive an ARCHIVE argument names.
@@ -20,6 +21,8 @@ type archiveRef struct {
 	store backupset.Store
 	// entry is the set's LATEST target, with its receipt, when the argument named a set.
 	entry backupset.Entry
+	// ids decrypt an encrypted archive; without, opening one is seal.ErrNoIdentity.
+	ids *seal.Identities
 }
 
 // resolveArchive returns the archive an ARCHIVE argument names: the path itself, or, for a
@@ -55,12 +58,12 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 	var r *archive.Reader
 	var err error
 	if a.store == nil {
-		r, err = archive.Open(a.path)
+		r, err = archive.OpenWith(a.path, a.ids.Unseal)
 	} else {
 		var f backupset.File
 		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
 			// The object holds no connection between reads, so the reader need not close it.
-			r, err = archive.NewReader(f, f.Size())
+			r, err = archive.NewReaderWith(f, f.Size(), a.ids.Unseal)
 		}
 	}
 	if err != nil {
@@ -100,6 +103,7 @@ func (a archiveRef) receipt(explicit string) (string, *format.Receipt, error) {
 // verify reads the archive back as backup verify does; from a bucket, with ranged reads in
 // parallel.
 func (a archiveRef) verify(ctx context.Context, opts archive.VerifyOptions) (*archive.VerifyResult, error) {
+	opts.Unseal = a.ids.Unseal
 	if a.store == nil {
 		return archive.Verify(ctx, a.path, opts)
 	}
@@ -108,4 +112,37 @@ func (a archiveRef) verify(ctx context.Context, opts archive.VerifyOptions) (*ar
 		return nil, err
 	}
 	return r.Verify(ctx, opts)
+}
+
+// file opens the archive file as stored, for what is checked without reading it as a zip:
+// opened without blocking and refused unless regular (a local file), or an object read
+// with ranged requests.
+func (a archiveRef) file(ctx context.Context) (backupset.File, error) {
+	if a.store != nil {
+		return a.store.Open(ctx, a.entry.Name)
+	}
+	f, size, err := openRegular(a.path)
+	if err != nil {
+		return nil, err
+	}
+	return sizedFile{f, size}, nil
+}
+
+// sizedFile is a local file as a backupset.File.
+type sizedFile struct {
+	*os.File
+	size int64
+}
+
+func (f sizedFile) Size() int64 { return f.size }
+
+// sealed reports whether the archive is encrypted, by its first bytes; false when it
+// cannot be read (opening it as a zip then says why).
+func (a archiveRef) sealed(ctx context.Context) bool {
+	f, err := a.file(ctx)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return seal.IsSealed(f)
 }

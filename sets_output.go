@@ -93,13 +93,14 @@ func (r setRow) reason() string {
 }
 
 // sources names what the set backs up: the sources LATEST's receipt records, else the
-// source name its archives carry.
+// source name its archives carry; none for an encrypted set, whose receipts and names tell
+// no one (the table says "(encrypted)").
 func (r setRow) sources() []string {
 	l := r.ov.Latest
-	if l == nil {
+	switch {
+	case l == nil || l.Source == backupset.Sealed:
 		return nil
-	}
-	if len(l.Receipt.Sources) > 0 {
+	case len(l.Receipt.Sources) > 0:
 		return l.Receipt.Sources
 	}
 	return []string{l.Source}
@@ -122,6 +123,9 @@ func writeSets(w io.Writer, rows []setRow) {
 				quoted = append(quoted, format.QuoteName(s))
 			}
 			source = strings.Join(quoted, ",")
+			if l.Source == backupset.Sealed {
+				source = "(encrypted)"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.health, age, status, size, r.ov.Runs, source, format.QuoteName(r.loc))
 	}

@@ -4,10 +4,14 @@ package main
 // archive's entries prove is here.
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"backup/archive"
+	"backup/backupset"
+	"backup/seal"
 )
 
 // entriesUnder says why the archive's entries are not a backup of the source called name, or
@@ -22,4 +26,50 @@ func entriesUnder(entries []*archive.Entry, name, who string) error {
 		}
 	}
 	return nil
+}
+
+// entriesOfSet says why entries, those of the archive called name in the set st, are not a
+// backup of the set's source, or nil. A plain archive's name says its source. An encrypted
+// archive's names none: its entries must be under one name, and, when LATEST (latest) names
+// another encrypted archive that ids decrypt, under the name that one's are.
+func entriesOfSet(ctx context.Context, st backupset.Store, ids *seal.Identities, name, latest string, entries []*archive.Entry) error {
+	if !backupset.IsSealedName(name) {
+		return entriesUnder(entries, backupset.SourceOf(name), "its name says")
+	}
+	top, err := soleSource(entries)
+	if err != nil || latest == name {
+		return err
+	}
+	return sealedOfSet(ctx, st, ids, top, latest)
+}
+
+// sealedOfSet says why an encrypted archive holding the source top is not of the set whose
+// LATEST names latest: when that is an encrypted archive ids decrypt, its source must be top.
+// Without a key nothing can be told: the set's archives name no source.
+func sealedOfSet(ctx context.Context, st backupset.Store, ids *seal.Identities, top, latest string) error {
+	if !backupset.IsSealedName(latest) {
+		return nil
+	}
+	if want, ok := sealedSource(ctx, st, latest, ids); ok && want != top {
+		return fmt.Errorf("the archive's entries are under %q, and the set's LATEST %s holds %q", top, latest, want)
+	}
+	return nil
+}
+
+// soleSource is the one name every entry is stored under: the source of an archive whose
+// name and receipt do not say it (an encrypted one).
+func soleSource(entries []*archive.Entry) (string, error) {
+	top := ""
+	for _, e := range entries {
+		t, _, _ := strings.Cut(e.Name, "/")
+		if top == "" {
+			top = t
+		} else if t != top {
+			return "", fmt.Errorf("the archive holds entries under %q and %q: a set holds one source", top, t)
+		}
+	}
+	if top == "" {
+		return "", errors.New("the archive holds no entry")
+	}
+	return top, nil
 }

@@ -13,6 +13,7 @@ import (
 	"backup/archive"
 	"backup/format"
 	"backup/report"
+	"backup/seal"
 )
 
 const verifyLong = `ARCHIVE may be a backup set's folder: its LATEST backup is verified (a damaged or missing
@@ -23,7 +24,11 @@ header against the central directory, every entry's CRC-32, every file's SHA-256
 against the manifest, the entries against the manifest's list, and whether every name is
 safe to restore. When a receipt is found (--receipt, else ARCHIVE.receipt.json when it
 exists) the archive's size and SHA-256 must match it. An archive another tool made (no
-manifest) is checked by CRC-32 alone.`
+manifest) is checked by CRC-32 alone.
+
+An encrypted archive (an age file) is decrypted with --identity and checked as above, its
+file against the receipt. Without --identity only its ciphertext is checked: the size and
+SHA-256 against the receipt, and that its age header parses; the line says so.`
 
 const verifyExitCodes = `0 verified, 1 anything wrong (each problem on its own line) or a receipt that
 cannot be read, 2 usage, 130 interrupted.`
@@ -35,6 +40,8 @@ type verifyConfig struct {
 	events      *report.Events // --json-lines, once started
 	archive     string
 	s3          *s3Flags
+	identity    *identityFlag
+	ids         *seal.Identities
 }
 
 // verifyJSON is what verify --json prints.
@@ -42,6 +49,10 @@ type verifyJSON struct {
 	Archive string  `json:"archive"`
 	Receipt *string `json:"receipt"`
 	OK      bool    `json:"ok"`
+	// Encrypted says the archive is an age file; ContentsChecked that its entries were
+	// read (always, but for an encrypted archive verified without --identity).
+	Encrypted       bool `json:"encrypted"`
+	ContentsChecked bool `json:"contents_checked"`
 	*archive.VerifyResult
 }
 
@@ -53,6 +64,7 @@ func newVerifyCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print each problem and then the result to stdout, one JSON object a line")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
+	cfg.identity = addIdentityFlag(flags, identityUsage+"; without, an encrypted archive's ciphertext is checked, not its contents")
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -62,7 +74,11 @@ func newVerifyCmd() *cobra.Command {
 		if len(args) != 1 {
 			return usageError(stderr, "verify", argCount("one ARCHIVE", len(args)))
 		}
-		if err := refuseEmpty(flags, []string{"receipt"}, args, "ARCHIVE"); err != nil {
+		err := refuseEmpty(flags, []string{"receipt", "identity"}, args, "ARCHIVE")
+		if err == nil {
+			cfg.ids, err = cfg.identity.load(stderr, "backup verify")
+		}
+		if err != nil {
 			return usageError(stderr, "verify", err)
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
@@ -88,11 +104,15 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
-	cfg.archive = ref.path
+	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
 		fmt.Fprintf(stderr, "backup verify: %s\n", format.EscapeText(err.Error()))
 		return exitFailed
+	}
+	sealed := ref.sealed(ctx)
+	if sealed && cfg.ids.Len() == 0 {
+		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
 	}
 	opts := archive.VerifyOptions{}
 	if rc != nil {
@@ -117,8 +137,15 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return code
 	}
+	out := verifyJSON{Archive: cfg.archive, OK: res.OK(), VerifyResult: res, Encrypted: sealed, ContentsChecked: true}
+	return cfg.finish(out, receiptPath, verifiedLine(res, receiptPath), stdout, stderr)
+}
+
+// finish prints the verdict out holds (--json, --json-lines, or its problems and the FAILED
+// line, or line when it verified) and returns the exit code.
+func (cfg verifyConfig) finish(out verifyJSON, receiptPath, line string, stdout, stderr io.Writer) int {
+	res := out.VerifyResult
 	if cfg.json || cfg.jsonLines {
-		out := verifyJSON{Archive: cfg.archive, OK: res.OK(), VerifyResult: res}
 		if receiptPath != "" {
 			out.Receipt = &receiptPath
 		}
@@ -134,7 +161,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		return exitFailed
 	}
 	if !cfg.json && !cfg.jsonLines && !cfg.quiet {
-		fmt.Fprintln(stdout, verifiedLine(res, receiptPath))
+		fmt.Fprintln(stdout, line)
 	}
 	return exitComplete
 }

@@ -82,10 +82,17 @@ func checkLocal(f *zip.File, loc localRef) (int64, error) {
 // readLocal reads the local header at loc, nameLen being the length of the central name.
 func readLocal(loc localRef, nameLen int) (*localHeader, error) {
 	buf := make([]byte, localLen+nameLen)
-	if _, err := loc.ra.ReadAt(buf, loc.off); err != nil || le32(buf) != localSig {
+	n, err := loc.ra.ReadAt(buf, loc.off)
+	if n < len(buf) && err != nil && err != io.EOF {
+		// Not a short file but a failed read: an encrypted archive's chunk that fails
+		// authentication says so, and that is the damage to report.
+		return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
+	}
+	if n < len(buf) || le32(buf) != localSig {
 		return nil, errors.New("damaged: local header not found")
 	}
-	n, e := int(le16(buf[26:])), int(le16(buf[28:]))
+	e := int(le16(buf[28:]))
+	n = int(le16(buf[26:]))
 	lh := &localHeader{flags: le16(buf[6:]), method: le16(buf[8:]), crc: le32(buf[14:]),
 		csize: uint64(le32(buf[18:])), usize: uint64(le32(buf[22:])),
 		name: string(buf[localLen:][:min(n, nameLen)]), nameLen: n,

@@ -22,7 +22,8 @@ import (
 // a digest). The central directory is streamed rather than held: at a million files the
 // lists of Go's reader, of Verify and of the parsed manifest each took hundreds of MB, and
 // m is held by the run anyway. m's lists must be sorted by path, as report.Recorder sorts
-// them. Only opts.Jobs is used.
+// them. Only opts.Jobs and opts.Unseal are used: for an encrypted archive, sum is the
+// file's as stored (the ciphertext), and the entries are read through Unseal.
 //
 // The entries m marks Reused are not inflated again: the run hashed their compressed bytes
 // on the way in against the SHA-256 the reference's manifest records for them, and the
@@ -34,6 +35,14 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 		return nil, err
 	}
 	defer f.Close()
+	// An encrypted archive's file is hashed as stored, and its entries read from its zip.
+	var zra io.ReaderAt = f
+	zsize := size
+	if opts.Unseal != nil {
+		if zra, zsize, err = opts.Unseal(f, size); err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+	}
 	sumCtx, cancelSum := context.WithCancel(ctx)
 	defer cancelSum()
 	archiveSum := startSum(sumCtx, f, size)
@@ -45,12 +54,12 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: f, manifestSum: sum.ManifestSHA256.String()}
+	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String()}
 	var walkErr error
 	err = checkAll(ctx, res, jobs, new(VerifyProgress), func(work chan<- entryJob) []foundProblem {
 		defer close(work)
 		rb.work = work
-		walkErr = walkCentral(f, size, rb.entry)
+		walkErr = walkCentral(zra, zsize, rb.entry)
 		res.Problems = append(res.Problems, rb.names...) // first, as Verify lists them
 		return rb.end()
 	})

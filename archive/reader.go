@@ -39,16 +39,31 @@ type Reader struct {
 	ra     io.ReaderAt
 	closer io.Closer
 	size   int64
+	// file and fileSize are the archive file as stored, which its receipt's size and
+	// SHA-256 describe: ra and size, unless Unseal gave ra (an encrypted archive).
+	file     io.ReaderAt
+	fileSize int64
 }
+
+// Unseal gives the zip held by an archive file that is not a zip itself (an encrypted
+// archive: seal's Identities.Unseal): random access to its size bytes, for reading entries,
+// while the file's own bytes are what a receipt's size and SHA-256 describe. It returns
+// file itself for a file that is a zip, and an error for one it cannot open (no key).
+type Unseal func(file io.ReaderAt, size int64) (zip io.ReaderAt, zipSize int64, err error)
 
 // Open opens the archive at path and reads its directory and manifest. It fails only when
 // the file is not a readable zip archive; a damaged manifest is reported in ManifestErr.
 func Open(path string) (*Reader, error) {
+	return OpenWith(path, nil)
+}
+
+// OpenWith is Open for an archive file that unseal (nil for none) may have to decrypt.
+func OpenWith(path string, unseal Unseal) (*Reader, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return readFile(f, size)
+	return readFile(f, size, unseal)
 }
 
 // openFile opens the archive file at path and returns its size. It follows a symlink (the
@@ -71,15 +86,33 @@ func openFile(path string) (*os.File, int64, error) {
 	return f, info.Size(), nil
 }
 
-// readFile reads the directory and manifest of the archive file f, as Open does. The Reader
-// closes f; so does readFile when it fails.
-func readFile(f *os.File, size int64) (*Reader, error) {
-	r, err := NewReader(f, size)
+// readFile reads the directory and manifest of the archive file f, as OpenWith does. The
+// Reader closes f; so does readFile when it fails.
+func readFile(f *os.File, size int64, unseal Unseal) (*Reader, error) {
+	r, err := NewReaderWith(f, size, unseal)
 	if err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
 	}
 	r.closer = f
+	return r, nil
+}
+
+// NewReaderWith is NewReader for an archive file (size bytes) that unseal (nil for none) may
+// have to decrypt: entries are read from the zip unseal gives, and Verify hashes file.
+func NewReaderWith(file io.ReaderAt, size int64, unseal Unseal) (*Reader, error) {
+	ra, n := file, size
+	if unseal != nil {
+		var err error
+		if ra, n, err = unseal(file, size); err != nil {
+			return nil, err
+		}
+	}
+	r, err := NewReader(ra, n)
+	if err != nil {
+		return nil, err
+	}
+	r.file, r.fileSize = file, size
 	return r, nil
 }
 
@@ -93,7 +126,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, zipError(err)
 	}
 	RegisterDecompressors(zr)
-	r := &Reader{zr: zr, ra: ra, size: size}
+	r := &Reader{zr: zr, ra: ra, size: size, file: ra, fileSize: size}
 	locals := localRefs(ra, size, zr.File)
 	var manifests []int
 	r.Entries = make([]*Entry, 0, len(zr.File))
@@ -158,7 +191,7 @@ func (r *Reader) addSums() {
 	}
 }
 
-// Size is the size of the archive file in bytes.
+// Size is the size of the zip in bytes (of the archive file, unless it is encrypted).
 func (r *Reader) Size() int64 { return r.size }
 
 // Close closes the archive file.

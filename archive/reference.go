@@ -24,11 +24,14 @@ import (
 // offset through the file: neither Go's zip reader nor the parsed manifest is kept, each of
 // which holds hundreds of bytes per file (gigabytes for a million files).
 type Reference struct {
-	f      *os.File
-	size   int64
-	opts   ReuseOptions
-	status string    // as the manifest records it
-	files  []refFile // sorted by name
+	f    *os.File
+	size int64
+	// zip reads the zip the file holds: f itself, or through ReuseOptions.Unseal.
+	zip     io.ReaderAt
+	zipSize int64
+	opts    ReuseOptions
+	status  string    // as the manifest records it
+	files   []refFile // sorted by name
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
@@ -83,16 +86,30 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 		return ErrNotAsRecorded
 	}
 	rec := &recordingReader{ra: ref.f}
-	if err := ref.read(rec, comp); err != nil {
+	ref.zip, ref.zipSize = ref.f, ref.size
+	var parse io.ReaderAt = rec
+	if ref.opts.Unseal != nil {
+		// The parse decrypts through rec, so the ranges it records are of the file as
+		// stored (the header too), which the hash then checks; the copies decrypt through
+		// it as well, once it has stopped recording.
+		zra, n, err := ref.opts.Unseal(rec, ref.size)
+		if err != nil {
+			return err
+		}
+		ref.zip, ref.zipSize, parse = zra, n, zra
+	}
+	if err := ref.read(parse, ref.zipSize, comp); err != nil {
 		return err
 	}
-	return checkSum(ctx, ref.f, ref.size, want, rec.reads)
+	err := checkSum(ctx, ref.f, ref.size, want, rec.reads)
+	rec.stopped.Store(true)
+	return err
 }
 
-// read fills ref.files from the central directory and the manifest, read through ra, when
-// the manifest says its files were compressed as comp says.
-func (ref *Reference) read(ra io.ReaderAt, comp format.Compression) error {
-	manifest, err := ref.readCentral(ra)
+// read fills ref.files from the central directory and the manifest of the zip of size bytes
+// read through ra, when the manifest says its files were compressed as comp says.
+func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) error {
+	manifest, err := ref.readCentral(ra, size)
 	if err != nil {
 		return err
 	}
@@ -121,10 +138,10 @@ var errNoZip = errors.New("not a zip archive, or its central directory is damage
 // readCentral collects the records of the regular files stored before the manifest, sorted
 // by name, and returns the manifest's record. A name stored twice gives no record: which
 // of the two would the manifest describe?
-func (ref *Reference) readCentral(ra io.ReaderAt) (*centralRecord, error) {
+func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, error) {
 	var manifest *centralRecord
 	var manifests int
-	err := walkCentral(ra, ref.size, func(rec *centralRecord) error {
+	err := walkCentral(ra, size, func(rec *centralRecord) error {
 		switch {
 		case strings.TrimSuffix(rec.Name, "/") == format.ManifestName:
 			manifests++
@@ -252,7 +269,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
 		(ref.opts.IgnoreCtime || ref.opts.IgnoreInode || f.ctime == st.Ctim.Nano()) &&
 		(ref.opts.IgnoreInode || f.ino == st.Ino)
-	return refEntry{refFile: f, ra: ref.f}, same
+	return refEntry{refFile: f, ra: ref.zip}, same
 }
 
 func sameTime(sec int64, nsec int32, t time.Time) bool {

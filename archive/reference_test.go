@@ -161,7 +161,7 @@ func TestReferenceRepeatedName(t *testing.T) {
 	}
 	defer f.Close()
 	ref := &Reference{f: f, size: size}
-	if _, err := ref.readCentral(f); err != nil {
+	if _, err := ref.readCentral(f, size); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -296,7 +296,7 @@ func TestReferenceChangedWhileOpened(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := &Reference{size: int64(len(orig))}
 			rec := &recordingReader{ra: bytes.NewReader(tt.parsed)}
-			if err := ref.read(rec, format.Compression{Method: format.Deflate, Level: DefaultLevel}); err != nil {
+			if err := ref.read(rec, ref.size, format.Compression{Method: format.Deflate, Level: DefaultLevel}); err != nil {
 				t.Fatal(err)
 			}
 			if ref.Reusable() == 0 {

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"backup/format"
 )
@@ -38,11 +39,14 @@ type readRecord struct {
 type recordingReader struct {
 	ra    io.ReaderAt
 	reads []readRecord
+	// stopped ends the recording once the hash has checked what the parse read: an
+	// encrypted reference's entries are later copied through this reader, from workers.
+	stopped atomic.Bool
 }
 
 func (r *recordingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := r.ra.ReadAt(p, off)
-	if n > 0 {
+	if n > 0 && !r.stopped.Load() {
 		r.reads = append(r.reads, readRecord{off: off, end: off + int64(n), sum: sha256.Sum256(p[:n])})
 	}
 	return n, err

@@ -19,6 +19,9 @@ type ReuseOptions struct {
 	// would reuse nothing.
 	IgnoreInode bool
 	IgnoreCtime bool
+	// Unseal, when set, opens a reference that is an encrypted archive (see Unseal): its
+	// file as stored is hashed against its receipt, its entries copied from its zip.
+	Unseal Unseal
 }
 
 // checkRaw reads the entry's compressed bytes, after checking its local header against its

@@ -60,6 +60,9 @@ type VerifyOptions struct {
 	// Progress, when set, is updated as the entries are checked, for the caller to poll
 	// while Verify runs.
 	Progress *VerifyProgress
+	// Unseal, when set, opens an archive file that holds an encrypted zip (see Unseal): the
+	// entries are read from the zip, and Expect is compared with the file as stored.
+	Unseal Unseal
 }
 
 // VerifyProgress is how far a Verify has got. Verify updates it from its workers; a caller
@@ -89,7 +92,7 @@ func Verify(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult
 		// the other.
 		archiveSum = startSum(sumCtx, f, size)
 	}
-	r, err := readFile(f, size)
+	r, err := readFile(f, size, opts.Unseal)
 	if err != nil {
 		if archiveSum != nil {
 			cancelSum()
@@ -108,7 +111,7 @@ func (r *Reader) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult,
 		// The archive file is hashed alongside the entries: a second core halves the wait.
 		sumCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		archiveSum = startSum(sumCtx, r.ra, r.size)
+		archiveSum = startSum(sumCtx, r.file, r.fileSize)
 	}
 	return r.verify(ctx, opts, archiveSum)
 }

@@ -22,7 +22,8 @@ type Adoption struct {
 	// never the path opened again (it could be a FIFO by now).
 	Archive io.ReaderAt
 	Size    int64
-	// Source is the source's name the archive holds; it must be the set's.
+	// Source is the source's name the archive holds; it must be the set's. An encrypted
+	// archive's is Sealed (its name holds none): the caller checks what it holds.
 	Source string
 }
 
@@ -60,6 +61,9 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	rc := *a.Receipt
 	info := *rc.Archive
 	info.Path = f.path(name)
+	if rc.Schema == format.SealedReceiptSchema {
+		info.Path = name // the receipt of an encrypted archive names no folder
+	}
 	rc.Archive = &info
 	data, err := rc.Marshal()
 	if err != nil {
@@ -90,10 +94,14 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 // checkSource refuses an archive of another source than the set's (LATEST's, else that of
 // its newest run): one set, one source. An empty set takes any. entries are the set's, as
 // Scan lists them; nil to scan only when LATEST cannot say.
+//
+// The encrypted archives of a set name no source (Sealed): such an archive is of the set's
+// series when the set's is Sealed too, and which source it holds is for the caller to check
+// with a key. An encrypted archive for a plain set, or the reverse, is refused.
 func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) error {
-	want := ""
+	want, known := "", false
 	if name, _, err := readPointer(ctx, l.store); err == nil {
-		want = SourceOf(name)
+		want, known = SourceOf(name), true
 	} else {
 		if entries == nil {
 			var err error
@@ -102,13 +110,18 @@ func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) 
 			}
 		}
 		if len(entries) > 0 {
-			want = entries[len(entries)-1].Source
+			want, known = entries[len(entries)-1].Source, true
 		}
 	}
-	if want != "" && want != source {
-		return fmt.Errorf("the archive holds %q, and %s is the backup set of %q", source, l.store.Location(), want)
+	switch {
+	case !known || want == source || l.mixed && (want == Sealed) != (source == Sealed):
+		return nil
+	case want == Sealed:
+		return fmt.Errorf("the archive is not encrypted, and %s is an encrypted backup set", l.store.Location())
+	case source == Sealed:
+		return fmt.Errorf("the archive is encrypted, and %s is the plain backup set of %q", l.store.Location(), want)
 	}
-	return nil
+	return fmt.Errorf("the archive holds %q, and %s is the backup set of %q", source, l.store.Location(), want)
 }
 
 // findSHA returns the entry whose receipt records the archive content sum, or nil.

@@ -220,7 +220,7 @@ const cleanupBound = 10 * time.Second
 // does: the archive's entry, its receipt and its status, then verify. It returns the entry.
 func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete bool, verify Verifier) (Entry, error) {
 	if _, err := parsePointer([]byte(name)); err != nil {
-		return Entry{}, fmt.Errorf("not activating %s: not an archive of a set (want SOURCE-YYYYMMDDTHHMMSSZ.zip)", name)
+		return Entry{}, fmt.Errorf("not activating %s: not an archive of a set (want SOURCE-YYYYMMDDTHHMMSSZ.zip, or YYYYMMDDTHHMMSSZ.zip.age encrypted)", name)
 	}
 	e := inspect(ctx, l.store, name)
 	if err := checkTarget(e); err != nil {

@@ -46,7 +46,14 @@ type Lock struct {
 	// condition on which Activate replaces it.
 	pointerETag string
 	pointerRead bool
+	// mixed lets an encrypted archive into a plain set and the reverse (AllowMixed).
+	mixed bool
 }
+
+// AllowMixed makes the lock's checks (Activate, Adopt) take an archive of the other kind than
+// the set's, encrypted into a plain set or plain into an encrypted one, as create
+// --allow-plaintext asks; they refuse one otherwise.
+func (l *Lock) AllowMixed() { l.mixed = true }
 
 // Acquire takes the writer lock of the set in st, waiting up to wait (see Store.Lock).
 func Acquire(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {

@@ -27,18 +27,58 @@ const (
 // A name with a slash is never one: it would be a file of another folder (another set).
 var archiveName = regexp.MustCompile(`^([^/\n]+)-([0-9]{8}T[0-9]{6}Z)(-[1-9][0-9]*)?\.zip$`)
 
+// sealedName matches the default names of encrypted archives: <YYYYMMDDTHHMMSSZ>.zip.age, or
+// with -2, -3…. They hold no source's name, which would tell anyone who can list the set
+// (a bucket's readers) what it backs up. Its groups are archiveName's, the first empty.
+var sealedName = regexp.MustCompile(`^()([0-9]{8}T[0-9]{6}Z)(-[1-9][0-9]*)?\.zip\.age$`)
+
+// SealedSuffix ends the default name of an encrypted archive.
+const SealedSuffix = ".zip.age"
+
+// matchName matches file against both kinds of default name: nil, or archiveName's groups.
+func matchName(file string) []string {
+	if strings.HasSuffix(file, SealedSuffix) {
+		return sealedName.FindStringSubmatch(file)
+	}
+	return archiveName.FindStringSubmatch(file)
+}
+
 // stampLayout is the UTC time in a default archive name.
 const stampLayout = "20060102T150405Z"
 
 // ArchiveName is the default file name of the n-th run (from 1) of source that started in
-// the second of started: <source>-<YYYYMMDDTHHMMSSZ>.zip, then -2, -3…. It is written and
-// parsed here alone, so that the names create gives are the ones a set recognises.
+// the second of started: <source>-<YYYYMMDDTHHMMSSZ>.zip, then -2, -3…. An encrypted
+// archive's name holds no source: source Sealed gives <YYYYMMDDTHHMMSSZ>.zip.age, -2….
+// Names are written and parsed here alone, so that the names create gives are the ones a
+// set recognises.
 func ArchiveName(source string, started time.Time, n int) string {
-	stem := source + "-" + started.UTC().Format(stampLayout)
+	stem := started.UTC().Format(stampLayout)
+	if source != Sealed {
+		stem = source + "-" + stem
+	}
 	if n > 1 {
 		stem += "-" + strconv.Itoa(n)
 	}
+	if source == Sealed {
+		return stem + SealedSuffix
+	}
 	return stem + ".zip"
+}
+
+// Sealed is the source of every encrypted archive's name (ArchiveName, SourceOf): none. The
+// encrypted archives of a set are one series, whatever they hold; which source that is only
+// their manifests, inside the encryption, say.
+const Sealed = ""
+
+// IsSealedName reports whether name is the default name of an encrypted archive.
+func IsSealedName(name string) bool {
+	return sealedName.MatchString(name)
+}
+
+// IsArchiveName reports whether name is a default archive name, plain or encrypted.
+func IsArchiveName(name string) bool {
+	_, _, ok := parseName(name)
+	return ok
 }
 
 // CheckSourceName says why name cannot name a set's archives, or nil. The name is the front
@@ -110,9 +150,10 @@ func isFree(ctx context.Context, st Store, name string) (bool, error) {
 	return true, nil
 }
 
-// parseName splits a default archive name into the source's name and the time in it.
+// parseName splits a default archive name into the source's name (Sealed for an encrypted
+// archive's) and the time in it.
 func parseName(file string) (name string, stamp time.Time, ok bool) {
-	m := archiveName.FindStringSubmatch(file)
+	m := matchName(file)
 	if m == nil {
 		return "", time.Time{}, false
 	}
@@ -124,7 +165,7 @@ func parseName(file string) (name string, stamp time.Time, ok bool) {
 }
 
 // SourceOf returns the source's name at the front of a default archive name, or "" when
-// name is not one.
+// name is not one, or is an encrypted archive's (which names none: see IsArchiveName).
 func SourceOf(name string) string {
 	source, _, _ := parseName(name)
 	return source
@@ -133,7 +174,7 @@ func SourceOf(name string) string {
 // runNumber is the count that a default name's -2, -3… suffix gives the runs that started
 // in one second: 1 for the name without a suffix, which was taken first.
 func runNumber(file string) int {
-	m := archiveName.FindStringSubmatch(file)
+	m := matchName(file)
 	if m == nil || m[3] == "" {
 		return 1
 	}

@@ -42,7 +42,8 @@ type Decision struct {
 // on any history. latest is the name LATEST holds. The rules count complete archives only;
 // runs that are not complete are kept when newer than the newest complete archive and
 // deleted (superseded) when older. Never deleted: the LATEST target, the newest complete
-// archive, an Unknown entry, and any run of another source than LATEST's.
+// archive, an Unknown entry, and any run of another source than LATEST's (all encrypted runs
+// count as one source, Sealed).
 func Plan(runs []Run, latest string, p Policy) []Decision {
 	source, _, _ := parseName(latest)
 	ds := make([]Decision, len(runs))
@@ -124,7 +125,7 @@ func decideRest(d *Decision, complete []*Decision, latest, source string) {
 	switch {
 	case d.Keep:
 	case d.Source != source:
-		d.keep(fmt.Sprintf("another source's backup (LATEST is %s's)", source))
+		d.keep(otherSeries(d.Source, source))
 	case d.State == Unknown:
 		d.keep("unknown, kept")
 	case d.State == Complete:
@@ -141,4 +142,18 @@ func decideRest(d *Decision, complete []*Decision, latest, source string) {
 func (d *Decision) keep(reason string) {
 	d.Keep = true
 	d.Reasons = append(d.Reasons, reason)
+}
+
+// otherSeries is why a run of another series than LATEST's is kept: another source's, or an
+// encrypted run in a plain set (or the reverse), which may hold any source (a set that mixes
+// the two, allowed by create --allow-plaintext, keeps the runs of the other kind until they
+// are removed by hand).
+func otherSeries(run, latest string) string {
+	switch {
+	case latest == Sealed:
+		return "a plaintext backup (LATEST is encrypted)"
+	case run == Sealed:
+		return fmt.Sprintf("an encrypted backup (LATEST is %s's, plaintext)", latest)
+	}
+	return fmt.Sprintf("another source's backup (LATEST is %s's)", latest)
 }

@@ -11,7 +11,8 @@
 # scratch folder (default: a new one under /tmp, removed at the end). BENCH_OUT is the report
 # (default: BENCHMARKS.md in the repository). BENCH_CORPUS copies an existing corpus instead
 # of laying out a new one. BENCH_ONLY=reuse runs only the reuse benchmarks (issue 10) and
-# rewrites only their rows and section of an existing BENCH_OUT.
+# rewrites only their rows and section of an existing BENCH_OUT; BENCH_ONLY=seal likewise
+# the encryption benchmarks (issue 23; with VERSITYGW set, the bucket's too).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,8 +22,8 @@ scale=${BENCH_SCALE:-1}
 levels=${BENCH_LEVELS:-1}
 only=${BENCH_ONLY:-}
 case $only in
-"" | reuse) ;;
-*) echo "bench: BENCH_ONLY=$only: only reuse can be run alone" >&2 && exit 2 ;;
+"" | reuse | seal) ;;
+*) echo "bench: BENCH_ONLY=$only: only reuse or seal can be run alone" >&2 && exit 2 ;;
 esac
 out=${BENCH_OUT:-$repo/BENCHMARKS.md}
 work=${BENCH_DIR:-}
@@ -218,6 +219,15 @@ machine() {
 install_peers
 machine >>"$meta"
 layout_corpus
+if [ "$only" = seal ]; then
+	[ -f "$out" ] || { say "BENCH_ONLY=seal rewrites a section of $out, which does not exist"; exit 1; }
+	source "$repo/bench/seal.sh"
+	run_seal
+	(cd "$repo" && go run ./bench/report -results "$results" -meta "$meta" -only seal -into "$out") >"$out.new"
+	mv "$out.new" "$out"
+	say "rewrote the encryption rows and section of $out"
+	exit 0
+fi
 if [ "$only" = reuse ]; then
 	[ -f "$out" ] || { say "BENCH_ONLY=reuse rewrites a section of $out, which does not exist"; exit 1; }
 	source "$repo/bench/reuse.sh"
@@ -235,6 +245,8 @@ run_verify
 source "$repo/bench/reuse.sh"
 run_reuse
 [ "$scale" = 0 ] || run_reuse_scale
+source "$repo/bench/seal.sh"
+run_seal
 run_profile
 (cd "$repo" && go run ./bench/report -results "$results" -meta "$meta" -profile "$work/profile.txt") >"$out"
 say "wrote $out"

@@ -13,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/format"
+	"backup/seal"
 	"backup/skiprules"
 )
 
@@ -42,8 +43,9 @@ type Options struct {
 	// Xattrs records each path's extended attributes (and ACLs) in the manifest.
 	Xattrs bool
 	// SQLite stores each SQLite database as a consistent snapshot staged beside the archive
-	// (for a stream, in the system's temp folder), waiting up to SQLiteTimeout for a writer
-	// that holds it locked; its -wal, -shm and -journal files are excluded.
+	// (for a stream or an encrypted archive, in the system's temp folder), waiting up to
+	// SQLiteTimeout for a writer that holds it locked; its -wal, -shm and -journal files
+	// are excluded.
 	SQLite        bool
 	SQLiteTimeout time.Duration
 	// Reference is an earlier archive whose entries of unchanged files are copied instead
@@ -72,6 +74,15 @@ type Options struct {
 	BeforeVerify func(tempPath string)
 	// Output is where the archive goes.
 	Output Output
+	// Recipients, when set, encrypt the archive to them: the Output gets one age file
+	// holding the whole zip, and Result.Sum is that file's size and SHA-256. Plaintext is
+	// then staged in $TMPDIR only, never beside the archive (see SQLite).
+	Recipients *seal.Recipients
+	// Identities decrypt an encrypted Reference, and let Verify and Result.ReadBack check an
+	// encrypted archive's contents when one of them is among Recipients; without, an
+	// encrypted reference gives a full run, and the read-back checks the ciphertext's size,
+	// SHA-256 and age header only (see Result.ReadBackChecks).
+	Identities *seal.Identities
 }
 
 // Output is where a run writes its archive.
@@ -96,6 +107,7 @@ type Engine struct {
 	rules  skiprules.Rules // opts.Rules and the run's own files
 	ref    *archive.Reference
 	w      *archive.Writer // nil in a dry run
+	sealer *sealer         // an encrypted archive's; nil otherwise
 	owners archive.Owners
 	stage  staging
 	// wouldSnapshot is, in a dry run, the files that would be snapshotted.
@@ -144,6 +156,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	res, err := e.write(ctx)
 	if err != nil {
 		e.w.Abort()
+		e.sealer.abort()
 		return nil, err
 	}
 	return res, nil

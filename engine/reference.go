@@ -18,7 +18,9 @@ func (e *Engine) openReference(ctx context.Context) error {
 	if path == "" {
 		return nil
 	}
-	ref, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, e.opts.Reuse)
+	opts := e.opts.Reuse
+	opts.Unseal = e.opts.Identities.Unseal // an encrypted reference needs one of them
+	ref, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

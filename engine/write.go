@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"backup/archive"
 	"backup/atomicfile"
 	"backup/format"
+	"backup/seal"
 )
 
 // Result is what a run made.
@@ -24,8 +26,13 @@ type Result struct {
 	WouldSnapshot []format.WouldCopy
 
 	w       *archive.Writer // a file Output's: the archive waits at its temp path
+	seal    *sealer         // an encrypted file Output's, instead of w
 	path    string
 	replace bool
+	// sealed says the archive is encrypted; ids are the identities that decrypt it, for
+	// the read-back (nil when none does).
+	sealed bool
+	ids    *seal.Identities
 }
 
 // Commit puts a file Output's archive at its Path, with the staged files given (its receipt),
@@ -33,12 +40,18 @@ type Result struct {
 // path holds what it held before. Without Output.Replace a file at Path is never replaced:
 // the error then matches fs.ErrExist.
 func (r *Result) Commit(with ...*atomicfile.Staged) error {
+	if r.seal != nil {
+		return r.seal.commit(r.path, r.replace, with, false)
+	}
 	return r.w.Commit(r.path, r.replace, with...)
 }
 
 // CommitLast is Commit with the staged files put in place before the archive, as a backup
 // set wants: a crash between the renames leaves a receipt alone, never an archive alone.
 func (r *Result) CommitLast(first ...*atomicfile.Staged) error {
+	if r.seal != nil {
+		return r.seal.commit(r.path, r.replace, first, true)
+	}
 	return r.w.CommitLast(r.path, r.replace, first...)
 }
 
@@ -48,13 +61,16 @@ func (r *Result) Abort() {
 	if r.w != nil {
 		r.w.Abort()
 	}
+	r.seal.abort()
 }
 
 // stagingDir is the folder snapshots (and the spilled entries of a streamed archive) are
 // staged in: the output folder, which has room for the archive, where a small /tmp may not.
-// A stream has no folder here: it stages in $TMPDIR (default /tmp).
+// A stream has no folder here: it stages in $TMPDIR (default /tmp). So does an encrypted
+// archive: what is staged is plaintext, and an output folder may be a network file system,
+// where plaintext must never go.
 func (e *Engine) stagingDir() string {
-	if e.opts.Output.Stream != nil {
+	if e.opts.Output.Stream != nil || e.opts.Recipients != nil {
 		return os.TempDir()
 	}
 	return filepath.Dir(e.opts.Output.Path)
@@ -83,6 +99,9 @@ func (e *Engine) open(ctx context.Context) error {
 		}
 	}
 	out := e.opts.Output
+	if e.opts.Recipients != nil {
+		return e.openSealed(ctx, dir, opts)
+	}
 	if out.Stream != nil {
 		return e.openStream(ctx, dir, opts)
 	}
@@ -99,18 +118,23 @@ func (e *Engine) open(ctx context.Context) error {
 // openStream starts the archive's Writer into Output.Stream.
 func (e *Engine) openStream(ctx context.Context, dir string, opts archive.Options) error {
 	out := e.opts.Output
-	if f, ok := out.Stream.(*os.File); ok {
-		// Redirected into a file inside a SOURCE, the archive must not back itself up.
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			e.rules.Self = append(e.rules.Self, info)
-		}
-	}
+	e.leaveOutStream(out.Stream)
 	w, err := archive.CreateStream(ctx, out.Stream, dir, opts)
 	if err != nil {
 		return fmt.Errorf("creating archive %s: %w", out.Path, err)
 	}
 	e.setWriter(w)
 	return nil
+}
+
+// leaveOutStream keeps a Stream that is a regular file out of the archive: redirected into a
+// file inside a SOURCE, the archive must not back itself up.
+func (e *Engine) leaveOutStream(stream io.Writer) {
+	if f, ok := stream.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			e.rules.Self = append(e.rules.Self, info)
+		}
+	}
 }
 
 func (e *Engine) setWriter(w *archive.Writer) {
@@ -149,12 +173,23 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 	m := e.Hooks.Manifest()
 	m.Created = e.opts.Created
 	sum, err := e.w.CloseManifest(m)
+	if err == nil && e.sealer != nil {
+		sum.Summary, err = e.sealer.close()
+	}
 	if err != nil {
 		return nil, e.archiveError(err)
 	}
 	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace}
+	if e.sealer != nil {
+		res.sealed, res.seal = true, e.sealer
+		if e.opts.Recipients.OpenableBy(e.opts.Identities) {
+			res.ids = e.opts.Identities
+		}
+	}
 	if e.opts.Output.Stream == nil {
-		res.w = e.w
+		if e.sealer == nil {
+			res.w = e.w
+		}
 		if e.opts.Verify {
 			if err := e.verify(ctx, res); err != nil {
 				return nil, err

@@ -9,6 +9,12 @@ import (
 // meaning needs a new version.
 const ReceiptSchema = "backup.receipt/v1"
 
+// SealedReceiptSchema names the receipt of an encrypted archive (see Receipt.Sealed): v1's
+// fields that name no path, and encryption. It is a version of its own because fields change
+// meaning: sources and the lists are absent rather than empty, and archive.path is the
+// archive's file name only. A plain run still writes v1.
+const SealedReceiptSchema = "backup.receipt/v2"
+
 // Status is the outcome of a run; the values are the receipt's JSON values.
 type Status string
 
@@ -44,7 +50,33 @@ type Receipt struct {
 	// WouldSnapshot lists, in a dry run, the files that would be stored as snapshots,
 	// sorted by path; absent otherwise, and when there are none. Added within v1.
 	WouldSnapshot []WouldCopy `json:"would_snapshot,omitempty"`
+	// Encryption describes an encrypted archive; absent for a plain one. Stored receipts
+	// that have it are v2 (Sealed); a run's --json keeps v1 and adds it.
+	Encryption *Encryption `json:"encryption,omitempty"`
 }
+
+// Encryption is how an archive is encrypted: what its receipt says without naming a path.
+type Encryption struct {
+	// Format is "age": the archive is one age file holding the whole zip.
+	Format string `json:"format"`
+	// Recipients are the public keys it is encrypted to, or their fingerprints (seal's
+	// Recipients.Names): what a monitor compares between runs. Never a source of keys.
+	Recipients []string `json:"recipients"`
+	// ReadBack says how the archive was read back before it was trusted: ReadBackContents
+	// or ReadBackCiphertext; absent when it was not read back (-o without --verify, -o -).
+	ReadBack string `json:"read_back,omitempty"`
+}
+
+// What the read-back of an encrypted archive checked.
+const (
+	// ReadBackContents: decrypted with an identity and checked as backup verify checks.
+	ReadBackContents = "contents"
+	// ReadBackCiphertext: without an identity, its size, SHA-256 and age header only.
+	ReadBackCiphertext = "ciphertext"
+)
+
+// AgeFormat is Encryption.Format of an age file.
+const AgeFormat = "age"
 
 // Hook is what became of one --exec-before or --exec-after command. Its exit code never
 // changes the run's status, except that a failed before hook stops the run.
@@ -82,8 +114,13 @@ type Counts struct {
 	Snapshots int `json:"snapshots,omitempty"`
 }
 
-// Marshal encodes the receipt as indented JSON with a final newline.
+// Marshal encodes the receipt as indented JSON with a final newline: a v2 receipt with only
+// the fields it has (see Sealed).
 func (rc *Receipt) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(rc, "", "  ")
+	var v any = rc
+	if rc.Schema == SealedReceiptSchema {
+		v = sealedView(rc)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	return append(b, '\n'), err
 }

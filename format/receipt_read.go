@@ -14,7 +14,7 @@ const MaxReceiptSize = 1 << 30
 
 // ReadReceipt reads and parses the receipt at path, the one way every command reads one:
 // never through a symlink, never blocking on a FIFO or device put in its place, at most
-// MaxReceiptSize bytes, and only of this tool's schema. Errors are *fs.PathError values
+// MaxReceiptSize bytes, and only of this tool's schemas (v1, and v2 for an encrypted archive). Errors are *fs.PathError values
 // naming path; a missing file matches fs.ErrNotExist.
 func ReadReceipt(path string) (*Receipt, error) {
 	data, err := atomicfile.ReadRegular(path, MaxReceiptSize)
@@ -31,8 +31,13 @@ func ParseReceipt(path string, data []byte) (*Receipt, error) {
 	if err := json.Unmarshal(data, &rc); err != nil {
 		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("not a receipt: %w", err)}
 	}
-	if rc.Schema != ReceiptSchema {
-		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q, want %q", rc.Schema, ReceiptSchema)}
+	switch {
+	case rc.Schema != ReceiptSchema && rc.Schema != SealedReceiptSchema:
+		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q, want %q or %q", rc.Schema, ReceiptSchema, SealedReceiptSchema)}
+	case rc.Schema == SealedReceiptSchema && rc.Encryption == nil:
+		// v2 is the receipt of an encrypted archive: one that says nothing of its
+		// encryption is not one this tool wrote.
+		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q without encryption", rc.Schema)}
 	}
 	return &rc, nil
 }

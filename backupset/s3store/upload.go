@@ -189,7 +189,7 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 		}
 		for _, up := range page.Uploads {
 			name, ok := s.nameOf(aws.ToString(up.Key))
-			if !ok || backupset.SourceOf(strings.TrimSuffix(name, format.ReceiptSuffix)) == "" {
+			if !ok || !backupset.IsArchiveName(strings.TrimSuffix(name, format.ReceiptSuffix)) {
 				continue // not an archive of this set: another set's, perhaps one being written
 			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(s.bucket), Key: up.Key, UploadId: up.UploadId})

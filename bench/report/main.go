@@ -16,19 +16,21 @@ func main() {
 	meta := flag.String("meta", "", "key=value lines: machine, versions, corpus")
 	profile := flag.String("profile", "", "pprof -top output for the pipeline on the corpus")
 	notes := flag.String("notes", "bench/notes.md", "hand-written notes appended to the report")
-	only := flag.String("only", "", "reuse: write the report -into names with only the reuse rows and section replaced")
+	only := flag.String("only", "", "reuse (or seal): write the report -into names with only the reuse (encryption) rows and section replaced")
 	into := flag.String("into", "BENCHMARKS.md", "the existing report that -only rewrites a part of")
 	flag.Parse()
 	r, err := load(*results, *meta)
 	switch {
 	case err != nil:
-	case *only == "reuse":
+	case *only == "reuse" || *only == "seal":
 		var old []byte
-		if old, err = os.ReadFile(*into); err == nil {
+		if old, err = os.ReadFile(*into); err == nil && *only == "reuse" {
 			err = r.spliceReuse(old, os.Stdout)
+		} else if err == nil {
+			err = r.spliceSeal(old, os.Stdout)
 		}
 	case *only != "":
-		err = fmt.Errorf("-only %q: only reuse can be run alone", *only)
+		err = fmt.Errorf("-only %q: only reuse or seal can be run alone", *only)
 	default:
 		r.profile, _ = os.ReadFile(*profile)
 		r.notes, _ = os.ReadFile(*notes)
@@ -153,6 +155,7 @@ func (r *report) write(w io.Writer) error {
 	r.levels(bw)
 	r.scale(bw)
 	r.reuse(bw)
+	r.seal(bw)
 	if len(r.profile) > 0 {
 		fmt.Fprintf(bw, "## Where the time goes\n\nCPU profile of the archive pipeline at the default level on the corpus "+
 			"(`go test -bench WriterDir -cpuprofile`, `BACKUP_BENCH_DIR` set to the corpus; `go tool pprof -top`):\n\n```\n%s```\n\n", r.profile)

@@ -21,11 +21,11 @@ func (r *report) spliceReuse(old []byte, w io.Writer) error {
 		newRows = keepOldRow(lines, newRows, rss1MMeasure)
 		section.WriteString(strings.Join(old1M(lines), ""))
 	}
-	lines, err := spliceRows(lines, newRows)
+	lines, err := spliceRows(lines, newRows, reusePrefix)
 	if err != nil {
 		return err
 	}
-	lines = spliceSection(lines, section.String())
+	lines = spliceSection(lines, section.String(), reuseHeading)
 	bw := bufio.NewWriter(w)
 	for _, l := range lines {
 		bw.WriteString(l)
@@ -33,11 +33,30 @@ func (r *report) spliceReuse(old []byte, w io.Writer) error {
 	return bw.Flush()
 }
 
-// spliceRows puts rows at the end of the Targets table in place of its old reuse rows.
-func spliceRows(lines, rows []string) ([]string, error) {
+// spliceSeal writes old with its encryption rows of the Targets table and its Encryption
+// section replaced by those of r, as spliceReuse does for reuse.
+func (r *report) spliceSeal(old []byte, w io.Writer) error {
+	var rows, section bytes.Buffer
+	r.sealTargets(&rows)
+	r.seal(&section)
+	lines, err := spliceRows(strings.SplitAfter(string(old), "\n"), strings.SplitAfter(rows.String(), "\n"), sealPrefix)
+	if err != nil {
+		return err
+	}
+	lines = spliceSection(lines, section.String(), sealHeading)
+	bw := bufio.NewWriter(w)
+	for _, l := range lines {
+		bw.WriteString(l)
+	}
+	return bw.Flush()
+}
+
+// spliceRows puts rows at the end of the Targets table in place of its old rows whose
+// measure starts with prefix.
+func spliceRows(lines, rows []string, prefix string) ([]string, error) {
 	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == "## Targets" })
 	if start < 0 {
-		return nil, fmt.Errorf("no Targets table to put the reuse rows in")
+		return nil, fmt.Errorf("no Targets table to put the %q rows in", prefix)
 	}
 	var out []string
 	i := start
@@ -45,7 +64,7 @@ func spliceRows(lines, rows []string) ([]string, error) {
 		out = append(out, lines[i])
 	}
 	for ; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
-		if !strings.HasPrefix(lines[i], "| "+reusePrefix) {
+		if !strings.HasPrefix(lines[i], "| "+prefix) {
 			out = append(out, lines[i])
 		}
 	}
@@ -57,20 +76,21 @@ func spliceRows(lines, rows []string) ([]string, error) {
 	return append(append(append([]string{}, lines[:start]...), out...), lines[i:]...), nil
 }
 
-// spliceSection replaces the Reuse section, or puts it before the profile and the notes.
-func spliceSection(lines []string, section string) []string {
-	heading := func(h string) func(string) bool {
+// spliceSection replaces the section under heading, or puts it before the profile and the
+// notes.
+func spliceSection(lines []string, section, heading string) []string {
+	startsWith := func(h string) func(string) bool {
 		return func(l string) bool { return strings.HasPrefix(l, h) }
 	}
-	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == reuseHeading })
+	start := index(lines, 0, func(l string) bool { return strings.TrimSpace(l) == heading })
 	end := start
 	if start >= 0 {
-		if end = index(lines, start+1, heading("## ")); end < 0 {
+		if end = index(lines, start+1, startsWith("## ")); end < 0 {
 			end = len(lines)
 		}
 	} else {
 		for _, h := range []string{"## Where the time goes", "## How backup goes fast"} {
-			if start = index(lines, 0, heading(h)); start >= 0 {
+			if start = index(lines, 0, startsWith(h)); start >= 0 {
 				break
 			}
 		}

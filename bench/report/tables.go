@@ -103,6 +103,7 @@ func (r *report) targets(w io.Writer) {
 		row("`backup verify` vs `unzip -tqq` on the default archive", "≤ 1/2", 0.5, v, t)
 	}
 	r.reuseTargets(w)
+	r.sealTargets(w)
 	fmt.Fprintln(w)
 }
 
@@ -148,7 +149,7 @@ func (r *report) tools(w io.Writer) {
 		"| tool | wall s | backup ÷ tool, time | output MB | backup ÷ tool, size | CPU s | peak RSS MiB |\n| --- | --: | --: | --: | --: | --: | --: |\n", r.meta["cores"])
 	base, _ := r.median(ours)
 	for _, name := range r.order {
-		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT || isReuse(name) {
+		if strings.HasPrefix(name, "level ") || name == bigFile || strings.HasSuffix(name, "files of 100 bytes") || name == verify || name == unzipT || isReuse(name) || isSeal(name) {
 			continue
 		}
 		m, ok := r.median(name)

@@ -1,0 +1,122 @@
+package main
+
+// What a run into a backup set checks of the set's LATEST before it writes anything: one set,
+// one source; and one kind, encrypted or plain.
+
+import (
+	"archive/zip"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"backup/backupset"
+	"backup/format"
+	"backup/seal"
+)
+
+// checkLatest refuses a run into a set whose LATEST names latest, when that is another
+// source's archive (exit 1: one set, one source, so that restore DIR and pruning never mix
+// two), or an archive of the other kind, encrypted where the run is plain or the reverse
+// (exit 2, unless --allow-plaintext: a set that is encrypted must not quietly gain a plain
+// copy of everything). An encrypted LATEST names no source: it is checked only when the
+// run's identities decrypt it (a write-only host holds none). A change of recipients is
+// allowed (key rotation), and said in one line.
+func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr io.Writer) (int, error) {
+	set, source := cfg.set, cfg.sources[0].Name
+	sealedSet, sealedRun := backupset.IsSealedName(latest), cfg.recipients != nil
+	switch {
+	case sealedSet != sealedRun && !cfg.allowPlaintext:
+		return exitUsage, kindError(set.dir, latest, sealedSet)
+	case sealedSet != sealedRun:
+		fmt.Fprintf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", set.dir, latest)
+	case sealedSet:
+		cfg.sayRotation(ctx, latest, stderr)
+	}
+	other := backupset.SourceOf(latest)
+	if sealedSet {
+		var ok bool
+		if other, ok = sealedSource(ctx, set.store, latest, cfg.identities); !ok {
+			return 0, nil
+		}
+	}
+	if other != source {
+		return exitFailed, fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",
+			set.dir, other, latest, source)
+	}
+	return 0, nil
+}
+
+// kindError is the refusal of a run of the other kind than the set's.
+func kindError(dir, latest string, sealedSet bool) error {
+	if sealedSet {
+		return fmt.Errorf("%s is an encrypted backup set (LATEST names %s): give --recipient or --recipients-file, or --allow-plaintext to write a plain backup into it", dir, latest)
+	}
+	return fmt.Errorf("%s is a plain backup set (LATEST names %s): back up encrypted into a set of its own, or give --allow-plaintext to mix them", dir, latest)
+}
+
+// sayRotation says, in one line, that the run encrypts to other recipients than LATEST's
+// receipt records: a key rotation, or a mistake worth seeing. The receipt is only compared
+// with, never a source of keys: whoever can write the set could put any key in it.
+func (cfg *createConfig) sayRotation(ctx context.Context, latest string, stderr io.Writer) {
+	data, _, err := cfg.set.store.ReadFile(ctx, latest+format.ReceiptSuffix, format.MaxReceiptSize)
+	if err != nil {
+		return
+	}
+	rc, err := format.ParseReceipt(latest+format.ReceiptSuffix, data)
+	if err != nil || rc.Encryption == nil {
+		return
+	}
+	was, now := rc.Encryption.Recipients, cfg.recipients.Names()
+	added, removed := missingFrom(now, was), missingFrom(was, now)
+	if added+removed > 0 {
+		fmt.Fprintf(stderr, "backup: the recipients changed since LATEST %s: %d added, %d removed (each backup opens only with the keys it was made for)\n",
+			latest, added, removed)
+	}
+}
+
+// missingFrom counts the names in a that b lacks.
+func missingFrom(a, b []string) int {
+	n := 0
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// sealedSource returns the name every entry of the encrypted archive called name in st is
+// stored under, read from its central directory through ids; ok is false when ids cannot
+// decrypt it or its entries are not under one name.
+func sealedSource(ctx context.Context, st backupset.Store, name string, ids *seal.Identities) (string, bool) {
+	if ids.Len() == 0 {
+		return "", false
+	}
+	f, err := st.Open(ctx, name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	ra, size, err := ids.Unseal(f, f.Size())
+	if err != nil {
+		return "", false
+	}
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return "", false
+	}
+	top := ""
+	for _, zf := range zr.File {
+		t, _, _ := strings.Cut(zf.Name, "/")
+		switch {
+		case zf.Name == format.ManifestName:
+		case top == "":
+			top = t
+		case t != top:
+			return "", false
+		}
+	}
+	return top, top != ""
+}

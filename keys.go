@@ -1,0 +1,91 @@
+package main
+
+// The flags of encryption: the recipients create encrypts an archive to, and the identities
+// that the commands reading an archive decrypt it with (see docs/encryption.md).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"backup/seal"
+)
+
+// recipientFlags are create's flags that encrypt the archive.
+type recipientFlags struct {
+	recipients, files []string
+	allowPlaintext    bool
+}
+
+func addRecipientFlags(flags *pflag.FlagSet) *recipientFlags {
+	f := &recipientFlags{}
+	flags.StringArrayVar(&f.recipients, "recipient", nil, "encrypt the archive with age to `RECIPIENT` (age1…, age1pq1…, or an SSH public key); repeatable")
+	flags.StringArrayVar(&f.files, "recipients-file", nil, "encrypt the archive to the recipients in `FILE`, one a line (age's format); repeatable")
+	flags.BoolVar(&f.allowPlaintext, "allow-plaintext", false, "backup set: take a plain run into an encrypted set, or an encrypted run into a plain one")
+	return f
+}
+
+// load parses the recipients given; nil when there are none (the archive is not encrypted).
+// An error never repeats a recipient: a secret key pasted there must not reach a log.
+func (f *recipientFlags) load() (*seal.Recipients, error) {
+	if len(f.recipients) == 0 && len(f.files) == 0 {
+		return nil, nil
+	}
+	var r seal.Recipients
+	for i, s := range f.recipients {
+		if err := r.Add(s); err != nil {
+			return nil, fmt.Errorf("--recipient (#%d): %w", i+1, err)
+		}
+	}
+	for _, name := range f.files {
+		if err := r.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("--recipients-file %s: %w", name, cause(err))
+		}
+	}
+	if err := r.Check(); err != nil {
+		return nil, fmt.Errorf("--recipient: %w", err)
+	}
+	return &r, nil
+}
+
+// identityFlag is -i/--identity, of every command that reads an archive.
+type identityFlag struct{ paths []string }
+
+const identityUsage = "decrypt an encrypted archive with the identity in `FILE` (an age identity file or an unencrypted SSH private key); repeatable"
+
+func addIdentityFlag(flags *pflag.FlagSet, usage string) *identityFlag {
+	f := &identityFlag{}
+	flags.StringArrayVarP(&f.paths, "identity", "i", nil, usage)
+	return f
+}
+
+// load reads the identity files given (nil when none), printing a warning line for a file
+// that group or others can read (it is used all the same, as ssh uses such a key after its
+// warning). prefix begins the line ("backup verify").
+func (f *identityFlag) load(stderr io.Writer, prefix string) (*seal.Identities, error) {
+	if len(f.paths) == 0 {
+		return nil, nil
+	}
+	ids := &seal.Identities{}
+	for _, p := range f.paths {
+		warning, err := ids.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--identity %s: %w", p, cause(err))
+		}
+		if warning != "" {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, warning)
+		}
+	}
+	return ids, nil
+}
+
+// needIdentity is the usage error of a command given an encrypted archive and no
+// --identity.
+func needIdentity(path string) error {
+	return fmt.Errorf("%s is encrypted: give --identity FILE (the key of one of its recipients) to read it", path)
+}
+
+// isNoIdentity reports whether err is an encrypted archive opened without an identity.
+func isNoIdentity(err error) bool { return errors.Is(err, seal.ErrNoIdentity) }

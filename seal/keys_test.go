@@ -1,0 +1,79 @@
+package seal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"filippo.io/age"
+	"golang.org/x/crypto/ssh"
+)
+
+// testKeys are one key pair of each kind the package takes.
+type testKeys struct {
+	x25519     *age.X25519Identity
+	hybrid     *age.HybridIdentity
+	sshPub     string // an authorized_keys line
+	sshPrivate []byte // PEM, unencrypted
+	sshLocked  []byte // PEM, protected by a passphrase
+}
+
+// newTestKeys returns the package's test keys, made once: post-quantum key generation takes
+// seconds under the race detector.
+func newTestKeys(t *testing.T) testKeys {
+	t.Helper()
+	k, err := sharedKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var sharedKeys = sync.OnceValues(makeTestKeys)
+
+func makeTestKeys() (testKeys, error) {
+	x, err := age.GenerateX25519Identity()
+	if err != nil {
+		return testKeys{}, err
+	}
+	h, err := age.GenerateHybridIdentity()
+	if err != nil {
+		return testKeys{}, err
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return testKeys{}, err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return testKeys{}, err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "test@host")
+	if err != nil {
+		return testKeys{}, err
+	}
+	locked, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "test@host", []byte("secret"))
+	if err != nil {
+		return testKeys{}, err
+	}
+	return testKeys{x25519: x, hybrid: h, sshPub: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " test@host",
+		sshPrivate: pem.EncodeToMemory(block), sshLocked: pem.EncodeToMemory(locked)}, nil
+}
+
+// writeFile writes data to a file of mode perm in a temp folder and returns its path.
+func writeFile(t *testing.T, name string, data []byte, perm os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,132 @@
+package seal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"filippo.io/age"
+)
+
+// magic begins every binary age file: what tells an encrypted archive from a zip.
+const magic = "age-encryption.org/v1\n"
+
+// IsSealed reports whether the file ra reads is an age file, by its first bytes.
+func IsSealed(ra io.ReaderAt) bool {
+	buf := make([]byte, len(magic))
+	n, _ := ra.ReadAt(buf, 0)
+	return n == len(buf) && string(buf) == magic
+}
+
+// ErrNoIdentity is Unseal's error for an encrypted archive when no identity was given.
+var ErrNoIdentity = errors.New("the archive is encrypted, and no identity was given to decrypt it")
+
+// NoMatchError is Unseal's error when none of the identities is one the archive was
+// encrypted to.
+type NoMatchError struct {
+	// Recipients is how many recipients the archive's header names.
+	Recipients int
+}
+
+func (e *NoMatchError) Error() string {
+	n := fmt.Sprintf("%d recipients", e.Recipients)
+	if e.Recipients == 1 {
+		n = "1 recipient"
+	}
+	return "no identity matches: the archive is for " + n
+}
+
+// Unseal gives random access to the plaintext of the archive file (size bytes) that file
+// reads: for an age file, an io.ReaderAt that decrypts the chunks it is asked for; for any
+// other file, file itself. Only the header and the last chunk are read here (age checks
+// the file's size by them). An encrypted archive without identities is ErrNoIdentity, one
+// for none of them a *NoMatchError; a damaged header or last chunk an error that says so.
+// The reader may be used from several goroutines at once.
+func (ids *Identities) Unseal(file io.ReaderAt, size int64) (io.ReaderAt, int64, error) {
+	if !IsSealed(file) {
+		return file, size, nil
+	}
+	if ids.Len() == 0 {
+		return nil, 0, ErrNoIdentity
+	}
+	ra, n, err := age.DecryptReaderAt(file, size, ids.list...)
+	var nomatch *age.NoIdentityMatchError
+	switch {
+	case errors.As(err, &nomatch):
+		return nil, 0, &NoMatchError{Recipients: len(nomatch.StanzaTypes)}
+	case err != nil:
+		return nil, 0, fmt.Errorf("cannot decrypt the archive (damaged, or cut short?): %w", err)
+	}
+	return &plain{ra: ra, size: n}, n, nil
+}
+
+// chunkSize is the plaintext size of an age payload chunk: the unit of decryption.
+const chunkSize = 64 << 10
+
+// keptChunks is how many decrypted chunks a plain keeps (2 MiB). Age's reader decrypts a
+// whole chunk for any read and keeps one; a zip reader asks for a few bytes at a time (a
+// local header, then the data behind it) from several goroutines, and would have each chunk
+// decrypted again and again.
+const keptChunks = 32
+
+// plain is the plaintext of an age file, read by whole chunks, the last few kept.
+type plain struct {
+	ra   io.ReaderAt // age's, which authenticates every chunk it decrypts
+	size int64
+
+	mu     sync.Mutex
+	chunks []chunk // most recently used last
+}
+
+type chunk struct {
+	index int64
+	data  []byte
+}
+
+// ReadAt reads from the chunks that hold p's range.
+func (p *plain) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	n := 0
+	for n < len(b) && off+int64(n) < p.size {
+		at := off + int64(n)
+		data, err := p.chunk(at / chunkSize)
+		if err != nil {
+			return n, err
+		}
+		n += copy(b[n:], data[at%chunkSize:])
+	}
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// chunk returns chunk i's plaintext, from those kept or decrypted now.
+func (p *plain) chunk(i int64) ([]byte, error) {
+	p.mu.Lock()
+	for j, c := range p.chunks {
+		if c.index == i {
+			copy(p.chunks[j:], p.chunks[j+1:])
+			p.chunks[len(p.chunks)-1] = c
+			p.mu.Unlock()
+			return c.data, nil
+		}
+	}
+	p.mu.Unlock()
+	data := make([]byte, min(chunkSize, p.size-i*chunkSize))
+	if n, err := p.ra.ReadAt(data, i*chunkSize); n < len(data) {
+		// age says which: "failed to decrypt and authenticate chunk at offset N" (damage),
+		// or the read of the file or object that failed.
+		return nil, fmt.Errorf("encrypted archive: %w", err)
+	}
+	p.mu.Lock()
+	if len(p.chunks) == keptChunks {
+		p.chunks = append(p.chunks[:0], p.chunks[1:]...)
+	}
+	p.chunks = append(p.chunks, chunk{i, data})
+	p.mu.Unlock()
+	return data, nil
+}

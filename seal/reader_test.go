@@ -1,0 +1,152 @@
+package seal
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"filippo.io/age"
+)
+
+// sealed encrypts data to rcpts and returns the age file's bytes.
+func sealed(t *testing.T, data []byte, rcpts ...age.Recipient) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := age.Encrypt(&buf, rcpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func identities(ids ...age.Identity) *Identities { return &Identities{list: ids} }
+
+// headerLen is where an age file's payload starts (after the header and the nonce).
+func headerLen(t *testing.T, file []byte) int {
+	t.Helper()
+	hdr, err := age.ExtractHeader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(hdr) + 16
+}
+
+func TestUnsealRandomAccess(t *testing.T) {
+	k := newTestKeys(t)
+	data := make([]byte, 5*chunkSize+1234)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	file := sealed(t, data, k.x25519.Recipient())
+	ra, size, err := identities(k.hybrid, k.x25519).Unseal(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != int64(len(data)) {
+		t.Fatalf("plaintext size %d, want %d", size, len(data))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		off := rng.Int64N(size)
+		n := rng.IntN(3 * chunkSize)
+		buf := make([]byte, n)
+		got, err := ra.ReadAt(buf, off)
+		want := min(int64(n), size-off)
+		if int64(got) != want || !bytes.Equal(buf[:got], data[off:off+int64(got)]) {
+			t.Fatalf("ReadAt(%d bytes at %d) = %d, %v; bytes differ or short", n, off, got, err)
+		}
+		if int64(n) > size-off && err != io.EOF {
+			t.Fatalf("a read past the end gave %v, want io.EOF", err)
+		}
+	}
+	plainFile := []byte("PK\x03\x04 not encrypted")
+	if ra, n, err := (*Identities)(nil).Unseal(bytes.NewReader(plainFile), int64(len(plainFile))); err != nil || n != int64(len(plainFile)) || ra == nil {
+		t.Errorf("a plain file: %v, %d, %v; want it as it is", ra, n, err)
+	}
+}
+
+func TestUnsealRefusals(t *testing.T) {
+	k := newTestKeys(t)
+	other, _ := age.GenerateX25519Identity()
+	data := bytes.Repeat([]byte("zip bytes "), 3*chunkSize/10)
+	file := sealed(t, data, k.x25519.Recipient(), other.Recipient())
+	open := func(ids *Identities, f []byte) error {
+		_, _, err := ids.Unseal(bytes.NewReader(f), int64(len(f)))
+		return err
+	}
+	if err := open(nil, file); !errors.Is(err, ErrNoIdentity) {
+		t.Errorf("no identity: %v", err)
+	}
+	stranger, _ := age.GenerateX25519Identity()
+	var nm *NoMatchError
+	if err := open(identities(stranger), file); !errors.As(err, &nm) || nm.Recipients != 2 || err.Error() != "no identity matches: the archive is for 2 recipients" {
+		t.Errorf("a wrong identity: %v", err)
+	}
+	if err := open(identities(k.x25519), file[:len(file)-1]); err == nil {
+		t.Error("a file cut short opened")
+	}
+	// A header taken from another file to the same recipient: its file key opens the
+	// header, and no chunk of this payload.
+	swapped := sealed(t, []byte("other"), k.x25519.Recipient())
+	h := headerLen(t, swapped)
+	mixed := append(append([]byte{}, swapped[:h]...), file[headerLen(t, file):]...)
+	if err := open(identities(k.x25519), mixed); err == nil {
+		t.Error("a swapped header opened")
+	}
+}
+
+// A flipped byte in a chunk fails every read that reaches that chunk, and only those.
+func TestUnsealFlippedChunk(t *testing.T) {
+	k := newTestKeys(t)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4*chunkSize/16)
+	file := sealed(t, data, k.x25519.Recipient())
+	const damaged = 2
+	file[headerLen(t, file)+damaged*(chunkSize+16)+100] ^= 1
+	ra, _, err := identities(k.x25519).Unseal(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		buf := make([]byte, 10)
+		_, err := ra.ReadAt(buf, int64(i*chunkSize+5))
+		if (err != nil) != (i == damaged) {
+			t.Errorf("chunk %d: %v", i, err)
+		}
+		if i == damaged && err != nil && !strings.Contains(err.Error(), "authenticate") {
+			t.Errorf("chunk %d: %v, want it called damaged", i, err)
+		}
+	}
+}
+
+func TestCheckCiphertext(t *testing.T) {
+	k := newTestKeys(t)
+	other, _ := age.GenerateX25519Identity()
+	file := sealed(t, []byte("data"), k.x25519.Recipient(), other.Recipient())
+	ra := bytes.NewReader(file)
+	sum, err := Sum(t.Context(), ra, int64(len(file)))
+	if err != nil || sum.Size != int64(len(file)) {
+		t.Fatalf("Sum: %+v, %v", sum, err)
+	}
+	h, err := CheckCiphertext(t.Context(), ra, int64(len(file)), &sum)
+	if err != nil || h.Recipients != 2 {
+		t.Errorf("CheckCiphertext: %+v, %v; want 2 recipients, no error", h, err)
+	}
+	wrong := sum
+	wrong.SHA256 = strings.Repeat("0", 64)
+	if _, err := CheckCiphertext(t.Context(), ra, int64(len(file)), &wrong); err == nil {
+		t.Error("a ciphertext of another SHA-256 passed")
+	}
+	zip := []byte("PK\x03\x04 a zip")
+	if _, err := CheckCiphertext(t.Context(), bytes.NewReader(zip), int64(len(zip)), nil); err == nil {
+		t.Error("a zip passed as an age file")
+	}
+}
