@@ -26,12 +26,13 @@ import (
 // offset through the file: neither Go's zip reader nor the parsed manifest is kept, each of
 // which holds hundreds of bytes per file (gigabytes for a million files).
 type Reference struct {
-	f      *os.File
-	size   int64
-	opts   ReuseOptions
-	status string    // as the manifest records it
-	files  []refFile // sorted by name
-	seed   maphash.Seed
+	f         *os.File
+	size      int64
+	opts      ReuseOptions
+	status    string    // as the manifest records it
+	databases string    // as the manifest records it
+	files     []refFile // sorted by name
+	seed      maphash.Seed
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
@@ -133,7 +134,7 @@ func (ref *Reference) read(ra io.ReaderAt, comp format.Compression) error {
 	if err != nil {
 		return err
 	}
-	ref.status = m.Status
+	ref.status, ref.databases = m.Status, m.Databases
 	if m.Compression == nil || *m.Compression != comp {
 		ref.files = nil
 		return nil
@@ -247,6 +248,14 @@ func (ref *Reference) join(files []format.File) {
 // Status is the status the reference's manifest records: unlike its receipt's, the
 // archive's SHA-256 vouches for it.
 func (ref *Reference) Status() string { return ref.status }
+
+// LookedForDatabases says whether the reference's run looked at every file it read for an
+// SQLite database (format.DatabasesSQLite): a file unchanged since, stored without a
+// snapshot, was found not to be one, and begins with the same bytes still.
+// A nil Reference did not.
+func (ref *Reference) LookedForDatabases() bool {
+	return ref != nil && ref.databases == format.DatabasesSQLite
+}
 
 // Size is the reference archive's size in bytes.
 func (ref *Reference) Size() int64 { return ref.size }
