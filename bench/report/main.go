@@ -152,6 +152,7 @@ func (r *report) write(w io.Writer) error {
 	r.tools(bw)
 	r.levels(bw)
 	r.scale(bw)
+	r.readers(bw)
 	r.reuse(bw)
 	if len(r.profile) > 0 {
 		fmt.Fprintf(bw, "## Where the time goes\n\nCPU profile of the archive pipeline at the default level on the corpus "+
