@@ -45,7 +45,7 @@ type restoreConfig struct {
 	noUndo             bool
 	events             *report.Events // --json-lines, once started
 	symlinks           string
-	owners             restore.Options // NumericOwner, NoSameOwner, SamePermissions, Xattrs
+	owners             restore.Options // NumericOwner, NoSameOwner, SamePermissions, Xattrs, Jobs
 	include            *skiprules.Matcher
 	archive, dest      string
 	s3                 *s3Flags
@@ -120,6 +120,7 @@ func newRestoreCmd() *cobra.Command {
 	flags.BoolVar(&cfg.owners.SamePermissions, "same-permissions", false, "as root, also restore setuid, setgid and sticky bits, with their owners")
 	flags.BoolVar(&cfg.owners.Xattrs, "xattrs", false, "set the extended attributes and ACLs the backup recorded (create --xattrs)")
 	identity := addIdentityFlag(flags, identityUsage)
+	flags.IntVarP(&cfg.owners.Jobs, "jobs", "j", 0, fmt.Sprintf("restore `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
@@ -138,6 +139,9 @@ func newRestoreCmd() *cobra.Command {
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
 			return usageError(stderr, "restore", err)
+		}
+		if j := cfg.owners.Jobs; j < 0 || j > maxJobs {
+			return usageError(stderr, "restore", fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", j, maxJobs))
 		}
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))

@@ -40,7 +40,7 @@ func TestRestoreInterruptedSaysUndo(t *testing.T) {
 			log := filepath.Join(dir, "strace.log")
 			// By path: strace counts calls per thread, and the race build's renames run on many.
 			cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app/z"), "-e", "trace=renameat,renameat2",
-				"-e", "inject=renameat,renameat2:delay_enter=1500000:when=1", binary, "restore", "--force", "--json", "--undo-dir", dir, arch, dest)
+				"-e", "inject=renameat,renameat2:delay_enter=1500000:when=1", binary, "restore", "--jobs", "1", "--force", "--json", "--undo-dir", dir, arch, dest)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {

@@ -62,12 +62,13 @@ func TestRestoreDirMovedOut(t *testing.T) {
 
 // restoreSwapping runs restore ARCHIVE DEST under strace, which holds the process after its
 // first rename (the first file put in place) while swap runs; it returns the exit code and
-// stderr.
+// stderr. One job: the test names which files come after the swap, which with more workers
+// would be a race between them (a worker not held goes on writing until the swap).
 func restoreSwapping(t *testing.T, dir, arch, dest string, swap func()) (int, string) {
 	t.Helper()
 	log := filepath.Join(dir, "strace.log")
 	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
-		binary, "restore", arch, dest)
+		binary, "restore", "--jobs", "1", arch, dest)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -103,7 +104,7 @@ func TestRestorePlanReadsNothingThroughALink(t *testing.T) {
 	log := filepath.Join(dir, "strace.log")
 	traced := filepath.Join(dest, "app/f")
 	cmd := exec.Command("strace", "-f", "-y", "-o", log, "-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_exit=1500000:when=1",
-		"-P", traced, "-P", filepath.Dir(traced), binary, "restore", "--json", arch, dest)
+		"-P", traced, "-P", filepath.Dir(traced), binary, "restore", "--jobs", "1", "--json", arch, dest)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

@@ -69,9 +69,10 @@ func TestRestoreUndoAfterKill(t *testing.T) {
 	}
 
 	// --force renames files into place with renameat2: strace kills the run at the first
-	// into app/new (strace counts calls per thread, so "the second" would not be one call).
+	// into app/new (strace counts calls per thread, so "the second" would not be one call);
+	// one job, so that no other worker has a temp file of its own open at that moment.
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app/new"),
-		"-e", "inject=renameat,renameat2:signal=SIGKILL:when=1", binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+		"-e", "inject=renameat,renameat2:signal=SIGKILL:when=1", binary, "restore", "--jobs", "1", "--force", "--undo-dir", dir, arch, dest)
 	out, err := cmd.CombinedOutput()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
 		t.Fatalf("the restore was not killed: %v\n%s", err, out)

@@ -50,18 +50,26 @@ func checkHeaders(f *zip.File, loc localRef) error {
 
 // dataAt is checkHeaders, and says where the entry's data starts.
 func dataAt(f *zip.File, loc localRef) (int64, error) {
+	if err := checkMethod(f); err != nil {
+		return 0, err
+	}
+	return checkLocal(f, loc)
+}
+
+// checkMethod is the part of checkHeaders that the central record f alone decides.
+func checkMethod(f *zip.File) error {
 	isDir := strings.HasSuffix(f.Name, "/")
 	switch {
 	case f.Method == methodAES:
-		return 0, errAES
+		return errAES
 	case f.Flags&0x1 != 0:
-		return 0, errEncrypted
+		return errEncrypted
 	case isDir && f.UncompressedSize64 != 0:
-		return 0, errDirData
+		return errDirData
 	case !isDir && f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
-		return 0, unsupportedMethod(f.Method)
+		return unsupportedMethod(f.Method)
 	}
-	return checkLocal(f, loc)
+	return nil
 }
 
 // openEntry opens the data of f, whose local header is at loc, for reading: its data is

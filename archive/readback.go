@@ -25,9 +25,10 @@ import (
 // them. Only opts.Jobs and opts.Unseal are used: for an encrypted archive, sum is the
 // file's as stored (the ciphertext), and the entries are read through Unseal.
 //
-// The entries m marks Reused are not inflated again: the run hashed their compressed bytes
-// on the way in against the SHA-256 the reference's manifest records for them, and the
-// archive's own SHA-256, compared with sum, proves that the file holds the bytes written.
+// The entries m marks Reused are not inflated again: the run copied their compressed bytes
+// from a reference whose whole SHA-256 its receipt records, checking each against the
+// keyed digest taken in that same pass (see refpass.go), and the archive's own SHA-256,
+// compared with sum, proves that the file holds the bytes written.
 // Their headers are checked as every entry's are.
 func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
 	f, size, err := openFile(path)

@@ -2,9 +2,11 @@ package archive
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -27,42 +29,49 @@ type Reference struct {
 	f    *os.File
 	size int64
 	// zip reads the zip the file holds: f itself, or through ReuseOptions.Unseal.
-	zip     io.ReaderAt
-	zipSize int64
-	opts    ReuseOptions
-	status  string    // as the manifest records it
-	files   []refFile // sorted by name
+	zip       io.ReaderAt
+	zipSize   int64
+	opts      ReuseOptions
+	status    string    // as the manifest records it
+	databases string    // as the manifest records it
+	files     []refFile // sorted by name
+	seed      maphash.Seed
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
 // and its manifest record say.
 type refFile struct {
-	name        string
-	size        int64 // uncompressed, as both the entry and the manifest say
-	mtimeSec    int64 // the entry's extended timestamp
-	ctime       int64 // Unix nanoseconds
-	ino         uint64
-	local       int64 // where the entry's local header is
-	csize       int64
-	mtimeNsec   int32 // the manifest's fraction of a second
-	crc         uint32
-	mode        fs.FileMode
-	method      uint16
-	flags       uint16
-	rawSHA, sha format.Digest // SHA-256 of the compressed bytes and of the data
+	name      string
+	size      int64 // uncompressed, as both the entry and the manifest say
+	mtimeSec  int64 // the entry's extended timestamp
+	ctime     int64 // Unix nanoseconds
+	ino       uint64
+	local     int64 // where the entry's local header is
+	csize     int64
+	mtimeNsec int32 // the manifest's fraction of a second
+	crc       uint32
+	mode      fs.FileMode
+	method    uint16
+	flags     uint16
+	sha       format.Digest // of the data, as the manifest records it
+	// data is where the entry's compressed bytes start, and key their keyed digest, as the
+	// pass over the reference found them (see refpass.go); data is 0 until then.
+	data   int64
+	key    uint64
+	damage error // why the pass found the entry unfit to copy
 }
 
-// refEntry is a file of the reference that a run copies: its record, the file to read it
-// from, and where its data starts once checkRaw found it.
+// refEntry is a file of the reference that a run copies: its record, and the file and seed
+// to read it with.
 type refEntry struct {
 	refFile
 	ra   io.ReaderAt
-	data int64
+	seed maphash.Seed
 }
 
 // OpenReference opens the archive at path as the reference of a run compressing with
 // method and level, when it is the archive want describes (its receipt's size and
-// SHA-256): the whole file is hashed first (see refsum.go). It fails with
+// SHA-256): the whole file is hashed first (see refsum.go and refpass.go). It fails with
 // ErrNotAsRecorded when it is not, and when the archive cannot be read or its manifest is
 // missing or damaged; a reference made with other settings, or by a version that did not
 // record what reuse compares, gives no entry to reuse (Reusable says how many it gives).
@@ -101,9 +110,43 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 	if err := ref.read(parse, ref.zipSize, comp); err != nil {
 		return err
 	}
-	err := checkSum(ctx, ref.f, ref.size, want, rec.reads)
-	rec.stopped.Store(true)
-	return err
+	return ref.prove(ctx, ref.f, want, rec)
+}
+
+// prove reads the reference once from ra, front to back (see refpass.go): its SHA-256 must be
+// want's, and the ranges rec recorded must hold the bytes the parse got from them; on the
+// way each file's entry has its headers checked and its compressed bytes digested
+// (keyEntry). An encrypted reference's entries are in the zip it decrypts to, so they are
+// keyed in a second pass over that zip, once the first has proven the ciphertext: age's
+// authentication binds what it decrypts to the ciphertext proven. ErrNotAsRecorded when the
+// file is not as recorded; ctx's error when it is cancelled, since a large reference takes
+// a while.
+func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Summary, rec *recordingReader) error {
+	slices.SortFunc(rec.reads, func(a, b readRecord) int { return cmp.Compare(a.off, b.off) })
+	s := newSeqReader(ctx, ra, ref.size, rec.reads)
+	ref.seed = maphash.MakeSeed() // this run's, never written
+	keys := s
+	if ref.opts.Unseal != nil {
+		if err := s.finish(want); err != nil {
+			return err
+		}
+		rec.stopped.Store(true)
+		keys = newSeqReader(ctx, ref.zip, ref.zipSize, nil)
+	}
+	order := make([]int32, len(ref.files))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(ref.files[a].local, ref.files[b].local) })
+	for _, i := range order {
+		if err := keys.keyEntry(&ref.files[i], ref.seed); err != nil {
+			return err
+		}
+	}
+	if keys != s {
+		return nil
+	}
+	return s.finish(want)
 }
 
 // read fills ref.files from the central directory and the manifest of the zip of size bytes
@@ -117,7 +160,7 @@ func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) 
 	if err != nil {
 		return err
 	}
-	ref.status = m.Status
+	ref.status, ref.databases = m.Status, m.Databases
 	if m.Compression == nil || *m.Compression != comp {
 		ref.files = nil
 		return nil
@@ -212,26 +255,33 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 }
 
 // join completes the records of the central directory with the manifest's, and keeps only
-// those of the files that a later run can reuse: those whose manifest records the digest of
-// their compressed bytes and what reuse compares, and that are not snapshots (whose bytes
-// are made anew each run).
+// those of the files that a later run can reuse: those whose manifest records what reuse
+// compares, and that are not snapshots (whose bytes are made anew each run).
 func (ref *Reference) join(files []format.File) {
 	for _, mf := range files {
 		i, ok := slices.BinarySearchFunc(ref.files, mf.Path, func(f refFile, name string) int { return strings.Compare(f.name, name) })
-		if !ok || mf.RawSHA256.IsZero() || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
+		if !ok || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
 			continue
 		}
 		f := &ref.files[i]
 		f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
-		f.rawSHA, f.sha = mf.RawSHA256, mf.SHA256
+		f.sha = mf.SHA256
 	}
-	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.rawSHA.IsZero() })
+	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
 	ref.files = slices.Clip(ref.files)
 }
 
 // Status is the status the reference's manifest records: unlike its receipt's, the
 // archive's SHA-256 vouches for it.
 func (ref *Reference) Status() string { return ref.status }
+
+// LookedForDatabases says whether the reference's run looked at every file it read for an
+// SQLite database (format.DatabasesSQLite): a file unchanged since, stored without a
+// snapshot, was found not to be one, and begins with the same bytes still.
+// A nil Reference did not.
+func (ref *Reference) LookedForDatabases() bool {
+	return ref != nil && ref.databases == format.DatabasesSQLite
+}
 
 // Size is the reference archive's size in bytes.
 func (ref *Reference) Size() int64 { return ref.size }
@@ -269,7 +319,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
 		(ref.opts.IgnoreCtime || ref.opts.IgnoreInode || f.ctime == st.Ctim.Nano()) &&
 		(ref.opts.IgnoreInode || f.ino == st.Ino)
-	return refEntry{refFile: f, ra: ref.zip}, same
+	return refEntry{refFile: f, ra: ref.zip, seed: ref.seed}, same
 }
 
 func sameTime(sec int64, nsec int32, t time.Time) bool {

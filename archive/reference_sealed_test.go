@@ -49,20 +49,20 @@ func TestReferenceSealedSwapped(t *testing.T) {
 		want   error
 	}{{"genuine", genuine, nil}, {"swapped", forged, ErrNotAsRecorded}} {
 		t.Run(tt.name, func(t *testing.T) {
-			ref := &Reference{size: want.Size}
 			rec := &recordingReader{ra: bytes.NewReader(tt.parsed)}
 			zra, n, err := unseal(rec, want.Size)
 			if err != nil {
 				t.Fatal(err)
 			}
+			ref := &Reference{size: want.Size, zip: zra, zipSize: n, opts: ReuseOptions{Unseal: unseal}}
 			if err := ref.read(zra, n, format.Compression{Method: format.Deflate, Level: DefaultLevel}); err != nil {
 				t.Fatal(err)
 			}
 			if ref.Reusable() == 0 {
 				t.Fatal("nothing to reuse: the test needs records")
 			}
-			if err := checkSum(t.Context(), bytes.NewReader(genuine), want.Size, want, rec.reads); err != tt.want {
-				t.Errorf("checkSum = %v, want %v", err, tt.want)
+			if err := ref.prove(t.Context(), bytes.NewReader(genuine), want, rec); err != tt.want {
+				t.Errorf("prove = %v, want %v", err, tt.want)
 			}
 		})
 	}

@@ -203,8 +203,8 @@ func TestReferenceChecksLocalHeader(t *testing.T) {
 	if !ok {
 		t.Fatal("a.txt not unchanged")
 	}
-	if err := e.checkRaw(make([]byte, 1024)); err == nil || !strings.Contains(err.Error(), "local header") {
-		t.Errorf("checkRaw = %v, want the local header's damage", err)
+	if e.damage == nil || !strings.Contains(e.damage.Error(), "local header") {
+		t.Errorf("damage = %v, want the local header's", e.damage)
 	}
 }
 
@@ -302,8 +302,8 @@ func TestReferenceChangedWhileOpened(t *testing.T) {
 			if ref.Reusable() == 0 {
 				t.Fatal("nothing to reuse: the test needs records")
 			}
-			if err := checkSum(t.Context(), bytes.NewReader(orig), ref.size, sum, rec.reads); err != tt.want {
-				t.Errorf("checkSum = %v, want %v", err, tt.want)
+			if err := ref.prove(t.Context(), bytes.NewReader(orig), sum, rec); err != tt.want {
+				t.Errorf("prove = %v, want %v", err, tt.want)
 			}
 		})
 	}

@@ -1,14 +1,10 @@
 package archive
 
 import (
-	"cmp"
-	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"hash"
 	"io"
-	"slices"
 	"sync/atomic"
 
 	"backup/format"
@@ -21,8 +17,8 @@ import (
 // before that hash, though (the parse says whether there is anything to reuse at all), so
 // each range the parse read is remembered with the SHA-256 of the bytes it got, and the
 // hash checks on its way that the file held those very bytes there: a file changed between
-// its parse and its hash is not trusted either. After the hash, each entry's bytes are
-// still checked against the raw_sha256 of the manifest just proven, as they are copied.
+// its parse and its hash is not trusted either. The same pass takes a keyed digest of each
+// entry's compressed bytes, which the bytes copied must have (see refpass.go).
 
 // ErrNotAsRecorded is the error of a reference whose bytes are not those it was expected
 // to hold: another size or SHA-256, or bytes that changed while it was opened.
@@ -40,7 +36,7 @@ type recordingReader struct {
 	ra    io.ReaderAt
 	reads []readRecord
 	// stopped ends the recording once the hash has checked what the parse read: an
-	// encrypted reference's entries are later copied through this reader, from workers.
+	// encrypted reference's entries are later read through this reader, from workers.
 	stopped atomic.Bool
 }
 
@@ -55,40 +51,6 @@ func (r *recordingReader) ReadAt(p []byte, off int64) (int, error) {
 // hashBufSize is the size of the reads that hash a reference: large, since they are
 // sequential and the file is often hundreds of MB.
 const hashBufSize = 1 << 20
-
-// checkSum hashes the size bytes of ra and compares them with want, checking on the way
-// that the ranges in reads hold the bytes the parse got from them. ErrNotAsRecorded when
-// they differ; ctx's error when it is cancelled, since a large reference takes a while.
-func checkSum(ctx context.Context, ra io.ReaderAt, size int64, want format.Summary, reads []readRecord) error {
-	if size != want.Size {
-		return ErrNotAsRecorded
-	}
-	slices.SortFunc(reads, func(a, b readRecord) int { return cmp.Compare(a.off, b.off) })
-	rc := rangeCheck{reads: reads}
-	h := sha256.New()
-	buf := make([]byte, hashBufSize)
-	for at := int64(0); at < size; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := ra.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
-		if n == 0 && err != nil {
-			if errors.Is(err, io.EOF) { // cut short since it was opened
-				return ErrNotAsRecorded
-			}
-			return err
-		}
-		h.Write(buf[:n])
-		if !rc.feed(buf[:n], at) {
-			return ErrNotAsRecorded
-		}
-		at += int64(n)
-	}
-	if !rc.done() || want.Match(format.Summary{Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}) != nil {
-		return ErrNotAsRecorded
-	}
-	return nil
-}
 
 // rangeCheck hashes, as the file streams past, each range the parse read, and compares it
 // with what the parse got there.

@@ -2,7 +2,7 @@ package archive
 
 import (
 	"context"
-	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,34 +24,10 @@ type ReuseOptions struct {
 	Unseal Unseal
 }
 
-// checkRaw reads the entry's compressed bytes, after checking its local header against its
-// central record, and compares their SHA-256 with the one the reference's manifest
-// recorded. A worker does it before the entry's turn comes, so that a damaged reference
-// entry is read from the source instead, never copied.
-func (e *refEntry) checkRaw(buf []byte) error {
-	data, err := dataAt(e.header(), localRef{ra: e.ra, off: e.local})
-	if err != nil {
-		return err
-	}
-	e.data = data
-	h := sha256.New()
-	if _, err := io.CopyBuffer(h, e.raw(), buf); err != nil {
-		return err
-	}
-	if got := format.Digest(h.Sum(nil)); got != e.rawSHA {
-		return fmt.Errorf("reference entry damaged: its compressed bytes have SHA-256 %s, the reference's manifest says %s", got, e.rawSHA)
-	}
-	return nil
-}
-
-// rawBufSize is the buffer a worker reads reference entries through: a new 32 KiB buffer
-// per entry, as io.Copy would take, cost more than the check itself at 10,000 small files.
-const rawBufSize = 256 << 10
-
-// saveOrReuse is save for an item, unless the item's file is unchanged since the reference
-// and the reference's entry checks out: then the entry is copied when its turn comes.
-// Options.Fresh is asked here, by a worker, rather than as the file is queued: it may open
-// the file, and the walk's goroutine is the run's critical path.
+// saveOrReuse is save for an item, unless the item's file is unchanged since the reference:
+// then the entry is copied when its turn comes. Options.Fresh is asked here, by a worker,
+// rather than as the file is queued: it may open the file, and the walk's goroutine is the
+// run's critical path.
 func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	if it.reuse != nil && s.fresh != nil && s.fresh(it.src, it.name) {
 		it.reuse = nil
@@ -62,40 +38,63 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	if s.rawBuf == nil {
 		s.rawBuf = make([]byte, rawBufSize)
 	}
-	err := it.reuse.checkRaw(s.rawBuf)
+	err := it.reuse.damage
+	if err == nil {
+		err = it.reuse.check(s.rawBuf)
+	}
 	if err == nil {
 		return outcome{reused: it.reuse}
 	}
 	o := s.save(ctx, it.src, it.name)
-	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("%w; read from the file instead", err)}
+	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("reference entry %w; read from the file instead", err)}
 	return o
+}
+
+// rawBufSize is the buffer a worker reads reference entries through: a new 32 KiB buffer
+// per entry, as io.Copy would take, cost more than the check itself at 10,000 small files.
+const rawBufSize = 256 << 10
+
+var errChangedSince = errors.New("damaged: its compressed bytes changed since the reference was read")
+
+// check reads the entry's compressed bytes and compares their keyed digest with the one
+// the pass over the reference took. A worker does it before the entry's turn comes, so that
+// an entry changed since the pass is read from the source instead, never copied.
+func (e *refEntry) check(buf []byte) error {
+	k := newKeyedSum(e.seed)
+	if _, err := io.CopyBuffer(k, onlyReader{e.raw()}, buf); err != nil {
+		return err
+	}
+	if k.Sum64() != e.key {
+		return errChangedSince
+	}
+	return nil
 }
 
 // writeReused copies the reference's entry for it: the same compressed bytes, CRC-32 and
 // sizes, under a header made from the file as this run found it, which is the header a
-// fresh entry would have. The bytes are hashed again on the way: a reference changed since
-// checkRaw read it fails the run rather than put bytes in the archive that nothing checked.
+// fresh entry would have. The bytes are digested on the way as the pass over the reference
+// digested them (see refpass.go): a reference changed since fails the run rather than put
+// bytes in the archive that nothing checked.
 func (w *Writer) writeReused(it *item, e *refEntry) error {
 	fh := fileHeader(it.name, it.info, e.method, e.crc, e.csize, e.size, it.meta)
 	zf, err := w.zw.CreateRaw(fh)
 	if err != nil {
 		return err
 	}
-	h := sha256.New()
-	if _, err := io.CopyBuffer(io.MultiWriter(zf, h), e.raw(), w.buffer()); err != nil {
+	k := newKeyedSum(e.seed)
+	if _, err := io.CopyBuffer(io.MultiWriter(zf, k), onlyReader{e.raw()}, w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
 	}
-	if format.Digest(h.Sum(nil)) != e.rawSHA {
+	if k.Sum64() != e.key {
 		return fmt.Errorf("copying %s from the reference: the reference changed during the run", it.name)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta,
-			RawSHA256: e.rawSHA, Reused: true})
+		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
 	}
 	return nil
 }
 
-// raw reads the entry's compressed bytes, once checkRaw has found where they are.
+// raw reads the entry's compressed bytes, where the pass over the reference found them.
 func (e *refEntry) raw() io.Reader {
 	return io.NewSectionReader(e.ra, e.data, e.csize)
 }

@@ -70,9 +70,9 @@ type saver struct {
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
 	fresh     func(src walker.Handle, name string) bool // Options.Fresh
+	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
 	direct    *directTo                                 // for the item being read; nil when it cannot be streamed
 	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
-	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
 }
 
 func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {

@@ -2,14 +2,11 @@ package archive
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"hash"
 	"io"
 	"os"
 	"sync/atomic"
 
 	"backup/atomicfile"
-	"backup/format"
 )
 
 // spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
@@ -27,13 +24,7 @@ func newSpoolConfig(dir string, limit int, budget int64) *spoolConfig {
 	return c
 }
 
-func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c, sum: sha256.New()} }
-
-// rawSHA256 is the SHA-256 of the bytes written so far.
-func (s *spool) rawSHA256() (d format.Digest) {
-	s.sum.Sum(d[:0])
-	return d
-}
+func (c *spoolConfig) newSpool() *spool { return &spool{cfg: c} }
 
 // take reserves n bytes of the budget, if they are there.
 func (c *spoolConfig) take(n int) bool {
@@ -52,16 +43,12 @@ type spool struct {
 	mem  bytes.Buffer
 	file *os.File
 	size int64
-	// sum hashes the bytes as they come, on the worker's goroutine: a later run checks the
-	// entry's compressed bytes against it before copying them (see Reference).
-	sum hash.Hash
 	// out, when set, takes the bytes straight into the archive once the entry's turn comes
 	// (see direct.go).
 	out *directOut
 }
 
 func (s *spool) Write(p []byte) (int, error) {
-	s.sum.Write(p)
 	if s.out != nil && s.out.ready() {
 		return s.writeDirect(p)
 	}

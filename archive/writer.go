@@ -348,8 +348,7 @@ func (w *Writer) writeStaged(it *item, st *staged) error {
 		w.opts.OnCopy(name, *st.copyOf)
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(format.File{Path: name, Size: st.size, SHA256: format.Digest(st.sum), Link: it.link, Meta: it.meta,
-			RawSHA256: st.data.rawSHA256()})
+		w.opts.OnFile(format.File{Path: name, Size: st.size, SHA256: format.Digest(st.sum), Link: it.link, Meta: it.meta})
 	}
 	return nil
 }

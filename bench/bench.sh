@@ -161,6 +161,18 @@ run_verify() {
 	fi
 }
 
+# run_restore: backup restore and unzip -qo of the default archive, each into a folder that
+# does not exist yet (removed before each run, outside the measure).
+run_restore() {
+	local d=$work/restored
+	for run in $(seq "$runs"); do
+		rm -rf "$d" && mkdir -p "$d"
+		measure "backup restore" "$run" - "$bin" restore out/backup.zip restored/backup
+		measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d restored/unzip
+	done
+	rm -rf "$d"
+}
+
 run_levels() {
 	for run in $(seq "$runs"); do
 		say "levels, run $run of $runs"
@@ -184,6 +196,7 @@ run_scale() {
 	for run in $(seq "$runs"); do
 		measure "100000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many100k
 		measure "1000000 files of 100 bytes" "$run" out/many.zip "$bin" create -q --force -o out/many.zip many1M
+		measure "verify, 1000000 files of 100 bytes" "$run" - "$bin" verify out/many.zip
 	done
 	rm -rf "$work/many100k" "$work/out/many.zip" # many1M stays for run_reuse_scale
 }
@@ -240,6 +253,7 @@ if [ "$only" = reuse ]; then
 fi
 run_peers
 run_verify
+run_restore
 [ "$levels" = 0 ] || run_levels
 [ "$scale" = 0 ] || run_scale
 source "$repo/bench/reuse.sh"

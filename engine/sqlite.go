@@ -176,7 +176,7 @@ func (e *Engine) reusable(en walker.Entry) bool {
 // same: a database is snapshotted again every run, since its -wal may hold commits the
 // unchanged main file does not show. The archive's workers ask it, several at once.
 func (e *Engine) fresh(src walker.Handle, _ string) bool {
-	if !e.opts.SQLite {
+	if !e.opts.SQLite || e.ref.LookedForDatabases() {
 		return false
 	}
 	f, err := src.OpenRaw()

@@ -84,7 +84,6 @@ func (e *Engine) open(ctx context.Context) error {
 		Level:     e.opts.Level,
 		Jobs:      e.opts.Jobs,
 		Reference: e.ref,
-		Fresh:     e.fresh,
 		OnFile:    e.fileDone,
 		OnDir:     e.Hooks.Dir,
 		OnSymlink: e.Hooks.Symlink,
@@ -94,6 +93,12 @@ func (e *Engine) open(ctx context.Context) error {
 	}
 	if e.opts.SQLite {
 		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
+		// A file unchanged since a reference whose run looked for databases too was found
+		// not to be one then (a database's entry is a snapshot, never reused): it is not
+		// opened to ask again.
+		if e.ref == nil || !e.ref.LookedForDatabases() {
+			opts.Fresh = e.fresh
+		}
 		if info, err := os.Stat(dir); err == nil {
 			e.stage.dir = info // so that the walk knows it inside a SOURCE
 		}
@@ -172,6 +177,9 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 	}
 	m := e.Hooks.Manifest()
 	m.Created = e.opts.Created
+	if e.opts.SQLite {
+		m.Databases = format.DatabasesSQLite
+	}
 	sum, err := e.w.CloseManifest(m)
 	if err == nil && e.sealer != nil {
 		sum.Summary, err = e.sealer.close()

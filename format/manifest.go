@@ -13,8 +13,12 @@ import (
 const ManifestName = ".backup-manifest.json"
 
 // ManifestSchema names the version of the manifest's format that backup writes: v2 adds
-// owners, extended attributes, hard-link groups, directories and symlinks to v1.
-const ManifestSchema = "backup.manifest/v2"
+// owners, extended attributes, hard-link groups, directories and symlinks to v1; v3 adds
+// Databases and no longer writes each file's RawSHA256 (see docs/formats.md).
+const ManifestSchema = "backup.manifest/v3"
+
+// ManifestSchemaV2 is the second version, which readers still accept.
+const ManifestSchemaV2 = "backup.manifest/v2"
 
 // ManifestSchemaV1 is the first version, which readers still accept: files without owners.
 const ManifestSchemaV1 = "backup.manifest/v1"
@@ -36,6 +40,10 @@ type Manifest struct {
 	// Created is set in the before-state of a restore only: the paths that restore created,
 	// which restoring the before-state removes. Optional, so the schema stays v2.
 	Created []Created `json:"created,omitempty"`
+	// Databases is DatabasesSQLite when the run looked at every file it read for an SQLite
+	// database (and stored those it found as snapshots): a later run need not open a file
+	// unchanged since to ask again. "" when it did not look; v3.
+	Databases string `json:"databases,omitempty"`
 }
 
 // File is one stored file: its stored name, size in bytes and SHA-256 in hex; in v2 its
@@ -50,8 +58,8 @@ type File struct {
 	Link     int
 	Meta     *Meta       // nil in a v1 manifest
 	Snapshot *CopySource // nil unless the entry is a snapshot
-	// RawSHA256 is the SHA-256 of the entry's compressed bytes, which a later run checks
-	// before it copies the entry rather than read the file again; zero when not recorded.
+	// RawSHA256 is the SHA-256 of the entry's compressed bytes, as v2 recorded it; read,
+	// never written (reuse proves a reference's bytes by its whole SHA-256 instead).
 	RawSHA256 Digest
 	// Reused says the entry was copied from the reference; not in the manifest.
 	Reused bool
@@ -69,6 +77,9 @@ type Symlink struct {
 	Target string
 	Meta   Meta
 }
+
+// DatabasesSQLite is Manifest.Databases of a run that looked for SQLite databases.
+const DatabasesSQLite = "sqlite"
 
 // Skipped is a path that was not archived on purpose because it is not a regular file.
 type Skipped struct {
@@ -159,11 +170,17 @@ func noneIfEmpty[T any](s []T) []T {
 }
 
 func (m *Manifest) check() error {
-	if m.Schema != ManifestSchema && m.Schema != ManifestSchemaV1 {
-		return fmt.Errorf("schema %q, want %q or %q", m.Schema, ManifestSchema, ManifestSchemaV1)
+	if m.Schema != ManifestSchema && m.Schema != ManifestSchemaV2 && m.Schema != ManifestSchemaV1 {
+		return fmt.Errorf("schema %q, want %q, %q or %q", m.Schema, ManifestSchema, ManifestSchemaV2, ManifestSchemaV1)
 	}
 	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
 		return errors.New("owners, links, dirs and symlinks are v2 fields, in a v1 manifest")
+	}
+	if m.Schema != ManifestSchema && m.Databases != "" {
+		return errors.New("databases is a v3 field, in a manifest of an earlier version")
+	}
+	if m.Databases != "" && m.Databases != DatabasesSQLite {
+		return fmt.Errorf("databases %q, want %q or none", m.Databases, DatabasesSQLite)
 	}
 	if err := checkStatus(m.Status); err != nil {
 		return err

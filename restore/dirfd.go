@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -17,9 +18,18 @@ import (
 // be still at its name (fstatat of the name in the folder above, against the identity the
 // folder had when first opened), so that a folder moved out of the destination, or
 // replaced, receives nothing more.
+//
+// Each of Run's workers has a destTree of its own (fork): its own chain, checked before
+// each use as above, and the destShared of the restore.
 type destTree struct {
-	root  int          // the destination folder
+	*destShared
 	chain []openFolder // the folders of the path opened last, top first
+}
+
+// destShared is what the destTrees of one restore share; mu guards seen and created.
+type destShared struct {
+	root int // the destination folder
+	mu   sync.Mutex
 	// seen records the identity of every folder this restore opened, by name: a folder
 	// found at that name later with another identity was replaced.
 	seen map[string]fileID
@@ -50,12 +60,40 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
-	return &destTree{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}, nil
+	return &destTree{destShared: &destShared{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}}, nil
 }
 
 func (t *destTree) close() {
 	t.truncate(0)
 	unix.Close(t.root)
+}
+
+// fork returns a destTree of the same restore with a chain of its own, for another
+// goroutine; release closes its folders (not the destination, which t.close closes).
+func (t *destTree) fork() *destTree { return &destTree{destShared: t.destShared} }
+
+func (t *destTree) release() { t.truncate(0) }
+
+// known returns the identity of the folder path when this restore opened it before.
+func (s *destShared) known(path string) (fileID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.seen[path]
+	return id, ok
+}
+
+// note records the identity of the folder path.
+func (s *destShared) note(path string, id fileID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen[path] = id
+}
+
+// made records that this restore made the folder path.
+func (s *destShared) made(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.created[path] = true
 }
 
 // truncate closes the chain's folders from the nth on.
@@ -138,13 +176,13 @@ func idOf(st *unix.Stat_t) fileID {
 // missing now was moved away, and is not made again.
 func (t *destTree) openChild(parent int, path, part string, create bool) (openFolder, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	known, wasSeen := t.seen[path]
+	known, wasSeen := t.known(path)
 	fd, err := unix.Openat(parent, part, flags, 0)
 	if errors.Is(err, unix.ENOENT) && create && !wasSeen {
 		err = unix.Mkdirat(parent, part, t.mkdirMode(path))
-		if err == nil || errors.Is(err, unix.EEXIST) {
+		if err == nil || errors.Is(err, unix.EEXIST) { // EEXIST: another worker made it
 			if err == nil {
-				t.created[path] = true
+				t.made(path)
 			}
 			fd, err = unix.Openat(parent, part, flags, 0)
 		}
@@ -167,6 +205,6 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}
-	t.seen[path] = id
+	t.note(path, id)
 	return openFolder{name: path, part: part, fd: fd, id: id}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -34,6 +35,7 @@ var journals = atomicfile.JournalKind{Prefix: format.JournalPrefix, Suffix: form
 // makes its first temp file: a run that writes nothing (all already present) leaves DEST,
 // even a read-only one, untouched.
 type journal struct {
+	mu   sync.Mutex // Run's workers share the journal
 	root int
 	held func(name string) bool // the archive's names, which the journal's must not be
 	j    *atomicfile.Journal    // nil until the first temp name, or when it could not be made
@@ -52,6 +54,8 @@ type journal struct {
 // be made is noted in err and the run goes on unrecorded, unless the cause stops the
 // restore anyway (a full disk, a read-only file system).
 func (j *journal) tempName(dir, base, kind string) (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	prefix := "." + base
 	if len(prefix) > 200 {
 		prefix = prefix[:200] // file names are at most 255 bytes
@@ -81,6 +85,8 @@ func (j *journal) tempName(dir, base, kind string) (string, error) {
 // settle notes that the temp name tmp in the folder dir is gone (renamed into place or
 // removed), or is not this run's to remove.
 func (j *journal) settle(dir, tmp string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	delete(j.pending, joinName(dir, tmp))
 }
 

@@ -36,7 +36,7 @@ func (p *Plan) restoreSymlink(ctx context.Context, t *destTree, e *archive.Entry
 		return ctx.Err()
 	case err == nil:
 		res.Symlinks++
-		p.touched[parentOf(e.Name)] = true
+		p.mark(parentOf(e.Name))
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	default:
@@ -110,6 +110,8 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 
 // warn records that e was restored less faithfully than recorded, a warning for each err.
 func (p *Plan) warn(e *archive.Entry, errs ...error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, err := range errs {
 		p.warnings = append(p.warnings, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 	}
@@ -121,6 +123,8 @@ func (p *Plan) restored(e *archive.Entry) {
 		return
 	}
 	if f, _ := p.index.File(e.Name); f.Link != 0 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		p.linked[f.Link] = append(p.linked[f.Link], e.Name)
 	}
 }

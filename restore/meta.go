@@ -34,6 +34,8 @@ func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 	if m == nil {
 		return 0, 0, false
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	u, g := p.owners.ids(m, p.opts.NumericOwner)
 	return int(u), int(g), true
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,8 @@ type Options struct {
 	SamePermissions bool
 	// Xattrs sets the extended attributes (and ACLs) the manifest records.
 	Xattrs bool
+	// Jobs is how many entries Run restores at once; 0 means one per CPU.
+	Jobs int
 }
 
 // Plan is a restore checked against the archive and the destination before
@@ -107,6 +110,13 @@ type Plan struct {
 	ctx        context.Context  // stops the plan's reading of DEST
 	written    atomic.Int64
 	done       atomic.Int64
+	// While Run's workers run (see workers.go), mu guards touched, placed, linked, warnings
+	// and owners; pos is each entry's place in archive order, and stopped is closed when a
+	// worker meets an error that stops the run.
+	mu       sync.Mutex
+	pos      map[string]int
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // destState is what the destination holds at one path: its type, or nothing (missing), or

@@ -77,14 +77,8 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
 		}
 	}()
-	buf := make([]byte, bufSize)
-	for _, e := range p.entries {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if err := p.restoreEntry(ctx, t, e, res, buf); err != nil {
-			return res, err
-		}
+	if err := p.restoreAll(ctx, t, res); err != nil {
+		return res, err
 	}
 	p.relink(t, res)
 	if err := p.removeCreated(ctx, t, res); err != nil {
@@ -180,7 +174,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	}
 	if err == nil {
 		err = t.checkedRename(dirName, dfd, tmp, base, p.replacing(e.Name))
-		p.touched[dirName] = true
+		p.mark(dirName)
 	}
 	if err != nil {
 		t.dropTemp(dirName, dfd, tmp, err)
@@ -189,7 +183,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	// What relink may later replace by a link: the file as its name holds it now (the rename
 	// changed its ctime).
 	if id, err := statID(dfd, base); err == nil {
-		p.placed[e.Name] = id
+		p.place(e.Name, id)
 	}
 	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,11 +210,13 @@ func TestRestoreInterrupted(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB: eight writes of the buffer
 	dest := t.TempDir()
 	r := openZip(t, buildZip(t, []zent{{name: "a/small", body: "s"}, {name: "a/big", body: big}}, true))
-	plan, err := NewPlan(t.Context(), r, dest, Options{})
+	// One job: the test counts the checks of ctx, which more workers would share out.
+	plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := &countdownCtx{Context: t.Context(), left: 5}
+	ctx := &countdownCtx{Context: t.Context()}
+	ctx.left.Store(5)
 	res, err := plan.Run(ctx)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v, want context.Canceled", err)
@@ -226,11 +229,11 @@ func TestRestoreInterrupted(t *testing.T) {
 // countdownCtx reports itself canceled once Err has been asked left times.
 type countdownCtx struct {
 	context.Context
-	left int
+	left atomic.Int64
 }
 
 func (c *countdownCtx) Err() error {
-	if c.left--; c.left < 0 {
+	if c.left.Add(-1) < 0 {
 		return context.Canceled
 	}
 	return nil

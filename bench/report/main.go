@@ -154,6 +154,7 @@ func (r *report) write(w io.Writer) error {
 	r.tools(bw)
 	r.levels(bw)
 	r.scale(bw)
+	r.readers(bw)
 	r.reuse(bw)
 	r.seal(bw)
 	if len(r.profile) > 0 {

@@ -1,0 +1,259 @@
+package archive
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"hash/maphash"
+	"io"
+
+	"backup/format"
+)
+
+// A reference is read once, front to back, before the run copies anything from it (see
+// refsum.go for why the whole file is hashed). The same pass takes, for each entry a run may
+// copy, a keyed digest of its compressed bytes (keyedSum, with a seed made for this run and
+// never written anywhere), and checks its local header and data descriptor against the
+// central directory. The copy hashes the bytes it copies the same way: an entry changed
+// after the pass cannot keep a digest whose key it does not know. So each byte of the
+// reference costs one SHA-256 and two keyed digests at several GB/s, where a SHA-256 of the
+// whole file, another of each entry before its turn and a third while copying it cost three
+// SHA-256s, and the manifest needs no digest of each entry's compressed bytes.
+
+// seqReader reads a file front to back through a window that holds the bytes not yet
+// consumed, hashing every byte once as it is read, and checking the ranges the parse read
+// (rangeCheck) on the way.
+type seqReader struct {
+	ctx  context.Context
+	ra   io.ReaderAt
+	size int64
+	buf  []byte // the window: buf[i] is the byte at off+i; cap is fixed
+	off  int64
+	pos  int64 // the next byte not consumed: off <= pos <= off+len(buf)
+	h    hash.Hash
+	rc   rangeCheck
+}
+
+// maxLocalHeader is the largest local header: its fixed part, a name and an extra field.
+const maxLocalHeader = localLen + 2*0xffff
+
+func newSeqReader(ctx context.Context, ra io.ReaderAt, size int64, reads []readRecord) *seqReader {
+	return &seqReader{ctx: ctx, ra: ra, size: size, buf: make([]byte, 0, hashBufSize+maxLocalHeader),
+		h: sha256.New(), rc: rangeCheck{reads: reads}}
+}
+
+func (s *seqReader) avail() int { return int(s.off + int64(len(s.buf)) - s.pos) }
+
+// fill reads more of the file, dropping what was consumed, until need bytes are available
+// or the file ends.
+func (s *seqReader) fill(need int) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	kept := copy(s.buf[:cap(s.buf)], s.buf[s.pos-s.off:])
+	s.buf, s.off = s.buf[:kept], s.pos
+	for len(s.buf) < need && s.off+int64(len(s.buf)) < s.size {
+		at := s.off + int64(len(s.buf))
+		room := s.buf[len(s.buf):min(int64(cap(s.buf)), int64(len(s.buf))+s.size-at)]
+		n, err := s.ra.ReadAt(room, at)
+		if n == 0 && err != nil {
+			if errors.Is(err, io.EOF) { // cut short since it was opened
+				return ErrNotAsRecorded
+			}
+			return err
+		}
+		s.h.Write(room[:n])
+		if !s.rc.feed(room[:n], at) {
+			return ErrNotAsRecorded
+		}
+		s.buf = s.buf[:len(s.buf)+n]
+	}
+	return nil
+}
+
+// peek returns the next need bytes without consuming them; fewer at the end of the file.
+func (s *seqReader) peek(need int) ([]byte, error) {
+	if s.avail() < need {
+		if err := s.fill(need); err != nil {
+			return nil, err
+		}
+	}
+	i := int(s.pos - s.off)
+	return s.buf[i : i+min(need, s.avail())], nil
+}
+
+// skipTo consumes the bytes up to the offset at, which must not be behind.
+func (s *seqReader) skipTo(at int64) error {
+	for s.pos < at {
+		if s.avail() == 0 {
+			if err := s.fill(1); err != nil {
+				return err
+			}
+			if s.avail() == 0 {
+				return ErrNotAsRecorded
+			}
+		}
+		s.pos += min(at-s.pos, int64(s.avail()))
+	}
+	return nil
+}
+
+// stream consumes the next n bytes into w.
+func (s *seqReader) stream(n int64, w io.Writer) error {
+	for n > 0 {
+		b, err := s.peek(int(min(n, hashBufSize)))
+		if err != nil {
+			return err
+		}
+		if len(b) == 0 {
+			return ErrNotAsRecorded
+		}
+		w.Write(b)
+		s.pos += int64(len(b))
+		n -= int64(len(b))
+	}
+	return nil
+}
+
+// finish reads to the end and says whether the file was what want describes.
+func (s *seqReader) finish(want format.Summary) error {
+	if err := s.skipTo(s.size); err != nil {
+		return err
+	}
+	if !s.rc.done() || want.Match(format.Summary{Size: s.size, SHA256: hex.EncodeToString(s.h.Sum(nil))}) != nil {
+		return ErrNotAsRecorded
+	}
+	return nil
+}
+
+// window is bytes of a file that a seqReader holds, read by offset.
+type window struct {
+	b   []byte
+	off int64
+}
+
+func (w window) ReadAt(p []byte, off int64) (int, error) {
+	if off < w.off || off > w.off+int64(len(w.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, w.b[off-w.off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// errOverlap is the damage of an entry that begins inside the one before it.
+var errOverlap = errors.New("damaged: its local header is inside the entry before it")
+
+// keyEntry checks the headers of f's entry as the pass reaches it, and takes the keyed
+// digest of its compressed bytes; when the entry is not to be copied, f.damage says why
+// (its headers disagree, or it overlaps the entry before it). The error is the pass's.
+func (s *seqReader) keyEntry(f *refFile, seed maphash.Seed) error {
+	hdr := f.header()
+	f.damage = checkMethod(hdr)
+	if f.local < s.pos {
+		f.damage = errOverlap
+	}
+	if f.damage != nil {
+		return nil
+	}
+	if err := s.skipTo(f.local); err != nil {
+		return err
+	}
+	b, err := s.peek(localLen)
+	if err != nil {
+		return err
+	}
+	if len(b) == localLen {
+		b, err = s.peek(localLen + int(le16(b[26:])) + int(le16(b[28:])))
+	}
+	if err != nil {
+		return err
+	}
+	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(f.name))
+	if err == nil {
+		err = lh.compare(hdr)
+	}
+	if f.damage = err; err != nil {
+		return nil
+	}
+	return s.keyData(f, lh, seed)
+}
+
+// keyData takes the keyed digest of the data of f's entry, whose local header is lh, and
+// checks its data descriptor when it has one.
+func (s *seqReader) keyData(f *refFile, lh *localHeader, seed maphash.Seed) error {
+	if err := s.skipTo(lh.dataOffset); err != nil {
+		return err
+	}
+	k := newKeyedSum(seed)
+	if err := s.stream(f.csize, k); err != nil {
+		return err
+	}
+	if lh.flags&flagDataDesc != 0 {
+		b, err := s.peek(24)
+		if err != nil {
+			return err
+		}
+		if f.damage = checkDescriptor(window{b, s.pos}, s.pos, f.header()); f.damage != nil {
+			return nil
+		}
+	}
+	f.data, f.key = lh.dataOffset, k.Sum64()
+	return nil
+}
+
+// keyedBlock is the unit of keyedSum: its digest does not depend on how the bytes are cut
+// into writes.
+const keyedBlock = 64 << 10
+
+// keyedSum is a digest of a byte stream under a secret seed: maphash of each block of
+// keyedBlock bytes, chained through maphash with its predecessor, so that no block can be
+// changed, moved or dropped without changing it (the length is fixed by the entry's
+// central record). maphash.Bytes runs at several GB/s where SHA-256 runs at about two.
+type keyedSum struct {
+	seed    maphash.Seed
+	sum     uint64
+	pending []byte
+}
+
+func newKeyedSum(seed maphash.Seed) *keyedSum { return &keyedSum{seed: seed} }
+
+func (k *keyedSum) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(k.pending) > 0 {
+		take := min(keyedBlock-len(k.pending), len(p))
+		k.pending, p = append(k.pending, p[:take]...), p[take:]
+		if len(k.pending) < keyedBlock {
+			return n, nil
+		}
+		k.block(k.pending)
+		k.pending = k.pending[:0]
+	}
+	for len(p) >= keyedBlock {
+		k.block(p[:keyedBlock])
+		p = p[keyedBlock:]
+	}
+	k.pending = append(k.pending, p...)
+	return n, nil
+}
+
+func (k *keyedSum) block(b []byte) {
+	var pair [16]byte
+	binary.LittleEndian.PutUint64(pair[:], k.sum)
+	binary.LittleEndian.PutUint64(pair[8:], maphash.Bytes(k.seed, b))
+	k.sum = maphash.Bytes(k.seed, pair[:])
+}
+
+// Sum64 is the digest of what was written, the last partial block included.
+func (k *keyedSum) Sum64() uint64 {
+	if len(k.pending) > 0 {
+		k.block(k.pending)
+		k.pending = k.pending[:0]
+	}
+	return k.sum
+}

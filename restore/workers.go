@@ -1,0 +1,161 @@
+package restore
+
+import (
+	"cmp"
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+
+	"backup/archive"
+)
+
+// Entries are independent, so Run restores them with Options.Jobs workers, each with a
+// folder chain of its own (destTree.fork) checked before each use as a single restore's is,
+// and a buffer and a Result of its own. What they share is guarded: the folders this
+// restore opened and made (destShared), the journal, and the plan's records of what Run did
+// (Plan.mu). What they report is put back in archive order when they are done, so that the
+// result, the lines printed and the hard-link groups are the same whatever Jobs is; only
+// which entries are in place when a fatal error or an interrupt stops the run may differ,
+// and the counts always say exactly what is in place.
+
+// workResult is what one worker did: its part of the Result, and the fatal error (or ctx's)
+// that stopped it, at the position of its entry.
+type workResult struct {
+	res      Result
+	err      error
+	errIndex int
+}
+
+// restoreAll restores every entry of the plan into res, with the plan's Jobs workers.
+func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
+	p.stopped = make(chan struct{})
+	jobs := min(cmp.Or(p.opts.Jobs, runtime.NumCPU()), max(len(p.entries), 1))
+	if jobs <= 1 {
+		part, err := p.work(ctx, t, p.entries, nil)
+		p.merge(res, []*workResult{part}, len(p.warnings))
+		return err
+	}
+	p.pos = make(map[string]int, 2*len(p.entries))
+	for i, e := range p.entries {
+		p.pos[e.Name], p.pos[e.StoredName()] = i, i
+	}
+	warnings := len(p.warnings)
+	next := make(chan int)
+	parts := make([]*workResult, jobs)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wt := t.fork()
+			defer wt.release()
+			parts[w], _ = p.work(ctx, wt, p.entries, next)
+		}()
+	}
+	stop := ctx.Done()
+dispatch:
+	for i := range p.entries {
+		select {
+		case next <- i:
+		case <-stop:
+			break dispatch
+		case <-p.stopped:
+			break dispatch
+		}
+	}
+	close(next)
+	wg.Wait()
+	return p.merge(res, parts, warnings)
+}
+
+// work restores entries: all of them in order when next is nil, else those whose indexes
+// next hands out, until one stops the run.
+func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, next <-chan int) (*workResult, error) {
+	part := &workResult{errIndex: -1}
+	buf := make([]byte, bufSize)
+	one := func(i int) bool {
+		err := ctx.Err()
+		if err == nil {
+			err = p.restoreEntry(ctx, t, entries[i], &part.res, buf)
+		}
+		if err != nil {
+			part.err, part.errIndex = err, i
+			p.stop()
+		}
+		return err == nil
+	}
+	if next == nil {
+		for i := range entries {
+			if !one(i) {
+				break
+			}
+		}
+		return part, part.err
+	}
+	for i := range next {
+		if !one(i) {
+			break
+		}
+	}
+	for range next { // the dispatcher stops at p.stopped, or hands out what was in flight
+	}
+	return part, part.err
+}
+
+// stop tells the dispatcher that a worker met an error that stops the run.
+func (p *Plan) stop() {
+	p.stopOnce.Do(func() { close(p.stopped) })
+}
+
+// merge adds the workers' parts to res, their lists (and the plan's warnings from the
+// warnings-th on) in archive order, and returns the error of the earliest entry that
+// stopped the run.
+func (p *Plan) merge(res *Result, parts []*workResult, warnings int) error {
+	damaged, failed := len(res.Damaged), len(res.Failed)
+	var err error
+	errIndex := -1
+	for _, w := range parts {
+		if w == nil {
+			continue
+		}
+		r := &w.res
+		res.Files, res.Dirs, res.Symlinks, res.Bytes = res.Files+r.Files, res.Dirs+r.Dirs, res.Symlinks+r.Symlinks, res.Bytes+r.Bytes
+		res.Present += r.Present
+		res.Damaged = append(res.Damaged, r.Damaged...)
+		res.Failed = append(res.Failed, r.Failed...)
+		if w.err != nil && (errIndex < 0 || w.errIndex < errIndex) {
+			err, errIndex = w.err, w.errIndex
+		}
+	}
+	if p.pos != nil {
+		p.inOrder(res.Damaged[damaged:])
+		p.inOrder(res.Failed[failed:])
+		p.inOrder(p.warnings[warnings:])
+		for _, names := range p.linked {
+			slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(p.pos[a], p.pos[b]) })
+		}
+	}
+	return err
+}
+
+// inOrder sorts problems of Run's entries into archive order.
+func (p *Plan) inOrder(problems []archive.Problem) {
+	slices.SortStableFunc(problems, func(a, b archive.Problem) int {
+		return cmp.Compare(p.pos[a.Entry], p.pos[b.Entry])
+	})
+}
+
+// mark notes that Run wrote into the folder dir (its mtime changed).
+func (p *Plan) mark(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.touched[dir] = true
+}
+
+// place notes the identity of the file Run put in place (or kept) at name, for relink.
+func (p *Plan) place(name string, id nodeID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.placed[name] = id
+}

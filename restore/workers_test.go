@@ -1,0 +1,85 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"backup/archive"
+)
+
+// TestMergeInArchiveOrder: what the workers report is put back in archive order, whichever
+// worker met which entry, and the error is the earliest entry's.
+func TestMergeInArchiveOrder(t *testing.T) {
+	p := &Plan{entries: []*archive.Entry{{Name: "a"}, {Name: "b", IsDir: true}, {Name: "c"}, {Name: "d"}},
+		linked: map[int][]string{1: {"d", "a"}}}
+	p.pos = map[string]int{}
+	for i, e := range p.entries {
+		p.pos[e.Name], p.pos[e.StoredName()] = i, i
+	}
+	p.warnings = []archive.Problem{{Entry: "plan"}, {Entry: "d"}, {Entry: "a"}}
+	full, late := errors.New("disk full"), errors.New("later")
+	parts := []*workResult{
+		{res: Result{Files: 1, Damaged: []archive.Problem{{Entry: "d"}}, Failed: []archive.Problem{{Entry: "c"}}}, err: late, errIndex: 3},
+		{res: Result{Files: 2, Dirs: 1, Damaged: []archive.Problem{{Entry: "a"}}, Failed: []archive.Problem{{Entry: "b/"}}}, err: full, errIndex: 2},
+	}
+	res := &Result{Damaged: []archive.Problem{{Entry: "z, from the plan"}}}
+	err := p.merge(res, parts, 1)
+	names := func(ps []archive.Problem) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Entry)
+		}
+		return out
+	}
+	if got, want := names(res.Damaged), []string{"z, from the plan", "a", "d"}; !slices.Equal(got, want) {
+		t.Errorf("damaged %q, want %q", got, want)
+	}
+	if got, want := names(res.Failed), []string{"b/", "c"}; !slices.Equal(got, want) {
+		t.Errorf("failed %q, want %q", got, want)
+	}
+	if got, want := names(p.warnings), []string{"plan", "a", "d"}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	if got := p.linked[1]; !slices.Equal(got, []string{"a", "d"}) {
+		t.Errorf("link group %q, want a, d", got)
+	}
+	if res.Files != 3 || res.Dirs != 1 || err != full {
+		t.Errorf("files %d dirs %d error %v, want 3, 1, the earliest entry's", res.Files, res.Dirs, err)
+	}
+}
+
+// TestRunInterruptedParallel: workers stopped part way (ctx done after some checks) leave
+// exactly the files Result counts in place, and no temp file.
+func TestRunInterruptedParallel(t *testing.T) {
+	var entries []zent
+	for i := range 40 {
+		entries = append(entries, zent{name: fmt.Sprintf("d%d/f%02d", i%4, i), body: strings.Repeat("x", i*100)})
+	}
+	r := openZip(t, buildZip(t, entries, true))
+	dest := t.TempDir()
+	plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &countdownCtx{Context: t.Context()}
+	ctx.left.Store(30)
+	res, err := plan.Run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	files := 0
+	for _, name := range listTree(t, dest) {
+		if strings.Contains(name, ".restore-") {
+			t.Errorf("temp file %s left", name)
+		}
+		if !strings.HasSuffix(name, "/") {
+			files++
+		}
+	}
+	if files != res.Files || files == 0 || files == 40 {
+		t.Errorf("%d files in place, Result counts %d; want the same, some but not all", files, res.Files)
+	}
+}

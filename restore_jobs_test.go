@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRestoreJobsSameResult: a restore with many workers does what one worker does, and says
+// it in the same words: the same tree (contents, a hard-link group linked again, a symlink),
+// the same exit code, the same --json result and stderr lines, damaged entries listed in
+// archive order.
+func TestRestoreJobsSameResult(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	nodes := map[string]node{"link": {kind: "symlink", content: "d03/f005"}}
+	for d := range 10 {
+		for f := range 12 {
+			nodes[fmt.Sprintf("d%02d/f%03d", d, f)] = node{content: strings.Repeat(fmt.Sprintf("%d.%d ", d, f), 50+d*f)}
+		}
+	}
+	src := filepath.Join(dir, "src/app")
+	makeTree(t, src, nodes)
+	for _, name := range []string{"d05/hard", "d09/hard"} {
+		if err := os.Link(filepath.Join(src, "d01/f001"), filepath.Join(src, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", arch, "src/app"), exitComplete)
+	for d := range 10 {
+		for _, f := range []int{(d + 2) % 12, 11 - d} {
+			flipInPlace(t, arch, fmt.Sprintf("app/d%02d/f%03d", d, f))
+		}
+	}
+	var first result
+	var firstTree []string
+	for _, jobs := range []string{"1", "4", "16"} {
+		dest := filepath.Join(dir, "dest"+jobs)
+		r := backup(t, runOpts{dir: dir}, "restore", "--jobs", jobs, "--json", arch, dest)
+		r.stdout, r.stderr = strings.ReplaceAll(r.stdout, dest, "DEST"), strings.ReplaceAll(r.stderr, dest, "DEST")
+		tree := treeContents(t, filepath.Join(dest, "app"))
+		if a, b := sameFile(t, filepath.Join(dest, "app/d05/hard"), filepath.Join(dest, "app/d09/hard")); !a || !b {
+			t.Errorf("--jobs %s: the hard-link group is not one file again (d05/hard and d09/hard: %v; d01/f001 too: %v)", jobs, a, b)
+		}
+		if jobs == "1" {
+			first, firstTree = r, tree
+			if r.code != exitFailed || !strings.Contains(r.stdout, "app/d02/f004") {
+				t.Fatalf("--jobs 1: exit %d, want %d with the damaged entries listed\n%s\n%s", r.code, exitFailed, r.stdout, r.stderr)
+			}
+			continue
+		}
+		if r.code != first.code || r.stdout != first.stdout || r.stderr != first.stderr {
+			t.Errorf("--jobs %s: exit %d\n%s\n%s\nwant, as --jobs 1: exit %d\n%s\n%s", jobs, r.code, r.stdout, r.stderr, first.code, first.stdout, first.stderr)
+		}
+		if !slices.Equal(tree, firstTree) {
+			t.Errorf("--jobs %s restored\n%q\nwant, as --jobs 1:\n%q", jobs, tree, firstTree)
+		}
+	}
+}
+
+// treeContents lists each path below root with its type and, for a file, its content's
+// length and first bytes; for a symlink, its target.
+func treeContents(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	for _, rel := range listTree(t, root) {
+		p := filepath.Join(root, strings.TrimRight(rel, "@/"))
+		info, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out = append(out, rel+" -> "+target)
+		case info.Mode().IsRegular():
+			data := readFile(t, p)
+			out = append(out, fmt.Sprintf("%s %v %d %q", rel, info.Mode(), len(data), data[:min(len(data), 12)]))
+		default:
+			out = append(out, fmt.Sprintf("%s %v", rel, info.Mode()))
+		}
+	}
+	return out
+}
+
+// sameFile reports whether a and b are one file, and whether the group's first member
+// (d01/f001, beside them) is that file too.
+func sameFile(t *testing.T, a, b string) (bool, bool) {
+	t.Helper()
+	ia, err1 := os.Lstat(a)
+	ib, err2 := os.Lstat(b)
+	ic, err3 := os.Lstat(filepath.Join(filepath.Dir(filepath.Dir(a)), "d01/f001"))
+	if err1 != nil || err2 != nil || err3 != nil {
+		t.Fatalf("stat: %v %v %v", err1, err2, err3)
+	}
+	return os.SameFile(ia, ib), os.SameFile(ia, ic)
+}
