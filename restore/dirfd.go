@@ -96,16 +96,16 @@ func (s *destShared) claim(path string, id fileID) bool {
 	return true
 }
 
-// makeChild makes the missing folder part in parent (path below the destination) and opens
-// it, unless this restore opened a folder at path before (ENOENT then: it was moved away,
-// and is not made again). The look-up and the mkdir are one step under the lock, so that no
-// worker makes again a folder another one has just opened. EEXIST from mkdir is another
-// worker's folder, or someone else's: opened, and claimed as any.
+// makeChild makes the folder part in parent (path below the destination), found missing,
+// and opens it, unless this restore opened a folder at path before: then it is only opened
+// again (another worker may have made it since this one looked; one moved away is not made
+// again, and the open fails with ENOENT). The look-up and the mkdir are one step under the
+// lock, so that no worker makes again a folder another one has just opened. EEXIST from
+// mkdir is another worker's folder, or someone else's: opened, and claimed as any.
 func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	s.mu.Lock()
-	_, seen := s.seen[path]
-	var err error = unix.ENOENT
-	if !seen {
+	var err error
+	if _, seen := s.seen[path]; !seen {
 		if err = unix.Mkdirat(parent, part, s.mkdirMode(path)); err == nil {
 			s.created[path] = true
 		}
@@ -192,9 +192,10 @@ func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino}
 }
 
-// beforeOpenChild, when set (by tests only), is called as openChild starts: what another
-// worker, or someone else, does to the folder then is what openChild must see.
-var beforeOpenChild func(path string)
+// foundMissing, when set (by tests only), is called when openChild has found its folder
+// missing, before it makes it: what another worker, or someone else, does to the folder
+// then is what it must see.
+var foundMissing func(path string)
 
 // childFlags open a folder below the destination: never through a symlink.
 const childFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
@@ -204,11 +205,11 @@ const childFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_C
 // missing now was moved away, and is not made again, and one of another identity was
 // replaced.
 func (t *destTree) openChild(parent int, path, part string, create bool) (openFolder, error) {
-	if beforeOpenChild != nil {
-		beforeOpenChild(path)
-	}
 	fd, err := unix.Openat(parent, part, childFlags, 0)
 	if errors.Is(err, unix.ENOENT) && create {
+		if foundMissing != nil {
+			foundMissing(path)
+		}
 		fd, err = t.makeChild(parent, path, part)
 	}
 	switch {
