@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,4 +101,49 @@ func sameFile(t *testing.T, a, b string) (bool, bool) {
 		t.Fatalf("stat: %v %v %v", err1, err2, err3)
 	}
 	return os.SameFile(ia, ib), os.SameFile(ia, ic)
+}
+
+// TestRestoreJobsDeepTreeFewFiles: each worker keeps open the folders of the path it wrote
+// last, so 32 workers in 32 trees 40 folders deep would hold 1,300 descriptors: under a
+// limit of 256 open files many of their entries failed ("too many open files", exit 3)
+// where --jobs 1 restores everything. The workers are as many as the limit allows for the
+// deepest path, never fewer than one: the same files and exit code as --jobs 1.
+func TestRestoreJobsDeepTreeFewFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for b := range 32 {
+		fh := &zip.FileHeader{Name: fmt.Sprintf("b%02d/%sf", b, strings.Repeat("x/", 40)), Method: zip.Store}
+		fh.SetMode(0o644)
+		w, err := zw.CreateHeader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("data"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "deep.zip")
+	if err := os.WriteFile(arch, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, jobs := range []string{"1", "32"} {
+		dest := filepath.Join(dir, "dest"+jobs)
+		cmd := exec.Command("sh", "-c", `ulimit -n 256 && exec "$@"`, "sh", binary, "restore", "-q", "--jobs", jobs, arch, dest)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("--jobs %s under ulimit -n 256: %v\n%.600s", jobs, err, out)
+		}
+		files := 0
+		for _, rel := range listTree(t, dest) {
+			if strings.HasSuffix(rel, "/f") {
+				files++
+			}
+		}
+		if files != 32 {
+			t.Errorf("--jobs %s: %d files restored, want 32", jobs, files)
+		}
+	}
 }

@@ -74,26 +74,47 @@ func (t *destTree) fork() *destTree { return &destTree{destShared: t.destShared}
 
 func (t *destTree) release() { t.truncate(0) }
 
-// known returns the identity of the folder path when this restore opened it before.
-func (s *destShared) known(path string) (fileID, bool) {
+// wasSeen reports whether this restore opened a folder at path before.
+func (s *destShared) wasSeen(path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.seen[path]
-	return id, ok
+	_, ok := s.seen[path]
+	return ok
 }
 
-// note records the identity of the folder path.
-func (s *destShared) note(path string, id fileID) {
+// claim records id as the identity of the folder path, unless this restore (another worker
+// maybe, since this one looked) opened a folder of another identity there before: then the
+// folder was moved or replaced, and claim reports false. The look-up and the record are one
+// step under the lock, so that every worker holds a path to the identity first seen there.
+func (s *destShared) claim(path string, id fileID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if known, ok := s.seen[path]; ok {
+		return known == id
+	}
 	s.seen[path] = id
+	return true
 }
 
-// made records that this restore made the folder path.
-func (s *destShared) made(path string) {
+// makeChild makes the folder part in parent (path below the destination), found missing,
+// and opens it, unless this restore opened a folder at path before: then it is only opened
+// again (another worker may have made it since this one looked; one moved away is not made
+// again, and the open fails with ENOENT). The look-up and the mkdir are one step under the
+// lock, so that no worker makes again a folder another one has just opened. EEXIST from
+// mkdir is another worker's folder, or someone else's: opened, and claimed as any.
+func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.created[path] = true
+	var err error
+	if _, seen := s.seen[path]; !seen {
+		if err = unix.Mkdirat(parent, part, s.mkdirMode(path)); err == nil {
+			s.created[path] = true
+		}
+	}
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, err
+	}
+	return unix.Openat(parent, part, childFlags, 0)
 }
 
 // truncate closes the chain's folders from the nth on.
@@ -171,26 +192,30 @@ func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino}
 }
 
+// foundMissing, when set (by tests only), is called when openChild has found its folder
+// missing, before it makes it: what another worker, or someone else, does to the folder
+// then is what it must see.
+var foundMissing func(path string)
+
+// childFlags open a folder below the destination: never through a symlink.
+const childFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
 // openChild opens the folder part in parent (path below the destination), creating it when
 // missing and create is set, unless this restore opened a folder of that name before: one
-// missing now was moved away, and is not made again.
+// missing now was moved away, and is not made again, and one of another identity was
+// replaced.
 func (t *destTree) openChild(parent int, path, part string, create bool) (openFolder, error) {
-	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	known, wasSeen := t.known(path)
-	fd, err := unix.Openat(parent, part, flags, 0)
-	if errors.Is(err, unix.ENOENT) && create && !wasSeen {
-		err = unix.Mkdirat(parent, part, t.mkdirMode(path))
-		if err == nil || errors.Is(err, unix.EEXIST) { // EEXIST: another worker made it
-			if err == nil {
-				t.made(path)
-			}
-			fd, err = unix.Openat(parent, part, flags, 0)
+	fd, err := unix.Openat(parent, part, childFlags, 0)
+	if errors.Is(err, unix.ENOENT) && create {
+		if foundMissing != nil {
+			foundMissing(path)
 		}
+		fd, err = t.makeChild(parent, path, part)
 	}
 	switch {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errNotBeneath)
-	case errors.Is(err, unix.ENOENT) && wasSeen:
+	case errors.Is(err, unix.ENOENT) && t.wasSeen(path):
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	case err != nil:
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
@@ -201,10 +226,9 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
 	id := idOf(&st)
-	if wasSeen && id != known {
+	if !t.claim(path, id) {
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}
-	t.note(path, id)
 	return openFolder{name: path, part: part, fd: fd, id: id}, nil
 }

@@ -32,11 +32,13 @@ func (p *Plan) restoreSymlink(ctx context.Context, t *destTree, e *archive.Entry
 	}
 	err = p.createSymlink(t, e, target)
 	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
 	case err == nil:
+		// In place, so counted, even when ctx is done by now: the count says what DEST holds.
 		res.Symlinks++
 		p.mark(parentOf(e.Name))
+		return ctx.Err()
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	default:

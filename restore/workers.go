@@ -5,7 +5,10 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"backup/archive"
 )
@@ -30,7 +33,7 @@ type workResult struct {
 // restoreAll restores every entry of the plan into res, with the plan's Jobs workers.
 func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 	p.stopped = make(chan struct{})
-	jobs := min(cmp.Or(p.opts.Jobs, runtime.NumCPU()), max(len(p.entries), 1))
+	jobs := p.fdJobs(min(cmp.Or(p.opts.Jobs, runtime.NumCPU()), max(len(p.entries), 1)))
 	if jobs <= 1 {
 		part, err := p.work(ctx, t, p.entries, nil)
 		p.merge(res, []*workResult{part}, len(p.warnings))
@@ -67,6 +70,25 @@ dispatch:
 	close(next)
 	wg.Wait()
 	return p.merge(res, parts, warnings)
+}
+
+// fdJobs caps jobs so that what the workers keep open fits in half the limit on open files
+// (the other half is left to the archive, the journal and the rest of the process): each
+// keeps the folders of the path it wrote last, as deep as the deepest entry, and a few
+// more while it writes (the temp file, what --force replaces, a link's source). Without
+// the cap an archive of deep trees failed entry after entry with "too many open files"
+// where one worker restores it all. Never fewer than one: one worker is what restore was.
+func (p *Plan) fdJobs(jobs int) int {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return jobs
+	}
+	depth := 0
+	for _, e := range p.entries {
+		depth = max(depth, strings.Count(e.Name, "/")+1)
+	}
+	perWorker := uint64(depth + 3)
+	return max(1, min(jobs, int(min(lim.Cur/2/perWorker, uint64(jobs)))))
 }
 
 // work restores entries: all of them in order when next is nil, else those whose indexes
