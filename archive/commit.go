@@ -50,7 +50,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.zw.Close(); err != nil {
 		return Summary{}, err
 	}
-	w.zw = nil // its list of entries, written out, is as large as the manifest's
+	w.zw = nil
 
 	if err := w.buf.Flush(); err != nil {
 		return Summary{}, err
@@ -103,6 +103,9 @@ func (w *Writer) commit(final string, replace bool, with []*atomicfile.Staged, l
 // every path that does not end in a successful Commit.
 func (w *Writer) Abort() {
 	w.Wait()
+	if w.zw != nil {
+		w.zw.dir.close()
+	}
 	if w.file == nil {
 		return
 	}

@@ -21,11 +21,10 @@ import (
 // could be streamed (see fileHeader): the bytes of an entry do not depend on whether it was.
 //
 // A file whose read fails half way must leave no partial entry. So the streamed bytes go
-// around the zip.Writer, straight into the archive's hash and temp file, and can be taken
+// around the zipWriter, straight into the archive's hash and temp file, and can be taken
 // back: the file is truncated to where the entry began and the hash restored to its state
-// there. Once the entry is whole, the zip.Writer is told of it by replaying it: it writes
-// the same header, as many bytes of data and the descriptor into a skipper that drops
-// exactly that many, so that its offsets and its central directory count them.
+// there. Once the entry is whole, the zipWriter is told of it (written): its central record
+// and the offset of the entry after it count it.
 
 // directOut is where a large entry's compressed bytes go once its turn has come.
 type directOut struct {
@@ -56,16 +55,13 @@ func (d *directOut) ready() bool {
 // the archive from now until the entry is done.
 func (d *directOut) begin(sp *spool) error {
 	w := d.w
-	if err := w.zw.Flush(); err != nil {
+	// The entry before may owe its descriptor: written now, and everything buffered, so
+	// that the archive file ends where this entry starts.
+	if err := w.zw.prepare(); err != nil {
 		return err
 	}
-	if owed := w.zw.owed; owed != nil {
-		desc := descriptor(owed)
-		if _, err := w.out.Write(desc); err != nil {
-			return err
-		}
-		w.skip.n += int64(len(desc))
-		w.zw.owed = nil
+	if err := w.zw.Flush(); err != nil {
+		return err
 	}
 	state, err := w.out.h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
@@ -105,7 +101,7 @@ func (d *directOut) rollback() {
 var errStreamedHeader = errors.New("a streamed entry's local header differs from the one its final header makes")
 
 // finish writes the descriptor after the entry's data, fh being its final header, and
-// replays the entry into the zip.Writer. On the writing goroutine.
+// tells the zipWriter of the entry. On the writing goroutine.
 func (d *directOut) finish(fh *zip.FileHeader) error {
 	w := d.w
 	if !bytes.Equal(localHeaderBytes(fh), d.header) {
@@ -115,19 +111,8 @@ func (d *directOut) finish(fh *zip.FileHeader) error {
 	if _, err := w.out.Write(desc); err != nil {
 		return err
 	}
-	w.skip.n += int64(len(d.header)) + int64(fh.CompressedSize64) + int64(len(desc))
-	zf, err := w.zw.Writer.CreateRaw(fh)
-	if err != nil {
+	if err := w.zw.written(fh, int64(len(d.header))+int64(fh.CompressedSize64)+int64(len(desc))); err != nil {
 		return err
-	}
-	w.zw.owed = nil // its descriptor is written, and dropped when the zip.Writer writes it
-	zeros := make([]byte, min(fh.CompressedSize64, writeBuffer))
-	for left := fh.CompressedSize64; left > 0; {
-		n, err := zf.Write(zeros[:min(left, uint64(len(zeros)))])
-		if err != nil {
-			return err
-		}
-		left -= uint64(n)
 	}
 	d.done = true
 	w.streamed++
@@ -160,44 +145,6 @@ func descriptor(fh *zip.FileHeader) []byte {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(fh.CompressedSize64))
 	return binary.LittleEndian.AppendUint32(b, uint32(fh.UncompressedSize64))
-}
-
-// zipWriter is the archive's zip.Writer, knowing when it owes a data descriptor: the last
-// entry's, which it writes only when the next entry starts.
-type zipWriter struct {
-	*zip.Writer
-	owed *zip.FileHeader
-}
-
-func (z *zipWriter) CreateRaw(fh *zip.FileHeader) (io.Writer, error) {
-	z.owed = nil
-	zf, err := z.Writer.CreateRaw(fh)
-	if err == nil && fh.Flags&flagDataDesc != 0 {
-		z.owed = fh
-	}
-	return zf, err
-}
-
-func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
-	z.owed = nil // the manifest's, which comes last
-	return z.Writer.CreateHeader(fh)
-}
-
-// skipper passes on what the zip.Writer writes, except the next n bytes: those of entries
-// already written around it.
-type skipper struct {
-	w io.Writer
-	n int64
-}
-
-func (s *skipper) Write(p []byte) (int, error) {
-	k := int(min(s.n, int64(len(p))))
-	s.n -= int64(k)
-	if k == len(p) {
-		return k, nil
-	}
-	n, err := s.w.Write(p[k:])
-	return k + n, err
 }
 
 // directTo is what a worker needs to stream the file it reads: the Writer, and what the

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/flate"
-
 	"backup/atomicfile"
 	"backup/format"
 	"backup/skiprules"
@@ -89,7 +87,6 @@ type Writer struct {
 	file   *os.File
 	buf    *bufio.Writer // between the zip writer and file: few large writes
 	out    *countingHash
-	skip   *skipper // between zw and out, for entries written around zw (see direct.go)
 	zw     *zipWriter
 	queue  chan *item // walk order, bounded: back-pressure on the walk
 	jobs   chan *item
@@ -180,12 +177,7 @@ func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor
 		written: make(chan struct{}),
 	}
 	w.out = &countingHash{w: w.buf, h: sha256.New()}
-	w.skip = &skipper{w: w.out}
-	w.zw = &zipWriter{Writer: zip.NewWriter(w.skip)}
-	// The manifest is always deflated, so that any unzip can read it.
-	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, DefaultLevel)
-	})
+	w.zw = newZipWriter(w.out, spoolDir)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
 		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh}

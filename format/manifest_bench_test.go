@@ -81,6 +81,7 @@ func benchManifest(n int) *Manifest {
 		f := &m.Files[i]
 		f.Path = fmt.Sprintf("corpus/go-src/src/pkg%d/sub%d/file_%d_test.go", i/500, i/50, i)
 		f.Size = rng.Int64N(1 << 20)
+		f.RawSHA256 = new(Digest)
 		for j := range f.SHA256 {
 			f.SHA256[j], f.RawSHA256[j] = byte(rng.Uint32()), byte(rng.Uint32())
 		}

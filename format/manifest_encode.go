@@ -30,8 +30,8 @@ func appendFileRecord(b []byte, f *File) ([]byte, error) {
 		}
 		b = append(appendKey(b, "snapshot"), s...)
 	}
-	if !f.RawSHA256.IsZero() {
-		b = appendDigest(appendKey(b, "raw_sha256"), &f.RawSHA256)
+	if f.RawSHA256 != nil && !f.RawSHA256.IsZero() {
+		b = appendDigest(appendKey(b, "raw_sha256"), f.RawSHA256)
 	}
 	if f.Meta != nil {
 		b = appendMeta(b, f.Meta)

@@ -16,8 +16,8 @@ func TestManifestWriteToMatchesMarshal(t *testing.T) {
 		Files: []File{
 			{Path: "a/b", Size: 3, SHA256: Digest{0xab}},
 			{Path: "a/ü\"c\\<d>&e\n\t\r\b\f\x01\x1f\x7f\u2028\u2029", Size: 0, SHA256: Digest{1}},
-			{Path: "a/\xff", SHA256: Digest{2}, Link: -3, RawSHA256: Digest{31: 9}},
-			{Path: "a/caf\xe9\u2028", Size: 1 << 62, SHA256: Digest{3}, Link: 7, Meta: meta, RawSHA256: Digest{4}},
+			{Path: "a/\xff", SHA256: Digest{2}, Link: -3, RawSHA256: &Digest{31: 9}},
+			{Path: "a/caf\xe9\u2028", Size: 1 << 62, SHA256: Digest{3}, Link: 7, Meta: meta, RawSHA256: &Digest{4}},
 			{Path: "a/db", Size: 4, SHA256: Digest{5}, Meta: &Meta{Xattrs: map[string][]byte{}}, Reused: true,
 				Snapshot: &CopySource{Kind: "sqlite", Size: 8, ModTime: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))}},
 		},

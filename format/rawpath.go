@@ -68,11 +68,20 @@ func (j fileJSON) value() (File, error) {
 	if j.Meta != nil {
 		j.Meta.canonical()
 	}
-	return File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot, RawSHA256: j.RawSHA256}, err
+	f := File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot}
+	if !j.RawSHA256.IsZero() {
+		raw := j.RawSHA256
+		f.RawSHA256 = &raw
+	}
+	return f, err
 }
 
 func (f *File) record() fileJSON {
-	return fileJSON{encodePath(f.Path), f.Size, f.SHA256, f.Link, f.Snapshot, f.RawSHA256, f.Meta}
+	j := fileJSON{jsonPath: encodePath(f.Path), Size: f.Size, SHA256: f.SHA256, Link: f.Link, Snapshot: f.Snapshot, Meta: f.Meta}
+	if f.RawSHA256 != nil {
+		j.RawSHA256 = *f.RawSHA256
+	}
+	return j
 }
 
 // MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).

@@ -1,0 +1,204 @@
+package archive
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/flate"
+
+	"backup/atomicfile"
+)
+
+// dirMemory is how many bytes of central records dirRecords holds before it spills them to
+// a temp file: about 40,000 entries. Past that the records are written out in blocks of it.
+const dirMemory = 4 << 20
+
+// dirRecords are the central directory's records, encoded as each entry is whole: in
+// memory up to dirMemory, then in an unlinked temp file in the spool folder.
+type dirRecords struct {
+	spoolDir string
+	mem      []byte
+	file     *os.File
+	count    uint64
+}
+
+// add encodes fh's central record, its local header being at off, as zip.Writer.Close
+// does.
+func (d *dirRecords) add(fh *zip.FileHeader, off uint64) error {
+	d.mem = appendCentral(d.mem, fh, off)
+	d.count++
+	if len(d.mem) < dirMemory {
+		return nil
+	}
+	return d.spill()
+}
+
+func (d *dirRecords) spill() error {
+	if d.file == nil {
+		f, err := os.CreateTemp(d.spoolDir, atomicfile.SpoolPrefix+"*")
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return err
+		}
+		d.file = f
+	}
+	if _, err := d.file.Write(d.mem); err != nil {
+		return err
+	}
+	d.mem = d.mem[:0]
+	return nil
+}
+
+// writeTo writes every record, in the order added, and releases the temp file.
+func (d *dirRecords) writeTo(w io.Writer) error {
+	if f := d.file; f != nil {
+		d.file = nil
+		defer f.Close()
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyBuffer(w, onlyReader{f}, make([]byte, 1<<20)); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(d.mem)
+	d.mem = nil
+	return err
+}
+
+// close releases the temp file, if any; for a writer given up.
+func (d *dirRecords) close() {
+	if d.file != nil {
+		d.file.Close()
+		d.file = nil
+	}
+}
+
+// appendCentral appends fh's central record, with a zip64 field when its sizes or offset
+// need one.
+func appendCentral(b []byte, fh *zip.FileHeader, off uint64) []byte {
+	le := binary.LittleEndian
+	extra := fh.Extra
+	b = le.AppendUint32(b, centralSig)
+	b = le.AppendUint16(b, fh.CreatorVersion)
+	b = le.AppendUint16(b, fh.ReaderVersion)
+	b = le.AppendUint16(b, fh.Flags)
+	b = le.AppendUint16(b, fh.Method)
+	b = le.AppendUint16(b, fh.ModifiedTime)
+	b = le.AppendUint16(b, fh.ModifiedDate)
+	b = le.AppendUint32(b, fh.CRC32)
+	zip64 := fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max || off >= uint32max
+	if zip64 {
+		b = le.AppendUint32(b, uint32max)
+		b = le.AppendUint32(b, uint32max)
+		var z [28]byte
+		le.PutUint16(z[0:], zip64ExtraID)
+		le.PutUint16(z[2:], 24)
+		le.PutUint64(z[4:], fh.UncompressedSize64)
+		le.PutUint64(z[12:], fh.CompressedSize64)
+		le.PutUint64(z[20:], off)
+		extra = append(extra[:len(extra):len(extra)], z[:]...)
+	} else {
+		b = le.AppendUint32(b, uint32(fh.CompressedSize64))
+		b = le.AppendUint32(b, uint32(fh.UncompressedSize64))
+	}
+	b = le.AppendUint16(b, uint16(len(fh.Name)))
+	b = le.AppendUint16(b, uint16(len(extra)))
+	b = le.AppendUint16(b, uint16(len(fh.Comment)))
+	b = le.AppendUint32(b, 0) // disk number start, internal attributes
+	b = le.AppendUint32(b, fh.ExternalAttrs)
+	b = le.AppendUint32(b, uint32(min(off, uint32max)))
+	b = append(b, fh.Name...)
+	b = append(b, extra...)
+	return append(b, fh.Comment...)
+}
+
+// CreateHeader starts the manifest's entry, deflated as it is written, as
+// zip.Writer.CreateHeader does with Method Deflate: a data descriptor follows the data.
+func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
+	if err := z.prepare(); err != nil {
+		return nil, err
+	}
+	z.owed = nil
+	if valid, require := detectUTF8(fh.Name); fh.NonUTF8 {
+		fh.Flags &^= flagUTF8
+	} else if valid && require {
+		fh.Flags |= flagUTF8
+	}
+	fh.CreatorVersion = fh.CreatorVersion&0xff00 | zipVersion20
+	fh.ReaderVersion = zipVersion20
+	if !fh.Modified.IsZero() {
+		fh.ModifiedDate, fh.ModifiedTime = msDosTime(fh.Modified)
+		var ext [9]byte
+		binary.LittleEndian.PutUint16(ext[0:], extTimeID)
+		binary.LittleEndian.PutUint16(ext[2:], 5)
+		ext[4] = 1
+		binary.LittleEndian.PutUint32(ext[5:], uint32(fh.Modified.Unix()))
+		fh.Extra = append(fh.Extra, ext[:]...)
+	}
+	fh.Flags |= flagDataDesc
+	e := &deflateEntry{fh: fh, off: uint64(z.cw.n), out: &passCounter{w: z.cw}, crc: crc32.NewIEEE()}
+	comp, err := flate.NewWriter(e.out, DefaultLevel)
+	if err != nil {
+		return nil, err
+	}
+	e.comp = comp
+	if err := writeLocal(z.cw, fh, false); err != nil {
+		return nil, err
+	}
+	z.open = e
+	return e, nil
+}
+
+// closeDeflate finishes the manifest's entry: the deflate stream, its descriptor, its
+// central record.
+func (z *zipWriter) closeDeflate() error {
+	e := z.open
+	z.open = nil
+	if err := e.comp.Close(); err != nil {
+		return err
+	}
+	fh := e.fh
+	fh.CRC32 = e.crc.Sum32()
+	fh.CompressedSize64, fh.UncompressedSize64 = uint64(e.out.n), uint64(e.n)
+	fh.CompressedSize, fh.UncompressedSize = uint32(fh.CompressedSize64), uint32(fh.UncompressedSize64)
+	if fh.CompressedSize64 >= uint32max || fh.UncompressedSize64 >= uint32max {
+		fh.CompressedSize, fh.UncompressedSize = uint32max, uint32max
+		fh.ReaderVersion = zipVersion45
+	}
+	if _, err := z.cw.Write(descriptor(fh)); err != nil {
+		return err
+	}
+	return z.dir.add(fh, e.off)
+}
+
+// msDosTime is archive/zip's timeToMsDosTime: the date and time as MS-DOS stores them.
+func msDosTime(t time.Time) (date, tm uint16) {
+	date = uint16(t.Day() + int(t.Month())<<5 + (t.Year()-1980)<<9)
+	tm = uint16(t.Second()/2 + t.Minute()<<5 + t.Hour()<<11)
+	return date, tm
+}
+
+// detectUTF8 is archive/zip's: whether s is valid UTF-8, and whether it needs the UTF-8
+// flag (a character outside the part of ASCII every code page agrees on).
+func detectUTF8(s string) (valid, require bool) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r < 0x20 || r > 0x7d || r == 0x5c {
+			if !utf8.ValidRune(r) || (r == utf8.RuneError && size == 1) {
+				return false, false
+			}
+			require = true
+		}
+	}
+	return true, require
+}
