@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -44,23 +45,23 @@ type workerResult struct {
 
 func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
-	return checkAll(ctx, res, jobs, progress, func(work chan<- entryJob) []foundProblem {
-		return r.dispatch(ctx, res, work)
+	return checkAll(ctx, res, jobs, progress, func(work *batcher) []foundProblem {
+		return r.dispatch(res, work)
 	})
 }
 
 // checkAll runs jobs workers on the entries dispatch hands out, and adds what it and they
 // found to res, in archive order. dispatch closes work when it is done.
-func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, dispatch func(work chan<- entryJob) []foundProblem) error {
-	// A small buffer lets the workers take the next entry without waiting for this
-	// goroutine to be scheduled; it holds pointers only, so memory stays bounded.
-	work := make(chan entryJob, 4*jobs)
+func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, dispatch func(work *batcher) []foundProblem) error {
+	// A small buffer lets the workers take the next batch without waiting for this
+	// goroutine to be scheduled; memory stays bounded by batchMax.
+	work := make(chan batch, 2*jobs)
 	results := make([]workerResult, jobs)
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
 	}
-	found := dispatch(work)
+	found := dispatch(&batcher{ctx: ctx, work: work})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -81,8 +82,8 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *Verify
 // dispatch counts the entries and compares them with the manifest in archive order, hands
 // each to the workers and closes work when all are handed out or ctx is done. It returns
 // the problems the comparison found, those missing from the archive last.
-func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob) []foundProblem {
-	defer close(work)
+func (r *Reader) dispatch(res *VerifyResult, work *batcher) []foundProblem {
+	defer work.close()
 	var found []foundProblem
 	var x *manifestIndex
 	if r.Manifest != nil {
@@ -101,9 +102,7 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 		if r.Manifest != nil && e.IsDir && e.afterManifest {
 			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
 		}
-		select {
-		case work <- job:
-		case <-ctx.Done():
+		if !work.add(job) {
 			return nil
 		}
 	}
@@ -116,38 +115,48 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 	return found
 }
 
-// checkEntries is one worker: it reads the entries it is handed, one at a time through a
-// buffer of its own, until work is closed. Once ctx is done it reads nothing more and
+// checkEntries is one worker: it reads the batches it is handed, each entry in turn through
+// a buffer of its own, until work is closed. Once ctx is done it reads nothing more and
 // returns as soon as work is closed. It counts each entry checked in progress.
-func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyProgress) workerResult {
+func checkEntries(ctx context.Context, work <-chan batch, progress *VerifyProgress) workerResult {
 	var w workerResult
 	buf := make([]byte, copyBufSize)
-	for job := range work {
-		if ctx.Err() != nil {
-			continue
-		}
-		e := job.entry
-		got, err := Checked{Size: e.Size}, error(nil)
-		if job.copied {
-			err = checkHeaders(e.file, e.local)
-		} else {
-			got, err = copyChecked(ctxDiscard{ctx}, e, job.wantSum, buf)
-		}
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted, not damaged: the caller returns ctx's error.
-		case err != nil:
-			w.found = append(w.found, foundProblem{index: job.index, step: 1,
-				Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
-		case !e.IsDir && e.Kind == "" && !job.manifest:
-			w.bytes += got.Size
-		}
-		progress.Entries.Add(1)
-		if !e.IsDir && e.Kind == "" && !job.manifest {
-			progress.Bytes.Add(e.Size)
+	var ahead readAhead
+	for b := range work {
+		ra := ahead.load(ctx, b)
+		for _, job := range b.jobs {
+			w.check(ctx, job, ra, buf, progress)
 		}
 	}
 	return w
+}
+
+// check checks the entry of job, reading it through ra, unless ctx is done.
+func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, buf []byte, progress *VerifyProgress) {
+	if ctx.Err() != nil {
+		return
+	}
+	e := job.entry
+	loc := localRef{ra: ra, off: e.local.off}
+	got, err := Checked{Size: e.Size}, error(nil)
+	if job.copied {
+		err = checkHeaders(e.file, loc)
+	} else {
+		got, err = copyCheckedAt(ctxDiscard{ctx}, e.file, loc, job.wantSum, buf)
+	}
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted, not damaged: the caller returns ctx's error.
+	case err != nil:
+		w.found = append(w.found, foundProblem{index: job.index, step: 1,
+			Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
+	case !e.IsDir && e.Kind == "" && !job.manifest:
+		w.bytes += got.Size
+	}
+	progress.Entries.Add(1)
+	if !e.IsDir && e.Kind == "" && !job.manifest {
+		progress.Bytes.Add(e.Size)
+	}
 }
 
 // compare checks the entry e against its record in the manifest, marking the record seen
