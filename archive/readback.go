@@ -57,7 +57,7 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	}
 	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String()}
 	var walkErr error
-	err = checkAll(ctx, res, jobs, new(VerifyProgress), func(work *batcher) []foundProblem {
+	err = checkAll(ctx, res, jobs, false, new(VerifyProgress), func(work *batcher) []foundProblem {
 		defer work.close()
 		rb.work = work
 		walkErr = walkCentral(zra, zsize, rb.entry)

@@ -35,14 +35,16 @@ type batch struct {
 // batcher groups the jobs a dispatcher hands out, in archive order, into batches. Only the
 // dispatching goroutine uses it.
 type batcher struct {
-	ctx  context.Context
-	work chan<- batch
-	cur  batch
+	ctx      context.Context
+	work     chan<- batch
+	oneByOne bool // every entry alone, nothing read ahead
+	cur      batch
 }
 
 // add hands job on, in a batch with its neighbours; false once ctx is done.
 func (b *batcher) add(job entryJob) bool {
 	lo, hi, near := entrySpan(job.entry)
+	near = near && !b.oneByOne
 	if n := len(b.cur.jobs); n > 0 && (!near || n == batchMax || max(hi, b.cur.hi)-min(lo, b.cur.lo) > spanMax) {
 		if !b.flush() {
 			return false

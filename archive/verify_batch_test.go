@@ -146,3 +146,103 @@ func TestVerifyReadsFewTimes(t *testing.T) {
 		}
 	}
 }
+
+// centralOffsets returns where the local-header offset of each central directory record
+// of the zip data is stored.
+func centralOffsets(t testing.TB, data []byte) []int {
+	t.Helper()
+	var at []int
+	for i := bytes.Index(data, []byte("PK\x01\x02")); i >= 0; {
+		at = append(at, i+42)
+		j := bytes.Index(data[i+4:], []byte("PK\x01\x02"))
+		if j < 0 {
+			break
+		}
+		i += 4 + j
+	}
+	if len(at) == 0 {
+		t.Fatal("no central directory records")
+	}
+	return at
+}
+
+// layoutArchives are archives whose entries do not lie one after the other as a writer
+// puts them: records that point at another entry's local header, or past the end of the
+// file, and entries of every size, some with data descriptors.
+func layoutArchives(t testing.TB) map[string][]byte {
+	var entries []zent
+	for i := range 60 {
+		size := 1 + i*i*37
+		if i%17 == 3 {
+			size = 300 << 10 // larger than half a span: alone
+		}
+		entries = append(entries, zent{name: fmt.Sprintf("d/f%02d", i), body: string(textData(size)), store: i%5 == 0})
+	}
+	good := buildZip(t, entries, true)
+	at := centralOffsets(t, good)
+	le := func(b []byte, i int) uint32 { return uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24 }
+	put := func(b []byte, i int, v uint32) { b[i], b[i+1], b[i+2], b[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+	same := bytes.Clone(good)
+	for _, k := range []int{4, 9, 30} {
+		put(same, at[k], le(same, at[k-1])) // its neighbour's local header
+	}
+	back := bytes.Clone(good)
+	put(back, at[40], le(back, at[2])) // far back
+	past := bytes.Clone(good)
+	put(past, at[20], uint32(len(past)+100))
+	put(past, at[21], uint32(len(past)-10))
+	return map[string][]byte{"good": good, "pointing at a neighbour": same, "pointing far back": back, "past the end": past}
+}
+
+// TestVerifyBatchedSameAsOneByOne: reading entries in batches finds what reading them one
+// at a time finds, in the same words, whatever the archive's layout and its damage.
+func TestVerifyBatchedSameAsOneByOne(t *testing.T) {
+	archives := layoutArchives(t)
+	archives["damaged"] = damagedArchive(t)
+	for name, data := range archives {
+		t.Run(name, func(t *testing.T) {
+			want := verifyBytes(t, data, VerifyOptions{Jobs: 1, oneByOne: true})
+			if name != "good" && len(want.Problems) == 0 {
+				t.Fatal("no problems found: the comparison would mean little")
+			}
+			for _, jobs := range []int{1, 4} {
+				if got := verifyBytes(t, data, VerifyOptions{Jobs: jobs}); !reflect.DeepEqual(got, want) {
+					t.Errorf("jobs %d, in batches:\n%q\nwant, one by one:\n%q", jobs, problemStrings(got.Problems), problemStrings(want.Problems))
+				}
+			}
+		})
+	}
+}
+
+func verifyBytes(t testing.TB, data []byte, opts VerifyOptions) *VerifyResult {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Verify(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// FuzzVerifyBatched: for any archive, reading entries in batches finds what reading them
+// one at a time finds.
+func FuzzVerifyBatched(f *testing.F) {
+	f.Add(buildZip(f, []zent{{name: "a", body: "alpha"}, {name: "d/"}, {name: "d/b", body: strings.Repeat("b", 3000)}}, true))
+	f.Add(buildZip(f, []zent{{name: "x", body: "x", store: true}, {name: "y", body: "yy"}}, false))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		want, err := r.Verify(context.Background(), VerifyOptions{Jobs: 1, oneByOne: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Verify(context.Background(), VerifyOptions{Jobs: 3}); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("in batches: %v %q\none by one: %q", err, problemStrings(got.Problems), problemStrings(want.Problems))
+		}
+	})
+}

@@ -43,16 +43,17 @@ type workerResult struct {
 	bytes int64
 }
 
-func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress) error {
+func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
-	return checkAll(ctx, res, jobs, progress, func(work *batcher) []foundProblem {
+	return checkAll(ctx, res, jobs, oneByOne, progress, func(work *batcher) []foundProblem {
 		return r.dispatch(res, work)
 	})
 }
 
 // checkAll runs jobs workers on the entries dispatch hands out, and adds what it and they
-// found to res, in archive order. dispatch closes work when it is done.
-func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, dispatch func(work *batcher) []foundProblem) error {
+// found to res, in archive order. dispatch closes work when it is done. With oneByOne,
+// each entry goes alone and nothing is read ahead.
+func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress, dispatch func(work *batcher) []foundProblem) error {
 	// A small buffer lets the workers take the next batch without waiting for this
 	// goroutine to be scheduled; memory stays bounded by batchMax.
 	work := make(chan batch, 2*jobs)
@@ -61,7 +62,7 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *Verify
 	for i := range results {
 		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
 	}
-	found := dispatch(&batcher{ctx: ctx, work: work})
+	found := dispatch(&batcher{ctx: ctx, work: work, oneByOne: oneByOne})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
