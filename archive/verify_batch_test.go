@@ -180,8 +180,12 @@ func layoutArchives(t testing.TB) map[string][]byte {
 	}
 	good := buildZip(t, entries, true)
 	at := centralOffsets(t, good)
-	le := func(b []byte, i int) uint32 { return uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24 }
-	put := func(b []byte, i int, v uint32) { b[i], b[i+1], b[i+2], b[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+	le := func(b []byte, i int) uint32 {
+		return uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24
+	}
+	put := func(b []byte, i int, v uint32) {
+		b[i], b[i+1], b[i+2], b[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
 	same := bytes.Clone(good)
 	for _, k := range []int{4, 9, 30} {
 		put(same, at[k], le(same, at[k-1])) // its neighbour's local header
