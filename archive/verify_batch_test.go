@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -180,21 +181,15 @@ func layoutArchives(t testing.TB) map[string][]byte {
 	}
 	good := buildZip(t, entries, true)
 	at := centralOffsets(t, good)
-	le := func(b []byte, i int) uint32 {
-		return uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24
-	}
-	put := func(b []byte, i int, v uint32) {
-		b[i], b[i+1], b[i+2], b[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-	}
 	same := bytes.Clone(good)
 	for _, k := range []int{4, 9, 30} {
-		put(same, at[k], le(same, at[k-1])) // its neighbour's local header
+		binary.LittleEndian.PutUint32(same[at[k]:], binary.LittleEndian.Uint32(same[at[k-1]:])) // its neighbour's local header
 	}
 	back := bytes.Clone(good)
-	put(back, at[40], le(back, at[2])) // far back
+	binary.LittleEndian.PutUint32(back[at[40]:], binary.LittleEndian.Uint32(back[at[2]:])) // far back
 	past := bytes.Clone(good)
-	put(past, at[20], uint32(len(past)+100))
-	put(past, at[21], uint32(len(past)-10))
+	binary.LittleEndian.PutUint32(past[at[20]:], uint32(len(past)+100))
+	binary.LittleEndian.PutUint32(past[at[21]:], uint32(len(past)-10))
 	return map[string][]byte{"good": good, "pointing at a neighbour": same, "pointing far back": back, "past the end": past}
 }
 
