@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"backup/format"
 )
@@ -228,5 +232,37 @@ func TestVerifyJobsUsage(t *testing.T) {
 		if r := backup(t, runOpts{dir: dir}, "verify", "-j", jobs, arch); r.code != exitComplete {
 			t.Errorf("-j %s: exit %d, stderr %q; want %d", jobs, r.code, r.stderr, exitComplete)
 		}
+	}
+}
+
+// TestVerifyInterruptedJobs: SIGINT while four workers read (strace holds each read of the
+// archive from the third on) ends verify with 130 and one line, soon: no worker goes on
+// reading the batches it holds.
+func TestVerifyInterruptedJobs(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := jobsArchive(t, dir, "held")
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
+		"-e", "inject=pread64:delay_enter=300000:when=3+", binary, "verify", "--jobs", "4", "--json", arch)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "pread64") })
+	start := time.Now()
+	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup verify: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want %d and one line saying interrupted", code, stderr.String(), exitInterrupted)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("verify took %v to stop after SIGINT", took)
 	}
 }
