@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // failingAt reads data, but fails every read that reaches byte bad, as an encrypted
@@ -198,6 +200,7 @@ func layoutArchives(t testing.TB) map[string][]byte {
 func TestVerifyBatchedSameAsOneByOne(t *testing.T) {
 	archives := layoutArchives(t)
 	archives["damaged"] = damagedArchive(t)
+	archives["large ones last"] = largeLastArchive(t)
 	for name, data := range archives {
 		t.Run(name, func(t *testing.T) {
 			want := verifyBytes(t, data, VerifyOptions{Jobs: 1, oneByOne: true})
@@ -211,6 +214,31 @@ func TestVerifyBatchedSameAsOneByOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// largeLastArchive has small entries, then large ones (sent to the workers first: see
+// verify_early.go): one the manifest gives another SHA-256, one of another size, one with a
+// flipped byte.
+func largeLastArchive(t *testing.T) []byte {
+	t.Helper()
+	var entries []zent
+	for i := range 30 {
+		entries = append(entries, zent{name: fmt.Sprintf("a/f%02d", i), body: string(textData(100 + i*500))})
+	}
+	for i := range 6 {
+		entries = append(entries, zent{name: fmt.Sprintf("z/big%d", i), body: string(randomData(200<<10 + i)), store: i%2 == 0})
+	}
+	data := withManifest(t, entries, func(m *format.Manifest) {
+		for i := range m.Files {
+			switch m.Files[i].Path {
+			case "z/big1":
+				m.Files[i].SHA256 = digest(goodSum)
+			case "z/big3":
+				m.Files[i].Size++
+			}
+		}
+	})
+	return flipByteIn(t, data, "z/big4")
 }
 
 func verifyBytes(t testing.TB, data []byte, opts VerifyOptions) *VerifyResult {
@@ -244,4 +272,33 @@ func FuzzVerifyBatched(f *testing.F) {
 			t.Errorf("in batches: %v %q\none by one: %q", err, problemStrings(got.Problems), problemStrings(want.Problems))
 		}
 	})
+}
+
+// TestSendEarly: the entries holding more than 1/(4 jobs) of the archive go first, largest
+// first, each alone; none with one job, or one by one.
+func TestSendEarly(t *testing.T) {
+	r := openZip(t, largeLastArchive(t))
+	for _, tt := range []struct {
+		jobs     int
+		oneByOne bool
+		want     []string
+	}{
+		{4, false, []string{"z/big5", "z/big3", "z/big1", "z/big4", "z/big2", "z/big0"}},
+		{1, false, nil},
+		{4, true, nil},
+	} {
+		work := make(chan batch, 64)
+		early, ok := r.sendEarly(&batcher{ctx: t.Context(), work: work, oneByOne: tt.oneByOne}, tt.jobs)
+		close(work)
+		var got []string
+		for b := range work {
+			if len(b.jobs) != 1 || b.jobs[0].late != early[b.jobs[0].index] {
+				t.Errorf("jobs %d: a batch of %d sent early, want each alone with its want", tt.jobs, len(b.jobs))
+			}
+			got = append(got, b.jobs[0].entry.Name)
+		}
+		if !ok || !slices.Equal(got, tt.want) || len(early) != len(tt.want) {
+			t.Errorf("jobs %d, one by one %v: sent early %q (%d wants, %v), want %q", tt.jobs, tt.oneByOne, got, len(early), ok, tt.want)
+		}
+	}
 }

@@ -27,6 +27,9 @@ type entryJob struct {
 	// manifest marks the manifest entry, which ReadBack checks against the SHA-256 of the
 	// bytes written; it is no file of the archive's.
 	manifest bool
+	// late is set for an entry sent ahead of its turn (verify_early.go): wantSum is not
+	// known yet, and the SHA-256 found is compared at the end.
+	late *lateWant
 }
 
 // foundProblem is a problem with the entry at index, tagged so that problems can be sorted
@@ -41,12 +44,13 @@ type foundProblem struct {
 type workerResult struct {
 	found []foundProblem
 	bytes int64
+	late  []lateSum
 }
 
 func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
 	return checkAll(ctx, res, jobs, oneByOne, progress, func(work *batcher) []foundProblem {
-		return r.dispatch(res, work)
+		return r.dispatch(res, work, jobs)
 	})
 }
 
@@ -71,6 +75,7 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, p
 		found = append(found, w.found...)
 		res.Bytes += w.bytes
 	}
+	found = compareLate(res, results, found)
 	slices.SortStableFunc(found, func(a, b foundProblem) int {
 		return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.step, b.step))
 	})
@@ -83,8 +88,12 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, p
 // dispatch counts the entries and compares them with the manifest in archive order, hands
 // each to the workers and closes work when all are handed out or ctx is done. It returns
 // the problems the comparison found, those missing from the archive last.
-func (r *Reader) dispatch(res *VerifyResult, work *batcher) []foundProblem {
+func (r *Reader) dispatch(res *VerifyResult, work *batcher, jobs int) []foundProblem {
 	defer work.close()
+	early, ok := r.sendEarly(work, jobs)
+	if !ok {
+		return nil
+	}
 	var found []foundProblem
 	var x *manifestIndex
 	if r.Manifest != nil {
@@ -102,6 +111,10 @@ func (r *Reader) dispatch(res *VerifyResult, work *batcher) []foundProblem {
 		}
 		if r.Manifest != nil && e.IsDir && e.afterManifest {
 			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
+		}
+		if late := early[i]; late != nil {
+			late.want = job.wantSum // sent already
+			continue
 		}
 		if !work.add(job) {
 			return nil
@@ -151,6 +164,8 @@ func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, 
 	case err != nil:
 		w.found = append(w.found, foundProblem{index: job.index, step: 1,
 			Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
+	case job.late != nil:
+		w.late = append(w.late, lateSum{index: job.index, name: e.StoredName(), got: got.SHA256, bytes: got.Size, want: job.late})
 	case !e.IsDir && e.Kind == "" && !job.manifest:
 		w.bytes += got.Size
 	}
