@@ -37,6 +37,7 @@ type verifyConfig struct {
 	receipt     string
 	json, quiet bool
 	jsonLines   bool
+	jobs        int
 	events      *report.Events // --json-lines, once started
 	archive     string
 	s3          *s3Flags
@@ -64,6 +65,7 @@ func newVerifyCmd() *cobra.Command {
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print each problem and then the result to stdout, one JSON object a line")
 	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when the archive verifies")
+	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("check `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.identity = addIdentityFlag(flags, identityUsage+"; without, an encrypted archive's ciphertext is checked, not its contents")
 	cfg.s3 = addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
@@ -83,6 +85,9 @@ func newVerifyCmd() *cobra.Command {
 		}
 		if err := cfg.s3.check(args[0]); err != nil {
 			return usageError(stderr, "verify", err)
+		}
+		if cfg.jobs < 0 || cfg.jobs > maxJobs {
+			return usageError(stderr, "verify", fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs))
 		}
 		cfg.archive = args[0]
 		ctx, stop := interruptible()
@@ -114,7 +119,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	if sealed && cfg.ids.Len() == 0 {
 		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
 	}
-	opts := archive.VerifyOptions{}
+	opts := archive.VerifyOptions{Jobs: cfg.jobs}
 	if rc != nil {
 		sum, _ := rc.Summary() // findReceipt returns only a receipt that records an archive
 		opts.Expect = &sum

@@ -164,7 +164,12 @@ type Checked struct {
 // not "", its SHA-256 (hex). A nil error means every byte written to w is right. An error
 // of w comes back as a *writeError; any other error is a problem with the entry.
 func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error) {
-	rc, err := openEntry(e.file, e.local)
+	return copyCheckedAt(w, e.file, e.local, want, buf)
+}
+
+// copyCheckedAt is copyChecked of the entry f whose local header is at loc.
+func copyCheckedAt(w io.Writer, f *zip.File, loc localRef, want string, buf []byte) (Checked, error) {
+	rc, err := openEntry(f, loc)
 	if err != nil {
 		return Checked{}, err
 	}

@@ -57,8 +57,8 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	}
 	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String()}
 	var walkErr error
-	err = checkAll(ctx, res, jobs, new(VerifyProgress), func(work chan<- entryJob) []foundProblem {
-		defer close(work)
+	err = checkAll(ctx, res, jobs, false, new(VerifyProgress), func(work *batcher) []foundProblem {
+		defer work.close()
 		rb.work = work
 		walkErr = walkCentral(zra, zsize, rb.entry)
 		res.Problems = append(res.Problems, rb.names...) // first, as Verify lists them
@@ -88,7 +88,7 @@ type readBack struct {
 	x           *manifestIndex
 	ra          io.ReaderAt
 	manifestSum string
-	work        chan<- entryJob
+	work        *batcher
 
 	index     int
 	manifests int
@@ -129,12 +129,10 @@ func (rb *readBack) entry(rec *centralRecord) error {
 		}
 	}
 	rb.index++
-	select {
-	case rb.work <- job:
-		return nil
-	case <-rb.ctx.Done():
+	if !rb.work.add(job) {
 		return errStopped
 	}
+	return nil
 }
 
 // copied reports whether e is a file that the run copied from its reference.

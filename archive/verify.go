@@ -63,6 +63,10 @@ type VerifyOptions struct {
 	// Unseal, when set, opens an archive file that holds an encrypted zip (see Unseal): the
 	// entries are read from the zip, and Expect is compared with the file as stored.
 	Unseal Unseal
+
+	// oneByOne hands the entries to the workers one at a time, each read on its own, as
+	// before batches (verify_batch.go): the tests compare the two.
+	oneByOne bool
 }
 
 // VerifyProgress is how far a Verify has got. Verify updates it from its workers; a caller
@@ -138,7 +142,7 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 	// The bytes first: a caller that sees TotalEntries set sees TotalBytes too.
 	progress.TotalBytes.Store(r.fileBytes())
 	progress.TotalEntries.Store(int64(len(r.Entries)))
-	err := r.verifyEntries(ctx, res, jobs, progress)
+	err := r.verifyEntries(ctx, res, jobs, opts.oneByOne, progress)
 	if archiveSum != nil {
 		s := <-archiveSum
 		if err == nil {

@@ -11,10 +11,12 @@ import (
 	"backup/format"
 )
 
-// BenchmarkVerify verifies archives that Writer made, of small files and of a few large
-// ones, with one worker and with one per CPU: the ratio of the two is what reading entries
-// in parallel gains. Set BACKUP_BENCH_ZIP to an archive to verify that instead (with
-// -cpuprofile, to see where the time goes on a real archive).
+// BenchmarkVerify verifies archives that Writer made, of small files, of a few large ones
+// and of small files with a large one last, with one worker and with one per CPU: the ratio
+// of the two is what reading entries in parallel gains. The one-by-one runs hand the
+// entries out one at a time in archive order, as before batches and large entries first
+// (verify_batch.go, verify_early.go). Set BACKUP_BENCH_ZIP to an archive to verify that
+// instead (with -cpuprofile, to see where the time goes on a real archive).
 func BenchmarkVerify(b *testing.B) {
 	type benchZip struct{ name, path string }
 	var archives []benchZip
@@ -25,22 +27,31 @@ func BenchmarkVerify(b *testing.B) {
 		for i := range 4 {
 			large["big"+strconv.Itoa(i)+".log"] = textData(4<<20 + i)
 		}
+		last := smallTree(4000, 4096)
+		last["zz/last.log"] = textData(24 << 20)
 		archives = append(archives,
 			benchZip{"small-files", benchArchive(b, smallTree(2000, 2048))},
-			benchZip{"large-files", benchArchive(b, large)})
+			benchZip{"large-files", benchArchive(b, large)},
+			benchZip{"large-last", benchArchive(b, last)})
 	}
 	for _, a := range archives {
 		for _, jobs := range []int{1, runtime.NumCPU()} {
-			b.Run(a.name+"/jobs-"+strconv.Itoa(jobs), func(b *testing.B) {
-				benchVerify(b, a.path, jobs)
-			})
+			for _, oneByOne := range []bool{false, true} {
+				name := a.name + "/jobs-" + strconv.Itoa(jobs)
+				if oneByOne {
+					name += "-one-by-one"
+				}
+				b.Run(name, func(b *testing.B) {
+					benchVerify(b, a.path, VerifyOptions{Jobs: jobs, oneByOne: oneByOne})
+				})
+			}
 		}
 	}
 }
 
-func benchVerify(b *testing.B, path string, jobs int) {
+func benchVerify(b *testing.B, path string, opts VerifyOptions) {
 	for range b.N {
-		res, err := Verify(context.Background(), path, VerifyOptions{Jobs: jobs})
+		res, err := Verify(context.Background(), path, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -26,6 +27,9 @@ type entryJob struct {
 	// manifest marks the manifest entry, which ReadBack checks against the SHA-256 of the
 	// bytes written; it is no file of the archive's.
 	manifest bool
+	// late is set for an entry sent ahead of its turn (verify_early.go): wantSum is not
+	// known yet, and the SHA-256 found is compared at the end.
+	late *lateWant
 }
 
 // foundProblem is a problem with the entry at index, tagged so that problems can be sorted
@@ -40,27 +44,29 @@ type foundProblem struct {
 type workerResult struct {
 	found []foundProblem
 	bytes int64
+	late  []lateSum
 }
 
-func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress) error {
+func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
-	return checkAll(ctx, res, jobs, progress, func(work chan<- entryJob) []foundProblem {
-		return r.dispatch(ctx, res, work)
+	return checkAll(ctx, res, jobs, oneByOne, progress, func(work *batcher) []foundProblem {
+		return r.dispatch(res, work, jobs)
 	})
 }
 
 // checkAll runs jobs workers on the entries dispatch hands out, and adds what it and they
-// found to res, in archive order. dispatch closes work when it is done.
-func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *VerifyProgress, dispatch func(work chan<- entryJob) []foundProblem) error {
-	// A small buffer lets the workers take the next entry without waiting for this
-	// goroutine to be scheduled; it holds pointers only, so memory stays bounded.
-	work := make(chan entryJob, 4*jobs)
+// found to res, in archive order. dispatch closes work when it is done. With oneByOne,
+// each entry goes alone and nothing is read ahead.
+func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress, dispatch func(work *batcher) []foundProblem) error {
+	// A small buffer lets the workers take the next batch without waiting for this
+	// goroutine to be scheduled; memory stays bounded by batchMax.
+	work := make(chan batch, 2*jobs)
 	results := make([]workerResult, jobs)
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
 	}
-	found := dispatch(work)
+	found := dispatch(&batcher{ctx: ctx, work: work, oneByOne: oneByOne})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -69,6 +75,7 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *Verify
 		found = append(found, w.found...)
 		res.Bytes += w.bytes
 	}
+	found = compareLate(res, results, found)
 	slices.SortStableFunc(found, func(a, b foundProblem) int {
 		return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.step, b.step))
 	})
@@ -81,8 +88,12 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, progress *Verify
 // dispatch counts the entries and compares them with the manifest in archive order, hands
 // each to the workers and closes work when all are handed out or ctx is done. It returns
 // the problems the comparison found, those missing from the archive last.
-func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- entryJob) []foundProblem {
-	defer close(work)
+func (r *Reader) dispatch(res *VerifyResult, work *batcher, jobs int) []foundProblem {
+	defer work.close()
+	early, ok := r.sendEarly(work, jobs)
+	if !ok {
+		return nil
+	}
 	var found []foundProblem
 	var x *manifestIndex
 	if r.Manifest != nil {
@@ -101,9 +112,11 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 		if r.Manifest != nil && e.IsDir && e.afterManifest {
 			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
 		}
-		select {
-		case work <- job:
-		case <-ctx.Done():
+		if late := early[i]; late != nil {
+			late.want = job.wantSum // sent already
+			continue
+		}
+		if !work.add(job) {
 			return nil
 		}
 	}
@@ -116,38 +129,50 @@ func (r *Reader) dispatch(ctx context.Context, res *VerifyResult, work chan<- en
 	return found
 }
 
-// checkEntries is one worker: it reads the entries it is handed, one at a time through a
-// buffer of its own, until work is closed. Once ctx is done it reads nothing more and
+// checkEntries is one worker: it reads the batches it is handed, each entry in turn through
+// a buffer of its own, until work is closed. Once ctx is done it reads nothing more and
 // returns as soon as work is closed. It counts each entry checked in progress.
-func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyProgress) workerResult {
+func checkEntries(ctx context.Context, work <-chan batch, progress *VerifyProgress) workerResult {
 	var w workerResult
 	buf := make([]byte, copyBufSize)
-	for job := range work {
-		if ctx.Err() != nil {
-			continue
-		}
-		e := job.entry
-		got, err := Checked{Size: e.Size}, error(nil)
-		if job.copied {
-			err = checkHeaders(e.file, e.local)
-		} else {
-			got, err = copyChecked(ctxDiscard{ctx}, e, job.wantSum, buf)
-		}
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted, not damaged: the caller returns ctx's error.
-		case err != nil:
-			w.found = append(w.found, foundProblem{index: job.index, step: 1,
-				Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
-		case !e.IsDir && e.Kind == "" && !job.manifest:
-			w.bytes += got.Size
-		}
-		progress.Entries.Add(1)
-		if !e.IsDir && e.Kind == "" && !job.manifest {
-			progress.Bytes.Add(e.Size)
+	var ahead readAhead
+	for b := range work {
+		ra := ahead.load(ctx, b)
+		for _, job := range b.jobs {
+			w.check(ctx, job, ra, buf, progress)
 		}
 	}
 	return w
+}
+
+// check checks the entry of job, reading it through ra, unless ctx is done.
+func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, buf []byte, progress *VerifyProgress) {
+	if ctx.Err() != nil {
+		return
+	}
+	e := job.entry
+	loc := localRef{ra: ra, off: e.local.off}
+	got, err := Checked{Size: e.Size}, error(nil)
+	if job.copied {
+		err = checkHeaders(e.file, loc)
+	} else {
+		got, err = copyCheckedAt(ctxDiscard{ctx}, e.file, loc, job.wantSum, buf)
+	}
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted, not damaged: the caller returns ctx's error.
+	case err != nil:
+		w.found = append(w.found, foundProblem{index: job.index, step: 1,
+			Problem: Problem{Entry: e.StoredName(), Reason: err.Error()}})
+	case job.late != nil:
+		w.late = append(w.late, lateSum{index: job.index, name: e.StoredName(), got: got.SHA256, bytes: got.Size, want: job.late})
+	case !e.IsDir && e.Kind == "" && !job.manifest:
+		w.bytes += got.Size
+	}
+	progress.Entries.Add(1)
+	if !e.IsDir && e.Kind == "" && !job.manifest {
+		progress.Bytes.Add(e.Size)
+	}
 }
 
 // compare checks the entry e against its record in the manifest, marking the record seen

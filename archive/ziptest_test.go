@@ -29,7 +29,7 @@ var testTime = time.Date(2024, 3, 4, 5, 6, 8, 0, time.UTC)
 
 // buildZip writes entries with Go's zip writer, as another tool would; with manifest set,
 // a manifest listing every file entry (status complete) follows, as backup writes it.
-func buildZip(t *testing.T, entries []zent, manifest bool) []byte {
+func buildZip(t testing.TB, entries []zent, manifest bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -86,7 +86,7 @@ func or(m, def fs.FileMode) fs.FileMode {
 	return m
 }
 
-func addManifest(t *testing.T, zw *zip.Writer, m *format.Manifest) {
+func addManifest(t testing.TB, zw *zip.Writer, m *format.Manifest) {
 	t.Helper()
 	data, err := MarshalManifest(m)
 	if err != nil {
