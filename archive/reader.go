@@ -219,8 +219,13 @@ func readManifest(f *zip.File, loc localRef) (*format.Manifest, error) {
 // read: damage that the CRC-32 or the decompressor finds is reported as such, not as the
 // bad JSON it makes.
 func parseEntry(rc io.Reader) (*format.Manifest, error) {
+	return parseEntryWith(rc, format.ParseManifest)
+}
+
+// parseEntryWith is parseEntry, parsing with parse.
+func parseEntryWith(rc io.Reader, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	er := &errReader{r: rc}
-	m, err := format.ParseManifest(er)
+	m, err := parse(er)
 	if err != nil && er.err == nil {
 		io.Copy(io.Discard, er)
 	}

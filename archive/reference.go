@@ -182,7 +182,8 @@ func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) 
 		ref.files = nil
 		return nil
 	}
-	ref.join(m.Files)
+	// Dropped in place: ref.files keeps its array, no second one is made.
+	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
 	return nil
 }
 
@@ -275,35 +276,52 @@ func newRefFile(rec *centralRecord) (refFile, bool) {
 		method: rec.Method, flags: rec.Flags}, !mtime.IsZero()
 }
 
-// readManifest reads and parses the manifest whose central record is rec.
+// readManifest reads the manifest whose central record is rec, joining each of its files
+// with the records of the central directory as it is read (see join), and returns it
+// without its files: a million of them parsed at once took 300 MB. A manifest that is not
+// as backup writes it is parsed whole instead, and its answer taken.
 func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.Manifest, error) {
 	if rec.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, format.MaxManifestSize)
 	}
+	m, err := ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) {
+		return format.ScanManifest(r, ref.join)
+	})
+	if !errors.Is(err, format.ErrNotAsWritten) {
+		return m, err
+	}
+	m, err = ref.parseManifest(ra, rec, format.ParseManifest)
+	if err != nil {
+		return nil, err
+	}
+	for i := range m.Files {
+		ref.join(&m.Files[i])
+	}
+	return m, nil
+}
+
+// parseManifest reads the manifest whose central record is rec with parse.
+func (ref *Reference) parseManifest(ra io.ReaderAt, rec *centralRecord, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	f := &zip.File{FileHeader: rec.FileHeader}
 	rc, err := openEntry(f, localRef{ra: ra, off: rec.local})
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return parseEntry(rc)
+	return parseEntryWith(rc, parse)
 }
 
-// join completes the records of the central directory with the manifest's, and keeps only
-// those of the files that a later run can reuse: those whose manifest records what reuse
-// compares, and that are not snapshots (whose bytes are made anew each run).
-func (ref *Reference) join(files []format.File) {
-	for _, mf := range files {
-		i, ok := ref.find(mf.Path)
-		if !ok || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
-			continue
-		}
-		f := &ref.files[i]
-		f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
-		f.sha = mf.SHA256
+// join completes the record of the central directory of the file mf with the manifest's,
+// when mf records what reuse compares and is not a snapshot (whose bytes are made anew each
+// run); the records left without the manifest's SHA-256 are not reused.
+func (ref *Reference) join(mf *format.File) {
+	i, ok := ref.find(mf.Path)
+	if !ok || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
+		return
 	}
-	// Dropped in place: ref.files keeps its array, no second one is made.
-	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
+	f := &ref.files[i]
+	f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
+	f.sha = mf.SHA256
 }
 
 // Status is the status the reference's manifest records: unlike its receipt's, the

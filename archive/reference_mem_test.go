@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -45,4 +46,36 @@ func TestReferenceRecordsCompact(t *testing.T) {
 	}
 	runtime.KeepAlive(ra)
 	runtime.KeepAlive(ref)
+}
+
+// A reference's manifest is read a file at a time when it is as backup writes it (sorted),
+// and parsed whole otherwise: an unsorted one is read all the same, one listing a file
+// twice refused as ParseManifest refuses it.
+func TestReferenceManifestNotAsWritten(t *testing.T) {
+	for _, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a", "b"}, ""},
+		{[]string{"b", "a"}, ""},
+		{[]string{"a", "b", "a"}, `file "a" is listed twice`},
+	} {
+		var entries []zent
+		for _, n := range tt.names {
+			entries = append(entries, zent{name: n, body: n})
+		}
+		ra := bytes.NewReader(buildZip(t, entries, true))
+		ref := &Reference{}
+		rec, err := ref.readCentral(ra, ra.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ref.readManifest(ra, rec)
+		switch {
+		case tt.want == "" && (err != nil || m.Status != "complete"):
+			t.Errorf("%v: %v, %+v", tt.names, err, m)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%v: %v, want %q", tt.names, err, tt.want)
+		}
+	}
 }
