@@ -164,7 +164,7 @@ type Checked struct {
 // not "", its SHA-256 (hex). A nil error means every byte written to w is right. An error
 // of w comes back as a *writeError; any other error is a problem with the entry.
 func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error) {
-	rc, err := openEntry(e.file, e.local)
+	rc, err := openEntry(e.file(), e.local)
 	if err != nil {
 		return Checked{}, err
 	}

@@ -35,7 +35,6 @@ type Reader struct {
 	ManifestErr error
 
 	index  *format.Index // Manifest's; nil without one
-	zr     *zip.Reader
 	ra     io.ReaderAt
 	closer io.Closer
 	size   int64
@@ -126,7 +125,10 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, zipError(err)
 	}
 	RegisterDecompressors(zr)
-	r := &Reader{zr: zr, ra: ra, size: size, file: ra, fileSize: size}
+	// Go's reader is let go of once the entries are made: each Entry keeps what it needs of
+	// its record, so that its list (hundreds of MB at a million entries) is not held while
+	// the manifest is parsed and the entries are checked.
+	r := &Reader{ra: ra, size: size, file: ra, fileSize: size}
 	locals := localRefs(ra, size, zr.File)
 	var manifests []int
 	r.Entries = make([]*Entry, 0, len(zr.File))
@@ -141,14 +143,21 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = len(manifests) > 0
+	var manifest *zip.File
+	var manifestAt localRef
+	if len(manifests) == 1 {
+		// A copy of its header: a zip.File holds on to the Reader, and the Reader to all.
+		manifest, manifestAt = &zip.File{FileHeader: zr.File[manifests[0]].FileHeader}, locals[manifests[0]]
+	}
 	switch {
+	case len(manifests) == 0:
 	case len(manifests) > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case len(manifests) == 1 && zr.File[manifests[0]].Name != format.ManifestName:
+	case manifest.Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
-	case len(manifests) == 1:
-		r.Manifest, r.ManifestErr = readManifest(zr.File[manifests[0]], locals[manifests[0]])
+	default:
+		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt)
 	}
 	if r.Manifest != nil {
 		r.addSums()

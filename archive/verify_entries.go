@@ -129,7 +129,7 @@ func checkEntries(ctx context.Context, work <-chan entryJob, progress *VerifyPro
 		e := job.entry
 		got, err := Checked{Size: e.Size}, error(nil)
 		if job.copied {
-			err = checkHeaders(e.file, e.local)
+			err = checkHeaders(e.file(), e.local)
 		} else {
 			got, err = copyChecked(ctxDiscard{ctx}, e, job.wantSum, buf)
 		}
