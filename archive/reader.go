@@ -157,7 +157,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	case manifest.Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
 	default:
-		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt)
+		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt, len(r.Entries))
 	}
 	if r.Manifest != nil {
 		r.addSums()
@@ -211,16 +211,28 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-func readManifest(f *zip.File, loc localRef) (*format.Manifest, error) {
+// readManifest reads and parses the manifest f, at loc, of an archive of about files files.
+func readManifest(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
 	if f.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, format.MaxManifestSize)
 	}
+	// A manifest as backup writes it is read into a list made for the files the archive
+	// holds (format.ReadManifest); any other is parsed whole, and its answer taken.
+	m, err := parseManifestEntry(f, loc, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
+	if errors.Is(err, format.ErrNotAsWritten) {
+		m, err = parseManifestEntry(f, loc, format.ParseManifest)
+	}
+	return m, err
+}
+
+// parseManifestEntry parses the manifest f, at loc, with parse.
+func parseManifestEntry(f *zip.File, loc localRef, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	rc, err := openEntry(f, loc)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return parseEntry(rc)
+	return parseEntryWith(rc, parse)
 }
 
 // parseEntry parses the manifest as it is read from its entry rc, never whole in memory (it
