@@ -290,6 +290,12 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 	if !errors.Is(err, format.ErrNotAsWritten) {
 		return m, err
 	}
+	// What the scan joined is forgotten: the records ParseManifest gives are the ones
+	// (where a list of files is given twice, encoding/json decodes the second over the first).
+	for i := range ref.files {
+		f := &ref.files[i]
+		f.ctime, f.ino, f.mtimeNsec, f.sha = 0, 0, 0, format.Digest{}
+	}
 	m, err = ref.parseManifest(ra, rec, format.ParseManifest)
 	if err != nil {
 		return nil, err
