@@ -75,6 +75,7 @@ func (c *creation) reporter(ctx context.Context, e *engine.Engine, stderr io.Wri
 		Skip:     c.rec.Skip,
 		Exclude:  c.rec.Exclude,
 		Warn:     c.rec.Warn,
+		Expect:   c.rec.Expect,
 		NoReuse:  func(err error) { c.fullRun(stderr, err) },
 		Walking:  func() func() { return c.startProgress(ctx, e, stderr).Stop },
 		Manifest: func() *format.Manifest { return c.rec.Manifest(version) },

@@ -33,7 +33,7 @@ var errCentral = errors.New("central directory does not read back the same")
 // headerOffsets returns where the local header of each of files starts, files being the
 // entries Go's reader read from the archive of size bytes in ra, in their order.
 func headerOffsets(ra io.ReaderAt, size int64, files []*zip.File) ([]int64, error) {
-	end, dirSize, dirOff, err := directoryEnd(ra, size)
+	end, dirSize, dirOff, _, err := directoryEnd(ra, size)
 	if err != nil {
 		return nil, err
 	}
@@ -75,13 +75,13 @@ func headerOffsets(ra io.ReaderAt, size int64, files []*zip.File) ([]int64, erro
 // directoryEnd finds the end of central directory record as Go's reader does (in the last
 // KiB, then in the last 65 KiB), and the zip64 one it points to when the classic one is
 // maxed out. It returns where the record it used starts, and the directory's size and offset.
-func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, err error) {
+func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, records uint64, err error) {
 	var rec []byte
 	for _, n := range []int64{1024, 65 * 1024} {
 		n = min(n, size)
 		buf := make([]byte, n)
 		if _, err := ra.ReadAt(buf, size-n); err != nil && err != io.EOF {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if p := findEOCD(buf); p >= 0 {
 			rec, end = buf[p:], size-n+int64(p)
@@ -92,23 +92,23 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, err e
 		}
 	}
 	if rec == nil {
-		return 0, 0, 0, errCentral
+		return 0, 0, 0, 0, errCentral
 	}
-	records, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
-	dirSize, dirOff = int64(size32), int64(off32)
-	if records == 0xffff || size32 == 0xffff || off32 == uint32max {
+	records16, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
+	dirSize, dirOff, records = int64(size32), int64(off32), uint64(records16)
+	if records16 == 0xffff || size32 == 0xffff || off32 == uint32max {
 		if p, ok := findEOCD64(ra, end); ok {
 			var b [eocd64Len]byte
 			if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
-				return 0, 0, 0, errCentral
+				return 0, 0, 0, 0, errCentral
 			}
-			end, dirSize, dirOff = p, int64(le64(b[40:])), int64(le64(b[48:]))
+			end, dirSize, dirOff, records = p, int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
 		}
 	}
 	if dirSize < 0 || dirOff < 0 || dirSize > size || dirOff > size {
-		return 0, 0, 0, errCentral
+		return 0, 0, 0, 0, errCentral
 	}
-	return end, dirSize, dirOff, nil
+	return end, dirSize, dirOff, records, nil
 }
 
 // findEOCD returns where the last end of central directory record in b starts whose comment

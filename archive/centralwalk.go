@@ -23,7 +23,7 @@ type centralRecord struct {
 // bytes in ra, in order. It fails when the directory cannot be found or a record is cut
 // short or malformed, or with fn's error.
 func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) error {
-	end, dirSize, dirOff, err := directoryEnd(ra, size)
+	end, dirSize, dirOff, _, err := directoryEnd(ra, size)
 	if err != nil {
 		return err
 	}
@@ -57,6 +57,18 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 		}
 	}
 	return nil
+}
+
+// centralCount is how many records the central directory of the archive of size bytes in
+// ra holds, as its end record says, but no more than its size has room for: a list of them
+// is made that long at once, rather than grown (a quarter more held at a million files).
+// 0 when the end record cannot be read.
+func centralCount(ra io.ReaderAt, size int64) int {
+	_, dirSize, _, n, err := directoryEnd(ra, size)
+	if err != nil {
+		return 0
+	}
+	return int(min(n, uint64(dirSize/centralLen)))
 }
 
 // parse fills rec from a record's fixed part, name and extra field, the sizes and offset

@@ -164,7 +164,7 @@ type Checked struct {
 // not "", its SHA-256 (hex). A nil error means every byte written to w is right. An error
 // of w comes back as a *writeError; any other error is a problem with the entry.
 func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error) {
-	return copyCheckedAt(w, e.file, e.local, want, buf)
+	return copyCheckedAt(w, e.file(), e.local, want, buf)
 }
 
 // copyCheckedAt is copyChecked of the entry f whose local header is at loc.

@@ -22,7 +22,7 @@ var errNotListed = errors.New("not in the manifest")
 // the central directory; nil when its data can be read. Verify asks it of every entry, and
 // restore of every entry it selects, before reading any data.
 func (e *Entry) CheckHeaders() error {
-	return checkHeaders(e.file, e.local)
+	return checkHeaders(e.file(), e.local)
 }
 
 // CheckRecord says why e, an entry of r, is not what r's manifest records, from the records

@@ -41,9 +41,9 @@ type Entry struct {
 	UID, GID uint32
 	HasOwner bool
 
-	file          *zip.File
-	local         localRef // where its local header is
-	afterManifest bool     // stored after the manifest, which backup writes last
+	hdr           entryHeader // what the checks of its headers and data need of its central record
+	local         localRef    // where its local header is
+	afterManifest bool        // stored after the manifest, which backup writes last
 	// noUnixMode says the archive holds no Unix mode for the entry: Mode is a default,
 	// narrowed by the umask when restored.
 	noUnixMode bool
@@ -76,7 +76,8 @@ func newEntry(f *zip.File) *Entry {
 		Size:     int64(f.UncompressedSize64),
 		Modified: modTime(&f.FileHeader),
 		Host:     Host(f.CreatorVersion >> 8),
-		file:     f,
+		hdr: entryHeader{method: f.Method, flags: f.Flags, crc: f.CRC32, csize: f.CompressedSize64,
+			extra: uint16(len(f.Extra)), slash: strings.HasSuffix(f.Name, "/")},
 	}
 	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
 	switch {
@@ -93,6 +94,29 @@ func newEntry(f *zip.File) *Entry {
 		}
 	}
 	return e
+}
+
+// entryHeader is what an Entry keeps of its central record beside its own fields, rather
+// than Go's zip.File (about 280 bytes with its name and extra field, for each entry, for as
+// long as the archive is open): the checks of its headers and data get a zip.File made
+// from it (file).
+type entryHeader struct {
+	csize  uint64
+	crc    uint32
+	method uint16
+	flags  uint16
+	extra  uint16 // the length of its extra field, which verify's read-ahead expects locally too
+	slash  bool   // the stored name ends in a slash
+}
+
+// file is the central record of e, as far as the checks of its headers and data read it.
+func (e *Entry) file() *zip.File {
+	name := e.Name
+	if e.hdr.slash {
+		name += "/"
+	}
+	return &zip.File{FileHeader: zip.FileHeader{Name: name, Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
+		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size)}}
 }
 
 // modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of

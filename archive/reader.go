@@ -35,7 +35,6 @@ type Reader struct {
 	ManifestErr error
 
 	index  *format.Index // Manifest's; nil without one
-	zr     *zip.Reader
 	ra     io.ReaderAt
 	closer io.Closer
 	size   int64
@@ -126,7 +125,10 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, zipError(err)
 	}
 	RegisterDecompressors(zr)
-	r := &Reader{zr: zr, ra: ra, size: size, file: ra, fileSize: size}
+	// Go's reader is let go of once the entries are made: each Entry keeps what it needs of
+	// its record, so that its list (hundreds of MB at a million entries) is not held while
+	// the manifest is parsed and the entries are checked.
+	r := &Reader{ra: ra, size: size, file: ra, fileSize: size}
 	locals := localRefs(ra, size, zr.File)
 	var manifests []int
 	r.Entries = make([]*Entry, 0, len(zr.File))
@@ -141,14 +143,21 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = len(manifests) > 0
+	var manifest *zip.File
+	var manifestAt localRef
+	if len(manifests) == 1 {
+		// A copy of its header: a zip.File holds on to the Reader, and the Reader to all.
+		manifest, manifestAt = &zip.File{FileHeader: zr.File[manifests[0]].FileHeader}, locals[manifests[0]]
+	}
 	switch {
+	case len(manifests) == 0:
 	case len(manifests) > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case len(manifests) == 1 && zr.File[manifests[0]].Name != format.ManifestName:
+	case manifest.Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
-	case len(manifests) == 1:
-		r.Manifest, r.ManifestErr = readManifest(zr.File[manifests[0]], locals[manifests[0]])
+	default:
+		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt, len(r.Entries))
 	}
 	if r.Manifest != nil {
 		r.addSums()
@@ -202,16 +211,28 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-func readManifest(f *zip.File, loc localRef) (*format.Manifest, error) {
+// readManifest reads and parses the manifest f, at loc, of an archive of about files files.
+func readManifest(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
 	if f.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, format.MaxManifestSize)
 	}
+	// A manifest as backup writes it is read into a list made for the files the archive
+	// holds (format.ReadManifest); any other is parsed whole, and its answer taken.
+	m, err := parseManifestEntry(f, loc, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
+	if errors.Is(err, format.ErrNotAsWritten) {
+		m, err = parseManifestEntry(f, loc, format.ParseManifest)
+	}
+	return m, err
+}
+
+// parseManifestEntry parses the manifest f, at loc, with parse.
+func parseManifestEntry(f *zip.File, loc localRef, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	rc, err := openEntry(f, loc)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return parseEntry(rc)
+	return parseEntryWith(rc, parse)
 }
 
 // parseEntry parses the manifest as it is read from its entry rc, never whole in memory (it
@@ -219,8 +240,13 @@ func readManifest(f *zip.File, loc localRef) (*format.Manifest, error) {
 // read: damage that the CRC-32 or the decompressor finds is reported as such, not as the
 // bad JSON it makes.
 func parseEntry(rc io.Reader) (*format.Manifest, error) {
+	return parseEntryWith(rc, format.ParseManifest)
+}
+
+// parseEntryWith is parseEntry, parsing with parse.
+func parseEntryWith(rc io.Reader, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	er := &errReader{r: rc}
-	m, err := format.ParseManifest(er)
+	m, err := parse(er)
 	if err != nil && er.err == nil {
 		io.Copy(io.Discard, er)
 	}

@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -35,13 +36,21 @@ type Reference struct {
 	status    string    // as the manifest records it
 	databases string    // as the manifest records it
 	files     []refFile // sorted by name
-	seed      maphash.Seed
+	// names holds the names of files, one after the other: a string each would take 16
+	// bytes and an allocation more per file.
+	names string
+	// damage says why the pass over the reference found an entry unfit to copy, by its
+	// index in files: few are, and an error in each record would take 16 bytes.
+	damage map[int32]error
+	seed   maphash.Seed
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
-// and its manifest record say.
+// and its manifest record say. It is 120 bytes, one per file of the reference, held for
+// the whole run (TestRefFileSize).
 type refFile struct {
-	name      string
+	nameOff   uint32 // where its name is in Reference.names
+	nameLen   uint32
 	size      int64 // uncompressed, as both the entry and the manifest say
 	mtimeSec  int64 // the entry's extended timestamp
 	ctime     int64 // Unix nanoseconds
@@ -56,17 +65,18 @@ type refFile struct {
 	sha       format.Digest // of the data, as the manifest records it
 	// data is where the entry's compressed bytes start, and key their keyed digest, as the
 	// pass over the reference found them (see refpass.go); data is 0 until then.
-	data   int64
-	key    uint64
-	damage error // why the pass found the entry unfit to copy
+	data int64
+	key  uint64
 }
 
 // refEntry is a file of the reference that a run copies: its record, and the file and seed
 // to read it with.
 type refEntry struct {
 	refFile
-	ra   io.ReaderAt
-	seed maphash.Seed
+	name   string
+	damage error // why the pass found the entry unfit to copy
+	ra     io.ReaderAt
+	seed   maphash.Seed
 }
 
 // OpenReference opens the archive at path as the reference of a run compressing with
@@ -139,8 +149,15 @@ func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Sum
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(ref.files[a].local, ref.files[b].local) })
 	for _, i := range order {
-		if err := keys.keyEntry(&ref.files[i], ref.seed); err != nil {
+		damage, err := keys.keyEntry(&ref.files[i], ref.name(i), ref.seed)
+		if err != nil {
 			return err
+		}
+		if damage != nil {
+			if ref.damage == nil {
+				ref.damage = make(map[int32]error)
+			}
+			ref.damage[i] = damage
 		}
 	}
 	if keys != s {
@@ -165,7 +182,8 @@ func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) 
 		ref.files = nil
 		return nil
 	}
-	ref.join(m.Files)
+	// Dropped in place: ref.files keeps its array, no second one is made.
+	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
 	return nil
 }
 
@@ -184,6 +202,8 @@ var errNoZip = errors.New("not a zip archive, or its central directory is damage
 func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, error) {
 	var manifest *centralRecord
 	var manifests int
+	var names strings.Builder
+	ref.files = make([]refFile, 0, centralCount(ra, size))
 	err := walkCentral(ra, size, func(rec *centralRecord) error {
 		switch {
 		case strings.TrimSuffix(rec.Name, "/") == format.ManifestName:
@@ -192,12 +212,16 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 			c.Extra = nil
 			manifest = &c
 		case manifests == 0 && !strings.HasSuffix(rec.Name, "/") && rec.Mode().IsRegular():
-			if f, ok := newRefFile(rec); ok {
+			// Names past 4 GiB of them have no offset: their files are not reused.
+			if f, ok := newRefFile(rec); ok && int64(names.Len())+int64(len(rec.Name)) <= math.MaxUint32 {
+				f.nameOff, f.nameLen = uint32(names.Len()), uint32(len(rec.Name))
+				names.WriteString(rec.Name)
 				ref.files = append(ref.files, f)
 			}
 		}
 		return nil
 	})
+	ref.names = names.String()
 	switch {
 	case err != nil:
 		return nil, errNoZip
@@ -208,17 +232,29 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 	case manifest.Name != format.ManifestName:
 		return nil, errors.New("a directory, not a manifest")
 	}
-	slices.SortFunc(ref.files, func(a, b refFile) int { return strings.Compare(a.name, b.name) })
-	ref.files = withoutRepeats(ref.files)
+	slices.SortFunc(ref.files, func(a, b refFile) int { return strings.Compare(ref.nameOf(&a), ref.nameOf(&b)) })
+	ref.files = ref.withoutRepeats(ref.files)
 	return manifest, nil
 }
 
+// nameOf is the name of f, a record of ref.files; name the name of ref.files[i].
+func (ref *Reference) nameOf(f *refFile) string {
+	return ref.names[f.nameOff : f.nameOff+f.nameLen]
+}
+
+func (ref *Reference) name(i int32) string { return ref.nameOf(&ref.files[i]) }
+
+// find returns the index in ref.files of the file stored as name.
+func (ref *Reference) find(name string) (int, bool) {
+	return slices.BinarySearchFunc(ref.files, name, func(f refFile, name string) int { return strings.Compare(ref.nameOf(&f), name) })
+}
+
 // withoutRepeats drops the records of every name that sorted files holds more than once.
-func withoutRepeats(files []refFile) []refFile {
+func (ref *Reference) withoutRepeats(files []refFile) []refFile {
 	out := files[:0]
 	for i := 0; i < len(files); {
 		j := i + 1
-		for j < len(files) && files[j].name == files[i].name {
+		for j < len(files) && ref.nameOf(&files[j]) == ref.nameOf(&files[i]) {
 			j++
 		}
 		if j == i+1 {
@@ -235,40 +271,63 @@ func withoutRepeats(files []refFile) []refFile {
 func newRefFile(rec *centralRecord) (refFile, bool) {
 	mtime := modTime(&rec.FileHeader)
 	mode, _ := restoreMode(&rec.FileHeader, rec.Mode())
-	return refFile{name: rec.Name, size: int64(rec.UncompressedSize64), mtimeSec: mtime.Unix(),
+	return refFile{size: int64(rec.UncompressedSize64), mtimeSec: mtime.Unix(),
 		local: rec.local, csize: int64(rec.CompressedSize64), crc: rec.CRC32, mode: mode,
 		method: rec.Method, flags: rec.Flags}, !mtime.IsZero()
 }
 
-// readManifest reads and parses the manifest whose central record is rec.
+// readManifest reads the manifest whose central record is rec, joining each of its files
+// with the records of the central directory as it is read (see join), and returns it
+// without its files: a million of them parsed at once took 300 MB. A manifest that is not
+// as backup writes it is parsed whole instead, and its answer taken.
 func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.Manifest, error) {
 	if rec.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, format.MaxManifestSize)
 	}
+	m, err := ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) {
+		return format.ScanManifest(r, ref.join)
+	})
+	if !errors.Is(err, format.ErrNotAsWritten) {
+		return m, err
+	}
+	// What the scan joined is forgotten: the records ParseManifest gives are the ones
+	// (where a list of files is given twice, encoding/json decodes the second over the first).
+	for i := range ref.files {
+		f := &ref.files[i]
+		f.ctime, f.ino, f.mtimeNsec, f.sha = 0, 0, 0, format.Digest{}
+	}
+	m, err = ref.parseManifest(ra, rec, format.ParseManifest)
+	if err != nil {
+		return nil, err
+	}
+	for i := range m.Files {
+		ref.join(&m.Files[i])
+	}
+	return m, nil
+}
+
+// parseManifest reads the manifest whose central record is rec with parse.
+func (ref *Reference) parseManifest(ra io.ReaderAt, rec *centralRecord, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	f := &zip.File{FileHeader: rec.FileHeader}
 	rc, err := openEntry(f, localRef{ra: ra, off: rec.local})
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return parseEntry(rc)
+	return parseEntryWith(rc, parse)
 }
 
-// join completes the records of the central directory with the manifest's, and keeps only
-// those of the files that a later run can reuse: those whose manifest records what reuse
-// compares, and that are not snapshots (whose bytes are made anew each run).
-func (ref *Reference) join(files []format.File) {
-	for _, mf := range files {
-		i, ok := slices.BinarySearchFunc(ref.files, mf.Path, func(f refFile, name string) int { return strings.Compare(f.name, name) })
-		if !ok || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
-			continue
-		}
-		f := &ref.files[i]
-		f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
-		f.sha = mf.SHA256
+// join completes the record of the central directory of the file mf with the manifest's,
+// when mf records what reuse compares and is not a snapshot (whose bytes are made anew each
+// run); the records left without the manifest's SHA-256 are not reused.
+func (ref *Reference) join(mf *format.File) {
+	i, ok := ref.find(mf.Path)
+	if !ok || mf.Meta == nil || mf.Meta.CtimeNsec == 0 || mf.Snapshot != nil || mf.Size != ref.files[i].size {
+		return
 	}
-	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
-	ref.files = slices.Clip(ref.files)
+	f := &ref.files[i]
+	f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
+	f.sha = mf.SHA256
 }
 
 // Status is the status the reference's manifest records: unlike its receipt's, the
@@ -293,7 +352,7 @@ func (ref *Reference) Reusable() int { return len(ref.files) }
 // entry is copied, so that they do not take memory while the new archive is read back.
 // Lookups after Close find nothing unchanged.
 func (ref *Reference) Close() error {
-	ref.files = nil
+	ref.files, ref.names, ref.damage = nil, "", nil
 	return ref.f.Close()
 }
 
@@ -310,7 +369,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	if ref == nil {
 		return refEntry{}, false
 	}
-	i, ok := slices.BinarySearchFunc(ref.files, name, func(f refFile, name string) int { return strings.Compare(f.name, name) })
+	i, ok := ref.find(name)
 	st, isUnix := info.Sys().(*syscall.Stat_t)
 	if !ok || !isUnix || !info.Mode().IsRegular() {
 		return refEntry{}, false
@@ -319,7 +378,7 @@ func (ref *Reference) lookup(name string, info fs.FileInfo) (refEntry, bool) {
 	same := f.size == info.Size() && sameTime(f.mtimeSec, f.mtimeNsec, info.ModTime()) && f.mode == info.Mode() &&
 		(ref.opts.IgnoreCtime || ref.opts.IgnoreInode || f.ctime == st.Ctim.Nano()) &&
 		(ref.opts.IgnoreInode || f.ino == st.Ino)
-	return refEntry{refFile: f, ra: ref.zip, seed: ref.seed}, same
+	return refEntry{refFile: f, name: ref.nameOf(&f), damage: ref.damage[int32(i)], ra: ref.zip, seed: ref.seed}, same
 }
 
 func sameTime(sec int64, nsec int32, t time.Time) bool {
@@ -328,7 +387,7 @@ func sameTime(sec int64, nsec int32, t time.Time) bool {
 
 // header is the central record the entry was read from, as far as the checks of its local
 // header need it.
-func (f *refFile) header() *zip.File {
-	return &zip.File{FileHeader: zip.FileHeader{Name: f.name, Method: f.method, Flags: f.flags, CRC32: f.crc,
+func (f *refFile) header(name string) *zip.File {
+	return &zip.File{FileHeader: zip.FileHeader{Name: name, Method: f.method, Flags: f.flags, CRC32: f.crc,
 		CompressedSize64: uint64(f.csize), UncompressedSize64: uint64(f.size)}}
 }

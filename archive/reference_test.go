@@ -165,8 +165,8 @@ func TestReferenceRepeatedName(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, f := range ref.files {
-		names = append(names, f.name)
+	for i := range ref.files {
+		names = append(names, ref.name(int32(i)))
 	}
 	if got, want := strings.Join(names, " "), "b c"; got != want {
 		t.Errorf("records of %q, want %q", got, want)

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -149,62 +150,63 @@ func (w window) ReadAt(p []byte, off int64) (int, error) {
 // errOverlap is the damage of an entry that begins inside the one before it.
 var errOverlap = errors.New("damaged: its local header is inside the entry before it")
 
-// keyEntry checks the headers of f's entry as the pass reaches it, and takes the keyed
-// digest of its compressed bytes; when the entry is not to be copied, f.damage says why
-// (its headers disagree, or it overlaps the entry before it). The error is the pass's.
-func (s *seqReader) keyEntry(f *refFile, seed maphash.Seed) error {
-	hdr := f.header()
-	f.damage = checkMethod(hdr)
+// keyEntry checks the headers of the entry of f, stored as name, as the pass reaches it,
+// and takes the keyed digest of its compressed bytes; when the entry is not to be copied,
+// damage says why (its headers disagree, or it overlaps the entry before it). err is the
+// pass's.
+func (s *seqReader) keyEntry(f *refFile, name string, seed maphash.Seed) (damage, err error) {
+	hdr := f.header(name)
+	damage = checkMethod(hdr)
 	if f.local < s.pos {
-		f.damage = errOverlap
+		damage = errOverlap
 	}
-	if f.damage != nil {
-		return nil
+	if damage != nil {
+		return damage, nil
 	}
 	if err := s.skipTo(f.local); err != nil {
-		return err
+		return nil, err
 	}
 	b, err := s.peek(localLen)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(b) == localLen {
 		b, err = s.peek(localLen + int(le16(b[26:])) + int(le16(b[28:])))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(f.name))
+	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name))
 	if err == nil {
 		err = lh.compare(hdr)
 	}
-	if f.damage = err; err != nil {
-		return nil
+	if err != nil {
+		return err, nil
 	}
-	return s.keyData(f, lh, seed)
+	return s.keyData(f, hdr, lh, seed)
 }
 
-// keyData takes the keyed digest of the data of f's entry, whose local header is lh, and
-// checks its data descriptor when it has one.
-func (s *seqReader) keyData(f *refFile, lh *localHeader, seed maphash.Seed) error {
+// keyData takes the keyed digest of the data of f's entry, whose central record is hdr and
+// local header lh, and checks its data descriptor when it has one.
+func (s *seqReader) keyData(f *refFile, hdr *zip.File, lh *localHeader, seed maphash.Seed) (damage, err error) {
 	if err := s.skipTo(lh.dataOffset); err != nil {
-		return err
+		return nil, err
 	}
 	k := newKeyedSum(seed)
 	if err := s.stream(f.csize, k); err != nil {
-		return err
+		return nil, err
 	}
 	if lh.flags&flagDataDesc != 0 {
 		b, err := s.peek(24)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if f.damage = checkDescriptor(window{b, s.pos}, s.pos, f.header()); f.damage != nil {
-			return nil
+		if damage := checkDescriptor(window{b, s.pos}, s.pos, hdr); damage != nil {
+			return damage, nil
 		}
 	}
 	f.data, f.key = lh.dataOffset, k.Sum64()
-	return nil
+	return nil, nil
 }
 
 // keyedBlock is the unit of keyedSum: its digest does not depend on how the bytes are cut

@@ -91,10 +91,10 @@ func entrySpan(e *Entry) (lo, hi int64, near bool) {
 	if e.local.ra == nil || e.local.off < 0 {
 		return 0, 0, false
 	}
-	f := e.file
+	h := e.hdr
 	lo = e.local.off
-	hi = lo + localLen + int64(len(f.Name)) + int64(len(f.Extra)) + int64(f.CompressedSize64) + 24
-	return lo, hi, f.CompressedSize64 <= spanMax/2 && hi > lo && hi-lo <= spanMax/2
+	hi = lo + localLen + int64(len(e.StoredName())) + int64(h.extra) + int64(h.csize) + 24
+	return lo, hi, h.csize <= spanMax/2 && hi > lo && hi-lo <= spanMax/2
 }
 
 // readAhead holds the bytes [off, off+len(data)) of ra, read ahead for a batch.

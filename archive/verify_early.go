@@ -35,12 +35,12 @@ func (r *Reader) sendEarly(work *batcher, jobs int) (map[int]*lateWant, bool) {
 	least := r.size / int64(4*jobs)
 	var large []int
 	for i, e := range r.Entries {
-		if !e.IsDir && e.Kind == "" && e.file.CompressedSize64 > 0 && e.file.CompressedSize64 >= uint64(least) {
+		if !e.IsDir && e.Kind == "" && e.hdr.csize > 0 && e.hdr.csize >= uint64(least) {
 			large = append(large, i)
 		}
 	}
 	slices.SortStableFunc(large, func(a, b int) int {
-		return cmp.Compare(r.Entries[b].file.CompressedSize64, r.Entries[a].file.CompressedSize64)
+		return cmp.Compare(r.Entries[b].hdr.csize, r.Entries[a].hdr.csize)
 	})
 	early := map[int]*lateWant{}
 	for _, i := range large[:min(len(large), 4*jobs)] {

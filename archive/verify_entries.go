@@ -154,9 +154,9 @@ func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, 
 	loc := localRef{ra: ra, off: e.local.off}
 	got, err := Checked{Size: e.Size}, error(nil)
 	if job.copied {
-		err = checkHeaders(e.file, loc)
+		err = checkHeaders(e.file(), loc)
 	} else {
-		got, err = copyCheckedAt(ctxDiscard{ctx}, e.file, loc, job.wantSum, buf)
+		got, err = copyCheckedAt(ctxDiscard{ctx}, e.file(), loc, job.wantSum, buf)
 	}
 	switch {
 	case ctx.Err() != nil:

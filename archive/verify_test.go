@@ -176,13 +176,14 @@ func zeroed(data []byte, off, n int) []byte {
 // withManifest builds entries with a manifest that edit changes.
 func withManifest(t *testing.T, entries []zent, edit func(*format.Manifest)) []byte {
 	t.Helper()
-	r := openZip(t, buildZip(t, entries, true))
+	data := buildZip(t, entries, true)
+	r := openZip(t, data)
 	m := *r.Manifest
 	m.Files = slices.Clone(m.Files)
 	edit(&m)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	copyEntries(t, zw, r)
+	copyEntries(t, zw, data)
 	addManifest(t, zw, &m)
 	zw.Close()
 	return buf.Bytes()
@@ -190,20 +191,28 @@ func withManifest(t *testing.T, entries []zent, edit func(*format.Manifest)) []b
 
 func rawManifest(t *testing.T, content string) []byte {
 	t.Helper()
-	r := openZip(t, buildZip(t, sampleTree, false))
+	data := buildZip(t, sampleTree, false)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	copyEntries(t, zw, r)
+	copyEntries(t, zw, data)
 	w, _ := zw.Create(format.ManifestName)
 	w.Write([]byte(content))
 	zw.Close()
 	return buf.Bytes()
 }
 
-func copyEntries(t *testing.T, zw *zip.Writer, r *Reader) {
+// copyEntries copies the entries of the zip data holds, but its manifest, to zw.
+func copyEntries(t *testing.T, zw *zip.Writer, data []byte) {
 	t.Helper()
-	for _, e := range r.Entries {
-		if err := zw.Copy(e.file); err != nil {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if strings.TrimSuffix(f.Name, "/") == format.ManifestName {
+			continue
+		}
+		if err := zw.Copy(f); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -132,8 +132,11 @@ func problemStrings(ps []Problem) []string {
 // flipByteIn flips one byte in the middle of the stored data of the named entry.
 func flipByteIn(t *testing.T, data []byte, name string) []byte {
 	t.Helper()
-	r := openZip(t, data)
-	for _, f := range r.zr.File {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
 		if f.Name != name {
 			continue
 		}

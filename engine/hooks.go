@@ -31,6 +31,9 @@ type Hooks struct {
 	// archive.ErrChanged when it kept changing. The run goes on.
 	Warn func(err error)
 
+	// Expect is told, on Run's goroutine before the walk, how many files the run expects to
+	// store, when it knows (the reference's): a receiver can make its list that long at once.
+	Expect func(files int)
 	// NoReuse is told, on Run's goroutine before the walk, why Options.Reference is not used:
 	// the run reads every file.
 	NoReuse func(err error)
@@ -66,6 +69,9 @@ func (h *Hooks) fill() {
 	}
 	if h.Warn == nil {
 		h.Warn = func(error) {}
+	}
+	if h.Expect == nil {
+		h.Expect = func(int) {}
 	}
 	if h.NoReuse == nil {
 		h.NoReuse = func(error) {}

@@ -29,6 +29,7 @@ func (e *Engine) openReference(ctx context.Context) error {
 		return nil
 	}
 	e.ref = ref
+	e.Hooks.Expect(ref.Reusable())
 	return nil
 }
 

@@ -43,6 +43,7 @@ type manifestDecoder struct {
 	lex      lexer  // the fast parser's
 	saved    error
 	stop     error
+	scan     *fileScan // set by ScanManifest: files are handed to it, not listed
 }
 
 func newManifestDecoder(r io.Reader) *manifestDecoder {
@@ -112,9 +113,16 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	if !ok {
 		return d.eofError()
 	}
+	if d.scan != nil && isFilesKey(key) && (c != '[' || key != `"files"`) {
+		d.scan.notAsWritten = true // files that encoding/json would decode as written
+		return ErrNotAsWritten
+	}
 	if c == '[' {
 		switch key {
 		case `"files"`:
+			if d.scan != nil {
+				return d.scanFiles()
+			}
 			return decodeList(d, &w.Files, "files", parseFileRecord)
 		case `"dirs"`:
 			return decodeList(d, &w.Dirs, "dirs", parseDirRecord)

@@ -1,0 +1,43 @@
+package archive
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"backup/format"
+)
+
+// A Reader keeps its entries and manifest, not Go's zip reader as well: at 100,000 entries
+// it holds each Entry, its name, and the manifest's record of it.
+func TestReaderLetsGoOfZipReader(t *testing.T) {
+	const n = 100_000
+	var entries []zent
+	for i := range n {
+		entries = append(entries, zent{name: fmt.Sprintf("d%03d/f%06d", i%1000, i), body: "x", store: true})
+	}
+	ra := bytes.NewReader(buildZip(t, entries, true))
+	entries = nil
+	runtime.GC()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := NewReader(ra, ra.Size())
+	if err != nil || r.Manifest == nil {
+		t.Fatalf("%v, manifest %v", err, r.ManifestErr)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perEntry := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	// The Entry and its pointer, its name (16 bytes), the manifest's File (96 bytes) and
+	// its name: Go's zip.File would add about 200 more.
+	want := float64(unsafe.Sizeof(Entry{})) + 8 + 16 + float64(unsafe.Sizeof(format.File{})) + 16 + 40
+	t.Logf("%.0f bytes per entry held, Entry %d bytes", perEntry, unsafe.Sizeof(Entry{}))
+	if perEntry > want {
+		t.Errorf("%.0f bytes per entry held, want at most %.0f", perEntry, want)
+	}
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(ra)
+}

@@ -1,0 +1,155 @@
+package format
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ErrNotAsWritten is ScanManifest's answer for a manifest it cannot check without holding
+// its files: one whose files are not sorted by path, as backup writes them, that lists them
+// twice, or in which something is wrong that ParseManifest words. ParseManifest reads it.
+var ErrNotAsWritten = errors.New("manifest not as backup writes it")
+
+// ScanManifest reads a manifest as ParseManifest does, but hands each of its files to file
+// as it is read, and keeps none: the manifest returned has no Files (an empty list when the
+// manifest has a list of files). A reader that needs
+// each file once (a reference, matching files to its own records) holds a record of a file
+// at a time instead of a million (hundreds of MB).
+//
+// It checks what ParseManifest checks, on the way: without a map of every name, a name
+// listed twice is found because backup writes the files sorted by path. For a manifest
+// that is not so, or that fails a check, it returns ErrNotAsWritten, having handed some
+// files to file already: the reader then takes ParseManifest's answer instead.
+func ScanManifest(r io.Reader, file func(*File)) (*Manifest, error) {
+	lr := &io.LimitedReader{R: r, N: MaxManifestSize + 1}
+	d := newManifestDecoder(lr)
+	s := &fileScan{file: file, seed: maphash.MakeSeed()}
+	d.scan = s
+	var wire manifestWire
+	err := d.decode(&wire)
+	switch {
+	case s.notAsWritten:
+		return nil, ErrNotAsWritten
+	case err != nil && lr.N <= 0:
+		return nil, fmt.Errorf("manifest is larger than %d bytes", MaxManifestSize)
+	case err != nil:
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	if err := d.trailing(); err != nil {
+		return nil, fmt.Errorf("manifest is not valid: %w", err)
+	}
+	m, err := fromWire(&wire)
+	if err != nil || s.v2Fields && m.Schema == ManifestSchemaV1 || s.symlinkIsFile(m.Symlinks) {
+		return nil, ErrNotAsWritten
+	}
+	if s.lists > 0 {
+		m.Files = []File{} // as ParseManifest has it for "files": [], unlike no "files"
+	}
+	return m, nil
+}
+
+// ReadManifest is ParseManifest for a manifest as backup writes it, its files gathered
+// straight into a list made for about hint of them: ParseManifest holds the JSON records of
+// all the files (128 bytes each) and then makes their list, 30% more of it as it grows. It
+// returns ErrNotAsWritten as ScanManifest does.
+func ReadManifest(r io.Reader, hint int) (*Manifest, error) {
+	files := make([]File, 0, hint)
+	m, err := ScanManifest(r, func(f *File) { files = append(files, *f) })
+	if err != nil {
+		return nil, err
+	}
+	if len(files) > 0 {
+		m.Files = files
+	}
+	return m, nil
+}
+
+// fileScan is what ScanManifest keeps of the files it has handed on: the last path, and a
+// keyed digest of each path (8 bytes a file) to find a symlink listed as a file too.
+type fileScan struct {
+	file         func(*File)
+	seed         maphash.Seed
+	last         string
+	paths        []uint64
+	lists        int  // how many lists of files the manifest has
+	v2Fields     bool // a file has a v2 field
+	notAsWritten bool
+}
+
+// take checks the file j records as ParseManifest would, and hands it on; false when it
+// cannot, the manifest not being as backup writes it.
+func (s *fileScan) take(j *fileJSON) bool {
+	f, err := j.value()
+	switch {
+	case err != nil, f.Path == "", f.Size < 0, f.SHA256.IsZero(),
+		len(s.paths) > 0 && strings.Compare(s.last, f.Path) >= 0:
+		s.notAsWritten = true
+		return false
+	}
+	s.v2Fields = s.v2Fields || hasV2Fields(f)
+	s.last = f.Path
+	s.paths = append(s.paths, maphash.String(s.seed, f.Path))
+	s.file(&f)
+	return true
+}
+
+// symlinkIsFile says whether a symlink may have the path of a file; it cannot tell
+// between that and two paths of the same digest.
+func (s *fileScan) symlinkIsFile(symlinks []Symlink) bool {
+	slices.Sort(s.paths)
+	for _, l := range symlinks {
+		if _, found := slices.BinarySearch(s.paths, maphash.String(s.seed, l.Path)); found {
+			return true
+		}
+	}
+	return false
+}
+
+// isFiles says whether key, as JSON, is one encoding/json takes for the files (it matches
+// keys without regard to case, as strings.EqualFold does).
+func isFilesKey(key string) bool {
+	var name string
+	return json.Unmarshal([]byte(key), &name) == nil && strings.EqualFold(name, "files")
+}
+
+// scanFiles decodes the list of files (the next byte is its '[') as decodeList would, each
+// record into the same one, handed to d.scan once decoded. A second list of files in the
+// manifest, which encoding/json would decode over the first, is not as backup writes it.
+func (d *manifestDecoder) scanFiles() error {
+	s := d.scan
+	if s.lists++; s.lists > 1 {
+		s.notAsWritten = true
+		return ErrNotAsWritten
+	}
+	one := make([]fileJSON, 1)
+	d.pos++
+	c, ok := d.nonSpace()
+	for i := 0; ok && (c != ']' || i > 0); i++ {
+		clear(one[:1]) // each record decoded into a new one, as into a list
+		one = one[:0]
+		if err := decodeElement(d, &one, 0, c, "files", parseFileRecord); err != nil {
+			return err
+		}
+		if d.stop == nil && d.saved == nil && !s.take(&one[0]) {
+			return ErrNotAsWritten
+		}
+		if c, ok = d.nonSpace(); !ok || c == ']' {
+			break
+		}
+		if c != ',' {
+			return syntaxError(`[""`, c)
+		}
+		d.pos++
+		c, ok = d.nonSpace()
+	}
+	if !ok {
+		return d.eofError()
+	}
+	d.pos++
+	return nil
+}
