@@ -146,7 +146,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		}
 		e := newEntry(f)
 		e.local = locals[i]
-		e.afterManifest = manifests > 0
+		e.hdr.afterManifest = manifests > 0
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = manifests > 0
