@@ -125,7 +125,9 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		opts.Expect = &sum
 	}
 	p := cfg.startProgress(&opts)
+	lift := limitVerifyMemory()
 	res, err := ref.verify(ctx, opts)
+	lift()
 	p.Stop()
 	if err == nil && rc != nil && res.HasManifest {
 		// The receipt's status is only its word; the manifest, covered by the SHA-256 just
