@@ -67,7 +67,7 @@ func (d *directOut) begin(sp *spool) error {
 	if err != nil {
 		return err
 	}
-	d.start, d.state, d.header = w.out.n, state, localHeaderBytes(d.fh)
+	d.start, d.state, d.header = w.out.n, state, localHeaderFor(d.fh, false)
 	d.on = true
 	if _, err := w.out.Write(d.header); err != nil {
 		return err
@@ -104,7 +104,7 @@ var errStreamedHeader = errors.New("a streamed entry's local header differs from
 // tells the zipWriter of the entry. On the writing goroutine.
 func (d *directOut) finish(fh *zip.FileHeader) error {
 	w := d.w
-	if !bytes.Equal(localHeaderBytes(fh), d.header) {
+	if !bytes.Equal(localHeaderFor(fh, false), d.header) {
 		return errStreamedHeader
 	}
 	desc := descriptor(fh)
@@ -117,21 +117,6 @@ func (d *directOut) finish(fh *zip.FileHeader) error {
 	d.done = true
 	w.streamed++
 	return nil
-}
-
-// localHeaderBytes is the local header archive/zip writes for fh, an entry with a data
-// descriptor: the CRC-32 and sizes are zero.
-func localHeaderBytes(fh *zip.FileHeader) []byte {
-	b := make([]byte, localLen, localLen+len(fh.Name)+len(fh.Extra))
-	binary.LittleEndian.PutUint32(b, localSig)
-	binary.LittleEndian.PutUint16(b[4:], fh.ReaderVersion)
-	binary.LittleEndian.PutUint16(b[6:], fh.Flags)
-	binary.LittleEndian.PutUint16(b[8:], fh.Method)
-	binary.LittleEndian.PutUint16(b[10:], fh.ModifiedTime)
-	binary.LittleEndian.PutUint16(b[12:], fh.ModifiedDate)
-	binary.LittleEndian.PutUint16(b[26:], uint16(len(fh.Name)))
-	binary.LittleEndian.PutUint16(b[28:], uint16(len(fh.Extra)))
-	return append(append(b, fh.Name...), fh.Extra...)
 }
 
 // descriptor is the data descriptor archive/zip writes after a raw entry: with its

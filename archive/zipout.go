@@ -100,6 +100,13 @@ func writeLocal(w io.Writer, fh *zip.FileHeader, raw bool) error {
 	if len(fh.Extra) > 0xffff {
 		return errZipLongExtra
 	}
+	_, err := w.Write(localHeaderFor(fh, raw))
+	return err
+}
+
+// localHeaderFor is fh's local header: with its CRC-32 and sizes for a raw entry without a
+// data descriptor, else with zeros there, as archive/zip writes it.
+func localHeaderFor(fh *zip.FileHeader, raw bool) []byte {
 	b := make([]byte, localLen, localLen+len(fh.Name)+len(fh.Extra))
 	binary.LittleEndian.PutUint32(b, localSig)
 	binary.LittleEndian.PutUint16(b[4:], fh.ReaderVersion)
@@ -114,8 +121,7 @@ func writeLocal(w io.Writer, fh *zip.FileHeader, raw bool) error {
 	}
 	binary.LittleEndian.PutUint16(b[26:], uint16(len(fh.Name)))
 	binary.LittleEndian.PutUint16(b[28:], uint16(len(fh.Extra)))
-	_, err := w.Write(append(append(b, fh.Name...), fh.Extra...))
-	return err
+	return append(append(b, fh.Name...), fh.Extra...)
 }
 
 // Flush writes what the zipWriter buffers, so that the caller may write around it.
