@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -284,8 +285,9 @@ var flateReaders sync.Pool
 const flateReadSize = 64 << 10
 
 type flateState struct {
-	fr  io.ReadCloser
-	src *bufio.Reader
+	fr     io.ReadCloser
+	src    *bufio.Reader
+	primer bytes.Reader
 }
 
 type pooledFlate struct {
@@ -312,12 +314,39 @@ func (p *pooledFlate) Close() error {
 }
 
 func newFlateReader(r io.Reader) io.ReadCloser {
-	if st, ok := flateReaders.Get().(*flateState); ok {
-		st.src.Reset(r)
-		if st.fr.(flate.Resetter).Reset(st.src, nil) == nil {
-			return &pooledFlate{st}
-		}
+	st, ok := flateReaders.Get().(*flateState)
+	if !ok {
+		st = newFlateState()
 	}
-	src := bufio.NewReaderSize(r, flateReadSize)
-	return &pooledFlate{&flateState{fr: flate.NewReader(src), src: src}}
+	return st.open(r)
 }
+
+func newFlateState() *flateState {
+	src := bufio.NewReaderSize(nil, flateReadSize)
+	return &flateState{fr: flate.NewReader(src), src: src}
+}
+
+// open starts reading the deflate stream r with st, which first forgets the streams it read.
+func (st *flateState) open(r io.Reader) *pooledFlate {
+	st.forget()
+	st.src.Reset(r)
+	st.fr.(flate.Resetter).Reset(st.src, nil)
+	return &pooledFlate{st}
+}
+
+// forget leaves st's decoder as every state's is after decoding primer. Its Reset keeps the
+// Huffman tables of the last block decoded, and a block with an empty tree (legal for the
+// distances when no match follows) leaves that table as it was: a damaged stream that then
+// uses the tree decodes through another entry's code instead of failing at once. What a
+// damaged entry's problem says would depend on which entry the worker read before
+// (FuzzFlateReaderForgets). Decoding primer, whose two trees are not empty, sets both.
+func (st *flateState) forget() {
+	st.primer.Reset(primer)
+	st.fr.(flate.Resetter).Reset(&st.primer, nil)
+	if n, err := io.Copy(io.Discard, st.fr); n != 4 || err != nil {
+		panic(fmt.Sprintf("archive: the deflate primer decodes to %d bytes, %v", n, err))
+	}
+}
+
+// primer is a dynamic block with a literal, a match and the end of the block: "aaaa".
+var primer = []byte{0x0d, 0xc0, 0x01, 0x09, 0x00, 0x00, 0x00, 0x80, 0xa0, 0xad, 0xfe, 0x3f, 0x51, 0x5a}
