@@ -53,7 +53,7 @@ test-long: fuzz
 # Each fuzz target for FUZZTIME, one at a time (go test takes one -fuzz per run); the seed
 # corpora in */testdata/fuzz also run as plain tests in every go test.
 FUZZTIME ?= 8s
-FUZZ_TARGETS := format:FuzzParseManifest format:FuzzParseManifestMatchesJSON archive:FuzzCheckName archive:FuzzCheckNames archive:FuzzVerifyBatched restore:FuzzReader skiprules:FuzzMatch seal:FuzzUnseal
+FUZZ_TARGETS := format:FuzzParseManifest format:FuzzParseManifestMatchesJSON archive:FuzzCheckName archive:FuzzCheckNames archive:FuzzVerifyBatched archive:FuzzFlateReaderForgets restore:FuzzReader skiprules:FuzzMatch seal:FuzzUnseal
 
 # Go's fuzzer can end a run with nothing but "context deadline exceeded" when a worker is
 # still minimizing a new input as the time runs out (seen on a loaded 2-core machine): that
