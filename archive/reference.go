@@ -29,9 +29,10 @@ import (
 type Reference struct {
 	f    *os.File
 	size int64
-	// zip reads the zip the file holds: f itself, or through ReuseOptions.Unseal.
+	// zip reads the zip the file holds: f itself, or through ReuseOptions.Unseal when sealed.
 	zip       io.ReaderAt
 	zipSize   int64
+	sealed    bool
 	opts      ReuseOptions
 	status    string    // as the manifest records it
 	databases string    // as the manifest records it
@@ -115,7 +116,9 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 		if err != nil {
 			return err
 		}
-		ref.zip, ref.zipSize, parse = zra, n, zra
+		if zra != io.ReaderAt(rec) { // Unseal gives a file that is no age file back as is
+			ref.zip, ref.zipSize, parse, ref.sealed = zra, n, zra, true
+		}
 	}
 	if err := ref.read(parse, ref.zipSize, comp); err != nil {
 		return err
@@ -136,7 +139,7 @@ func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Sum
 	s := newSeqReader(ctx, ra, ref.size, rec.reads)
 	ref.seed = maphash.MakeSeed() // this run's, never written
 	keys := s
-	if ref.opts.Unseal != nil {
+	if ref.sealed {
 		if err := s.finish(want); err != nil {
 			return err
 		}
