@@ -438,3 +438,51 @@ func bytesReadSoFar(t *testing.T) int64 {
 	t.Fatal("/proc/self/io has no rchar")
 	return 0
 }
+
+// TestReuseLargeEntryChangedAfterOpen: an entry larger than the buffer a worker checks
+// entries through is checked whole, and read from the file when a byte past the first
+// megabyte changed since the pass.
+func TestReuseLargeEntryChangedAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"large": 3 << 20, "small": 100} {
+		if err := os.WriteFile(filepath.Join(dir, name), randomData(size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := refArchive(t, dir)
+	ref, err := openRef(t, path, DefaultLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := zr.File[0].DataOffset() // large, in walk order
+	if zr.File[0].Name != "large" || zr.File[0].CompressedSize64 <= 2*rawBufSize {
+		t.Fatalf("first entry %s of %d bytes: the test needs a large one", zr.File[0].Name, zr.File[0].CompressedSize64)
+	}
+	zr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, off+1<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var warnings []string
+	_, files := archiveTree(t, dir, Options{Reference: ref, OnWarn: func(err error) { warnings = append(warnings, err.Error()) }})
+	for _, f := range files {
+		if f.Reused != (f.Path == "small") {
+			t.Errorf("%s: reused %v", f.Path, f.Reused)
+		}
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], format.OpReuse+" large: reference entry damaged") {
+		t.Errorf("warnings %q, want one reuse warning for large", warnings)
+	}
+}
