@@ -361,23 +361,7 @@ func TestReuseEntryChangedAfterOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := zr.File[0].DataOffset() // a.txt, in walk order
-	zr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0xff}, off+2); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	flipDataByte(t, path, "a.txt", 2)
 	var warnings []string
 	_, files := archiveTree(t, dir, Options{Reference: ref, OnWarn: func(err error) { warnings = append(warnings, err.Error()) }})
 	var reused []string
@@ -455,26 +439,9 @@ func TestReuseLargeEntryChangedAfterOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
+	if csize := flipDataByte(t, path, "large", 1<<20); csize <= 2*rawBufSize {
+		t.Fatalf("large is %d bytes compressed: the test needs more", csize)
 	}
-	off, err := zr.File[0].DataOffset() // large, in walk order
-	if zr.File[0].Name != "large" || zr.File[0].CompressedSize64 <= 2*rawBufSize {
-		t.Fatalf("first entry %s of %d bytes: the test needs a large one", zr.File[0].Name, zr.File[0].CompressedSize64)
-	}
-	zr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0xff}, off+1<<20); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	var warnings []string
 	_, files := archiveTree(t, dir, Options{Reference: ref, OnWarn: func(err error) { warnings = append(warnings, err.Error()) }})
 	for _, f := range files {
@@ -485,4 +452,36 @@ func TestReuseLargeEntryChangedAfterOpen(t *testing.T) {
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], format.OpReuse+" large: reference entry damaged") {
 		t.Errorf("warnings %q, want one reuse warning for large", warnings)
 	}
+}
+
+// flipDataByte flips the byte at of the compressed data of the entry name in the archive
+// at path, and returns the entry's compressed size.
+func flipDataByte(t *testing.T, path, name string, at int64) uint64 {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	i := slices.IndexFunc(zr.File, func(f *zip.File) bool { return f.Name == name })
+	if i < 0 {
+		t.Fatalf("no entry %s", name)
+	}
+	off, err := zr.File[i].DataOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off+at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{^b[0]}, off+at); err != nil {
+		t.Fatal(err)
+	}
+	return zr.File[i].CompressedSize64
 }
