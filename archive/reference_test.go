@@ -485,3 +485,32 @@ func flipDataByte(t *testing.T, path, name string, at int64) uint64 {
 	}
 	return zr.File[i].CompressedSize64
 }
+
+// TestReuseReadsEntriesOnce: after the pass that proves the reference, a reused entry's
+// bytes are read once, by the worker that checks them, and written as it held them; the
+// writer read them again to copy them (3 reads of the reference in all, now 2).
+func TestReuseReadsEntriesOnce(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 64 {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), randomData(64<<10+i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := refArchive(t, dir)
+	want := fileSum(t, path)
+	before := bytesReadSoFar(t)
+	ref, err := OpenReference(t.Context(), path, want, format.Deflate, DefaultLevel, ReuseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	_, files := archiveTree(t, dir, Options{Reference: ref})
+	if read := bytesReadSoFar(t) - before; read > want.Size*9/4 {
+		t.Errorf("a reusing run read %d bytes, %.2f times its reference", read, float64(read)/float64(want.Size))
+	}
+	for _, f := range files {
+		if !f.Reused {
+			t.Errorf("%s not reused", f.Path)
+		}
+	}
+}

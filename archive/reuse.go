@@ -39,11 +39,12 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 		s.rawBuf = make([]byte, rawBufSize)
 	}
 	err := it.reuse.damage
+	var held *heldEntry
 	if err == nil {
-		err = it.reuse.check(s.rawBuf)
+		held, err = s.checkReused(it.reuse)
 	}
 	if err == nil {
-		return outcome{reused: it.reuse}
+		return outcome{reused: it.reuse, held: held}
 	}
 	o := s.save(ctx, it.src, it.name)
 	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("reference entry %w; read from the file instead", err)}
@@ -56,9 +57,36 @@ const rawBufSize = 256 << 10
 
 var errChangedSince = errors.New("damaged: its compressed bytes changed since the reference was read")
 
-// check reads the entry's compressed bytes and compares their keyed digest with the one
-// the pass over the reference took. A worker does it before the entry's turn comes, so that
-// an entry changed since the pass is read from the source instead, never copied.
+// checkReused reads the entry's compressed bytes and compares their keyed digest with the
+// one the pass over the reference took. A worker does it before the entry's turn comes, so
+// that an entry changed since the pass is read from the source instead, never copied. The
+// bytes checked are held for the writer when the spools' budget has room for them (see
+// held.go); nil when they are not.
+func (s *saver) checkReused(e *refEntry) (*heldEntry, error) {
+	held, err := holdIn(s.spools, e.raw(), e.csize)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return nil, errChangedSince // cut short since the pass
+	case err != nil:
+		return nil, err
+	case held == nil:
+		return nil, e.check(s.rawBuf)
+	case !e.sameKey(held.data):
+		held.release()
+		return nil, errChangedSince
+	}
+	return held, nil
+}
+
+// sameKey says whether data, the entry's compressed bytes, have the keyed digest the pass
+// over the reference took.
+func (e *refEntry) sameKey(data []byte) bool {
+	k := newKeyedSum(e.seed)
+	k.Write(data)
+	return k.Sum64() == e.key
+}
+
+// check is checkReused of an entry not held: its bytes are read through buf.
 func (e *refEntry) check(buf []byte) error {
 	k := newKeyedSum(e.seed)
 	if _, err := io.CopyBuffer(k, onlyReader{e.raw()}, buf); err != nil {
@@ -72,24 +100,38 @@ func (e *refEntry) check(buf []byte) error {
 
 // writeReused copies the reference's entry for it: the same compressed bytes, CRC-32 and
 // sizes, under a header made from the file as this run found it, which is the header a
-// fresh entry would have. The bytes are digested on the way as the pass over the reference
-// digested them (see refpass.go): a reference changed since fails the run rather than put
-// bytes in the archive that nothing checked.
-func (w *Writer) writeReused(it *item, e *refEntry) error {
+// fresh entry would have. The bytes are those held, which a worker checked; an entry too
+// large to hold is read again and digested on the way as the pass over the reference
+// digested it (see refpass.go): a reference changed since then fails the run rather than
+// put bytes in the archive that nothing checked.
+func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry) error {
 	fh := fileHeader(it.name, it.info, e.method, e.crc, e.csize, e.size, it.meta)
 	zf, err := w.zw.CreateRaw(fh)
 	if err != nil {
 		return err
 	}
-	k := newKeyedSum(e.seed)
-	if _, err := io.CopyBuffer(io.MultiWriter(zf, k), onlyReader{e.raw()}, w.buffer()); err != nil {
+	if held != nil { // the very bytes a worker checked
+		if _, err := zf.Write(held.data); err != nil {
+			return err
+		}
+	} else if err := copyRaw(zf, e, w.buffer()); err != nil {
 		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
-	}
-	if k.Sum64() != e.key {
-		return fmt.Errorf("copying %s from the reference: the reference changed during the run", it.name)
 	}
 	if w.opts.OnFile != nil {
 		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
+	}
+	return nil
+}
+
+// copyRaw copies the entry's compressed bytes from the reference to w, digesting them on
+// the way as the pass over the reference digested them.
+func copyRaw(w io.Writer, e *refEntry, buf []byte) error {
+	k := newKeyedSum(e.seed)
+	if _, err := io.CopyBuffer(io.MultiWriter(w, k), onlyReader{e.raw()}, buf); err != nil {
+		return err
+	}
+	if k.Sum64() != e.key {
+		return errors.New("the reference changed during the run")
 	}
 	return nil
 }

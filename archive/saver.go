@@ -55,8 +55,9 @@ type staged struct {
 // outcome is what became of one file: staged (perhaps with a warning), skipped, or lost.
 type outcome struct {
 	staged *staged
-	reused *refEntry // copied from the reference instead
-	reread error     // why the reference's entry was not copied, when it was damaged
+	reused *refEntry  // copied from the reference instead
+	held   *heldEntry // reused's compressed bytes, checked, when a worker could hold them
+	reread error      // why the reference's entry was not copied, when it was damaged
 	skip   skiprules.Kind
 	warn   error
 	fatal  error
@@ -93,6 +94,10 @@ func (o *outcome) release() {
 	if o.staged != nil {
 		o.staged.data.Close()
 		o.staged = nil
+	}
+	if o.held != nil {
+		o.held.release()
+		o.held = nil
 	}
 }
 

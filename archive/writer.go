@@ -315,7 +315,7 @@ func (w *Writer) write(it *item) error {
 		w.opts.OnWarn(o.reread)
 	}
 	if o.reused != nil {
-		if err := w.writeReused(it, o.reused); err != nil {
+		if err := w.writeReused(it, o.reused, o.held); err != nil {
 			return err
 		}
 	}
