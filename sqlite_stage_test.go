@@ -44,8 +44,14 @@ func stagedIn(t *testing.T, stream bool) (met bool, problem string) {
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app")
 	files := map[string]node{"z/keep": {content: "k"}}
-	for _, name := range []string{"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"} {
-		files[name] = node{content: name} // walked between the database and z
+	// Walked between the database and z, so that the walk reaches z after the database's
+	// worker has staged its copy there: more than the few files the walk may run ahead of
+	// the workers (archive's handPerJob per worker), fewer than the entries that may wait to
+	// be written (queuePerJob per worker; the database's entry, whose worker waits for the
+	// lock, holds up the writing, and the walk with it once they are all waiting).
+	for i := range 40 {
+		name := fmt.Sprintf("m%03d", i)
+		files[name] = node{content: name}
 	}
 	makeTree(t, app, files)
 	db := openSQLite(t, filepath.Join(app, "locked.db"), "delete")
