@@ -87,7 +87,7 @@ func TestCreateDiskFull(t *testing.T) {
 	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=256k"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(out, 0) })
+	t.Cleanup(func() { syscall.Unmount(out, syscall.MNT_DETACH) })
 	makeTree(t, out, map[string]node{"app.zip": {content: "old archive"}})
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 1<<20)}})
 
@@ -198,7 +198,7 @@ func TestCreateOneFileSystem(t *testing.T) {
 	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(mnt, 0) })
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
 	makeTree(t, mnt, map[string]node{"other": {content: "on another file system"}})
 
 	r := backup(t, runOpts{dir: dir}, "create", "--one-file-system", "-o", "one.zip", "app")

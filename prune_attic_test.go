@@ -33,7 +33,7 @@ func TestPruneAttic(t *testing.T) {
 				if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=16m"); err != nil {
 					t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 				}
-				t.Cleanup(func() { syscall.Unmount(attic, 0) })
+				t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 			}
 			set := filepath.Join(dir, "set")
 			for _, f := range []string{"a", "b", "c"} {
@@ -114,7 +114,7 @@ func TestPruneAtticFull(t *testing.T) {
 			if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size="+tt.size); err != nil {
 				t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 			}
-			t.Cleanup(func() { syscall.Unmount(attic, 0) })
+			t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 			set := filepath.Join(dir, "set")
 			for _, f := range []string{"a", "b", "c"} {
 				makeTree(t, filepath.Join(dir, "app"), map[string]node{f: {content: f + "\n"}})
@@ -187,7 +187,7 @@ func TestPruneAtticInterrupted(t *testing.T) {
 	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
 		"-e", "inject=fsync:delay_enter=1000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -232,7 +232,7 @@ func TestPruneAtticKilled(t *testing.T) {
 	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a), "-e", "trace=unlinkat",
 		"-e", "inject=unlinkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -273,7 +273,7 @@ func TestPruneAtticKilledSweepsTemps(t *testing.T) {
 	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 	users := "." + a + ".tmp-12345"
 	makeTree(t, attic, map[string]node{users: {content: "the user's"}})
 	// Held where the copy, written and synced, is to be linked into place.
@@ -324,7 +324,7 @@ func TestPruneAtticKeepsWhatItDidNotCopy(t *testing.T) {
 	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 	archive := readFile(t, filepath.Join(set, a))
 	makeTree(t, attic, map[string]node{a: {content: string(archive)}, a + ".receipt.json": {content: "the other set's receipt"}})
 

@@ -113,7 +113,7 @@ func TestSealedDiskFull(t *testing.T) {
 	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=256k"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	t.Cleanup(func() { syscall.Unmount(set, syscall.MNT_DETACH) })
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
 	run := func() result {
 		return backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--recipient", key.recipient, "app")

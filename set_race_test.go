@@ -113,7 +113,7 @@ func TestPruneAtticSharedRacing(t *testing.T) {
 	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=64m"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(attic, 0) })
+	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
 	sets := []string{filepath.Join(dir, "one"), filepath.Join(dir, "two")}
 	for i, set := range sets {
 		makeTree(t, filepath.Join(dir, "app"+strconv.Itoa(i)), map[string]node{"a": {content: "a\n"}})

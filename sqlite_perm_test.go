@@ -89,7 +89,7 @@ func TestSQLiteStagingDiskFull(t *testing.T) {
 	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=512k"); err != nil {
 		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(set, 0) })
+	t.Cleanup(func() { syscall.Unmount(set, syscall.MNT_DETACH) })
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
 	db := openSQLite(t, filepath.Join(dir, "app", "big.db"), "delete")
 	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(1000))")
