@@ -44,7 +44,9 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 		p.pos[e.Name], p.pos[e.StoredName()] = i, i
 	}
 	warnings := len(p.warnings)
-	next := make(chan int)
+	// A few entries per worker wait in next, so that a worker coming free takes one at
+	// once rather than waiting for the dispatcher to be scheduled (a hand-over per entry).
+	next := make(chan int, handPerJob*jobs)
 	parts := make([]*workResult, jobs)
 	var wg sync.WaitGroup
 	for w := range parts {
@@ -116,18 +118,31 @@ func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, 
 		return part, part.err
 	}
 	for i := range next {
-		if !one(i) {
+		if p.isStopped() || !one(i) {
 			break
 		}
 	}
-	for range next { // the dispatcher stops at p.stopped, or hands out what was in flight
+	for range next { // the dispatcher stops at p.stopped; what waited in next is dropped
 	}
 	return part, part.err
 }
 
-// stop tells the dispatcher that a worker met an error that stops the run.
+// handPerJob is how many entries per worker wait to be taken.
+const handPerJob = 4
+
+// stop tells the dispatcher and the workers that a worker met an error that stops the run.
 func (p *Plan) stop() {
 	p.stopOnce.Do(func() { close(p.stopped) })
+}
+
+// isStopped says whether a worker met an error that stops the run: no entry is begun after.
+func (p *Plan) isStopped() bool {
+	select {
+	case <-p.stopped:
+		return true
+	default:
+		return false
+	}
 }
 
 // merge adds the workers' parts to res, their lists (and the plan's warnings from the
