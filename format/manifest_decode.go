@@ -152,30 +152,40 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	return d.note(decodeJSON(append([]byte{'{'}, d.raw...), w), "")
 }
 
-// decodeList decodes a JSON array (the next byte is its '[') into *list as encoding/json
-// decodes one into a slice, fast taking each element it can.
-func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool) error {
+// eachElement walks a JSON array (the next byte is its '['): elem decodes each element,
+// given its index and first byte. It returns how many there were.
+func (d *manifestDecoder) eachElement(elem func(i int, c byte) error) (int, error) {
 	d.pos++
 	c, ok := d.nonSpace()
 	i := 0
 	for ok && (c != ']' || i > 0) { // after a comma, a ']' is an error
-		if err := decodeElement(d, list, i, c, name, fast); err != nil {
-			return err
+		if err := elem(i, c); err != nil {
+			return i, err
 		}
 		i++
 		if c, ok = d.nonSpace(); !ok || c == ']' {
 			break
 		}
 		if c != ',' {
-			return syntaxError(`[""`, c)
+			return i, syntaxError(`[""`, c)
 		}
 		d.pos++
 		c, ok = d.nonSpace()
 	}
 	if !ok {
-		return d.eofError()
+		return i, d.eofError()
 	}
 	d.pos++
+	return i, nil
+}
+
+// decodeList decodes a JSON array (the next byte is its '[') into *list as encoding/json
+// decodes one into a slice, fast taking each element it can.
+func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool) error {
+	i, err := d.eachElement(func(i int, c byte) error { return decodeElement(d, list, i, c, name, fast) })
+	if err != nil {
+		return err
+	}
 	if d.stop == nil {
 		*list = (*list)[:min(i, len(*list))]
 		if i == 0 {

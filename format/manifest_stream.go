@@ -127,9 +127,7 @@ func (d *manifestDecoder) scanFiles() error {
 		return ErrNotAsWritten
 	}
 	one := make([]fileJSON, 1)
-	d.pos++
-	c, ok := d.nonSpace()
-	for i := 0; ok && (c != ']' || i > 0); i++ {
+	_, err := d.eachElement(func(_ int, c byte) error {
 		clear(one[:1]) // each record decoded into a new one, as into a list
 		one = one[:0]
 		if err := decodeElement(d, &one, 0, c, "files", parseFileRecord); err != nil {
@@ -138,18 +136,7 @@ func (d *manifestDecoder) scanFiles() error {
 		if d.stop == nil && d.saved == nil && !s.take(&one[0]) {
 			return ErrNotAsWritten
 		}
-		if c, ok = d.nonSpace(); !ok || c == ']' {
-			break
-		}
-		if c != ',' {
-			return syntaxError(`[""`, c)
-		}
-		d.pos++
-		c, ok = d.nonSpace()
-	}
-	if !ok {
-		return d.eofError()
-	}
-	d.pos++
-	return nil
+		return nil
+	})
+	return err
 }
