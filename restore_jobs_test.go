@@ -147,3 +147,45 @@ func TestRestoreJobsDeepTreeFewFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreJobsDiskFull: a DEST that fills up part way stops a restore with many workers
+// as it stops one: exit 1 naming the cause, and exactly the files --json counts in place,
+// whole, with no temp file or journal left.
+func TestRestoreJobsDiskFull(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	files := map[string]node{}
+	for i := range 60 {
+		files[fmt.Sprintf("f%02d", i)] = node{content: randomString(t, 60000)} // does not compress
+	}
+	makeTree(t, filepath.Join(dir, "app"), files)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	full := filepath.Join(dir, "full")
+	os.Mkdir(full, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
+	dest := filepath.Join(full, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "4", "--json", arch, dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitFailed || out.Status != restoreFailed || !strings.Contains(r.stderr, "no space left on device") {
+		t.Fatalf("exit %d, status %s, stderr %q; want 1, failed, the cause", r.code, out.Status, r.stderr)
+	}
+	var in []string
+	for _, name := range listTree(t, dest) {
+		if name == "app/" {
+			continue
+		}
+		in = append(in, name)
+		if want, ok := files[strings.TrimPrefix(name, "app/")]; !ok {
+			t.Errorf("%s left in DEST", name)
+		} else {
+			assertContent(t, filepath.Join(dest, name), want.content)
+		}
+	}
+	if len(in) != out.Files || out.Files == 0 || out.Files == len(files) {
+		t.Errorf("%d files in place, --json counts %d; want the same, some but not all", len(in), out.Files)
+	}
+}
