@@ -11,7 +11,7 @@ import (
 // (see checkReused). Read again by the writer, they cost a second pread and digest per entry
 // on the goroutine every entry waits for.
 
-// heldEntry is the checked bytes of one reused entry, in a buffer of heldBufs, their length
+// heldEntry is the checked bytes of one reused entry, in a pooled buffer (heldEntries), their length
 // taken from the spools' budget until released.
 type heldEntry struct {
 	data []byte
@@ -23,7 +23,7 @@ type heldEntry struct {
 // for each.
 var heldEntries [bits.UintSize]sync.Pool
 
-// holdIn reads the n bytes r holds into a buffer of heldBufs, when the budget has room for
+// holdIn reads the n bytes r holds into a pooled buffer, when the budget has room for
 // them and they fit in one spool; nil, and nothing read, when they do not.
 func holdIn(cfg *spoolConfig, r io.Reader, n int64) (*heldEntry, error) {
 	if n > int64(cfg.limit) || !cfg.take(int(n)) {

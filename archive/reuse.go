@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,9 +36,6 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	if it.reuse == nil {
 		return s.save(ctx, it.src, it.name)
 	}
-	if s.rawBuf == nil {
-		s.rawBuf = make([]byte, rawBufSize)
-	}
 	err := it.reuse.damage
 	var held *heldEntry
 	if err == nil {
@@ -70,6 +68,9 @@ func (s *saver) checkReused(e *refEntry) (*heldEntry, error) {
 	case err != nil:
 		return nil, err
 	case held == nil:
+		if s.rawBuf == nil {
+			s.rawBuf = make([]byte, rawBufSize)
+		}
 		return nil, e.check(s.rawBuf)
 	case !e.sameKey(held.data):
 		held.release()
@@ -88,14 +89,11 @@ func (e *refEntry) sameKey(data []byte) bool {
 
 // check is checkReused of an entry not held: its bytes are read through buf.
 func (e *refEntry) check(buf []byte) error {
-	k := newKeyedSum(e.seed)
-	if _, err := io.CopyBuffer(k, onlyReader{e.raw()}, buf); err != nil {
-		return err
-	}
-	if k.Sum64() != e.key {
+	same, err := e.copyKeyed(io.Discard, buf)
+	if err == nil && !same {
 		return errChangedSince
 	}
-	return nil
+	return err
 }
 
 // writeReused copies the reference's entry for it: the same compressed bytes, CRC-32 and
@@ -114,8 +112,8 @@ func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry) error {
 		if _, err := zf.Write(held.data); err != nil {
 			return err
 		}
-	} else if err := copyRaw(zf, e, w.buffer()); err != nil {
-		return fmt.Errorf("copying %s from the reference: %w", it.name, err)
+	} else if same, err := e.copyKeyed(zf, w.buffer()); err != nil || !same {
+		return fmt.Errorf("copying %s from the reference: %w", it.name, cmp.Or(err, errChangedDuring))
 	}
 	if w.opts.OnFile != nil {
 		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
@@ -123,18 +121,18 @@ func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry) error {
 	return nil
 }
 
-// copyRaw copies the entry's compressed bytes from the reference to w, digesting them on
-// the way as the pass over the reference digested them.
-func copyRaw(w io.Writer, e *refEntry, buf []byte) error {
+// copyKeyed copies the entry's compressed bytes from the reference to w through buf,
+// digesting them on the way as the pass over the reference digested them, and says whether
+// their digest is the pass's.
+func (e *refEntry) copyKeyed(w io.Writer, buf []byte) (same bool, err error) {
 	k := newKeyedSum(e.seed)
 	if _, err := io.CopyBuffer(io.MultiWriter(w, k), onlyReader{e.raw()}, buf); err != nil {
-		return err
+		return false, err
 	}
-	if k.Sum64() != e.key {
-		return errors.New("the reference changed during the run")
-	}
-	return nil
+	return k.Sum64() == e.key, nil
 }
+
+var errChangedDuring = errors.New("the reference changed during the run")
 
 // raw reads the entry's compressed bytes, where the pass over the reference found them.
 func (e *refEntry) raw() io.Reader {
