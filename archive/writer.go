@@ -58,7 +58,8 @@ type Options struct {
 	// faults.
 	Open func(src walker.Handle, name string) (SourceFile, error)
 	// Output wraps the temp file the archive's bytes are written to; nil writes to it
-	// directly. Tests use it to inject write failures such as a full disk.
+	// through an atomicfile.WriteBack. Tests use it to inject write failures such as a full
+	// disk.
 	Output func(f *os.File) io.Writer
 	// The hooks are called on the Writer's own goroutine, one entry at a time, in the order
 	// the entries were added.
@@ -196,7 +197,7 @@ func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor
 
 func output(f *os.File, wrap func(*os.File) io.Writer) io.Writer {
 	if wrap == nil {
-		return f
+		return atomicfile.NewWriteBack(f)
 	}
 	return wrap(f)
 }

@@ -56,7 +56,7 @@ func (e *Engine) openSealed(ctx context.Context, dir string, opts archive.Option
 		if err != nil {
 			return fmt.Errorf("creating archive %s: %w", out.Path, cause(err))
 		}
-		s.file, dst = f, f
+		s.file, dst = f, atomicfile.NewWriteBack(f)
 		e.leaveOut(f.Name(), out.Path)
 	} else {
 		e.leaveOutStream(dst)
