@@ -12,7 +12,9 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +46,7 @@ type Reference struct {
 	// index in files: few are, and an error in each record would take 16 bytes.
 	damage map[int32]error
 	seed   maphash.Seed
+	next   atomic.Int32 // where find looks first
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record
@@ -247,9 +250,21 @@ func (ref *Reference) nameOf(f *refFile) string {
 
 func (ref *Reference) name(i int32) string { return ref.nameOf(&ref.files[i]) }
 
-// find returns the index in ref.files of the file stored as name.
+// find returns the index in ref.files of the file stored as name. The manifest's join and
+// the walk ask for names in about the order they sort in, so the record after the one last
+// found is tried first; a binary search is the fallback (it was 8% of the CPU time of an
+// unchanged run of the bench corpus, comparing 15 long names per file).
 func (ref *Reference) find(name string) (int, bool) {
-	return slices.BinarySearchFunc(ref.files, name, func(f refFile, name string) int { return strings.Compare(ref.nameOf(&f), name) })
+	if i := int(ref.next.Load()); i < len(ref.files) && ref.name(int32(i)) == name {
+		ref.next.Store(int32(i + 1))
+		return i, true
+	}
+	i := sort.Search(len(ref.files), func(i int) bool { return ref.name(int32(i)) >= name })
+	if i == len(ref.files) || ref.name(int32(i)) != name {
+		return i, false
+	}
+	ref.next.Store(int32(i + 1))
+	return i, true
 }
 
 // withoutRepeats drops the records of every name that sorted files holds more than once.
