@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"backup/backupset"
@@ -50,16 +48,8 @@ type picking struct {
 	created []format.Created // what the manifest records as created (Manifest.Created)
 }
 
-// gcPercent is the GC target of a backup run, unless GOGC says otherwise. What a backup keeps
-// (the central directory, the manifest's list) only grows, and its garbage is per-file
-// buffers: collecting at 1.4 times the live heap instead of 2 keeps a million-file backup
-// near 510 MiB instead of 690, at the same CPU time (measured; see BENCHMARKS.md).
-const gcPercent = 40
-
 func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
+	defer limitMemory()()
 	stderr = newStopOnError(stderr) // as run() made it; hooks write to the file beneath
 	ctx, stop := interruptible()
 	defer stop()

@@ -125,7 +125,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		opts.Expect = &sum
 	}
 	p := cfg.startProgress(&opts)
-	lift := limitVerifyMemory()
+	lift := limitMemory()
 	res, err := ref.verify(ctx, opts)
 	lift()
 	p.Stop()

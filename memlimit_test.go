@@ -13,8 +13,8 @@ func TestMemoryLimitFor(t *testing.T) {
 		live uint64
 		want int64
 	}{
-		{0, verifyHeadroom},
-		{400 << 20, 400<<20 + verifyHeadroom},
+		{0, heapHeadroom},
+		{400 << 20, 400<<20 + heapHeadroom},
 		{8 << 30, 9 << 30},
 	} {
 		if got := memoryLimitFor(c.live); got != c.want {
@@ -23,11 +23,11 @@ func TestMemoryLimitFor(t *testing.T) {
 	}
 }
 
-// TestLimitVerifyMemory: a collection sets the limit, and lifting it leaves none, so that
-// nothing after a verify (or another test in this process) runs under it.
-func TestLimitVerifyMemory(t *testing.T) {
+// TestLimitMemory: a collection sets the limit, and lifting it leaves none, so that
+// nothing after a create or verify (or another test in this process) runs under it.
+func TestLimitMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
-	lift := limitVerifyMemory()
+	lift := limitMemory()
 	deadline := time.Now().Add(5 * time.Second)
 	for debug.SetMemoryLimit(-1) == math.MaxInt64 && time.Now().Before(deadline) {
 		runtime.GC() // the finalizer runs on its own goroutine after the collection
