@@ -3,8 +3,10 @@ package archive
 import (
 	"archive/zip"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"hash"
+	"hash/maphash"
 	"io"
 	"os"
 
@@ -19,6 +21,20 @@ type Summary struct {
 	// ManifestSHA256 is the SHA-256 of the manifest's bytes as CloseManifest wrote them,
 	// for ReadBack.
 	ManifestSHA256 format.Digest
+	// written is the keyed digest of the bytes written to a file (Create), which ReadBack
+	// compares with the file's; unset for a stream.
+	written writtenKey
+}
+
+// writtenKey is a maphash digest of an archive's bytes as they were written, under a seed
+// made for the run and written nowhere. Reading the file back, ReadBack takes the same
+// digest instead of a second SHA-256 (about 7 times the CPU time; 0.085 s for the 149 MB
+// archive of the bench corpus): equal digests prove the file holds the bytes whose SHA-256
+// the writer took, as a reference's keyed digests prove its entries (see refpass.go).
+type writtenKey struct {
+	seed maphash.Seed
+	sum  uint64
+	ok   bool
 }
 
 // CloseManifest waits for the pipeline, appends the manifest m as the last entry, writes the
@@ -60,8 +76,14 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	sum := format.Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))}
-	return Summary{Summary: sum, ManifestSHA256: format.Digest(mh.Sum(nil))}, nil
+	sum := Summary{
+		Summary:        format.Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))},
+		ManifestSHA256: format.Digest(mh.Sum(nil)),
+	}
+	if k := w.out.key; k != nil {
+		sum.written = writtenKey{seed: k.Seed(), sum: k.Sum64(), ok: true}
+	}
+	return sum, nil
 }
 
 // Commit moves the closed archive to final, together with the staged files given (its
@@ -118,14 +140,40 @@ func (w *Writer) Abort() {
 // countingHash passes writes on to w, counting and hashing them: the archive's size and
 // SHA-256 for the receipt come from the bytes as they are written, not from a second read.
 type countingHash struct {
-	w io.Writer
-	h hash.Hash
-	n int64
+	w   io.Writer
+	h   hash.Hash
+	key *maphash.Hash // a file's bytes, for ReadBack (writtenKey); nil for a stream
+	n   int64
 }
 
 func (c *countingHash) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.h.Write(p[:n])
+	if c.key != nil {
+		c.key.Write(p[:n])
+	}
 	c.n += int64(n)
 	return n, err
+}
+
+// hashState is a countingHash's hashes at one point of the archive, to go back to.
+type hashState struct {
+	sha []byte
+	key maphash.Hash
+}
+
+func (c *countingHash) state() (hashState, error) {
+	sha, err := c.h.(encoding.BinaryMarshaler).MarshalBinary()
+	s := hashState{sha: sha}
+	if c.key != nil {
+		s.key = *c.key
+	}
+	return s, err
+}
+
+func (c *countingHash) restore(s hashState) error {
+	if c.key != nil {
+		*c.key = s.key
+	}
+	return c.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(s.sha)
 }

@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/zip"
 	"bytes"
-	"encoding"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -33,7 +32,7 @@ type directOut struct {
 	fh     *zip.FileHeader // as far as known before the data
 	header []byte          // the local header written
 	start  int64           // where it starts in the archive
-	state  []byte          // the archive hash's state there
+	state  hashState       // the archive's hashes there
 	on     bool            // writing into the archive
 	done   bool            // the entry is whole and counted: nothing to take back
 }
@@ -63,7 +62,7 @@ func (d *directOut) begin(sp *spool) error {
 	if err := w.zw.Flush(); err != nil {
 		return err
 	}
-	state, err := w.out.h.(encoding.BinaryMarshaler).MarshalBinary()
+	state, err := w.out.state()
 	if err != nil {
 		return err
 	}
@@ -90,7 +89,7 @@ func (d *directOut) rollback() {
 		_, err = w.file.Seek(d.start, io.SeekStart)
 	}
 	if err == nil {
-		err = w.out.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(d.state)
+		err = w.out.restore(d.state)
 	}
 	w.out.n = d.start
 	if err != nil {

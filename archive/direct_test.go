@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,11 +61,21 @@ func build(t *testing.T, dir string, names []string, toFile bool, opts Options) 
 	for _, f := range files {
 		f.src.Release()
 	}
-	if _, err := w.CloseManifest(m); err != nil {
+	if err := w.Wait(); err != nil { // OnFile has been told of every file
+		t.Fatal(err)
+	}
+	slices.SortFunc(m.Files, func(a, b format.File) int { return strings.Compare(a.Path, b.Path) })
+	sum, err := w.CloseManifest(m)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !toFile {
 		return stream.Bytes(), w.streamed, int64(stream.Len()), warns
+	}
+	// The read-back's digest of the file must be the one taken as it was written, entries
+	// taken back or not (their hashes' states restored).
+	if res, err := ReadBack(t.Context(), w.TempPath(), m, sum, VerifyOptions{}); err != nil || !res.OK() {
+		t.Fatalf("read back: %v %+v", err, res)
 	}
 	data, err := os.ReadFile(w.TempPath())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"runtime"
@@ -27,8 +28,9 @@ import (
 //
 // The entries m marks Reused are not inflated again: the run copied their compressed bytes
 // from a reference whose whole SHA-256 its receipt records, checking each against the
-// keyed digest taken in that same pass (see refpass.go), and the archive's own SHA-256,
-// compared with sum, proves that the file holds the bytes written.
+// keyed digest taken in that same pass (see refpass.go), and the archive's own digest,
+// compared with sum's, proves that the file holds the bytes written. That digest is the
+// keyed one the Writer took as it wrote a file (see writtenKey), else the SHA-256.
 // Their headers are checked as every entry's are.
 func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
 	f, size, err := openFile(path)
@@ -46,7 +48,12 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	}
 	sumCtx, cancelSum := context.WithCancel(ctx)
 	defer cancelSum()
-	archiveSum := startSum(sumCtx, f, size)
+	var archiveSum <-chan archiveSummary
+	if sum.written.ok && opts.Unseal == nil {
+		archiveSum = startKeyed(sumCtx, f, size, sum)
+	} else {
+		archiveSum = startSum(sumCtx, f, size)
+	}
 	res := &VerifyResult{HasManifest: true, RecordedStatus: m.Status, Problems: []Problem{}}
 	if err := m.CheckWritten(); err != nil {
 		res.problem(format.ManifestName, "manifest is not valid: "+err.Error())
@@ -206,4 +213,23 @@ func (rb *readBack) end() []foundProblem {
 		rb.found = append(rb.found, foundProblem{index: rb.index, Problem: p})
 	}
 	return rb.found
+}
+
+// startKeyed is startSum for a file the Writer wrote: it takes the keyed digest sum.written
+// was taken with, and gives sum's SHA-256 when the two digests are equal (the file holds the
+// bytes that SHA-256 was taken of), none otherwise.
+func startKeyed(ctx context.Context, ra io.ReaderAt, size int64, sum Summary) <-chan archiveSummary {
+	out := make(chan archiveSummary, 1)
+	go func() {
+		var h maphash.Hash
+		h.SetSeed(sum.written.seed)
+		src := io.NewSectionReader(ra, 0, size)
+		n, err := io.CopyBuffer(&h, &ctxReader{ctx: ctx, r: src}, make([]byte, copyBufSize))
+		got := format.Summary{Size: n}
+		if h.Sum64() == sum.written.sum {
+			got.SHA256 = sum.SHA256
+		}
+		out <- archiveSummary{got, err}
+	}()
+	return out
 }

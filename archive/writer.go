@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -149,9 +150,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	w := start(ctx, output(f, opts.Output), dir, comp, opts)
-	w.file = f
-	return w, nil
+	return start(ctx, f, output(f, opts.Output), dir, comp, opts), nil
 }
 
 // CreateStream starts an archive written to out as it is made, for an output that is not a
@@ -169,14 +168,16 @@ func CreateStream(ctx context.Context, out io.Writer, spoolDir string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, out, spoolDir, comp, opts), nil
+	return start(ctx, nil, out, spoolDir, comp, opts), nil
 }
 
-// start makes the Writer over out and starts its pipeline.
-func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor, opts Options) *Writer {
+// start makes the Writer over out, which writes to file unless it is nil (a stream), and
+// starts its pipeline.
+func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, comp *compressor, opts Options) *Writer {
 	w := &Writer{
 		opts:    opts,
 		ctx:     ctx,
+		file:    file,
 		buf:     bufio.NewWriterSize(out, writeBuffer),
 		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item, handPerJob*opts.Jobs),
@@ -184,6 +185,10 @@ func start(ctx context.Context, out io.Writer, spoolDir string, comp *compressor
 		written: make(chan struct{}),
 	}
 	w.out = &countingHash{w: w.buf, h: sha256.New()}
+	if file != nil {
+		w.out.key = new(maphash.Hash)
+		w.out.key.SetSeed(maphash.MakeSeed())
+	}
 	w.zw = newZipWriter(w.out, spoolDir)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
