@@ -15,9 +15,8 @@ import (
 // a million files; a create's central directory and manifest list, ~370 MB), and their
 // garbage is per-file buffers. With Go's default (twice the live heap) a million-file
 // verify grew to 975 MiB; with this, ~570 MiB, at about 1.1 times the wall time. Below it
-// (the benchmark corpus: tens of MB live) the default stands: create once set Go's GC
-// target to 40% instead, which cost an unchanged set run of the bench corpus 7% of its wall
-// time in collections (medians of 6 interleaved runs, 1.06 -> 0.99 s).
+// (the benchmark corpus: tens of MB live) the GC target stands: Go's default for verify,
+// gcPercent for create.
 const heapHeadroom = 128 << 20
 
 // limitMemory keeps the heap near what the run holds: after each collection, a soft memory
