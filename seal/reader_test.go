@@ -55,9 +55,13 @@ func TestUnsealRandomAccess(t *testing.T) {
 		t.Fatalf("plaintext size %d, want %d", size, len(data))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 500 {
+	for i := range 600 {
 		off := rng.Int64N(size)
 		n := rng.IntN(3 * chunkSize)
+		if i%6 == 0 { // whole chunks, from a chunk's start
+			off = rng.Int64N(6) * chunkSize
+			n = (1 + rng.IntN(6)) * chunkSize
+		}
 		buf := make([]byte, n)
 		got, err := ra.ReadAt(buf, off)
 		want := min(int64(n), size-off)
@@ -116,14 +120,20 @@ func TestUnsealFlippedChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 4 {
-		buf := make([]byte, 10)
-		_, err := ra.ReadAt(buf, int64(i*chunkSize+5))
-		if (err != nil) != (i == damaged) {
-			t.Errorf("chunk %d: %v", i, err)
+		for _, r := range []struct{ off, n int }{{i*chunkSize + 5, 10}, {i * chunkSize, chunkSize}} {
+			buf := make([]byte, r.n)
+			_, err := ra.ReadAt(buf, int64(r.off))
+			if (err != nil) != (i == damaged) {
+				t.Errorf("chunk %d, %d bytes at %d: %v", i, r.n, r.off, err)
+			}
+			if i == damaged && err != nil && !strings.Contains(err.Error(), "authenticate") {
+				t.Errorf("chunk %d: %v, want it called damaged", i, err)
+			}
 		}
-		if i == damaged && err != nil && !strings.Contains(err.Error(), "authenticate") {
-			t.Errorf("chunk %d: %v, want it called damaged", i, err)
-		}
+	}
+	buf := make([]byte, 4*chunkSize)
+	if n, err := ra.ReadAt(buf, 0); n != damaged*chunkSize || err == nil {
+		t.Errorf("reading every chunk: %d bytes, %v; want the %d before the damaged one and an error", n, err, damaged*chunkSize)
 	}
 }
 
