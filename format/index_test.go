@@ -1,6 +1,10 @@
 package format
 
-import "testing"
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
 
 // TestIndex: lists out of order are sorted in place, and a path listed twice finds its
 // first record, as verify, the read-back and restore all rely on.
@@ -30,5 +34,32 @@ func TestIndex(t *testing.T) {
 	}
 	if _, ok := x.File("l"); ok {
 		t.Error("File found a symlink's record")
+	}
+}
+
+// TestIndexFindAnyOrder: whatever order paths are asked in (the archive's order is not
+// quite the sorted one), FindFile gives the first record of each and -1 for the others: the
+// record tried first never answers wrongly, a path listed twice included.
+func TestIndexFindAnyOrder(t *testing.T) {
+	paths := []string{"a-b", "a.txt", "a/b", "a/b", "a/b/c", "a/c", "b", "b", "b", "b/x", "z"}
+	m := &Manifest{}
+	for _, p := range paths {
+		m.Files = append(m.Files, File{Path: p})
+	}
+	x := NewIndex(m)
+	asked := append(slices.Clone(paths), "", "a", "a/", "b/w", "zz")
+	orders := [][]string{paths, {"a/b", "a/b/c", "a/b", "b", "b", "a-b", "b/x", "z", "b"}, asked}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		o := slices.Clone(asked)
+		rng.Shuffle(len(o), func(i, j int) { o[i], o[j] = o[j], o[i] })
+		orders = append(orders, o)
+	}
+	for _, order := range orders {
+		for _, p := range order {
+			if got, want := x.FindFile(p), slices.Index(paths, p); got != want {
+				t.Fatalf("asked in the order %q: FindFile(%q) = %d, want %d", order, p, got, want)
+			}
+		}
 	}
 }
