@@ -70,6 +70,13 @@ const chunkSize = 64 << 10
 // decrypted again and again.
 const keptChunks = 32
 
+// readAhead is how many chunks a plain asks age for at once when one is missing. Age
+// allocates a chunk's buffer for every call, whatever its length, and a reader that needs a
+// chunk mostly needs the ones after it: asking for eight at a time took verify --identity
+// of the bench corpus's archive from 1.23 s to 1.11 (medians of 7 interleaved runs; 4 at a
+// time: 1.14).
+const readAhead = 8
+
 // plain is the plaintext of an age file, read by whole chunks, the last few kept.
 type plain struct {
 	ra   io.ReaderAt // age's, which authenticates every chunk it decrypts
@@ -104,29 +111,69 @@ func (p *plain) ReadAt(b []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// chunk returns chunk i's plaintext, from those kept or decrypted now.
+// chunk returns chunk i's plaintext, from those kept or decrypted now with the few after it
+// that are not kept (readAhead). A chunk after i that age cannot authenticate is not kept
+// and fails only a read that needs it.
 func (p *plain) chunk(i int64) ([]byte, error) {
 	p.mu.Lock()
-	for j, c := range p.chunks {
-		if c.index == i {
-			copy(p.chunks[j:], p.chunks[j+1:])
-			p.chunks[len(p.chunks)-1] = c
-			p.mu.Unlock()
-			return c.data, nil
-		}
+	if data, ok := p.kept(i); ok {
+		p.mu.Unlock()
+		return data, nil
+	}
+	n := int64(1)
+	for n < readAhead && (i+n)*chunkSize < p.size && !p.has(i+n) {
+		n++
 	}
 	p.mu.Unlock()
-	data := make([]byte, min(chunkSize, p.size-i*chunkSize))
-	if n, err := p.ra.ReadAt(data, i*chunkSize); n < len(data) {
+	start := i * chunkSize
+	buf := make([]byte, min(n*chunkSize, p.size-start))
+	got, err := p.ra.ReadAt(buf, start)
+	if got < min(chunkSize, len(buf)) {
 		// age says which: "failed to decrypt and authenticate chunk at offset N" (damage),
 		// or the read of the file or object that failed.
 		return nil, fmt.Errorf("encrypted archive: %w", err)
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := int64(0); k < n; k++ {
+		from, to := k*chunkSize, min((k+1)*chunkSize, int64(len(buf)))
+		if to > int64(got) {
+			break
+		}
+		p.keep(i+k, buf[from:to:to])
+	}
+	return buf[:min(chunkSize, len(buf)):min(chunkSize, len(buf))], nil
+}
+
+// kept returns chunk i when it is kept, and makes it the most recently used.
+func (p *plain) kept(i int64) ([]byte, bool) {
+	for j, c := range p.chunks {
+		if c.index == i {
+			copy(p.chunks[j:], p.chunks[j+1:])
+			p.chunks[len(p.chunks)-1] = c
+			return c.data, true
+		}
+	}
+	return nil, false
+}
+
+func (p *plain) has(i int64) bool {
+	for _, c := range p.chunks {
+		if c.index == i {
+			return true
+		}
+	}
+	return false
+}
+
+// keep adds chunk i, unless another reader kept it meanwhile, dropping the least recently
+// used when full.
+func (p *plain) keep(i int64, data []byte) {
+	if p.has(i) {
+		return
+	}
 	if len(p.chunks) == keptChunks {
 		p.chunks = append(p.chunks[:0], p.chunks[1:]...)
 	}
 	p.chunks = append(p.chunks, chunk{i, data})
-	p.mu.Unlock()
-	return data, nil
 }

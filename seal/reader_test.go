@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -158,5 +159,30 @@ func TestCheckCiphertext(t *testing.T) {
 	zip := []byte("PK\x03\x04 a zip")
 	if _, err := CheckCiphertext(t.Context(), bytes.NewReader(zip), int64(len(zip)), nil); err == nil {
 		t.Error("a zip passed as an age file")
+	}
+}
+
+// Reading a file front to back asks age for several chunks at a time, each call of which
+// allocates a chunk's buffer besides the plaintext kept: less than one and a half chunks'
+// bytes allocated a chunk, where one call a chunk allocates two.
+func TestUnsealReadsAhead(t *testing.T) {
+	k := newTestKeys(t)
+	const chunks = 5 * keptChunks / 4 // more than are kept, so every round decrypts them all
+	file := sealed(t, bytes.Repeat([]byte{7}, chunks*chunkSize), k.x25519.Recipient())
+	ra, size, err := identities(k.x25519).Unseal(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<10)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		if _, err := ra.ReadAt(buf, off); err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if perChunk := (after.TotalAlloc - before.TotalAlloc) / chunks; perChunk >= 3*chunkSize/2 {
+		t.Errorf("%d bytes allocated a chunk read, want less than %d", perChunk, 3*chunkSize/2)
 	}
 }
