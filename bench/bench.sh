@@ -88,9 +88,14 @@ have() { command -v "$1" >/dev/null; }
 layout_corpus() {
 	local corpus=$work/corpus
 	say "laying out the corpus in $corpus"
-	if [ -n "${BENCH_CORPUS:-}" ]; then
+	# A BENCH_DIR used before holds a corpus: copying into it would nest a second one.
+	if [ -n "${BENCH_CORPUS:-}" ] && [ "$(realpath -m "$BENCH_CORPUS")" = "$(realpath -m "$corpus")" ]; then
+		: # the corpus is already in place
+	elif [ -n "${BENCH_CORPUS:-}" ]; then
+		rm -rf "$corpus"
 		cp -a "$BENCH_CORPUS" "$corpus"
 	else
+		rm -rf "$corpus"
 		mkdir -p "$corpus"
 		cp -r "$(go env GOROOT)/src" "$corpus/go-src"
 		(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
