@@ -219,17 +219,13 @@ func (rb *readBack) end() []foundProblem {
 // was taken with, and gives sum's SHA-256 when the two digests are equal (the file holds the
 // bytes that SHA-256 was taken of), none otherwise.
 func startKeyed(ctx context.Context, ra io.ReaderAt, size int64, sum Summary) <-chan archiveSummary {
-	out := make(chan archiveSummary, 1)
-	go func() {
-		var h maphash.Hash
-		h.SetSeed(sum.written.seed)
-		src := io.NewSectionReader(ra, 0, size)
-		n, err := io.CopyBuffer(&h, &ctxReader{ctx: ctx, r: src}, make([]byte, copyBufSize))
+	h := new(maphash.Hash)
+	h.SetSeed(sum.written.seed)
+	return startHash(ctx, ra, size, h, func(n int64) format.Summary {
 		got := format.Summary{Size: n}
 		if h.Sum64() == sum.written.sum {
 			got.SHA256 = sum.SHA256
 		}
-		out <- archiveSummary{got, err}
-	}()
-	return out
+		return got
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"runtime"
 	"sync/atomic"
@@ -197,12 +198,20 @@ type archiveSummary struct {
 // startSum hashes the size bytes of the archive file ra on a goroutine of its own, which
 // delivers the result on the channel and ends; it stops early once ctx is done.
 func startSum(ctx context.Context, ra io.ReaderAt, size int64) <-chan archiveSummary {
+	h := sha256.New()
+	return startHash(ctx, ra, size, h, func(n int64) format.Summary {
+		return format.Summary{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+	})
+}
+
+// startHash is startSum with the hash h, whose sum summary turns into the archive's summary
+// once the n bytes read are hashed.
+func startHash(ctx context.Context, ra io.ReaderAt, size int64, h hash.Hash, summary func(n int64) format.Summary) <-chan archiveSummary {
 	out := make(chan archiveSummary, 1)
 	go func() {
-		h := sha256.New()
 		src := io.NewSectionReader(ra, 0, size)
 		n, err := io.CopyBuffer(h, &ctxReader{ctx: ctx, r: src}, make([]byte, copyBufSize))
-		out <- archiveSummary{format.Summary{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, err}
+		out <- archiveSummary{summary(n), err}
 	}()
 	return out
 }
