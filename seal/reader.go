@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"filippo.io/age"
@@ -132,7 +133,7 @@ func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 		return copy(b, data[from:]), nil
 	}
 	n := int64(1)
-	for n < readAhead && (i+n)*chunkSize < p.size && !p.has(i+n) {
+	for n < readAhead && (i+n)*chunkSize < p.size && p.indexOf(i+n) < 0 {
 		n++
 	}
 	blk := p.block()
@@ -182,29 +183,25 @@ func (p *plain) release(blk *block) {
 
 // kept returns chunk i when it is kept, and makes it the most recently used.
 func (p *plain) kept(i int64) ([]byte, bool) {
-	for j, c := range p.chunks {
-		if c.index == i {
-			copy(p.chunks[j:], p.chunks[j+1:])
-			p.chunks[len(p.chunks)-1] = c
-			return c.data, true
-		}
+	j := p.indexOf(i)
+	if j < 0 {
+		return nil, false
 	}
-	return nil, false
+	c := p.chunks[j]
+	copy(p.chunks[j:], p.chunks[j+1:])
+	p.chunks[len(p.chunks)-1] = c
+	return c.data, true
 }
 
-func (p *plain) has(i int64) bool {
-	for _, c := range p.chunks {
-		if c.index == i {
-			return true
-		}
-	}
-	return false
+// indexOf is where chunk i is in p.chunks; -1 when it is not kept.
+func (p *plain) indexOf(i int64) int {
+	return slices.IndexFunc(p.chunks, func(c chunk) bool { return c.index == i })
 }
 
 // keep adds chunk i, in blk, unless another reader kept it meanwhile, dropping the least
 // recently used when full.
 func (p *plain) keep(i int64, data []byte, blk *block) {
-	if p.has(i) {
+	if p.indexOf(i) >= 0 {
 		return
 	}
 	if len(p.chunks) == keptChunks {
