@@ -198,10 +198,7 @@ func TestAdoptDiskFull(t *testing.T) {
 	if err := os.Mkdir(set, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=8k"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(set, syscall.MNT_DETACH) })
+	mountTmpfs(t, set, "8k")
 	r := backup(t, runOpts{}, "adopt", set, elsewhere)
 	mustExit(t, r, exitFailed)
 	if !strings.Contains(r.stderr, "no space left on device") {

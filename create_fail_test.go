@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -84,10 +83,7 @@ func TestCreateDiskFull(t *testing.T) {
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=256k"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(out, syscall.MNT_DETACH) })
+	mountTmpfs(t, out, "256k")
 	makeTree(t, out, map[string]node{"app.zip": {content: "old archive"}})
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: randomString(t, 1<<20)}})
 
@@ -195,10 +191,7 @@ func TestCreateOneFileSystem(t *testing.T) {
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}, "mnt": {kind: "dir"}})
 	mnt := filepath.Join(dir, "app", "mnt")
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mountTmpfs(t, mnt, "64k")
 	makeTree(t, mnt, map[string]node{"other": {content: "on another file system"}})
 
 	r := backup(t, runOpts{dir: dir}, "create", "--one-file-system", "-o", "one.zip", "app")

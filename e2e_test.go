@@ -156,6 +156,18 @@ type node struct {
 	mode    os.FileMode
 }
 
+// mountTmpfs mounts a tmpfs of size bytes (as mount's size= option takes them) on the folder
+// dir (CI runs as root), and detaches it at cleanup: lazily, since a process the test
+// started may still hold a file there, and a busy mount left behind would fail TempDir's
+// removal.
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
 // makeTree lays out nodes under root, parents first; modes are applied last, deepest first,
 // so that an unreadable directory can still be filled.
 func makeTree(t *testing.T, root string, nodes map[string]node) {

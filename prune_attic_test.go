@@ -30,10 +30,7 @@ func TestPruneAttic(t *testing.T) {
 			}
 			if fsys == "tmpfs" {
 				mustRoot(t)
-				if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=16m"); err != nil {
-					t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-				}
-				t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+				mountTmpfs(t, attic, "16m")
 			}
 			set := filepath.Join(dir, "set")
 			for _, f := range []string{"a", "b", "c"} {
@@ -111,10 +108,7 @@ func TestPruneAtticFull(t *testing.T) {
 			if err := os.Mkdir(attic, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size="+tt.size); err != nil {
-				t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-			}
-			t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+			mountTmpfs(t, attic, tt.size)
 			set := filepath.Join(dir, "set")
 			for _, f := range []string{"a", "b", "c"} {
 				makeTree(t, filepath.Join(dir, "app"), map[string]node{f: {content: f + "\n"}})
@@ -184,10 +178,7 @@ func TestPruneAtticInterrupted(t *testing.T) {
 	if err := os.Mkdir(attic, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+	mountTmpfs(t, attic, "1m")
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
 		"-e", "inject=fsync:delay_enter=1000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -229,10 +220,7 @@ func TestPruneAtticKilled(t *testing.T) {
 	if err := os.Mkdir(attic, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+	mountTmpfs(t, attic, "1m")
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a), "-e", "trace=unlinkat",
 		"-e", "inject=unlinkat:delay_enter=60000000", binary, "prune", "--keep-last", "1", "--attic", attic, set)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -270,10 +258,7 @@ func TestPruneAtticKilledSweepsTemps(t *testing.T) {
 	if err := os.Mkdir(attic, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+	mountTmpfs(t, attic, "1m")
 	users := "." + a + ".tmp-12345"
 	makeTree(t, attic, map[string]node{users: {content: "the user's"}})
 	// Held where the copy, written and synced, is to be linked into place.
@@ -321,10 +306,7 @@ func TestPruneAtticKeepsWhatItDidNotCopy(t *testing.T) {
 	if err := os.Mkdir(attic, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+	mountTmpfs(t, attic, "1m")
 	archive := readFile(t, filepath.Join(set, a))
 	makeTree(t, attic, map[string]node{a: {content: string(archive)}, a + ".receipt.json": {content: "the other set's receipt"}})
 

@@ -163,10 +163,7 @@ func TestRestoreJobsDiskFull(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
 	full := filepath.Join(dir, "full")
 	os.Mkdir(full, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
+	mountTmpfs(t, full, "1m")
 	dest := filepath.Join(full, "dest")
 	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "4", "--json", arch, dest)
 	out := restoreJSONOf(t, r)

@@ -166,10 +166,7 @@ func TestRestoreBeforeStateDiskFull(t *testing.T) {
 	os.WriteFile(filepath.Join(f.dest, "app/changed.txt"), []byte(big), 0o644)
 	full := filepath.Join(f.dir, "full")
 	os.Mkdir(full, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", full).Run() })
+	mountTmpfs(t, full, "64k")
 	saved := f.snapshot(t)
 
 	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", "--undo-dir", full, f.arch, f.dest)

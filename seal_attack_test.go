@@ -110,10 +110,7 @@ func TestSealedDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
 	makeTree(t, set, map[string]node{".": {kind: "dir"}})
-	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=256k"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(set, syscall.MNT_DETACH) })
+	mountTmpfs(t, set, "256k")
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
 	run := func() result {
 		return backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--recipient", key.recipient, "app")

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -110,10 +109,7 @@ func TestPruneAtticSharedRacing(t *testing.T) {
 	dir := t.TempDir()
 	attic := filepath.Join(dir, "attic")
 	makeTree(t, attic, map[string]node{".": {kind: "dir"}})
-	if err := syscall.Mount("tmpfs", attic, "tmpfs", 0, "size=64m"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(attic, syscall.MNT_DETACH) })
+	mountTmpfs(t, attic, "64m")
 	sets := []string{filepath.Join(dir, "one"), filepath.Join(dir, "two")}
 	for i, set := range sets {
 		makeTree(t, filepath.Join(dir, "app"+strconv.Itoa(i)), map[string]node{"a": {content: "a\n"}})

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -86,10 +85,7 @@ func TestSQLiteStagingDiskFull(t *testing.T) {
 	if err := os.Mkdir(set, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", set, "tmpfs", 0, "size=512k"); err != nil {
-		t.Fatalf("mounting a tmpfs (CI runs as root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(set, syscall.MNT_DETACH) })
+	mountTmpfs(t, set, "512k")
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
 	db := openSQLite(t, filepath.Join(dir, "app", "big.db"), "delete")
 	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(1000))")
