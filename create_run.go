@@ -56,8 +56,9 @@ type picking struct {
 // Go's default (100) let the bench corpus's run (~40 MB live) reach 99 MiB of peak RSS
 // against the 100 the targets allow; 40, the target before the cap, held it at 75 MiB but
 // collected so often that an unchanged set run took 4% more time (0.69 against 0.66 s,
-// medians of 5 interleaved runs); 60 gives 83 MiB and 0.68 s, and for a million files
-// 383 MiB and 12.6 s (40: 357 MiB, 12.9 s; 100: 388 MiB, 11.9 s).
+// medians of 5 interleaved runs); 60 gives 77 to 90 MiB and 0.68 s, and for a million
+// files 387 MiB and 12.8 s (40: 357 MiB, 12.9 s; 100: 388 MiB, 11.9 s), as bench/notes.md
+// records.
 const gcPercent = 60
 
 func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
