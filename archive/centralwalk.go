@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -62,13 +63,15 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 // centralCount is how many records the central directory of the archive of size bytes in
 // ra holds, as its end record says, but no more than its size has room for: a list of them
 // is made that long at once, rather than grown (a quarter more held at a million files).
-// 0 when the end record cannot be read.
-func centralCount(ra io.ReaderAt, size int64) int {
-	_, dirSize, _, n, err := directoryEnd(ra, size)
+// room is how many bytes the records' names, extra fields and comments take together,
+// which bounds their names. Both are 0 when the end record cannot be read.
+func centralCount(ra io.ReaderAt, size int64) (n, room int) {
+	_, dirSize, _, count, err := directoryEnd(ra, size)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	return int(min(n, uint64(dirSize/centralLen)))
+	n = int(min(count, uint64(dirSize/centralLen)))
+	return n, int(min(dirSize-int64(n)*centralLen, math.MaxUint32))
 }
 
 // parse fills rec from a record's fixed part, name and extra field, the sizes and offset

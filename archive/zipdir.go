@@ -18,21 +18,44 @@ import (
 // a temp file: about 40,000 entries. Past that the records are written out in blocks of it.
 const dirMemory = 4 << 20
 
+// dirBlock is the size of the blocks dirRecords fills one after the other. One slice grown
+// by append was copied about five times over on the writer's goroutine, each time into
+// fresh pages: a third of the page faults of an unchanged set run of the bench corpus
+// (whose central directory is 3 MB), and 5% of its CPU time. A block holds any record,
+// whose name, extra field and comment are at most 64 KiB each.
+const dirBlock = 256 << 10
+
 // dirRecords are the central directory's records, encoded as each entry is whole: in
 // memory up to dirMemory, then in an unlinked temp file in the spool folder.
 type dirRecords struct {
 	spoolDir string
-	mem      []byte
-	file     *os.File
-	count    uint64
+	// blocks hold the records in memory, in order: those before cur are full, those past
+	// it empty, kept from before a spill.
+	blocks [][]byte
+	cur    int
+	held   int // bytes in blocks
+	file   *os.File
+	count  uint64
 }
 
 // add encodes fh's central record, its local header being at off, as zip.Writer.Close
 // does.
 func (d *dirRecords) add(fh *zip.FileHeader, off uint64) error {
-	d.mem = appendCentral(d.mem, fh, off)
+	need := centralLen + len(fh.Name) + len(fh.Extra) + zip64ExtraLen + len(fh.Comment)
+	if len(d.blocks) == 0 {
+		d.blocks = append(d.blocks, make([]byte, 0, dirBlock))
+	}
+	if b := d.blocks[d.cur]; cap(b)-len(b) < need {
+		d.cur++
+		if d.cur == len(d.blocks) {
+			d.blocks = append(d.blocks, make([]byte, 0, dirBlock))
+		}
+	}
+	n := len(d.blocks[d.cur])
+	d.blocks[d.cur] = appendCentral(d.blocks[d.cur], fh, off)
+	d.held += len(d.blocks[d.cur]) - n
 	d.count++
-	if len(d.mem) < dirMemory {
+	if d.held < dirMemory {
 		return nil
 	}
 	return d.spill()
@@ -50,10 +73,22 @@ func (d *dirRecords) spill() error {
 		}
 		d.file = f
 	}
-	if _, err := d.file.Write(d.mem); err != nil {
+	if err := d.writeBlocks(d.file); err != nil {
 		return err
 	}
-	d.mem = d.mem[:0]
+	for i := range d.blocks {
+		d.blocks[i] = d.blocks[i][:0]
+	}
+	d.cur, d.held = 0, 0
+	return nil
+}
+
+func (d *dirRecords) writeBlocks(w io.Writer) error {
+	for _, b := range d.blocks[:min(d.cur+1, len(d.blocks))] {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -69,8 +104,8 @@ func (d *dirRecords) writeTo(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := w.Write(d.mem)
-	d.mem = nil
+	err := d.writeBlocks(w)
+	d.blocks = nil
 	return err
 }
 
@@ -81,6 +116,9 @@ func (d *dirRecords) close() {
 		d.file = nil
 	}
 }
+
+// zip64ExtraLen is the length of the zip64 field appendCentral may add.
+const zip64ExtraLen = 28
 
 // appendCentral appends fh's central record, with a zip64 field when its sizes or offset
 // need one.
@@ -99,7 +137,7 @@ func appendCentral(b []byte, fh *zip.FileHeader, off uint64) []byte {
 	if zip64 {
 		b = le.AppendUint32(b, uint32max)
 		b = le.AppendUint32(b, uint32max)
-		var z [28]byte
+		var z [zip64ExtraLen]byte
 		le.PutUint16(z[0:], zip64ExtraID)
 		le.PutUint16(z[2:], 24)
 		le.PutUint64(z[4:], fh.UncompressedSize64)

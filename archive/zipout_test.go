@@ -3,8 +3,10 @@ package archive
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +133,39 @@ func TestZipWriterMemoryFlat(t *testing.T) {
 	}
 	if z.dir.count != entries || z.dir.file == nil {
 		t.Errorf("%d records, spilled %v; want %d, spilled", z.dir.count, z.dir.file != nil, entries)
+	}
+}
+
+// The central directory comes out as the records went in, byte for byte, across the blocks
+// dirRecords fills (a record that does not fit the room left begins the next) and the
+// spills to its temp file.
+func TestDirRecordsInOrder(t *testing.T) {
+	d := &dirRecords{spoolDir: t.TempDir()}
+	defer d.close()
+	var want []byte
+	mod := time.Unix(1_700_000_000, 0)
+	spilled := false
+	for i := 0; len(want) < dirMemory+3*dirBlock; i++ {
+		name := fmt.Sprintf("folder/%d", i)
+		if i%500 == 0 { // long names leave blocks with room a short record would fill
+			name += strings.Repeat("x", 40_000+i%7_000)
+		}
+		fh := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		setModified(fh, mod)
+		want = appendCentral(want, fh, uint64(i)*100)
+		if err := d.add(fh, uint64(i)*100); err != nil {
+			t.Fatal(err)
+		}
+		spilled = spilled || d.file != nil
+	}
+	var got bytes.Buffer
+	if err := d.writeTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !spilled {
+		t.Fatal("the records never spilled to the temp file")
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("central directory of %d bytes differs from the %d bytes of its records", got.Len(), len(want))
 	}
 }
