@@ -27,7 +27,7 @@ import (
 // owner returns the uid and gid to give e, and whether to give any: only as root, only
 // with a v2 manifest that records them, and not with NoSameOwner.
 func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
-	if p.index == nil || p.opts.NoSameOwner || os.Geteuid() != 0 {
+	if p.index == nil || p.opts.NoSameOwner || !p.asRoot {
 		return 0, 0, false
 	}
 	m := e.RecordedMeta(p.index)

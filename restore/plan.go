@@ -107,6 +107,7 @@ type Plan struct {
 	remove     []format.Created // the Removes' records
 	entryNames map[string]bool  // every entry's name, once holds asks (see sweep)
 	umask      fs.FileMode      // the process's, read when Run starts
+	asRoot     bool             // whether the process runs as root, asked once (owner)
 	ctx        context.Context  // stops the plan's reading of DEST
 	written    atomic.Int64
 	done       atomic.Int64
@@ -155,6 +156,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		defer func() { p.tree.close(); p.tree = nil }()
 	}
 	p.umask = currentUmask() // for what isPresent compares
+	p.asRoot = os.Geteuid() == 0
 	p.Refused = archive.CheckNames(r.Entries)
 	if len(p.Refused) > 0 {
 		return p, nil
