@@ -3,7 +3,6 @@ package restore
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -22,26 +21,15 @@ import (
 //
 // Each of Run's workers has a destTree of its own (fork): its own chain, checked before
 // each use as above, and the destShared of the restore.
-//
-// The check asks first where the kernel says the folder used is (its path through
-// /proc/self/fd, one system call): when that is the destination's path and the folder's
-// name, the folder is in the destination at its name, and whatever it receives is too. Only
-// when it is not, or /proc cannot say, is each folder of the chain checked, which names the
-// one moved: a fstatat per folder, two checks per file, were a sixth of a restore's CPU time.
 type destTree struct {
 	*destShared
 	chain []openFolder // the folders of the path opened last, top first
-	link  []byte       // where a folder's path is read into
 }
 
 // destShared is what the destTrees of one restore share; mu guards seen and created.
 type destShared struct {
 	root int // the destination folder
-	// procFD is /proc/self/fd, and rootPath the destination's path through it, without a
-	// final slash; procFD is -1 when either cannot be had.
-	procFD   int
-	rootPath string
-	mu       sync.Mutex
+	mu   sync.Mutex
 	// seen records the identity of every folder this restore opened, by name: a folder
 	// found at that name later with another identity was replaced.
 	seen map[string]fileID
@@ -72,38 +60,12 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
-	t := &destTree{destShared: &destShared{root: fd, procFD: -1, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}}
-	t.openProc()
-	return t, nil
-}
-
-// procDir is where openProc looks for the process's descriptors; tests point it elsewhere
-// to check every folder as when /proc is not mounted.
-var procDir = "/proc/self/fd"
-
-// openProc opens procDir and reads the destination's path through it, for at; it leaves
-// procFD at -1 when either fails.
-func (t *destTree) openProc() {
-	fd, err := unix.Open(procDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	t.procFD = fd
-	path, ok := t.pathOf(t.root)
-	if !ok || len(path) == 0 || path[0] != '/' {
-		unix.Close(fd)
-		t.procFD = -1
-		return
-	}
-	t.rootPath = strings.TrimSuffix(string(path), "/")
+	return &destTree{destShared: &destShared{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}}, nil
 }
 
 func (t *destTree) close() {
 	t.truncate(0)
 	unix.Close(t.root)
-	if t.procFD >= 0 {
-		unix.Close(t.procFD)
-	}
 }
 
 // fork returns a destTree of the same restore with a chain of its own, for another
@@ -179,16 +141,9 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		return t.root, nil
 	}
 	parts := strings.Split(name, "/")
-	same := 0
-	for same < len(t.chain) && same < len(parts) && t.chain[same].part == parts[same] {
-		same++
-	}
-	kept := same
-	if same == 0 || !t.at(t.chain[same-1]) {
-		kept = 0
-		for kept < same && t.verify(kept) == nil {
-			kept++
-		}
+	kept := 0
+	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].part == parts[kept] && t.verify(kept) == nil {
+		kept++
 	}
 	t.truncate(kept)
 	for i := kept; i < len(parts); i++ {
@@ -210,9 +165,6 @@ func (t *destTree) check(name string) error {
 	if parts := strings.Split(name, "/"); len(parts) != len(t.chain) || t.chain[len(parts)-1].name != name {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
-	if t.at(t.chain[len(t.chain)-1]) {
-		return nil
-	}
 	for i := range t.chain {
 		if err := t.verify(i); err != nil {
 			return err
@@ -231,31 +183,6 @@ func (t *destTree) verify(i int) error {
 		return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 	}
 	return nil
-}
-
-// at says whether the kernel gives f's descriptor the path of the destination and f's name:
-// f is then there. False when it does not, or cannot say.
-func (t *destTree) at(f openFolder) bool {
-	if t.procFD < 0 {
-		return false
-	}
-	path, ok := t.pathOf(f.fd)
-	root := len(t.rootPath)
-	return ok && len(path) == root+1+len(f.name) && string(path[:root]) == t.rootPath &&
-		path[root] == '/' && string(path[root+1:]) == f.name
-}
-
-// pathOf reads the path of the descriptor fd through procFD, into t.link, valid until the
-// next call.
-func (t *destTree) pathOf(fd int) ([]byte, bool) {
-	if t.link == nil {
-		t.link = make([]byte, unix.PathMax)
-	}
-	n, err := unix.Readlinkat(t.procFD, strconv.Itoa(fd), t.link)
-	if err != nil || n >= len(t.link) { // cut short: a path longer than the buffer
-		return nil, false
-	}
-	return t.link[:n], true
 }
 
 // fileID is a file's identity, whatever its name: its device and inode.

@@ -107,17 +107,8 @@ func TestInterruptedSymlinkCounted(t *testing.T) {
 // made is left under a temp name, in DEST or in a folder moved out; the journal is gone;
 // every file the result counts is in place whole (in DEST, or in a folder that left DEST
 // between the last check and the rename, the window a single worker has too); and each
-// file is restored, failed or damaged, once. The folders are checked through /proc, and
-// without it one by one.
+// file is restored, failed or damaged, once.
 func TestParallelRestoreUnderSwaps(t *testing.T) {
-	t.Run("proc", parallelRestoreUnderSwaps)
-	t.Run("no proc", func(t *testing.T) {
-		withoutProc(t)
-		parallelRestoreUnderSwaps(t)
-	})
-}
-
-func parallelRestoreUnderSwaps(t *testing.T) {
 	var entries []zent
 	for i := range 160 {
 		entries = append(entries, zent{name: fmt.Sprintf("app/d%d/s/f%03d", i%4, i), body: strings.Repeat("data ", i)})
