@@ -25,6 +25,45 @@ func (e *Entry) CheckHeaders() error {
 	return checkHeaders(e.file(), e.local)
 }
 
+// CheckHeadersAll calls fn with what CheckHeaders says of each of entries, in their order.
+// The local headers (and data descriptors) of neighbouring small entries are read with one
+// read of up to spanMax bytes, as verify's batches read them (see verify_batch.go), rather
+// than a read or two each: restore asks it of every entry it selects before it writes
+// anything, on one goroutine.
+func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
+	var ahead readAhead
+	for i := 0; i < len(entries); {
+		j, lo, hi := neighbours(entries, i)
+		ra := ahead.loadSpan(entries[i].local.ra, lo, hi)
+		for _, e := range entries[i:j] {
+			loc := e.local
+			if hi > lo {
+				loc.ra = ra
+			}
+			fn(e, checkHeaders(e.file(), loc))
+		}
+		i = j
+	}
+}
+
+// neighbours returns the end j of the run of entries from i that share a span [lo, hi) of
+// at most spanMax bytes and batchMax entries; an entry too large to share one is alone,
+// with an empty span.
+func neighbours(entries []*Entry, i int) (j int, lo, hi int64) {
+	lo, hi, near := entrySpan(entries[i])
+	if !near {
+		return i + 1, 0, 0
+	}
+	for j = i + 1; j < len(entries) && j-i < batchMax; j++ {
+		l, h, ok := entrySpan(entries[j])
+		if !ok || max(h, hi)-min(l, lo) > spanMax {
+			break
+		}
+		lo, hi = min(l, lo), max(h, hi)
+	}
+	return j, lo, hi
+}
+
 // CheckRecord says why e, an entry of r, is not what r's manifest records, from the records
 // alone: a file, symlink or other special entry the manifest does not list, a file of
 // another size than recorded, a directory stored after the manifest (which backup writes

@@ -109,7 +109,16 @@ type readAhead struct {
 // ahead or ctx is done.
 func (w *readAhead) load(ctx context.Context, b batch) io.ReaderAt {
 	ra := b.jobs[0].entry.local.ra
-	if b.hi <= b.lo || ra == nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
+		return ra
+	}
+	return w.loadSpan(ra, b.lo, b.hi)
+}
+
+// loadSpan reads the bytes [lo, hi) of ra, at most spanMax of them, into w's buffer, and
+// returns w; ra alone when the span is empty.
+func (w *readAhead) loadSpan(ra io.ReaderAt, lo, hi int64) io.ReaderAt {
+	if hi <= lo || ra == nil {
 		return ra
 	}
 	if w.data == nil {
@@ -117,8 +126,8 @@ func (w *readAhead) load(ctx context.Context, b batch) io.ReaderAt {
 	}
 	// Whatever the error, the n bytes read are the archive's: reads beyond them go to ra
 	// and meet it themselves.
-	n, _ := ra.ReadAt(w.data[:cap(w.data)][:b.hi-b.lo], b.lo)
-	w.ra, w.off, w.data = ra, b.lo, w.data[:n]
+	n, _ := ra.ReadAt(w.data[:cap(w.data)][:hi-lo], lo)
+	w.ra, w.off, w.data = ra, lo, w.data[:n]
 	return w
 }
 

@@ -302,3 +302,68 @@ func TestSendEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHeadersAllSameAsOneByOne: the headers checked in spans get the verdict each gets
+// checked alone, in the same words, whatever the archive's layout and damage; and a good
+// archive of small entries is read a span at a time, not an entry at a time.
+func TestCheckHeadersAllSameAsOneByOne(t *testing.T) {
+	archives := layoutArchives(t)
+	archives["damaged"] = damagedArchive(t)
+	var small []zent
+	for i := range 2000 {
+		small = append(small, zent{name: fmt.Sprintf("d%d/f%d", i/100, i), body: string(textData(1 + i%3000))})
+	}
+	archives["small"] = buildZip(t, small, true)
+	// Local headers damaged in the midst of spans: a signature, a name, a method.
+	bad := bytes.Clone(archives["small"])
+	for k, at := range localHeaderOffsets(bad)[100:400:400] {
+		switch k % 3 {
+		case 0:
+			bad[at] = 'X'
+		case 1:
+			bad[at+localLen]++
+		case 2:
+			bad[at+8] = 99
+		}
+	}
+	archives["local headers damaged"] = bad
+	for name, data := range archives {
+		t.Run(name, func(t *testing.T) {
+			ra := &cancellingReaderAt{Reader: bytes.NewReader(data), cancel: func() {}}
+			r, err := NewReader(ra, int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, e := range r.Entries {
+				want = append(want, fmt.Sprint(e.StoredName(), ": ", e.CheckHeaders()))
+			}
+			ra.reads.Store(0)
+			ra.armed.Store(true)
+			var got []string
+			CheckHeadersAll(r.Entries, func(e *Entry, err error) { got = append(got, fmt.Sprint(e.StoredName(), ": ", err)) })
+			if !slices.Equal(got, want) {
+				t.Errorf("in spans:\n%q\nwant, one by one:\n%q", got, want)
+			}
+			if n := ra.reads.Load(); name == "small" && n > int64(len(data)/spanMax+2) {
+				t.Errorf("%d reads for %d entries of %d bytes in all", n, len(r.Entries), len(data))
+			}
+			if name != "good" && name != "small" && name != "damaged" && !slices.ContainsFunc(want, func(s string) bool { return !strings.HasSuffix(s, ": <nil>") }) {
+				t.Error("no header found damaged: the comparison would mean little")
+			}
+		})
+	}
+}
+
+// localHeaderOffsets returns where each local header of the zip data starts, in order.
+func localHeaderOffsets(data []byte) []int {
+	var at []int
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte("PK\x03\x04"))
+		if j < 0 {
+			return at
+		}
+		at = append(at, i+j)
+		i += j + 4
+	}
+}

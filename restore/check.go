@@ -23,15 +23,16 @@ func (p *Plan) checkEntries() {
 	for _, s := range p.Skipped {
 		special[s.Path] = true
 	}
+	var checked []*archive.Entry
+	for _, e := range p.r.Entries {
+		if selected[e] || e.Kind != "" && special[e.Name] {
+			checked = append(checked, e)
+		}
+	}
 	damaged := map[*archive.Entry]bool{}
 	var buf []byte
-	for _, e := range p.r.Entries {
-		isSpecial := e.Kind != "" && special[e.Name]
-		if !selected[e] && !isSpecial {
-			continue
-		}
-		err := e.CheckHeaders()
-		if err == nil && isSpecial {
+	archive.CheckHeadersAll(checked, func(e *archive.Entry, err error) {
+		if err == nil && e.Kind != "" && special[e.Name] {
 			if buf == nil {
 				buf = make([]byte, bufSize)
 			}
@@ -41,7 +42,7 @@ func (p *Plan) checkEntries() {
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			damaged[e] = true
 		}
-	}
+	})
 	if len(damaged) > 0 {
 		p.drop(damaged)
 	}
