@@ -160,14 +160,10 @@ type Checked struct {
 	SHA256 string
 }
 
-// copyChecked streams the data of e into w, checking its CRC-32, its size and, when want is
-// not "", its SHA-256 (hex). A nil error means every byte written to w is right. An error
-// of w comes back as a *writeError; any other error is a problem with the entry.
-func copyChecked(w io.Writer, e *Entry, want string, buf []byte) (Checked, error) {
-	return copyCheckedAt(w, e.file(), e.local, want, buf)
-}
-
-// copyCheckedAt is copyChecked of the entry f whose local header is at loc.
+// copyCheckedAt streams the data of the entry f, whose local header is at loc, into w,
+// checking its CRC-32, its size and, when want is not "", its SHA-256 (hex). A nil error
+// means every byte written to w is right. An error of w comes back as a *writeError; any
+// other error is a problem with the entry.
 func copyCheckedAt(w io.Writer, f *zip.File, loc localRef, want string, buf []byte) (Checked, error) {
 	rc, err := openEntry(f, loc)
 	if err != nil {

@@ -31,19 +31,56 @@ func (e *Entry) CheckHeaders() error {
 // than a read or two each: restore asks it of every entry it selects before it writes
 // anything, on one goroutine.
 func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
-	var ahead readAhead
+	var s Span
 	for i := 0; i < len(entries); {
-		j, lo, hi := neighbours(entries, i)
-		ra := ahead.loadSpan(entries[i].local.ra, lo, hi)
+		j := NextSpan(entries, i)
+		s.Set(entries[i:j])
 		for _, e := range entries[i:j] {
-			loc := e.local
-			if hi > lo {
-				loc.ra = ra
-			}
-			fn(e, checkHeaders(e.file(), loc))
+			fn(e, checkHeaders(e.file(), s.loc(e)))
 		}
 		i = j
 	}
+}
+
+// Span reads a run of neighbouring entries (NextSpan) with one read, when the first of them
+// is read, for CopyCheckedIn and CheckHeadersAll: restore's workers are handed entries in
+// such runs, and read them as verify's workers read their batches. A read the span does not
+// hold goes to the archive, so every entry is read as it would be alone.
+type Span struct {
+	run    []*Entry
+	ahead  readAhead
+	ra     io.ReaderAt // the span, or nil: each entry is read from the archive
+	loaded bool
+}
+
+// NextSpan returns the end of the run of neighbouring entries that begins at i: i+1 for an
+// entry too large to share a span.
+func NextSpan(entries []*Entry, i int) int {
+	j, _, _ := neighbours(entries, i)
+	return j
+}
+
+// Set makes s the span of run, a run NextSpan gave; nothing is read yet.
+func (s *Span) Set(run []*Entry) {
+	s.run, s.ra, s.loaded = run, nil, false
+}
+
+// loc is where e, an entry of the run, is read from: through the span, once it is read.
+func (s *Span) loc(e *Entry) localRef {
+	if s == nil || len(s.run) == 0 {
+		return e.local
+	}
+	if !s.loaded {
+		s.loaded = true
+		if _, lo, hi := neighbours(s.run, 0); hi > lo {
+			s.ra = s.ahead.loadSpan(s.run[0].local.ra, lo, hi)
+		}
+	}
+	loc := e.local
+	if s.ra != nil {
+		loc.ra = s.ra
+	}
+	return loc
 }
 
 // neighbours returns the end j of the run of entries from i that share a span [lo, hi) of
@@ -81,11 +118,17 @@ func (r *Reader) CheckRecord(e *Entry) error {
 // keeps it only then. An error of w comes back wrapped (errors.Is and errors.As find it);
 // any other error is damage of e (ErrSHA256 among them). n counts the bytes of data read.
 func (r *Reader) CopyChecked(w io.Writer, e *Entry, buf []byte) (n int64, err error) {
+	return r.CopyCheckedIn(nil, w, e, buf)
+}
+
+// CopyCheckedIn is CopyChecked of e, an entry of the span s (Set with the run that holds
+// e), read through it; s nil reads e alone.
+func (r *Reader) CopyCheckedIn(s *Span, w io.Writer, e *Entry, buf []byte) (n int64, err error) {
 	want, err := r.wantSum(e)
 	if err != nil {
 		return 0, err
 	}
-	got, err := copyChecked(w, e, want, buf)
+	got, err := copyCheckedAt(w, e.file(), s.loc(e), want, buf)
 	return got.Size, err
 }
 

@@ -101,7 +101,7 @@ func (p *Plan) mkdirMode(name string) uint32 {
 	return 0o777
 }
 
-func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, res *Result, buf []byte) error {
+func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, res *Result, buf []byte, span *archive.Span) error {
 	if e.IsDir {
 		if _, err := t.dir(e.Name, true); err != nil {
 			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
@@ -121,7 +121,7 @@ func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, 
 		res.Damaged = append(res.Damaged, archive.Problem{Entry: e.Name, Reason: err.Error()})
 		return nil
 	}
-	n, err := p.writeFile(ctx, t, e, buf)
+	n, err := p.writeFile(ctx, t, e, buf, span)
 	var we *writeError
 	switch {
 	case err == nil:
@@ -153,9 +153,10 @@ type fileOpError struct{ err error }
 func (e *fileOpError) Error() string { return e.err.Error() }
 func (e *fileOpError) Unwrap() error { return e.err }
 
-// writeFile writes e to a temp file in its folder through CopyChecked, sets its mode and
-// mtime, and renames it into place once its data are checked.
-func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf []byte) (int64, error) {
+// writeFile writes e to a temp file in its folder through CopyChecked (read through span,
+// the run of neighbours that holds it), sets its mode and mtime, and renames it into place
+// once its data are checked.
+func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf []byte, span *archive.Span) (int64, error) {
 	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
 	dfd, err := t.dir(dirName, true)
 	if err != nil {
@@ -165,7 +166,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	n, err := p.r.CopyChecked(&progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
+	n, err := p.r.CopyCheckedIn(span, &progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
 	if err == nil {
 		err = p.finish(f, dfd, tmp, e)
 	}

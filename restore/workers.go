@@ -44,9 +44,9 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 		p.pos[e.Name], p.pos[e.StoredName()] = i, i
 	}
 	warnings := len(p.warnings)
-	// A few entries per worker wait in next, so that a worker coming free takes one at
-	// once rather than waiting for the dispatcher to be scheduled (a hand-over per entry).
-	next := make(chan int, handPerJob*jobs)
+	// A few runs per worker wait in next, so that a worker coming free takes one at once
+	// rather than waiting for the dispatcher to be scheduled.
+	next := make(chan run, handPerJob*jobs)
 	parts := make([]*workResult, jobs)
 	var wg sync.WaitGroup
 	for w := range parts {
@@ -60,9 +60,9 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 	}
 	stop := ctx.Done()
 dispatch:
-	for i := range p.entries {
+	for _, r := range runs(p.entries) {
 		select {
-		case next <- i:
+		case next <- r:
 		case <-stop:
 			break dispatch
 		case <-p.stopped:
@@ -93,15 +93,17 @@ func (p *Plan) fdJobs(jobs int) int {
 	return max(1, min(jobs, int(min(lim.Cur/2/perWorker, uint64(jobs)))))
 }
 
-// work restores entries: all of them in order when next is nil, else those whose indexes
-// next hands out, until one stops the run.
-func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, next <-chan int) (*workResult, error) {
+// work restores entries: all of them in order when next is nil, else the runs of them
+// whose bounds next hands out, until one stops the run. A run is of neighbours in the
+// archive (archive.NextSpan), read with one read when the first of them is.
+func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, next <-chan run) (*workResult, error) {
 	part := &workResult{errIndex: -1}
 	buf := make([]byte, bufSize)
+	var span archive.Span
 	one := func(i int) bool {
 		err := ctx.Err()
 		if err == nil {
-			err = p.restoreEntry(ctx, t, entries[i], &part.res, buf)
+			err = p.restoreEntry(ctx, t, entries[i], &part.res, buf, &span)
 		}
 		if err != nil {
 			part.err, part.errIndex = err, i
@@ -109,16 +111,25 @@ func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, 
 		}
 		return err == nil
 	}
+	each := func(r run, stopped func() bool) bool {
+		span.Set(entries[r.from:r.to])
+		for i := r.from; i < r.to; i++ {
+			if stopped() || !one(i) {
+				return false
+			}
+		}
+		return true
+	}
 	if next == nil {
-		for i := range entries {
-			if !one(i) {
+		for _, r := range runs(entries) {
+			if !each(r, func() bool { return false }) {
 				break
 			}
 		}
 		return part, part.err
 	}
-	for i := range next {
-		if p.isStopped() || !one(i) {
+	for r := range next {
+		if !each(r, p.isStopped) {
 			break
 		}
 	}
@@ -127,7 +138,21 @@ func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, 
 	return part, part.err
 }
 
-// handPerJob is how many entries per worker wait to be taken.
+// run is the indexes [from, to) of neighbouring entries.
+type run struct{ from, to int }
+
+// runs cuts entries into runs of neighbours.
+func runs(entries []*archive.Entry) []run {
+	var rs []run
+	for i := 0; i < len(entries); {
+		j := archive.NextSpan(entries, i)
+		rs = append(rs, run{i, j})
+		i = j
+	}
+	return rs
+}
+
+// handPerJob is how many runs per worker wait to be taken.
 const handPerJob = 4
 
 // stop tells the dispatcher and the workers that a worker met an error that stops the run.

@@ -1,11 +1,15 @@
 package restore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"backup/archive"
@@ -81,5 +85,56 @@ func TestRunInterruptedParallel(t *testing.T) {
 	}
 	if files != res.Files || files == 0 || files == 40 {
 		t.Errorf("%d files in place, Result counts %d; want the same, some but not all", files, res.Files)
+	}
+}
+
+// countingReaderAt counts the reads of an archive, once armed.
+type countingReaderAt struct {
+	io.ReaderAt
+	armed atomic.Bool
+	reads atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if c.armed.Load() {
+		c.reads.Add(1)
+	}
+	return c.ReaderAt.ReadAt(p, off)
+}
+
+// TestRestoreReadsFewTimes: the plan checks, and the workers read, neighbouring small
+// entries a span at a time, not with a read or more each; what lands in DEST is the same.
+func TestRestoreReadsFewTimes(t *testing.T) {
+	var entries []zent
+	for i := range 1000 {
+		entries = append(entries, zent{name: fmt.Sprintf("d%d/f%d", i/100, i), body: strings.Repeat("data ", 1+i%200)})
+	}
+	data := buildZip(t, entries, true)
+	for _, jobs := range []int{1, 4} {
+		src := &countingReaderAt{ReaderAt: bytes.NewReader(data)}
+		r, err := archive.NewReader(src, int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.armed.Store(true)
+		dest := filepath.Join(t.TempDir(), "dest")
+		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := src.reads.Load()
+		res, err := plan.Run(t.Context())
+		if err != nil || res.Files != len(entries) {
+			t.Fatalf("jobs %d: Run: %v, %d files of %d", jobs, err, res.Files, len(entries))
+		}
+		spans := int64(len(data)/(128<<10) + 2)
+		if run := src.reads.Load() - planned; planned > spans || run > spans+int64(jobs) {
+			t.Errorf("jobs %d: %d reads to plan and %d to restore %d entries of %d bytes in all", jobs, planned, run, len(entries), len(data))
+		}
+		for _, e := range entries[:5] {
+			if got := string(readTestFile(t, filepath.Join(dest, e.name))); got != e.body {
+				t.Errorf("jobs %d: %s holds %q, want %q", jobs, e.name, got, e.body)
+			}
+		}
 	}
 }
