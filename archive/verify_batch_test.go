@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -365,5 +366,42 @@ func localHeaderOffsets(data []byte) []int {
 		}
 		at = append(at, i+j)
 		i += j + 4
+	}
+}
+
+// TestCopyCheckedInSpanSameAsAlone: an entry read through the span of its run gives the
+// bytes, count and verdict it gives read alone, whatever the archive's layout and damage.
+func TestCopyCheckedInSpanSameAsAlone(t *testing.T) {
+	archives := layoutArchives(t)
+	archives["damaged"] = damagedArchive(t)
+	archives["large ones last"] = largeLastArchive(t)
+	for name, data := range archives {
+		t.Run(name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyOf := func(s *Span, e *Entry) string {
+				var out bytes.Buffer
+				n, err := r.CopyCheckedIn(s, &out, e, make([]byte, 4096))
+				return fmt.Sprintf("%s: %d %v %x", e.StoredName(), n, err, sha256.Sum256(out.Bytes()))
+			}
+			var want, got []string
+			for _, e := range r.Entries {
+				want = append(want, copyOf(nil, e))
+			}
+			var s Span
+			for i := 0; i < len(r.Entries); {
+				j := NextSpan(r.Entries, i)
+				s.Set(r.Entries[i:j])
+				for _, e := range r.Entries[i:j] {
+					got = append(got, copyOf(&s, e))
+				}
+				i = j
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("through spans:\n%q\nwant, alone:\n%q", got, want)
+			}
+		})
 	}
 }
