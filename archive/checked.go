@@ -31,9 +31,12 @@ func (e *Entry) CheckHeaders() error {
 // than a read or two each: restore asks it of every entry it selects before it writes
 // anything, on one goroutine.
 func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
-	var s Span
+	// The span covers what the checks read, local headers and descriptors, not the
+	// entries' data: the plan checks files that DEST holds already, whose data restore
+	// never reads.
+	s := Span{headers: true}
 	for i := 0; i < len(entries); {
-		j := NextSpan(entries, i)
+		j, _, _ := neighbours(entries, i, headerSpan)
 		s.Set(entries[i:j])
 		for _, e := range entries[i:j] {
 			fn(e, checkHeaders(e.file(), s.loc(e)))
@@ -47,16 +50,17 @@ func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
 // such runs, and read them as verify's workers read their batches. A read the span does not
 // hold goes to the archive, so every entry is read as it would be alone.
 type Span struct {
-	run    []*Entry
-	ahead  readAhead
-	ra     io.ReaderAt // the span, or nil: each entry is read from the archive
-	loaded bool
+	run     []*Entry
+	ahead   readAhead
+	ra      io.ReaderAt // the span, or nil: each entry is read from the archive
+	loaded  bool
+	headers bool // of the entries' headers only (headerSpan), for CheckHeadersAll
 }
 
 // NextSpan returns the end of the run of neighbouring entries that begins at i: i+1 for an
 // entry too large to share a span.
 func NextSpan(entries []*Entry, i int) int {
-	j, _, _ := neighbours(entries, i)
+	j, _, _ := neighbours(entries, i, entrySpan)
 	return j
 }
 
@@ -72,7 +76,11 @@ func (s *Span) loc(e *Entry) localRef {
 	}
 	if !s.loaded {
 		s.loaded = true
-		if _, lo, hi := neighbours(s.run, 0); hi > lo {
+		spanOf := entrySpan
+		if s.headers {
+			spanOf = headerSpan
+		}
+		if _, lo, hi := neighbours(s.run, 0, spanOf); hi > lo {
 			s.ra = s.ahead.loadSpan(s.run[0].local.ra, lo, hi)
 		}
 	}
@@ -86,13 +94,13 @@ func (s *Span) loc(e *Entry) localRef {
 // neighbours returns the end j of the run of entries from i that share a span [lo, hi) of
 // at most spanMax bytes and batchMax entries; an entry too large to share one is alone,
 // with an empty span.
-func neighbours(entries []*Entry, i int) (j int, lo, hi int64) {
-	lo, hi, near := entrySpan(entries[i])
+func neighbours(entries []*Entry, i int, spanOf func(*Entry) (lo, hi int64, near bool)) (j int, lo, hi int64) {
+	lo, hi, near := spanOf(entries[i])
 	if !near {
 		return i + 1, 0, 0
 	}
 	for j = i + 1; j < len(entries) && j-i < batchMax; j++ {
-		l, h, ok := entrySpan(entries[j])
+		l, h, ok := spanOf(entries[j])
 		if !ok || max(h, hi)-min(l, lo) > spanMax {
 			break
 		}

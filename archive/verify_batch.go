@@ -86,14 +86,32 @@ func (b *batcher) close() {
 // entrySpan is where e's local header, data and data descriptor most likely lie (the
 // local header's extra field is taken to be the central one's length), and whether they
 // are small enough to share a span. An entry whose local header was not found reads
-// nothing ahead.
+// nothing ahead. The span ends where reading e alone stops: after its data, or after the
+// 24 bytes checkDescriptor reads when the central header says a descriptor follows; not
+// beyond, where a bucket's next block or an encrypted archive's next chunks may begin.
 func entrySpan(e *Entry) (lo, hi int64, near bool) {
+	return spanOf(e, false)
+}
+
+// headerSpan is entrySpan of what CheckHeaders reads of e: its local header, and its data
+// descriptor when the central header says it has one, but not its data otherwise.
+func headerSpan(e *Entry) (lo, hi int64, near bool) {
+	return spanOf(e, true)
+}
+
+func spanOf(e *Entry, headers bool) (lo, hi int64, near bool) {
 	if e.local.ra == nil || e.local.off < 0 {
 		return 0, 0, false
 	}
 	h := e.hdr
 	lo = e.local.off
-	hi = lo + localLen + int64(len(e.StoredName())) + int64(h.extra) + int64(h.csize) + 24
+	hi = lo + localLen + int64(len(e.StoredName())) + int64(h.extra)
+	if desc := h.flags&flagDataDesc != 0; desc || !headers {
+		hi += int64(h.csize)
+		if desc {
+			hi += 24
+		}
+	}
 	return lo, hi, h.csize <= spanMax/2 && hi > lo && hi-lo <= spanMax/2
 }
 

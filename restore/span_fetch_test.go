@@ -1,0 +1,171 @@
+package restore
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"backup/archive"
+	"backup/format"
+)
+
+// blockReaderAt records which blocks of blockSize bytes are read, as an archive in a
+// bucket fetches them (backupset/s3store reads by 1 MiB blocks, one GET each).
+type blockReaderAt struct {
+	io.ReaderAt
+	mu     sync.Mutex
+	armed  bool
+	blocks map[int64]bool
+}
+
+const testBlock = 1 << 20
+
+func (b *blockReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	b.mu.Lock()
+	if b.armed && len(p) > 0 {
+		for i := off / testBlock; i <= (off+int64(len(p))-1)/testBlock; i++ {
+			b.blocks[i] = true
+		}
+	}
+	b.mu.Unlock()
+	return b.ReaderAt.ReadAt(p, off)
+}
+
+// rawStored adds a stored entry without a data descriptor (its sizes in its local header,
+// as backup writes most entries).
+func rawStored(t *testing.T, zw *zip.Writer, name string, body []byte) {
+	t.Helper()
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(body),
+		CompressedSize64: uint64(len(body)), UncompressedSize64: uint64(len(body))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(body)
+}
+
+// TestRestoreIncludeReadsNoFurtherThanAlone: restoring one small entry reads no block of the
+// archive that reading it alone does not: an entry without a data descriptor whose data end
+// just before a block boundary must not cost the next block (a GET of 1 MiB from a bucket,
+// or the next age chunks of an encrypted archive), in the plan's check or in the run.
+func TestRestoreIncludeReadsNoFurtherThanAlone(t *testing.T) {
+	const small, gap = 1000, 8
+	// pad's header is 30+3 bytes, small's 30+5: small's data end gap bytes before 1 MiB.
+	padLen := testBlock - gap - small - (30 + 5) - (30 + 3)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
+	rawStored(t, zw, "small", bytes.Repeat([]byte{'s'}, small))
+	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := zr.File[1].DataOffset(); at+small != testBlock-gap {
+		t.Fatalf("small's data end at %d; the test wants %d", at+small, testBlock-gap)
+	}
+	for _, jobs := range []int{1, 4} {
+		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
+		r, err := archive.NewReader(src, int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.mu.Lock()
+		src.armed = true
+		src.mu.Unlock()
+		dest := filepath.Join(t.TempDir(), "dest")
+		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := plan.Run(t.Context())
+		if err != nil || res.Files != 1 {
+			t.Fatalf("jobs %d: Run: %v, %d files", jobs, err, res.Files)
+		}
+		if got := string(readTestFile(t, filepath.Join(dest, "small"))); got != string(bytes.Repeat([]byte{'s'}, small)) {
+			t.Errorf("jobs %d: small holds %d bytes, not its own", jobs, len(got))
+		}
+		var read []int64
+		for b := range src.blocks {
+			read = append(read, b)
+		}
+		slices.Sort(read)
+		if !slices.Equal(read, []int64{0}) {
+			t.Errorf("jobs %d: restoring small (in block 0, ending %d bytes before block 1) read blocks %v; want [0]", jobs, gap, read)
+		}
+	}
+}
+
+// TestRestorePresentReadsNoData: a file DEST holds already is kept, and its data are not read
+// from the archive, in the plan's check of its local header either: when its header lies in
+// one block and its data in the next, only the header's block is read (from a bucket, the
+// next block would be a GET of 1 MiB for a file restore does not write).
+func TestRestorePresentReadsNoData(t *testing.T) {
+	const small = 4000
+	body := bytes.Repeat([]byte{'s'}, small)
+	// pad's header is 30+3 bytes, small's 30+5: small's header ends 100 bytes before 1 MiB,
+	// and its data cross into the next block.
+	padLen := testBlock - 100 - (30 + 5) - (30 + 3)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
+	rawStored(t, zw, "small", body)
+	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
+	m := &format.Manifest{ToolVersion: "test", Status: "complete", Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"small", body}, {"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}} {
+		m.Files = append(m.Files, format.File{Path: f.name, Size: int64(len(f.body)), SHA256: format.Digest(sha256.Sum256(f.body))})
+	}
+	addManifest(t, zw, m)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, jobs := range []int{1, 4} {
+		dest := filepath.Join(t.TempDir(), "dest")
+		os.MkdirAll(dest, 0o755)
+		if err := os.WriteFile(filepath.Join(dest, "small"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
+		r, err := archive.NewReader(src, int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.mu.Lock()
+		src.armed = true
+		src.mu.Unlock()
+		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Present != 1 {
+			t.Fatalf("jobs %d: the plan finds %d files present; want 1", jobs, plan.Present)
+		}
+		res, err := plan.Run(t.Context())
+		if err != nil || res.Files != 0 || len(res.Damaged) != 0 {
+			t.Fatalf("jobs %d: Run: %v, %d files, damaged %v", jobs, err, res.Files, res.Damaged)
+		}
+		var read []int64
+		for b := range src.blocks {
+			read = append(read, b)
+		}
+		slices.Sort(read)
+		if !slices.Equal(read, []int64{0}) {
+			t.Errorf("jobs %d: keeping small (its header in block 0, its data in block 1) read blocks %v; want [0]", jobs, read)
+		}
+	}
+}
