@@ -169,3 +169,67 @@ func TestRestorePresentReadsNoData(t *testing.T) {
 		}
 	}
 }
+
+// TestRestorePresentNeighbourReadsNoData: a file DEST holds already is not read by the
+// worker that restores its neighbour in the archive either: the neighbour's span stops
+// before the kept file's data, which may lie in a block nothing else needs.
+func TestRestorePresentNeighbourReadsNoData(t *testing.T) {
+	const small = 4000
+	body := bytes.Repeat([]byte{'s'}, small)
+	// pad's header is 30+3 bytes, small's 30+5: small's header ends 100 bytes before 1 MiB,
+	// and its data cross into the next block.
+	padLen := testBlock - 100 - (30 + 5) - (30 + 1) - 1000 - (30 + 3)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
+	rawStored(t, zw, "a", bytes.Repeat([]byte{'a'}, 1000))
+	rawStored(t, zw, "small", body)
+	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
+	m := &format.Manifest{ToolVersion: "test", Status: "complete", Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"a", bytes.Repeat([]byte{'a'}, 1000)}, {"small", body}, {"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}} {
+		m.Files = append(m.Files, format.File{Path: f.name, Size: int64(len(f.body)), SHA256: format.Digest(sha256.Sum256(f.body))})
+	}
+	addManifest(t, zw, m)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, jobs := range []int{1, 4} {
+		dest := filepath.Join(t.TempDir(), "dest")
+		os.MkdirAll(dest, 0o755)
+		if err := os.WriteFile(filepath.Join(dest, "small"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
+		r, err := archive.NewReader(src, int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.mu.Lock()
+		src.armed = true
+		src.mu.Unlock()
+		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" || name == "a" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Present != 1 {
+			t.Fatalf("jobs %d: the plan finds %d files present; want 1", jobs, plan.Present)
+		}
+		res, err := plan.Run(t.Context())
+		if err != nil || res.Files != 1 || len(res.Damaged) != 0 {
+			t.Fatalf("jobs %d: Run: %v, %d files, damaged %v", jobs, err, res.Files, res.Damaged)
+		}
+		var read []int64
+		for b := range src.blocks {
+			read = append(read, b)
+		}
+		slices.Sort(read)
+		if !slices.Equal(read, []int64{0}) {
+			t.Errorf("jobs %d: restoring a and keeping small (its header in block 0, its data in block 1) read blocks %v; want [0]", jobs, read)
+		}
+	}
+}

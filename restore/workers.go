@@ -60,7 +60,7 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 	}
 	stop := ctx.Done()
 dispatch:
-	for _, r := range runs(p.entries) {
+	for _, r := range p.runs(p.entries) {
 		select {
 		case next <- r:
 		case <-stop:
@@ -121,7 +121,7 @@ func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, 
 		return true
 	}
 	if next == nil {
-		for _, r := range runs(entries) {
+		for _, r := range p.runs(entries) {
 			if !each(r, func() bool { return false }) {
 				break
 			}
@@ -141,13 +141,24 @@ func (p *Plan) work(ctx context.Context, t *destTree, entries []*archive.Entry, 
 // run is the indexes [from, to) of neighbouring entries.
 type run struct{ from, to int }
 
-// runs cuts entries into runs of neighbours.
-func runs(entries []*archive.Entry) []run {
+// runs cuts entries into runs of neighbours. A file DEST holds already is kept, not read:
+// it is a run of its own, so that no neighbour's span reads its data.
+func (p *Plan) runs(entries []*archive.Entry) []run {
+	kept := func(e *archive.Entry) bool {
+		_, ok := p.present[e.Name]
+		return ok && !e.IsDir
+	}
 	var rs []run
 	for i := 0; i < len(entries); {
-		j := archive.NextSpan(entries, i)
-		rs = append(rs, run{i, j})
-		i = j
+		end := i + 1
+		if !kept(entries[i]) {
+			for end < len(entries) && !kept(entries[end]) {
+				end++
+			}
+			end = archive.NextSpan(entries[:end], i)
+		}
+		rs = append(rs, run{i, end})
+		i = end
 	}
 	return rs
 }
