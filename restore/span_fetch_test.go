@@ -50,23 +50,86 @@ func rawStored(t *testing.T, zw *zip.Writer, name string, body []byte) {
 	w.Write(body)
 }
 
+// storedFile is an entry of storedZip.
+type storedFile struct {
+	name string
+	body []byte
+}
+
+// storedZip is a zip of files stored without data descriptors, in order, with a manifest
+// that lists them when manifest is set.
+func storedZip(t *testing.T, files []storedFile, manifest bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	m := &format.Manifest{ToolVersion: "test", Status: "complete", Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
+	for _, f := range files {
+		rawStored(t, zw, f.name, f.body)
+		m.Files = append(m.Files, format.File{Path: f.name, Size: int64(len(f.body)), SHA256: format.Digest(sha256.Sum256(f.body))})
+	}
+	if manifest {
+		addManifest(t, zw, m)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// restoreBlocks plans and runs the restore of the files named include from data into
+// dest with jobs workers, reading data as an archive in a bucket is read, and returns the
+// plan, its result and the blocks read, in order.
+func restoreBlocks(t *testing.T, data []byte, dest string, jobs int, include ...string) (*Plan, *Result, []int64) {
+	t.Helper()
+	src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
+	r, err := archive.NewReader(src, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	src.armed = true
+	src.mu.Unlock()
+	plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return slices.Contains(include, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Run(t.Context())
+	if err != nil {
+		t.Fatalf("jobs %d: Run: %v", jobs, err)
+	}
+	var read []int64
+	for b := range src.blocks {
+		read = append(read, b)
+	}
+	slices.Sort(read)
+	return plan, res, read
+}
+
+// destHolding is a new DEST holding the file small with body.
+func destHolding(t *testing.T, body []byte) string {
+	t.Helper()
+	dest := filepath.Join(t.TempDir(), "dest")
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dest, "small"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dest
+}
+
 // TestRestoreIncludeReadsNoFurtherThanAlone: restoring one small entry reads no block of the
 // archive that reading it alone does not: an entry without a data descriptor whose data end
 // just before a block boundary must not cost the next block (a GET of 1 MiB from a bucket,
 // or the next age chunks of an encrypted archive), in the plan's check or in the run.
 func TestRestoreIncludeReadsNoFurtherThanAlone(t *testing.T) {
 	const small, gap = 1000, 8
+	body := bytes.Repeat([]byte{'s'}, small)
 	// pad's header is 30+3 bytes, small's 30+5: small's data end gap bytes before 1 MiB.
 	padLen := testBlock - gap - small - (30 + 5) - (30 + 3)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
-	rawStored(t, zw, "small", bytes.Repeat([]byte{'s'}, small))
-	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := storedZip(t, []storedFile{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"small", body},
+		{"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}}, false)
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
@@ -75,31 +138,14 @@ func TestRestoreIncludeReadsNoFurtherThanAlone(t *testing.T) {
 		t.Fatalf("small's data end at %d; the test wants %d", at+small, testBlock-gap)
 	}
 	for _, jobs := range []int{1, 4} {
-		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
-		r, err := archive.NewReader(src, int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.mu.Lock()
-		src.armed = true
-		src.mu.Unlock()
 		dest := filepath.Join(t.TempDir(), "dest")
-		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" }})
-		if err != nil {
-			t.Fatal(err)
+		_, res, read := restoreBlocks(t, data, dest, jobs, "small")
+		if res.Files != 1 {
+			t.Fatalf("jobs %d: %d files restored, want 1", jobs, res.Files)
 		}
-		res, err := plan.Run(t.Context())
-		if err != nil || res.Files != 1 {
-			t.Fatalf("jobs %d: Run: %v, %d files", jobs, err, res.Files)
-		}
-		if got := string(readTestFile(t, filepath.Join(dest, "small"))); got != string(bytes.Repeat([]byte{'s'}, small)) {
+		if got := readTestFile(t, filepath.Join(dest, "small")); !bytes.Equal(got, body) {
 			t.Errorf("jobs %d: small holds %d bytes, not its own", jobs, len(got))
 		}
-		var read []int64
-		for b := range src.blocks {
-			read = append(read, b)
-		}
-		slices.Sort(read)
 		if !slices.Equal(read, []int64{0}) {
 			t.Errorf("jobs %d: restoring small (in block 0, ending %d bytes before block 1) read blocks %v; want [0]", jobs, gap, read)
 		}
@@ -111,59 +157,17 @@ func TestRestoreIncludeReadsNoFurtherThanAlone(t *testing.T) {
 // one block and its data in the next, only the header's block is read (from a bucket, the
 // next block would be a GET of 1 MiB for a file restore does not write).
 func TestRestorePresentReadsNoData(t *testing.T) {
-	const small = 4000
-	body := bytes.Repeat([]byte{'s'}, small)
+	body := bytes.Repeat([]byte{'s'}, 4000)
 	// pad's header is 30+3 bytes, small's 30+5: small's header ends 100 bytes before 1 MiB,
 	// and its data cross into the next block.
 	padLen := testBlock - 100 - (30 + 5) - (30 + 3)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
-	rawStored(t, zw, "small", body)
-	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
-	m := &format.Manifest{ToolVersion: "test", Status: "complete", Skipped: []format.Skipped{},
-		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"small", body}, {"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}} {
-		m.Files = append(m.Files, format.File{Path: f.name, Size: int64(len(f.body)), SHA256: format.Digest(sha256.Sum256(f.body))})
-	}
-	addManifest(t, zw, m)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := storedZip(t, []storedFile{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"small", body},
+		{"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}}, true)
 	for _, jobs := range []int{1, 4} {
-		dest := filepath.Join(t.TempDir(), "dest")
-		os.MkdirAll(dest, 0o755)
-		if err := os.WriteFile(filepath.Join(dest, "small"), body, 0o644); err != nil {
-			t.Fatal(err)
+		plan, res, read := restoreBlocks(t, data, destHolding(t, body), jobs, "small")
+		if plan.Present != 1 || res.Files != 0 || len(res.Damaged) != 0 {
+			t.Fatalf("jobs %d: %d files present, %d restored, damaged %v; want 1, 0, none", jobs, plan.Present, res.Files, res.Damaged)
 		}
-		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
-		r, err := archive.NewReader(src, int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.mu.Lock()
-		src.armed = true
-		src.mu.Unlock()
-		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if plan.Present != 1 {
-			t.Fatalf("jobs %d: the plan finds %d files present; want 1", jobs, plan.Present)
-		}
-		res, err := plan.Run(t.Context())
-		if err != nil || res.Files != 0 || len(res.Damaged) != 0 {
-			t.Fatalf("jobs %d: Run: %v, %d files, damaged %v", jobs, err, res.Files, res.Damaged)
-		}
-		var read []int64
-		for b := range src.blocks {
-			read = append(read, b)
-		}
-		slices.Sort(read)
 		if !slices.Equal(read, []int64{0}) {
 			t.Errorf("jobs %d: keeping small (its header in block 0, its data in block 1) read blocks %v; want [0]", jobs, read)
 		}
@@ -174,60 +178,17 @@ func TestRestorePresentReadsNoData(t *testing.T) {
 // worker that restores its neighbour in the archive either: the neighbour's span stops
 // before the kept file's data, which may lie in a block nothing else needs.
 func TestRestorePresentNeighbourReadsNoData(t *testing.T) {
-	const small = 4000
-	body := bytes.Repeat([]byte{'s'}, small)
-	// pad's header is 30+3 bytes, small's 30+5: small's header ends 100 bytes before 1 MiB,
-	// and its data cross into the next block.
+	body := bytes.Repeat([]byte{'s'}, 4000)
+	// Headers of 30 bytes and the name: small's ends 100 bytes before 1 MiB, and its data
+	// cross into the next block.
 	padLen := testBlock - 100 - (30 + 5) - (30 + 1) - 1000 - (30 + 3)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	rawStored(t, zw, "pad", bytes.Repeat([]byte{'p'}, padLen))
-	rawStored(t, zw, "a", bytes.Repeat([]byte{'a'}, 1000))
-	rawStored(t, zw, "small", body)
-	rawStored(t, zw, "big", bytes.Repeat([]byte{'b'}, 2*testBlock))
-	m := &format.Manifest{ToolVersion: "test", Status: "complete", Skipped: []format.Skipped{},
-		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"a", bytes.Repeat([]byte{'a'}, 1000)}, {"small", body}, {"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}} {
-		m.Files = append(m.Files, format.File{Path: f.name, Size: int64(len(f.body)), SHA256: format.Digest(sha256.Sum256(f.body))})
-	}
-	addManifest(t, zw, m)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := storedZip(t, []storedFile{{"pad", bytes.Repeat([]byte{'p'}, padLen)}, {"a", bytes.Repeat([]byte{'a'}, 1000)},
+		{"small", body}, {"big", bytes.Repeat([]byte{'b'}, 2*testBlock)}}, true)
 	for _, jobs := range []int{1, 4} {
-		dest := filepath.Join(t.TempDir(), "dest")
-		os.MkdirAll(dest, 0o755)
-		if err := os.WriteFile(filepath.Join(dest, "small"), body, 0o644); err != nil {
-			t.Fatal(err)
+		plan, res, read := restoreBlocks(t, data, destHolding(t, body), jobs, "small", "a")
+		if plan.Present != 1 || res.Files != 1 || len(res.Damaged) != 0 {
+			t.Fatalf("jobs %d: %d files present, %d restored, damaged %v; want 1, 1, none", jobs, plan.Present, res.Files, res.Damaged)
 		}
-		src := &blockReaderAt{ReaderAt: bytes.NewReader(data), blocks: map[int64]bool{}}
-		r, err := archive.NewReader(src, int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.mu.Lock()
-		src.armed = true
-		src.mu.Unlock()
-		plan, err := NewPlan(t.Context(), r, dest, Options{Jobs: jobs, Include: func(name string, _ bool) bool { return name == "small" || name == "a" }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if plan.Present != 1 {
-			t.Fatalf("jobs %d: the plan finds %d files present; want 1", jobs, plan.Present)
-		}
-		res, err := plan.Run(t.Context())
-		if err != nil || res.Files != 1 || len(res.Damaged) != 0 {
-			t.Fatalf("jobs %d: Run: %v, %d files, damaged %v", jobs, err, res.Files, res.Damaged)
-		}
-		var read []int64
-		for b := range src.blocks {
-			read = append(read, b)
-		}
-		slices.Sort(read)
 		if !slices.Equal(read, []int64{0}) {
 			t.Errorf("jobs %d: restoring a and keeping small (its header in block 0, its data in block 1) read blocks %v; want [0]", jobs, read)
 		}
