@@ -152,10 +152,10 @@ func (p *Plan) runs(entries []*archive.Entry) []run {
 	for i := 0; i < len(entries); {
 		end := i + 1
 		if !kept(entries[i]) {
-			for end < len(entries) && !kept(entries[end]) {
-				end++
+			end = archive.NextSpan(entries, i)
+			if k := slices.IndexFunc(entries[i+1:end], kept); k >= 0 {
+				end = i + 1 + k
 			}
-			end = archive.NextSpan(entries[:end], i)
 		}
 		rs = append(rs, run{i, end})
 		i = end
