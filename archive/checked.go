@@ -34,7 +34,7 @@ func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
 	// The span covers what the checks read, local headers and descriptors, not the
 	// entries' data: the plan checks files that DEST holds already, whose data restore
 	// never reads.
-	s := Span{headers: true}
+	s := Span{spanOf: headerSpan}
 	for i := 0; i < len(entries); {
 		j, _, _ := neighbours(entries, i, headerSpan)
 		s.Set(entries[i:j])
@@ -50,11 +50,13 @@ func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
 // such runs, and read them as verify's workers read their batches. A read the span does not
 // hold goes to the archive, so every entry is read as it would be alone.
 type Span struct {
-	run     []*Entry
-	ahead   readAhead
-	ra      io.ReaderAt // the span, or nil: each entry is read from the archive
-	loaded  bool
-	headers bool // of the entries' headers only (headerSpan), for CheckHeadersAll
+	run    []*Entry
+	ahead  readAhead
+	ra     io.ReaderAt // the span, or nil: each entry is read from the archive
+	loaded bool
+	// spanOf says what of an entry the span must hold: entrySpan when nil, headerSpan for
+	// CheckHeadersAll.
+	spanOf func(*Entry) (lo, hi int64, near bool)
 }
 
 // NextSpan returns the end of the run of neighbouring entries that begins at i: i+1 for an
@@ -76,9 +78,9 @@ func (s *Span) loc(e *Entry) localRef {
 	}
 	if !s.loaded {
 		s.loaded = true
-		spanOf := entrySpan
-		if s.headers {
-			spanOf = headerSpan
+		spanOf := s.spanOf
+		if spanOf == nil {
+			spanOf = entrySpan
 		}
 		if _, lo, hi := neighbours(s.run, 0, spanOf); hi > lo {
 			s.ra = s.ahead.loadSpan(s.run[0].local.ra, lo, hi)

@@ -106,11 +106,12 @@ func spanOf(e *Entry, headers bool) (lo, hi int64, near bool) {
 	h := e.hdr
 	lo = e.local.off
 	hi = lo + localLen + int64(len(e.StoredName())) + int64(h.extra)
-	if desc := h.flags&flagDataDesc != 0; desc || !headers {
+	desc := h.flags&flagDataDesc != 0
+	if desc || !headers {
 		hi += int64(h.csize)
-		if desc {
-			hi += 24
-		}
+	}
+	if desc {
+		hi += 24
 	}
 	return lo, hi, h.csize <= spanMax/2 && hi > lo && hi-lo <= spanMax/2
 }

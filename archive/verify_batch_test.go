@@ -199,10 +199,7 @@ func layoutArchives(t testing.TB) map[string][]byte {
 // TestVerifyBatchedSameAsOneByOne: reading entries in batches finds what reading them one
 // at a time finds, in the same words, whatever the archive's layout and its damage.
 func TestVerifyBatchedSameAsOneByOne(t *testing.T) {
-	archives := layoutArchives(t)
-	archives["damaged"] = damagedArchive(t)
-	archives["large ones last"] = largeLastArchive(t)
-	for name, data := range archives {
+	for name, data := range hostileArchives(t) {
 		t.Run(name, func(t *testing.T) {
 			want := verifyBytes(t, data, VerifyOptions{Jobs: 1, oneByOne: true})
 			if name != "good" && len(want.Problems) == 0 {
@@ -215,6 +212,14 @@ func TestVerifyBatchedSameAsOneByOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostileArchives are layoutArchives, damagedArchive and largeLastArchive, by name.
+func hostileArchives(t *testing.T) map[string][]byte {
+	archives := layoutArchives(t)
+	archives["damaged"] = damagedArchive(t)
+	archives["large ones last"] = largeLastArchive(t)
+	return archives
 }
 
 // largeLastArchive has small entries, then large ones (sent to the workers first: see
@@ -372,10 +377,7 @@ func localHeaderOffsets(data []byte) []int {
 // TestCopyCheckedInSpanSameAsAlone: an entry read through the span of its run gives the
 // bytes, count and verdict it gives read alone, whatever the archive's layout and damage.
 func TestCopyCheckedInSpanSameAsAlone(t *testing.T) {
-	archives := layoutArchives(t)
-	archives["damaged"] = damagedArchive(t)
-	archives["large ones last"] = largeLastArchive(t)
-	for name, data := range archives {
+	for name, data := range hostileArchives(t) {
 		t.Run(name, func(t *testing.T) {
 			r, err := NewReader(bytes.NewReader(data), int64(len(data)))
 			if err != nil {

@@ -23,16 +23,17 @@ func (p *Plan) checkEntries() {
 	for _, s := range p.Skipped {
 		special[s.Path] = true
 	}
+	isSpecial := func(e *archive.Entry) bool { return e.Kind != "" && special[e.Name] }
 	var checked []*archive.Entry
 	for _, e := range p.r.Entries {
-		if selected[e] || e.Kind != "" && special[e.Name] {
+		if selected[e] || isSpecial(e) {
 			checked = append(checked, e)
 		}
 	}
 	damaged := map[*archive.Entry]bool{}
 	var buf []byte
 	archive.CheckHeadersAll(checked, func(e *archive.Entry, err error) {
-		if err == nil && e.Kind != "" && special[e.Name] {
+		if err == nil && isSpecial(e) {
 			if buf == nil {
 				buf = make([]byte, bufSize)
 			}
