@@ -138,7 +138,8 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 // a while.
 func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Summary, rec *recordingReader) error {
 	slices.SortFunc(rec.reads, func(a, b readRecord) int { return cmp.Compare(a.off, b.off) })
-	s := newSeqReader(ctx, ra, ref.size, rec.reads)
+	s := newSeqReader(ctx, ra, ref.size, rec.reads, true)
+	defer s.stop()
 	ref.seed = maphash.MakeSeed() // this run's, never written
 	keys := s
 	if ref.sealed {
@@ -146,7 +147,7 @@ func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Sum
 			return err
 		}
 		rec.stopped.Store(true)
-		keys = newSeqReader(ctx, ref.zip, ref.zipSize, nil)
+		keys = newSeqReader(ctx, ref.zip, ref.zipSize, nil, false)
 	}
 	order := make([]int32, len(ref.files))
 	for i := range order {

@@ -3,11 +3,9 @@ package archive
 import (
 	"archive/zip"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash"
 	"hash/maphash"
 	"io"
 
@@ -25,37 +23,64 @@ import (
 // SHA-256s, and the manifest needs no digest of each entry's compressed bytes.
 
 // seqReader reads a file front to back through a window that holds the bytes not yet
-// consumed, hashing every byte once as it is read, and checking the ranges the parse read
-// (rangeCheck) on the way.
+// consumed, hashing every byte once as it is read (on a goroutine of its own, see passHash),
+// and checking the ranges the parse read (rangeCheck) on the way.
 type seqReader struct {
 	ctx  context.Context
 	ra   io.ReaderAt
 	size int64
-	buf  []byte // the window: buf[i] is the byte at off+i; cap is fixed
+	buf  []byte // the window: buf[i] is the byte at off+i; one of bufs
 	off  int64
 	pos  int64 // the next byte not consumed: off <= pos <= off+len(buf)
-	h    hash.Hash
+	// The window moves between two buffers, so that the hash can still be reading the
+	// bytes of one while the other is filled; last is the number of the last chunk of
+	// each that was given to the hash.
+	bufs [2][]byte
+	cur  int
+	last [2]int
+	sum  *passHash // nil when the pass only keys entries
 	rc   rangeCheck
 }
 
 // maxLocalHeader is the largest local header: its fixed part, a name and an extra field.
 const maxLocalHeader = localLen + 2*0xffff
 
-func newSeqReader(ctx context.Context, ra io.ReaderAt, size int64, reads []readRecord) *seqReader {
-	return &seqReader{ctx: ctx, ra: ra, size: size, buf: make([]byte, 0, hashBufSize+maxLocalHeader),
-		h: sha256.New(), rc: rangeCheck{reads: reads}}
+// newSeqReader reads ra, of size bytes, front to back; with hashed set it takes the SHA-256
+// of every byte (see finish), and stop must be called once the pass is over.
+func newSeqReader(ctx context.Context, ra io.ReaderAt, size int64, reads []readRecord, hashed bool) *seqReader {
+	s := &seqReader{ctx: ctx, ra: ra, size: size, rc: rangeCheck{reads: reads}}
+	for i := range s.bufs {
+		s.bufs[i] = make([]byte, 0, hashBufSize+maxLocalHeader)
+	}
+	s.buf = s.bufs[0]
+	if hashed {
+		s.sum = newPassHash()
+	}
+	return s
+}
+
+// stop ends the hash's goroutine.
+func (s *seqReader) stop() {
+	if s.sum != nil {
+		s.sum.stop()
+	}
 }
 
 func (s *seqReader) avail() int { return int(s.off + int64(len(s.buf)) - s.pos) }
 
 // fill reads more of the file, dropping what was consumed, until need bytes are available
-// or the file ends.
+// or the file ends. The window moves into the other buffer once the hash is done with it.
 func (s *seqReader) fill(need int) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	kept := copy(s.buf[:cap(s.buf)], s.buf[s.pos-s.off:])
-	s.buf, s.off = s.buf[:kept], s.pos
+	next := 1 - s.cur
+	if s.sum != nil {
+		s.sum.hashed(s.last[next])
+	}
+	dst := s.bufs[next][:cap(s.bufs[next])]
+	kept := copy(dst, s.buf[s.pos-s.off:])
+	s.buf, s.off, s.cur = dst[:kept], s.pos, next
 	for len(s.buf) < need && s.off+int64(len(s.buf)) < s.size {
 		at := s.off + int64(len(s.buf))
 		room := s.buf[len(s.buf):min(int64(cap(s.buf)), int64(len(s.buf))+s.size-at)]
@@ -66,7 +91,9 @@ func (s *seqReader) fill(need int) error {
 			}
 			return err
 		}
-		s.h.Write(room[:n])
+		if s.sum != nil {
+			s.last[next] = s.sum.add(room[:n])
+		}
 		if !s.rc.feed(room[:n], at) {
 			return ErrNotAsRecorded
 		}
@@ -124,7 +151,7 @@ func (s *seqReader) finish(want format.Summary) error {
 	if err := s.skipTo(s.size); err != nil {
 		return err
 	}
-	if !s.rc.done() || want.Match(format.Summary{Size: s.size, SHA256: hex.EncodeToString(s.h.Sum(nil))}) != nil {
+	if !s.rc.done() || want.Match(format.Summary{Size: s.size, SHA256: hex.EncodeToString(s.sum.sum())}) != nil {
 		return ErrNotAsRecorded
 	}
 	return nil
