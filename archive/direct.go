@@ -53,6 +53,16 @@ func (d *directOut) ready() bool {
 // begin writes the local header and what sp holds so far into the archive; the caller owns
 // the archive from now until the entry is done.
 func (d *directOut) begin(sp *spool) error {
+	if err := d.open(); err != nil {
+		return err
+	}
+	_, err := sp.copyTo(d.w.out, d.w.buffer())
+	sp.drop()
+	return err
+}
+
+// open writes the local header into the archive, where the entry begins.
+func (d *directOut) open() error {
 	w := d.w
 	// The entry before may owe its descriptor: written now, and everything buffered, so
 	// that the archive file ends where this entry starts.
@@ -68,11 +78,7 @@ func (d *directOut) begin(sp *spool) error {
 	}
 	d.start, d.state, d.header = w.out.n, state, localHeaderFor(d.fh, false)
 	d.on = true
-	if _, err := w.out.Write(d.header); err != nil {
-		return err
-	}
-	_, err = sp.copyTo(w.out, w.buffer())
-	sp.drop()
+	_, err = w.out.Write(d.header)
 	return err
 }
 
@@ -129,6 +135,20 @@ func descriptor(fh *zip.FileHeader) []byte {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(fh.CompressedSize64))
 	return binary.LittleEndian.AppendUint32(b, uint32(fh.UncompressedSize64))
+}
+
+// reused returns where the reference's entry e goes, for the file info stored as name, when
+// it may be copied straight into the archive: an entry whose header owes a descriptor, as a
+// streamed entry's does; nil otherwise.
+func (t *directTo) reused(name string, info fs.FileInfo, e *refEntry) *directOut {
+	if t == nil {
+		return nil
+	}
+	fh := fileHeader(name, info, e.method, e.crc, e.csize, e.size, t.meta)
+	if fh.Flags&flagDataDesc == 0 {
+		return nil
+	}
+	return &directOut{w: t.w, head: t.head, fh: fh}
 }
 
 // directTo is what a worker needs to stream the file it reads: the Writer, and what the

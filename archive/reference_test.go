@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -512,5 +513,95 @@ func TestReuseReadsEntriesOnce(t *testing.T) {
 		if !f.Reused {
 			t.Errorf("%s not reused", f.Path)
 		}
+	}
+}
+
+// TestReuseReadsLargeEntriesOnce: an entry too large for a worker to hold is read once after
+// the pass too, as a worker copies it into the archive when its turn comes; the worker's
+// check and the writer's copy read it twice (3 reads of the reference in all, now 2).
+func TestReuseReadsLargeEntriesOnce(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 4 {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), randomData(3<<20+i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := refArchive(t, dir)
+	want := fileSum(t, path)
+	before := bytesReadSoFar(t)
+	ref, err := OpenReference(t.Context(), path, want, format.Deflate, DefaultLevel, ReuseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	zipPath, files := archiveTree(t, dir, Options{Reference: ref})
+	if read := bytesReadSoFar(t) - before; read > want.Size*9/4 {
+		t.Errorf("a reusing run read %d bytes, %.2f times its reference", read, float64(read)/float64(want.Size))
+	}
+	for _, f := range files {
+		if !f.Reused {
+			t.Errorf("%s not reused", f.Path)
+		}
+	}
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+			rc.Close()
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+	}
+}
+
+// TestReuseLargeEntryDiskFull: a write of the archive that fails while a worker copies a
+// large reference entry into it is the run's error, wherever it comes, and nothing waits
+// for ever: not the worker waiting for its entry's turn, nor the writer waiting for it.
+func TestReuseLargeEntryDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 4 {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), randomData(3<<20+i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := refArchive(t, dir)
+	for _, limit := range []int{0, 100, 1 << 20, 5 << 20, 9 << 20} {
+		t.Run(strconv.Itoa(limit), func(t *testing.T) {
+			ref, err := openRef(t, path, DefaultLevel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ref.Close()
+			out := t.TempDir()
+			w, err := Create(t.Context(), out, "a.zip", Options{Method: format.Deflate, Level: DefaultLevel, Reference: ref,
+				Output: func(f *os.File) io.Writer { return &fullDisk{w: f, limit: limit} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var addErr error
+			held := heldFiles(t, dir)
+			for i := range 4 {
+				f := held["f"+strconv.Itoa(i)]
+				if addErr != nil {
+					f.src.Release()
+					continue
+				}
+				addErr = w.AddFile(f.src, "f"+strconv.Itoa(i), f.info, &format.Meta{})
+			}
+			_, err = w.CloseManifest(&format.Manifest{})
+			if addErr != nil {
+				err = addErr
+			}
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Errorf("got %v, want ENOSPC", err)
+			}
+			w.Abort()
+		})
 	}
 }

@@ -37,14 +37,14 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 		return s.save(ctx, it.src, it.name)
 	}
 	err := it.reuse.damage
-	var held *heldEntry
+	var o outcome
 	if err == nil {
-		held, err = s.checkReused(it.reuse)
+		o, err = s.checkReused(ctx, it)
 	}
-	if err == nil {
-		return outcome{reused: it.reuse, held: held}
+	if err == nil || o.fatal != nil {
+		return o
 	}
-	o := s.save(ctx, it.src, it.name)
+	o = s.save(ctx, it.src, it.name)
 	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("reference entry %w; read from the file instead", err)}
 	return o
 }
@@ -59,24 +59,30 @@ var errChangedSince = errors.New("damaged: its compressed bytes changed since th
 // one the pass over the reference took. A worker does it before the entry's turn comes, so
 // that an entry changed since the pass is read from the source instead, never copied. The
 // bytes checked are held for the writer when the spools' budget has room for them (see
-// held.go); nil when they are not.
-func (s *saver) checkReused(e *refEntry) (*heldEntry, error) {
+// held.go). A larger entry is checked as it is copied straight into the archive once its
+// turn has come (copyReused), and taken back when it does not match; one that cannot be
+// is only checked here, and read again by the writer.
+func (s *saver) checkReused(ctx context.Context, it *item) (outcome, error) {
+	e := it.reuse
 	held, err := holdIn(s.spools, e.raw(), e.csize)
+	if s.rawBuf == nil && held == nil {
+		s.rawBuf = make([]byte, rawBufSize)
+	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return nil, errChangedSince // cut short since the pass
+		return outcome{}, errChangedSince // cut short since the pass
 	case err != nil:
-		return nil, err
-	case held == nil:
-		if s.rawBuf == nil {
-			s.rawBuf = make([]byte, rawBufSize)
-		}
-		return nil, e.check(s.rawBuf)
-	case !e.sameKey(held.data):
+		return outcome{}, err
+	case held != nil && !e.sameKey(held.data):
 		held.release()
-		return nil, errChangedSince
+		return outcome{}, errChangedSince
+	case held != nil:
+		return outcome{reused: e, held: held}, nil
 	}
-	return held, nil
+	if d := s.direct.reused(it.name, it.info, e); d != nil {
+		return d.copyReused(ctx, e, s.rawBuf)
+	}
+	return outcome{reused: e}, e.check(s.rawBuf)
 }
 
 // sameKey says whether data, the entry's compressed bytes, have the keyed digest the pass
@@ -102,8 +108,17 @@ func (e *refEntry) check(buf []byte) error {
 // large to hold is read again and digested on the way as the pass over the reference
 // digested it (see refpass.go): a reference changed since then fails the run rather than
 // put bytes in the archive that nothing checked.
-func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry) error {
+func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry, direct *directOut) error {
 	fh := fileHeader(it.name, it.info, e.method, e.crc, e.csize, e.size, it.meta)
+	if direct != nil { // copied into the archive and checked by a worker
+		if err := direct.finish(fh); err != nil {
+			return err
+		}
+		if w.opts.OnFile != nil {
+			w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
+		}
+		return nil
+	}
 	zf, err := w.zw.CreateRaw(fh)
 	if err != nil {
 		return err
@@ -137,4 +152,51 @@ var errChangedDuring = errors.New("the reference changed during the run")
 // raw reads the entry's compressed bytes, where the pass over the reference found them.
 func (e *refEntry) raw() io.Reader {
 	return io.NewSectionReader(e.ra, e.data, e.csize)
+}
+
+// copyReused waits for the turn of the entry d is for, then copies the reference's entry e
+// into the archive through buf, digesting it on the way as the pass digested it: the only
+// read of it since the pass (a worker's check and the writer's copy read the 93 MB of the
+// bench corpus's largest entries twice). When the bytes are not those the pass found, what
+// was written is taken back and errChangedSince returned, so that the file is read from its
+// source instead; a failed write of the archive is the run's.
+func (d *directOut) copyReused(ctx context.Context, e *refEntry, buf []byte) (outcome, error) {
+	select {
+	case <-d.head:
+	case <-d.w.halted:
+		return outcome{fatal: d.w.err()}, nil
+	case <-ctx.Done():
+		return outcome{fatal: ctx.Err()}, nil
+	}
+	if err := d.open(); err != nil {
+		if d.on {
+			d.rollback()
+		}
+		return outcome{fatal: err}, nil
+	}
+	out := &failedWrite{w: d.w.out}
+	same, err := e.copyKeyed(out, buf)
+	switch {
+	case out.err != nil:
+		d.rollback()
+		return outcome{fatal: out.err}, nil
+	case err != nil || !same:
+		d.rollback()
+		return outcome{}, cmp.Or(err, errChangedSince)
+	}
+	return outcome{reused: e, direct: d}, nil
+}
+
+// failedWrite remembers the error of a failed write, to tell it from a failed read.
+type failedWrite struct {
+	w   io.Writer
+	err error
+}
+
+func (f *failedWrite) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }

@@ -57,6 +57,7 @@ type outcome struct {
 	staged *staged
 	reused *refEntry  // copied from the reference instead
 	held   *heldEntry // reused's compressed bytes, checked, when a worker could hold them
+	direct *directOut // where a worker copied reused's entry into the archive, checked
 	reread error      // why the reference's entry was not copied, when it was damaged
 	skip   skiprules.Kind
 	warn   error
@@ -98,6 +99,10 @@ func (o *outcome) release() {
 	if o.held != nil {
 		o.held.release()
 		o.held = nil
+	}
+	if o.direct != nil && !o.direct.done {
+		o.direct.rollback()
+		o.direct = nil
 	}
 }
 

@@ -109,8 +109,9 @@ type Writer struct {
 	names nameOrder      // on the goroutine that adds entries
 	links map[fileID]int // hard-link groups by device and inode; on that goroutine too
 
-	mu    sync.Mutex
-	fatal error
+	mu     sync.Mutex
+	fatal  error
+	halted chan struct{} // closed with the first fatal error
 
 	streamed  int    // entries written as they were read (see direct.go)
 	published bool   // Commit handed the temp file to atomicfile.Publish
@@ -183,6 +184,7 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 		jobs:    make(chan *item, handPerJob*opts.Jobs),
 		pool:    newChunkPool(comp, opts.Jobs),
 		written: make(chan struct{}),
+		halted:  make(chan struct{}),
 	}
 	w.out = &countingHash{w: w.buf, h: sha256.New()}
 	if file != nil {
@@ -327,7 +329,7 @@ func (w *Writer) write(it *item) error {
 		w.opts.OnWarn(o.reread)
 	}
 	if o.reused != nil {
-		if err := w.writeReused(it, o.reused, o.held); err != nil {
+		if err := w.writeReused(it, o.reused, o.held, o.direct); err != nil {
 			return err
 		}
 	}
@@ -414,5 +416,6 @@ func (w *Writer) setErr(err error) {
 	defer w.mu.Unlock()
 	if w.fatal == nil {
 		w.fatal = err
+		close(w.halted)
 	}
 }
