@@ -1,0 +1,242 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"backup/format"
+	"backup/walker"
+)
+
+// Attack tests of 4644d97: reused entries too large to hold, copied into the archive by
+// their worker when their turn comes, and taken back when they do not match.
+
+type acRun struct {
+	path  string
+	files []format.File
+	warns []error
+	err   error
+}
+
+// acTree makes a tree of large random files (deflate cannot shrink them: compressed size
+// above the spool limit) interleaved with small ones.
+func acTree(t *testing.T, large, small int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range large {
+		name := filepath.Join(dir, fmt.Sprintf("f%02d-large", i))
+		if err := os.WriteFile(name, randomData(1<<20+300_000+i*1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for j := range small {
+			name := filepath.Join(dir, fmt.Sprintf("f%02d-small%d", i, j))
+			if err := os.WriteFile(name, []byte(strings.Repeat(fmt.Sprint(i, j), 100+j)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// acArchive archives dir into a new folder, with opts (method, level and hooks set here), and
+// returns what happened instead of failing.
+func acArchive(t *testing.T, ctx context.Context, dir string, opts Options) acRun {
+	t.Helper()
+	var r acRun
+	var mu sync.Mutex
+	out := t.TempDir()
+	opts.Method, opts.Level = format.Deflate, DefaultLevel
+	onFile := opts.OnFile
+	opts.OnFile = func(f format.File) {
+		f.Reused = false // the manifests of a reusing run and a reread run compare equal
+		r.files = append(r.files, f)
+		if onFile != nil {
+			onFile(f)
+		}
+	}
+	opts.OnWarn = func(err error) { mu.Lock(); r.warns = append(r.warns, err); mu.Unlock() }
+	w, err := Create(ctx, out, "a.zip", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := walker.Walker{Visit: func(e walker.Entry) error {
+		if !e.Info.Mode().IsRegular() {
+			return nil
+		}
+		meta := FileMetaOf(e.Info)
+		return w.AddFile(e.Hold(), e.Rel, e.Info, &meta)
+	}}
+	r.err = walk.Walk(ctx, dir, ".")
+	if r.err == nil {
+		r.err = w.Wait()
+	}
+	if r.err == nil {
+		_, r.err = w.CloseManifest(&format.Manifest{Status: "complete", Files: r.files})
+	}
+	if r.err != nil {
+		w.Abort()
+		acNoTemp(t, out)
+		return r
+	}
+	r.path = filepath.Join(out, "a.zip")
+	if err := w.Commit(r.path, false); err != nil {
+		t.Fatal(err)
+	}
+	acNoTemp(t, out)
+	return r
+}
+
+func acNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "a.zip" {
+			t.Errorf("left behind in the output folder: %s", e.Name())
+		}
+	}
+}
+
+// acCheck checks the archive at path holds exactly the regular files of dir, byte for byte,
+// through Go's zip reader, unzip -t and Verify.
+func acCheck(t *testing.T, path, dir string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatalf("zip reader: %v", err)
+	}
+	defer zr.Close()
+	seen := map[string]bool{}
+	for _, f := range zr.File {
+		if f.Name == format.ManifestName {
+			continue
+		}
+		seen[f.Name] = true
+		rc, err := f.Open()
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: archived bytes differ from the file's", f.Name)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && !seen[e.Name()] {
+			t.Errorf("%s: not in the archive", e.Name())
+		}
+	}
+	if out, err := exec.Command("unzip", "-tq", path).CombinedOutput(); err != nil {
+		t.Errorf("unzip -t: %v\n%s", err, out)
+	}
+	res, err := Verify(t.Context(), path, VerifyOptions{})
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	if len(res.Problems) != 0 {
+		t.Errorf("verify: %v", res.Problems)
+	}
+}
+
+// acSame says whether two archives hold the same bytes before their manifests (the manifests
+// differ only by what OnFile heard, which acArchive makes the same too).
+func acSame(t *testing.T, a, b string) {
+	t.Helper()
+	da, _ := os.ReadFile(a)
+	db, _ := os.ReadFile(b)
+	if !bytes.Equal(da, db) {
+		n := 0
+		for n < min(len(da), len(db)) && da[n] == db[n] {
+			n++
+		}
+		t.Errorf("the reusing run's archive (%d bytes) differs from the reread run's (%d bytes) from byte %d", len(da), len(db), n)
+	}
+}
+
+// acRefEntries is where each large entry's compressed bytes are in the reference.
+func acRefEntries(t *testing.T, path string) map[string][2]int64 {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	m := map[string][2]int64{}
+	for _, f := range zr.File {
+		off, err := f.DataOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.CompressedSize64 > chunkSize {
+			m[f.Name] = [2]int64{off, int64(f.CompressedSize64)}
+		}
+	}
+	return m
+}
+
+func acFlip(t *testing.T, path string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x55
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func acWithin(t *testing.T, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtimeStack(buf)]
+		t.Fatalf("hung for %v:\n%s", d, buf)
+	}
+}
+
+func acReuseWarnings(r acRun) int {
+	n := 0
+	for _, w := range r.warns {
+		if strings.Contains(w.Error(), format.OpReuse) {
+			n++
+		}
+	}
+	return n
+}
+
+var errAC = errors.New("attack")
+
+func runtimeStack(buf []byte) int { return runtime.Stack(buf, true) }
