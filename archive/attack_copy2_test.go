@@ -42,7 +42,7 @@ func TestAttackCopyChangedDuringCopy(t *testing.T) {
 	refData, _ := os.ReadFile(ref)
 	size := int64(len(refData))
 	for _, mode := range []string{"flip", "truncate"} {
-		for _, at := range []int64{1, size / 7, size / 3, size / 2, size * 2 / 3, size * 9 / 10} {
+		for _, at := range []int64{1, size / 3, size * 2 / 3, size * 9 / 10} {
 			for _, jobs := range []int{1, 2, 8} {
 				t.Run(mode+"/"+strconv.FormatInt(at, 10)+"/"+strconv.Itoa(jobs), func(t *testing.T) {
 					path := filepath.Join(t.TempDir(), "ref.zip")
