@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"io"
 )
 
@@ -121,6 +122,11 @@ type readAhead struct {
 	ra   io.ReaderAt
 	off  int64
 	data []byte
+	// err is the error the read ahead met before the span's end, other than its end of
+	// file: the first read past the bytes it got returns it, as that read would have met
+	// it had the entries been read one by one, so that a failed read is never passed over
+	// because reading again got past it.
+	err error
 }
 
 // load reads b's span into w's buffer, which it allocates the first time. It returns the
@@ -143,10 +149,13 @@ func (w *readAhead) loadSpan(ra io.ReaderAt, lo, hi int64) io.ReaderAt {
 	if w.data == nil {
 		w.data = make([]byte, spanMax)
 	}
-	// Whatever the error, the n bytes read are the archive's: reads beyond them go to ra
-	// and meet it themselves.
-	n, _ := ra.ReadAt(w.data[:cap(w.data)][:hi-lo], lo)
-	w.ra, w.off, w.data = ra, lo, w.data[:n]
+	// Whatever the error, the n bytes read are the archive's. The first read beyond them
+	// gets the error; the others go to ra, and an end of file they meet themselves.
+	n, err := ra.ReadAt(w.data[:cap(w.data)][:hi-lo], lo)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	w.ra, w.off, w.data, w.err = ra, lo, w.data[:n], err
 	return w
 }
 
@@ -154,6 +163,10 @@ func (w *readAhead) loadSpan(ra io.ReaderAt, lo, hi int64) io.ReaderAt {
 func (w *readAhead) ReadAt(p []byte, off int64) (int, error) {
 	if at := off - w.off; at >= 0 && at <= int64(len(w.data)) && int64(len(p)) <= int64(len(w.data))-at {
 		return copy(p, w.data[at:]), nil
+	}
+	if err := w.err; err != nil {
+		w.err = nil
+		return 0, err
 	}
 	return w.ra.ReadAt(p, off)
 }
