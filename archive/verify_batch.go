@@ -127,6 +127,7 @@ type readAhead struct {
 	// it had the entries been read one by one, so that a failed read is never passed over
 	// because reading again got past it.
 	err error
+	hi  int64 // where the span read ahead ends
 }
 
 // load reads b's span into w's buffer, which it allocates the first time. It returns the
@@ -149,13 +150,14 @@ func (w *readAhead) loadSpan(ra io.ReaderAt, lo, hi int64) io.ReaderAt {
 	if w.data == nil {
 		w.data = make([]byte, spanMax)
 	}
-	// Whatever the error, the n bytes read are the archive's. The first read beyond them
-	// gets the error; the others go to ra, and an end of file they meet themselves.
+	// Whatever the error, the n bytes read are the archive's; reads beyond them go to ra.
+	// The first that reads what the read ahead failed on gets its error even when reading
+	// again gets past it; an end of file they meet themselves.
 	n, err := ra.ReadAt(w.data[:cap(w.data)][:hi-lo], lo)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	w.ra, w.off, w.data, w.err = ra, lo, w.data[:n], err
+	w.ra, w.off, w.data, w.err, w.hi = ra, lo, w.data[:n], err, hi
 	return w
 }
 
@@ -164,9 +166,14 @@ func (w *readAhead) ReadAt(p []byte, off int64) (int, error) {
 	if at := off - w.off; at >= 0 && at <= int64(len(w.data)) && int64(len(p)) <= int64(len(w.data))-at {
 		return copy(p, w.data[at:]), nil
 	}
-	if err := w.err; err != nil {
+	n, err := w.ra.ReadAt(p, off)
+	if w.err != nil && off < w.hi && off+int64(len(p)) > w.off+int64(len(w.data)) {
+		// The first read of the bytes the read ahead failed on: when reading them again
+		// succeeds, the failure still stands.
+		if err == nil {
+			n, err = 0, w.err
+		}
 		w.err = nil
-		return 0, err
 	}
-	return w.ra.ReadAt(p, off)
+	return n, err
 }
