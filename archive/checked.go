@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,13 +30,17 @@ func (e *Entry) CheckHeaders() error {
 // The local headers (and data descriptors) of neighbouring small entries are read with one
 // read of up to spanMax bytes, as verify's batches read them (see verify_batch.go), rather
 // than a read or two each: restore asks it of every entry it selects before it writes
-// anything, on one goroutine.
-func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
+// anything, on one goroutine. It stops between spans once ctx is done, and returns ctx's
+// error: each span is a read, and a request when the archive is in a bucket.
+func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, error)) error {
 	// The span covers what the checks read, local headers and descriptors, not the
 	// entries' data: the plan checks files that DEST holds already, whose data restore
 	// never reads.
 	s := Span{spanOf: headerSpan}
 	for i := 0; i < len(entries); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		j, _, _ := neighbours(entries, i, headerSpan)
 		s.Set(entries[i:j])
 		for _, e := range entries[i:j] {
@@ -43,6 +48,7 @@ func CheckHeadersAll(entries []*Entry, fn func(*Entry, error)) {
 		}
 		i = j
 	}
+	return nil
 }
 
 // Span reads a run of neighbouring entries (NextSpan) with one read, when the first of them

@@ -347,7 +347,7 @@ func TestCheckHeadersAllSameAsOneByOne(t *testing.T) {
 			ra.reads.Store(0)
 			ra.armed.Store(true)
 			var got []string
-			CheckHeadersAll(r.Entries, func(e *Entry, err error) { got = append(got, fmt.Sprint(e.StoredName(), ": ", err)) })
+			CheckHeadersAll(context.Background(), r.Entries, func(e *Entry, err error) { got = append(got, fmt.Sprint(e.StoredName(), ": ", err)) })
 			if !slices.Equal(got, want) {
 				t.Errorf("in spans:\n%q\nwant, one by one:\n%q", got, want)
 			}

@@ -13,8 +13,8 @@ import (
 // entries that cannot be read by their headers alone (encrypted, a method this reader lacks,
 // a local header that disagrees with the central directory), and special entries whose data
 // fail their check, since restore never reads those otherwise. The files' data are checked
-// as they are written.
-func (p *Plan) checkEntries() {
+// as they are written. It returns ctx's error when the plan is interrupted.
+func (p *Plan) checkEntries() error {
 	selected := make(map[*archive.Entry]bool, len(p.entries))
 	for _, e := range p.entries {
 		selected[e] = true
@@ -32,7 +32,7 @@ func (p *Plan) checkEntries() {
 	}
 	damaged := map[*archive.Entry]bool{}
 	var buf []byte
-	archive.CheckHeadersAll(checked, func(e *archive.Entry, err error) {
+	err := archive.CheckHeadersAll(p.ctx, checked, func(e *archive.Entry, err error) {
 		if err == nil && isSpecial(e) {
 			if buf == nil {
 				buf = make([]byte, bufSize)
@@ -44,9 +44,13 @@ func (p *Plan) checkEntries() {
 			damaged[e] = true
 		}
 	})
+	if err != nil {
+		return err
+	}
 	if len(damaged) > 0 {
 		p.drop(damaged)
 	}
+	return nil
 }
 
 // drop takes the damaged entries out of what the plan restores and counts.

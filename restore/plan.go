@@ -165,7 +165,9 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		p.index = format.NewIndex(r.Manifest)
 	}
 	p.selectEntries()
-	p.checkEntries()
+	if err := p.checkEntries(); err != nil {
+		return nil, err
+	}
 	p.checkManifest()
 	for _, e := range p.entries {
 		if err := ctx.Err(); err != nil {

@@ -3,13 +3,17 @@ package restore
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"backup/archive"
@@ -192,5 +196,46 @@ func TestRestorePresentNeighbourReadsNoData(t *testing.T) {
 		if !slices.Equal(read, []int64{0}) {
 			t.Errorf("jobs %d: restoring a and keeping small (its header in block 0, its data in block 1) read blocks %v; want [0]", jobs, read)
 		}
+	}
+}
+
+// cancelReaderAt cancels its context at the first read once armed, and counts the reads.
+type cancelReaderAt struct {
+	io.ReaderAt
+	armed  atomic.Bool
+	cancel context.CancelFunc
+	reads  atomic.Int64
+}
+
+func (c *cancelReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if c.armed.Load() && c.reads.Add(1) == 1 {
+		c.cancel()
+	}
+	return c.ReaderAt.ReadAt(p, off)
+}
+
+// TestPlanHeaderCheckInterrupted: an interrupt during the plan's check of the selected
+// entries' local headers stops it at the span in hand. The check once took no context and
+// read every span (a request each from a bucket) before the plan noticed: 33 s after
+// Ctrl-C on a slow archive of 4,000 files.
+func TestPlanHeaderCheckInterrupted(t *testing.T) {
+	var files []storedFile
+	for i := range 400 {
+		files = append(files, storedFile{fmt.Sprintf("f%03d", i), bytes.Repeat([]byte{byte(i)}, 4096)})
+	}
+	data := storedZip(t, files, true)
+	ctx, cancel := context.WithCancel(t.Context())
+	src := &cancelReaderAt{ReaderAt: bytes.NewReader(data), cancel: cancel}
+	r, err := archive.NewReader(src, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.armed.Store(true)
+	dest := filepath.Join(t.TempDir(), "dest")
+	if _, err := NewPlan(ctx, r, dest, Options{Jobs: 1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("NewPlan: %v, want context.Canceled", err)
+	}
+	if n := src.reads.Load(); n != 1 {
+		t.Errorf("%d reads of the archive after the interrupt's; want none (7 spans)", n-1)
 	}
 }
