@@ -36,8 +36,7 @@ func acTree(t *testing.T, large, small int) string {
 	t.Helper()
 	dir := t.TempDir()
 	for i := range large {
-		name := filepath.Join(dir, fmt.Sprintf("f%02d-large", i))
-		if err := os.WriteFile(name, randomData(1<<20+300_000+i*1000), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, acLarge(i)), randomData(1<<20+300_000+i*1000), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for j := range small {
@@ -48,6 +47,58 @@ func acTree(t *testing.T, large, small int) string {
 		}
 	}
 	return dir
+}
+
+func acLarge(i int) string { return fmt.Sprintf("f%02d-large", i) }
+
+// acRefData is the bytes of dir's archive, for each subtest to damage a copy of its own.
+func acRefData(t *testing.T, dir string) []byte {
+	t.Helper()
+	data, _ := os.ReadFile(refArchive(t, dir))
+	return data
+}
+
+// acReread is the archive of dir by a run without a reference: a reusing run's archive must
+// be the same to the byte, whatever it took back.
+func acReread(t *testing.T, dir string) string {
+	t.Helper()
+	r := acArchive(t, t.Context(), dir, Options{Jobs: 2})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.path
+}
+
+// acRefCopy writes refData to a new file and opens it as a reference: the caller damages its
+// copy after the pass over it, as a reference changed under a run would be, and closes r.
+func acRefCopy(t *testing.T, refData []byte) (path string, r *Reference) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "ref.zip")
+	os.WriteFile(path, refData, 0o644)
+	r, err := openRef(t, path, DefaultLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, r
+}
+
+// acReuse is acArchive that fails the test, with every goroutine's stack, instead of
+// hanging it when the run waits for ever.
+func acReuse(t *testing.T, ctx context.Context, dir string, opts Options) acRun {
+	t.Helper()
+	var run acRun
+	acWithin(t, 20*time.Second, func() { run = acArchive(t, ctx, dir, opts) })
+	return run
+}
+
+// acReuseOK is acReuse for a run that must succeed.
+func acReuseOK(t *testing.T, dir string, opts Options) acRun {
+	t.Helper()
+	run := acReuse(t, t.Context(), dir, opts)
+	if run.err != nil {
+		t.Fatal(run.err)
+	}
+	return run
 }
 
 // acArchive archives dir into a new folder, with opts (method, level and hooks set here), and
@@ -197,6 +248,20 @@ func acRefEntries(t *testing.T, path string) map[string][2]int64 {
 	return m
 }
 
+// acFlipLarge flips a byte of each large entry numbered in which, at(size) into its
+// compressed bytes, and returns the entries' names.
+func acFlipLarge(t *testing.T, path string, at func(size int64) int64, which ...int) map[string]bool {
+	t.Helper()
+	ents := acRefEntries(t, path)
+	names := map[string]bool{}
+	for _, i := range which {
+		e := ents[acLarge(i)]
+		acFlip(t, path, e[0]+at(e[1]))
+		names[acLarge(i)] = true
+	}
+	return names
+}
+
 func acFlip(t *testing.T, path string, off int64) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -235,6 +300,24 @@ func acReuseWarnings(r acRun) int {
 		}
 	}
 	return n
+}
+
+// acTrigger calls f once, when the archive's writes pass at bytes.
+type acTrigger struct {
+	w     io.Writer
+	n, at int64
+	f     func()
+}
+
+func (a *acTrigger) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	before := a.n
+	a.n += int64(n)
+	if before < a.at && a.n >= a.at && a.f != nil {
+		a.f()
+		a.f = nil
+	}
+	return n, err
 }
 
 var errAC = errors.New("attack")
