@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -39,14 +40,7 @@ func archiveTree(t *testing.T, dir string, opts Options) (string, []format.File)
 	if err != nil {
 		t.Fatal(err)
 	}
-	walk := walker.Walker{Visit: func(e walker.Entry) error {
-		if !e.Info.Mode().IsRegular() {
-			return nil
-		}
-		meta := FileMetaOf(e.Info)
-		return w.AddFile(e.Hold(), e.Rel, e.Info, &meta)
-	}}
-	if err := walk.Walk(t.Context(), dir, "."); err != nil {
+	if err := addTreeMeta(t.Context(), w, dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Wait(); err != nil { // OnFile has heard of every file
@@ -60,6 +54,19 @@ func archiveTree(t *testing.T, dir string, opts Options) (string, []format.File)
 		t.Fatal(err)
 	}
 	return path, files
+}
+
+// addTreeMeta adds the regular files below dir to w with their metadata, which reuse
+// compares with a reference's.
+func addTreeMeta(ctx context.Context, w *Writer, dir string) error {
+	walk := walker.Walker{Visit: func(e walker.Entry) error {
+		if !e.Info.Mode().IsRegular() {
+			return nil
+		}
+		meta := FileMetaOf(e.Info)
+		return w.AddFile(e.Hold(), e.Rel, e.Info, &meta)
+	}}
+	return walk.Walk(ctx, dir, ".")
 }
 
 // openRef opens the archive at path as a reference for a run at level, as one whose receipt

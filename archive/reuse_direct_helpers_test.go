@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"backup/format"
-	"backup/walker"
 )
 
 // Attack tests of 4644d97: reused entries too large to hold, copied into the archive by
@@ -122,14 +121,7 @@ func acArchive(t *testing.T, ctx context.Context, dir string, opts Options) acRu
 	if err != nil {
 		t.Fatal(err)
 	}
-	walk := walker.Walker{Visit: func(e walker.Entry) error {
-		if !e.Info.Mode().IsRegular() {
-			return nil
-		}
-		meta := FileMetaOf(e.Info)
-		return w.AddFile(e.Hold(), e.Rel, e.Info, &meta)
-	}}
-	r.err = walk.Walk(ctx, dir, ".")
+	r.err = addTreeMeta(ctx, w, dir)
 	if r.err == nil {
 		r.err = w.Wait()
 	}
