@@ -210,7 +210,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	defer r.Close()
 	plan, err := restore.NewPlan(ctx, r, cfg.dest, cfg.options())
 	if err != nil && ctx.Err() != nil {
-		out.Status, out.Error = restoreInterrupted, "interrupted while checking DEST; nothing written"
+		out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive and DEST; nothing written"
 		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
