@@ -108,12 +108,17 @@ func TestAttackRestoreSpanReadErrorUnreported(t *testing.T) {
 // small files in spans and 8 of 300 KiB read alone, --jobs 1, 2 and 8, with and without
 // --include: exit 130 (or 0 when the restore ended first), no temp file or journal left,
 // every file at a final path the source's bytes, and a second restore completing the tree
-// (exit 0) with the same bytes.
+// (exit 0) with the same bytes. The moments are 40 ms after the start (the plan, or earlier)
+// and 5 and 30 ms after DEST appears (the run): on a loaded machine a fixed delay alone can
+// fall before the run every time.
 func TestAttackRestoreInterruptedAnywhere(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src, arch := attackSpanTree(t, dir, 800, 8)
-	delays := []time.Duration{40, 80, 140}
+	delays := []struct {
+		d         time.Duration
+		afterDest bool
+	}{{40 * time.Millisecond, false}, {5 * time.Millisecond, true}, {30 * time.Millisecond, true}}
 	interrupted := 0
 	for _, jobs := range []string{"1", "2", "8"} {
 		for _, include := range []string{"", "app/d1/"} {
@@ -130,12 +135,15 @@ func TestAttackRestoreInterruptedAnywhere(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(d * time.Millisecond)
+				if d.afterDest {
+					waitForPath(dest)
+				}
+				time.Sleep(d.d)
 				cmd.Process.Signal(syscall.SIGINT)
 				cmd.Wait()
 				code := cmd.ProcessState.ExitCode()
 				if code != exitInterrupted && code != exitComplete && !(code == -1 && strings.TrimSpace(stderr.String()) == "") {
-					t.Errorf("jobs %s include %q at %v: exit %d\n%s", jobs, include, d*time.Millisecond, code, stderr.String())
+					t.Errorf("jobs %s include %q at %+v: exit %d\n%s", jobs, include, d, code, stderr.String())
 				}
 				if code == exitInterrupted {
 					interrupted++
@@ -160,7 +168,18 @@ func TestAttackRestoreInterruptedAnywhere(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d of 18 restores interrupted", interrupted)
 	if interrupted == 0 {
 		t.Error("no restore was interrupted: the delays miss the run")
+	}
+}
+
+// waitForPath returns once path exists, or after about 5 s (a restore that failed first).
+func waitForPath(path string) {
+	for range 5000 {
+		if _, err := os.Lstat(path); err == nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
