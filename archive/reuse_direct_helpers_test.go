@@ -53,7 +53,10 @@ func acLarge(i int) string { return fmt.Sprintf("f%02d-large", i) }
 // acRefData is the bytes of dir's archive, for each subtest to damage a copy of its own.
 func acRefData(t *testing.T, dir string) []byte {
 	t.Helper()
-	data, _ := os.ReadFile(refArchive(t, dir))
+	data, err := os.ReadFile(refArchive(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return data
 }
 
@@ -73,7 +76,9 @@ func acReread(t *testing.T, dir string) string {
 func acRefCopy(t *testing.T, refData []byte) (path string, r *Reference) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "ref.zip")
-	os.WriteFile(path, refData, 0o644)
+	if err := os.WriteFile(path, refData, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r, err := openRef(t, path, DefaultLevel)
 	if err != nil {
 		t.Fatal(err)
