@@ -148,7 +148,10 @@ func acArchive(t *testing.T, ctx context.Context, dir string, opts Options) acRu
 
 func acNoTemp(t *testing.T, dir string) {
 	t.Helper()
-	ents, _ := os.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range ents {
 		if e.Name() != "a.zip" {
 			t.Errorf("left behind in the output folder: %s", e.Name())
@@ -191,7 +194,10 @@ func acCheck(t *testing.T, path, dir string) {
 			t.Errorf("%s: archived bytes differ from the file's", f.Name)
 		}
 	}
-	ents, _ := os.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range ents {
 		if e.Type().IsRegular() && !seen[e.Name()] {
 			t.Errorf("%s: not in the archive", e.Name())
@@ -213,8 +219,14 @@ func acCheck(t *testing.T, path, dir string) {
 // differ only by what OnFile heard, which acArchive makes the same too).
 func acSame(t *testing.T, a, b string) {
 	t.Helper()
-	da, _ := os.ReadFile(a)
-	db, _ := os.ReadFile(b)
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(da, db) {
 		n := 0
 		for n < min(len(da), len(db)) && da[n] == db[n] {
