@@ -149,8 +149,8 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 	out := listJSON{Archive: path, Manifest: r.HasManifest, Entries: []listEntryJSON{}}
 	for _, e := range r.Entries {
 		var sum string
-		if !e.SHA256.IsZero() {
-			sum = e.SHA256.String()
+		if d, ok := r.RecordedSHA256(e); ok {
+			sum = d.String()
 		}
 		entry := listEntryJSON{
 			Name:     e.StoredName(),

@@ -150,7 +150,7 @@ func (r *Reader) CopyCheckedIn(s *Span, w io.Writer, e *Entry, buf []byte) (n in
 
 // wantSum returns the SHA-256 (hex) that the data of e must have, "" when there is nothing
 // to compare them with, and why e is not what the manifest records, found in the manifest's
-// index (addSums).
+// index (joinManifest).
 func (r *Reader) wantSum(e *Entry) (string, error) {
 	switch {
 	case r.Manifest == nil:

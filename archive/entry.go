@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"backup/format"
 	"backup/skiprules"
 )
 
@@ -28,8 +27,6 @@ type Entry struct {
 	// Modified is the modification time, exact to the second for dates before 1980 and
 	// before 1970 too (see modTime).
 	Modified time.Time
-	// SHA256 is the SHA-256 the manifest records for a file; zero without a manifest.
-	SHA256 format.Digest
 
 	hdr   entryHeader // what the checks of its headers and data need of its central record
 	local localRef    // where its local header is

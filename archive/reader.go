@@ -162,7 +162,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt, len(r.Entries))
 	}
 	if r.Manifest != nil {
-		r.addSums()
+		r.joinManifest()
 	}
 	return r, nil
 }
@@ -182,24 +182,34 @@ func zipError(err error) error {
 	return err
 }
 
-// addSums gives each file entry the SHA-256 the manifest records for it, and each symlink
-// entry its target, found in the manifest's index (a map of a million names took 100 MB
-// more).
-func (r *Reader) addSums() {
+// joinManifest indexes the manifest (a sorted index: a map of a million names took 100 MB
+// more), gives each symlink entry the target it records, and has each entry it lists share
+// the manifest's copy of its name: a million-file archive held each name twice.
+func (r *Reader) joinManifest() {
 	r.index = format.NewIndex(r.Manifest)
 	for _, e := range r.Entries {
 		switch {
 		case e.IsDir:
 		case e.Kind == "":
 			if f, ok := r.index.File(e.Name); ok {
-				e.SHA256 = f.SHA256
+				e.Name = f.Path
 			}
 		case e.Kind == skiprules.KindSymlink:
 			if l, ok := r.index.Symlink(e.Name); ok {
-				e.Target = l.Target
+				e.Name, e.Target = l.Path, l.Target
 			}
 		}
 	}
+}
+
+// RecordedSHA256 is the SHA-256 the manifest records for e, a regular file entry of r; false
+// when there is none to tell (no manifest, or e is not in it).
+func (r *Reader) RecordedSHA256(e *Entry) (format.Digest, bool) {
+	if r.Manifest == nil || e.IsDir || e.Kind != "" {
+		return format.Digest{}, false
+	}
+	f, ok := r.index.File(e.Name)
+	return f.SHA256, ok
 }
 
 // Size is the size of the zip in bytes (of the archive file, unless it is encrypted).
