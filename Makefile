@@ -40,8 +40,10 @@ lint:
 # that lines show while the end-to-end tests (the root package, the slowest) still run.
 TEST_PKGS = $(shell $(GO) list ./... | grep -vx -e backup -e backup/archive) ./archive .
 
+# -timeout: under the race detector the archive package takes about 7 minutes on 2 cores,
+# and a busier machine pushed it past go test's default of 10.
 test: lint
-	$(GO) test -race -shuffle=on $(TEST_PKGS)
+	$(GO) test -race -shuffle=on -timeout 30m $(TEST_PKGS)
 
 # The zip64 tests (a 5 GiB sparse file, 70,000 entries) skip themselves under the race
 # detector, which would make them take many minutes, so they run here without it; so does the
