@@ -28,22 +28,9 @@ func TestAttackCopyFlippedAfterPass(t *testing.T) {
 		t.Run(strconv.Itoa(jobs), func(t *testing.T) {
 			path, r := acRefCopy(t, refData)
 			defer r.Close()
-			ents := acRefEntries(t, path)
-			flipped := 0
-			for i := range 6 {
-				e, ok := ents[acLarge(i)]
-				if !ok {
-					t.Fatal("no large entry")
-				}
-				switch i % 3 {
-				case 0:
-					acFlip(t, path, e[0]+e[1]-1) // last byte
-					flipped++
-				case 1:
-					acFlip(t, path, e[0]+e[1]/2)
-					flipped++
-				}
-			}
+			last := acFlipLarge(t, path, func(n int64) int64 { return n - 1 }, 0, 3)
+			middle := acFlipLarge(t, path, func(n int64) int64 { return n / 2 }, 1, 4)
+			flipped := len(last) + len(middle)
 			run := acReuseOK(t, dir, Options{Jobs: jobs, Reference: r})
 			if n := acReuseWarnings(run); n != flipped {
 				t.Errorf("%d reuse warnings, want %d: %v", n, flipped, run.warns)

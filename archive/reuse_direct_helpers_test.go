@@ -264,7 +264,10 @@ func acFlipLarge(t *testing.T, path string, at func(size int64) int64, which ...
 	ents := acRefEntries(t, path)
 	names := map[string]bool{}
 	for _, i := range which {
-		e := ents[acLarge(i)]
+		e, ok := ents[acLarge(i)]
+		if !ok {
+			t.Fatalf("no entry %s in the reference", acLarge(i))
+		}
 		acFlip(t, path, e[0]+at(e[1]))
 		names[acLarge(i)] = true
 	}
