@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -33,7 +33,9 @@ func TestCreateFailureReported(t *testing.T) {
 		{"interrupted-waiting", exitInterrupted, func(t *testing.T, set string) func(*exec.Cmd) {
 			holdLock(t, set)
 			return func(cmd *exec.Cmd) {
-				time.Sleep(500 * time.Millisecond)
+				// Not a fixed delay from the start: under load the run may not yet have
+				// its signal handler, and Go's default for SIGINT is exit 2.
+				waitForOpen(t, cmd.Process.Pid, filepath.Join(set, ".backup.lock"))
 				cmd.Process.Signal(os.Interrupt)
 			}
 		}, []string{"--wait", "1m"}},
@@ -136,6 +138,25 @@ func holdLock(t *testing.T, set string) func(*exec.Cmd) {
 		t.Fatal(err)
 	}
 	return nil
+}
+
+// waitForOpen waits until process pid holds path open: a run has installed its signal
+// handler before it opens its set's lock.
+func waitForOpen(t *testing.T, pid int, path string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	waitFor(t, "the run to open "+path, func() bool {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == path {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestStatusFailureReported: status that cannot read its set (exit 1) still rewrites its
