@@ -1,0 +1,135 @@
+package main
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backup/format"
+)
+
+// The adversarial pass of December 2nd (attack2dec): each test is a defect found by trying
+// to break backup, failing until it is fixed.
+
+// rewriteManifest copies the archive in to out, every entry as it is stored, except the
+// manifest, which edit changes (as decoded JSON) and which is written last, as backup writes
+// it: a hostile archive whose manifest lies.
+func rewriteManifest(t *testing.T, in, out string, edit func(m map[string]any)) {
+	t.Helper()
+	zr, err := zip.OpenReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	var manifest *zip.File
+	for _, e := range zr.File {
+		if e.Name == format.ManifestName {
+			manifest = e
+			continue
+		}
+		if err := zw.Copy(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if manifest == nil {
+		t.Fatalf("%s has no manifest", in)
+	}
+	rc, err := manifest.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	fh := manifest.FileHeader
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: fh.Name, Method: zip.Deflate, Modified: fh.Modified, ExternalAttrs: fh.ExternalAttrs, CreatorVersion: fh.CreatorVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifestFiles is the "files" list of a decoded manifest.
+func manifestFiles(t *testing.T, m map[string]any) []map[string]any {
+	t.Helper()
+	var files []map[string]any
+	for _, f := range m["files"].([]any) {
+		files = append(files, f.(map[string]any))
+	}
+	return files
+}
+
+func readFileString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestAttack2DecLinkGroupOfDifferentFiles: a manifest that puts two files of different
+// content in one hard-link group ("link": 1 on both, each entry's data matching its own
+// SHA-256). Restore checked each file against its SHA-256, then replaced the second by a
+// hard link to the first: DEST's app/sub/b.txt held "hello\n", a.txt's content, not the
+// "world\n" the archive holds for it, and the restore said complete (exit 0). Worse, a b.txt
+// that DEST already held with its archived content (kept as already present, no --force)
+// was replaced by the link too: the user's file was gone, with no before-state. A group
+// whose members do not all have one size and SHA-256 cannot be one file: it is damage, and
+// no member may be linked to another of other content.
+func TestAttack2DecLinkGroupOfDifferentFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	arch := filepath.Join(dir, "linked.zip")
+	rewriteManifest(t, plain, arch, func(m map[string]any) {
+		for _, f := range manifestFiles(t, m) {
+			f["link"] = 1
+		}
+	})
+
+	// Into an empty DEST.
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	if got := readFileString(t, filepath.Join(dest, "app/sub/b.txt")); got != "world\n" && r.code == exitComplete {
+		t.Errorf("restore into an empty DEST: exit 0 (%q), and app/sub/b.txt holds %q, not the archived \"world\\n\"", r.stderr, got)
+	}
+
+	// Into a DEST that holds b.txt already, with its archived content: no --force.
+	dest2 := filepath.Join(dir, "dest2")
+	makeTree(t, dest2, map[string]node{"app/sub/b.txt": {content: "world\n"}})
+	r = backup(t, runOpts{dir: dir}, "restore", arch, dest2)
+	if got := readFileString(t, filepath.Join(dest2, "app/sub/b.txt")); got != "world\n" {
+		t.Errorf("restore without --force (exit %d, %q) replaced DEST's app/sub/b.txt (\"world\\n\", as archived) by a file holding %q", r.code, r.stderr, got)
+	}
+	if strings.Contains(r.stderr, "before-restore") {
+		t.Errorf("a restore without --force wrote a before-state: %q", r.stderr)
+	}
+}
