@@ -133,3 +133,48 @@ func TestAttack2DecLinkGroupOfDifferentFiles(t *testing.T) {
 		t.Errorf("a restore without --force wrote a before-state: %q", r.stderr)
 	}
 }
+
+// TestAttack2DecJSONNamesNotUTF8: two files whose names differ only in bytes that are not
+// UTF-8 ("bad\xff", "bad\xfe"). docs/formats.md: "Every JSON record is UTF-8; a name that is
+// not has a _b64 twin", and docs/operations.md: "--json, --json-lines, receipts and
+// manifests give every name as it is". The receipt and manifest do (path_b64), but list
+// --json printed both entries as "app/bad\ufffd", with no name_b64, and restore --json
+// listed the conflict the same way: a program reading the JSON cannot tell the two files
+// apart or name either of them (to --include it, or to remove the conflict).
+func TestAttack2DecJSONNamesNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"bad\xff": {content: "1"}, "bad\xfe": {content: "2"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+
+	r := backup(t, runOpts{dir: dir}, "list", "--json", arch)
+	mustExit(t, r, exitComplete)
+	var list struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range list.Entries {
+		key := ""
+		for k, v := range e {
+			if k == "name" || strings.HasSuffix(k, "_b64") {
+				key += k + "=" + v.(string) + ";"
+			}
+		}
+		if seen[key] {
+			t.Errorf("list --json gives two entries as %q: the names bad\\xff and bad\\xfe are lost", key)
+		}
+		seen[key] = true
+	}
+
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/bad\xff": {content: "other"}})
+	r = backup(t, runOpts{dir: dir}, "restore", "--json", arch, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stdout, "_b64") && !strings.Contains(r.stdout, `\xff`) {
+		t.Errorf("restore --json names the conflict app/bad\\xff only as %q: its name is lost", r.stdout)
+	}
+}
