@@ -178,3 +178,36 @@ func TestAttack2DecJSONNamesNotUTF8(t *testing.T) {
 		t.Errorf("restore --json names the conflict app/bad\\xff only as %q: its name is lost", r.stdout)
 	}
 }
+
+// TestAttack2DecSetNamesRawOnTerminal: a SOURCE whose base name holds an escape sequence
+// (an OSC that sets the terminal's title) or a carriage return names a backup set's
+// archives (only a newline, "..", "/" and NUL are refused there). docs/operations.md: "A name
+// (or path) that holds a byte that is not printable ... is printed quoted as Go's %q does,
+// wherever a person reads it ... so no name can forge a line or drive the terminal". create's
+// summary line quotes the archive's path, but the set's own lines printed the archive name
+// raw: create's "LATEST -> …", verify's "matches ….receipt.json", status's table and verdict,
+// prune's decisions. A "\r" there overwrites the verdict a person reads ("x\rFORGED…").
+func TestAttack2DecSetNamesRawOnTerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	runs := [][]string{
+		{"create", "--output-dir", set, filepath.Join("src", name)},
+		{"verify", set},
+		{"status", set},
+		{"prune", "--keep-last", "1", set},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitComplete)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s printed the set's archive name raw: %q", args[0], line)
+				}
+			}
+		}
+	}
+}
