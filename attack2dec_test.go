@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"backup/format"
 )
@@ -285,5 +287,38 @@ func TestAttack2DecUndoDestDotDotAfterSymlink(t *testing.T) {
 	r = backup(t, runOpts{dir: dir}, "restore", "--force", out.Undo.Archive, dest)
 	if got := readFileString(t, filepath.Join(d, "app/a.txt")); got != "the user's file\n" {
 		t.Errorf("the undo (exit %d) left D/app/a.txt holding %q: the user's file is lost", r.code, got)
+	}
+}
+
+// TestAttack2DecMetricsLabelNotUTF8: a set in a folder whose name is not UTF-8
+// ("b\xffad"): --metrics-file wrote the folder's bytes raw into the set label. The
+// Prometheus text format is UTF-8 ("invalid label value" from promtool check metrics, and
+// node_exporter's textfile collector drops the whole file), so the set's metrics, the last
+// success its age alert watches included, were never collected: the alert on a stale
+// backup cannot fire for a series that does not exist. docs/operations.md promises the
+// "text format for node_exporter's textfile collector".
+func TestAttack2DecMetricsLabelNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "b\xffad")
+	for _, args := range [][]string{
+		{"create", "-q", "--output-dir", set, "--metrics-file", filepath.Join(dir, "create.prom"), "src/app"},
+		{"status", "--metrics-file", filepath.Join(dir, "status.prom"), set},
+	} {
+		mustExit(t, backup(t, runOpts{dir: dir}, args...), exitComplete)
+		prom := args[slices.Index(args, "--metrics-file")+1]
+		data, err := os.ReadFile(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.Valid(data) {
+			t.Errorf("backup %s --metrics-file wrote a file that is not UTF-8, which the Prometheus text format must be: %q", args[0], strings.SplitN(string(data), "\n", 4)[2])
+		}
+		if _, err := exec.LookPath("promtool"); err == nil {
+			if out, err := exec.Command("sh", "-c", "promtool check metrics < "+prom).CombinedOutput(); err != nil {
+				t.Errorf("promtool check metrics on backup %s's file: %v: %s", args[0], err, out)
+			}
+		}
 	}
 }
