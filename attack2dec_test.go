@@ -124,6 +124,9 @@ func TestAttack2DecLinkGroupOfDifferentFiles(t *testing.T) {
 	if got := readFileString(t, filepath.Join(dest, "app/sub/b.txt")); got != "world\n" && r.code == exitComplete {
 		t.Errorf("restore into an empty DEST: exit 0 (%q), and app/sub/b.txt holds %q, not the archived \"world\\n\"", r.stderr, got)
 	}
+	if !strings.Contains(r.stderr, "app/sub/b.txt: restored as a separate file, not a hard link of app/a.txt: the manifest records other content for it") {
+		t.Errorf("restore into an empty DEST did not say why app/sub/b.txt is not a link: %q", r.stderr)
+	}
 
 	// Into a DEST that holds b.txt already, with its archived content: no --force.
 	dest2 := filepath.Join(dir, "dest2")

@@ -136,29 +136,71 @@ func (p *Plan) restored(e *archive.Entry) {
 // as --force's). Where that fails (another file system, a file system without hard links)
 // the member stays a separate copy, with a warning. A member kept as already present that
 // has names outside the group (a hard link to a file elsewhere, maybe outside DEST) is left
-// as it is, and nothing is linked to it: a restored name must not join a file outside.
+// as it is, and nothing is linked to it: a restored name must not join a file outside. Only
+// members recorded with the same size and SHA-256 become one file; a member recorded with
+// other content stays a separate file, with a warning.
 func (p *Plan) relink(t *destTree, res *Result) {
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
-		names := p.linked[n]
-		inGroup := p.inGroup(t, names)
-		anchor, outsider := "", ""
-		for i, name := range names {
-			switch {
-			case !inGroup[i]:
-				outsider = cmp.Or(outsider, name)
-			case anchor == "":
-				anchor = name
-			default:
-				if err := p.link(t, anchor, name); err != nil {
-					p.linkWarning(name, anchor, err)
+		parts := p.byContent(p.linked[n])
+		for i, names := range parts {
+			if i > 0 {
+				for _, name := range names {
+					p.linkWarning(name, parts[0][0], errOtherContent)
 				}
 			}
-		}
-		if outsider != "" && anchor != "" {
-			p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", format.QuoteName(outsider)))
+			p.relinkGroup(t, names)
 		}
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
+}
+
+// errOtherContent is why a member of a hard-link group is not linked to the group's file:
+// the manifest records another size or SHA-256 for it (a file changed while its names were
+// read, or a manifest made to lie). Linking it would put other bytes at its name, in place
+// of those checked against its record.
+var errOtherContent = errors.New("the manifest records other content for it")
+
+// byContent splits the members of a link group by the size and SHA-256 their records give,
+// in the order met: only names recorded with the same content may become one file.
+func (p *Plan) byContent(names []string) [][]string {
+	type content struct {
+		size int64
+		sum  format.Digest
+	}
+	var keys []content
+	var parts [][]string
+	for _, name := range names {
+		f, _ := p.index.File(name)
+		k := content{f.Size, f.SHA256}
+		i := slices.Index(keys, k)
+		if i < 0 {
+			keys, parts = append(keys, k), append(parts, nil)
+			i = len(keys) - 1
+		}
+		parts[i] = append(parts[i], name)
+	}
+	return parts
+}
+
+// relinkGroup links the members of one group of the same recorded content, as relink says.
+func (p *Plan) relinkGroup(t *destTree, names []string) {
+	inGroup := p.inGroup(t, names)
+	anchor, outsider := "", ""
+	for i, name := range names {
+		switch {
+		case !inGroup[i]:
+			outsider = cmp.Or(outsider, name)
+		case anchor == "":
+			anchor = name
+		default:
+			if err := p.link(t, anchor, name); err != nil {
+				p.linkWarning(name, anchor, err)
+			}
+		}
+	}
+	if outsider != "" && anchor != "" {
+		p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", format.QuoteName(outsider)))
+	}
 }
 
 func (p *Plan) linkWarning(name, of string, err error) {
