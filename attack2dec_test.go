@@ -325,3 +325,34 @@ func TestAttack2DecMetricsLabelNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack2DecSetSourceNotUTF8: a set's SOURCE whose base name is not UTF-8 ("b\xffad").
+// It is not refused as a name that cannot name a set's archives (docs/sets.md: such a
+// SOURCE is refused with exit 2, nothing written), yet no run of it can ever be activated:
+// the receipt records archive.path in a plain JSON string, "b\ufffdad-….zip", which the
+// activation then compares with the archive's real name and refuses ("LATEST not moved: not
+// activating b\xffad-….zip: its receipt describes another archive"). Every run wrote an
+// archive and a receipt saying complete and exited 1; LATEST never appeared, and status
+// and prune refused the set ("LATEST: is missing, but the set holds 1 run").
+func TestAttack2DecSetSourceNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/b\xffad"), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "src/b\xffad")
+	switch r.code {
+	case exitComplete:
+		if _, err := os.Stat(filepath.Join(set, "LATEST")); err != nil {
+			t.Errorf("exit 0 but no LATEST: %v", err)
+		}
+		if r := backup(t, runOpts{dir: dir}, "status", set); r.code != exitComplete {
+			t.Errorf("status of the set after a complete run: exit %d, %q", r.code, r.stderr)
+		}
+	case exitUsage:
+		if got := listTree(t, dir); slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "set/") && p != "set/" }) {
+			t.Errorf("refused with exit 2, but the set holds %q", got)
+		}
+	default:
+		t.Errorf("create into a set from SOURCE b\\xffad: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", r.code, r.stderr, listDir(t, set))
+	}
+}
