@@ -356,3 +356,54 @@ func TestAttack2DecSetSourceNotUTF8(t *testing.T) {
 		t.Errorf("create into a set from SOURCE b\\xffad: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", r.code, r.stderr, listDir(t, set))
 	}
 }
+
+// TestAttack2DecForceOverHardLinkedPair: restore --force checks that each name it replaces
+// still holds the file the plan saw (device, inode, type and ctime). Replacing the first of
+// two names of one file drops that file's link count, which changes its ctime: the second
+// name then failed as "was changed or replaced in the destination during the restore",
+// exit 3, though nothing but the restore itself touched it. Two ways a user meets it: a
+// --force restore into a DEST whose app/a.txt and app/sub/b.txt are hard links of one file
+// (b.txt is never restored), and the undo of a --force restore of an archive that stores
+// them as a hard-link group (docs/restore.md: "Undo is exactly backup restore --force
+// BEFORE-STATE DEST: it puts back what the before-state holds"): b.txt's old content is not
+// put back by the undo.
+func TestAttack2DecForceOverHardLinkedPair(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Two separate files in the archive, two names of one file in DEST.
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "x\n"}, "app/sub": {kind: "dir"}})
+	if err := os.Link(filepath.Join(dest, "app/a.txt"), filepath.Join(dest, "app/sub/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, plain, dest)
+	if r.code != exitComplete || readFileString(t, filepath.Join(dest, "app/sub/b.txt")) != "world\n" {
+		t.Errorf("restore --force over a hard-linked pair: exit %d, %q; app/sub/b.txt holds %q, want \"world\\n\"", r.code, r.stderr, readFileString(t, filepath.Join(dest, "app/sub/b.txt")))
+	}
+
+	// The undo of a --force restore of a hard-link group.
+	makeTree(t, filepath.Join(dir, "src2/app"), map[string]node{"a.txt": {content: "same\n"}, "sub": {kind: "dir"}})
+	if err := os.Link(filepath.Join(dir, "src2/app/a.txt"), filepath.Join(dir, "src2/app/sub/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(dir, "linked.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", linked, "src2/app"), exitComplete)
+	dest2 := filepath.Join(dir, "dest2")
+	makeTree(t, dest2, map[string]node{"app/a.txt": {content: "old-a\n"}, "app/sub/b.txt": {content: "old-b\n"}})
+	r = backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "--undo-dir", dir, linked, dest2)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Undo struct{ Archive string } `json:"undo"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Undo.Archive == "" {
+		t.Fatalf("restore --json: %v, no undo in %q", err, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, out.Undo.Archive, dest2)
+	a, b := readFileString(t, filepath.Join(dest2, "app/a.txt")), readFileString(t, filepath.Join(dest2, "app/sub/b.txt"))
+	if r.code != exitComplete || a != "old-a\n" || b != "old-b\n" {
+		t.Errorf("the undo: exit %d, %q; DEST holds a.txt %q, b.txt %q, want \"old-a\\n\" and \"old-b\\n\"", r.code, r.stderr, a, b)
+	}
+}
