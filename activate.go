@@ -100,7 +100,7 @@ func nameInSet(st backupset.Store, arg string) (string, error) {
 		return arg, nil
 	}
 	f, ok := st.(backupset.Folder)
-	abs, err := filepath.Abs(arg)
+	abs, err := absPath(arg)
 	if !ok || err != nil || filepath.Dir(abs) != f.Dir {
 		return "", fmt.Errorf("ARCHIVE %s: give the archive's name in the set, not a path elsewhere", arg)
 	}

@@ -407,3 +407,32 @@ func TestAttack2DecForceOverHardLinkedPair(t *testing.T) {
 		t.Errorf("the undo: exit %d, %q; DEST holds a.txt %q, b.txt %q, want \"old-a\\n\" and \"old-b\\n\"", r.code, r.stderr, a, b)
 	}
 }
+
+// TestAttack2DecOutputDirDotDotInsideSource: --output-dir SRC/sub/lnk/.., lnk a symlink to a
+// folder outside SRC. The check of outputs against SOURCEs took the path as the kernel does
+// (outside SRC), but the set was written where filepath.Abs put it, SRC/sub, inside the
+// SOURCE: the next run archived the set's own LATEST, archive and receipt.
+func TestAttack2DecOutputDirDotDotInsideSource(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src"), map[string]node{"a.txt": {content: "hi\n"}, "sub/keep": {content: "k\n"}})
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(out, "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, "q"), filepath.Join(dir, "src/sub/lnk")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "src/sub/lnk/..", "src"), exitComplete)
+	}
+	if _, err := os.Stat(filepath.Join(out, "LATEST")); err != nil {
+		t.Errorf("the set is not where the kernel reaches src/sub/lnk/.. (%s): %v", out, err)
+	}
+	latest := readLatest(t, out)
+	for name := range readZip(t, filepath.Join(out, latest)) {
+		if strings.HasPrefix(name, "src/sub/") && name != "src/sub/" && name != "src/sub/keep" {
+			t.Errorf("the second run archived %s, a file of its own set", name)
+		}
+	}
+}

@@ -278,7 +278,7 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 func (cfg *createConfig) setSources(args []string) error {
 	seen := map[string]string{}
 	for _, arg := range args {
-		abs, err := filepath.Abs(arg)
+		abs, err := absPath(arg)
 		if err != nil {
 			return fmt.Errorf("source %s: %w", arg, err)
 		}

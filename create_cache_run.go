@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -42,7 +41,7 @@ func (cfg *createConfig) validateCache(flags *pflag.FlagSet, f cacheFlags, s3 *s
 	}
 	root, err := defaultCacheRoot()
 	if f.dir != "" {
-		root, err = filepath.Abs(f.dir)
+		root, err = absPath(f.dir)
 	}
 	if err != nil {
 		// No home to keep a cache in (a service without $HOME): every run reads every

@@ -105,10 +105,10 @@ func (c *creation) setDir() string {
 	if archive := c.paths().archive; archive != "" {
 		return filepath.Dir(archive)
 	}
-	dir := c.cfg.outputDir
 	if c.cfg.output != "" {
-		dir = filepath.Dir(c.cfg.output)
+		abs, _ := absPath(c.cfg.output)
+		return filepath.Dir(abs)
 	}
-	abs, _ := filepath.Abs(dir)
+	abs, _ := absPath(c.cfg.outputDir)
 	return abs
 }

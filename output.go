@@ -69,13 +69,13 @@ func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
 	}
 	out.receipt = format.ReceiptPath(out.archive)
 	if cfg.receipt != "" {
-		out.receipt, err = filepath.Abs(cfg.receipt)
+		out.receipt, err = absPath(cfg.receipt)
 	}
 	return out, err
 }
 
 func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
-	path, err := filepath.Abs(cfg.output)
+	path, err := absPath(cfg.output)
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +92,7 @@ func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
 }
 
 func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
-	dir, err := filepath.Abs(cfg.outputDir)
+	dir, err := absPath(cfg.outputDir)
 	if err != nil {
 		return "", err
 	}

@@ -2,9 +2,35 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
+
+	"backup/pathcheck"
 )
+
+// absPath is the absolute path of a path the user gave: filepath.Abs's, or, when the path
+// holds a "..", the one the kernel reaches (kernelPath).
+func absPath(path string) (string, error) {
+	if p := kernelPath(path); p != path {
+		return p, nil
+	}
+	return filepath.Abs(path)
+}
+
+// kernelPath is path as given, or, when it holds a "..", the absolute path the kernel
+// reaches there (pathcheck.Resolve). filepath.Abs and Join clean lnk/.. away before lnk is
+// followed, where open(2) follows lnk first, so the two named different folders: a set
+// written where the check of outputs against SOURCEs did not look, a restore's before-state
+// read from another folder than the one restored into.
+func kernelPath(path string) string {
+	if slices.Contains(strings.Split(path, string(filepath.Separator)), "..") {
+		return pathcheck.Resolve(path)
+	}
+	return path
+}
 
 // refuseEmpty refuses the empty string as the value of the path-valued flags given and of
 // the arguments, named by argNames in order (the last name also names any further

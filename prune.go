@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -253,7 +252,7 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 // atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
 // then only rename in place).
 func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
-	dir, err := filepath.Abs(arg)
+	dir, err := absPath(arg)
 	if err != nil {
 		return nil, err
 	}

@@ -25,13 +25,13 @@ type undoPaths struct {
 // beforeStateDir is the folder the before-state goes in: --undo-dir, else DEST's parent; never
 // inside DEST, where the restore (or its undo) would meet it.
 func (cfg restoreConfig) beforeStateDir() (string, error) {
-	dest, err := filepath.Abs(cfg.dest)
+	dest, err := absPath(cfg.dest)
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Dir(dest)
 	if cfg.undoDir != "" {
-		if dir, err = filepath.Abs(cfg.undoDir); err != nil {
+		if dir, err = absPath(cfg.undoDir); err != nil {
 			return "", err
 		}
 	}
@@ -99,7 +99,7 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 // beforeStateName is the name a before-state of a restore into dest is saved under: dest's
 // own name (of its absolute path: "." names nothing), "root" for /.
 func beforeStateName(dest string) string {
-	abs, err := filepath.Abs(dest)
+	abs, err := absPath(dest)
 	if err != nil || filepath.Base(abs) == string(filepath.Separator) {
 		return "root-before-restore"
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,7 +32,7 @@ func addS3Flags(flags *pflag.FlagSet) *s3Flags {
 // open returns the store of the set at loc: s3://BUCKET/PREFIX, or a folder.
 func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error) {
 	if !s3store.IsLocation(loc) {
-		dir, err := filepath.Abs(loc)
+		dir, err := absPath(loc)
 		if err != nil {
 			return nil, err
 		}

@@ -82,7 +82,7 @@ type setTree interface {
 
 func openTree(ctx context.Context, f *s3Flags, loc string) (setTree, error) {
 	if !s3store.IsLocation(loc) {
-		dir, err := filepath.Abs(loc)
+		dir, err := absPath(loc)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// Resolve is the absolute path the kernel reaches at path, as resolvePath says: for a caller
+// that must name, by path, the folder it opens (a restore's DEST given as lnk/..).
+func Resolve(path string) string { return resolvePath(path) }
+
 // resolvePath is the absolute path the kernel reaches at path: every symlink resolved as far
 // as the path exists, a dangling one by its target, and ".." taken after the symlink before
 // it, as the kernel does (so a/.. is not "." when a is a symlink). The part that does not
