@@ -39,6 +39,11 @@ type destShared struct {
 	created map[string]bool
 	// journal records the temp names this restore makes.
 	journal *journal
+	// replaceMu makes one replacement of --force at a time; replaced maps the identity a
+	// file had before this restore took one of its names to the one it had after (see
+	// checkedRename).
+	replaceMu sync.Mutex
+	replaced  map[nodeID]nodeID
 }
 
 // openFolder is one folder of destTree's chain: its name below the destination, its last
@@ -60,7 +65,7 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
-	return &destTree{destShared: &destShared{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}}}, nil
+	return &destTree{destShared: &destShared{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}, nil
 }
 
 func (t *destTree) close() {

@@ -50,13 +50,45 @@ func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nod
 		}
 		return err
 	}
-	displaced, err := replaceChecked(dfd, tmp, base, *old)
-	if err == nil && (!displaced || unix.Unlinkat(dfd, tmp, 0) == nil) {
+	// One replacement at a time, so that the names of one file (hard links) are each
+	// checked against what the replacement of the one before left: taking a name from a
+	// file changes its ctime, which the next name's check would take for someone's change.
+	// A change made between the exchange and the fstat after it (microseconds) would pass
+	// as this restore's own.
+	t.replaceMu.Lock()
+	defer t.replaceMu.Unlock()
+	want := t.replacedSince(*old)
+	res, err := replaceChecked(dfd, tmp, base, want)
+	if res.displaced && res.after != want {
+		t.replaced[want] = res.after
+	}
+	if err == nil && (!res.displaced || res.removed) {
 		// What was replaced is gone (the before-state holds it); a removal that failed is
 		// tried again at the end of the run (journal.finish).
 		t.journal.settle(dir, tmp)
 	}
 	return err
+}
+
+// replacedSince is what a file the plan saw as old is now expected to be: old, unless this
+// restore took another of its names since (see replaced), each time changing its ctime.
+func (s *destShared) replacedSince(old nodeID) nodeID {
+	for range len(s.replaced) { // a clock set back could make a cycle
+		next, ok := s.replaced[old]
+		if !ok {
+			break
+		}
+		old = next
+	}
+	return old
+}
+
+// replacement is what replaceChecked did: whether the file the plan saw was displaced (it
+// was at the name, and is now out of the destination), whether its temp name was removed,
+// and its identity after that.
+type replacement struct {
+	displaced, removed bool
+	after              nodeID
 }
 
 // renameNew moves tmp to base in the folder dfd when base is free.
@@ -72,42 +104,49 @@ func renameNew(dfd int, tmp, base string) error {
 }
 
 // replaceChecked moves tmp to base in the folder dfd in place of old, the file the plan saw
-// there, and of nothing else. What base holds is opened (O_PATH: a FIFO or a device is not
-// opened for I/O) and checked to be old; held open, its inode number cannot pass to another
-// file. Then the two names are exchanged atomically (RENAME_EXCHANGE), and what now has the
-// temp name is checked to be that file: it is removed; anything else (put there between
-// the check and the exchange) is exchanged back, and the entry fails. A name that holds
-// nothing any more is filled as a new one. On a file system without the exchange, the check
-// is followed by a plain rename (a change between the two is not seen).
-func replaceChecked(dfd int, tmp, base string, old nodeID) (displaced bool, err error) {
+// there, and of nothing else, and removes it. What base holds is opened (O_PATH: a FIFO or a
+// device is not opened for I/O) and checked to be old; held open, its inode number cannot
+// pass to another file. Then the two names are exchanged atomically (RENAME_EXCHANGE), and
+// what now has the temp name is checked to be that file: it is removed; anything else (put
+// there between the check and the exchange) is exchanged back, and the entry fails. A name
+// that holds nothing any more is filled as a new one. On a file system without the exchange,
+// the check is followed by a plain rename (a change between the two is not seen).
+func replaceChecked(dfd int, tmp, base string, old nodeID) (replacement, error) {
 	fd, err := unix.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
-		return false, renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
+		return replacement{}, renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
 	}
 	if err != nil {
-		return false, &fileOpError{err}
+		return replacement{}, &fileOpError{err}
 	}
 	defer unix.Close(fd)
 	seen, err := fdID(fd)
 	if err != nil {
-		return false, err
+		return replacement{}, err
 	}
 	if seen != old {
-		return false, &fileOpError{errReplaced}
+		return replacement{}, &fileOpError{errReplaced}
 	}
 	err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return false, renameNew(dfd, tmp, base)
+		return replacement{}, renameNew(dfd, tmp, base)
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
 		err = unix.Renameat(dfd, tmp, dfd, base)
 	case err == nil:
-		return true, checkDisplaced(dfd, tmp, base, seen)
+		if err := checkDisplaced(dfd, tmp, base, seen); err != nil {
+			return replacement{}, err
+		}
+		res := replacement{displaced: true, removed: unix.Unlinkat(dfd, tmp, 0) == nil}
+		res.after, _ = fdID(fd)
+		return res, nil
 	}
 	if err != nil {
-		return false, &fileOpError{fmt.Errorf("rename: %w", err)}
+		return replacement{}, &fileOpError{fmt.Errorf("rename: %w", err)}
 	}
-	return false, nil
+	res := replacement{displaced: true, removed: true}
+	res.after, _ = fdID(fd)
+	return res, nil
 }
 
 // checkDisplaced checks an exchange of tmp and base: what now has the name tmp must be the
