@@ -29,6 +29,11 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s", DescribeType(info.Mode()))}
 	}
+	// Refused by its size first: a sparse file planted larger than the limit costs no disk,
+	// but reading it to the limit would cost that much memory and time.
+	if info.Size() > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", limit)}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
