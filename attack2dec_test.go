@@ -219,11 +219,10 @@ func TestAttack2DecSetNamesRawOnTerminal(t *testing.T) {
 }
 
 // TestAttack2DecVersionExitCodes: `backup version --json` whose stdout is a pipe nobody
-// reads exits 1, an exit code version does not have (its help: "Exit codes: 0 printed, 2
-// usage"; README: "version and completion exit 0, or 2 on a usage error (completion 1 when
-// the script could not be written)"); plain `backup version` into the same pipe exits 0
-// though it printed nothing. One of the two breaks the table: either 1 is documented for a
-// version that could not be written (as for completion), or both exit 0.
+// reads exited 1, an exit code version's help and the README did not list, while plain
+// `backup version` into the same pipe exited 0 though it printed nothing. Both now exit 1,
+// as completion does when its script cannot be written, and say why; the help and the
+// README list it.
 func TestAttack2DecVersionExitCodes(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"version"}, {"version", "--json"}} {
@@ -238,10 +237,13 @@ func TestAttack2DecVersionExitCodes(t *testing.T) {
 		cmd.Stderr = &stderr
 		cmd.Run()
 		w.Close()
-		code := cmd.ProcessState.ExitCode()
-		if code != exitComplete && code != exitUsage {
-			t.Errorf("backup %s into a closed pipe: exit %d (%q); version's exit codes are 0 and 2", strings.Join(args, " "), code, stderr.String())
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "stdout") {
+			t.Errorf("backup %s into a closed pipe: exit %d (%q), want %d and a line saying stdout could not be written", strings.Join(args, " "), code, stderr.String(), exitFailed)
 		}
+	}
+	help := backup(t, runOpts{}, "version", "--help")
+	if !strings.Contains(help.stdout, "1 it could not be written") {
+		t.Errorf("version's help does not list exit 1:\n%s", help.stdout)
 	}
 }
 

@@ -49,7 +49,7 @@ func (v versionJSON) String() string {
 
 func newVersionCmd() *cobra.Command {
 	cmd := newCommand("version [--json]", "print the version",
-		"Prints backup VERSION (the version receipts record), the git revision the binary was built\nfrom and whether that checkout was modified, and the Go version.", "0 printed, 2 usage.")
+		"Prints backup VERSION (the version receipts record), the git revision the binary was built\nfrom and whether that checkout was modified, and the Go version.", "0 printed, 1 it could not be written, 2 usage.")
 	asJSON := cmd.Flags().Bool("json", false, "print the version as JSON")
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		if len(args) > 0 {
@@ -62,7 +62,12 @@ func newVersionCmd() *cobra.Command {
 			}
 			return exitComplete
 		}
-		fmt.Fprint(cmd.OutOrStdout(), v)
+		// A version a script asked for and did not get is not a success, as completion's
+		// script is not.
+		if _, err := fmt.Fprint(cmd.OutOrStdout(), v); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "backup version: writing to stdout: %v\n", cause(err))
+			return exitFailed
+		}
 		return exitComplete
 	})
 	return cmd
