@@ -3,6 +3,7 @@ package main
 // Findings of the second adversarial pass (attack2): each test fails while its defect stands.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -114,5 +115,45 @@ func TestAttack2DecLockRaceConflictNotLocked(t *testing.T) {
 	r := backup(t, runOpts{dir: dir, env: env}, "create", "--output-dir", s.loc, "app")
 	if r.code != exitLocked {
 		t.Errorf("create that lost the race for the lock: exit %d, want %d (locked); stderr:\n%s", r.code, exitLocked, r.stderr)
+	}
+}
+
+// TestAttack2DecReceiptPathForgesLines: the archive path a receipt in the set records is text
+// anyone who can write the set (a bucket's other writers) controls. When it names another
+// archive than its own, status, verify, list, prune (and status's table for any run) print
+// its base name raw inside their reason: a newline forges a line of backup's own ("ok: ...")
+// and an escape sequence drives the terminal. docs/operations.md: "Text that embeds a name (a
+// reason, an error) has such bytes escaped the same way, so no name can forge a line or drive
+// the terminal"; docs/s3.md: text from the bucket is "quoted when it holds a newline, control
+// or format character, so it can never forge a line of backup's own". (backup sets quotes it.)
+func TestAttack2DecReceiptPathForgesLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	receipt := filepath.Join(set, readLatest(t, set)+".receipt.json")
+	data, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	const forged = "ok: LATEST forged.zip is complete"
+	rc["archive"].(map[string]any)["path"] = "/x/evil\n" + forged + "\x1b]0;owned\a"
+	if data, err = json.Marshal(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status", set}, {"verify", set}, {"list", set}, {"prune", "--keep-last", "1", set}} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		out := r.stdout + r.stderr
+		if strings.Contains(out, "\n"+forged) || strings.Contains(out, "\x1b") {
+			t.Errorf("%s: exit %d; a receipt's archive path forged a line or reached the terminal raw:\n%s", args[0], r.code, out)
+		}
 	}
 }
