@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"backup/backupset"
 	"backup/backupset/s3store/s3test"
@@ -155,5 +156,32 @@ func TestAttack2DecReceiptPathForgesLines(t *testing.T) {
 		if strings.Contains(out, "\n"+forged) || strings.Contains(out, "\x1b") {
 			t.Errorf("%s: exit %d; a receipt's archive path forged a line or reached the terminal raw:\n%s", args[0], r.code, out)
 		}
+	}
+}
+
+// TestAttack2DecActivationRecordForgesLines: LATEST.activated is a file of the set (an object
+// of the bucket), written by anyone who can write there; its "by" is printed raw in status's
+// note on a hand-made activation: a newline forges a line, an escape drives the terminal.
+func TestAttack2DecActivationRecordForgesLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	first := readLatest(t, set)
+	time.Sleep(1100 * time.Millisecond) // a second run in another second
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "activate", set, first), exitComplete)
+	const forged = "ok: LATEST forged.zip is complete"
+	record, err := json.Marshal(map[string]string{"archive": first, "activated_at": time.Now().UTC().Format(time.RFC3339), "by": "activate\n" + forged + "\x1b]0;owned\a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(set, "LATEST.activated"), record, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "status", set)
+	if out := r.stdout + r.stderr; strings.Contains(out, "\n"+forged) || strings.Contains(out, "\x1b") {
+		t.Errorf("status: exit %d; LATEST.activated's \"by\" forged a line or reached the terminal raw:\n%s", r.code, out)
 	}
 }
