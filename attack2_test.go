@@ -82,6 +82,9 @@ func TestAttack2DecEndpointPasswordEchoed(t *testing.T) {
 	}
 	for _, args := range runs {
 		r := backup(t, runOpts{dir: dir, env: envWithout([]string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}, env...)}, args...)
+		if r.code != exitUsage {
+			t.Errorf("%s: exit %d (%q), want %d: an endpoint URL holding a password is a usage error", args[0], r.code, r.stderr, exitUsage)
+		}
 		if strings.Contains(r.stdout+r.stderr, s3test.SecretKey) {
 			t.Errorf("%s: exit %d; the endpoint's password is printed: stdout %q; stderr %q", args[0], r.code, r.stdout, r.stderr)
 		}

@@ -22,6 +22,7 @@ import (
 
 	"backup/atomicfile"
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 )
 
@@ -52,7 +53,7 @@ func defaultCacheRoot() (string, error) {
 // longer than a file name may be, and two servers may hold the same bucket name.
 func newSetCache(root, endpoint, loc string) *setCache {
 	if endpoint == "" {
-		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+		endpoint = s3store.EnvEndpoint()
 	}
 	sum := sha256.Sum256([]byte(endpoint + "\n" + loc))
 	return &setCache{root: root, dir: filepath.Join(root, "s3", hex.EncodeToString(sum[:16]))}

@@ -35,8 +35,8 @@ func IsLocation(loc string) bool { return strings.HasPrefix(loc, Scheme) }
 
 // Options are how to reach the server, beyond what the AWS configuration says.
 type Options struct {
-	// Endpoint is the server's URL (http://127.0.0.1:7070); "" takes AWS_ENDPOINT_URL_S3 or
-	// the configuration's, else AWS's own.
+	// Endpoint is the server's URL (http://127.0.0.1:7070); "" takes AWS_ENDPOINT_URL_S3,
+	// AWS_ENDPOINT_URL or the configuration's, else AWS's own.
 	Endpoint string
 	// PathStyle addresses the bucket in the path (http://host/bucket/key) rather than in
 	// the host name, as most self-hosted servers need.
@@ -154,11 +154,17 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts)}, nil
 }
 
-// isLocalEndpoint says whether the endpoint (or AWS_ENDPOINT_URL_S3) is an IP address or
+// EnvEndpoint is the endpoint the SDK takes from the environment when none is given:
+// AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (every service's).
+func EnvEndpoint() string {
+	return cmp.Or(os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+}
+
+// isLocalEndpoint says whether the endpoint (or EnvEndpoint's) is an IP address or
 // localhost.
 func isLocalEndpoint(endpoint string) bool {
 	if endpoint == "" {
-		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+		endpoint = EnvEndpoint()
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || endpoint == "" {
@@ -171,7 +177,7 @@ func isLocalEndpoint(endpoint string) bool {
 // show in messages, and credentials belong in the AWS variables.
 func CheckEndpoint(endpoint string) error {
 	if endpoint == "" {
-		endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
+		endpoint = EnvEndpoint()
 	}
 	if endpoint == "" {
 		return nil
