@@ -38,14 +38,18 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	if errors.As(err, &api) {
 		code = api.ErrorCode()
 	}
+	conflict := status == http.StatusConflict && code == "ConditionalRequestConflict"
 	switch {
 	case code == "NoSuchBucket":
 		err = fmt.Errorf("no bucket %s on the server", s.bucket)
 	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
 		err = fs.ErrNotExist
-	case status == http.StatusPreconditionFailed && ifMatch == "" && op != "read":
+	case (status == http.StatusPreconditionFailed || conflict) && ifMatch == "" && op != "read":
+		// A create whose condition failed, or that raced another conditional write of the
+		// key (409, which AWS says may be retried): the key is someone else's, or is being
+		// made theirs, as a lock taken by another host.
 		err = backupset.ErrExists
-	case status == http.StatusPreconditionFailed || status == http.StatusConflict && code == "ConditionalRequestConflict":
+	case status == http.StatusPreconditionFailed || conflict:
 		err = backupset.ErrChanged
 	case code != "":
 		err = fmt.Errorf("%s (HTTP %d): %s", serverText(code), status, serverText(api.ErrorMessage()))
