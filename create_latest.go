@@ -86,10 +86,10 @@ func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
 // activated another archive by hand.
 func (c *creation) sayMoved(name string, handMade *backupset.Activation, rc *format.Receipt, stderr io.Writer) {
 	if !c.cfg.quiet || rc.Status != format.Complete {
-		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", name)
+		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", format.QuoteName(name))
 	}
 	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", handMade.Archive, handMade.At.Local().Format(time.RFC3339))
+		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", format.QuoteName(handMade.Archive), handMade.At.Local().Format(time.RFC3339))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backup/backupset"
+	"backup/format"
 	"backup/hooks"
 	"backup/pathcheck"
 	"backup/report"
@@ -203,7 +204,7 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backu
 				verb = "would " + del
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verb, d.Started.Local().Format(time.RFC3339), d.State, d.Name, strings.Join(d.Reasons, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verb, d.Started.Local().Format(time.RFC3339), d.State, format.QuoteName(d.Name), format.EscapeText(strings.Join(d.Reasons, ", ")))
 	}
 	tw.Flush()
 	done := "deleted"

@@ -147,7 +147,7 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 			mark, note = "*", "  <- LATEST"
 		}
 		if e.Problem != nil {
-			note = "  (" + e.Problem.Error() + ")"
+			note = "  (" + format.EscapeText(e.Problem.Error()) + ")"
 		}
 		size, files := "-", "-"
 		if e.Archive {
@@ -156,14 +156,14 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 		if e.Receipt != nil && e.Receipt.Archive != nil {
 			files = fmt.Sprint(e.Receipt.Counts.Files)
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s%s\n", mark, e.Started().Local().Format(time.RFC3339), e.State(), size, files, e.Name, note)
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s%s\n", mark, e.Started().Local().Format(time.RFC3339), e.State(), size, files, format.QuoteName(e.Name), note)
 	}
 	tw.Flush()
 	if problem != nil {
 		return
 	}
 	rc := s.Latest.Receipt
-	verdict := fmt.Sprintf("LATEST %s is %s, %s old", s.Latest.Name, rc.Status, format.FormatDuration(now.Sub(rc.StartedAt)))
+	verdict := fmt.Sprintf("LATEST %s is %s, %s old", format.QuoteName(s.Latest.Name), rc.Status, format.FormatDuration(now.Sub(rc.StartedAt)))
 	if maxAge > 0 {
 		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, format.FormatDuration(maxAge))
 	}
@@ -178,7 +178,7 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 func latestNote(s *backupset.Status) string {
 	why := "not activated by hand (a run that could not move LATEST, or LATEST edited)"
 	if a := s.Activation; a != nil {
-		why = fmt.Sprintf("activated by hand (backup %s) at %s", a.By, a.At.Local().Format(time.RFC3339))
+		why = fmt.Sprintf("activated by hand (backup %s) at %s", format.EscapeText(a.By), a.At.Local().Format(time.RFC3339))
 	}
 	switch {
 	case s.Newer != nil:

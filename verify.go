@@ -181,7 +181,7 @@ func verifiedLine(res *archive.VerifyResult, receiptPath string) string {
 		line += " by CRC-32 only (no manifest: not made by backup)"
 	}
 	if receiptPath != "" {
-		line += "; matches " + receiptPath
+		line += "; matches " + format.QuoteName(receiptPath)
 	}
 	return line
 }

@@ -42,5 +42,5 @@ func ciphertextLine(h seal.Header, receiptPath string) string {
 	if receiptPath == "" {
 		return line + "its header parses, and no receipt was found to check its SHA-256 against; contents not checked (give --identity)"
 	}
-	return line + "ciphertext matches " + receiptPath + "; contents not checked (give --identity)"
+	return line + "ciphertext matches " + format.QuoteName(receiptPath) + "; contents not checked (give --identity)"
 }

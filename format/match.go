@@ -51,7 +51,7 @@ func (rc *Receipt) MatchListed(name string, present bool, size int64) error {
 	case a == nil:
 		return nil
 	case filepath.Base(a.Path) != name:
-		return fmt.Errorf("its receipt describes another archive, %s", filepath.Base(a.Path))
+		return fmt.Errorf("its receipt describes another archive, %s", QuoteName(filepath.Base(a.Path)))
 	case present && a.Size != size:
 		return fmt.Errorf("its receipt says %d bytes, the archive has %d", a.Size, size)
 	}
