@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"backup/format"
 )
@@ -84,9 +85,14 @@ func IsArchiveName(name string) bool {
 // CheckSourceName says why name cannot name a set's archives, or nil. The name is the front
 // of every archive name of the set (see ArchiveName), so it must make names that LATEST can
 // hold (see parsePointer) and that read back as the same source: "..", "a..b" or a name
-// holding a newline would make archives that no reader could ever be pointed at.
+// holding a newline would make archives that no reader could ever be pointed at. Nor may it
+// be other than UTF-8: a receipt records its archive's name as JSON text, which would hold
+// U+FFFD for such bytes, and name another archive than the one it describes.
 func CheckSourceName(name string) error {
 	file := ArchiveName(name, time.Unix(0, 0), 1)
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%q cannot name a set's archives (it is not UTF-8, and a receipt records its archive's name as UTF-8 text)", name)
+	}
 	if name != "." {
 		if got, err := parsePointer([]byte(file)); err == nil && SourceOf(got) == name {
 			return nil
