@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"backup/atomicfile"
 )
@@ -55,7 +56,7 @@ func writeLabels(b *bytes.Buffer, labels []Label) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(b, "%s=\"%s\"", l.Name, labelEscaper.Replace(l.Value))
+		fmt.Fprintf(b, "%s=\"%s\"", l.Name, labelEscaper.Replace(validUTF8(l.Value)))
 	}
 	b.WriteByte('}')
 }
@@ -65,6 +66,26 @@ var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
+
+// validUTF8 is s with each byte that is not UTF-8 written as \xNN, as %q writes it: the text
+// format is UTF-8 (node_exporter drops a file that is not, and with it every series of the
+// set), and a folder's name may be any bytes. Unlike U+FFFD, it keeps two such names apart.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
 
 func formatValue(v float64) string {
 	switch {

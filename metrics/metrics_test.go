@@ -62,3 +62,18 @@ func TestReadValue(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelNotUTF8: a label value that is not UTF-8 (a folder's name may be any bytes) is
+// written as UTF-8, each stray byte as \xNN, so that two such values stay apart.
+func TestLabelNotUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"b\xffad":    `b\\xffad`,
+		"b\xfead":    `b\\xfead`,
+		"café\xe9\"": `café\\xe9\"`,
+		"plain/set":  `plain/set`,
+	} {
+		if got := labelEscaper.Replace(validUTF8(in)); got != want {
+			t.Errorf("label %q written as %s, want %s", in, got, want)
+		}
+	}
+}
