@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +27,7 @@ const listExitCodes = `0 listed, 1 the archive or its manifest cannot be read, 2
 // listEntryJSON is one entry as list --json prints it.
 type listEntryJSON struct {
 	Name     string    `json:"name"`
+	NameB64  string    `json:"name_b64,omitempty"` // the name's bytes when it is not UTF-8
 	Type     string    `json:"type"`
 	Size     int64     `json:"size"`
 	Mode     string    `json:"mode"`
@@ -153,7 +151,6 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 			sum = d.String()
 		}
 		entry := listEntryJSON{
-			Name:     e.StoredName(),
 			Type:     e.Type(),
 			Size:     e.Size,
 			Mode:     fmt.Sprintf("%04o", unixPerm(e.Mode)),
@@ -161,10 +158,8 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 			SHA256:   sum,
 			Target:   e.Target,
 		}
-		if !utf8.ValidString(e.Target) {
-			entry.Target = strings.ToValidUTF8(e.Target, "\uFFFD")
-			entry.TargetB64 = base64.StdEncoding.EncodeToString([]byte(e.Target))
-		}
+		entry.Name, entry.NameB64 = format.JSONText(e.StoredName())
+		entry.Target, entry.TargetB64 = format.JSONText(e.Target)
 		out.Entries = append(out.Entries, entry)
 	}
 	if m := r.Manifest; m != nil {

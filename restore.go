@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -93,14 +94,17 @@ type restoreJSON struct {
 	// Removed counts what restoring a before-state removed: paths the undone restore created.
 	Removed int `json:"removed"`
 	// Undo is the before-state this restore wrote; restoring it with --force undoes this one.
-	Undo      *undoPaths        `json:"undo,omitempty"`
-	Skipped   []format.Skipped  `json:"skipped"`
-	Conflicts []string          `json:"conflicts"`
-	Refused   []archive.Problem `json:"refused"`
-	Damaged   []archive.Problem `json:"damaged"`
-	Failed    []archive.Problem `json:"failed"`
-	Warnings  []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
-	Error     string            `json:"error,omitempty"`
+	Undo      *undoPaths       `json:"undo,omitempty"`
+	Skipped   []format.Skipped `json:"skipped"`
+	Conflicts []string         `json:"conflicts"`
+	// ConflictsB64 is, when a conflict's name is not UTF-8, each conflict's name in base64, in
+	// the order of Conflicts ("" for a name that is).
+	ConflictsB64 []string          `json:"conflicts_b64,omitempty"`
+	Refused      []archive.Problem `json:"refused"`
+	Damaged      []archive.Problem `json:"damaged"`
+	Failed       []archive.Problem `json:"failed"`
+	Warnings     []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
+	Error        string            `json:"error,omitempty"`
 }
 
 func newRestoreCmd() *cobra.Command {
@@ -302,7 +306,8 @@ func (o *restoreJSON) fail(err error) {
 	o.Status, o.Error = restoreFailed, err.Error()
 }
 
-// nonNil makes empty lists print as [] rather than null.
+// nonNil makes empty lists print as [] rather than null, and gives the conflicts whose names
+// are not UTF-8 their base64 twins (conflicts_b64).
 func (o *restoreJSON) nonNil() *restoreJSON {
 	for _, l := range []*[]archive.Problem{&o.Refused, &o.Damaged, &o.Failed, &o.Warnings} {
 		if *l == nil {
@@ -314,6 +319,19 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 	}
 	if o.Conflicts == nil {
 		o.Conflicts = []string{}
+	}
+	if o.ConflictsB64 != nil {
+		return o // done before: Conflicts shows the names as text now
+	}
+	for i, name := range o.Conflicts {
+		text, b64 := format.JSONText(name)
+		if b64 != "" && o.ConflictsB64 == nil {
+			o.Conflicts = slices.Clone(o.Conflicts) // the plan's, which its lines print
+			o.ConflictsB64 = make([]string, len(o.Conflicts))
+		}
+		if b64 != "" {
+			o.Conflicts[i], o.ConflictsB64[i] = text, b64
+		}
 	}
 	return o
 }

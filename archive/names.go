@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,21 @@ import (
 type Problem struct {
 	Entry  string `json:"entry"`
 	Reason string `json:"reason"`
+}
+
+// MarshalJSON writes the entry losslessly: entry_b64 beside it when it is not UTF-8.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	var j problemJSON
+	j.Entry, j.EntryB64 = format.JSONText(p.Entry)
+	j.Reason = p.Reason
+	return json.Marshal(j)
+}
+
+// problemJSON is a Problem as JSON carries it.
+type problemJSON struct {
+	Entry    string `json:"entry"`
+	EntryB64 string `json:"entry_b64,omitempty"`
+	Reason   string `json:"reason"`
 }
 
 // String renders the problem as its own line says it: "app/data.db: sha256 mismatch", the

@@ -28,6 +28,14 @@ func encodePath(name string) jsonPath {
 	return jsonPath{Path: displayPath(name), PathB64: base64.StdEncoding.EncodeToString([]byte(name))}
 }
 
+// JSONText is name as the JSON of backup's outputs carries it (list's entries, the problems
+// of verify and restore): text, with U+FFFD for each byte that is not UTF-8, and, for such a
+// name only, its bytes in standard base64, for a "_b64" twin beside it.
+func JSONText(name string) (text, b64 string) {
+	p := encodePath(name)
+	return p.Path, p.PathB64
+}
+
 // displayPath is name as a JSON string shows it: each byte that is not UTF-8 is U+FFFD.
 func displayPath(name string) string { return strings.ToValidUTF8(name, "\uFFFD") }
 
