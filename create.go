@@ -183,7 +183,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.allowPlaintext = f.keys.allowPlaintext
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
 	if err == nil {
-		cfg.recipients, err = f.keys.load()
+		cfg.recipients, err = f.keys.load(stderr)
 	}
 	if err == nil {
 		cfg.identities, err = f.identity.load(stderr, "backup create")

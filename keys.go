@@ -28,8 +28,9 @@ func addRecipientFlags(flags *pflag.FlagSet) *recipientFlags {
 }
 
 // load parses the recipients given; nil when there are none (the archive is not encrypted).
-// An error never repeats a recipient: a secret key pasted there must not reach a log.
-func (f *recipientFlags) load() (*seal.Recipients, error) {
+// An error never repeats a recipient: a secret key pasted there must not reach a log. A
+// recipients file that group or others may write gets a warning line on stderr.
+func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 	if len(f.recipients) == 0 && len(f.files) == 0 {
 		return nil, nil
 	}
@@ -40,8 +41,12 @@ func (f *recipientFlags) load() (*seal.Recipients, error) {
 		}
 	}
 	for _, name := range f.files {
-		if err := r.ReadFile(name); err != nil {
+		warning, err := r.ReadFile(name)
+		if err != nil {
 			return nil, fmt.Errorf("--recipients-file %s: %w", name, cause(err))
+		}
+		if warning != "" {
+			fmt.Fprintf(stderr, "backup create: warning: %s\n", warning)
 		}
 	}
 	if err := r.Check(); err != nil {

@@ -39,12 +39,22 @@ func (r *Recipients) Add(s string) error {
 // ReadFile adds the recipients of the file at path, in age's recipients-file format: one
 // a line, lines starting with # and blank lines ignored. The file is opened without
 // blocking and must be a regular file (a symlink to one is followed). An error names the
-// line, never its text.
-func (r *Recipients) ReadFile(path string) error {
-	data, _, err := readKeyFile(path)
+// line, never its text. warning is not empty when group or others may write the file: who
+// can write it can add a recipient of their own, who then reads every archive made with it.
+// It is used all the same, as ReadFile of identities uses a key others may read.
+func (r *Recipients) ReadFile(path string) (warning string, err error) {
+	data, perm, err := readKeyFile(path)
 	if err != nil {
-		return err
+		return "", err
 	}
+	if perm&0o022 != 0 {
+		warning = fmt.Sprintf("recipients file %s can be written by group or others (mode %04o): who can write it can add a recipient of their own; keep it 0644", path, perm)
+	}
+	return warning, r.readRecipients(data)
+}
+
+// readRecipients adds the recipients in a recipients file's bytes.
+func (r *Recipients) readRecipients(data []byte) error {
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxKeyFile)

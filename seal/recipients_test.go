@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,19 +68,38 @@ func TestRecipientsReadFile(t *testing.T) {
 	k := newTestKeys(t)
 	body := "# team keys\n\n" + k.x25519.Recipient().String() + "\n  # indented comment\n" + k.sshPub + "\r\n"
 	var r Recipients
-	if err := r.ReadFile(writeFile(t, "recipients", []byte(body), 0o644)); err != nil {
-		t.Fatalf("ReadFile: %v", err)
+	if warning, err := r.ReadFile(writeFile(t, "recipients", []byte(body), 0o644)); err != nil || warning != "" {
+		t.Fatalf("ReadFile: %v (warning %q)", err, warning)
 	}
 	if r.Len() != 2 {
 		t.Errorf("%d recipients, want 2", r.Len())
 	}
 	bad := "# keys\n" + k.x25519.Recipient().String() + "\n" + k.x25519.String() + "\n"
-	err := r.ReadFile(writeFile(t, "bad", []byte(bad), 0o644))
+	_, err := r.ReadFile(writeFile(t, "bad", []byte(bad), 0o644))
 	if err == nil || !strings.HasPrefix(err.Error(), "line 3: ") || strings.Contains(err.Error(), k.x25519.String()) {
 		t.Errorf("a secret key on line 3: %v, want an error naming line 3 and not the key", err)
 	}
-	if err := r.ReadFile(writeFile(t, "empty", []byte("# nothing\n\n"), 0o644)); err == nil {
+	if _, err := r.ReadFile(writeFile(t, "empty", []byte("# nothing\n\n"), 0o644)); err == nil {
 		t.Error("a file of comments only was taken")
+	}
+}
+
+// TestRecipientsFileWritableByOthers: a recipients file that group or others may write is
+// used, with a warning: who can write it can add a recipient of their own, who then reads
+// every archive encrypted with it.
+func TestRecipientsFileWritableByOthers(t *testing.T) {
+	k := newTestKeys(t)
+	body := []byte(k.x25519.Recipient().String() + "\n")
+	for _, mode := range []os.FileMode{0o664, 0o646, 0o666} {
+		var r Recipients
+		path := writeFile(t, fmt.Sprintf("recipients-%o", mode), body, mode)
+		warning, err := r.ReadFile(path)
+		if err != nil || r.Len() != 1 {
+			t.Errorf("mode %04o: %v, %d recipients", mode, err, r.Len())
+		}
+		if !strings.Contains(warning, fmt.Sprintf("can be written by group or others (mode %04o)", mode)) {
+			t.Errorf("mode %04o: warning %q", mode, warning)
+		}
 	}
 }
 
@@ -91,7 +111,7 @@ func TestKeyFileNotRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r Recipients
-	if err := r.ReadFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := r.ReadFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("recipients FIFO: %v", err)
 	}
 	var ids Identities
