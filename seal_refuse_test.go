@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,26 @@ func TestSealedIdentityMode(t *testing.T) {
 	mustExit(t, r, exitComplete)
 	if !strings.Contains(r.stderr, "warning: identity file "+key.identity+" can be read by group or others (mode 0644)") {
 		t.Errorf("stderr %q: want the warning", r.stderr)
+	}
+}
+
+// TestSealedRecipientsFileMode: a recipients file group or others can write is used, after a
+// warning line: whoever can write it can add a key of their own.
+func TestSealedRecipientsFileMode(t *testing.T) {
+	t.Parallel()
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	file := filepath.Join(dir, "recipients")
+	if err := os.WriteFile(file, []byte(key.recipient+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for mode, warned := range map[os.FileMode]bool{0o644: false, 0o664: true} {
+		os.Chmod(file, mode)
+		r := backup(t, runOpts{dir: dir}, "create", "-q", "--recipients-file", file, "-o", filepath.Join(dir, fmt.Sprintf("a%o.zip.age", mode)), "app")
+		mustExit(t, r, exitComplete)
+		if got := strings.Contains(r.stderr, fmt.Sprintf("warning: recipients file %s can be written by group or others (mode %04o)", file, mode)); got != warned {
+			t.Errorf("mode %04o: stderr %q; want a warning: %v", mode, r.stderr, warned)
+		}
 	}
 }
