@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The third adversarial pass of December 2nd (attack3dec): each test is a defect found by
+// trying to break the fixes of the second, failing until it is fixed.
+
+// TestAttack3DecDotDotOutputFollowsSymlink: an output path holding ".." is now resolved by
+// absPath with every symlink followed, the last name's included. docs/create.md: "a symlink
+// to a regular file is replaced, as ever" (pathcheck: "A symlink there is replaced, not
+// followed"), and so it is for -o backups/app.zip or --receipt backups/r.json; but the same
+// outputs named from a sibling folder, ../backups/app.zip, ../backups/r.json (a ".." in
+// front, as any script run from its own folder names them), are written through the link:
+// the file it points to, outside the folder named, is replaced (the receipt needs no
+// --force at all), and the link stays as it was.
+func TestAttack3DecDotDotOutputFollowsSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"src/app/a":       {content: "hi\n"},
+		"keep/r.json":     {content: "the user's own file\n"},
+		"keep/user.zip":   {content: "the user's own zip\n"},
+		"backups/r.json":  {kind: "symlink", content: "../keep/r.json"},
+		"backups/app.zip": {kind: "symlink", content: "../keep/user.zip"},
+		"work":            {kind: "dir"},
+	})
+	work := filepath.Join(dir, "work")
+	runs := []struct {
+		args   []string
+		link   string // the output's name, a symlink
+		target string // the user's file it points to
+	}{
+		{[]string{"create", "-q", "-o", "../backups/b.zip", "--receipt", "../backups/r.json", "../src/app"}, "backups/r.json", "keep/r.json"},
+		{[]string{"create", "-q", "--force", "-o", "../backups/app.zip", "../src/app"}, "backups/app.zip", "keep/user.zip"},
+	}
+	for _, run := range runs {
+		want := readFileString(t, filepath.Join(dir, run.target))
+		r := backup(t, runOpts{dir: work}, run.args...)
+		mustExit(t, r, exitComplete)
+		if got := readFileString(t, filepath.Join(dir, run.target)); got != want {
+			t.Errorf("backup %s replaced %s, the file the symlink %s points to (now %d bytes), instead of the symlink", strings.Join(run.args, " "), run.target, run.link, len(got))
+		}
+		if info, err := os.Lstat(filepath.Join(dir, run.link)); err != nil || info.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("backup %s left %s a symlink (%v): the output was not written at the name given", strings.Join(run.args, " "), run.link, err)
+		}
+	}
+}
