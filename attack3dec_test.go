@@ -50,3 +50,39 @@ func TestAttack3DecDotDotOutputFollowsSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack3DecDotDotSourceSymlinkRenamed: a SOURCE that is a symlink to a folder is
+// stored under its own base name (README: "under the base name of each SOURCE"), mylink/a;
+// named with a ".." anywhere before it (sub/../mylink, the same folder to the kernel), it is
+// now stored under its target's name, data/a, since absPath follows every link of a path
+// holding "..". The same SOURCE then gives other archives, and in a backup set the second
+// run fails (exit 1: "the backup set of "mylink" … back up "data" into a folder of its own").
+func TestAttack3DecDotDotSourceSymlinkRenamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"real/data/a": {content: "hi\n"},
+		"mylink":      {kind: "symlink", content: "real/data"},
+		"sub":         {kind: "dir"},
+	})
+	for _, src := range []string{"mylink", "sub/../mylink"} {
+		arch := filepath.Join(dir, strings.ReplaceAll(src, "/", "_")+".zip")
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, src), exitComplete)
+		if _, ok := readZip(t, arch)["mylink/a"]; !ok {
+			t.Errorf("SOURCE %s is not stored under its base name mylink: %v", src, keysOf(readZip(t, arch)))
+		}
+	}
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "mylink"), exitComplete)
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "sub/../mylink"); r.code != exitComplete {
+		t.Errorf("the set's SOURCE named as sub/../mylink: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
