@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backup/backupset/s3store/s3test"
 )
 
 // The third adversarial pass of December 2nd (attack3dec): each test is a defect found by
@@ -85,4 +87,43 @@ func keysOf(m map[string]string) []string {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// TestAttack3DecConfigEndpointPasswordEchoed: the fix of TestAttack2DecEndpointPasswordEchoed
+// checks AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL, but the SDK also takes the endpoint from
+// the shared config file (endpoint_url in the profile), which docs/s3.md lists among the
+// standard ways ("AWS_PROFILE and the shared config files"). An endpoint there holding a
+// password is never checked, and when the SDK rejects it the whole URL, password included,
+// is echoed in the error, in --json's receipt and in the hooks' BACKUP_ERROR. docs/s3.md:
+// "Credentials never appear in receipts, errors or --json".
+func TestAttack3DecConfigEndpointPasswordEchoed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	cfg := filepath.Join(dir, "aws-config")
+	if err := os.WriteFile(cfg, []byte("[default]\nendpoint_url = http://user:"+s3test.SecretKey+"@127.0.0.1:9/%zz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range (&s3test.Server{Endpoint: "http://127.0.0.1:9"}).Env() {
+		if !strings.HasPrefix(kv, "AWS_ENDPOINT_URL_S3=") && !strings.HasPrefix(kv, "AWS_CONFIG_FILE=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "AWS_MAX_ATTEMPTS=1", "AWS_CONFIG_FILE="+cfg)
+	hook := filepath.Join(dir, "hook.out")
+	runs := [][]string{
+		{"create", "--output-dir", "s3://bucket/set", "--json", "--exec-after", `printf %s "$BACKUP_ERROR" > ` + hook, "app"},
+		{"status", "--json", "s3://bucket/set"},
+		{"verify", "s3://bucket/set"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir, env: envWithout([]string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE", "AWS_PROFILE"}, env...)}, args...)
+		if strings.Contains(r.stdout+r.stderr, s3test.SecretKey) {
+			t.Errorf("%s: exit %d; the password of the config file's endpoint_url is printed: stdout %q; stderr %q", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+	if data, _ := os.ReadFile(hook); strings.Contains(string(data), s3test.SecretKey) {
+		t.Errorf("the hook's BACKUP_ERROR holds the endpoint's password: %q", data)
+	}
 }
