@@ -127,3 +127,61 @@ func TestAttack3DecConfigEndpointPasswordEchoed(t *testing.T) {
 		t.Errorf("the hook's BACKUP_ERROR holds the endpoint's password: %q", data)
 	}
 }
+
+// TestAttack3DecSetNamesRawActivateAdopt: the fix of TestAttack2DecSetNamesRawOnTerminal
+// quotes a set's archive names in create, verify, status's table and verdict and prune, but
+// not in activate ("LATEST -> NAME (complete, was NAME)", with --dry-run too, and "not
+// activating NAME: …"), adopt ("adopted PATH as NAME", "PATH is already in the set as NAME")
+// or status's note on a hand-made activation ("LATEST is not the newest complete backup
+// (NAME is newer)"): a name holding ESC, BEL or CR still drives the terminal or overwrites
+// the line a person reads. docs/operations.md: such a name "is printed quoted as Go's %q
+// does, wherever a person reads it".
+func TestAttack3DecSetNamesRawActivateAdopt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	makeTree(t, dir, map[string]node{"other": {kind: "dir"}})
+	set := filepath.Join(dir, "set")
+	src := filepath.Join("src", name)
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), exitComplete)
+	}
+	var older string // the run LATEST does not name
+	for _, n := range listDir(t, set) {
+		if strings.HasSuffix(n, ".zip") && n != readLatest(t, set) {
+			older = n
+		}
+	}
+	foreign := filepath.Join(dir, "other", name+"-20261201T000000Z.zip")
+	makeTree(t, filepath.Join(dir, src), map[string]node{"g": {content: "2"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", foreign, src), exitComplete)
+	copyOf := filepath.Join(dir, "other", "copy-20261130T000000Z.zip")
+	for _, ext := range []string{"", ".receipt.json"} {
+		data, err := os.ReadFile(foreign + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copyOf+ext, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := [][]string{
+		{"activate", "--dry-run", set, older},
+		{"activate", set, older},
+		{"status", set},
+		{"activate", set, "missing-" + older}, // not activating …
+		{"adopt", set, foreign},
+		{"adopt", set, copyOf},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s (exit %d) printed a set's archive name raw: %q", args[0], r.code, line)
+				}
+			}
+		}
+	}
+}
