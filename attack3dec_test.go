@@ -185,3 +185,33 @@ func TestAttack3DecSetNamesRawActivateAdopt(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack3DecMetricsSetLabelsCollide: the fix of TestAttack2DecMetricsLabelNotUTF8 writes
+// each byte of a set label that is not UTF-8 as the four characters \xNN, "unlike U+FFFD, it
+// keeps two such names apart" (metrics.go); but a folder may be named with those four
+// characters too. Two sets, b\xffad (the byte 0xff) and `b\xffad` (backslash, x, f, f), get
+// the same set label: sets --metrics-file writes every series of both twice with one label
+// set, which the Prometheus text format forbids (node_exporter fails the file's series as
+// "collected before with the same name and label values"), and an alert on one set's
+// health or age may read the other's.
+func TestAttack3DecMetricsSetLabelsCollide(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "1"}})
+	for _, set := range []string{"b\xffad", `b\xffad`} {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "sets", set), "src/app"), exitComplete)
+	}
+	prom := filepath.Join(dir, "sets.prom")
+	mustExit(t, backup(t, runOpts{dir: dir}, "sets", "--metrics-file", prom, filepath.Join(dir, "sets")), exitComplete)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(readFileString(t, prom), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		series := line[:strings.LastIndexByte(line, ' ')]
+		if seen[series] {
+			t.Errorf("sets --metrics-file wrote the series %s twice: the sets b\\xffad and `b\\xffad` have one label", series)
+		}
+		seen[series] = true
+	}
+}
