@@ -215,3 +215,40 @@ func TestAttack3DecMetricsSetLabelsCollide(t *testing.T) {
 		seen[series] = true
 	}
 }
+
+// TestAttack3DecS3SourceControlCharNeverActivated: a set's SOURCE whose base name holds a
+// control character that XML 1.0 cannot carry (ESC, BEL: a bucket's listing is XML) is not
+// refused in a set in a bucket, yet no run of it can ever be activated: the listing gives
+// the archive's name back with U+FFFD (or, from AWS, not at all), so the run is refused as
+// belonging to another source ("… is the backup set of "a\ufffdb""), every run writes an
+// archive and a receipt and exits 1, LATEST never appears, and status, verify and prune
+// refuse the set. docs/sets.md: a SOURCE whose name cannot name a set's archives is refused
+// (exit 2, nothing written), as the fix of TestAttack2DecSetSourceNotUTF8 now does for a
+// name that is not UTF-8. The refusal also prints the name raw ("LATEST not moved: not
+// activating a\x1bb-….zip"), ESC and all.
+func TestAttack3DecS3SourceControlCharNeverActivated(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	name := "a\x1bb"
+	makeTree(t, filepath.Join(dir, name), map[string]node{"f": {content: "1"}})
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, name)
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.ContainsAny(line, "\x1b") {
+			t.Errorf("create printed the archive's name raw: %q", line)
+		}
+	}
+	switch r.code {
+	case exitComplete:
+		if st := backup(t, runOpts{dir: dir, env: s.env}, "status", s.loc); st.code != exitComplete {
+			t.Errorf("status of the set after a complete run: exit %d, %q", st.code, st.stderr)
+		}
+	case exitUsage:
+		if got, _ := filepath.Glob(filepath.Join(s.dir, "*")); len(got) > 0 {
+			t.Errorf("refused with exit 2, but the set holds %q", got)
+		}
+	default:
+		got, _ := filepath.Glob(filepath.Join(s.dir, "*"))
+		t.Errorf("create into a set in a bucket from SOURCE %q: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", name, r.code, r.stderr, got)
+	}
+}
