@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +252,40 @@ func TestAttack3DecS3SourceControlCharNeverActivated(t *testing.T) {
 	default:
 		got, _ := filepath.Glob(filepath.Join(s.dir, "*"))
 		t.Errorf("create into a set in a bucket from SOURCE %q: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", name, r.code, r.stderr, got)
+	}
+}
+
+// TestAttack3DecSetsJSONNamesNotUTF8: the fix of TestAttack2DecJSONNamesNotUTF8 gives list's
+// and restore's names a _b64 twin, but sets --json still gives each set's folder only as a
+// plain JSON string: two sets s\xffet and s\xfeet of one location are both
+// "…/s\ufffdet", and a program reading the JSON (to run status on the unhealthy one, to
+// page about it) cannot tell them apart or name either. docs/formats.md: "Every JSON record
+// is UTF-8; a name that is not has a _b64 twin". status --json's "dir" and prune --json's
+// "dir" lose the bytes the same way.
+func TestAttack3DecSetsJSONNamesNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "1"}})
+	for _, set := range []string{"s\xffet", "s\xfeet"} {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "sets", set), "src/app"), exitComplete)
+	}
+	r := backup(t, runOpts{dir: dir}, "sets", "--json", filepath.Join(dir, "sets"))
+	mustExit(t, r, exitComplete)
+	var sets []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &sets); err != nil {
+		t.Fatalf("sets --json: %v: %q", err, r.stdout)
+	}
+	seen := map[string]bool{}
+	for _, s := range sets {
+		key := ""
+		for k, v := range s {
+			if k == "set" || strings.HasSuffix(k, "_b64") {
+				key += fmt.Sprintf("%s=%v;", k, v)
+			}
+		}
+		if seen[key] {
+			t.Errorf("sets --json gives two sets as %q: the folders s\\xffet and s\\xfeet are lost", key)
+		}
+		seen[key] = true
 	}
 }
