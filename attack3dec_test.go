@@ -289,3 +289,39 @@ func TestAttack3DecSetsJSONNamesNotUTF8(t *testing.T) {
 		seen[key] = true
 	}
 }
+
+// TestAttack3DecLatestNameRaw: LATEST is one line of set (or bucket) text. A LATEST naming
+// an archive the set does not hold is reported by status, verify, list, prune and create as
+// "LATEST: names NAME: the archive is missing", and create's refusal of another source as
+// "(LATEST names NAME)", with NAME as LATEST holds it: ESC, BEL and CR reach the terminal
+// ("\r" overwrites the line a person reads), where the fix of
+// TestAttack2DecSetNamesRawOnTerminal quotes every other archive name. docs/operations.md:
+// "Text that embeds a name (a reason, an error) has such bytes escaped the same way, so no
+// name can forge a line or drive the terminal".
+func TestAttack3DecLatestNameRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	if err := os.WriteFile(filepath.Join(set, "LATEST"), []byte("app-x\x1b]0;pwned\x07\rFORGED-20261202T000000Z.zip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", set},
+		{"verify", set},
+		{"list", set},
+		{"prune", "--keep-last", "1", set},
+		{"create", "--output-dir", set, "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s (exit %d) printed LATEST's name raw: %q", args[0], r.code, line)
+				}
+			}
+		}
+	}
+}
