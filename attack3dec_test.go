@@ -325,3 +325,30 @@ func TestAttack3DecLatestNameRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack3DecCreatePrunedNamesRaw: create --keep-* in a set prints a line for each backup
+// it prunes ("  deleted NAME (complete, not kept by any rule)") with NAME raw, where prune's
+// own decisions quote it since the fix of TestAttack2DecSetNamesRawOnTerminal: an archive
+// name holding ESC, BEL or CR (from a SOURCE's base name) drives the terminal after every
+// nightly run.
+func TestAttack3DecCreatePrunedNamesRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	src := filepath.Join("src", name)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "create", "--keep-last", "1", "--output-dir", set, src)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr+r.stdout, "deleted") {
+		t.Fatalf("create --keep-last 1 pruned nothing: %q", r.stderr)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.ContainsAny(line, "\x1b\x07\r") {
+				t.Errorf("create --keep-last printed a pruned archive's name raw: %q", line)
+			}
+		}
+	}
+}
