@@ -21,15 +21,23 @@ func absPath(path string) (string, error) {
 }
 
 // kernelPath is path as given, or, when it holds a "..", the absolute path the kernel
-// reaches there (pathcheck.Resolve). filepath.Abs and Join clean lnk/.. away before lnk is
+// reaches there (pathcheck.Resolve) for the folder it names, with its last name as given:
+// a symlink there is what the path names (an output replaces it, a SOURCE is stored under
+// its name), as without "..". filepath.Abs and Join clean lnk/.. away before lnk is
 // followed, where open(2) follows lnk first, so the two named different folders: a set
 // written where the check of outputs against SOURCEs did not look, a restore's before-state
 // read from another folder than the one restored into.
 func kernelPath(path string) string {
-	if slices.Contains(strings.Split(path, string(filepath.Separator)), "..") {
+	if !slices.Contains(strings.Split(path, "/"), "..") {
+		return path
+	}
+	trimmed := strings.TrimRight(path, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	last := trimmed[i+1:]
+	if last == ".." || last == "." {
 		return pathcheck.Resolve(path)
 	}
-	return path
+	return filepath.Join(pathcheck.Resolve(trimmed[:i+1]), last)
 }
 
 // refuseEmpty refuses the empty string as the value of the path-valued flags given and of
