@@ -166,13 +166,13 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 func writeActivated(w io.Writer, out activateJSON) {
 	was := "no LATEST"
 	if out.Previous != "" {
-		was = "was " + out.Previous
+		was = "was " + format.QuoteName(out.Previous)
 	}
 	verb := "LATEST ->"
 	if out.DryRun {
 		verb = "dry run: verified; would point LATEST at"
 	}
-	fmt.Fprintf(w, "%s %s (%s, %s)\n", verb, out.Archive, out.Status, was)
+	fmt.Fprintf(w, "%s %s (%s, %s)\n", verb, format.QuoteName(out.Archive), out.Status, was)
 }
 
 // storeVerifier reads an archive of the set back as create's read-back does: against its

@@ -180,12 +180,12 @@ func adoptInto(ctx context.Context, lock *backupset.Lock, a adoptee, ids *seal.I
 
 func writeAdopted(w io.Writer, out adoptJSON) {
 	if out.Already {
-		fmt.Fprintf(w, "%s is already in the set as %s; nothing copied\n", out.From, out.Archive)
+		fmt.Fprintf(w, "%s is already in the set as %s; nothing copied\n", format.QuoteName(out.From), format.QuoteName(out.Archive))
 	} else {
-		fmt.Fprintf(w, "adopted %s as %s\n", out.From, filepath.Join(out.Dir, out.Archive))
+		fmt.Fprintf(w, "adopted %s as %s\n", format.QuoteName(out.From), format.QuoteName(filepath.Join(out.Dir, out.Archive)))
 	}
 	if out.Activated {
-		fmt.Fprintf(w, "LATEST -> %s\n", out.Archive)
+		fmt.Fprintf(w, "LATEST -> %s\n", format.QuoteName(out.Archive))
 	}
 }
 

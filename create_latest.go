@@ -133,7 +133,7 @@ func writePruned(w io.Writer, plan []backupset.Decision) {
 			kept++
 			continue
 		}
-		fmt.Fprintf(w, "  deleted %s (%s, %s)\n", d.Name, d.State, d.Reasons[0])
+		fmt.Fprintf(w, "  deleted %s (%s, %s)\n", format.QuoteName(d.Name), d.State, format.EscapeText(d.Reasons[0]))
 	}
 	fmt.Fprintf(w, "backup: pruned %d, kept %d\n", len(plan)-kept, kept)
 }

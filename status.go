@@ -182,7 +182,7 @@ func latestNote(s *backupset.Status) string {
 	}
 	switch {
 	case s.Newer != nil:
-		return fmt.Sprintf("LATEST is not the newest complete backup (%s is newer): %s", s.Newer.Name, why)
+		return fmt.Sprintf("LATEST is not the newest complete backup (%s is newer): %s", format.QuoteName(s.Newer.Name), why)
 	case s.Activation != nil:
 		return "LATEST was " + why
 	}

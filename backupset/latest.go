@@ -39,7 +39,7 @@ func Latest(ctx context.Context, st Store) (Entry, error) {
 func target(ctx context.Context, st Store, name string) (Entry, error) {
 	e := inspect(ctx, st, name)
 	if err := checkTarget(e); err != nil {
-		return e, latestError(st, fmt.Errorf("names %s: %w", name, err))
+		return e, latestError(st, fmt.Errorf("names %s: %w", format.QuoteName(name), err))
 	}
 	return e, nil
 }
@@ -184,7 +184,7 @@ func (l *Lock) point(ctx context.Context, name string) error {
 		return nil
 	}
 	if errors.Is(err, ErrChanged) || errors.Is(err, ErrExists) {
-		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", name))
+		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", format.QuoteName(name)))
 	}
 	return err
 }
@@ -220,20 +220,20 @@ const cleanupBound = 10 * time.Second
 // does: the archive's entry, its receipt and its status, then verify. It returns the entry.
 func (l *Lock) CheckActivation(ctx context.Context, name string, allowIncomplete bool, verify Verifier) (Entry, error) {
 	if _, err := parsePointer([]byte(name)); err != nil {
-		return Entry{}, fmt.Errorf("not activating %s: not an archive of a set (want SOURCE-YYYYMMDDTHHMMSSZ.zip, or YYYYMMDDTHHMMSSZ.zip.age encrypted)", name)
+		return Entry{}, fmt.Errorf("not activating %s: not an archive of a set (want SOURCE-YYYYMMDDTHHMMSSZ.zip, or YYYYMMDDTHHMMSSZ.zip.age encrypted)", format.QuoteName(name))
 	}
 	e := inspect(ctx, l.store, name)
 	if err := checkTarget(e); err != nil {
-		return e, fmt.Errorf("not activating %s: %w", name, err)
+		return e, fmt.Errorf("not activating %s: %w", format.QuoteName(name), err)
 	}
 	if err := l.checkSource(ctx, nil, e.Source); err != nil {
-		return e, fmt.Errorf("not activating %s: %w", name, err)
+		return e, fmt.Errorf("not activating %s: %w", format.QuoteName(name), err)
 	}
 	if e.Receipt.Status != format.Complete && !allowIncomplete {
-		return e, fmt.Errorf("not activating %s: the backup is %s", name, e.Receipt.Status)
+		return e, fmt.Errorf("not activating %s: the backup is %s", format.QuoteName(name), e.Receipt.Status)
 	}
 	if err := verify(name); err != nil {
-		return e, fmt.Errorf("not activating %s: %w", name, err)
+		return e, fmt.Errorf("not activating %s: %w", format.QuoteName(name), err)
 	}
 	return e, nil
 }
