@@ -67,19 +67,24 @@ var (
 	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
 
-// validUTF8 is s with each byte that is not UTF-8 written as \xNN, as %q writes it: the text
-// format is UTF-8 (node_exporter drops a file that is not, and with it every series of the
-// set), and a folder's name may be any bytes. Unlike U+FFFD, it keeps two such names apart.
+// validUTF8 is s as a label value can carry it: the text format is UTF-8 (node_exporter
+// drops a file that is not, and with it every series of the set), and a folder's name may
+// be any bytes. Each byte that is not UTF-8 is written \xNN and, so that no name can read
+// as another's, each backslash \\, as %q writes them; a name that is UTF-8 and holds no
+// backslash is as it is.
 func validUTF8(s string) string {
-	if utf8.ValidString(s) {
+	if utf8.ValidString(s) && !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
+		switch {
+		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		} else {
+		case r == '\\':
+			b.WriteString(`\\`)
+		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n

@@ -23,7 +23,8 @@ func TestFormat(t *testing.T) {
 			"# HELP s S.\n# TYPE s gauge\ns{set=\"/b\",status=\"complete\"} 1\ns{set=\"/b\",status=\"failed\"} 0\n"},
 		{"escapes", []Gauge{{Name: "e", Help: "back\\slash\nnewline", Samples: []Sample{
 			{Labels: []Label{{"set", "a\"b\\c\nd"}}, Value: math.Inf(1)}}}},
-			"# HELP e back\\\\slash\\nnewline\n# TYPE e gauge\ne{set=\"a\\\"b\\\\c\\nd\"} +Inf\n"},
+			// The label's backslash is doubled as a name's is (validUTF8), then escaped.
+			"# HELP e back\\\\slash\\nnewline\n# TYPE e gauge\ne{set=\"a\\\"b\\\\\\\\c\\nd\"} +Inf\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +72,7 @@ func TestLabelNotUTF8(t *testing.T) {
 		"b\xfead":    `b\\xfead`,
 		"café\xe9\"": `café\\xe9\"`,
 		"plain/set":  `plain/set`,
+		`b\xffad`:    `b\\\\xffad`, // reads as the first name, and is kept apart
 	} {
 		if got := labelEscaper.Replace(validUTF8(in)); got != want {
 			t.Errorf("label %q written as %s, want %s", in, got, want)
