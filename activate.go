@@ -39,6 +39,7 @@ const activateExitCodes = `0 activated (or, with --dry-run, would be), 1 refused
 // activateJSON is what activate --json prints.
 type activateJSON struct {
 	Dir      string `json:"dir"`
+	DirB64   string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Archive  string `json:"archive"`
 	Previous string `json:"previous"` // what LATEST named before; "" for none
 	DryRun   bool   `json:"dry_run,omitempty"`
@@ -151,7 +152,8 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}
-	out := activateJSON{Dir: cfg.store.Location(), Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
+	out := activateJSON{Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
+	out.Dir, out.DirB64 = format.JSONText(cfg.store.Location())
 	if cfg.json {
 		if err := writeJSON(stdout, out); err != nil {
 			outputCut(stderr, "activate", "--json", err)

@@ -46,7 +46,8 @@ const adoptExitCodes = `0 adopted or already in the set, 1 refused (nothing writ
 // adoptJSON is what adopt --json prints.
 type adoptJSON struct {
 	Dir       string `json:"dir"`
-	Archive   string `json:"archive"` // the name in the set
+	DirB64    string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Archive   string `json:"archive"`           // the name in the set
 	From      string `json:"from"`
 	Already   bool   `json:"already_in_set"`
 	Activated bool   `json:"activated"`
@@ -152,12 +153,13 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
 			return exitInterrupted
 		case err != nil:
-			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", cfg.archive, name, setError(cfg.dir, err))
+			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err))
 			return exitFailed
 		}
 	}
 	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
 	if cfg.json {
+		out.Dir, out.DirB64 = format.JSONText(cfg.dir)
 		if err := writeJSON(stdout, out); err != nil {
 			outputCut(stderr, "adopt", "--json", err)
 		}

@@ -41,6 +41,7 @@ const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locke
 // pruneJSON is what prune --json prints.
 type pruneJSON struct {
 	Dir     string `json:"dir"`
+	DirB64  string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	DryRun  bool   `json:"dry_run,omitempty"`
 	Deleted int    `json:"deleted"`
 	// Attic and Moved say where the runs not kept went, with --attic; Deleted is then 0.
@@ -222,7 +223,8 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backu
 }
 
 func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {
-	out := pruneJSON{Dir: cfg.store.Location(), DryRun: cfg.dryRun, Runs: []pruneRunJSON{}}
+	out := pruneJSON{DryRun: cfg.dryRun, Runs: []pruneRunJSON{}}
+	out.Dir, out.DirB64 = format.JSONText(cfg.store.Location())
 	if cfg.attic != nil {
 		out.Attic = cfg.attic.Dir
 	}

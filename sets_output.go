@@ -135,6 +135,7 @@ func writeSets(w io.Writer, rows []setRow) {
 // setJSON is one element of the array backup sets --json prints.
 type setJSON struct {
 	Set     string `json:"set"`
+	SetB64  string `json:"set_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Health  health `json:"health"`
 	Healthy bool   `json:"healthy"`
 	Reason  string `json:"reason,omitempty"`
@@ -152,7 +153,8 @@ type setJSON struct {
 func setsJSON(rows []setRow) []setJSON {
 	out := make([]setJSON, 0, len(rows))
 	for _, r := range rows {
-		j := setJSON{Set: r.loc, Health: r.health, Healthy: r.problem == nil, Runs: r.ov.Runs, Sources: r.sources()}
+		j := setJSON{Health: r.health, Healthy: r.problem == nil, Runs: r.ov.Runs, Sources: r.sources()}
+		j.Set, j.SetB64 = format.JSONText(r.loc)
 		if r.problem != nil {
 			j.Reason = r.reason()
 		}

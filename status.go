@@ -32,6 +32,7 @@ const statusExitCodes = `0 healthy, 1 not (one line on stderr says why), 2 usage
 // statusJSON is what status --json prints.
 type statusJSON struct {
 	Dir     string  `json:"dir"`
+	DirB64  string  `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Latest  *string `json:"latest"`
 	Healthy bool    `json:"healthy"`
 	Reason  string  `json:"reason,omitempty"`
@@ -190,7 +191,8 @@ func latestNote(s *backupset.Status) string {
 }
 
 func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
-	out := statusJSON{Dir: dir, Healthy: problem == nil, Runs: []statusRunJSON{}}
+	out := statusJSON{Healthy: problem == nil, Runs: []statusRunJSON{}}
+	out.Dir, out.DirB64 = format.JSONText(dir)
 	if problem != nil {
 		out.Reason = setError(dir, problem)
 	}
