@@ -144,12 +144,20 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		// Self-hosted servers ignore the region, but the signature needs one.
 		cfg.Region = "us-east-1"
 	}
+	var configured string // the endpoint the SDK found itself (a shared config file's endpoint_url)
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		configured = aws.ToString(o.BaseEndpoint)
 		if opt.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opt.Endpoint)
 		}
 		o.UsePathStyle = opt.PathStyle
 	})
+	if opt.Endpoint == "" && configured != "" {
+		// Checked as the flag and the variables are, before the SDK may echo it.
+		if err := CheckEndpoint(configured); err != nil {
+			return nil, fmt.Errorf("%s: the AWS configuration's endpoint_url: %w", loc, err)
+		}
+	}
 	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
 		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts)}, nil
 }
