@@ -47,6 +47,9 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err := backupset.CheckSourceName(cfg.sources[0].Name); err != nil && cfg.recipients == nil {
 		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].Path, err)
 	}
+	if err := s3store.CheckNameInBucket(cfg.sources[0].Name); err != nil && cfg.recipients == nil && s3store.IsLocation(cfg.outputDir) {
+		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].Path, err)
+	}
 	st, err := s3.open(context.Background(), cfg.outputDir)
 	if err != nil {
 		return err

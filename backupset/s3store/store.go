@@ -202,6 +202,18 @@ func CheckEndpoint(endpoint string) error {
 	return nil
 }
 
+// CheckNameInBucket says why a set's source name cannot name its archives in a bucket, or
+// nil: a bucket lists its keys in XML 1.0, which cannot carry control characters (servers
+// send U+FFFD, or refuse), so an archive named with one would never be found by its name.
+func CheckNameInBucket(name string) error {
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%q cannot name a set's archives in a bucket (a listing cannot carry its control character)", name)
+		}
+	}
+	return nil
+}
+
 // Location returns s3://BUCKET/PREFIX.
 func (s *Store) Location() string { return s.loc }
 
