@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"backup/format"
 )
 
@@ -436,5 +438,36 @@ func TestAttack2DecOutputDirDotDotInsideSource(t *testing.T) {
 		if strings.HasPrefix(name, "src/sub/") && name != "src/sub/" && name != "src/sub/keep" {
 			t.Errorf("the second run archived %s, a file of its own set", name)
 		}
+	}
+}
+
+// TestAttack2DecLinkGroupOddFirst: a group of three whose first member (in restore order) is
+// the one recorded with other content. The warning named the two that agree, which were
+// linked, and not the odd one out: now the group is the part most members agree on.
+func TestAttack2DecLinkGroupOddFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "odd\n"}, "b.txt": {content: "same\n"}, "c.txt": {content: "same\n"}})
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	arch := filepath.Join(dir, "linked.zip")
+	rewriteManifest(t, plain, arch, func(m map[string]any) {
+		for _, f := range manifestFiles(t, m) {
+			f["link"] = 1
+		}
+	})
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "1", arch, dest)
+	mustExit(t, r, exitComplete)
+	want := "app/a.txt: restored as a separate file, not a hard link of app/b.txt: the manifest records other content for it"
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "app/b.txt: restored as") || strings.Contains(r.stderr, "app/c.txt: restored as") {
+		t.Errorf("stderr %q: want only %q", r.stderr, want)
+	}
+	var b, c unix.Stat_t
+	if unix.Stat(filepath.Join(dest, "app/b.txt"), &b) != nil || unix.Stat(filepath.Join(dest, "app/c.txt"), &c) != nil || b.Ino != c.Ino {
+		t.Error("app/b.txt and app/c.txt, recorded alike, are not one file")
+	}
+	if got := readFileString(t, filepath.Join(dest, "app/a.txt")); got != "odd\n" {
+		t.Errorf("app/a.txt holds %q", got)
 	}
 }

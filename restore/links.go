@@ -142,10 +142,17 @@ func (p *Plan) restored(e *archive.Entry) {
 func (p *Plan) relink(t *destTree, res *Result) {
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
 		parts := p.byContent(p.linked[n])
+		// The group is the part most members agree on; the others are the odd ones out.
+		main := 0
 		for i, names := range parts {
-			if i > 0 {
+			if len(names) > len(parts[main]) {
+				main = i
+			}
+		}
+		for i, names := range parts {
+			if i != main {
 				for _, name := range names {
-					p.linkWarning(name, parts[0][0], errOtherContent)
+					p.linkWarning(name, parts[main][0], errOtherContent)
 				}
 			}
 			p.relinkGroup(t, names)
