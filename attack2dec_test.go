@@ -89,6 +89,22 @@ func manifestFiles(t *testing.T, m map[string]any) []map[string]any {
 	return files
 }
 
+// linkedArchive backs up files as dir/src/app into dir/linked.zip, whose manifest then puts
+// every file in one hard-link group, whatever their contents: a manifest that lies.
+func linkedArchive(t *testing.T, dir string, files map[string]node) string {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "src/app"), files)
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	arch := filepath.Join(dir, "linked.zip")
+	rewriteManifest(t, plain, arch, func(m map[string]any) {
+		for _, f := range manifestFiles(t, m) {
+			f["link"] = 1
+		}
+	})
+	return arch
+}
+
 func readFileString(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -110,15 +126,7 @@ func readFileString(t *testing.T, path string) string {
 func TestAttack2DecLinkGroupOfDifferentFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
-	plain := filepath.Join(dir, "plain.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
-	arch := filepath.Join(dir, "linked.zip")
-	rewriteManifest(t, plain, arch, func(m map[string]any) {
-		for _, f := range manifestFiles(t, m) {
-			f["link"] = 1
-		}
-	})
+	arch := linkedArchive(t, dir, map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
 
 	// Into an empty DEST.
 	dest := filepath.Join(dir, "dest")
@@ -447,15 +455,7 @@ func TestAttack2DecOutputDirDotDotInsideSource(t *testing.T) {
 func TestAttack2DecLinkGroupOddFirst(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "odd\n"}, "b.txt": {content: "same\n"}, "c.txt": {content: "same\n"}})
-	plain := filepath.Join(dir, "plain.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
-	arch := filepath.Join(dir, "linked.zip")
-	rewriteManifest(t, plain, arch, func(m map[string]any) {
-		for _, f := range manifestFiles(t, m) {
-			f["link"] = 1
-		}
-	})
+	arch := linkedArchive(t, dir, map[string]node{"a.txt": {content: "odd\n"}, "b.txt": {content: "same\n"}, "c.txt": {content: "same\n"}})
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "1", arch, dest)
 	mustExit(t, r, exitComplete)
