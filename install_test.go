@@ -48,3 +48,32 @@ func makeTarget(t *testing.T, args ...string) {
 		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
+
+// TestAttackVersionExitCodes: `backup version --json` whose stdout is a pipe nobody
+// reads exited 1, an exit code version's help and the README did not list, while plain
+// `backup version` into the same pipe exited 0 though it printed nothing. Both now exit 1,
+// as completion does when its script cannot be written, and say why; the help and the
+// README list it.
+func TestAttackVersionExitCodes(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"version"}, {"version", "--json"}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close() // the reader is gone before anything is written
+		cmd := exec.Command(binary, args...)
+		cmd.Stdout = w
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Run()
+		w.Close()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "stdout") {
+			t.Errorf("backup %s into a closed pipe: exit %d (%q), want %d and a line saying stdout could not be written", strings.Join(args, " "), code, stderr.String(), exitFailed)
+		}
+	}
+	help := backup(t, runOpts{}, "version", "--help")
+	if !strings.Contains(help.stdout, "1 it could not be written") {
+		t.Errorf("version's help does not list exit 1:\n%s", help.stdout)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Names that would forge a line of output or drive the terminal if printed raw: a newline
@@ -97,5 +98,226 @@ func TestNamesQuotedOnTerminal(t *testing.T) {
 	r = backup(t, runOpts{dir: dir}, "restore", "--json", hostile, filepath.Join(dir, "dest3"))
 	if out := restoreJSONOf(t, r); len(out.Refused) == 0 || out.Refused[0].Entry != "../"+forgeName {
 		t.Errorf("restore --json refused %+v, want the raw name %q first", out.Refused, "../"+forgeName)
+	}
+}
+
+// TestAttackSetNamesRawOnTerminal: a SOURCE whose base name holds an escape sequence
+// (an OSC that sets the terminal's title) or a carriage return names a backup set's
+// archives (only a newline, "..", "/" and NUL are refused there). docs/operations.md: "A name
+// (or path) that holds a byte that is not printable ... is printed quoted as Go's %q does,
+// wherever a person reads it ... so no name can forge a line or drive the terminal". create's
+// summary line quotes the archive's path, but the set's own lines printed the archive name
+// raw: create's "LATEST -> …", verify's "matches ….receipt.json", status's table and verdict,
+// prune's decisions. A "\r" there overwrites the verdict a person reads ("x\rFORGED…").
+func TestAttackSetNamesRawOnTerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	runs := [][]string{
+		{"create", "--output-dir", set, filepath.Join("src", name)},
+		{"verify", set},
+		{"status", set},
+		{"prune", "--keep-last", "1", set},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitComplete)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s printed the set's archive name raw: %q", args[0], line)
+				}
+			}
+		}
+	}
+}
+
+// TestAttackReceiptPathForgesLines: the archive path a receipt in the set records is text
+// anyone who can write the set (a bucket's other writers) controls. When it names another
+// archive than its own, status, verify, list, prune (and status's table for any run) print
+// its base name raw inside their reason: a newline forges a line of backup's own ("ok: ...")
+// and an escape sequence drives the terminal. docs/operations.md: "Text that embeds a name (a
+// reason, an error) has such bytes escaped the same way, so no name can forge a line or drive
+// the terminal"; docs/s3.md: text from the bucket is "quoted when it holds a newline, control
+// or format character, so it can never forge a line of backup's own". (backup sets quotes it.)
+func TestAttackReceiptPathForgesLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	receipt := filepath.Join(set, readLatest(t, set)+".receipt.json")
+	data, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	const forged = "ok: LATEST forged.zip is complete"
+	rc["archive"].(map[string]any)["path"] = "/x/evil\n" + forged + "\x1b]0;owned\a"
+	if data, err = json.Marshal(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status", set}, {"verify", set}, {"list", set}, {"prune", "--keep-last", "1", set}} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		out := r.stdout + r.stderr
+		if strings.Contains(out, "\n"+forged) || strings.Contains(out, "\x1b") {
+			t.Errorf("%s: exit %d; a receipt's archive path forged a line or reached the terminal raw:\n%s", args[0], r.code, out)
+		}
+	}
+}
+
+// TestAttackActivationRecordForgesLines: LATEST.activated is a file of the set (an object
+// of the bucket), written by anyone who can write there; its "by" is printed raw in status's
+// note on a hand-made activation: a newline forges a line, an escape drives the terminal.
+func TestAttackActivationRecordForgesLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	first := readLatest(t, set)
+	time.Sleep(1100 * time.Millisecond) // a second run in another second
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "activate", set, first), exitComplete)
+	const forged = "ok: LATEST forged.zip is complete"
+	record, err := json.Marshal(map[string]string{"archive": first, "activated_at": time.Now().UTC().Format(time.RFC3339), "by": "activate\n" + forged + "\x1b]0;owned\a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(set, "LATEST.activated"), record, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "status", set)
+	if out := r.stdout + r.stderr; strings.Contains(out, "\n"+forged) || strings.Contains(out, "\x1b") {
+		t.Errorf("status: exit %d; LATEST.activated's \"by\" forged a line or reached the terminal raw:\n%s", r.code, out)
+	}
+}
+
+// TestAttackSetNamesRawActivateAdopt: the fix of TestAttackSetNamesRawOnTerminal
+// quotes a set's archive names in create, verify, status's table and verdict and prune, but
+// not in activate ("LATEST -> NAME (complete, was NAME)", with --dry-run too, and "not
+// activating NAME: …"), adopt ("adopted PATH as NAME", "PATH is already in the set as NAME")
+// or status's note on a hand-made activation ("LATEST is not the newest complete backup
+// (NAME is newer)"): a name holding ESC, BEL or CR still drives the terminal or overwrites
+// the line a person reads. docs/operations.md: such a name "is printed quoted as Go's %q
+// does, wherever a person reads it".
+func TestAttackSetNamesRawActivateAdopt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	makeTree(t, dir, map[string]node{"other": {kind: "dir"}})
+	set := filepath.Join(dir, "set")
+	src := filepath.Join("src", name)
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), exitComplete)
+	}
+	var older string // the run LATEST does not name
+	for _, n := range listDir(t, set) {
+		if strings.HasSuffix(n, ".zip") && n != readLatest(t, set) {
+			older = n
+		}
+	}
+	foreign := filepath.Join(dir, "other", name+"-20261201T000000Z.zip")
+	makeTree(t, filepath.Join(dir, src), map[string]node{"g": {content: "2"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", foreign, src), exitComplete)
+	copyOf := filepath.Join(dir, "other", "copy-20261130T000000Z.zip")
+	for _, ext := range []string{"", ".receipt.json"} {
+		data, err := os.ReadFile(foreign + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copyOf+ext, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := [][]string{
+		{"activate", "--dry-run", set, older},
+		{"activate", set, older},
+		{"status", set},
+		{"activate", set, "missing-" + older}, // not activating …
+		{"adopt", set, foreign},
+		{"adopt", set, copyOf},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s (exit %d) printed a set's archive name raw: %q", args[0], r.code, line)
+				}
+			}
+		}
+	}
+}
+
+// TestAttackLatestNameRaw: LATEST is one line of set (or bucket) text. A LATEST naming
+// an archive the set does not hold is reported by status, verify, list, prune and create as
+// "LATEST: names NAME: the archive is missing", and create's refusal of another source as
+// "(LATEST names NAME)", with NAME as LATEST holds it: ESC, BEL and CR reach the terminal
+// ("\r" overwrites the line a person reads), where the fix of
+// TestAttackSetNamesRawOnTerminal quotes every other archive name. docs/operations.md:
+// "Text that embeds a name (a reason, an error) has such bytes escaped the same way, so no
+// name can forge a line or drive the terminal".
+func TestAttackLatestNameRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	if err := os.WriteFile(filepath.Join(set, "LATEST"), []byte("app-x\x1b]0;pwned\x07\rFORGED-20261202T000000Z.zip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", set},
+		{"verify", set},
+		{"list", set},
+		{"prune", "--keep-last", "1", set},
+		{"create", "--output-dir", set, "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, out := range []string{r.stdout, r.stderr} {
+			for _, line := range strings.Split(out, "\n") {
+				if strings.ContainsAny(line, "\x1b\x07\r") {
+					t.Errorf("backup %s (exit %d) printed LATEST's name raw: %q", args[0], r.code, line)
+				}
+			}
+		}
+	}
+}
+
+// TestAttackCreatePrunedNamesRaw: create --keep-* in a set prints a line for each backup
+// it prunes ("  deleted NAME (complete, not kept by any rule)") with NAME raw, where prune's
+// own decisions quote it since the fix of TestAttackSetNamesRawOnTerminal: an archive
+// name holding ESC, BEL or CR (from a SOURCE's base name) drives the terminal after every
+// nightly run.
+func TestAttackCreatePrunedNamesRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\x1b]0;pwned\x07\rb"
+	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	src := filepath.Join("src", name)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "create", "--keep-last", "1", "--output-dir", set, src)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr+r.stdout, "deleted") {
+		t.Fatalf("create --keep-last 1 pruned nothing: %q", r.stderr)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.ContainsAny(line, "\x1b\x07\r") {
+				t.Errorf("create --keep-last printed a pruned archive's name raw: %q", line)
+			}
+		}
 	}
 }

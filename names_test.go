@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -289,5 +290,116 @@ func checkTampered(t *testing.T, dir, name, want string) {
 		return strings.Contains(p, "manifest") || strings.Contains(p, "zz") || strings.Contains(p, "zd")
 	}) {
 		t.Errorf("restore: exit %d, wrote %q; want %d, nothing that the manifest does not list\n%s", r.code, got, exitFailed, r.stderr)
+	}
+}
+
+// TestAttackJSONNamesNotUTF8: two files whose names differ only in bytes that are not
+// UTF-8 ("bad\xff", "bad\xfe"). docs/formats.md: "Every JSON record is UTF-8; a name that is
+// not has a _b64 twin", and docs/operations.md: "--json, --json-lines, receipts and
+// manifests give every name as it is". The receipt and manifest do (path_b64), but list
+// --json printed both entries as "app/bad\ufffd", with no name_b64, and restore --json
+// listed the conflict the same way: a program reading the JSON cannot tell the two files
+// apart or name either of them (to --include it, or to remove the conflict).
+func TestAttackJSONNamesNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"bad\xff": {content: "1"}, "bad\xfe": {content: "2"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+
+	r := backup(t, runOpts{dir: dir}, "list", "--json", arch)
+	mustExit(t, r, exitComplete)
+	var list struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range list.Entries {
+		key := ""
+		for k, v := range e {
+			if k == "name" || strings.HasSuffix(k, "_b64") {
+				key += k + "=" + v.(string) + ";"
+			}
+		}
+		if seen[key] {
+			t.Errorf("list --json gives two entries as %q: the names bad\\xff and bad\\xfe are lost", key)
+		}
+		seen[key] = true
+	}
+
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/bad\xff": {content: "other"}})
+	r = backup(t, runOpts{dir: dir}, "restore", "--json", arch, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stdout, "_b64") && !strings.Contains(r.stdout, `\xff`) {
+		t.Errorf("restore --json names the conflict app/bad\\xff only as %q: its name is lost", r.stdout)
+	}
+}
+
+// TestAttackSetsJSONNamesNotUTF8: the fix of TestAttackJSONNamesNotUTF8 gives list's
+// and restore's names a _b64 twin, but sets --json still gives each set's folder only as a
+// plain JSON string: two sets s\xffet and s\xfeet of one location are both
+// "…/s\ufffdet", and a program reading the JSON (to run status on the unhealthy one, to
+// page about it) cannot tell them apart or name either. docs/formats.md: "Every JSON record
+// is UTF-8; a name that is not has a _b64 twin". status --json's "dir" and prune --json's
+// "dir" lose the bytes the same way.
+func TestAttackSetsJSONNamesNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "1"}})
+	for _, set := range []string{"s\xffet", "s\xfeet"} {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "sets", set), "src/app"), exitComplete)
+	}
+	r := backup(t, runOpts{dir: dir}, "sets", "--json", filepath.Join(dir, "sets"))
+	mustExit(t, r, exitComplete)
+	var sets []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &sets); err != nil {
+		t.Fatalf("sets --json: %v: %q", err, r.stdout)
+	}
+	seen := map[string]bool{}
+	for _, s := range sets {
+		key := ""
+		for k, v := range s {
+			if k == "set" || strings.HasSuffix(k, "_b64") {
+				key += fmt.Sprintf("%s=%v;", k, v)
+			}
+		}
+		if seen[key] {
+			t.Errorf("sets --json gives two sets as %q: the folders s\\xffet and s\\xfeet are lost", key)
+		}
+		seen[key] = true
+	}
+}
+
+// TestAttackSetSourceNotUTF8: a set's SOURCE whose base name is not UTF-8 ("b\xffad").
+// It is not refused as a name that cannot name a set's archives (docs/sets.md: such a
+// SOURCE is refused with exit 2, nothing written), yet no run of it can ever be activated:
+// the receipt records archive.path in a plain JSON string, "b\ufffdad-….zip", which the
+// activation then compares with the archive's real name and refuses ("LATEST not moved: not
+// activating b\xffad-….zip: its receipt describes another archive"). Every run wrote an
+// archive and a receipt saying complete and exited 1; LATEST never appeared, and status
+// and prune refused the set ("LATEST: is missing, but the set holds 1 run").
+func TestAttackSetSourceNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/b\xffad"), map[string]node{"f": {content: "1"}})
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "src/b\xffad")
+	switch r.code {
+	case exitComplete:
+		if _, err := os.Stat(filepath.Join(set, "LATEST")); err != nil {
+			t.Errorf("exit 0 but no LATEST: %v", err)
+		}
+		if r := backup(t, runOpts{dir: dir}, "status", set); r.code != exitComplete {
+			t.Errorf("status of the set after a complete run: exit %d, %q", r.code, r.stderr)
+		}
+	case exitUsage:
+		if got := listTree(t, dir); slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "set/") && p != "set/" }) {
+			t.Errorf("refused with exit 2, but the set holds %q", got)
+		}
+	default:
+		t.Errorf("create into a set from SOURCE b\\xffad: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", r.code, r.stderr, listDir(t, set))
 	}
 }

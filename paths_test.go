@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,5 +184,103 @@ func TestOutputSymlinkToDevice(t *testing.T) {
 				t.Fatalf("%v: %s is no longer the link to %s: %q, %v", args, name, target, got, err)
 			}
 		}
+	}
+}
+
+// TestAttackOutputDirDotDotInsideSource: --output-dir SRC/sub/lnk/.., lnk a symlink to a
+// folder outside SRC. The check of outputs against SOURCEs took the path as the kernel does
+// (outside SRC), but the set was written where filepath.Abs put it, SRC/sub, inside the
+// SOURCE: the next run archived the set's own LATEST, archive and receipt.
+func TestAttackOutputDirDotDotInsideSource(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src"), map[string]node{"a.txt": {content: "hi\n"}, "sub/keep": {content: "k\n"}})
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(out, "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, "q"), filepath.Join(dir, "src/sub/lnk")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "src/sub/lnk/..", "src"), exitComplete)
+	}
+	if _, err := os.Stat(filepath.Join(out, "LATEST")); err != nil {
+		t.Errorf("the set is not where the kernel reaches src/sub/lnk/.. (%s): %v", out, err)
+	}
+	latest := readLatest(t, out)
+	for name := range readZip(t, filepath.Join(out, latest)) {
+		if strings.HasPrefix(name, "src/sub/") && name != "src/sub/" && name != "src/sub/keep" {
+			t.Errorf("the second run archived %s, a file of its own set", name)
+		}
+	}
+}
+
+// TestAttackDotDotOutputFollowsSymlink: an output path holding ".." is now resolved by
+// absPath with every symlink followed, the last name's included. docs/create.md: "a symlink
+// to a regular file is replaced, as ever" (pathcheck: "A symlink there is replaced, not
+// followed"), and so it is for -o backups/app.zip or --receipt backups/r.json; but the same
+// outputs named from a sibling folder, ../backups/app.zip, ../backups/r.json (a ".." in
+// front, as any script run from its own folder names them), are written through the link:
+// the file it points to, outside the folder named, is replaced (the receipt needs no
+// --force at all), and the link stays as it was.
+func TestAttackDotDotOutputFollowsSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"src/app/a":       {content: "hi\n"},
+		"keep/r.json":     {content: "the user's own file\n"},
+		"keep/user.zip":   {content: "the user's own zip\n"},
+		"backups/r.json":  {kind: "symlink", content: "../keep/r.json"},
+		"backups/app.zip": {kind: "symlink", content: "../keep/user.zip"},
+		"work":            {kind: "dir"},
+	})
+	work := filepath.Join(dir, "work")
+	runs := []struct {
+		args   []string
+		link   string // the output's name, a symlink
+		target string // the user's file it points to
+	}{
+		{[]string{"create", "-q", "-o", "../backups/b.zip", "--receipt", "../backups/r.json", "../src/app"}, "backups/r.json", "keep/r.json"},
+		{[]string{"create", "-q", "--force", "-o", "../backups/app.zip", "../src/app"}, "backups/app.zip", "keep/user.zip"},
+	}
+	for _, run := range runs {
+		want := string(readFile(t, filepath.Join(dir, run.target)))
+		r := backup(t, runOpts{dir: work}, run.args...)
+		mustExit(t, r, exitComplete)
+		if got := string(readFile(t, filepath.Join(dir, run.target))); got != want {
+			t.Errorf("backup %s replaced %s, the file the symlink %s points to (now %d bytes), instead of the symlink", strings.Join(run.args, " "), run.target, run.link, len(got))
+		}
+		if info, err := os.Lstat(filepath.Join(dir, run.link)); err != nil || info.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("backup %s left %s a symlink (%v): the output was not written at the name given", strings.Join(run.args, " "), run.link, err)
+		}
+	}
+}
+
+// TestAttackDotDotSourceSymlinkRenamed: a SOURCE that is a symlink to a folder is
+// stored under its own base name (README: "under the base name of each SOURCE"), mylink/a;
+// named with a ".." anywhere before it (sub/../mylink, the same folder to the kernel), it is
+// now stored under its target's name, data/a, since absPath follows every link of a path
+// holding "..". The same SOURCE then gives other archives, and in a backup set the second
+// run fails (exit 1: "the backup set of "mylink" … back up "data" into a folder of its own").
+func TestAttackDotDotSourceSymlinkRenamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"real/data/a": {content: "hi\n"},
+		"mylink":      {kind: "symlink", content: "real/data"},
+		"sub":         {kind: "dir"},
+	})
+	for _, src := range []string{"mylink", "sub/../mylink"} {
+		arch := filepath.Join(dir, strings.ReplaceAll(src, "/", "_")+".zip")
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, src), exitComplete)
+		if _, ok := readZip(t, arch)["mylink/a"]; !ok {
+			t.Errorf("SOURCE %s is not stored under its base name mylink: %v", src, slices.Sorted(maps.Keys(readZip(t, arch))))
+		}
+	}
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "mylink"), exitComplete)
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "sub/../mylink"); r.code != exitComplete {
+		t.Errorf("the set's SOURCE named as sub/../mylink: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"archive/zip"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // TestRestoreRerunHardLinks: restoring an archive with a hard-link group twice into one
@@ -114,5 +121,200 @@ func TestRestoreRerunSymlinks(t *testing.T) {
 	mustExit(t, r, exitFailed)
 	if !strings.Contains(r.stderr, "app/l: exists in the destination") {
 		t.Errorf("stderr %q; want app/l, of another target, a conflict", r.stderr)
+	}
+}
+
+// rewriteManifest copies the archive in to out, every entry as it is stored, except the
+// manifest, which edit changes (as decoded JSON) and which is written last, as backup writes
+// it: a hostile archive whose manifest lies.
+func rewriteManifest(t *testing.T, in, out string, edit func(m map[string]any)) {
+	t.Helper()
+	zr, err := zip.OpenReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	var manifest *zip.File
+	for _, e := range zr.File {
+		if e.Name == format.ManifestName {
+			manifest = e
+			continue
+		}
+		if err := zw.Copy(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if manifest == nil {
+		t.Fatalf("%s has no manifest", in)
+	}
+	rc, err := manifest.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	fh := manifest.FileHeader
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: fh.Name, Method: zip.Deflate, Modified: fh.Modified, ExternalAttrs: fh.ExternalAttrs, CreatorVersion: fh.CreatorVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifestFiles is the "files" list of a decoded manifest.
+func manifestFiles(t *testing.T, m map[string]any) []map[string]any {
+	t.Helper()
+	var files []map[string]any
+	for _, f := range m["files"].([]any) {
+		files = append(files, f.(map[string]any))
+	}
+	return files
+}
+
+// linkedArchive backs up files as dir/src/app into dir/linked.zip, whose manifest then puts
+// every file in one hard-link group, whatever their contents: a manifest that lies.
+func linkedArchive(t *testing.T, dir string, files map[string]node) string {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "src/app"), files)
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	arch := filepath.Join(dir, "linked.zip")
+	rewriteManifest(t, plain, arch, func(m map[string]any) {
+		for _, f := range manifestFiles(t, m) {
+			f["link"] = 1
+		}
+	})
+	return arch
+}
+
+// TestAttackLinkGroupOfDifferentFiles: a manifest that puts two files of different
+// content in one hard-link group ("link": 1 on both, each entry's data matching its own
+// SHA-256). Restore checked each file against its SHA-256, then replaced the second by a
+// hard link to the first: DEST's app/sub/b.txt held "hello\n", a.txt's content, not the
+// "world\n" the archive holds for it, and the restore said complete (exit 0). Worse, a b.txt
+// that DEST already held with its archived content (kept as already present, no --force)
+// was replaced by the link too: the user's file was gone, with no before-state. A group
+// whose members do not all have one size and SHA-256 cannot be one file: it is damage, and
+// no member may be linked to another of other content.
+func TestAttackLinkGroupOfDifferentFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := linkedArchive(t, dir, map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
+
+	// Into an empty DEST.
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	if got := string(readFile(t, filepath.Join(dest, "app/sub/b.txt"))); got != "world\n" && r.code == exitComplete {
+		t.Errorf("restore into an empty DEST: exit 0 (%q), and app/sub/b.txt holds %q, not the archived \"world\\n\"", r.stderr, got)
+	}
+	if !strings.Contains(r.stderr, "app/sub/b.txt: restored as a separate file, not a hard link of app/a.txt: the manifest records other content for it") {
+		t.Errorf("restore into an empty DEST did not say why app/sub/b.txt is not a link: %q", r.stderr)
+	}
+
+	// Into a DEST that holds b.txt already, with its archived content: no --force.
+	dest2 := filepath.Join(dir, "dest2")
+	makeTree(t, dest2, map[string]node{"app/sub/b.txt": {content: "world\n"}})
+	r = backup(t, runOpts{dir: dir}, "restore", arch, dest2)
+	if got := string(readFile(t, filepath.Join(dest2, "app/sub/b.txt"))); got != "world\n" {
+		t.Errorf("restore without --force (exit %d, %q) replaced DEST's app/sub/b.txt (\"world\\n\", as archived) by a file holding %q", r.code, r.stderr, got)
+	}
+	if strings.Contains(r.stderr, "before-restore") {
+		t.Errorf("a restore without --force wrote a before-state: %q", r.stderr)
+	}
+}
+
+// TestAttackLinkGroupOddFirst: a group of three whose first member (in restore order) is
+// the one recorded with other content. The warning named the two that agree, which were
+// linked, and not the odd one out: now the group is the part most members agree on.
+func TestAttackLinkGroupOddFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := linkedArchive(t, dir, map[string]node{"a.txt": {content: "odd\n"}, "b.txt": {content: "same\n"}, "c.txt": {content: "same\n"}})
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "1", arch, dest)
+	mustExit(t, r, exitComplete)
+	want := "app/a.txt: restored as a separate file, not a hard link of app/b.txt: the manifest records other content for it"
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "app/b.txt: restored as") || strings.Contains(r.stderr, "app/c.txt: restored as") {
+		t.Errorf("stderr %q: want only %q", r.stderr, want)
+	}
+	var b, c unix.Stat_t
+	if unix.Stat(filepath.Join(dest, "app/b.txt"), &b) != nil || unix.Stat(filepath.Join(dest, "app/c.txt"), &c) != nil || b.Ino != c.Ino {
+		t.Error("app/b.txt and app/c.txt, recorded alike, are not one file")
+	}
+	if got := string(readFile(t, filepath.Join(dest, "app/a.txt"))); got != "odd\n" {
+		t.Errorf("app/a.txt holds %q", got)
+	}
+}
+
+// TestAttackForceOverHardLinkedPair: restore --force checks that each name it replaces
+// still holds the file the plan saw (device, inode, type and ctime). Replacing the first of
+// two names of one file drops that file's link count, which changes its ctime: the second
+// name then failed as "was changed or replaced in the destination during the restore",
+// exit 3, though nothing but the restore itself touched it. Two ways a user meets it: a
+// --force restore into a DEST whose app/a.txt and app/sub/b.txt are hard links of one file
+// (b.txt is never restored), and the undo of a --force restore of an archive that stores
+// them as a hard-link group (docs/restore.md: "Undo is exactly backup restore --force
+// BEFORE-STATE DEST: it puts back what the before-state holds"): b.txt's old content is not
+// put back by the undo.
+func TestAttackForceOverHardLinkedPair(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Two separate files in the archive, two names of one file in DEST.
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "sub/b.txt": {content: "world\n"}})
+	plain := filepath.Join(dir, "plain.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "x\n"}, "app/sub": {kind: "dir"}})
+	if err := os.Link(filepath.Join(dest, "app/a.txt"), filepath.Join(dest, "app/sub/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, plain, dest)
+	if r.code != exitComplete || string(readFile(t, filepath.Join(dest, "app/sub/b.txt"))) != "world\n" {
+		t.Errorf("restore --force over a hard-linked pair: exit %d, %q; app/sub/b.txt holds %q, want \"world\\n\"", r.code, r.stderr, string(readFile(t, filepath.Join(dest, "app/sub/b.txt"))))
+	}
+
+	// The undo of a --force restore of a hard-link group.
+	makeTree(t, filepath.Join(dir, "src2/app"), map[string]node{"a.txt": {content: "same\n"}, "sub": {kind: "dir"}})
+	if err := os.Link(filepath.Join(dir, "src2/app/a.txt"), filepath.Join(dir, "src2/app/sub/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(dir, "linked.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", linked, "src2/app"), exitComplete)
+	dest2 := filepath.Join(dir, "dest2")
+	makeTree(t, dest2, map[string]node{"app/a.txt": {content: "old-a\n"}, "app/sub/b.txt": {content: "old-b\n"}})
+	r = backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "--undo-dir", dir, linked, dest2)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Undo struct{ Archive string } `json:"undo"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Undo.Archive == "" {
+		t.Fatalf("restore --json: %v, no undo in %q", err, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, out.Undo.Archive, dest2)
+	a, b := string(readFile(t, filepath.Join(dest2, "app/a.txt"))), string(readFile(t, filepath.Join(dest2, "app/sub/b.txt")))
+	if r.code != exitComplete || a != "old-a\n" || b != "old-b\n" {
+		t.Errorf("the undo: exit %d, %q; DEST holds a.txt %q, b.txt %q, want \"old-a\\n\" and \"old-b\\n\"", r.code, r.stderr, a, b)
 	}
 }

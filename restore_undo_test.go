@@ -191,3 +191,51 @@ func TestRestoreBeforeStateDiskFull(t *testing.T) {
 		t.Errorf("--no-undo wrote a before-state: %v", got)
 	}
 }
+
+// TestAttackUndoDestDotDotAfterSymlink: DEST given as "D/s/t/lnk/..", lnk a symlink to
+// D/q: the kernel resolves DEST to D, and the restore writes into D (it replaced D/app/a.txt).
+// The before-state was read from the name cleaned lexically, D/s/t: it saved D/s/t/app/a.txt
+// (another file) instead of the D/app/a.txt it replaced, so the user's file was gone and
+// the printed undo put back the other file's bytes. It was also written into D/s, inside
+// the DEST the restore wrote into ("never inside DEST"). Without D/s/t/app the restore
+// failed instead ("before-state: source D/s/t/app: no such file or directory").
+func TestAttackUndoDestDotDotAfterSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+
+	d := filepath.Join(dir, "D")
+	makeTree(t, d, map[string]node{
+		"app/a.txt":     {content: "the user's file\n"},
+		"q":             {kind: "dir"},
+		"s/t/app/a.txt": {content: "another file\n"},
+	})
+	if err := os.Symlink(filepath.Join(d, "q"), filepath.Join(d, "s/t/lnk")); err != nil {
+		t.Fatal(err)
+	}
+	dest := "D/s/t/lnk/.."
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", arch, dest)
+	mustExit(t, r, exitComplete)
+	if got := string(readFile(t, filepath.Join(d, "app/a.txt"))); got != "hello\n" {
+		t.Fatalf("restore --force into %s did not write D/app/a.txt (%q): the test's premise is gone", dest, got)
+	}
+	var out struct {
+		Undo struct{ Archive string } `json:"undo"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Undo.Archive == "" {
+		t.Fatalf("restore --json: %v, no undo in %q", err, r.stdout)
+	}
+	if rel, err := filepath.Rel(d, out.Undo.Archive); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("the before-state %s was written inside DEST %s (which is %s)", out.Undo.Archive, dest, d)
+	}
+	saved := readZip(t, out.Undo.Archive)
+	if got := saved["app/a.txt"]; got != "the user's file\n" {
+		t.Errorf("the before-state holds app/a.txt as %q, not the %q the restore replaced", got, "the user's file\n")
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", "--force", out.Undo.Archive, dest)
+	if got := string(readFile(t, filepath.Join(d, "app/a.txt"))); got != "the user's file\n" {
+		t.Errorf("the undo (exit %d) left D/app/a.txt holding %q: the user's file is lost", r.code, got)
+	}
+}

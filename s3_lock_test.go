@@ -2,11 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,5 +126,55 @@ func putLease(t *testing.T, s s3Set, owner backupset.Owner) {
 	_, err = client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + backupset.LockName), Body: strings.NewReader(string(data))})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// answeringProxy passes requests on to target, except those answer gives a status for: it
+// answers them itself with that status and an S3 error of that code.
+func answeringProxy(t *testing.T, target string, answer func(r *http.Request) (int, string)) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status, code := answer(r); status != 0 {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>injected</Message></Error>", code)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestAttackLockRaceConflictNotLocked: S3 answers 409 ConditionalRequestConflict to a
+// conditional PutObject that races another write of the same key ("a conflicting operation
+// occurred"; the loser may retry). Two runs racing for a set's lock object meet exactly that:
+// the loser must exit 4 (the set is locked by another running backup), or wait with --wait.
+// It exits 1 instead, as a failed run, its --wait ignored: the 409 on the lock's create is
+// taken for a failed replace (ErrChanged), which tryLock does not treat as a held lock.
+func TestAttackLockRaceConflictNotLocked(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	// The winner of the race holds the lock: a live run of another host.
+	putLease(t, s, backupset.Owner{Host: "web1-twin.example", Pid: 4242})
+	var conflicts atomic.Int64
+	proxy := answeringProxy(t, s.srv.Endpoint, func(r *http.Request) (int, string) {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+backupset.LockName) && r.Header.Get("If-None-Match") == "*" && conflicts.Add(1) == 1 {
+			return http.StatusConflict, "ConditionalRequestConflict"
+		}
+		return 0, ""
+	})
+	env := append(slices.Clone(s.env), "AWS_ENDPOINT_URL_S3="+proxy)
+	r := backup(t, runOpts{dir: dir, env: env}, "create", "--output-dir", s.loc, "app")
+	if r.code != exitLocked {
+		t.Errorf("create that lost the race for the lock: exit %d, want %d (locked); stderr:\n%s", r.code, exitLocked, r.stderr)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestAttack2DecReadRegularOversize: a receipt planted as a sparse file larger than the
+// TestReadRegularOversize: a receipt planted as a sparse file larger than the
 // limit (truncate -s 2G app-….zip.receipt.json in a set costs no disk). ReadRegular knows
 // its size from the fstat it makes anyway, yet read limit+1 bytes into memory before
 // refusing it: with the receipts' 1 GiB limit, `backup verify --receipt` of such a file
@@ -15,7 +15,7 @@ import (
 // sets, prune and verify of the set pays that for each planted receipt (a fleet's `backup
 // sets` holds one per set it reads). Here with a 16 MiB limit and a 64 MiB sparse file: the
 // refusal should cost next to nothing.
-func TestAttack2DecReadRegularOversize(t *testing.T) {
+func TestReadRegularOversize(t *testing.T) {
 	const limit = 16 << 20
 	path := filepath.Join(t.TempDir(), "x.receipt.json")
 	f, err := os.Create(path)
