@@ -1,9 +1,12 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The fourth adversarial pass of December 2nd (attack4dec): each test is a defect found by
@@ -53,5 +56,81 @@ func TestAttack4DecUsageErrorPathsRaw(t *testing.T) {
 		for _, line := range rawLines(r) {
 			t.Errorf("backup %s %q: printed the path raw: %q", args[0], args[len(args)-2], line)
 		}
+	}
+}
+
+// TestAttack4DecSetFolderRaw: the folder of a backup set, as the user gave it, is printed
+// raw wherever a message names the set: "no backup in DIR yet" (setError, glue.go) of
+// status, verify and list; "DIR/LATEST: is missing, but the set holds …" (latestError,
+// backupset/latest.go); the lock's "DIR: another backup of this set is running"
+// (takeLock, glue.go:114) of create, prune and activate; create's refusal of another source
+// "DIR is the backup set of …" (create_sealed.go:45); adopt's "ARCHIVE: the archive holds
+// …, and DIR is the backup set of …" (adopt.go:132, backupset/adopt.go:124), where the
+// archive's path is raw too.
+func TestAttack4DecSetFolderRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "1"}, "other/g": {content: "2"}, "empty" + hostile: {kind: "dir"}, "runs" + hostile: {kind: "dir"}})
+	set := "set" + hostile
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "d"+hostile+".zip", "other"), exitComplete)
+	// A set holding a run, and no LATEST.
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "runs"+hostile, "app"), exitComplete)
+	if err := os.Remove(filepath.Join(dir, "runs"+hostile, "LATEST")); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", "empty" + hostile},
+		{"verify", "empty" + hostile},
+		{"list", "empty" + hostile},
+		{"status", "runs" + hostile},
+		{"create", "--output-dir", set, "other"},
+		{"adopt", set, "d" + hostile + ".zip"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the set's folder raw: %q", args[0], r.code, line)
+		}
+	}
+	// The lock, held by another process.
+	f, err := os.OpenFile(filepath.Join(dir, set, ".backup.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holder := heldFlock(t, f.Name())
+	defer holder()
+	for _, args := range [][]string{
+		{"create", "--output-dir", set, "app"},
+		{"prune", "--keep-last", "1", set},
+		{"activate", set, readLatest(t, filepath.Join(dir, set))},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitLocked)
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s, the set locked, printed the set's folder raw: %q", args[0], line)
+		}
+	}
+}
+
+// heldFlock holds an exclusive flock on path in a child process until the returned func is
+// called.
+func heldFlock(t *testing.T, path string) func() {
+	t.Helper()
+	cmd := exec.Command("flock", path, "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("flock(1): %v", err)
+	}
+	// Wait until the lock is taken: flock -n fails while the child holds it.
+	for range 100 {
+		if exec.Command("flock", "-n", path, "true").Run() != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func() {
+		cmd.Process.Kill()
+		cmd.Wait()
 	}
 }
