@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,5 +133,50 @@ func heldFlock(t *testing.T, path string) func() {
 	return func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+	}
+}
+
+// TestAttack4DecReceiptStatusRaw: a receipt's status is set text, never checked against
+// the three statuses when a receipt is parsed (format.ParseReceipt), and LATEST's receipt
+// with another status is reported as "LATEST: names NAME: its receipt says STATUS"
+// (backupset/latest.go:57) by status, verify, list, prune and create's "reading every file"
+// line, and as "its receipt says STATUS; only a complete backup is a reference"
+// (engine/reference.go:50) for a --reference: ESC, BEL and CR reach the terminal, where
+// restore's own line escapes the same text.
+func TestAttack4DecReceiptStatusRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	latest := readLatest(t, filepath.Join(dir, "set"))
+	receipt := filepath.Join(dir, "set", latest+".receipt.json")
+	var rc map[string]any
+	if err := json.Unmarshal([]byte(readFileString(t, receipt)), &rc); err != nil {
+		t.Fatal(err)
+	}
+	rc["status"] = "complete" + hostile
+	data, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", "set"},
+		{"verify", "set"},
+		{"list", "set"},
+		{"prune", "--keep-last", "1", "--dry-run", "set"},
+		{"create", "--output-dir", "set", "app"},
+		{"create", "-o", "x.zip", "--reference", filepath.Join("set", latest), "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if !strings.Contains(r.stderr, "receipt says") {
+			t.Errorf("backup %s (exit %d) did not report the receipt's status: %q", args[0], r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the receipt's status raw: %q", args[0], r.code, line)
+		}
 	}
 }
