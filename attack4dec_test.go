@@ -180,3 +180,30 @@ func TestAttack4DecReceiptStatusRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack4DecKeyFileWarningRaw: a --recipients-file others may write and an --identity
+// file others may read are used with a warning line, "backup CMD: warning: recipients file
+// PATH can be written by group or others …" (seal/recipients.go:51, printed by keys.go:49)
+// and "… identity file PATH can be read by group or others …" (seal/identities.go:34,
+// keys.go:83), with PATH as given: ESC, BEL and CR reach the terminal on every run.
+func TestAttack4DecKeyFileWarningRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := newAgeKey(t)
+	makeTree(t, dir, map[string]node{
+		"app/f":        {content: "1"},
+		"rc" + hostile: {content: key.recipient + "\n", mode: 0o664},
+		"id" + hostile: {content: readFileString(t, key.identity), mode: 0o644},
+	})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "x.zip.age", "--recipients-file", "rc"+hostile, "app")
+	mustExit(t, r, exitComplete)
+	runs := []result{r, backup(t, runOpts{dir: dir}, "verify", "--identity", "id"+hostile, "x.zip.age")}
+	for i, r := range runs {
+		if !strings.Contains(r.stderr, "warning") {
+			t.Errorf("run %d (exit %d) gave no warning: %q", i, r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("run %d (exit %d) printed the key file's path raw: %q", i, r.code, line)
+		}
+	}
+}
