@@ -207,3 +207,31 @@ func TestAttack4DecKeyFileWarningRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack4DecOutputFilePathRaw: an output file that cannot be written is reported with
+// its path as given: "backup: could not write metrics PATH: …" (create_finish.go:40,
+// status.go:136, sets_output.go:182) and "backup: could not write receipt PATH: …"
+// (create_run.go:243), where the failed line of the same run just above it escapes the same
+// path ("backup: failed: creating archive …\x1b…").
+func TestAttack4DecOutputFilePathRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	metrics := filepath.Join("nodir"+hostile, "m.prom")
+	runs := [][]string{
+		{"create", "-o", "x.zip", "--metrics-file", metrics, "app"},
+		{"status", "--metrics-file", metrics, "set"},
+		{"sets", "--metrics-file", metrics, "."},
+		{"create", "-o", filepath.Join("nodir"+hostile, "y.zip"), "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if !strings.Contains(r.stderr, "could not write") {
+			t.Errorf("backup %s (exit %d) did not fail to write: %q", args[0], r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the output's path raw: %q", args[0], r.code, line)
+		}
+	}
+}
