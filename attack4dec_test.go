@@ -235,3 +235,71 @@ func TestAttack4DecOutputFilePathRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack4DecSetRunNamesJSONNotUTF8: a set's runs are the files whose names match
+// SOURCE-STAMP.zip, any bytes as SOURCE (backupset/names.go), so a set may hold
+// b\xff-….zip and b\xfe-….zip (copied in, or left by another tool); status --json's
+// runs[].name, prune --json's runs[].name and prune --json-lines' decision name give both
+// as "b\ufffd-….zip" with no name_b64 twin (status.go:48, prune.go:58), where docs/sets.md
+// promises the _b64 twin "as in every --json of a set's commands": a script cannot tell
+// which run prune deleted or kept.
+func TestAttack4DecSetRunNamesJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	set := filepath.Join(dir, "set")
+	data, err := os.ReadFile(filepath.Join(set, readLatest(t, set)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b\xff-20261101T000000Z.zip", "b\xfe-20261101T000000Z.zip"} {
+		if err := os.WriteFile(filepath.Join(set, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, runs []map[string]any) {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, run := range runs {
+			key := ""
+			for k, v := range run {
+				if k == "name" || strings.HasPrefix(k, "name_") {
+					key += k + "=" + v.(string) + ";"
+				}
+			}
+			if seen[key] {
+				t.Errorf("%s gives two runs as %q: the files b\\xff-… and b\\xfe-… cannot be told apart", what, key)
+			}
+			seen[key] = true
+		}
+		if len(runs) != 3 {
+			t.Errorf("%s lists %d runs, want 3", what, len(runs))
+		}
+	}
+	var status struct{ Runs []map[string]any }
+	r := backup(t, runOpts{dir: dir}, "status", "--json", "set")
+	if err := json.Unmarshal([]byte(r.stdout), &status); err != nil {
+		t.Fatalf("status --json: %v: %q", err, r.stdout)
+	}
+	check("status --json", status.Runs)
+	var prune struct{ Runs []map[string]any }
+	r = backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--dry-run", "--json", "set")
+	if err := json.Unmarshal([]byte(r.stdout), &prune); err != nil {
+		t.Fatalf("prune --json: %v: %q", err, r.stdout)
+	}
+	check("prune --json", prune.Runs)
+	r = backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--dry-run", "--json-lines", "set")
+	var decisions []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("prune --json-lines: %v: %q", err, line)
+		}
+		if ev["type"] == "decision" {
+			delete(ev, "type")
+			decisions = append(decisions, ev)
+		}
+	}
+	check("prune --json-lines", decisions)
+}
