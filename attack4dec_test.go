@@ -303,3 +303,35 @@ func TestAttack4DecSetRunNamesJSONNotUTF8(t *testing.T) {
 	}
 	check("prune --json-lines", decisions)
 }
+
+// TestAttack4DecRestoreUndoJSONNotUTF8: restore --force writes its before-state beside DEST
+// under DEST's own name (DEST-before-restore-STAMP.zip), and restore --json gives the way
+// back as "undo": {"archive", "receipt"} in plain JSON strings (restore_undo.go:21-22), as it
+// gives "dest" and "archive" (restore.go:85-86): a DEST named d\xff gives
+// "d\ufffd-before-restore-….zip", no file of that name exists, and no _b64 twin says which
+// does, where docs/formats.md says "Every JSON record is UTF-8; a name that is not has a
+// _b64 twin". The human line quotes the same path losslessly ("d\xff-before-restore-…").
+func TestAttack4DecRestoreUndoJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dest := "d\xff"
+	makeTree(t, dir, map[string]node{"app/f": {content: "new\n"}, dest + "/app/f": {content: "old\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "a.zip", dest)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Undo map[string]string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("restore --json: %v: %q", err, r.stdout)
+	}
+	if out.Undo == nil {
+		t.Fatalf("restore --force --json gave no undo: %s", r.stdout)
+	}
+	for _, field := range []string{"archive", "receipt"} {
+		path := out.Undo[field]
+		if _, err := os.Lstat(path); err != nil && out.Undo[field+"_b64"] == "" {
+			t.Errorf("restore --json's undo.%s is %q, which does not exist (%v), and has no %s_b64 twin", field, path, err, field)
+		}
+	}
+}
