@@ -335,3 +335,44 @@ func TestAttack4DecRestoreUndoJSONNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack4DecDotDotSetReadLexically: a set given as a path holding ".." after a symlink
+// (w/x/lnk/.., lnk -> ../real/sub) is the folder the kernel reaches (w/real) for status,
+// sets, prune and create --output-dir (absPath, kernelPath); but verify, list and restore
+// take the same argument to resolveArchive (set_resolve.go:44-52), which os.Stat's it as the
+// kernel does and then reads LATEST and the archive through backupset.Folder{Dir: arg} and
+// filepath.Join(arg, name), which clean lnk/.. away: they read the set in w/x. The same
+// argument names two sets: status says app's set, restore restores another's files.
+func TestAttack4DecDotDotSetReadLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"app/f":      {content: "app's\n"},
+		"other/g":    {content: "other's\n"},
+		"w/real/sub": {kind: "dir"},
+		"w/x/lnk":    {kind: "symlink", content: "../real/sub"},
+	})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "w/real", "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "w/x", "other"), exitComplete)
+	set := "w/x/lnk/.."
+	r := backup(t, runOpts{dir: dir}, "status", set)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stdout, "app-") {
+		t.Fatalf("status %s does not name app's set (w/real): %q", set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "list", set)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stdout, "app/f") {
+		t.Errorf("list %s lists another set than status %s names: %q", set, set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "verify", set)
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stdout, "other-") {
+		t.Errorf("verify %s verified another set's archive than status names: %q", set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", set, "dst")
+	mustExit(t, r, exitComplete)
+	if _, err := os.Stat(filepath.Join(dir, "dst", "app", "f")); err != nil {
+		t.Errorf("restore %s dst did not restore the set status names (w/real, app): %v; dst holds %v", set, err, listDir(t, filepath.Join(dir, "dst")))
+	}
+}
