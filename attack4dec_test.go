@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -374,5 +375,38 @@ func TestAttack4DecDotDotSetReadLexically(t *testing.T) {
 	mustExit(t, r, exitComplete)
 	if _, err := os.Stat(filepath.Join(dir, "dst", "app", "f")); err != nil {
 		t.Errorf("restore %s dst did not restore the set status names (w/real, app): %v; dst holds %v", set, err, listDir(t, filepath.Join(dir, "dst")))
+	}
+}
+
+// TestAttack4DecDotDotMetricsFileStagedLexically: --metrics-file is the one output of create
+// (and of status and sets) not made absolute by absPath: given as x/lnk/../m.prom (lnk a
+// symlink to a folder on another filesystem), the check of outputs looks where the kernel
+// puts it (pathcheck resolves lnk first), but atomicfile.Stage (atomicfile/file.go:32)
+// writes its temp file in filepath.Dir of the path as given, x (lnk/.. cleaned away), and
+// the rename across filesystems fails: "could not write metrics …: invalid cross-device
+// link", where -o x/lnk/../a.zip in the same run is written, and --metrics-file named
+// without .. is written too. On one filesystem the temp file is made in a folder the check
+// never looked at.
+func TestAttack4DecDotDotMetricsFileStagedLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	other, err := os.MkdirTemp("/dev/shm", "attack4-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	defer os.RemoveAll(other)
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(other, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is not another filesystem than the test's temp folder")
+	}
+	makeTree(t, dir, map[string]node{"app/f": {content: "1"}, "x/lnk": {kind: "symlink", content: filepath.Join(other, "sub")}})
+	makeTree(t, other, map[string]node{"sub": {kind: "dir"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "x/lnk/../a.zip", "--metrics-file", "x/lnk/../m.prom", "app")
+	mustExit(t, r, exitComplete)
+	if _, err := os.Stat(filepath.Join(other, "a.zip")); err != nil {
+		t.Fatalf("-o x/lnk/../a.zip was not written where the kernel puts it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "m.prom")); err != nil {
+		t.Errorf("--metrics-file x/lnk/../m.prom was not written (%v): %q", err, r.stderr)
 	}
 }
