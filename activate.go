@@ -112,7 +112,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
-			fmt.Fprintf(stderr, "backup activate: %v\n", err)
+			sayf(stderr, "backup activate: %v\n", err)
 			return exitFailed
 		}
 	}
@@ -125,12 +125,12 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	defer releaseSet(lock, "backup activate", stderr)
 	if !cfg.dryRun {
 		if _, err := lock.RemoveStale(ctx); err != nil {
-			fmt.Fprintf(stderr, "backup activate: %s: could not remove what a killed run left: %v\n", cfg.store.Location(), err)
+			sayf(stderr, "backup activate: %s: could not remove what a killed run left: %v\n", cfg.store.Location(), err)
 		}
 	}
 	previous, err := lock.Pointer(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup activate: %v; activating replaces it\n", err)
+		sayf(stderr, "backup activate: %v; activating replaces it\n", err)
 	}
 	verify := storeVerifier(ctx, cfg.store, cfg.ids, previous)
 	var e backupset.Entry
@@ -144,12 +144,12 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &unrecorded):
 		// LATEST moved: the activation stands, only its record is missing.
-		fmt.Fprintf(stderr, "backup activate: %v\n", unrecorded)
+		sayf(stderr, "backup activate: %v\n", unrecorded)
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
+		sayf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
 	}
 	out := activateJSON{Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}

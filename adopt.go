@@ -102,7 +102,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	defer stop()
 	a, err := checkAdoptee(ctx, cfg)
 	if isNoIdentity(err) {
-		fmt.Fprintf(stderr, "backup adopt: %v\n", needIdentity(format.QuoteName(cfg.archive)))
+		sayf(stderr, "backup adopt: %v\n", needIdentity(format.QuoteName(cfg.archive)))
 		return exitUsage
 	}
 	if err != nil {
@@ -110,7 +110,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	}
 	defer a.Close()
 	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "backup adopt: %v\n", err)
+		sayf(stderr, "backup adopt: %v\n", err)
 		return exitFailed
 	}
 	st := backupset.Folder{Dir: cfg.dir}
@@ -120,19 +120,19 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	}
 	defer releaseSet(lock, "backup adopt", stderr)
 	if _, err := lock.RemoveStale(ctx); err != nil {
-		fmt.Fprintf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
+		sayf(stderr, "backup adopt: %s: could not remove what a killed run left: %v\n", cfg.dir, err)
 	}
 	latest, _ := lock.Pointer(ctx)
 	name, already, err := adoptInto(ctx, lock, a, cfg.ids, latest)
 	switch {
 	case ctx.Err() != nil && err != nil:
-		fmt.Fprintf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
+		sayf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
+		sayf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
 		return exitFailed
 	case ctx.Err() != nil && cfg.activate:
-		fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
+		sayf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
 		return exitInterrupted
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
@@ -148,12 +148,12 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 		switch {
 		case errors.As(err, &unrecorded):
 			// LATEST moved: the activation stands, only its record is missing.
-			fmt.Fprintf(stderr, "backup adopt: %v\n", unrecorded)
+			sayf(stderr, "backup adopt: %v\n", unrecorded)
 		case err != nil && ctx.Err() != nil:
-			fmt.Fprintf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
+			sayf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
 			return exitInterrupted
 		case err != nil:
-			fmt.Fprintf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err))
+			sayf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err))
 			return exitFailed
 		}
 	}

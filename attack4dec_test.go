@@ -152,7 +152,7 @@ func TestAttack4DecReceiptStatusRaw(t *testing.T) {
 	latest := readLatest(t, filepath.Join(dir, "set"))
 	receipt := filepath.Join(dir, "set", latest+".receipt.json")
 	var rc map[string]any
-	if err := json.Unmarshal([]byte(readFileString(t, receipt)), &rc); err != nil {
+	if err := json.Unmarshal([]byte(string(readFile(t, receipt))), &rc); err != nil {
 		t.Fatal(err)
 	}
 	rc["status"] = "complete" + hostile
@@ -194,7 +194,7 @@ func TestAttack4DecKeyFileWarningRaw(t *testing.T) {
 	makeTree(t, dir, map[string]node{
 		"app/f":        {content: "1"},
 		"rc" + hostile: {content: key.recipient + "\n", mode: 0o664},
-		"id" + hostile: {content: readFileString(t, key.identity), mode: 0o644},
+		"id" + hostile: {content: string(readFile(t, key.identity)), mode: 0o644},
 	})
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "x.zip.age", "--recipients-file", "rc"+hostile, "app")
 	mustExit(t, r, exitComplete)

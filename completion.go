@@ -38,7 +38,7 @@ func newCompletionCmd() *cobra.Command {
 		case errors.As(err, &unknown):
 			return usageError(cmd.ErrOrStderr(), "completion", err)
 		case err != nil:
-			fmt.Fprintf(cmd.ErrOrStderr(), "backup completion: %v\n", err)
+			sayf(cmd.ErrOrStderr(), "backup completion: %v\n", err)
 			return exitFailed
 		}
 		return exitComplete
@@ -83,7 +83,7 @@ func newManCmd() *cobra.Command {
 			return usageError(cmd.ErrOrStderr(), "man", err)
 		}
 		if err := writeManPages(cmd.Root(), args[0]); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "backup man: %v\n", err)
+			sayf(cmd.ErrOrStderr(), "backup man: %v\n", err)
 			return exitFailed
 		}
 		return exitComplete

@@ -106,7 +106,7 @@ func (c *creation) keepCopy(rc *format.Receipt, stderr io.Writer) {
 	t.copy = nil
 	want, _ := rc.Summary()
 	if err := w.keep(t.name(), want); err != nil && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: could not keep a local copy of the archive in %s (the next run reads every file): %v\n", w.c.dir, cause(err))
+		sayf(stderr, "backup: could not keep a local copy of the archive in %s (the next run reads every file): %v\n", w.c.dir, cause(err))
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 
@@ -25,7 +24,7 @@ func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) 
 		err = errInterrupted
 	}
 	rc := c.receipt(nil, err)
-	fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+	sayf(stderr, "backup: failed: %v\n", err)
 	c.final = rc
 	return exitCode(rc, err), false
 }
@@ -37,7 +36,7 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	rc := c.final
 	if rc != nil && c.cfg.metricsFile != "" && !c.cfg.dryRun {
 		if err := c.writeMetrics(rc, code); err != nil {
-			fmt.Fprintf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
+			sayf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
 		}
 	}
 	if len(c.cfg.hooks.After) > 0 {
@@ -51,12 +50,12 @@ func (c *creation) finish(code int, stdout, stderr io.Writer) {
 			_, err = stdout.Write(data)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "backup: writing --json to stdout: %v\n", cause(err))
+			sayf(stderr, "backup: writing --json to stdout: %v\n", cause(err))
 		}
 	}
 	if rc != nil {
 		if err := c.events.Result(rc); err != nil {
-			fmt.Fprintf(stderr, "backup: writing --json-lines to stdout: %v\n", cause(err))
+			sayf(stderr, "backup: writing --json-lines to stdout: %v\n", cause(err))
 		}
 	}
 }
@@ -79,7 +78,7 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 	}
 	rc.Hooks = append(rc.Hooks, ran...)
 	if err := c.target.rewrite(rc); err != nil {
-		fmt.Fprintf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.paths().receipt, cause(err))
+		sayf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
 }
 
@@ -91,7 +90,7 @@ func (c *creation) hookReceipt(rc *format.Receipt, stderr io.Writer) (path strin
 	}
 	path, done, err := c.target.hookReceipt(rc)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup: could not copy receipt %s for the hooks: %v\n", c.paths().receipt, cause(err))
+		sayf(stderr, "backup: could not copy receipt %s for the hooks: %v\n", c.paths().receipt, cause(err))
 	}
 	return path, done
 }

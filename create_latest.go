@@ -16,7 +16,7 @@ import (
 func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
 	if !c.activates(rc) {
 		c.print(rc, stderr)
-		fmt.Fprintf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
+		sayf(stderr, "backup: LATEST not moved: the backup is %s\n", rc.Status)
 		return exitCode(rc, nil)
 	}
 	name := filepath.Base(c.paths().archive)
@@ -78,7 +78,7 @@ func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup: LATEST not moved: %v\n", err)
+	sayf(stderr, "backup: LATEST not moved: %v\n", err)
 	return exitFailed
 }
 
@@ -86,10 +86,10 @@ func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
 // activated another archive by hand.
 func (c *creation) sayMoved(name string, handMade *backupset.Activation, rc *format.Receipt, stderr io.Writer) {
 	if !c.cfg.quiet || rc.Status != format.Complete {
-		fmt.Fprintf(stderr, "backup: LATEST -> %s\n", format.QuoteName(name))
+		sayf(stderr, "backup: LATEST -> %s\n", format.QuoteName(name))
 	}
 	if handMade != nil && handMade.Archive != name && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", format.QuoteName(handMade.Archive), handMade.At.Local().Format(time.RFC3339))
+		sayf(stderr, "backup: LATEST moved forward from %s, activated by hand at %s\n", format.QuoteName(handMade.Archive), handMade.At.Local().Format(time.RFC3339))
 	}
 }
 
@@ -102,7 +102,7 @@ func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *forma
 	if err == nil {
 		return exitCode(rc, nil)
 	}
-	fmt.Fprintf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
+	sayf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
 	if ctx.Err() != nil {
 		return exitInterrupted
 	}
@@ -118,7 +118,7 @@ func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyEr
 	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.paths().archive, verifyErr)
 	err := c.target.replace(ctx, &damaged)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
+		sayf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
 	c.written = err == nil
 	return &damaged

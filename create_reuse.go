@@ -66,6 +66,6 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 		if isNoIdentity(err) {
 			more = " (--identity FILE lets a run copy from it)"
 		}
-		fmt.Fprintf(stderr, "backup: reading every file: no unchanged entry is copied: %v%s\n", err, more)
+		sayf(stderr, "backup: reading every file: no unchanged entry is copied: %v%s\n", err, more)
 	}
 }

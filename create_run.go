@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -240,7 +239,7 @@ func (c *creation) writeFailedReceipt(ctx context.Context, rc *format.Receipt, s
 	}
 	wrote, err := c.target.writeFailed(ctx, rc)
 	if err != nil && !c.cfg.quiet {
-		fmt.Fprintf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
+		sayf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
 	// A receipt left alone is another archive's: the hooks must not get it, nor add to it.
 	c.written = wrote && err == nil

@@ -30,7 +30,7 @@ func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr 
 	case sealedSet != sealedRun && !cfg.allowPlaintext:
 		return exitUsage, kindError(set.dir, latest, sealedSet)
 	case sealedSet != sealedRun:
-		fmt.Fprintf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", set.dir, format.QuoteName(latest))
+		sayf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", set.dir, format.QuoteName(latest))
 	case sealedSet:
 		cfg.sayRotation(ctx, latest, stderr)
 	}
@@ -71,7 +71,7 @@ func (cfg *createConfig) sayRotation(ctx context.Context, latest string, stderr 
 	was, now := rc.Encryption.Recipients, cfg.recipients.Names()
 	added, removed := missingFrom(now, was), missingFrom(was, now)
 	if added+removed > 0 {
-		fmt.Fprintf(stderr, "backup: the recipients changed since LATEST %s: %d added, %d removed (each backup opens only with the keys it was made for)\n",
+		sayf(stderr, "backup: the recipients changed since LATEST %s: %d added, %d removed (each backup opens only with the keys it was made for)\n",
 			latest, added, removed)
 	}
 }

@@ -75,7 +75,7 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	if set.local() {
 		if err := os.MkdirAll(set.dir, 0o755); err != nil {
 			err = fmt.Errorf("output folder %s: %w", set.dir, cause(err))
-			fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+			sayf(stderr, "backup: failed: %v\n", err)
 			return nil, exitFailed, err
 		}
 	}
@@ -84,7 +84,7 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 		return nil, code, err
 	}
 	if _, err := lock.RemoveStale(ctx); err != nil {
-		fmt.Fprintf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
+		sayf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
 	}
 	if cfg.allowPlaintext {
 		lock.AllowMixed()
@@ -98,12 +98,12 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 		if set.reusesLatest {
 			more = " (reading every file: nothing is reused from it)"
 		}
-		fmt.Fprintf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
+		sayf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
 		set.pointerSaid = true
 	} else if name != "" {
 		if code, err := cfg.checkLatest(ctx, name, stderr); err != nil {
 			lock.Release()
-			fmt.Fprintf(stderr, "backup: failed: %v\n", err)
+			sayf(stderr, "backup: failed: %v\n", err)
 			return nil, code, err
 		}
 	}

@@ -43,6 +43,6 @@ func (f *sqliteFlags) validate(cfg *createConfig) error {
 // printWouldSnapshot lists, after a dry run's summary, the files it would snapshot.
 func (c *creation) printWouldSnapshot(stderr io.Writer) {
 	for _, w := range c.wouldSnapshot() {
-		fmt.Fprintf(stderr, "  would snapshot %s (SQLite)\n", format.QuoteName(w.Path))
+		sayf(stderr, "  would snapshot %s (SQLite)\n", format.QuoteName(w.Path))
 	}
 }

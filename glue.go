@@ -53,7 +53,7 @@ func usageError(stderr io.Writer, cmd string, err error) int {
 	if cmd != "" {
 		name += " " + cmd
 	}
-	fmt.Fprintf(stderr, "%s: %v\nRun 'backup help%s' for usage.\n", name, err, prefixSpace(cmd))
+	sayf(stderr, "%s: %v\nRun 'backup help%s' for usage.\n", name, err, prefixSpace(cmd))
 	return exitUsage
 }
 
@@ -81,10 +81,29 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// sayf prints a line to a person (stderr) with the non-printable bytes of each string,
+// error or Stringer argument escaped (format.EscapeText): paths, names, a set's or a
+// server's text and the errors that carry them come from outside, and no byte of theirs may
+// forge a line or drive the terminal. Text that is printable (a name QuoteName has quoted
+// already) is as it is.
+func sayf(w io.Writer, layout string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = format.EscapeText(v)
+		case error:
+			args[i] = format.EscapeText(v.Error())
+		case fmt.Stringer:
+			args[i] = format.EscapeText(v.String())
+		}
+	}
+	fmt.Fprintf(w, layout, args...)
+}
+
 // jsonFailed reports the answer of a command that only reads (list, verify, status) that
 // could not be written to stdout, and returns the failure exit code: the answer is cut.
 func jsonFailed(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "backup %s: writing JSON to stdout: %v\n", cmd, cause(err))
+	sayf(stderr, "backup %s: writing JSON to stdout: %v\n", cmd, cause(err))
 	return exitFailed
 }
 
@@ -93,7 +112,7 @@ func jsonFailed(stderr io.Writer, cmd string, err error) int {
 // create): the work stands, and so does the exit code that says what it was; only this line
 // says that the reader did not get the answer.
 func outputCut(stderr io.Writer, cmd, flag string, err error) {
-	fmt.Fprintf(stderr, "backup %s: writing %s to stdout: %v\n", cmd, flag, cause(err))
+	sayf(stderr, "backup %s: writing %s to stdout: %v\n", cmd, flag, cause(err))
 }
 
 // lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune
@@ -111,17 +130,17 @@ func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefi
 	var locked *backupset.LockedError
 	switch {
 	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
+		sayf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
 		return nil, exitLocked, fmt.Errorf("%s: %w", st.Location(), err)
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
+		sayf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
 		return nil, exitInterrupted, errInterrupted
 	case err != nil:
-		fmt.Fprintf(stderr, "%s: failed: %v\n", prefix, err)
+		sayf(stderr, "%s: failed: %v\n", prefix, err)
 		return nil, exitFailed, err
 	}
 	if t := lock.TookOver(); t != nil {
-		fmt.Fprintf(stderr, "%s: %s: %s\n", prefix, st.Location(), takeoverText(t))
+		sayf(stderr, "%s: %s: %s\n", prefix, st.Location(), takeoverText(t))
 	}
 	return lock, exitComplete, nil
 }
@@ -143,7 +162,7 @@ func takeoverText(t *backupset.Takeover) string {
 // conditions, but the user should know two runs overlapped.
 func releaseSet(lock *backupset.Lock, prefix string, stderr io.Writer) {
 	if err := lock.Release(); err != nil {
-		fmt.Fprintf(stderr, "%s: %s: %v\n", prefix, lock.Store().Location(), err)
+		sayf(stderr, "%s: %s: %v\n", prefix, lock.Store().Location(), err)
 	}
 }
 
@@ -159,10 +178,10 @@ func setError(dir string, err error) string {
 // readFailed reports an archive that could not be read at all, or an interrupted read.
 func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err error) int {
 	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "backup %s: interrupted\n", cmd)
+		sayf(stderr, "backup %s: interrupted\n", cmd)
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup %s: %s: %s\n", cmd, format.QuoteName(path), format.EscapeText(cause(err).Error()))
+	sayf(stderr, "backup %s: %s: %s\n", cmd, format.QuoteName(path), format.EscapeText(cause(err).Error()))
 	return exitFailed
 }
 

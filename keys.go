@@ -46,7 +46,7 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 			return nil, fmt.Errorf("--recipients-file %s: %w", name, cause(err))
 		}
 		if warning != "" {
-			fmt.Fprintf(stderr, "backup create: warning: %s\n", warning)
+			sayf(stderr, "backup create: warning: %s\n", warning)
 		}
 	}
 	if err := r.Check(); err != nil {
@@ -80,7 +80,7 @@ func (f *identityFlag) load(stderr io.Writer, prefix string) (*seal.Identities, 
 			return nil, fmt.Errorf("--identity %s: %w", p, cause(err))
 		}
 		if warning != "" {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, warning)
+			sayf(stderr, "%s: warning: %s\n", prefix, warning)
 		}
 	}
 	return ids, nil

@@ -92,18 +92,18 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	defer stop()
 	ref, err := resolveArchive(ctx, arg, cfg.s3)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup list: %s\n", setError(arg, err))
+		sayf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
 	}
 	path := ref.path
 	ref.ids = cfg.ids
 	r, err := ref.open(ctx)
 	if isNoIdentity(err) {
-		fmt.Fprintf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))
+		sayf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))
 		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %s\n", format.QuoteName(path), format.EscapeText(cause(err).Error()))
+		sayf(stderr, "backup list: %s: %s\n", format.QuoteName(path), format.EscapeText(cause(err).Error()))
 		return exitFailed
 	}
 	defer r.Close()
@@ -115,13 +115,13 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		for _, e := range r.Entries {
 			// The list is list's answer: a reader gone (| head -1) cuts it, and list stops.
 			if err := writeListLine(stdout, e, cfg.long); err != nil {
-				fmt.Fprintf(stderr, "backup list: writing to stdout: %v\n", cause(err))
+				sayf(stderr, "backup list: writing to stdout: %v\n", cause(err))
 				return exitFailed
 			}
 		}
 	}
 	if r.ManifestErr != nil {
-		fmt.Fprintf(stderr, "backup list: %s: %s: %s\n", format.QuoteName(path), format.ManifestName, format.EscapeText(r.ManifestErr.Error()))
+		sayf(stderr, "backup list: %s: %s: %s\n", format.QuoteName(path), format.ManifestName, format.EscapeText(r.ManifestErr.Error()))
 		return exitFailed
 	}
 	if !cfg.json {

@@ -154,7 +154,7 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
-			fmt.Fprintf(stderr, "backup prune: %v\n", err)
+			sayf(stderr, "backup prune: %v\n", err)
 			return nil, exitFailed, err
 		}
 	}
@@ -166,7 +166,7 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 	}
 	defer releaseSet(lock, "backup prune", stderr)
 	if _, err := cfg.hooks.RunBefore(ctx, hooks.Env{Command: "prune", Set: cfg.store.Location()}, stderr); err != nil {
-		fmt.Fprintf(stderr, "backup prune: failed: %v\n", err)
+		sayf(stderr, "backup prune: failed: %v\n", err)
 		if ctx.Err() != nil {
 			return nil, exitInterrupted, err
 		}
@@ -176,11 +176,11 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 	switch {
 	case err != nil && ctx.Err() != nil:
 		err = fmt.Errorf("interrupted: %s", setError(cfg.store.Location(), err))
-		fmt.Fprintf(stderr, "backup prune: %v\n", err)
+		sayf(stderr, "backup prune: %v\n", err)
 		return plan, exitInterrupted, err
 	case err != nil:
 		err = errors.New(setError(cfg.store.Location(), err))
-		fmt.Fprintf(stderr, "backup prune: %v\n", err)
+		sayf(stderr, "backup prune: %v\n", err)
 		return plan, exitFailed, err
 	}
 	return plan, exitComplete, nil

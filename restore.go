@@ -193,7 +193,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
-		fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+		sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 		return
 	}
 	cfg.archive, out.Archive = ref.path, ref.path
@@ -201,7 +201,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	r, err := ref.open(ctx)
 	if isNoIdentity(err) {
 		out.Status, out.Error = restoreUsage, needIdentity(format.QuoteName(cfg.archive)).Error()
-		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
 	if err != nil {
@@ -215,12 +215,12 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	plan, err := restore.NewPlan(ctx, r, cfg.dest, cfg.options())
 	if err != nil && ctx.Err() != nil {
 		out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive and DEST; nothing written"
-		fmt.Fprintf(stderr, "backup restore: %s\n", out.Error)
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
 	if err != nil {
 		out.fail(err)
-		fmt.Fprintf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), format.EscapeText(err.Error()))
+		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), format.EscapeText(err.Error()))
 		return
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
@@ -244,7 +244,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
-		fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+		sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 		return
 	case !plan.OK():
 		out.Status = restoreRefused
@@ -256,7 +256,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
 			out.Error = beforeStateFailed(err).Error()
-			fmt.Fprintf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+			sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
 			return
 		}
 		out.Undo = undo

@@ -155,7 +155,7 @@ func setsFailed(ctx context.Context, stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "backup sets: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "backup sets: %v\n", cause(err))
+	sayf(stderr, "backup sets: %v\n", cause(err))
 	return exitFailed
 }
 
@@ -164,16 +164,16 @@ func setsFailed(ctx context.Context, stderr io.Writer, err error) int {
 func setsVerdict(loc string, rows []setRow, errs []error, stderr io.Writer) int {
 	code := exitComplete
 	for _, err := range errs {
-		fmt.Fprintf(stderr, "backup sets: %s\n", format.EscapeText(err.Error()))
+		sayf(stderr, "backup sets: %s\n", format.EscapeText(err.Error()))
 		code = exitFailed
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(stderr, "backup sets: no backup set in %s\n", format.QuoteName(loc))
+		sayf(stderr, "backup sets: no backup set in %s\n", format.QuoteName(loc))
 		return exitFailed
 	}
 	for _, r := range rows {
 		if r.problem != nil {
-			fmt.Fprintf(stderr, "backup sets: %s\n", r.reason())
+			sayf(stderr, "backup sets: %s\n", r.reason())
 			code = exitFailed
 		}
 	}

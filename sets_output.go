@@ -179,7 +179,7 @@ func writeSetsMetrics(path string, rows []setRow, listed bool, stderr io.Writer)
 		return
 	}
 	if err := metrics.WriteFile(path, setsGauges(rows, listed)); err != nil {
-		fmt.Fprintf(stderr, "backup sets: could not write metrics %s: %v\n", path, cause(err))
+		sayf(stderr, "backup sets: could not write metrics %s: %v\n", path, cause(err))
 	}
 }
 

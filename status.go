@@ -108,7 +108,7 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 	if err != nil {
 		// A set that cannot be read is not healthy: the metrics must stop saying it is.
 		writeStatusMetrics(metricsFile, dir, nil, now, false, stderr)
-		fmt.Fprintf(stderr, "backup status: %v\n", err)
+		sayf(stderr, "backup status: %v\n", err)
 		return exitFailed
 	}
 	problem := s.Check(now, maxAge)
@@ -121,7 +121,7 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 		writeStatus(stdout, s, now, maxAge, problem)
 	}
 	if problem != nil {
-		fmt.Fprintf(stderr, "backup status: %s\n", setError(dir, problem))
+		sayf(stderr, "backup status: %s\n", setError(dir, problem))
 		return exitFailed
 	}
 	return exitComplete
@@ -133,7 +133,7 @@ func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, he
 		return
 	}
 	if err := metrics.WriteFile(path, statusGauges(dir, s, now, healthy, carriedSuccess(path))); err != nil {
-		fmt.Fprintf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))
+		sayf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))
 	}
 }
 

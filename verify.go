@@ -103,7 +103,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	}
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
+		sayf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
 		if cfg.json || cfg.jsonLines {
 			return writeVerifyFailed(cfg, setError(cfg.archive, err), stdout, stderr)
 		}
@@ -112,7 +112,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
-		fmt.Fprintf(stderr, "backup verify: %s\n", format.EscapeText(err.Error()))
+		sayf(stderr, "backup verify: %s\n", format.EscapeText(err.Error()))
 		return exitFailed
 	}
 	sealed := ref.sealed(ctx)
@@ -164,7 +164,7 @@ func (cfg verifyConfig) finish(out verifyJSON, receiptPath, line string, stdout,
 		for _, p := range res.Problems {
 			fmt.Fprintln(stderr, p)
 		}
-		fmt.Fprintf(stderr, "backup verify: FAILED: %s in %s\n", format.Plural(len(res.Problems), "problem", "problems"), format.QuoteName(cfg.archive))
+		sayf(stderr, "backup verify: FAILED: %s in %s\n", format.Plural(len(res.Problems), "problem", "problems"), format.QuoteName(cfg.archive))
 		return exitFailed
 	}
 	if !cfg.json && !cfg.jsonLines && !cfg.quiet {

@@ -65,7 +65,7 @@ func newVersionCmd() *cobra.Command {
 		// A version a script asked for and did not get is not a success, as completion's
 		// script is not.
 		if _, err := fmt.Fprint(cmd.OutOrStdout(), v); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "backup version: writing to stdout: %v\n", cause(err))
+			sayf(cmd.ErrOrStderr(), "backup version: writing to stdout: %v\n", cause(err))
 			return exitFailed
 		}
 		return exitComplete
