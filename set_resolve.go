@@ -45,11 +45,12 @@ func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, e
 	if err != nil || !info.IsDir() {
 		return archiveRef{path: arg}, nil // the command's own open reports a missing or unreadable archive
 	}
-	e, err := backupset.Latest(ctx, backupset.Folder{Dir: arg})
+	dir := kernelPath(arg) // the folder os.Stat found: Join would clean lnk/.. away
+	e, err := backupset.Latest(ctx, backupset.Folder{Dir: dir})
 	if err != nil {
 		return archiveRef{}, err
 	}
-	return archiveRef{path: filepath.Join(arg, e.Name), entry: e}, nil
+	return archiveRef{path: filepath.Join(dir, e.Name), entry: e}, nil
 }
 
 // open reads the archive's directory and manifest. An archive in a bucket is read with

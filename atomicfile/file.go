@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Staged is a file written and synced under a temp name beside its final path, waiting for
@@ -26,10 +27,24 @@ type Staged struct {
 	NoReplace bool
 }
 
+// dirOf is the folder path's last name is in, as the kernel finds it: path up to its last
+// slash, not cleaned. filepath.Dir cleans lnk/.. away before lnk is followed, so a temp file
+// made there, and renamed to path, would cross to another folder, or file system.
+func dirOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return path[:i]
+}
+
 // Stage writes data with mode perm to a synced temp file beside path, named by TempPattern,
 // which is how a backup set recognises what a killed run left behind.
 func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(filepath.Base(path)))
+	f, err := os.CreateTemp(dirOf(path), TempPattern(filepath.Base(path)))
 	if err != nil {
 		return nil, err
 	}

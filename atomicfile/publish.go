@@ -206,7 +206,7 @@ func discard(files []*Staged, stuck map[*Staged]bool) {
 func syncDirs(files []*Staged) error {
 	synced := map[string]bool{}
 	for _, f := range files {
-		dir := filepath.Dir(f.Final)
+		dir := dirOf(f.Final)
 		if synced[dir] {
 			continue
 		}
