@@ -56,6 +56,7 @@ type pruneJSON struct {
 
 type pruneRunJSON struct {
 	Name      string          `json:"name"`
+	NameB64   string          `json:"name_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	State     backupset.State `json:"state"`
 	StartedAt time.Time       `json:"started_at"`
 	Keep      bool            `json:"keep"`
@@ -237,7 +238,9 @@ func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {
 		default:
 			out.Deleted++
 		}
-		out.Runs = append(out.Runs, pruneRunJSON{Name: d.Name, State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons})
+		r := pruneRunJSON{State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons}
+		r.Name, r.NameB64 = format.JSONText(d.Name)
+		out.Runs = append(out.Runs, r)
 	}
 	return out
 }

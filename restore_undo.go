@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,20 @@ import (
 type undoPaths struct {
 	Archive string `json:"archive"`
 	Receipt string `json:"receipt"`
+}
+
+// MarshalJSON writes the paths losslessly: archive_b64 and receipt_b64 beside a path that is
+// not UTF-8 (the before-state is named after DEST).
+func (u undoPaths) MarshalJSON() ([]byte, error) {
+	var j struct {
+		Archive    string `json:"archive"`
+		ArchiveB64 string `json:"archive_b64,omitempty"`
+		Receipt    string `json:"receipt"`
+		ReceiptB64 string `json:"receipt_b64,omitempty"`
+	}
+	j.Archive, j.ArchiveB64 = format.JSONText(u.Archive)
+	j.Receipt, j.ReceiptB64 = format.JSONText(u.Receipt)
+	return json.Marshal(j)
 }
 
 // beforeStateDir is the folder the before-state goes in: --undo-dir, else DEST's parent; never

@@ -46,6 +46,7 @@ type statusJSON struct {
 
 type statusRunJSON struct {
 	Name      string          `json:"name"`
+	NameB64   string          `json:"name_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	State     backupset.State `json:"state"`
 	StartedAt time.Time       `json:"started_at"`
 	Size      int64           `json:"size"`
@@ -204,8 +205,9 @@ func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
 	}
 	out.Activated = s.Activation
 	for _, e := range s.Entries {
-		r := statusRunJSON{Name: e.Name, State: e.State(), StartedAt: e.Started(), Size: e.Size,
+		r := statusRunJSON{State: e.State(), StartedAt: e.Started(), Size: e.Size,
 			Latest: s.Latest != nil && e.Name == s.Latest.Name}
+		r.Name, r.NameB64 = format.JSONText(e.Name)
 		if e.Receipt != nil {
 			r.Files = e.Receipt.Counts.Files
 		}
