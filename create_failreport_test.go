@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"backup/format"
 )
 
@@ -129,14 +127,7 @@ func checkFailureReported(t *testing.T, stdout []byte, prom, set string, code in
 // holdLock holds the set's lock, as a running backup does, until the test ends.
 func holdLock(t *testing.T, set string) func(*exec.Cmd) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(set, ".backup.lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(heldFlock(t, filepath.Join(set, ".backup.lock")))
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Names that would forge a line of output or drive the terminal if printed raw: a newline
@@ -318,6 +320,221 @@ func TestAttackCreatePrunedNamesRaw(t *testing.T) {
 			if strings.ContainsAny(line, "\x1b\x07\r") {
 				t.Errorf("create --keep-last printed a pruned archive's name raw: %q", line)
 			}
+		}
+	}
+}
+
+// hostileText is a name that, printed raw, sets the terminal's title (OSC … BEL) and then
+// returns the cursor to the start of the line (CR), to overwrite what a person reads.
+const hostileText = "a\x1b]0;pwned\x07\rb"
+
+// rawLines returns the lines of a run's stdout and stderr that hold ESC, BEL or CR raw.
+func rawLines(r result) []string {
+	var raw []string
+	for _, out := range []string{r.stdout, r.stderr} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.ContainsAny(line, "\x1b\x07\r") {
+				raw = append(raw, line)
+			}
+		}
+	}
+	return raw
+}
+
+// heldFlock holds an exclusive flock on path, as a running backup holds its set's lock,
+// until the returned func is called.
+func heldFlock(t *testing.T, path string) func() {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
+}
+
+// TestAttackUsageErrorPathsRaw: a usage error is printed by usageError (glue.go) as
+// "backup CMD: %v" with the error as it is, and the errors of the path-valued flags and
+// arguments embed the path as given: --exclude-from (create.go), --recipients-file and
+// --identity (keys.go), --attic (prune.go), and activate's ARCHIVE given as a path
+// (activate.go). docs/operations.md: every name or path printed for people is quoted when
+// it holds a byte that is not printable; a path holding ESC, BEL or CR drives the terminal.
+func TestAttackUsageErrorPathsRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	runs := [][]string{
+		{"create", "-o", "x.zip", "--exclude-from", "ex" + hostileText, "app"},
+		{"create", "-o", "x.zip.age", "--recipients-file", "rc" + hostileText, "app"},
+		{"verify", "--identity", "id" + hostileText, "set"},
+		{"prune", "--keep-last", "1", "--attic", "attic" + hostileText, "set"},
+		{"activate", "set", "d" + hostileText + "/app-20261201T000000Z.zip"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage {
+			t.Errorf("backup %s: exit %d, want the usage error %d; stderr %q", args[0], r.code, exitUsage, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s %q: printed the path raw: %q", args[0], args[len(args)-2], line)
+		}
+	}
+}
+
+// TestAttackSetFolderRaw: the folder of a backup set, as the user gave it, is printed
+// raw wherever a message names the set: "no backup in DIR yet" (setError, glue.go) of
+// status, verify and list; "DIR/LATEST: is missing, but the set holds …" (latestError,
+// backupset/latest.go); the lock's "DIR: another backup of this set is running"
+// (takeLock, glue.go:114) of create, prune and activate; create's refusal of another source
+// "DIR is the backup set of …" (create_sealed.go:45); adopt's "ARCHIVE: the archive holds
+// …, and DIR is the backup set of …" (adopt.go:132, backupset/adopt.go:124), where the
+// archive's path is raw too.
+func TestAttackSetFolderRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "1"}, "other/g": {content: "2"}, "empty" + hostileText: {kind: "dir"}, "runs" + hostileText: {kind: "dir"}})
+	set := "set" + hostileText
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "d"+hostileText+".zip", "other"), exitComplete)
+	// A set holding a run, and no LATEST.
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "runs"+hostileText, "app"), exitComplete)
+	if err := os.Remove(filepath.Join(dir, "runs"+hostileText, "LATEST")); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", "empty" + hostileText},
+		{"verify", "empty" + hostileText},
+		{"list", "empty" + hostileText},
+		{"status", "runs" + hostileText},
+		{"create", "--output-dir", set, "other"},
+		{"adopt", set, "d" + hostileText + ".zip"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the set's folder raw: %q", args[0], r.code, line)
+		}
+	}
+	// The lock, held by another process.
+	f, err := os.OpenFile(filepath.Join(dir, set, ".backup.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holder := heldFlock(t, f.Name())
+	defer holder()
+	for _, args := range [][]string{
+		{"create", "--output-dir", set, "app"},
+		{"prune", "--keep-last", "1", set},
+		{"activate", set, readLatest(t, filepath.Join(dir, set))},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitLocked)
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s, the set locked, printed the set's folder raw: %q", args[0], line)
+		}
+	}
+}
+
+// TestAttackReceiptStatusRaw: a receipt's status is set text, never checked against
+// the three statuses when a receipt is parsed (format.ParseReceipt), and LATEST's receipt
+// with another status is reported as "LATEST: names NAME: its receipt says STATUS"
+// (backupset/latest.go:57) by status, verify, list, prune and create's "reading every file"
+// line, and as "its receipt says STATUS; only a complete backup is a reference"
+// (engine/reference.go:50) for a --reference: ESC, BEL and CR reach the terminal, where
+// restore's own line escapes the same text.
+func TestAttackReceiptStatusRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	latest := readLatest(t, filepath.Join(dir, "set"))
+	receipt := filepath.Join(dir, "set", latest+".receipt.json")
+	var rc map[string]any
+	if err := json.Unmarshal([]byte(string(readFile(t, receipt))), &rc); err != nil {
+		t.Fatal(err)
+	}
+	rc["status"] = "complete" + hostileText
+	data, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := [][]string{
+		{"status", "set"},
+		{"verify", "set"},
+		{"list", "set"},
+		{"prune", "--keep-last", "1", "--dry-run", "set"},
+		{"create", "--output-dir", "set", "app"},
+		{"create", "-o", "x.zip", "--reference", filepath.Join("set", latest), "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if !strings.Contains(r.stderr, "receipt says") {
+			t.Errorf("backup %s (exit %d) did not report the receipt's status: %q", args[0], r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the receipt's status raw: %q", args[0], r.code, line)
+		}
+	}
+}
+
+// TestAttackKeyFileWarningRaw: a --recipients-file others may write and an --identity
+// file others may read are used with a warning line, "backup CMD: warning: recipients file
+// PATH can be written by group or others …" (seal/recipients.go:51, printed by keys.go:49)
+// and "… identity file PATH can be read by group or others …" (seal/identities.go:34,
+// keys.go:83), with PATH as given: ESC, BEL and CR reach the terminal on every run.
+func TestAttackKeyFileWarningRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := newAgeKey(t)
+	makeTree(t, dir, map[string]node{
+		"app/f":            {content: "1"},
+		"rc" + hostileText: {content: key.recipient + "\n", mode: 0o664},
+		"id" + hostileText: {content: string(readFile(t, key.identity)), mode: 0o644},
+	})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "x.zip.age", "--recipients-file", "rc"+hostileText, "app")
+	mustExit(t, r, exitComplete)
+	runs := []result{r, backup(t, runOpts{dir: dir}, "verify", "--identity", "id"+hostileText, "x.zip.age")}
+	for i, r := range runs {
+		if !strings.Contains(r.stderr, "warning") {
+			t.Errorf("run %d (exit %d) gave no warning: %q", i, r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("run %d (exit %d) printed the key file's path raw: %q", i, r.code, line)
+		}
+	}
+}
+
+// TestAttackOutputFilePathRaw: an output file that cannot be written is reported with
+// its path as given: "backup: could not write metrics PATH: …" (create_finish.go:40,
+// status.go:136, sets_output.go:182) and "backup: could not write receipt PATH: …"
+// (create_run.go:243), where the failed line of the same run just above it escapes the same
+// path ("backup: failed: creating archive …\x1b…").
+func TestAttackOutputFilePathRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	metrics := filepath.Join("nodir"+hostileText, "m.prom")
+	runs := [][]string{
+		{"create", "-o", "x.zip", "--metrics-file", metrics, "app"},
+		{"status", "--metrics-file", metrics, "set"},
+		{"sets", "--metrics-file", metrics, "."},
+		{"create", "-o", filepath.Join("nodir"+hostileText, "y.zip"), "app"},
+	}
+	for _, args := range runs {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if !strings.Contains(r.stderr, "could not write") {
+			t.Errorf("backup %s (exit %d) did not fail to write: %q", args[0], r.code, r.stderr)
+		}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed the output's path raw: %q", args[0], r.code, line)
 		}
 	}
 }

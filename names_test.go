@@ -403,3 +403,103 @@ func TestAttackSetSourceNotUTF8(t *testing.T) {
 		t.Errorf("create into a set from SOURCE b\\xffad: exit %d (%q), the set holds %q; want the run activated (exit 0), or the SOURCE refused before anything is written (exit 2)", r.code, r.stderr, listDir(t, set))
 	}
 }
+
+// TestAttackSetRunNamesJSONNotUTF8: a set's runs are the files whose names match
+// SOURCE-STAMP.zip, any bytes as SOURCE (backupset/names.go), so a set may hold
+// b\xff-….zip and b\xfe-….zip (copied in, or left by another tool); status --json's
+// runs[].name, prune --json's runs[].name and prune --json-lines' decision name give both
+// as "b\ufffd-….zip" with no name_b64 twin (status.go:48, prune.go:58), where docs/sets.md
+// promises the _b64 twin "as in every --json of a set's commands": a script cannot tell
+// which run prune deleted or kept.
+func TestAttackSetRunNamesJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	set := filepath.Join(dir, "set")
+	data, err := os.ReadFile(filepath.Join(set, readLatest(t, set)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b\xff-20261101T000000Z.zip", "b\xfe-20261101T000000Z.zip"} {
+		if err := os.WriteFile(filepath.Join(set, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, runs []map[string]any) {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, run := range runs {
+			key := ""
+			for k, v := range run {
+				if k == "name" || strings.HasPrefix(k, "name_") {
+					key += k + "=" + v.(string) + ";"
+				}
+			}
+			if seen[key] {
+				t.Errorf("%s gives two runs as %q: the files b\\xff-… and b\\xfe-… cannot be told apart", what, key)
+			}
+			seen[key] = true
+		}
+		if len(runs) != 3 {
+			t.Errorf("%s lists %d runs, want 3", what, len(runs))
+		}
+	}
+	var status struct{ Runs []map[string]any }
+	r := backup(t, runOpts{dir: dir}, "status", "--json", "set")
+	if err := json.Unmarshal([]byte(r.stdout), &status); err != nil {
+		t.Fatalf("status --json: %v: %q", err, r.stdout)
+	}
+	check("status --json", status.Runs)
+	var prune struct{ Runs []map[string]any }
+	r = backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--dry-run", "--json", "set")
+	if err := json.Unmarshal([]byte(r.stdout), &prune); err != nil {
+		t.Fatalf("prune --json: %v: %q", err, r.stdout)
+	}
+	check("prune --json", prune.Runs)
+	r = backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--dry-run", "--json-lines", "set")
+	var decisions []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("prune --json-lines: %v: %q", err, line)
+		}
+		if ev["type"] == "decision" {
+			delete(ev, "type")
+			decisions = append(decisions, ev)
+		}
+	}
+	check("prune --json-lines", decisions)
+}
+
+// TestAttackRestoreUndoJSONNotUTF8: restore --force writes its before-state beside DEST
+// under DEST's own name (DEST-before-restore-STAMP.zip), and restore --json gives the way
+// back as "undo": {"archive", "receipt"} in plain JSON strings (restore_undo.go:21-22), as it
+// gives "dest" and "archive" (restore.go:85-86): a DEST named d\xff gives
+// "d\ufffd-before-restore-….zip", no file of that name exists, and no _b64 twin says which
+// does, where docs/formats.md says "Every JSON record is UTF-8; a name that is not has a
+// _b64 twin". The human line quotes the same path losslessly ("d\xff-before-restore-…").
+func TestAttackRestoreUndoJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dest := "d\xff"
+	makeTree(t, dir, map[string]node{"app/f": {content: "new\n"}, dest + "/app/f": {content: "old\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "a.zip", dest)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Undo map[string]string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("restore --json: %v: %q", err, r.stdout)
+	}
+	if out.Undo == nil {
+		t.Fatalf("restore --force --json gave no undo: %s", r.stdout)
+	}
+	for _, field := range []string{"archive", "receipt"} {
+		path := out.Undo[field]
+		if _, err := os.Lstat(path); err != nil && out.Undo[field+"_b64"] == "" {
+			t.Errorf("restore --json's undo.%s is %q, which does not exist (%v), and has no %s_b64 twin", field, path, err, field)
+		}
+	}
+}

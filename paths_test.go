@@ -284,3 +284,77 @@ func TestAttackDotDotSourceSymlinkRenamed(t *testing.T) {
 		t.Errorf("the set's SOURCE named as sub/../mylink: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestAttackDotDotSetReadLexically: a set given as a path holding ".." after a symlink
+// (w/x/lnk/.., lnk -> ../real/sub) is the folder the kernel reaches (w/real) for status,
+// sets, prune and create --output-dir (absPath, kernelPath); but verify, list and restore
+// take the same argument to resolveArchive (set_resolve.go:44-52), which os.Stat's it as the
+// kernel does and then reads LATEST and the archive through backupset.Folder{Dir: arg} and
+// filepath.Join(arg, name), which clean lnk/.. away: they read the set in w/x. The same
+// argument names two sets: status says app's set, restore restores another's files.
+func TestAttackDotDotSetReadLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{
+		"app/f":      {content: "app's\n"},
+		"other/g":    {content: "other's\n"},
+		"w/real/sub": {kind: "dir"},
+		"w/x/lnk":    {kind: "symlink", content: "../real/sub"},
+	})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "w/real", "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "w/x", "other"), exitComplete)
+	set := "w/x/lnk/.."
+	r := backup(t, runOpts{dir: dir}, "status", set)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stdout, "app-") {
+		t.Fatalf("status %s does not name app's set (w/real): %q", set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "list", set)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stdout, "app/f") {
+		t.Errorf("list %s lists another set than status %s names: %q", set, set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "verify", set)
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stdout, "other-") {
+		t.Errorf("verify %s verified another set's archive than status names: %q", set, r.stdout)
+	}
+	r = backup(t, runOpts{dir: dir}, "restore", set, "dst")
+	mustExit(t, r, exitComplete)
+	if _, err := os.Stat(filepath.Join(dir, "dst", "app", "f")); err != nil {
+		t.Errorf("restore %s dst did not restore the set status names (w/real, app): %v; dst holds %v", set, err, listDir(t, filepath.Join(dir, "dst")))
+	}
+}
+
+// TestAttackDotDotMetricsFileStagedLexically: --metrics-file is the one output of create
+// (and of status and sets) not made absolute by absPath: given as x/lnk/../m.prom (lnk a
+// symlink to a folder on another filesystem), the check of outputs looks where the kernel
+// puts it (pathcheck resolves lnk first), but atomicfile.Stage (atomicfile/file.go:32)
+// writes its temp file in filepath.Dir of the path as given, x (lnk/.. cleaned away), and
+// the rename across filesystems fails: "could not write metrics …: invalid cross-device
+// link", where -o x/lnk/../a.zip in the same run is written, and --metrics-file named
+// without .. is written too. On one filesystem the temp file is made in a folder the check
+// never looked at.
+func TestAttackDotDotMetricsFileStagedLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	other, err := os.MkdirTemp("/dev/shm", "attack4-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	defer os.RemoveAll(other)
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(other, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is not another filesystem than the test's temp folder")
+	}
+	makeTree(t, dir, map[string]node{"app/f": {content: "1"}, "x/lnk": {kind: "symlink", content: filepath.Join(other, "sub")}})
+	makeTree(t, other, map[string]node{"sub": {kind: "dir"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "x/lnk/../a.zip", "--metrics-file", "x/lnk/../m.prom", "app")
+	mustExit(t, r, exitComplete)
+	if _, err := os.Stat(filepath.Join(other, "a.zip")); err != nil {
+		t.Fatalf("-o x/lnk/../a.zip was not written where the kernel puts it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "m.prom")); err != nil {
+		t.Errorf("--metrics-file x/lnk/../m.prom was not written (%v): %q", err, r.stderr)
+	}
+}
