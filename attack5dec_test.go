@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backup/format"
+)
+
+// TestAttack5DecDoubleEscapedLatestName: a set's archive name holds a backslash (its SOURCE
+// was named w\z) and its receipt's status holds an ESC. The LATEST error wraps the name
+// already quoted by QuoteName, and sayf then escapes the whole error again: the name is
+// printed w\\z (a \" for a quote) on that line, where every other line prints it w\z.
+func TestAttack5DecDoubleEscapedLatestName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, `w\z`)
+	set := filepath.Join(dir, "set")
+	makeTree(t, dir, map[string]node{`w\z/f`: {content: "x"}, "set": {kind: "dir"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), 0)
+	name := readLatest(t, set)
+	receipt := filepath.Join(set, name+format.ReceiptSuffix)
+	data := string(readFile(t, receipt))
+	if !strings.Contains(data, `"status": "complete"`) {
+		t.Fatalf("receipt has no complete status:\n%s", data)
+	}
+	data = strings.Replace(data, `"status": "complete"`, `"status": "fail\u001bed"`, 1)
+	if err := os.WriteFile(receipt, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "verify", set)
+	if r.code == 0 {
+		t.Fatalf("verify of a set whose LATEST receipt says failed exited 0:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "\x1b") {
+		t.Fatalf("raw ESC on stderr: %q", r.stderr)
+	}
+	if want := "names " + format.QuoteName(name) + ":"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("stderr names LATEST's target otherwise than as %q (escaped twice):\n%s", want, r.stderr)
+	}
+}
