@@ -41,3 +41,26 @@ func TestAttack5DecDoubleEscapedLatestName(t *testing.T) {
 		t.Fatalf("stderr names LATEST's target otherwise than as %q (escaped twice):\n%s", want, r.stderr)
 	}
 }
+
+// TestAttack5DecDotDotAfterFileRestoresIntoParent: restore's DEST file/.., where file is a
+// regular file, is no folder for the kernel (ls: Not a directory), as file/x is not (that
+// DEST fails). kernelPath takes it through filepath.EvalSymlinks, which pops the .. after
+// a file lexically: the archive is restored into the folder that holds file, which the user
+// never named.
+func TestAttack5DecDotDotAfterFileRestoresIntoParent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "w/file": {content: "mine"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	w := filepath.Join(dir, "w")
+	if _, err := os.Stat(w + "/file/.."); err == nil {
+		t.Fatal("the kernel finds file/..")
+	}
+	r := backup(t, runOpts{dir: w}, "restore", "../a.zip", "file/..")
+	if _, err := os.Lstat(filepath.Join(w, "src")); err == nil {
+		t.Fatalf("restore into file/.. (not a folder: ENOTDIR) wrote into file's folder (exit %d):\n%s", r.code, r.stderr)
+	}
+	if r.code == 0 {
+		t.Fatalf("restore into file/.. exited 0:\n%s", r.stderr)
+	}
+}
