@@ -64,3 +64,25 @@ func TestAttack5DecDotDotAfterFileRestoresIntoParent(t *testing.T) {
 		t.Fatalf("restore into file/.. exited 0:\n%s", r.stderr)
 	}
 }
+
+// TestAttack5DecDotDotAfterSymlinkLoopRestoresIntoParent: restore's DEST loop/.., where loop
+// is a symlink to itself, is no folder for the kernel (ELOOP). resolvePath follows loop 40
+// times, then joins the rest with filepath.Join, which cleans loop/.. away: the archive is
+// restored into the folder that holds loop.
+func TestAttack5DecDotDotAfterSymlinkLoopRestoresIntoParent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "w/loop": {kind: "symlink", content: "loop"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	w := filepath.Join(dir, "w")
+	if _, err := os.Stat(w + "/loop/.."); err == nil {
+		t.Fatal("the kernel finds loop/..")
+	}
+	r := backup(t, runOpts{dir: w}, "restore", "../a.zip", "loop/..")
+	if _, err := os.Lstat(filepath.Join(w, "src")); err == nil {
+		t.Fatalf("restore into loop/.. (ELOOP for the kernel) wrote into loop's folder (exit %d):\n%s", r.code, r.stderr)
+	}
+	if r.code == 0 {
+		t.Fatalf("restore into loop/.. exited 0:\n%s", r.stderr)
+	}
+}
