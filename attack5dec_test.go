@@ -86,3 +86,19 @@ func TestAttack5DecDotDotAfterSymlinkLoopRestoresIntoParent(t *testing.T) {
 		t.Fatalf("restore into loop/.. exited 0:\n%s", r.stderr)
 	}
 }
+
+// TestAttack5DecStdoutReceiptFolderCheckedLexically: with -o -, a --receipt whose folder is
+// not there is refused with exit 2 before the archive streams (docs/create.md). --receipt
+// dl/../r.json, dl a symlink to missing/sub, has no folder for the kernel (dl/.. does not
+// resolve), and the receipt is written where kernelPath puts it, missing/r.json; but the
+// check stats filepath.Dir of the path as given, ".", which is there: the whole archive
+// streams, and only then the receipt fails, exit 1.
+func TestAttack5DecStdoutReceiptFolderCheckedLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "dl": {kind: "symlink", content: "missing/sub"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "-", "--receipt", "dl/../r.json", "src")
+	if r.code != 2 || r.stdout != "" {
+		t.Fatalf("--receipt dl/../r.json, whose folder is not there: exit %d, %d bytes streamed to stdout; want exit 2 before the archive streams:\n%s", r.code, len(r.stdout), r.stderr)
+	}
+}
