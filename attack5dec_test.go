@@ -1,6 +1,9 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +103,64 @@ func TestAttack5DecStdoutReceiptFolderCheckedLexically(t *testing.T) {
 	r := backup(t, runOpts{dir: dir}, "create", "-o", "-", "--receipt", "dl/../r.json", "src")
 	if r.code != 2 || r.stdout != "" {
 		t.Fatalf("--receipt dl/../r.json, whose folder is not there: exit %d, %d bytes streamed to stdout; want exit 2 before the archive streams:\n%s", r.code, len(r.stdout), r.stderr)
+	}
+}
+
+// TestAttack5DecListSkippedKindRaw: list prints the manifest's skipped paths on stderr, each
+// with its kind, by fmt.Sprintf and Fprintln, not sayf: a hostile archive whose manifest gives
+// a skipped entry the kind "fifo\x1b[2J" drives the terminal with a raw ESC, where the
+// warnings' op and error on the next lines are escaped.
+func TestAttack5DecListSkippedKindRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	in, err := zip.OpenReader(filepath.Join(dir, "a.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var buf bytes.Buffer
+	out := zip.NewWriter(&buf)
+	for _, f := range in.File {
+		if f.Name != format.ManifestName {
+			if err := out.Copy(f); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.NewDecoder(rc).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+		m["status"] = "incomplete"
+		m["skipped"] = []any{map[string]any{"path": "p", "kind": "fifo\x1b[2J"}}
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := out.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "evil.zip"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "list", "evil.zip")
+	if !strings.Contains(r.stderr, "skipped p") {
+		t.Fatalf("list did not print the skipped entry (exit %d):\n%q", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "\x1b") {
+		t.Fatalf("list printed the manifest's skipped kind raw, ESC and all:\n%q", r.stderr)
 	}
 }
