@@ -164,3 +164,24 @@ func TestAttack5DecListSkippedKindRaw(t *testing.T) {
 		t.Fatalf("list printed the manifest's skipped kind raw, ESC and all:\n%q", r.stderr)
 	}
 }
+
+// TestAttack5DecPruneAtticPathRaw: prune --attic ends with "moved to DIR N, kept M", where DIR
+// is the attic's path as it is: a folder named with an ESC drives the terminal, where every
+// other path a person reads is quoted (docs/operations.md: "wherever a person reads it").
+func TestAttack5DecPruneAtticPathRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	attic := "at\x1b[2Jtic"
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "set": {kind: "dir"}, attic: {kind: "dir"}})
+	for i := 0; i < 2; i++ {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "src"), 0)
+	}
+	r := backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--attic", attic, "set")
+	mustExit(t, r, 0)
+	if !strings.Contains(r.stdout, "moved to") {
+		t.Fatalf("prune --attic said nothing of the move:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, "\x1b") {
+		t.Fatalf("prune --attic printed the attic's path raw, ESC and all:\n%q", r.stdout)
+	}
+}
