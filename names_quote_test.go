@@ -445,7 +445,8 @@ func TestAttackSetFolderRaw(t *testing.T) {
 // (backupset/latest.go:57) by status, verify, list, prune and create's "reading every file"
 // line, and as "its receipt says STATUS; only a complete backup is a reference"
 // (engine/reference.go:50) for a --reference: ESC, BEL and CR reach the terminal, where
-// restore's own line escapes the same text.
+// restore's own line escapes the same text. A receipt is now refused when its status is
+// none of the three, with the status escaped in the reason.
 func TestAttackReceiptStatusRaw(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -475,7 +476,7 @@ func TestAttackReceiptStatusRaw(t *testing.T) {
 	}
 	for _, args := range runs {
 		r := backup(t, runOpts{dir: dir}, args...)
-		if !strings.Contains(r.stderr, "receipt says") {
+		if !strings.Contains(r.stderr, `status "completea\x1b]0;pwned\a\rb" is not complete, incomplete or failed`) {
 			t.Errorf("backup %s (exit %d) did not report the receipt's status: %q", args[0], r.code, r.stderr)
 		}
 		for _, line := range rawLines(r) {

@@ -38,6 +38,10 @@ func ParseReceipt(path string, data []byte) (*Receipt, error) {
 		// v2 is the receipt of an encrypted archive: one that says nothing of its
 		// encryption is not one this tool wrote.
 		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("schema %q without encryption", rc.Schema)}
+	case rc.Status != Complete && rc.Status != Incomplete && rc.Status != Failed:
+		// The status decides what is trusted (LATEST, a reference): a word backup never
+		// writes is not one it can act on, and is set text, not printed as it is.
+		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("status %q is not complete, incomplete or failed", rc.Status)}
 	}
 	return &rc, nil
 }
