@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,8 +14,8 @@ import (
 // absPath is the absolute path of a path the user gave: filepath.Abs's, or, when the path
 // holds a "..", the one the kernel reaches (kernelPath).
 func absPath(path string) (string, error) {
-	if p := kernelPath(path); p != path {
-		return p, nil
+	if p, err := kernelPath(path); err != nil || p != path {
+		return p, err
 	}
 	return filepath.Abs(path)
 }
@@ -26,18 +26,30 @@ func absPath(path string) (string, error) {
 // its name), as without "..". filepath.Abs and Join clean lnk/.. away before lnk is
 // followed, where open(2) follows lnk first, so the two named different folders: a set
 // written where the check of outputs against SOURCEs did not look, a restore's before-state
-// read from another folder than the one restored into.
-func kernelPath(path string) string {
-	if !slices.Contains(strings.Split(path, "/"), "..") {
-		return path
+// read from another folder than the one restored into. A ".." the kernel cannot take (after
+// a file, a symlink loop, a missing name) is the kernel's error, not a name cleaned away.
+func kernelPath(path string) (string, error) {
+	parts := strings.Split(path, "/")
+	dotdot := -1
+	for i, p := range parts {
+		if p == ".." {
+			dotdot = i
+		}
+	}
+	if dotdot < 0 {
+		return path, nil
+	}
+	// The kernel takes every ".." up to the last one, or refuses the path.
+	if _, err := os.Stat(strings.Join(parts[:dotdot+1], "/")); err != nil {
+		return "", err
 	}
 	trimmed := strings.TrimRight(path, "/")
 	i := strings.LastIndexByte(trimmed, '/')
-	last := trimmed[i+1:]
-	if last == ".." || last == "." {
-		return pathcheck.Resolve(path)
+	name := trimmed[i+1:]
+	if name == ".." || name == "." {
+		return pathcheck.Resolve(path), nil
 	}
-	return filepath.Join(pathcheck.Resolve(trimmed[:i+1]), last)
+	return filepath.Join(pathcheck.Resolve(trimmed[:i+1]), name), nil
 }
 
 // refuseEmpty refuses the empty string as the value of the path-valued flags given and of

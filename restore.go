@@ -150,7 +150,10 @@ func newRestoreCmd() *cobra.Command {
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
-		cfg.archive, cfg.dest = args[0], kernelPath(args[1])
+		cfg.archive, cfg.dest = args[0], args[1]
+		if dest, err := kernelPath(cfg.dest); err == nil {
+			cfg.dest = dest
+		}
 		if err := cfg.checkUndoFlags(); err != nil {
 			return usageError(stderr, "restore", err)
 		}

@@ -45,7 +45,10 @@ func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, e
 	if err != nil || !info.IsDir() {
 		return archiveRef{path: arg}, nil // the command's own open reports a missing or unreadable archive
 	}
-	dir := kernelPath(arg) // the folder os.Stat found: Join would clean lnk/.. away
+	dir, err := kernelPath(arg) // the folder os.Stat found: Join would clean lnk/.. away
+	if err != nil {
+		return archiveRef{}, err
+	}
 	e, err := backupset.Latest(ctx, backupset.Folder{Dir: dir})
 	if err != nil {
 		return archiveRef{}, err
