@@ -40,7 +40,11 @@ func (cfg *createConfig) validateStdout() error {
 	}
 	// The receipt is written once the whole archive has streamed: a folder that is not there
 	// must stop the run before, not after, the archive is spent.
-	dir := filepath.Dir(cfg.receipt)
+	receipt, err := absPath(cfg.receipt) // where it will be written: lnk/.. as the kernel takes it
+	if err != nil {
+		return fmt.Errorf("--receipt %s: %w", cfg.receipt, err)
+	}
+	dir := filepath.Dir(receipt)
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fmt.Errorf("--receipt %s: its folder %s is not there", cfg.receipt, dir)
 	}

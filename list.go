@@ -181,7 +181,7 @@ func writeManifestSummary(w io.Writer, r *archive.Reader, all bool) {
 		entries, m.Status, len(m.Skipped), len(m.Excluded), format.Plural(len(m.Warnings), "warning", "warnings"))
 	var skipped, warnings []string
 	for _, s := range m.Skipped {
-		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", format.QuoteName(s.Path), s.Kind))
+		skipped = append(skipped, fmt.Sprintf("  skipped %s (%s)", format.QuoteName(s.Path), format.EscapeText(s.Kind)))
 	}
 	for _, wr := range m.Warnings {
 		lost := ""

@@ -211,7 +211,7 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backu
 	tw.Flush()
 	done := "deleted"
 	if attic != nil {
-		del, done = "move to "+attic.Dir, "moved to "+attic.Dir
+		del, done = "move to "+format.QuoteName(attic.Dir), "moved to "+format.QuoteName(attic.Dir)
 	}
 	switch {
 	case dryRun:
