@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backup/format"
 
 	"golang.org/x/sys/unix"
 )
@@ -537,5 +541,118 @@ func TestAttackOutputFilePathRaw(t *testing.T) {
 		for _, line := range rawLines(r) {
 			t.Errorf("backup %s (exit %d) printed the output's path raw: %q", args[0], r.code, line)
 		}
+	}
+}
+
+// TestAttackDoubleEscapedLatestName: a set's archive name holds a backslash (its SOURCE
+// was named w\z) and its receipt's status holds an ESC. The LATEST error wraps the name
+// already quoted by QuoteName, and sayf then escapes the whole error again: the name is
+// printed w\\z (a \" for a quote) on that line, where every other line prints it w\z.
+func TestAttackDoubleEscapedLatestName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, `w\z`)
+	set := filepath.Join(dir, "set")
+	makeTree(t, dir, map[string]node{`w\z/f`: {content: "x"}, "set": {kind: "dir"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, src), 0)
+	name := readLatest(t, set)
+	receipt := filepath.Join(set, name+format.ReceiptSuffix)
+	data := string(readFile(t, receipt))
+	if !strings.Contains(data, `"status": "complete"`) {
+		t.Fatalf("receipt has no complete status:\n%s", data)
+	}
+	data = strings.Replace(data, `"status": "complete"`, `"status": "fail\u001bed"`, 1)
+	if err := os.WriteFile(receipt, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "verify", set)
+	if r.code == 0 {
+		t.Fatalf("verify of a set whose LATEST receipt says failed exited 0:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "\x1b") {
+		t.Fatalf("raw ESC on stderr: %q", r.stderr)
+	}
+	if want := "names " + format.QuoteName(name) + ":"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("stderr names LATEST's target otherwise than as %q (escaped twice):\n%s", want, r.stderr)
+	}
+}
+
+// TestAttackListSkippedKindRaw: list prints the manifest's skipped paths on stderr, each
+// with its kind, by fmt.Sprintf and Fprintln, not sayf: a hostile archive whose manifest gives
+// a skipped entry the kind "fifo\x1b[2J" drives the terminal with a raw ESC, where the
+// warnings' op and error on the next lines are escaped.
+func TestAttackListSkippedKindRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	in, err := zip.OpenReader(filepath.Join(dir, "a.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var buf bytes.Buffer
+	out := zip.NewWriter(&buf)
+	for _, f := range in.File {
+		if f.Name != format.ManifestName {
+			if err := out.Copy(f); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.NewDecoder(rc).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		rc.Close()
+		m["status"] = "incomplete"
+		m["skipped"] = []any{map[string]any{"path": "p", "kind": "fifo\x1b[2J"}}
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := out.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "evil.zip"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "list", "evil.zip")
+	if !strings.Contains(r.stderr, "skipped p") {
+		t.Fatalf("list did not print the skipped entry (exit %d):\n%q", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "\x1b") {
+		t.Fatalf("list printed the manifest's skipped kind raw, ESC and all:\n%q", r.stderr)
+	}
+}
+
+// TestAttackPruneAtticPathRaw: prune --attic ends with "moved to DIR N, kept M", where DIR
+// is the attic's path as it is: a folder named with an ESC drives the terminal, where every
+// other path a person reads is quoted (docs/operations.md: "wherever a person reads it").
+func TestAttackPruneAtticPathRaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	attic := "at\x1b[2Jtic"
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "set": {kind: "dir"}, attic: {kind: "dir"}})
+	for i := 0; i < 2; i++ {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "src"), 0)
+	}
+	r := backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--attic", attic, "set")
+	mustExit(t, r, 0)
+	if !strings.Contains(r.stdout, "moved to") {
+		t.Fatalf("prune --attic said nothing of the move:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, "\x1b") {
+		t.Fatalf("prune --attic printed the attic's path raw, ESC and all:\n%q", r.stdout)
 	}
 }

@@ -358,3 +358,64 @@ func TestAttackDotDotMetricsFileStagedLexically(t *testing.T) {
 		t.Errorf("--metrics-file x/lnk/../m.prom was not written (%v): %q", err, r.stderr)
 	}
 }
+
+// TestAttackDotDotAfterFileRestoresIntoParent: restore's DEST file/.., where file is a
+// regular file, is no folder for the kernel (ls: Not a directory), as file/x is not (that
+// DEST fails). kernelPath takes it through filepath.EvalSymlinks, which pops the .. after
+// a file lexically: the archive is restored into the folder that holds file, which the user
+// never named.
+func TestAttackDotDotAfterFileRestoresIntoParent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "w/file": {content: "mine"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	w := filepath.Join(dir, "w")
+	if _, err := os.Stat(w + "/file/.."); err == nil {
+		t.Fatal("the kernel finds file/..")
+	}
+	r := backup(t, runOpts{dir: w}, "restore", "../a.zip", "file/..")
+	if _, err := os.Lstat(filepath.Join(w, "src")); err == nil {
+		t.Fatalf("restore into file/.. (not a folder: ENOTDIR) wrote into file's folder (exit %d):\n%s", r.code, r.stderr)
+	}
+	if r.code == 0 {
+		t.Fatalf("restore into file/.. exited 0:\n%s", r.stderr)
+	}
+}
+
+// TestAttackDotDotAfterSymlinkLoopRestoresIntoParent: restore's DEST loop/.., where loop
+// is a symlink to itself, is no folder for the kernel (ELOOP). resolvePath follows loop 40
+// times, then joins the rest with filepath.Join, which cleans loop/.. away: the archive is
+// restored into the folder that holds loop.
+func TestAttackDotDotAfterSymlinkLoopRestoresIntoParent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "w/loop": {kind: "symlink", content: "loop"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src"), 0)
+	w := filepath.Join(dir, "w")
+	if _, err := os.Stat(w + "/loop/.."); err == nil {
+		t.Fatal("the kernel finds loop/..")
+	}
+	r := backup(t, runOpts{dir: w}, "restore", "../a.zip", "loop/..")
+	if _, err := os.Lstat(filepath.Join(w, "src")); err == nil {
+		t.Fatalf("restore into loop/.. (ELOOP for the kernel) wrote into loop's folder (exit %d):\n%s", r.code, r.stderr)
+	}
+	if r.code == 0 {
+		t.Fatalf("restore into loop/.. exited 0:\n%s", r.stderr)
+	}
+}
+
+// TestAttackStdoutReceiptFolderCheckedLexically: with -o -, a --receipt whose folder is
+// not there is refused with exit 2 before the archive streams (docs/create.md). --receipt
+// dl/../r.json, dl a symlink to missing/sub, has no folder for the kernel (dl/.. does not
+// resolve), and the receipt is written where kernelPath puts it, missing/r.json; but the
+// check stats filepath.Dir of the path as given, ".", which is there: the whole archive
+// streams, and only then the receipt fails, exit 1.
+func TestAttackStdoutReceiptFolderCheckedLexically(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src/f": {content: "x"}, "dl": {kind: "symlink", content: "missing/sub"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-o", "-", "--receipt", "dl/../r.json", "src")
+	if r.code != 2 || r.stdout != "" {
+		t.Fatalf("--receipt dl/../r.json, whose folder is not there: exit %d, %d bytes streamed to stdout; want exit 2 before the archive streams:\n%s", r.code, len(r.stdout), r.stderr)
+	}
+}
