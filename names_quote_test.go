@@ -656,3 +656,45 @@ func TestAttackPruneAtticPathRaw(t *testing.T) {
 		t.Fatalf("prune --attic printed the attic's path raw, ESC and all:\n%q", r.stdout)
 	}
 }
+
+// A set whose LATEST names an archive with a non-printable byte in its name (from the
+// SOURCE's name) and whose receipt is refused (a status backup never writes): the stderr
+// line quotes the name with QuoteName ("names %s" in backupset.target) inside an error that
+// also carries the receipt's path raw, so sayf escapes the whole error text and the already
+// quoted name a second time: names \"a\\x01b-...zip\" where status's own table prints
+// "a\x01b-...zip".
+func TestAttackLatestNameEscapedTwice(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a\x01b")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "a\x01b"), 0)
+	pointer, err := os.ReadFile(filepath.Join(set, "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimSpace(string(pointer))
+	receipt := filepath.Join(set, name+format.ReceiptSuffix)
+	data, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), `"status": "complete"`, `"status": "bogus"`, 1))
+	if err := os.WriteFile(receipt, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	quoted := format.QuoteName(name) // "a\x01b-...zip", as every other line prints it
+	for _, cmd := range []string{"status", "verify", "list"} {
+		r := backup(t, runOpts{dir: dir}, cmd, "set")
+		mustExit(t, r, 1)
+		if !strings.Contains(r.stderr, "names "+quoted+":") {
+			t.Errorf("%s: stderr does not name LATEST's target as %s (QuoteName, escaped once):\n%s", cmd, quoted, r.stderr)
+		}
+		if strings.Contains(r.stderr, `\\x01`) {
+			t.Errorf("%s: the name is escaped twice (\\\\x01):\n%s", cmd, r.stderr)
+		}
+	}
+}

@@ -419,3 +419,32 @@ func TestAttackStdoutReceiptFolderCheckedLexically(t *testing.T) {
 		t.Fatalf("--receipt dl/../r.json, whose folder is not there: exit %d, %d bytes streamed to stdout; want exit 2 before the archive streams:\n%s", r.code, len(r.stdout), r.stderr)
 	}
 }
+
+// restore ARCHIVE missing/..: the kernel refuses the path (missing is not there), and
+// 3b2a98e says such a ".." fails the command with nothing written. restore drops
+// kernelPath's error (restore.go: the DEST is kept as given when kernelPath fails), plans
+// against missing/.. (nothing there), then creates missing and restores into its parent:
+// missing is left behind, and a file the parent held all along is reported as having
+// "appeared in the destination during the restore", exit 3, where the same restore into
+// that folder by its own name is refused as a conflict, nothing written (exit 1).
+func TestAttackRestoreMissingDotDotWrites(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "data\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), 0)
+	if err := os.WriteFile(filepath.Join(dir, "app", "f"), []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "a.zip", "nope/..")
+	if _, err := os.Lstat(filepath.Join(dir, "nope")); err == nil {
+		t.Errorf("restore into nope/.. created nope (nothing may be written when the kernel refuses the path); stderr:\n%s", r.stderr)
+	}
+	if r.code != 1 && r.code != 2 {
+		t.Errorf("exit %d, want 1 or 2 (the kernel refuses nope/..); stderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "appeared in the destination during the restore") {
+		t.Errorf("a file there all along is reported as appeared during the restore:\n%s", r.stderr)
+	}
+	if got := string(readFile(t, filepath.Join(dir, "app", "f"))); got != "precious\n" {
+		t.Errorf("app/f = %q", got)
+	}
+}

@@ -150,10 +150,13 @@ func newRestoreCmd() *cobra.Command {
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
-		cfg.archive, cfg.dest = args[0], args[1]
-		if dest, err := kernelPath(cfg.dest); err == nil {
-			cfg.dest = dest
+		cfg.archive = args[0]
+		dest, err := kernelPath(args[1])
+		if err != nil {
+			// A ".." the kernel refuses (missing/.., file/..): no folder to restore into.
+			return usageError(stderr, "restore", fmt.Errorf("DEST %s: %w", format.QuoteName(args[1]), cause(err)))
 		}
+		cfg.dest = dest
 		if err := cfg.checkUndoFlags(); err != nil {
 			return usageError(stderr, "restore", err)
 		}

@@ -27,6 +27,9 @@ func ReadReceipt(path string) (*Receipt, error) {
 // ParseReceipt parses a receipt read from elsewhere (an object in a bucket), with
 // ReadReceipt's checks; path names it in errors.
 func ParseReceipt(path string, data []byte) (*Receipt, error) {
+	// The errors name the receipt quoted: they are printed inside other errors that hold
+	// quoted names, and must be printable whole (see sayf).
+	path = QuoteName(path)
 	var rc Receipt
 	if err := json.Unmarshal(data, &rc); err != nil {
 		return nil, &fs.PathError{Op: "read receipt", Path: path, Err: fmt.Errorf("not a receipt: %w", err)}
