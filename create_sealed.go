@@ -30,7 +30,7 @@ func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr 
 	case sealedSet != sealedRun && !cfg.allowPlaintext:
 		return exitUsage, kindError(set.dir, latest, sealedSet)
 	case sealedSet != sealedRun:
-		sayf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", set.dir, format.QuoteName(latest))
+		sayf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", format.QuoteName(set.dir), format.QuoteName(latest))
 	case sealedSet:
 		cfg.sayRotation(ctx, latest, stderr)
 	}
@@ -43,7 +43,7 @@ func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr 
 	}
 	if other != source {
 		return exitFailed, fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",
-			set.dir, other, format.QuoteName(latest), source)
+			format.QuoteName(set.dir), other, format.QuoteName(latest), source)
 	}
 	return 0, nil
 }
@@ -51,9 +51,9 @@ func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr 
 // kindError is the refusal of a run of the other kind than the set's.
 func kindError(dir, latest string, sealedSet bool) error {
 	if sealedSet {
-		return fmt.Errorf("%s is an encrypted backup set (LATEST names %s): give --recipient or --recipients-file, or --allow-plaintext to write a plain backup into it", dir, format.QuoteName(latest))
+		return fmt.Errorf("%s is an encrypted backup set (LATEST names %s): give --recipient or --recipients-file, or --allow-plaintext to write a plain backup into it", format.QuoteName(dir), format.QuoteName(latest))
 	}
-	return fmt.Errorf("%s is a plain backup set (LATEST names %s): back up encrypted into a set of its own, or give --allow-plaintext to mix them", dir, format.QuoteName(latest))
+	return fmt.Errorf("%s is a plain backup set (LATEST names %s): back up encrypted into a set of its own, or give --allow-plaintext to mix them", format.QuoteName(dir), format.QuoteName(latest))
 }
 
 // sayRotation says, in one line, that the run encrypts to other recipients than LATEST's
