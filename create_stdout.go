@@ -40,7 +40,7 @@ func (cfg *createConfig) validateStdout() error {
 	}
 	// The receipt is written once the whole archive has streamed: a folder that is not there
 	// must stop the run before, not after, the archive is spent.
-	receipt, err := absPath(cfg.receipt) // where it will be written: lnk/.. as the kernel takes it
+	receipt, err := kernelPath(cfg.receipt) // where it will be written: lnk/.. as the kernel takes it
 	if err != nil {
 		return fmt.Errorf("--receipt %s: %w", cfg.receipt, err)
 	}
