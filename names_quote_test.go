@@ -118,7 +118,7 @@ func TestNamesQuotedOnTerminal(t *testing.T) {
 func TestAttackSetNamesRawOnTerminal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	name := "a\x1b]0;pwned\x07\rb"
+	name := hostileText
 	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
 	set := filepath.Join(dir, "set")
 	runs := [][]string{
@@ -130,12 +130,8 @@ func TestAttackSetNamesRawOnTerminal(t *testing.T) {
 	for _, args := range runs {
 		r := backup(t, runOpts{dir: dir}, args...)
 		mustExit(t, r, exitComplete)
-		for _, out := range []string{r.stdout, r.stderr} {
-			for _, line := range strings.Split(out, "\n") {
-				if strings.ContainsAny(line, "\x1b\x07\r") {
-					t.Errorf("backup %s printed the set's archive name raw: %q", args[0], line)
-				}
-			}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s printed the set's archive name raw: %q", args[0], line)
 		}
 	}
 }
@@ -218,7 +214,7 @@ func TestAttackActivationRecordForgesLines(t *testing.T) {
 func TestAttackSetNamesRawActivateAdopt(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	name := "a\x1b]0;pwned\x07\rb"
+	name := hostileText
 	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
 	makeTree(t, dir, map[string]node{"other": {kind: "dir"}})
 	set := filepath.Join(dir, "set")
@@ -255,12 +251,8 @@ func TestAttackSetNamesRawActivateAdopt(t *testing.T) {
 	}
 	for _, args := range runs {
 		r := backup(t, runOpts{dir: dir}, args...)
-		for _, out := range []string{r.stdout, r.stderr} {
-			for _, line := range strings.Split(out, "\n") {
-				if strings.ContainsAny(line, "\x1b\x07\r") {
-					t.Errorf("backup %s (exit %d) printed a set's archive name raw: %q", args[0], r.code, line)
-				}
-			}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed a set's archive name raw: %q", args[0], r.code, line)
 		}
 	}
 }
@@ -291,12 +283,8 @@ func TestAttackLatestNameRaw(t *testing.T) {
 	}
 	for _, args := range runs {
 		r := backup(t, runOpts{dir: dir}, args...)
-		for _, out := range []string{r.stdout, r.stderr} {
-			for _, line := range strings.Split(out, "\n") {
-				if strings.ContainsAny(line, "\x1b\x07\r") {
-					t.Errorf("backup %s (exit %d) printed LATEST's name raw: %q", args[0], r.code, line)
-				}
-			}
+		for _, line := range rawLines(r) {
+			t.Errorf("backup %s (exit %d) printed LATEST's name raw: %q", args[0], r.code, line)
 		}
 	}
 }
@@ -309,7 +297,7 @@ func TestAttackLatestNameRaw(t *testing.T) {
 func TestAttackCreatePrunedNamesRaw(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	name := "a\x1b]0;pwned\x07\rb"
+	name := hostileText
 	makeTree(t, filepath.Join(dir, "src", name), map[string]node{"f": {content: "1"}})
 	set := filepath.Join(dir, "set")
 	src := filepath.Join("src", name)
@@ -319,12 +307,8 @@ func TestAttackCreatePrunedNamesRaw(t *testing.T) {
 	if !strings.Contains(r.stderr+r.stdout, "deleted") {
 		t.Fatalf("create --keep-last 1 pruned nothing: %q", r.stderr)
 	}
-	for _, out := range []string{r.stdout, r.stderr} {
-		for _, line := range strings.Split(out, "\n") {
-			if strings.ContainsAny(line, "\x1b\x07\r") {
-				t.Errorf("create --keep-last printed a pruned archive's name raw: %q", line)
-			}
-		}
+	for _, line := range rawLines(r) {
+		t.Errorf("create --keep-last printed a pruned archive's name raw: %q", line)
 	}
 }
 
