@@ -13,11 +13,22 @@ import (
 // magic begins every binary age file: what tells an encrypted archive from a zip.
 const magic = "age-encryption.org/v1\n"
 
-// IsSealed reports whether the file ra reads is an age file, by its first bytes.
+// IsSealed reports whether the file ra reads is an age file, by its first bytes; one that
+// cannot be read is not.
 func IsSealed(ra io.ReaderAt) bool {
+	sealed, _ := readsSealed(ra)
+	return sealed
+}
+
+// readsSealed is IsSealed with the read's error: a file shorter than the magic is not an
+// age file, but one whose first bytes cannot be read is not known to be a zip either.
+func readsSealed(ra io.ReaderAt) (bool, error) {
 	buf := make([]byte, len(magic))
-	n, _ := ra.ReadAt(buf, 0)
-	return n == len(buf) && string(buf) == magic
+	n, err := ra.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return n == len(buf) && string(buf) == magic, nil
 }
 
 // ErrNoIdentity is Unseal's error for an encrypted archive when no identity was given.
@@ -45,7 +56,10 @@ func (e *NoMatchError) Error() string {
 // for none of them a *NoMatchError; a damaged header or last chunk an error that says so.
 // The reader may be used from several goroutines at once.
 func (ids *Identities) Unseal(file io.ReaderAt, size int64) (io.ReaderAt, int64, error) {
-	if !IsSealed(file) {
+	switch sealed, err := readsSealed(file); {
+	case err != nil:
+		return nil, 0, err
+	case !sealed:
 		return file, size, nil
 	}
 	if ids.Len() == 0 {
