@@ -2,11 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,28 +125,6 @@ func putLease(t *testing.T, s s3Set, owner backupset.Owner) {
 	}
 }
 
-// answeringProxy passes requests on to target, except those answer gives a status for: it
-// answers them itself with that status and an S3 error of that code.
-func answeringProxy(t *testing.T, target string, answer func(r *http.Request) (int, string)) string {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if status, code := answer(r); status != 0 {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(status)
-			fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>injected</Message></Error>", code)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // TestAttackLockRaceConflictNotLocked: S3 answers 409 ConditionalRequestConflict to a
 // conditional PutObject that races another write of the same key ("a conflicting operation
 // occurred"; the loser may retry). Two runs racing for a set's lock object meet exactly that:
@@ -166,11 +140,11 @@ func TestAttackLockRaceConflictNotLocked(t *testing.T) {
 	// The winner of the race holds the lock: a live run of another host.
 	putLease(t, s, backupset.Owner{Host: "web1-twin.example", Pid: 4242})
 	var conflicts atomic.Int64
-	proxy := answeringProxy(t, s.srv.Endpoint, func(r *http.Request) (int, string) {
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, _ string, _ int) fault {
 		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+backupset.LockName) && r.Header.Get("If-None-Match") == "*" && conflicts.Add(1) == 1 {
-			return http.StatusConflict, "ConditionalRequestConflict"
+			return status409
 		}
-		return 0, ""
+		return pass
 	})
 	env := append(slices.Clone(s.env), "AWS_ENDPOINT_URL_S3="+proxy)
 	r := backup(t, runOpts{dir: dir, env: env}, "create", "--output-dir", s.loc, "app")
