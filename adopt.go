@@ -30,7 +30,8 @@ Then, under the set's lock, the receipt and a copy of the archive are written in
 the default name the receipt's start time gives (the receipt's archive path names the copy).
 The copy goes through a temp file that is synced and whose SHA-256 must match the receipt
 before it is renamed into place. ARCHIVE itself is never moved or changed. An archive whose
-SHA-256 the set holds already is not copied again ("already in the set", exit 0).
+SHA-256 the set holds already is not copied again ("already in the set", exit 0), once
+the set's copy is read and found to hash to it; a copy that does not is refused (exit 1).
 
 ARCHIVE is opened once and copied from the descriptor that was checked. Its status and its
 source are what its bytes prove: the manifest's status and the name its entries are stored

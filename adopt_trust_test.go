@@ -260,3 +260,42 @@ func tracee(t *testing.T, pid int) int {
 	}
 	return child
 }
+
+// TestAdoptAlreadyButDamaged: the set holds a copy of ARCHIVE by its receipt's SHA-256, but
+// that copy has rotted (a byte changed, same size). adopt must not say "already in the
+// set", which tells the user the copy they hold can go: it refuses (exit 1), names the
+// set's copy and the cause, and changes nothing.
+func TestAdoptAlreadyButDamaged(t *testing.T) {
+	t.Parallel()
+	_, set, _, elsewhere := adoptSet(t)
+	r := backup(t, runOpts{}, "adopt", "--json", set, elsewhere)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Archive string `json:"archive"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(set, out.Archive)
+	data := readFile(t, copyPath)
+	data[len(data)/2] ^= 0x55
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := statDir(t, set)
+
+	r = backup(t, runOpts{}, "adopt", set, elsewhere)
+	mustExit(t, r, exitFailed)
+	if strings.Contains(r.stdout+r.stderr, "already in the set") {
+		t.Errorf("adopt says the archive is already in the set, whose copy is damaged:\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, out.Archive) || !strings.Contains(r.stderr, "does not match its receipt") {
+		t.Errorf("stderr %q, want the set's copy named and the cause", r.stderr)
+	}
+	if after := statDir(t, set); after != before {
+		t.Errorf("the refused adopt changed the set:\n%s\nwant\n%s", after, before)
+	}
+	if got := readFile(t, copyPath); !bytes.Equal(got, data) {
+		t.Error("the set's damaged copy was changed")
+	}
+}

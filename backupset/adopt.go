@@ -29,7 +29,8 @@ type Adoption struct {
 
 // Adopt copies the archive into the set under the default name its receipt's start time
 // gives, receipt first and archive last, and returns that name. An archive whose SHA-256 a
-// receipt of the set records already is not copied again (already is true); a receipt left
+// receipt of the set records already is not copied again (already is true) when the set's
+// copy hashes to it, and refused when it does not; a receipt left
 // without its archive by a killed adoption is completed, not duplicated. The copy is written
 // to a temp file that the set's cleanup knows, hashed on the way, synced, compared with the
 // receipt, and renamed into place only then: the set never shows a partial archive. A copy
@@ -49,6 +50,11 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	sum := a.Receipt.Archive.SHA256
 	if e := findSHA(entries, sum); e != nil {
 		if e.Archive {
+			// Said only of a copy that reads as its receipt records: "already in the set"
+			// tells the user the archive they hold can go.
+			if !sameContent(f.path(e.Name), sum) {
+				return "", false, fmt.Errorf("the set's copy %s does not match its receipt, which records this archive: damaged or replaced since; nothing copied", format.QuoteName(e.Name))
+			}
 			return e.Name, true, nil
 		}
 		_, err := copyInto(ctx, f.Dir, e.Name, a.reader(), sum, nil)
