@@ -19,14 +19,6 @@ type recipientFlags struct {
 	allowPlaintext    bool
 }
 
-func addRecipientFlags(flags *pflag.FlagSet) *recipientFlags {
-	f := &recipientFlags{}
-	flags.StringArrayVar(&f.recipients, "recipient", nil, "encrypt the archive with age to `RECIPIENT` (age1…, age1pq1…, or an SSH public key); repeatable")
-	flags.StringArrayVar(&f.files, "recipients-file", nil, "encrypt the archive to the recipients in `FILE`, one a line (age's format); repeatable")
-	flags.BoolVar(&f.allowPlaintext, "allow-plaintext", false, "backup set: take a plain run into an encrypted set, or an encrypted run into a plain one")
-	return f
-}
-
 // load parses the recipients given; nil when there are none (the archive is not encrypted).
 // An error never repeats a recipient: a secret key pasted there must not reach a log. A
 // recipients file that group or others may write gets a warning line on stderr.

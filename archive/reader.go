@@ -247,15 +247,10 @@ func parseManifestEntry(f *zip.File, loc localRef, parse func(io.Reader) (*forma
 	return parseEntryWith(rc, parse)
 }
 
-// parseEntry parses the manifest as it is read from its entry rc, never whole in memory (it
-// is hundreds of MB at a million files). When the parse fails, the rest of the entry is
-// read: damage that the CRC-32 or the decompressor finds is reported as such, not as the
-// bad JSON it makes.
-func parseEntry(rc io.Reader) (*format.Manifest, error) {
-	return parseEntryWith(rc, format.ParseManifest)
-}
-
-// parseEntryWith is parseEntry, parsing with parse.
+// parseEntryWith parses the manifest with parse as it is read from its entry rc, never
+// whole in memory (it is hundreds of MB at a million files). When the parse fails, the rest
+// of the entry is read: damage that the CRC-32 or the decompressor finds is reported as
+// such, not as the bad JSON it makes.
 func parseEntryWith(rc io.Reader, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
 	er := &errReader{r: rc}
 	m, err := parse(er)

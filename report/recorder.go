@@ -167,13 +167,6 @@ func (r *Recorder) counts(op string) bool {
 	return true // open, read, readdir: the data is not in the archive
 }
 
-// FilesDone is how many files have been stored so far.
-func (r *Recorder) FilesDone() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return int64(len(r.files))
-}
-
 // Status is complete unless a warning counts as lost.
 func (r *Recorder) Status() format.Status {
 	r.mu.Lock()

@@ -25,9 +25,8 @@ type host struct {
 	minSize, maxSize int
 }
 
-func (h *host) set() string    { return "s3://" + bucket + "/hosts/" + h.name }
-func (h *host) prefix() string { return "hosts/" + h.name + "/" }
-func (h *host) tree() string   { return filepath.Join(h.dir, "app") }
+func (h *host) set() string  { return "s3://" + bucket + "/hosts/" + h.name }
+func (h *host) tree() string { return filepath.Join(h.dir, "app") }
 
 // makeTree writes the host's first tree: files of text (1 to 8 KiB each, unless the host says
 // otherwise), in a few folders.

@@ -237,19 +237,6 @@ func (p *proxy) costOf(agent string) cost {
 	return out
 }
 
-// agents returns the agents seen whose name starts with prefix.
-func (p *proxy) agents(prefix string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for a := range p.costs {
-		if strings.HasPrefix(a, prefix) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // cpu is the server's user and system time so far, from /proc (clock ticks of 1/100 s).
 func (s *server) cpu() time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
