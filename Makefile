@@ -32,9 +32,14 @@ uninstall:
 	rm -f $(bindir)/backup $(man1dir)/backup.1 $(man1dir)/backup-*.1
 	rm -f $(bashdir)/backup $(zshdir)/_backup $(fishdir)/backup.fish
 
+# deadcode -test: a function nothing reaches, not even a test, is dead code (it says so with
+# exit 0, hence the check of its output).
+DEADCODE = golang.org/x/tools/cmd/deadcode@v0.52.0
+
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@out=$$($(GO) run $(DEADCODE) -test ./...) || exit 1; if [ -n "$$out" ]; then echo "dead code:"; echo "$$out"; exit 1; fi
 
 # go test prints one line per package, in the order given: the quick packages first, so
 # that lines show while the end-to-end tests (the root package, the slowest) still run.
