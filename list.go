@@ -41,13 +41,14 @@ type listEntryJSON struct {
 
 // listJSON is what list --json prints. The lists from the manifest are null without one.
 type listJSON struct {
-	Archive  string            `json:"archive"`
-	Manifest bool              `json:"manifest"`
-	Status   string            `json:"recorded_status"`
-	Entries  []listEntryJSON   `json:"entries"`
-	Skipped  []format.Skipped  `json:"skipped"`
-	Excluded []format.Excluded `json:"excluded"`
-	Warnings []format.Warning  `json:"warnings"`
+	Archive    string            `json:"archive"`
+	ArchiveB64 string            `json:"archive_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Manifest   bool              `json:"manifest"`
+	Status     string            `json:"recorded_status"`
+	Entries    []listEntryJSON   `json:"entries"`
+	Skipped    []format.Skipped  `json:"skipped"`
+	Excluded   []format.Excluded `json:"excluded"`
+	Warnings   []format.Warning  `json:"warnings"`
 }
 
 // listConfig is the list command's flags.
@@ -144,7 +145,8 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
 }
 
 func newListJSON(path string, r *archive.Reader) listJSON {
-	out := listJSON{Archive: path, Manifest: r.HasManifest, Entries: []listEntryJSON{}}
+	out := listJSON{Manifest: r.HasManifest, Entries: []listEntryJSON{}}
+	out.Archive, out.ArchiveB64 = format.JSONText(path)
 	for _, e := range r.Entries {
 		var sum string
 		if d, ok := r.RecordedSHA256(e); ok {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // oddNames are names Linux allows that other systems read differently: a backslash, a drive
@@ -502,4 +503,108 @@ func TestAttackRestoreUndoJSONNotUTF8(t *testing.T) {
 			t.Errorf("restore --json's undo.%s is %q, which does not exist (%v), and has no %s_b64 twin", field, path, err, field)
 		}
 	}
+}
+
+// The tests below hold each path a --json output carries against docs/formats.md: "Every
+// JSON record is UTF-8; a name that is not has a _b64 twin". Each runs the command once with
+// a path holding the byte 0xff, whose twin must give back its bytes, and once with a UTF-8
+// path, which must have none.
+
+// jsonObject decodes out, a --json document, after checking that it is UTF-8.
+func jsonObject(t *testing.T, what, out string) map[string]any {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Fatalf("%s is not UTF-8: %q", what, out)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatalf("%s: %v: %q", what, err, out)
+	}
+	return obj
+}
+
+// jsonLinesResult decodes the result of out, a --json-lines stream, each line checked as
+// jsonObject checks it.
+func jsonLinesResult(t *testing.T, what, out string) map[string]any {
+	t.Helper()
+	var res map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if ev := jsonObject(t, what, line); ev["type"] == "result" {
+			res, _ = ev["result"].(map[string]any)
+		}
+	}
+	if res == nil {
+		t.Fatalf("%s has no result line: %q", what, out)
+	}
+	return res
+}
+
+// checkTwin checks that obj carries raw in field: for raw that is not UTF-8, field_b64 holds
+// its bytes in standard base64 and field shows it with U+FFFD; for raw that is, field holds
+// it as it is and there is no field_b64.
+func checkTwin(t *testing.T, what string, obj map[string]any, field, raw string) {
+	t.Helper()
+	text, _ := obj[field].(string)
+	b64, twin := obj[field+"_b64"]
+	if utf8.ValidString(raw) {
+		if text != raw || twin {
+			t.Errorf("%s: %s %q, %s_b64 %v; want %q and no twin", what, field, text, field, b64, raw)
+		}
+		return
+	}
+	s, _ := b64.(string)
+	got, err := base64.StdEncoding.Strict().DecodeString(s)
+	switch {
+	case !twin:
+		t.Errorf("%s: %s %q has no %s_b64; want one holding the bytes of %q", what, field, text, field, raw)
+	case err != nil || string(got) != raw:
+		t.Errorf("%s: %s_b64 %v decodes to %q (%v); want the bytes of %q", what, field, b64, got, err, raw)
+	}
+	if want := strings.ToValidUTF8(raw, "\uFFFD"); text != want {
+		t.Errorf("%s: %s %q, want %q", what, field, text, want)
+	}
+}
+
+// TestB64VerifyList: verify --json and --json-lines give "archive" and "receipt", and list
+// --json "archive", with a twin when the path is not UTF-8; also the answer of verify for an
+// archive that cannot be read, and a --receipt elsewhere.
+func TestB64VerifyList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1\n"}})
+	for _, name := range []string{"a\xff.zip", "a.zip"} {
+		t.Run(name, func(t *testing.T) {
+			arch := filepath.Join(dir, name)
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+			r := backup(t, runOpts{}, "verify", "--json", arch)
+			mustExit(t, r, exitComplete)
+			obj := jsonObject(t, "verify --json", r.stdout)
+			checkTwin(t, "verify --json", obj, "archive", arch)
+			checkTwin(t, "verify --json", obj, "receipt", arch+".receipt.json")
+			r = backup(t, runOpts{}, "verify", "--json-lines", arch)
+			mustExit(t, r, exitComplete)
+			obj = jsonLinesResult(t, "verify --json-lines", r.stdout)
+			checkTwin(t, "verify --json-lines", obj, "archive", arch)
+			checkTwin(t, "verify --json-lines", obj, "receipt", arch+".receipt.json")
+			r = backup(t, runOpts{}, "list", "--json", arch)
+			mustExit(t, r, exitComplete)
+			checkTwin(t, "list --json", jsonObject(t, "list --json", r.stdout), "archive", arch)
+
+			missing := filepath.Join(dir, "missing-"+name)
+			r = backup(t, runOpts{}, "verify", "--json", missing)
+			mustExit(t, r, exitFailed)
+			checkTwin(t, "verify --json of a missing archive", jsonObject(t, "verify --json", r.stdout), "archive", missing)
+		})
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "a.zip.receipt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt := filepath.Join(dir, "r\xff.json")
+	if err := os.WriteFile(receipt, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{}, "verify", "--json", "--receipt", receipt, filepath.Join(dir, "a.zip"))
+	mustExit(t, r, exitComplete)
+	checkTwin(t, "verify --json --receipt", jsonObject(t, "verify --json", r.stdout), "receipt", receipt)
 }

@@ -47,9 +47,11 @@ type verifyConfig struct {
 
 // verifyJSON is what verify --json prints.
 type verifyJSON struct {
-	Archive string  `json:"archive"`
-	Receipt *string `json:"receipt"`
-	OK      bool    `json:"ok"`
+	Archive    string  `json:"archive"`
+	ArchiveB64 string  `json:"archive_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Receipt    *string `json:"receipt"`
+	ReceiptB64 string  `json:"receipt_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	OK         bool    `json:"ok"`
 	// Encrypted says the archive is an age file; ContentsChecked that its entries were
 	// read (always, but for an encrypted archive verified without --identity).
 	Encrypted       bool `json:"encrypted"`
@@ -217,8 +219,14 @@ func writeVerifyFailed(cfg verifyConfig, reason string, stdout, stderr io.Writer
 }
 
 // writeResult prints the result as --json does, or with --json-lines as the end of the
-// stream: one "problem" line per problem, then the result.
+// stream: one "problem" line per problem, then the result. A path that is not UTF-8 gets
+// its base64 twin here, on every way out.
 func (cfg verifyConfig) writeResult(stdout io.Writer, out verifyJSON) error {
+	out.Archive, out.ArchiveB64 = format.JSONText(out.Archive)
+	if out.Receipt != nil {
+		text, b64 := format.JSONText(*out.Receipt)
+		out.Receipt, out.ReceiptB64 = &text, b64
+	}
 	if !cfg.jsonLines {
 		return writeJSON(stdout, out)
 	}
