@@ -608,3 +608,34 @@ func TestB64VerifyList(t *testing.T) {
 	mustExit(t, r, exitComplete)
 	checkTwin(t, "verify --json --receipt", jsonObject(t, "verify --json", r.stdout), "receipt", receipt)
 }
+
+// TestB64Restore: restore --json and --json-lines give "archive" and "dest" with a twin when
+// the path is not UTF-8, also for an archive that cannot be read.
+func TestB64Restore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1\n"}})
+	for _, c := range []struct{ archive, dest string }{{"a\xff.zip", "d\xff"}, {"a.zip", "d"}, {"b.zip", "e\xff"}} {
+		t.Run(c.archive+" "+c.dest, func(t *testing.T) {
+			arch, dest := filepath.Join(dir, c.archive), filepath.Join(dir, c.dest)
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+			r := backup(t, runOpts{}, "restore", "--json", arch, dest)
+			mustExit(t, r, exitComplete)
+			obj := jsonObject(t, "restore --json", r.stdout)
+			checkTwin(t, "restore --json", obj, "archive", arch)
+			checkTwin(t, "restore --json", obj, "dest", dest)
+			r = backup(t, runOpts{}, "restore", "--json-lines", arch, dest+"-lines")
+			mustExit(t, r, exitComplete)
+			obj = jsonLinesResult(t, "restore --json-lines", r.stdout)
+			checkTwin(t, "restore --json-lines", obj, "archive", arch)
+			checkTwin(t, "restore --json-lines", obj, "dest", dest+"-lines")
+
+			missing := filepath.Join(dir, "missing-"+c.archive)
+			r = backup(t, runOpts{}, "restore", "--json", missing, dest+"-missing")
+			mustExit(t, r, exitFailed)
+			obj = jsonObject(t, "restore --json of a missing archive", r.stdout)
+			checkTwin(t, "restore --json of a missing archive", obj, "archive", missing)
+			checkTwin(t, "restore --json of a missing archive", obj, "dest", dest+"-missing")
+		})
+	}
+}

@@ -82,13 +82,15 @@ func (s restoreStatus) exitCode() int {
 
 // restoreJSON is what restore --json prints.
 type restoreJSON struct {
-	Archive  string        `json:"archive"`
-	Dest     string        `json:"dest"`
-	Status   restoreStatus `json:"status"`
-	Files    int           `json:"files"`
-	Dirs     int           `json:"dirs"`
-	Symlinks int           `json:"symlinks"`
-	Bytes    int64         `json:"bytes"`
+	Archive    string        `json:"archive"`
+	ArchiveB64 string        `json:"archive_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Dest       string        `json:"dest"`
+	DestB64    string        `json:"dest_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Status     restoreStatus `json:"status"`
+	Files      int           `json:"files"`
+	Dirs       int           `json:"dirs"`
+	Symlinks   int           `json:"symlinks"`
+	Bytes      int64         `json:"bytes"`
 	// AlreadyPresent counts the files DEST held already with the recorded content: kept.
 	AlreadyPresent int `json:"already_present"`
 	// Removed counts what restoring a before-state removed: paths the undone restore created.
@@ -312,9 +314,17 @@ func (o *restoreJSON) fail(err error) {
 	o.Status, o.Error = restoreFailed, err.Error()
 }
 
-// nonNil makes empty lists print as [] rather than null, and gives the conflicts whose names
-// are not UTF-8 their base64 twins (conflicts_b64).
+// nonNil makes empty lists print as [] rather than null, and gives the archive, DEST and the
+// conflicts whose names are not UTF-8 their base64 twins (archive_b64, dest_b64,
+// conflicts_b64). It runs after the restore has printed its lines, which quote the raw
+// names; a second call changes nothing.
 func (o *restoreJSON) nonNil() *restoreJSON {
+	if text, b64 := format.JSONText(o.Archive); b64 != "" {
+		o.Archive, o.ArchiveB64 = text, b64
+	}
+	if text, b64 := format.JSONText(o.Dest); b64 != "" {
+		o.Dest, o.DestB64 = text, b64
+	}
 	for _, l := range []*[]archive.Problem{&o.Refused, &o.Damaged, &o.Failed, &o.Warnings} {
 		if *l == nil {
 			*l = []archive.Problem{}
