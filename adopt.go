@@ -50,6 +50,7 @@ type adoptJSON struct {
 	DirB64    string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Archive   string `json:"archive"`           // the name in the set
 	From      string `json:"from"`
+	FromB64   string `json:"from_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Already   bool   `json:"already_in_set"`
 	Activated bool   `json:"activated"`
 }
@@ -161,6 +162,7 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
 	if cfg.json {
 		out.Dir, out.DirB64 = format.JSONText(cfg.dir)
+		out.From, out.FromB64 = format.JSONText(cfg.archive)
 		if err := writeJSON(stdout, out); err != nil {
 			outputCut(stderr, "adopt", "--json", err)
 		}

@@ -639,3 +639,20 @@ func TestB64Restore(t *testing.T) {
 		})
 	}
 }
+
+// TestB64AdoptFrom: adopt --json gives "from", the ARCHIVE adopted, with a twin when it is
+// not UTF-8.
+func TestB64AdoptFrom(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1\n"}})
+	for i, name := range []string{"x\xff.zip", "x.zip"} {
+		t.Run(name, func(t *testing.T) {
+			arch := filepath.Join(dir, name)
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+			r := backup(t, runOpts{}, "adopt", "--json", filepath.Join(dir, fmt.Sprint("set", i)), arch)
+			mustExit(t, r, exitComplete)
+			checkTwin(t, "adopt --json", jsonObject(t, "adopt --json", r.stdout), "from", arch)
+		})
+	}
+}
