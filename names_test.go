@@ -656,3 +656,27 @@ func TestB64AdoptFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestB64PruneAttic: prune --json and --json-lines give "attic" with a twin when the folder's
+// path is not UTF-8.
+func TestB64PruneAttic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "1\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	for _, name := range []string{"attic\xff", "attic"} {
+		t.Run(name, func(t *testing.T) {
+			attic := filepath.Join(dir, name)
+			if err := os.Mkdir(attic, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, "--json", set)
+			mustExit(t, r, exitComplete)
+			checkTwin(t, "prune --json", jsonObject(t, "prune --json", r.stdout), "attic", attic)
+			r = backup(t, runOpts{}, "prune", "--keep-last", "1", "--attic", attic, "--json-lines", set)
+			mustExit(t, r, exitComplete)
+			checkTwin(t, "prune --json-lines", jsonLinesResult(t, "prune --json-lines", r.stdout), "attic", attic)
+		})
+	}
+}

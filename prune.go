@@ -45,10 +45,11 @@ type pruneJSON struct {
 	DryRun  bool   `json:"dry_run,omitempty"`
 	Deleted int    `json:"deleted"`
 	// Attic and Moved say where the runs not kept went, with --attic; Deleted is then 0.
-	Attic string         `json:"attic,omitempty"`
-	Moved int            `json:"moved,omitempty"`
-	Kept  int            `json:"kept"`
-	Runs  []pruneRunJSON `json:"runs"`
+	Attic    string         `json:"attic,omitempty"`
+	AtticB64 string         `json:"attic_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Moved    int            `json:"moved,omitempty"`
+	Kept     int            `json:"kept"`
+	Runs     []pruneRunJSON `json:"runs"`
 	// Error says why prune stopped, was refused or did not run (exit 1, 4 or 130); the
 	// runs are those decided before it stopped.
 	Error string `json:"error,omitempty"`
@@ -227,7 +228,7 @@ func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {
 	out := pruneJSON{DryRun: cfg.dryRun, Runs: []pruneRunJSON{}}
 	out.Dir, out.DirB64 = format.JSONText(cfg.store.Location())
 	if cfg.attic != nil {
-		out.Attic = cfg.attic.Dir
+		out.Attic, out.AtticB64 = format.JSONText(cfg.attic.Dir)
 	}
 	for _, d := range plan {
 		switch {
