@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"backup/backupset"
 )
 
 // oddNames are names Linux allows that other systems read differently: a backslash, a drive
@@ -679,4 +681,29 @@ func TestB64PruneAttic(t *testing.T) {
 			checkTwin(t, "prune --json-lines", jsonLinesResult(t, "prune --json-lines", r.stdout), "attic", attic)
 		})
 	}
+}
+
+// TestB64StatusLatest: status --json's "latest" and "newest_complete" name archives of the
+// set. Those of a set on disk are UTF-8 (a receipt records its archive's name as UTF-8 text,
+// and a run whose name is not can never match it), so a real set shows them without a twin;
+// newStatusJSON gives the twin should such a name get there.
+func TestB64StatusLatest(t *testing.T) {
+	t.Parallel()
+	_, set, a, b := newestSet(t)
+	mustExit(t, backup(t, runOpts{}, "activate", set, a), exitComplete)
+	r := backup(t, runOpts{}, "status", "--json", set)
+	mustExit(t, r, exitComplete)
+	obj := jsonObject(t, "status --json", r.stdout)
+	checkTwin(t, "status --json", obj, "latest", a)
+	checkTwin(t, "status --json", obj, "newest_complete", b)
+
+	latest, newer := "b\xff-20261101T000000Z.zip", "b\xff-20261102T000000Z.zip"
+	s := &backupset.Status{Latest: &backupset.Entry{Name: latest}, Newer: &backupset.Entry{Name: newer}}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, newStatusJSON(set, s, nil)); err != nil {
+		t.Fatal(err)
+	}
+	obj = jsonObject(t, "newStatusJSON", buf.String())
+	checkTwin(t, "newStatusJSON", obj, "latest", latest)
+	checkTwin(t, "newStatusJSON", obj, "newest_complete", newer)
 }

@@ -31,13 +31,17 @@ const statusExitCodes = `0 healthy, 1 not (one line on stderr says why), 2 usage
 
 // statusJSON is what status --json prints.
 type statusJSON struct {
-	Dir     string  `json:"dir"`
-	DirB64  string  `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
-	Latest  *string `json:"latest"`
-	Healthy bool    `json:"healthy"`
-	Reason  string  `json:"reason,omitempty"`
-	// NewestComplete names the newest complete backup when LATEST is not it.
-	NewestComplete string `json:"newest_complete,omitempty"`
+	Dir       string  `json:"dir"`
+	DirB64    string  `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Latest    *string `json:"latest"`
+	LatestB64 string  `json:"latest_b64,omitempty"` // its bytes in base64 when it is not UTF-8
+	Healthy   bool    `json:"healthy"`
+	Reason    string  `json:"reason,omitempty"`
+	// NewestComplete names the newest complete backup when LATEST is not it. Its name and
+	// LATEST's are UTF-8 today (each must match its receipt's archive path, which JSON
+	// gives as UTF-8 text); the twins keep every --json's promise should that change.
+	NewestComplete    string `json:"newest_complete,omitempty"`
+	NewestCompleteB64 string `json:"newest_complete_b64,omitempty"`
 	// Activated says when and how LATEST's target was chosen by hand; absent when a create
 	// run chose it.
 	Activated *backupset.Activation `json:"activated,omitempty"`
@@ -198,10 +202,11 @@ func newStatusJSON(dir string, s *backupset.Status, problem error) statusJSON {
 		out.Reason = setError(dir, problem)
 	}
 	if s.Latest != nil {
-		out.Latest = &s.Latest.Name
+		text, b64 := format.JSONText(s.Latest.Name)
+		out.Latest, out.LatestB64 = &text, b64
 	}
 	if s.Newer != nil {
-		out.NewestComplete = s.Newer.Name
+		out.NewestComplete, out.NewestCompleteB64 = format.JSONText(s.Newer.Name)
 	}
 	out.Activated = s.Activation
 	for _, e := range s.Entries {
