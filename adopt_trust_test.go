@@ -299,3 +299,20 @@ func TestAdoptAlreadyButDamaged(t *testing.T) {
 		t.Error("the set's damaged copy was changed")
 	}
 }
+
+// TestAdoptSourceNotUTF8Said: an archive made with -o of a SOURCE whose name is not UTF-8
+// has a receipt naming it with U+FFFD (JSON holds UTF-8 only), so adopt refuses it as
+// another source's. The line says both names once escaped: a U+FFFD left in a quoted name
+// made every later escape of the line double its backslashes (\\\"b\\\\xffad\\\").
+func TestAdoptSourceNotUTF8Said(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "b\xffad"), map[string]node{"f": {content: "x\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "b\xffad"), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "adopt", "set", "a.zip")
+	mustExit(t, r, exitFailed)
+	want := `backup adopt: a.zip: the archive's entries are under "b\xffad", its receipt names "b\ufffdad"; nothing copied` + "\n"
+	if r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/format"
 	"backup/seal"
 )
 
@@ -22,7 +23,7 @@ func entriesUnder(entries []*archive.Entry, name, who string) error {
 	for _, e := range entries {
 		if e.Name != name && !strings.HasPrefix(e.Name, name+"/") {
 			top, _, _ := strings.Cut(e.Name, "/")
-			return fmt.Errorf("the archive's entries are under %q, %s %q", top, who, name)
+			return fmt.Errorf("the archive's entries are under %s, %s %s", format.Quote(top), who, format.Quote(name))
 		}
 	}
 	return nil
@@ -51,7 +52,7 @@ func sealedOfSet(ctx context.Context, st backupset.Store, ids *seal.Identities, 
 		return nil
 	}
 	if want, ok := sealedSource(ctx, st, latest, ids); ok && want != top {
-		return fmt.Errorf("the archive's entries are under %q, and the set's LATEST %s holds %q", top, latest, want)
+		return fmt.Errorf("the archive's entries are under %s, and the set's LATEST %s holds %s", format.Quote(top), format.QuoteName(latest), format.Quote(want))
 	}
 	return nil
 }

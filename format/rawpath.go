@@ -36,7 +36,8 @@ func JSONText(name string) (text, b64 string) {
 	return p.Path, p.PathB64
 }
 
-// displayPath is name as a JSON string shows it: each byte that is not UTF-8 is U+FFFD.
+// displayPath is name as a JSON string shows it: each run of bytes that are not UTF-8 is one
+// U+FFFD.
 func displayPath(name string) string { return strings.ToValidUTF8(name, "\uFFFD") }
 
 // decode returns the name p records, refusing a path_b64 that is not base64, that a plain

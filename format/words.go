@@ -24,7 +24,7 @@ func QuoteName(name string) string {
 	if printable(name) && !strings.HasPrefix(name, `"`) {
 		return name
 	}
-	return strconv.Quote(name)
+	return Quote(name)
 }
 
 // EscapeText is text from elsewhere (a reason, an error, which may hold a name) with each
@@ -33,8 +33,16 @@ func EscapeText(s string) string {
 	if printable(s) {
 		return s
 	}
-	q := strconv.Quote(s)
+	q := Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// Quote is s in quotes as Go's %q gives it, except that U+FFFD is escaped too (\ufffd), so
+// that what it gives is printable: printable counts U+FFFD out, since in text decoded from
+// JSON it stands for bytes that were not UTF-8, and a U+FFFD left in a quoted name made each
+// later escape of the line double its backslashes. For a name quoted whatever it holds.
+func Quote(s string) string {
+	return strings.ReplaceAll(strconv.Quote(s), "\uFFFD", `\ufffd`)
 }
 
 // printable reports whether s is UTF-8 of printable characters only (the space included).

@@ -1,6 +1,9 @@
 package format
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPlural(t *testing.T) {
 	tests := []struct {
@@ -31,11 +34,35 @@ func TestQuoteName(t *testing.T) {
 		{"rtl\u202eexe.txt", `"rtl\u202eexe.txt"`},
 		{"nbsp\u00a0", `"nbsp\u00a0"`},
 		{`"quoted"`, `"\"quoted\""`},
+		{"b\uFFFDad", `"b\ufffdad"`},
 		{"", ""},
 	}
 	for _, tt := range tests {
 		if got := QuoteName(tt.name); got != tt.want {
 			t.Errorf("QuoteName(%q) = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestEscapeTextOnce: what EscapeText and QuoteName give is printable, so escaping it again
+// changes nothing. A U+FFFD (which text decoded from JSON holds for bytes that were not
+// UTF-8) once stayed in the escaped text, so every later escape doubled its backslashes:
+// a name in an error that sayf escaped came out as \\\"b\\\\xffad\\\".
+func TestEscapeTextOnce(t *testing.T) {
+	for _, s := range []string{
+		"plain", "b\xffad", "b\uFFFDad", `"b\xffad", its receipt names "b\uFFFDad"`,
+		"x\nforged", "\x1b[2J\uFFFD", `back\slash` + "\xfe",
+	} {
+		once := EscapeText(s)
+		if twice := EscapeText(once); twice != once {
+			t.Errorf("EscapeText(%q) = %s, and escaped again %s", s, once, twice)
+		}
+		q := QuoteName(s)
+		if !printable(q) || EscapeText(q) != q {
+			t.Errorf("QuoteName(%q) = %s, which escaping changes", s, q)
+		}
+		if strings.ContainsRune(once+q, '\uFFFD') {
+			t.Errorf("%q escaped holds U+FFFD: %s, %s", s, once, q)
 		}
 	}
 }
