@@ -707,3 +707,58 @@ func TestB64StatusLatest(t *testing.T) {
 	checkTwin(t, "newStatusJSON", obj, "latest", latest)
 	checkTwin(t, "newStatusJSON", obj, "newest_complete", newer)
 }
+
+// TestB64Receipt: the receipt (in its file, and as create --json prints it) gives
+// "archive"."path" a twin when the archive's path is not UTF-8, and "sources" a list of
+// twins in their order ("" for a source that is UTF-8) when any is not.
+func TestB64Receipt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, src := range []string{"s\xff", "app"} {
+		makeTree(t, filepath.Join(dir, src), map[string]node{"f": {content: "1\n"}})
+	}
+	for _, c := range []struct {
+		out     string
+		sources []string
+	}{{"o\xff.zip", []string{"s\xff"}}, {"o.zip", []string{"app"}}, {"two.zip", []string{"app", "s\xff"}}} {
+		t.Run(c.out, func(t *testing.T) {
+			arch := filepath.Join(dir, c.out)
+			r := backup(t, runOpts{dir: dir}, append([]string{"create", "--json", "-o", arch}, c.sources...)...)
+			mustExit(t, r, exitComplete)
+			file, err := os.ReadFile(arch + ".receipt.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, out := range map[string]string{"create --json": r.stdout, "the receipt": string(file)} {
+				obj := jsonObject(t, what, out)
+				info, _ := obj["archive"].(map[string]any)
+				checkTwin(t, what+": archive", info, "path", arch)
+				checkSourceTwins(t, what, obj, dir, c.sources)
+			}
+		})
+	}
+}
+
+// checkSourceTwins checks a receipt's "sources" and "sources_b64" against the SOURCE names
+// given in dir.
+func checkSourceTwins(t *testing.T, what string, obj map[string]any, dir string, sources []string) {
+	t.Helper()
+	texts, _ := obj["sources"].([]any)
+	b64s, twins := obj["sources_b64"].([]any)
+	if len(texts) != len(sources) || twins && len(b64s) != len(sources) {
+		t.Fatalf("%s: sources %v, sources_b64 %v; want %d of each", what, texts, b64s, len(sources))
+	}
+	anyRaw := false
+	for i, src := range sources {
+		raw := filepath.Join(dir, src)
+		source := map[string]any{"source": texts[i]}
+		if twins && b64s[i] != "" {
+			source["source_b64"] = b64s[i]
+		}
+		checkTwin(t, what+": sources", source, "source", raw)
+		anyRaw = anyRaw || !utf8.ValidString(raw)
+	}
+	if twins != anyRaw {
+		t.Errorf("%s: sources_b64 given: %v, want %v", what, twins, anyRaw)
+	}
+}

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -33,20 +34,23 @@ func ReceiptPath(archive string) string { return archive + ReceiptSuffix }
 
 // Receipt is the record of one run that a cron wrapper reads.
 type Receipt struct {
-	Schema      string       `json:"schema"`
-	Status      Status       `json:"status"`
-	ToolVersion string       `json:"tool_version"`
-	StartedAt   time.Time    `json:"started_at"`
-	FinishedAt  time.Time    `json:"finished_at"`
-	DryRun      bool         `json:"dry_run,omitempty"`
-	Sources     []string     `json:"sources"`
-	Archive     *ArchiveInfo `json:"archive"`
-	Counts      Counts       `json:"counts"`
-	Skipped     []Skipped    `json:"skipped"`
-	Excluded    []Excluded   `json:"excluded"`
-	Warnings    []Warning    `json:"warnings"`
-	Error       string       `json:"error,omitempty"`
-	Hooks       []Hook       `json:"hooks,omitempty"`
+	Schema      string    `json:"schema"`
+	Status      Status    `json:"status"`
+	ToolVersion string    `json:"tool_version"`
+	StartedAt   time.Time `json:"started_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+	DryRun      bool      `json:"dry_run,omitempty"`
+	Sources     []string  `json:"sources"`
+	// SourcesB64 is set only when a source's path is not UTF-8: each source's bytes in
+	// base64, in the order of Sources, "" for one that is UTF-8. Marshal sets it.
+	SourcesB64 []string     `json:"sources_b64,omitempty"`
+	Archive    *ArchiveInfo `json:"archive"`
+	Counts     Counts       `json:"counts"`
+	Skipped    []Skipped    `json:"skipped"`
+	Excluded   []Excluded   `json:"excluded"`
+	Warnings   []Warning    `json:"warnings"`
+	Error      string       `json:"error,omitempty"`
+	Hooks      []Hook       `json:"hooks,omitempty"`
 	// WouldSnapshot lists, in a dry run, the files that would be stored as snapshots,
 	// sorted by path; absent otherwise, and when there are none. Added within v1.
 	WouldSnapshot []WouldCopy `json:"would_snapshot,omitempty"`
@@ -89,9 +93,11 @@ type Hook struct {
 
 // ArchiveInfo locates the archive a receipt describes.
 type ArchiveInfo struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Path string `json:"path"`
+	// PathB64 is Path's bytes in base64 when it is not UTF-8; Marshal sets it.
+	PathB64 string `json:"path_b64,omitempty"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
 }
 
 // Counts sums up a run.
@@ -117,10 +123,59 @@ type Counts struct {
 // Marshal encodes the receipt as indented JSON with a final newline: a v2 receipt with only
 // the fields it has (see Sealed).
 func (rc *Receipt) Marshal() ([]byte, error) {
+	rc = rc.withTwins()
 	var v any = rc
 	if rc.Schema == SealedReceiptSchema {
 		v = sealedView(rc)
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	return append(b, '\n'), err
+}
+
+// withTwins is rc with the _b64 twins of its sources and archive path, as every JSON record
+// of backup gives a name that is not UTF-8 (a JSON string holds UTF-8 only). rc is not
+// changed.
+func (rc *Receipt) withTwins() *Receipt {
+	c := *rc
+	c.Sources, c.SourcesB64 = twins(rc.Sources, rc.SourcesB64)
+	if rc.Archive != nil {
+		a := *rc.Archive
+		a.Path, a.PathB64 = twin(a.Path, a.PathB64)
+		c.Archive = &a
+	}
+	return &c
+}
+
+// twin is name as JSON text and its _b64 twin: made from name's bytes when they are not
+// UTF-8. A receipt read back holds the text, so the twin read with it (b64) is kept while it
+// still shows as name, and dropped when name was changed since (adopt names its copy).
+func twin(name, b64 string) (string, string) {
+	if text, made := JSONText(name); made != "" {
+		return text, made
+	}
+	if _, err := (jsonPath{Path: name, PathB64: b64}).decode(); err != nil {
+		return name, ""
+	}
+	return name, b64
+}
+
+// twins is twin for each of names, b64s read with them; the twins are nil when no name has
+// one, else one per name, "" for a name that is UTF-8.
+func twins(names, b64s []string) ([]string, []string) {
+	texts, out := names, []string(nil)
+	for i, name := range names {
+		read := ""
+		if i < len(b64s) {
+			read = b64s[i]
+		}
+		text, b64 := twin(name, read)
+		if b64 == "" {
+			continue
+		}
+		if out == nil {
+			texts, out = slices.Clone(names), make([]string, len(names))
+		}
+		texts[i], out[i] = text, b64
+	}
+	return texts, out
 }
