@@ -163,3 +163,54 @@ func TestAttack7UserSpoolNamedFileExcludedAsSelf(t *testing.T) {
 			r.code, rc.Status, got, rc.Excluded)
 	}
 }
+
+// TestAttack7RawDatabaseReusedByCleanRun: the sequel of
+// TestAttack7SQLiteHeaderReadErrorStoresRawDatabase. The run whose 16-byte header read failed
+// stored the WAL database's main file raw, and yet its manifest says it looked at every file
+// for a database ("databases": "sqlite"). The next run, with no fault at all and that archive
+// as --reference, takes the unchanged main file for "found not to be a database then" and
+// copies its raw entry (docs/sqlite.md and the manifest's doc: a database's entry is a
+// snapshot, never reused), while it leaves the -wal, which holds every commit, out as the
+// sidecar of a snapshot. Complete, exit 0, and the archive holds no row of the database; so
+// will every later run of a set until the main file changes.
+func TestAttack7RawDatabaseReusedByCleanRun(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app", "state.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	first := filepath.Join(dir, "first.zip")
+	raw := false
+	for attempt := 0; attempt < 8 && !raw; attempt++ {
+		os.Remove(first)
+		os.Remove(first + ".receipt.json")
+		r := straceCreate(t, dir, []string{"-P", path, "-e", "trace=pread64", "-e", "inject=pread64:error=EIO:when=1"},
+			"-o", first, "app")
+		if r.code != exitComplete {
+			continue
+		}
+		for _, f := range readManifest(t, first).Files {
+			raw = raw || f.Path == "app/state.db" && f.Snapshot == nil
+		}
+	}
+	if !raw {
+		t.Skip("the fault never made the first run store the database raw")
+	}
+	second := filepath.Join(dir, "second.zip")
+	r := backup(t, runOpts{dir: dir}, "create", "-o", second, "--reference", first, "app")
+	if r.code != exitComplete {
+		return // not complete: said so
+	}
+	for _, f := range readManifest(t, second).Files {
+		if f.Path == "app/state.db" && f.Snapshot == nil {
+			rc := readReceipt(t, second+".receipt.json")
+			t.Errorf("a run without any fault: exit 0, status %s, app/state.db stored as its raw %d bytes (reused %d), not a snapshot; excluded %+v",
+				rc.Status, f.Size, rc.Counts.Reused, rc.Excluded)
+		}
+	}
+}
