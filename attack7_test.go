@@ -214,3 +214,40 @@ func TestAttack7RawDatabaseReusedByCleanRun(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack7SidecarCheckOpenErrorArchivesWalBesideSnapshot: whether a -wal is a sidecar is
+// asked by opening the database beside it (OpenSibling); when that open fails once (EIO
+// injected into an openat in the folder), the -wal is taken for an ordinary file and stored
+// raw, beside the database's snapshot, which the run took all the same. docs/sqlite.md: the
+// -wal, -shm and -journal beside a database archived as a snapshot are left out, "a stale
+// -wal restored next to a fresh snapshot would tear it". The run says complete.
+func TestAttack7SidecarCheckOpenErrorArchivesWalBesideSnapshot(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	path := filepath.Join(app, "state.db")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	// The openats in app are the worker's of state.db and the sidecar checks' of it; strace
+	// counts them per thread, so which one fails varies: a few attempts.
+	for attempt := range 8 {
+		archive := filepath.Join(dir, "app"+string(rune('0'+attempt))+".zip")
+		r := straceCreate(t, dir, []string{"-P", app, "-e", "trace=openat", "-e", "inject=openat:error=EIO:when=2"},
+			"-o", archive, "app")
+		if r.code != exitComplete {
+			continue
+		}
+		snapshot := false
+		for _, f := range readManifest(t, archive).Files {
+			snapshot = snapshot || f.Path == "app/state.db" && f.Snapshot != nil
+		}
+		if _, wal := readZip(t, archive)["app/state.db-wal"]; snapshot && wal {
+			t.Fatalf("attempt %d: exit 0, complete: the archive holds app/state.db as a snapshot and its -wal beside it", attempt)
+		}
+	}
+}
