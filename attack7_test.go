@@ -251,3 +251,33 @@ func TestAttack7SidecarCheckOpenErrorArchivesWalBesideSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack7FileSwappedForDeviceIsOpened: docs/create.md says sockets, FIFOs and devices are
+// "skipped ...; never opened". The walk lstats app/a, a regular file; it is then swapped for
+// a character device (here one like /dev/null; a tape rewinds when closed, a watchdog starts
+// when opened), and the worker opens app/a by name (O_NONBLOCK, no check against the walk's
+// lstat) before its fstat says it is a device. The device is opened.
+func TestAttack7FileSwappedForDeviceIsOpened(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {content: "file\n"}, "stage/a": {kind: "device"}})
+	r := createSwapping(t, dir, "app", "a", func() {
+		if err := os.Rename(filepath.Join(dir, "stage", "a"), filepath.Join(dir, "app", "a")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r.code != exitComplete && r.code != exitIncomplete {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "strace.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, "openat(") && strings.Contains(l, `/app>, "a"`) && !strings.Contains(l, "= -1") && !strings.Contains(l, "unfinished") {
+			t.Errorf("exit %d: the device swapped in for app/a after its lstat was opened:\n%s", r.code, l)
+		}
+	}
+}
