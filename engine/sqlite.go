@@ -5,6 +5,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
@@ -60,9 +62,14 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		if err != nil {
 			return nil, err
 		}
-		info, db := databaseInfo(f)
-		if !db {
-			// The archive skips what is not a regular file.
+		info, db, err := databaseInfo(f)
+		switch {
+		case err != nil && info != nil:
+			// Not known to be no database, so not stored raw: lost, and said so.
+			f.Close()
+			return nil, &archive.OpError{Op: format.OpRead, Err: err}
+		case !db:
+			// The archive skips what is not a regular file, and reports a failed fstat.
 			return &statted{File: f, info: info}, nil
 		}
 		osf := f.OS()
@@ -88,21 +95,23 @@ type statReaderAt interface {
 }
 
 // isDatabase reports whether f is a regular file that begins like an SQLite database. Only
-// a regular file is read: a device may act on a read. A file that cannot be read is left to
-// the archive, which reports the read error.
-func isDatabase(f statReaderAt) bool {
-	_, db := databaseInfo(f)
-	return db
+// a regular file is read: a device may act on a read. An error says it could not be told.
+func isDatabase(f statReaderAt) (bool, error) {
+	_, db, err := databaseInfo(f)
+	return db, err
 }
 
-// databaseInfo is isDatabase, also returning the fstat it made (nil when it failed).
-func databaseInfo(f statReaderAt) (fs.FileInfo, bool) {
+// databaseInfo is isDatabase, also returning the fstat it made (nil when that failed).
+func databaseInfo(f statReaderAt) (fs.FileInfo, bool, error) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return info, false
+		return info, false, err
 	}
 	db, err := sqlitesnap.IsDatabase(f)
-	return info, err == nil && db
+	if err != nil {
+		return info, false, fmt.Errorf("reading its first bytes to tell an SQLite database: %w", err)
+	}
+	return info, db, nil
 }
 
 // statted answers the archive's first Stat, the one before reading, with the fstat made to
@@ -122,26 +131,33 @@ func (s *statted) Stat() (fs.FileInfo, error) {
 
 // isSidecar reports whether the regular file en is the -wal, -shm or -journal of a database
 // beside it that the run archives (so as a snapshot). A database always comes first in the
-// walk, its name being a prefix of its sidecars'.
-func (e *Engine) isSidecar(en walker.Entry) bool {
+// walk, its name being a prefix of its sidecars'. An error says that could not be told: the
+// database beside it could not be opened or read.
+func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
 	if !e.opts.SQLite || en.Rel == "" {
-		return false
+		return false, nil
 	}
 	db, ok := sqlitesnap.DatabaseOf(path.Base(en.Rel))
 	if !ok {
-		return false
+		return false, nil
 	}
 	f, err := en.OpenSibling(db)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, walker.ErrNotRegular) {
+		return false, nil // no database there: an ordinary file
+	}
 	if err != nil {
-		return false
+		return false, fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !isDatabase(f) {
-		return false
+	info, isDB, err := databaseInfo(f)
+	if err != nil {
+		return false, fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
+	}
+	if !isDB {
+		return false, nil
 	}
 	rel := path.Join(path.Dir(en.Rel), db)
-	return e.rules.Decide(nil, rel, info, en.RootDev).Action == skiprules.Archive
+	return e.rules.Decide(nil, rel, info, en.RootDev).Action == skiprules.Archive, nil
 }
 
 // dryRunSnapshot records, in a dry run, that the file en would be stored as a snapshot.
@@ -156,7 +172,7 @@ func (e *Engine) dryRunSnapshot(en walker.Entry) {
 		return
 	}
 	defer f.Close()
-	if isDatabase(f) {
+	if db, _ := isDatabase(f); db {
 		e.Hooks.Copy(en.Name, format.CopySource{Kind: sqlitesnap.Kind, Size: en.Info.Size(), ModTime: en.Info.ModTime()})
 		e.wouldSnapshot = append(e.wouldSnapshot, format.WouldCopy{Path: en.Name, Kind: sqlitesnap.Kind})
 	}
@@ -184,7 +200,8 @@ func (e *Engine) fresh(src walker.Handle, _ string) bool {
 		return true // reading it will say what is wrong
 	}
 	defer f.Close()
-	return isDatabase(f)
+	db, err := isDatabase(f)
+	return db || err != nil // read again, a read error is said then
 }
 
 // isStaging reports whether en is a file this run stages in its staging folder (a snapshot

@@ -61,11 +61,16 @@ func (e *Engine) visit(en walker.Entry) error {
 	if en.Info.IsDir() {
 		return e.addDir(en)
 	}
-	switch {
-	case e.isStaging(en):
+	if e.isStaging(en) {
 		e.Hooks.Exclude(en.Name, skiprules.RuleSelf)
 		return nil
-	case e.isSidecar(en):
+	}
+	switch sidecar, err := e.isSidecar(en); {
+	case err != nil:
+		// Neither stored (it may be the stale -wal of a snapshot) nor left out in silence.
+		e.Hooks.Warn(&fs.PathError{Op: format.OpRead, Path: en.Name, Err: err})
+		return nil
+	case sidecar:
 		e.Hooks.Exclude(en.Name, RuleSidecar)
 		return nil
 	}

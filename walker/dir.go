@@ -17,10 +17,10 @@ import (
 // symlink, a file or another directory while the walk ran. Its contents are not read.
 var errReplaced = errors.New("replaced while the walk read it (swapped for a symlink, a file or another directory)")
 
-// errNotDir and errNotRegular are the causes when OpenFile is asked for what it cannot open.
+// errNotDir and ErrNotRegular are the causes when OpenFile is asked for what it cannot open.
 var (
 	errNotDir     = errors.New("not a directory")
-	errNotRegular = errors.New("not a regular file")
+	ErrNotRegular = errors.New("not a regular file")
 )
 
 const (
@@ -139,7 +139,7 @@ func (d *dir) openRegular(name string) (*os.File, error) {
 		return nil, &fs.PathError{Op: OpStat, Path: name, Err: err}
 	}
 	if !before.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: OpOpen, Path: name, Err: errNotRegular}
+		return nil, &fs.PathError{Op: OpOpen, Path: name, Err: ErrNotRegular}
 	}
 	f, err := d.openFile(name)
 	if err != nil {
