@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"backup/archive"
@@ -29,7 +30,13 @@ const RuleSidecar = "sqlite-sidecar"
 type staging struct {
 	dir  fs.FileInfo // nil: not known (no snapshots, or a dry run)
 	name string      // its stored name, once the walk met it
+	// made holds the names of the copies this run staged there: only those are its own,
+	// not a user's file that happens to begin like them.
+	made sync.Map
 }
+
+// note records the name of a copy staged (sqlitesnap.Options.Staged).
+func (s *staging) note(name string) { s.made.Store(name, true) }
 
 // snapshotFile is a database's snapshot as the archive reads it: the snapshot's bytes under
 // the database's mode and mtime.
@@ -56,7 +63,7 @@ func (s snapshotFile) CopyOf() format.CopySource {
 // begins like an SQLite database is replaced by a snapshot staged in dir; any other file is
 // handed on as opened. A database that cannot be snapshotted is an OpError
 // (format.OpSnapshot), never its raw bytes.
-func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
+func snapshotOpener(ctx context.Context, dir string, timeout time.Duration, staged func(string)) func(walker.Handle, string) (archive.SourceFile, error) {
 	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
 		f, err := h.OpenRaw()
 		if err != nil {
@@ -75,7 +82,7 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		osf := f.OS()
 		defer osf.Close()
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
-		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
+		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout, Staged: staged})
 		if err != nil {
 			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
@@ -205,12 +212,18 @@ func (e *Engine) fresh(src walker.Handle, _ string) bool {
 }
 
 // isStaging reports whether en is a file this run stages in its staging folder (a snapshot
-// being taken): never archived, like the archive's own temp file.
+// being taken, or SQLite's -journal beside it): never archived, like the archive's own temp
+// file. A user's file of a like name there is archived.
 func (e *Engine) isStaging(en walker.Entry) bool {
-	if e.stage.dir == nil || en.Rel == "" || !strings.HasPrefix(path.Base(en.Rel), atomicfile.SpoolPrefix) {
+	base := path.Base(en.Rel)
+	if e.stage.dir == nil || en.Rel == "" || !strings.HasPrefix(base, atomicfile.SpoolPrefix) || path.Dir(en.Name) != e.stage.name {
 		return false
 	}
-	return path.Dir(en.Name) == e.stage.name
+	if db, ok := sqlitesnap.DatabaseOf(base); ok {
+		base = db
+	}
+	_, ours := e.stage.made.Load(base)
+	return ours
 }
 
 // noteStaging remembers the stored name of the staging folder when the walk meets it.

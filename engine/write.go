@@ -92,7 +92,7 @@ func (e *Engine) open(ctx context.Context) error {
 		OnWarn:    e.Hooks.Warn,
 	}
 	if e.opts.SQLite {
-		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
+		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout, e.stage.note)
 		// A file unchanged since a reference whose run looked for databases too was found
 		// not to be one then (a database's entry is a snapshot, never reused): it is not
 		// opened to ask again.
