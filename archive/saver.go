@@ -77,13 +77,14 @@ type saver struct {
 	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
 }
 
-func (s *saver) save(ctx context.Context, src walker.Handle, name string) outcome {
+// save reads the file the walk listed as listed (its lstat), under name.
+func (s *saver) save(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo) outcome {
 	var o outcome
 	for i := range maxReads {
 		o.release()
 		// The last copy is kept even when it changed: it is not streamed, so that its
 		// header can be made from the fstat after reading (see direct.go).
-		o = s.readOnce(ctx, src, name, i < maxReads-1)
+		o = s.readOnce(ctx, src, name, listed, i < maxReads-1)
 		if !errors.Is(o.warn, ErrChanged) {
 			return o
 		}
@@ -106,7 +107,7 @@ func (o *outcome) release() {
 	}
 }
 
-func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, stream bool) outcome {
+func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, stream bool) outcome {
 	f, err := s.open(src, name)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
@@ -125,6 +126,11 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, st
 	}
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
+	}
+	if replacedSinceListed(listed, before) {
+		// Its owner, and its xattrs, are the listed file's (the entry's metadata comes
+		// from the walk): another file's bytes and mode must not go under them.
+		return outcome{warn: pathError(format.OpOpen, name, errReplacedSinceListed)}
 	}
 	var direct *directTo
 	if stream {
@@ -291,4 +297,28 @@ func kindOf(mode fs.FileMode) skiprules.Kind {
 		return k
 	}
 	return skiprules.KindOther // a directory swapped in for a file
+}
+
+// errReplacedSinceListed is the cause when the file at a name is no longer the one the walk
+// listed there: the listed file is gone (renamed over or deleted), which is a vanished file,
+// and what took its name came after the walk had passed.
+var errReplacedSinceListed = replacedError{}
+
+type replacedError struct{}
+
+func (replacedError) Error() string {
+	return "replaced by another file since the walk listed it (the file listed is gone)"
+}
+
+func (replacedError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// replacedSinceListed reports whether opened, a file's fstat, is another file than the one
+// the walk's lstat (listed) saw at its name: another device or inode.
+func replacedSinceListed(listed, opened fs.FileInfo) bool {
+	if listed == nil {
+		return false
+	}
+	a, ok1 := listed.Sys().(*syscall.Stat_t)
+	b, ok2 := opened.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && (a.Dev != b.Dev || a.Ino != b.Ino)
 }
