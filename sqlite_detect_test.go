@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,5 +192,154 @@ func TestSQLiteSameBytesWhateverTheJobs(t *testing.T) {
 	}
 	if !bytes.Equal(archives[0], archives[1]) {
 		t.Error("the archives of -j 1 and -j 4 differ")
+	}
+}
+
+// straceCreate runs backup create ARGS under strace with the given strace options, in dir,
+// and returns what it did.
+func straceCreate(t *testing.T, dir string, straceArgs []string, args ...string) result {
+	t.Helper()
+	mustTool(t, "strace")
+	all := append([]string{"-f", "-qq", "-o", os.DevNull}, straceArgs...)
+	all = append(all, binary, "create")
+	cmd := exec.Command("strace", append(all, args...)...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("strace backup create %v: %v", args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// TestAttackSQLiteHeaderReadErrorStoresRawDatabase: the 16-byte read that tells an SQLite
+// database apart (a pread at offset 0 of the file the walk opened) fails once with EIO. The
+// opener takes the file for an ordinary one ("a file that cannot be read is left to the
+// archive") and the archive then reads it whole without trouble: the live database is stored
+// as its raw bytes, which docs/sqlite.md says never happens ("Its raw bytes are never stored
+// instead"), and the run is complete. Worse, the sidecar check, which reads the header again
+// and succeeds, leaves the database's -wal out as the sidecar of a snapshot: the archive holds
+// the main file of a WAL database whose commits are all in its -wal, without the -wal, and
+// the receipt says complete. The database must be either a snapshot, or lost (exit 3).
+func TestAttackSQLiteHeaderReadErrorStoresRawDatabase(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app", "state.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	// strace counts calls per thread: which thread's first pread of state.db fails varies,
+	// so the run is tried a few times; each must keep the promise.
+	lost := false
+	for attempt := range 5 {
+		archive := filepath.Join(dir, "app"+string(rune('0'+attempt))+".zip")
+		r := straceCreate(t, dir, []string{"-P", path, "-e", "trace=pread64", "-e", "inject=pread64:error=EIO:when=1"},
+			"-o", archive, "app")
+		if r.code != exitComplete {
+			if r.code != exitIncomplete || !strings.Contains(r.stdout+r.stderr, "lost app/state.db") {
+				t.Fatalf("attempt %d: exit %d, want 0, or 3 with the database lost\n%s", attempt, r.code, r.stderr+r.stdout)
+			}
+			lost = true
+			continue // the database was lost, said so: the promise is kept
+		}
+		m := readManifest(t, archive)
+		for _, f := range m.Files {
+			if f.Path == "app/state.db" && f.Snapshot == nil {
+				rc := readReceipt(t, archive+".receipt.json")
+				var excluded []string
+				for _, e := range rc.Excluded {
+					excluded = append(excluded, e.Path+" ("+e.Rule+")")
+				}
+				t.Fatalf("attempt %d: exit 0, status %s, but app/state.db is stored as its raw %d bytes, not a snapshot; excluded: %s",
+					attempt, rc.Status, f.Size, strings.Join(excluded, ", "))
+			}
+		}
+	}
+	if !lost {
+		t.Error("no attempt's fault fell on the header's read (every run exit 0)")
+	}
+}
+
+// TestAttackRawDatabaseReusedByCleanRun: the sequel of
+// TestAttackSQLiteHeaderReadErrorStoresRawDatabase. The run whose 16-byte header read failed
+// once stored the WAL database's main file raw while its manifest said it looked at every
+// file for a database ("databases": "sqlite"), so the next run, with no fault and that
+// archive as --reference, copied the raw entry and left the -wal out: complete, and no row of
+// the database in the archive, night after night in a set. Now the faulty run loses the
+// database (exit 3), and the clean run after it stores it as a snapshot.
+func TestAttackRawDatabaseReusedByCleanRun(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app", "state.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	first := filepath.Join(dir, "first.zip")
+	hit := false
+	for attempt := 0; attempt < 8 && !hit; attempt++ {
+		os.Remove(first)
+		os.Remove(first + ".receipt.json")
+		r := straceCreate(t, dir, []string{"-P", path, "-e", "trace=pread64", "-e", "inject=pread64:error=EIO:when=1"},
+			"-o", first, "app")
+		hit = r.code == exitIncomplete
+	}
+	if !hit {
+		t.Fatal("no attempt's fault fell on the header's read")
+	}
+	second := filepath.Join(dir, "second.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", second, "--reference", first, "app"), exitComplete)
+	snapshot := false
+	for _, f := range readManifest(t, second).Files {
+		snapshot = snapshot || f.Path == "app/state.db" && f.Snapshot != nil
+	}
+	if !snapshot {
+		t.Errorf("the clean run after the faulty one did not store app/state.db as a snapshot: %+v", readManifest(t, second).Files)
+	}
+}
+
+// TestAttackSidecarCheckOpenErrorArchivesWalBesideSnapshot: whether a -wal is a sidecar is
+// asked by opening the database beside it (OpenSibling); when that open fails once (EIO
+// injected into an openat in the folder), the -wal is taken for an ordinary file and stored
+// raw, beside the database's snapshot, which the run took all the same. docs/sqlite.md: the
+// -wal, -shm and -journal beside a database archived as a snapshot are left out, "a stale
+// -wal restored next to a fresh snapshot would tear it". The run says complete.
+func TestAttackSidecarCheckOpenErrorArchivesWalBesideSnapshot(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	path := filepath.Join(app, "state.db")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	// The openats in app are the worker's of state.db and the sidecar checks' of it; strace
+	// counts them per thread, so which one fails varies: a few attempts.
+	for attempt := range 8 {
+		archive := filepath.Join(dir, "app"+string(rune('0'+attempt))+".zip")
+		r := straceCreate(t, dir, []string{"-P", app, "-e", "trace=openat", "-e", "inject=openat:error=EIO:when=2"},
+			"-o", archive, "app")
+		if r.code != exitComplete {
+			continue
+		}
+		snapshot := false
+		for _, f := range readManifest(t, archive).Files {
+			snapshot = snapshot || f.Path == "app/state.db" && f.Snapshot != nil
+		}
+		if _, wal := readZip(t, archive)["app/state.db-wal"]; snapshot && wal {
+			t.Fatalf("attempt %d: exit 0, complete: the archive holds app/state.db as a snapshot and its -wal beside it", attempt)
+		}
 	}
 }

@@ -120,3 +120,26 @@ func stagedIn(t *testing.T, stream bool) (met bool, problem string) {
 	}
 	return met, ""
 }
+
+// TestAttackUserSpoolNamedFileExcludedAsSelf: the output folder lies inside the SOURCE (a
+// home folder backed up into itself, which docs/create.md allows: the run's own archive,
+// receipt and staged snapshots are left out with rule self). A file of the user's own there,
+// named .backup-spool-notes, which this run neither wrote nor staged, is left out too, with
+// rule self, by its name's prefix alone, and the run says complete: a regular file met and
+// not archived, under a rule that says it was the tool's own.
+func TestAttackUserSpoolNamedFileExcludedAsSelf(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	makeTree(t, home, map[string]node{"a.txt": {content: "a\n"}, ".backup-spool-notes": {content: "my notes\n"}})
+	archive := filepath.Join(home, "b.zip")
+	r := backup(t, runOpts{}, "create", "-o", archive, home)
+	if r.code != exitComplete && r.code != exitIncomplete {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if got := readZip(t, archive)["home/.backup-spool-notes"]; got != "my notes\n" {
+		rc := readReceipt(t, archive+".receipt.json")
+		t.Errorf("exit %d, status %s: home/.backup-spool-notes, the user's file, is not in the archive (holds %q); excluded: %+v",
+			r.code, rc.Status, got, rc.Excluded)
+	}
+}

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -129,4 +132,73 @@ func waitForLine(t *testing.T, path string, match func(string) bool) {
 	}
 	data, _ := os.ReadFile(path)
 	t.Fatalf("no matching line in %s:\n%s", path, data)
+}
+
+// TestAttackFileSwappedAfterStatKeepsOldOwner: the walk lstats app/a (root's file, 0644, in
+// a folder that nobody owns), and a worker opens app/a later by name, without checking that
+// what it opened is the file the walk stat'ed. Between the two, nobody renames his own file
+// (mode 04755, a shell script) over app/a, as the owner of the folder may. The entry then
+// holds nobody's bytes and, from the fstat after reading, nobody's setuid mode, but the owner
+// the walk saw: uid 0. The run says complete, and restore --same-permissions (docs/restore.md:
+// setuid bits come back "only together with the owner they belong to") makes a root-owned
+// setuid program of nobody's script. An entry must never pair one file's bytes and mode with
+// another file's owner: the file swapped after its stat is either stored with its own owner,
+// or reported.
+func TestAttackFileSwappedAfterStatKeepsOldOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	app, stage := filepath.Join(dir, "app"), filepath.Join(dir, "stage")
+	makeTree(t, dir, map[string]node{"app/a": {content: "root's data\n"}, "stage/evil": {content: "#!/bin/sh\nid\n"}})
+	for _, p := range []string{app, stage, filepath.Join(stage, "evil")} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(stage, "evil"), os.ModeSetuid|0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := createSwapping(t, dir, "app", "a", func() {
+		// nobody, who owns app, replaces root's file in it.
+		mv := exec.Command("mv", filepath.Join(stage, "evil"), filepath.Join(app, "a"))
+		mv.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		if out, err := mv.CombinedOutput(); err != nil {
+			t.Fatalf("mv as nobody: %v\n%s", err, out)
+		}
+	})
+	archive := filepath.Join(dir, "b.zip")
+	if r.code != exitComplete && r.code != exitIncomplete {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	got, stored := readZip(t, archive)["app/a"]
+	switch {
+	case !stored:
+		// The file listed is gone, what took its name came after the walk: vanished.
+		for _, w := range readReceipt(t, archive+".receipt.json").Warnings {
+			if w.Path == "app/a" && w.Op == "vanished" && strings.Contains(w.Error, "replaced by another file since the walk listed it") {
+				return
+			}
+		}
+		t.Fatalf("exit %d: app/a not stored, and no vanished warning says why\n%s", r.code, r.stdout+r.stderr)
+	case got != "#!/bin/sh\nid\n":
+		t.Skipf("the swap came too late or too early: app/a holds %q", got)
+	}
+	zr, err := zip.OpenReader(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var mode fs.FileMode
+	for _, f := range zr.File {
+		if f.Name == "app/a" {
+			mode = f.Mode()
+		}
+	}
+	for _, f := range readManifest(t, archive).Files {
+		if f.Path == "app/a" && f.Meta != nil && f.Meta.UID != nobody {
+			t.Errorf("exit %d: app/a holds nobody's script with mode %v, recorded as owned by uid %d (%s); restore --same-permissions makes it a setuid program of that user",
+				r.code, mode, f.Meta.UID, f.Meta.User)
+		}
+	}
 }
