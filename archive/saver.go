@@ -72,19 +72,21 @@ type saver struct {
 	bytesRead *atomic.Int64
 	open      func(src walker.Handle, name string) (SourceFile, error)
 	fresh     func(src walker.Handle, name string) bool // Options.Fresh
+	owners    *Owners                                   // Options.Owners
 	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
 	direct    *directTo                                 // for the item being read; nil when it cannot be streamed
 	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
 }
 
-// save reads the file the walk listed as listed (its lstat), under name.
-func (s *saver) save(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo) outcome {
+// save reads the file the walk listed as listed (its lstat), under name, with the metadata
+// meta the walk took from it (made again when the file opened is another: see remeta).
+func (s *saver) save(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, meta *format.Meta) outcome {
 	var o outcome
 	for i := range maxReads {
 		o.release()
 		// The last copy is kept even when it changed: it is not streamed, so that its
 		// header can be made from the fstat after reading (see direct.go).
-		o = s.readOnce(ctx, src, name, listed, i < maxReads-1)
+		o = s.readOnce(ctx, src, name, listed, meta, i < maxReads-1)
 		if !errors.Is(o.warn, ErrChanged) {
 			return o
 		}
@@ -107,7 +109,7 @@ func (o *outcome) release() {
 	}
 }
 
-func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, stream bool) outcome {
+func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, meta *format.Meta, stream bool) outcome {
 	f, err := s.open(src, name)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
@@ -127,10 +129,9 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, li
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	if replacedSinceListed(listed, before) {
-		// Its owner, and its xattrs, are the listed file's (the entry's metadata comes
-		// from the walk): another file's bytes and mode must not go under them.
-		return outcome{warn: pathError(format.OpOpen, name, errReplacedSinceListed)}
+	var relisted error
+	if otherThanListed(listed, before) {
+		relisted = s.remeta(meta, before)
 	}
 	var direct *directTo
 	if stream {
@@ -155,6 +156,9 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, li
 		st.copyOf = &src
 	}
 	o := outcome{staged: st}
+	if relisted != nil {
+		o.warn = pathError(format.OpChanged, name, relisted)
+	}
 	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() {
 		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
 			ErrChanged, before.Size(), after.Size(), st.size)}
@@ -299,26 +303,37 @@ func kindOf(mode fs.FileMode) skiprules.Kind {
 	return skiprules.KindOther // a directory swapped in for a file
 }
 
-// errReplacedSinceListed is the cause when the file at a name is no longer the one the walk
-// listed there: the listed file is gone (renamed over or deleted), which is a vanished file,
-// and what took its name came after the walk had passed.
-var errReplacedSinceListed = replacedError{}
-
-type replacedError struct{}
-
-func (replacedError) Error() string {
-	return "replaced by another file since the walk listed it (the file listed is gone)"
-}
-
-func (replacedError) Is(target error) bool { return target == fs.ErrNotExist }
-
-// replacedSinceListed reports whether opened, a file's fstat, is another file than the one
-// the walk's lstat (listed) saw at its name: another device or inode.
-func replacedSinceListed(listed, opened fs.FileInfo) bool {
+// otherThanListed reports whether opened, a file's fstat, is not the file the walk's lstat
+// (listed) saw at its name, or no longer has its owner: another device or inode (renamed
+// over), another owner (deleted and made again, which may reuse the inode; or chowned).
+func otherThanListed(listed, opened fs.FileInfo) bool {
 	if listed == nil {
 		return false
 	}
 	a, ok1 := listed.Sys().(*syscall.Stat_t)
 	b, ok2 := opened.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && (a.Dev != b.Dev || a.Ino != b.Ino)
+	return ok1 && ok2 && (a.Dev != b.Dev || a.Ino != b.Ino || a.Uid != b.Uid || a.Gid != b.Gid)
 }
+
+// remeta makes the entry's metadata again from the file opened (its fstat), which is not
+// the one the walk took it from: its bytes and its mode (setuid included) must never go
+// under another file's owner. Extended attributes read from the file listed are dropped,
+// since they are another file's. It returns what the warning says.
+func (s *saver) remeta(meta *format.Meta, opened fs.FileInfo) error {
+	if meta == nil {
+		return errReplacedSinceListed
+	}
+	hadXattrs := meta.Xattrs != nil
+	*meta = FileMetaOf(opened)
+	if s.owners != nil {
+		s.owners.Name(meta)
+	}
+	if hadXattrs {
+		return fmt.Errorf("%w; stored with its own owner, without the extended attributes read from the file listed", errReplacedSinceListed)
+	}
+	return fmt.Errorf("%w; stored with its own owner", errReplacedSinceListed)
+}
+
+// errReplacedSinceListed says that the file at a name was not the one the walk listed there
+// (renamed over, or deleted and made again), or had another owner, when it was opened.
+var errReplacedSinceListed = errors.New("replaced by another file, or given another owner, since the walk listed it")

@@ -81,6 +81,9 @@ type Options struct {
 	OnCopy func(name string, src format.CopySource)
 	// OnSkip is told of a file that was no longer a regular file when it was opened.
 	OnSkip func(name string, kind skiprules.Kind)
+	// Owners names the owner of a file found replaced since the walk listed it, whose
+	// metadata is made again from the file opened; nil leaves the names out.
+	Owners *Owners
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
 	// op OpOpen, OpRead or OpStore; fs.ErrNotExist when it vanished; ErrChanged when it kept
 	// changing.
@@ -194,7 +197,7 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 	w.zw = newZipWriter(w.out, spoolDir)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
-		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh}
+		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners}
 		w.workers.Add(1)
 		go w.work(s)
 	}

@@ -90,6 +90,7 @@ func (e *Engine) open(ctx context.Context) error {
 		OnCopy:    e.Hooks.Copy,
 		OnSkip:    e.Hooks.Skip,
 		OnWarn:    e.Hooks.Warn,
+		Owners:    &e.owners,
 	}
 	if e.opts.SQLite {
 		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout, e.stage.note)
