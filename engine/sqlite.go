@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"backup/archive"
@@ -30,13 +29,7 @@ const RuleSidecar = "sqlite-sidecar"
 type staging struct {
 	dir  fs.FileInfo // nil: not known (no snapshots, or a dry run)
 	name string      // its stored name, once the walk met it
-	// made holds the names of the copies this run staged there: only those are its own,
-	// not a user's file that happens to begin like them.
-	made sync.Map
 }
-
-// note records the name of a copy staged (sqlitesnap.Options.Staged).
-func (s *staging) note(name string) { s.made.Store(name, true) }
 
 // snapshotFile is a database's snapshot as the archive reads it: the snapshot's bytes under
 // the database's mode and mtime.
@@ -63,7 +56,7 @@ func (s snapshotFile) CopyOf() format.CopySource {
 // begins like an SQLite database is replaced by a snapshot staged in dir; any other file is
 // handed on as opened. A database that cannot be snapshotted is an OpError
 // (format.OpSnapshot), never its raw bytes.
-func snapshotOpener(ctx context.Context, dir string, timeout time.Duration, staged func(string)) func(walker.Handle, string) (archive.SourceFile, error) {
+func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func(walker.Handle, string) (archive.SourceFile, error) {
 	return func(h walker.Handle, _ string) (archive.SourceFile, error) {
 		f, err := h.OpenRaw()
 		if err != nil {
@@ -82,7 +75,7 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration, stag
 		osf := f.OS()
 		defer osf.Close()
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
-		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout, Staged: staged})
+		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
 		if err != nil {
 			return nil, &archive.OpError{Op: format.OpSnapshot, Err: err}
 		}
@@ -211,19 +204,30 @@ func (e *Engine) fresh(src walker.Handle, _ string) bool {
 	return db || err != nil // read again, a read error is said then
 }
 
-// isStaging reports whether en is a file this run stages in its staging folder (a snapshot
-// being taken, or SQLite's -journal beside it): never archived, like the archive's own temp
-// file. A user's file of a like name there is archived.
+// isStaging reports whether en is a file a run stages in this run's staging folder (a
+// snapshot being taken, SQLite's -journal beside it, or one a killed run left): never
+// archived, like the archive's own temp file. Only a name such a run makes counts
+// (isSpoolName), not a user's file that happens to begin the same way.
 func (e *Engine) isStaging(en walker.Entry) bool {
-	base := path.Base(en.Rel)
-	if e.stage.dir == nil || en.Rel == "" || !strings.HasPrefix(base, atomicfile.SpoolPrefix) || path.Dir(en.Name) != e.stage.name {
+	if e.stage.dir == nil || en.Rel == "" || !isSpoolName(path.Base(en.Rel)) {
 		return false
 	}
-	if db, ok := sqlitesnap.DatabaseOf(base); ok {
-		base = db
+	return path.Dir(en.Name) == e.stage.name
+}
+
+// isSpoolName reports whether name is one that os.CreateTemp makes for a spool or a staged
+// snapshot (SpoolPrefix, "sqlite-" for a snapshot, then up to 10 decimal digits), or that of
+// a -wal, -shm or -journal beside a staged snapshot.
+func isSpoolName(name string) bool {
+	if db, ok := sqlitesnap.DatabaseOf(name); ok {
+		name = db
 	}
-	_, ours := e.stage.made.Load(base)
-	return ours
+	rest, ok := strings.CutPrefix(name, atomicfile.SpoolPrefix)
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "sqlite-")
+	return len(rest) > 0 && len(rest) <= 10 && strings.Trim(rest, "0123456789") == ""
 }
 
 // noteStaging remembers the stored name of the staging folder when the walk meets it.

@@ -93,7 +93,7 @@ func (e *Engine) open(ctx context.Context) error {
 		Owners:    &e.owners,
 	}
 	if e.opts.SQLite {
-		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout, e.stage.note)
+		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
 		// A file unchanged since a reference whose run looked for databases too was found
 		// not to be one then (a database's entry is a snapshot, never reused): it is not
 		// opened to ask again.

@@ -2,8 +2,6 @@ package sqlitesnap
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,10 +35,6 @@ type Options struct {
 	Dir string
 	// Timeout bounds the wait for a lock a writer holds; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Staged, when set, is told the name of each copy in Dir before the copy is made there,
-	// so that a walk meeting it (or SQLite's NAME-journal beside it) in Dir tells it from a
-	// user's file of a like name.
-	Staged func(name string)
 	// beforeOpen runs just before SQLite opens the database; tests swap the file here.
 	beforeOpen func()
 	// hotCopied runs once a database with a hot journal and its journal are copied (see
@@ -80,7 +74,7 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := createStage(opts)
+	stage, err := os.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
@@ -183,21 +177,4 @@ func isNotExist(err error) bool {
 func uri(path string, params ...string) string {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	return "file:" + r.Replace(path) + "?" + strings.Join(params, "&")
-}
-
-// createStage makes the file in opts.Dir the copy is staged in, its name told to opts.Staged
-// before it exists.
-func createStage(opts Options) (*os.File, error) {
-	for {
-		var token [8]byte
-		rand.Read(token[:])
-		name := atomicfile.SpoolPrefix + "sqlite-" + hex.EncodeToString(token[:])
-		if opts.Staged != nil {
-			opts.Staged(name)
-		}
-		f, err := os.OpenFile(filepath.Join(opts.Dir, name), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
 }
