@@ -141,23 +141,35 @@ func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	f, err := en.OpenSibling(db)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, walker.ErrNotRegular) {
-		return false, nil // no database there: an ordinary file
+	cannotTell := func(err error) error {
+		return fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
 	}
-	if err != nil {
-		return false, fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
-	}
-	defer f.Close()
-	info, isDB, err := databaseInfo(f)
-	if err != nil {
-		return false, fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
-	}
-	if !isDB {
+	// The rules first, as the walk asks them: beside a file they exclude, whatever it
+	// holds and whether or not it can be read, a -wal is an ordinary file.
+	info, err := en.LstatSibling(db)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, cannotTell(err)
+	case !info.Mode().IsRegular():
+		return false, nil
+	case e.rules.Decide(nil, path.Join(path.Dir(en.Rel), db), info, en.RootDev).Action != skiprules.Archive:
 		return false, nil
 	}
-	rel := path.Join(path.Dir(en.Rel), db)
-	return e.rules.Decide(nil, rel, info, en.RootDev).Action == skiprules.Archive, nil
+	f, err := en.OpenSibling(db)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, walker.ErrNotRegular) {
+		return false, nil // gone, or swapped for what is not a database, since the lstat
+	}
+	if err != nil {
+		return false, cannotTell(err)
+	}
+	defer f.Close()
+	_, isDB, err := databaseInfo(f)
+	if err != nil {
+		return false, cannotTell(err)
+	}
+	return isDB, nil
 }
 
 // dryRunSnapshot records, in a dry run, that the file en would be stored as a snapshot.

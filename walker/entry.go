@@ -64,6 +64,15 @@ func (e Entry) OpenFile(name string) (*os.File, error) {
 // only a regular file, as OpenFile does. Call it during Visit.
 func (e Entry) OpenSibling(name string) (*os.File, error) { return e.parent.openRegular(name) }
 
+// LstatSibling lstats name in the directory the entry was listed in. Call it during Visit.
+func (e Entry) LstatSibling(name string) (fs.FileInfo, error) {
+	info, err := lstatAt(e.parent.fd, name)
+	if err != nil {
+		return nil, &fs.PathError{Op: OpStat, Path: name, Err: err}
+	}
+	return info, nil
+}
+
 func (e Entry) child(d *dir, name string) Entry {
 	rel := name
 	if e.Rel != "" {
