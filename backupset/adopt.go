@@ -66,7 +66,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	}
 	rc := *a.Receipt
 	info := *rc.Archive
-	info.Path = f.path(name)
+	info.Path, info.PathB64 = f.path(name), "" // the twin read was of the path adopted from
 	if rc.Schema == format.SealedReceiptSchema {
 		info.Path = name // the receipt of an encrypted archive names no folder
 	}

@@ -148,7 +148,8 @@ func (rc *Receipt) withTwins() *Receipt {
 
 // twin is name as JSON text and its _b64 twin: made from name's bytes when they are not
 // UTF-8. A receipt read back holds the text, so the twin read with it (b64) is kept while it
-// still shows as name, and dropped when name was changed since (adopt names its copy).
+// still shows as name; whoever changes a name read clears its twin (adopt names its copy),
+// since a new name can show as the old one did (a folder named with a real U+FFFD).
 func twin(name, b64 string) (string, string) {
 	if text, made := JSONText(name); made != "" {
 		return text, made
