@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -314,5 +315,57 @@ func TestAdoptSourceNotUTF8Said(t *testing.T) {
 	want := `backup adopt: a.zip: the archive's entries are under "b\xffad", its receipt names "b\ufffdad"; nothing copied` + "\n"
 	if r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+}
+
+// TestAttackAdoptKeepsStaleArchiveTwin: an archive made with --output-dir into the folder
+// d\xff (Latin-1 bytes) is adopted into a set in the folder d\uFFFD (a name that is valid
+// UTF-8 and holds U+FFFD). The receipt adopt writes names the copy: archive.path
+// "…/d\uFFFD/app-T.zip", which is valid UTF-8 and so needs no twin. But the twin read with
+// the ARCHIVE's receipt (of "…/d\xff/app-T.zip") is kept, since the new path shows the same
+// as the old one did: archive.path_b64 now decodes to the ARCHIVE's path outside the set, not
+// to the set's copy. docs/formats.md: "Read path_b64 when it is there"; a reader that does
+// finds the copy adopt was told it may drop, or nothing.
+func TestAttackAdoptKeepsStaleArchiveTwin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {content: "a\n"}})
+	from, set := filepath.Join(dir, "d\xff"), filepath.Join(dir, "d\uFFFD")
+	for _, d := range []string{from, set} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", from, "app"), exitComplete)
+	zips, _ := filepath.Glob(filepath.Join(from, "app-*.zip"))
+	if len(zips) != 1 {
+		t.Fatalf("archives in %q: %q", from, zips)
+	}
+	mustExit(t, backup(t, runOpts{}, "adopt", set, zips[0]), exitComplete)
+	copy := filepath.Join(set, filepath.Base(zips[0]))
+	data, err := os.ReadFile(copy + ".receipt.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc struct {
+		Archive struct {
+			Path    string `json:"path"`
+			PathB64 string `json:"path_b64"`
+		} `json:"archive"`
+	}
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	got := rc.Archive.Path
+	if rc.Archive.PathB64 != "" {
+		raw, err := base64.StdEncoding.DecodeString(rc.Archive.PathB64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = string(raw)
+	}
+	if got != copy {
+		t.Errorf("the set's receipt names its archive %q (path %q, path_b64 %q), want the copy %q",
+			got, rc.Archive.Path, rc.Archive.PathB64, copy)
 	}
 }

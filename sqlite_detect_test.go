@@ -343,3 +343,39 @@ func TestAttackSidecarCheckOpenErrorArchivesWalBesideSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackExcludedUnreadableDatabaseLosesItsWal: docs/sqlite.md says "Beside a file that
+// is not SQLite, or one that your rules exclude, a -wal is an ordinary file". A user (not
+// root) backs up a folder holding x, a file they cannot read, and x-wal; knowing x cannot be
+// read they exclude it (--exclude x), as one does to get a clean run. The sidecar check opens
+// x before asking the rules about it: the open fails (EACCES), and x-wal, an ordinary
+// readable file beside a file the rules exclude, is lost (op read), the run incomplete
+// (exit 3). No snapshot of x can be taken, so no stale -wal can sit beside one: runtime
+// clutter flipped a run to incomplete.
+func TestAttackExcludedUnreadableDatabaseLosesItsWal(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	home := filepath.Join(dir, "home")
+	makeTree(t, home, map[string]node{
+		"a.txt": {content: "a\n"},
+		"x":     {content: "not for you\n"},
+		"x-wal": {content: "an ordinary file\n"},
+	})
+	for _, p := range []string{home, filepath.Join(home, "a.txt"), filepath.Join(home, "x-wal")} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(home, "x"), 0o600); err != nil { // root's, unreadable to nobody
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "b.zip")
+	r := backup(t, runOpts{uid: nobody}, "create", "-o", archive, "--exclude", "x", home)
+	if r.code != exitComplete {
+		t.Fatalf("exit %d, want 0: x is excluded by the user's rule, x-wal beside it is an ordinary file\n%s", r.code, r.stdout+r.stderr)
+	}
+	if got := readZip(t, archive)["home/x-wal"]; got != "an ordinary file\n" {
+		t.Errorf("home/x-wal holds %q, want it archived", got)
+	}
+}

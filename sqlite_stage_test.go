@@ -143,3 +143,56 @@ func TestAttackUserSpoolNamedFileExcludedAsSelf(t *testing.T) {
 			r.code, rc.Status, got, rc.Excluded)
 	}
 }
+
+// TestAttackKilledRunsStagedCopyArchivedByNextRun: a home folder is backed up into itself
+// (-o home/out/a.zip home, which docs/create.md allows). The run is killed (SIGKILL, an OOM
+// kill, a reboot) while it stages a database's snapshot: docs/sqlite.md says only that can
+// leave a .backup-spool-sqlite-* in the staging folder, and a run outside a set never removes
+// it. Since rule self leaves out only the copies a run staged itself, every later run archives
+// the dead run's staged copy as a file of the user's: here the empty file staged while the
+// database was locked; killed mid-copy, the part copied so far (78 MiB of a 300 MiB database
+// by hand, and on every night's run after). docs/sets.md: "Outside a set a killed run's temp
+// file stays (...); it never disturbs a later run."
+func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	makeTree(t, home, map[string]node{"a.txt": {content: "a\n"}, "out/keep": {content: "k\n"}})
+	db := openSQLite(t, filepath.Join(home, "locked.db"), "delete")
+	addRows(t, db, 10, 100)
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(home, "out")
+	cmd := exec.Command(binary, "create", "--sqlite-timeout", "60s", "-o", filepath.Join(out, "a.zip"), home)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(spoolsIn(t, out)) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run never staged the snapshot")
+		}
+	}
+	cmd.Process.Kill() // SIGKILL: nothing is cleaned up
+	cmd.Wait()
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	left := spoolsIn(t, out)
+	archive := filepath.Join(out, "b.zip")
+	r := backup(t, runOpts{}, "create", "-o", archive, home)
+	if r.code != exitComplete {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout+r.stderr)
+	}
+	for name := range readZip(t, archive) {
+		if strings.Contains(name, ".backup-spool-sqlite-") {
+			t.Errorf("the next run archived the killed run's staged copy %s (left: %q)", name, left)
+		}
+	}
+}
