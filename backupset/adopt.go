@@ -52,7 +52,7 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 		if e.Archive {
 			// Said only of a copy that reads as its receipt records: "already in the set"
 			// tells the user the archive they hold can go.
-			if !sameContent(f.path(e.Name), sum) {
+			if !sameContent(f.path(e.Name), a.Size, sum) {
 				return "", false, fmt.Errorf("the set's copy %s does not match its receipt, which records this archive: damaged or replaced since; nothing copied", format.QuoteName(e.Name))
 			}
 			return e.Name, true, nil

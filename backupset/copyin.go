@@ -49,7 +49,7 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 		return false, fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
 	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), sum) {
+		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), -1, sum) {
 			// A copy a killed run made, which it could not take back: done already.
 			return false, nil
 		}
@@ -62,14 +62,15 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 var syncDir = atomicfile.SyncDir
 
 // sameContent says whether the regular file at path (a symlink or a FIFO is not followed)
-// has the SHA-256 sum.
-func sameContent(path, sum string) bool {
+// has the SHA-256 sum, and the size given (when not negative), which is checked first: a
+// huge file at the name is not read.
+func sameContent(path string, size int64, sum string) bool {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || size >= 0 && info.Size() != size {
 		return false
 	}
 	got, err := readerSHA256(f)
