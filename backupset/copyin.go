@@ -33,7 +33,7 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 		return false, err
 	}
 	defer os.Remove(tmp.Name())
-	sum, err := copySynced(tmp, ctxReader{ctx, src})
+	sum, size, err := copySynced(tmp, ctxReader{ctx, src})
 	if err != nil {
 		return false, err
 	}
@@ -49,7 +49,7 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 		return false, fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
 	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), -1, sum) {
+		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), size, sum) {
 			// A copy a killed run made, which it could not take back: done already.
 			return false, nil
 		}
@@ -62,15 +62,15 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 var syncDir = atomicfile.SyncDir
 
 // sameContent says whether the regular file at path (a symlink or a FIFO is not followed)
-// has the SHA-256 sum, and the size given (when not negative), which is checked first: a
-// huge file at the name is not read.
+// has the size and SHA-256 sum given; the size is checked first, so that a huge file
+// planted at the name is not read.
 func sameContent(path string, size int64, sum string) bool {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || size >= 0 && info.Size() != size {
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() != size {
 		return false
 	}
 	got, err := readerSHA256(f)
@@ -78,10 +78,10 @@ func sameContent(path string, size int64, sum string) bool {
 }
 
 // copySynced copies src into dst, syncs and closes dst, and returns the SHA-256 of what was
-// copied, in hex.
-func copySynced(dst *os.File, src io.Reader) (string, error) {
+// copied, in hex, and its size.
+func copySynced(dst *os.File, src io.Reader) (string, int64, error) {
 	h := sha256.New()
-	_, err := io.Copy(io.MultiWriter(dst, h), src)
+	n, err := io.Copy(io.MultiWriter(dst, h), src)
 	if err == nil {
 		err = dst.Sync()
 	}
@@ -89,9 +89,9 @@ func copySynced(dst *os.File, src io.Reader) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 func fileSHA256(path string) (string, error) {
