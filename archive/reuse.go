@@ -34,7 +34,7 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 		it.reuse = nil
 	}
 	if it.reuse == nil {
-		return s.save(ctx, it.src, it.name, it.info, it.meta)
+		return s.save(ctx, it)
 	}
 	err := it.reuse.damage
 	var o outcome
@@ -44,7 +44,7 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	if err == nil || o.fatal != nil {
 		return o
 	}
-	o = s.save(ctx, it.src, it.name, it.info, it.meta)
+	o = s.save(ctx, it)
 	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("reference entry %w; read from the file instead", err)}
 	return o
 }

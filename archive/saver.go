@@ -78,18 +78,22 @@ type saver struct {
 	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
 }
 
-// save reads the file the walk listed as listed (its lstat), under name, with the metadata
-// meta the walk took from it (made again when the file opened is another: see remeta).
-func (s *saver) save(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, meta *format.Meta) outcome {
+// save reads the item's file: the one the walk listed as it.info, under the metadata it.meta
+// the walk took from it, which is made again when a read opens another file (see remeta).
+func (s *saver) save(ctx context.Context, it *item) outcome {
 	var o outcome
+	var relisted error // why the metadata was made again, by any of the reads
 	for i := range maxReads {
 		o.release()
 		// The last copy is kept even when it changed: it is not streamed, so that its
 		// header can be made from the fstat after reading (see direct.go).
-		o = s.readOnce(ctx, src, name, listed, meta, i < maxReads-1)
+		o = s.readOnce(ctx, it, i < maxReads-1, &relisted)
 		if !errors.Is(o.warn, ErrChanged) {
-			return o
+			break
 		}
+	}
+	if relisted != nil && o.staged != nil && o.warn == nil {
+		o.warn = pathError(format.OpChanged, it.name, relisted)
 	}
 	return o
 }
@@ -109,8 +113,9 @@ func (o *outcome) release() {
 	}
 }
 
-func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, listed fs.FileInfo, meta *format.Meta, stream bool) outcome {
-	f, err := s.open(src, name)
+func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *error) outcome {
+	name := it.name
+	f, err := s.open(it.src, name)
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
 	}
@@ -129,9 +134,8 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, li
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	var relisted error
-	if otherThanListed(listed, before) {
-		relisted = s.remeta(meta, before)
+	if !describes(it, before) {
+		*relisted = s.remeta(it, before)
 	}
 	var direct *directTo
 	if stream {
@@ -156,9 +160,6 @@ func (s *saver) readOnce(ctx context.Context, src walker.Handle, name string, li
 		st.copyOf = &src
 	}
 	o := outcome{staged: st}
-	if relisted != nil {
-		o.warn = pathError(format.OpChanged, name, relisted)
-	}
 	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() {
 		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
 			ErrChanged, before.Size(), after.Size(), st.size)}
@@ -303,30 +304,36 @@ func kindOf(mode fs.FileMode) skiprules.Kind {
 	return skiprules.KindOther // a directory swapped in for a file
 }
 
-// otherThanListed reports whether opened, a file's fstat, is not the file the walk's lstat
-// (listed) saw at its name, or no longer has its owner: another device or inode (renamed
-// over), another owner (deleted and made again, which may reuse the inode; or chowned).
-func otherThanListed(listed, opened fs.FileInfo) bool {
-	if listed == nil {
-		return false
+// describes reports whether the entry's metadata stands for opened, a file's fstat: the
+// same device and inode, and the same owner. The metadata was taken by the walk's lstat, or
+// made again from a file an earlier read opened; it is the lstat's own when there is none.
+func describes(it *item, opened fs.FileInfo) bool {
+	b, ok := opened.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
 	}
-	a, ok1 := listed.Sys().(*syscall.Stat_t)
-	b, ok2 := opened.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && (a.Dev != b.Dev || a.Ino != b.Ino || a.Uid != b.Uid || a.Gid != b.Gid)
+	if m := it.meta; m != nil && m.Ino != 0 {
+		return m.Dev == uint64(b.Dev) && m.Ino == b.Ino && m.UID == b.Uid && m.GID == b.Gid
+	}
+	a, ok := it.info.Sys().(*syscall.Stat_t)
+	return !ok || a.Dev == b.Dev && a.Ino == b.Ino && a.Uid == b.Uid && a.Gid == b.Gid
 }
 
 // remeta makes the entry's metadata again from the file opened (its fstat), which is not
-// the one the walk took it from: its bytes and its mode (setuid included) must never go
-// under another file's owner. Extended attributes read from the file listed are dropped,
-// since they are another file's. It returns what the warning says.
-func (s *saver) remeta(meta *format.Meta, opened fs.FileInfo) error {
-	if meta == nil {
+// the one it stood for (renamed over, deleted and made again, chowned): its bytes and its
+// mode (setuid included) must never go under another file's owner. Extended attributes read
+// from the file listed are dropped, since they are another file's, and so is its place in
+// the listed file's hard-link group: restore would link the group's other names to it. It
+// returns what the warning says.
+func (s *saver) remeta(it *item, opened fs.FileInfo) error {
+	it.link = 0
+	if it.meta == nil {
 		return errReplacedSinceListed
 	}
-	hadXattrs := meta.Xattrs != nil
-	*meta = FileMetaOf(opened)
+	hadXattrs := it.meta.Xattrs != nil
+	*it.meta = FileMetaOf(opened)
 	if s.owners != nil {
-		s.owners.Name(meta)
+		s.owners.Name(it.meta)
 	}
 	if hadXattrs {
 		return fmt.Errorf("%w; stored with its own owner, without the extended attributes read from the file listed", errReplacedSinceListed)
