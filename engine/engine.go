@@ -109,7 +109,6 @@ type Engine struct {
 	w      *archive.Writer // nil in a dry run
 	sealer *sealer         // an encrypted archive's; nil otherwise
 	owners archive.Owners
-	stage  staging
 	// wouldSnapshot is, in a dry run, the files that would be snapshotted.
 	wouldSnapshot []format.WouldCopy
 

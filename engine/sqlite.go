@@ -25,12 +25,6 @@ import (
 // snapshot: a fresh snapshot restored next to a stale WAL would be torn.
 const RuleSidecar = "sqlite-sidecar"
 
-// staging is the folder snapshots are staged in, as the walk may meet it inside a SOURCE.
-type staging struct {
-	dir  fs.FileInfo // nil: not known (no snapshots, or a dry run)
-	name string      // its stored name, once the walk met it
-}
-
 // snapshotFile is a database's snapshot as the archive reads it: the snapshot's bytes under
 // the database's mode and mtime.
 type snapshotFile struct {
@@ -216,15 +210,13 @@ func (e *Engine) fresh(src walker.Handle, _ string) bool {
 	return db || err != nil // read again, a read error is said then
 }
 
-// isStaging reports whether en is a file a run stages in this run's staging folder (a
-// snapshot being taken, SQLite's -journal beside it, or one a killed run left): never
-// archived, like the archive's own temp file. Only a name such a run makes counts
-// (isSpoolName), not a user's file that happens to begin the same way.
-func (e *Engine) isStaging(en walker.Entry) bool {
-	if e.stage.dir == nil || en.Rel == "" || !isSpoolName(path.Base(en.Rel)) {
-		return false
-	}
-	return path.Dir(en.Name) == e.stage.name
+// isSpool reports whether en is a file a run of backup stages (a spool of compressed data,
+// a snapshot being taken, SQLite's -journal beside it), or one a killed run left: never
+// archived, like the archive's own temp file, wherever the walk meets it (in an output
+// folder inside a SOURCE; a killed run's, whatever this run's settings). Only a name such a
+// run makes counts (isSpoolName), not a user's file that happens to begin the same way.
+func isSpool(en walker.Entry) bool {
+	return en.Rel != "" && isSpoolName(path.Base(en.Rel))
 }
 
 // isSpoolName reports whether name is one that os.CreateTemp makes for a spool or a staged
@@ -240,11 +232,4 @@ func isSpoolName(name string) bool {
 	}
 	rest = strings.TrimPrefix(rest, "sqlite-")
 	return len(rest) > 0 && len(rest) <= 10 && strings.Trim(rest, "0123456789") == ""
-}
-
-// noteStaging remembers the stored name of the staging folder when the walk meets it.
-func (e *Engine) noteStaging(en walker.Entry) {
-	if e.stage.dir != nil && walker.SameFile(e.stage.dir, en.Info) {
-		e.stage.name = en.Name
-	}
 }

@@ -61,7 +61,7 @@ func (e *Engine) visit(en walker.Entry) error {
 	if en.Info.IsDir() {
 		return e.addDir(en)
 	}
-	if e.isStaging(en) {
+	if isSpool(en) {
 		e.Hooks.Exclude(en.Name, skiprules.RuleSelf)
 		return nil
 	}
@@ -94,7 +94,6 @@ func (e *Engine) addFile(en walker.Entry) error {
 
 // addDir stores the directory en, or in a dry run records it.
 func (e *Engine) addDir(en walker.Entry) error {
-	e.noteStaging(en)
 	meta := e.meta(en)
 	if e.w == nil {
 		e.Hooks.Dir(format.Dir{Path: en.Name, Meta: *meta})

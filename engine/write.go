@@ -100,9 +100,6 @@ func (e *Engine) open(ctx context.Context) error {
 		if e.ref == nil || !e.ref.LookedForDatabases() {
 			opts.Fresh = e.fresh
 		}
-		if info, err := os.Stat(dir); err == nil {
-			e.stage.dir = info // so that the walk knows it inside a SOURCE
-		}
 	}
 	out := e.opts.Output
 	if e.opts.Recipients != nil {
