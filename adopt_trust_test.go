@@ -369,3 +369,61 @@ func TestAttackAdoptKeepsStaleArchiveTwin(t *testing.T) {
 			got, rc.Archive.Path, rc.Archive.PathB64, copy)
 	}
 }
+
+// TestAttackAdoptReadsHugeFilePlantedAtItsName: cd38030 makes adopt check the size of the
+// set's copy before it hashes it, so that "a huge sparse file planted at the name is not read
+// under the set's lock". copyInto, which links the copy into place, still calls sameContent
+// with no size (-1) when the link finds a file at the name: a file planted there while adopt
+// copies (strace holds its linkat so the test can plant it; a large archive's copy gives the
+// same window) is read end to end under the set's lock. Here a 1 TiB sparse file: adopt is
+// still hashing it, holding the lock, long after the copy of a 1 KiB archive was done.
+func TestAttackAdoptReadsHugeFilePlantedAtItsName(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "hi\n"}})
+	archive := filepath.Join(dir, "a.zip")
+	if r := backup(t, runOpts{}, "create", "-o", archive, filepath.Join(dir, "app")); r.code != exitComplete {
+		t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+	}
+	set := filepath.Join(dir, "set")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=linkat",
+		"-e", "inject=linkat:delay_enter=2000000", binary, "adopt", set, archive)
+	outFile := filepath.Join(dir, "adopt.out")
+	of, err := os.Create(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer of.Close()
+	cmd.Stdout, cmd.Stderr = of, of
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done }()
+	var receipt []string
+	for deadline := time.Now().Add(20 * time.Second); len(receipt) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("adopt wrote no receipt")
+		}
+		receipt, _ = filepath.Glob(filepath.Join(set, "*.zip.receipt.json"))
+	}
+	name := strings.TrimSuffix(receipt[0], ".receipt.json")
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Skipf("too late to plant: %v", err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		data, _ := os.ReadFile(outFile)
+		t.Errorf("adopt still runs 30 s after a 1 TiB sparse file was planted at %s: reading it whole under the set's lock\n%s",
+			filepath.Base(name), data)
+	}
+}
