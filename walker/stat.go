@@ -74,11 +74,6 @@ func (fi *fileInfo) Mode() fs.FileMode {
 	return m
 }
 
-// SameFile reports whether a and b describe the same file: the same device and inode. It
-// is os.SameFile for the walker's FileInfo too, which os.SameFile does not know (it says
-// false for any other type than its own).
-func SameFile(a, b fs.FileInfo) bool { return sameFile(a, b) }
-
 // sameFile reports whether a and b describe the same file: the same device and inode.
 func sameFile(a, b fs.FileInfo) bool {
 	sa, ok1 := a.Sys().(*syscall.Stat_t)
