@@ -144,19 +144,13 @@ func TestAttackUserSpoolNamedFileExcludedAsSelf(t *testing.T) {
 	}
 }
 
-// TestAttackKilledRunsStagedCopyArchivedByNextRun: a home folder is backed up into itself
-// (-o home/out/a.zip home, which docs/create.md allows). The run is killed (SIGKILL, an OOM
-// kill, a reboot) while it stages a database's snapshot: docs/sqlite.md says only that can
-// leave a .backup-spool-sqlite-* in the staging folder, and a run outside a set never removes
-// it. Since rule self leaves out only the copies a run staged itself, every later run archives
-// the dead run's staged copy as a file of the user's: here the empty file staged while the
-// database was locked; killed mid-copy, the part copied so far (78 MiB of a 300 MiB database
-// by hand, and on every night's run after). docs/sets.md: "Outside a set a killed run's temp
-// file stays (...); it never disturbs a later run."
-func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
+// killedWhileStaging backs up a home folder into its own out folder (-o home/out/a.zip
+// home) and kills the run (SIGKILL) while it stages the snapshot of a database a writer
+// holds locked: the staged copy stays in out. It returns the folders and what the run left.
+func killedWhileStaging(t *testing.T) (dir, home, out string, left []string) {
+	t.Helper()
+	dir = t.TempDir()
+	home = filepath.Join(dir, "home")
 	makeTree(t, home, map[string]node{"a.txt": {content: "a\n"}, "out/keep": {content: "k\n"}})
 	db := openSQLite(t, filepath.Join(home, "locked.db"), "delete")
 	addRows(t, db, 10, 100)
@@ -168,7 +162,7 @@ func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
 	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(home, "out")
+	out = filepath.Join(home, "out")
 	cmd := exec.Command(binary, "create", "--sqlite-timeout", "60s", "-o", filepath.Join(out, "a.zip"), home)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -184,7 +178,21 @@ func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
 	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
-	left := spoolsIn(t, out)
+	return dir, home, out, spoolsIn(t, out)
+}
+
+// TestAttackKilledRunsStagedCopyArchivedByNextRun: a home folder is backed up into itself
+// (-o home/out/a.zip home, which docs/create.md allows). The run is killed (SIGKILL, an OOM
+// kill, a reboot) while it stages a database's snapshot: docs/sqlite.md says only that can
+// leave a .backup-spool-sqlite-* in the staging folder, and a run outside a set never removes
+// it. Since rule self leaves out only the copies a run staged itself, every later run archives
+// the dead run's staged copy as a file of the user's: here the empty file staged while the
+// database was locked; killed mid-copy, the part copied so far (78 MiB of a 300 MiB database
+// by hand, and on every night's run after). docs/sets.md: "Outside a set a killed run's temp
+// file stays (...); it never disturbs a later run."
+func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
+	t.Parallel()
+	_, home, out, left := killedWhileStaging(t)
 	archive := filepath.Join(out, "b.zip")
 	r := backup(t, runOpts{}, "create", "-o", archive, home)
 	if r.code != exitComplete {
@@ -209,36 +217,7 @@ func TestAttackKilledRunsStagedCopyArchivedByNextRun(t *testing.T) {
 // disturbs a later run".
 func TestAttackKilledRunsStagedCopyArchivedByOtherRuns(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	makeTree(t, home, map[string]node{"a.txt": {content: "a\n"}, "out/keep": {content: "k\n"}})
-	db := openSQLite(t, filepath.Join(home, "locked.db"), "delete")
-	addRows(t, db, 10, 100)
-	conn, err := db.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(home, "out")
-	cmd := exec.Command(binary, "create", "--sqlite-timeout", "60s", "-o", filepath.Join(out, "a.zip"), home)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); len(spoolsIn(t, out)) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the run never staged the snapshot")
-		}
-	}
-	cmd.Process.Kill() // SIGKILL: nothing is cleaned up
-	cmd.Wait()
-	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	left := spoolsIn(t, out)
+	dir, home, out, left := killedWhileStaging(t)
 	check := func(how, archive string, r result) {
 		if r.code != exitComplete {
 			t.Errorf("%s: exit %d\n%s", how, r.code, r.stdout+r.stderr)
