@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // TestCreateDirSwappedForSymlink is the attack of issue 8: while the walk is between the stat
@@ -186,22 +188,9 @@ func TestAttackFileSwappedAfterStatKeepsOldOwner(t *testing.T) {
 	if !said || r.code != exitComplete {
 		t.Errorf("exit %d, no changed warning for app/a, replaced since the walk listed it\n%s", r.code, r.stdout+r.stderr)
 	}
-	zr, err := zip.OpenReader(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	var mode fs.FileMode
-	for _, f := range zr.File {
-		if f.Name == "app/a" {
-			mode = f.Mode()
-		}
-	}
-	for _, f := range readManifest(t, archive).Files {
-		if f.Path == "app/a" && f.Meta != nil && f.Meta.UID != nobody {
-			t.Errorf("exit %d: app/a holds nobody's script with mode %v, recorded as owned by uid %d (%s); restore --same-permissions makes it a setuid program of that user",
-				r.code, mode, f.Meta.UID, f.Meta.User)
-		}
+	if mode, meta := storedAs(t, archive, "app/a"); meta != nil && meta.UID != nobody {
+		t.Errorf("exit %d: app/a holds nobody's script with mode %v, recorded as owned by uid %d (%s); restore --same-permissions makes it a setuid program of that user",
+			r.code, mode, meta.UID, meta.User)
 	}
 }
 
@@ -300,22 +289,9 @@ func TestAttackInodeReusedAfterStatKeepsOldOwner(t *testing.T) {
 		if got := readZip(t, archive)["app/a"]; got != "#!/bin/sh\nid\n" {
 			continue
 		}
-		zr, err := zip.OpenReader(archive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mode fs.FileMode
-		for _, f := range zr.File {
-			if f.Name == "app/a" {
-				mode = f.Mode()
-			}
-		}
-		zr.Close()
-		for _, f := range readManifest(t, archive).Files {
-			if f.Path == "app/a" && f.Meta != nil && f.Meta.UID != nobody {
-				t.Fatalf("attempt %d, exit %d: app/a holds nobody's script, mode %v (inode %d reused), recorded as owned by uid %d (%s)",
-					attempt, r.code, mode, after.Sys().(*syscall.Stat_t).Ino, f.Meta.UID, f.Meta.User)
-			}
+		if mode, meta := storedAs(t, archive, "app/a"); meta != nil && meta.UID != nobody {
+			t.Fatalf("attempt %d, exit %d: app/a holds nobody's script, mode %v (inode %d reused), recorded as owned by uid %d (%s)",
+				attempt, r.code, mode, after.Sys().(*syscall.Stat_t).Ino, meta.UID, meta.User)
 		}
 		return // one swap onto the freed inode, stored with its own owner
 	}
@@ -500,24 +476,34 @@ func TestAttackRetryKeepsOtherFilesOwner(t *testing.T) {
 		if readZip(t, archive)["app/a"] != string(want) {
 			continue // the swaps came too late for a read
 		}
-		zr, err := zip.OpenReader(archive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mode fs.FileMode
-		for _, f := range zr.File {
-			if f.Name == "app/a" {
-				mode = f.Mode()
-			}
-		}
-		zr.Close()
-		for _, f := range readManifest(t, archive).Files {
-			if f.Path == "app/a" && f.Meta != nil && f.Meta.UID != nobody {
-				t.Fatalf("attempt %d: app/a holds nobody's bytes and mode %v, recorded as owned by uid %d (%s)\n%s",
-					attempt, mode, f.Meta.UID, f.Meta.User, out.String())
-			}
+		if mode, meta := storedAs(t, archive, "app/a"); meta != nil && meta.UID != nobody {
+			t.Fatalf("attempt %d: app/a holds nobody's bytes and mode %v, recorded as owned by uid %d (%s)\n%s",
+				attempt, mode, meta.UID, meta.User, out.String())
 		}
 		return
 	}
 	t.Skip("the swaps never landed between the reads")
+}
+
+// storedAs is the mode the zip gives the entry name of the archive at path, and the
+// metadata its manifest records for it (nil when none).
+func storedAs(t *testing.T, archive, name string) (fs.FileMode, *format.Meta) {
+	t.Helper()
+	zr, err := zip.OpenReader(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var mode fs.FileMode
+	for _, f := range zr.File {
+		if f.Name == name {
+			mode = f.Mode()
+		}
+	}
+	for _, f := range readManifest(t, archive).Files {
+		if f.Path == name {
+			return mode, f.Meta
+		}
+	}
+	return mode, nil
 }
