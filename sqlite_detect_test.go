@@ -214,6 +214,22 @@ func straceCreate(t *testing.T, dir string, straceArgs []string, args ...string)
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
+// walOnlyDatabase makes dir/app/state.db, a WAL database whose 100 rows are all in its
+// -wal (a connection stays open for the test, with no checkpoint), and returns dir and the
+// database's path.
+func walOnlyDatabase(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "app", "state.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
+	addRows(t, db, 100, 1000)
+	return dir, path
+}
+
 // TestAttackSQLiteHeaderReadErrorStoresRawDatabase: the 16-byte read that tells an SQLite
 // database apart (a pread at offset 0 of the file the walk opened) fails once with EIO. The
 // opener takes the file for an ordinary one ("a file that cannot be read is left to the
@@ -226,14 +242,7 @@ func straceCreate(t *testing.T, dir string, straceArgs []string, args ...string)
 func TestAttackSQLiteHeaderReadErrorStoresRawDatabase(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	path := filepath.Join(dir, "app", "state.db")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db := openSQLite(t, path, "wal")
-	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
-	addRows(t, db, 100, 1000)
+	dir, path := walOnlyDatabase(t)
 	// strace counts calls per thread: which thread's first pread of state.db fails varies,
 	// so the run is tried a few times; each must keep the promise.
 	lost := false
@@ -276,14 +285,7 @@ func TestAttackSQLiteHeaderReadErrorStoresRawDatabase(t *testing.T) {
 func TestAttackRawDatabaseReusedByCleanRun(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	path := filepath.Join(dir, "app", "state.db")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db := openSQLite(t, path, "wal")
-	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
-	addRows(t, db, 100, 1000)
+	dir, path := walOnlyDatabase(t)
 	first := filepath.Join(dir, "first.zip")
 	hit := false
 	for attempt := 0; attempt < 8 && !hit; attempt++ {
@@ -316,15 +318,8 @@ func TestAttackRawDatabaseReusedByCleanRun(t *testing.T) {
 func TestAttackSidecarCheckOpenErrorArchivesWalBesideSnapshot(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	app := filepath.Join(dir, "app")
-	path := filepath.Join(app, "state.db")
-	if err := os.MkdirAll(app, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db := openSQLite(t, path, "wal")
-	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
-	addRows(t, db, 100, 1000)
+	dir, path := walOnlyDatabase(t)
+	app := filepath.Dir(path)
 	// The openats in app are the worker's of state.db and the sidecar checks' of it; strace
 	// counts them per thread, so which one fails varies: a few attempts.
 	for attempt := range 8 {
