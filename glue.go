@@ -181,7 +181,7 @@ func readFailed(ctx context.Context, stderr io.Writer, cmd, path string, err err
 		sayf(stderr, "backup %s: interrupted\n", cmd)
 		return exitInterrupted
 	}
-	sayf(stderr, "backup %s: %s: %s\n", cmd, format.QuoteName(path), format.EscapeText(cause(err).Error()))
+	sayf(stderr, "backup %s: %s: %s\n", cmd, format.QuoteName(path), cause(err).Error())
 	return exitFailed
 }
 

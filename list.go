@@ -104,7 +104,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err != nil {
-		sayf(stderr, "backup list: %s: %s\n", format.QuoteName(path), format.EscapeText(cause(err).Error()))
+		sayf(stderr, "backup list: %s: %s\n", format.QuoteName(path), cause(err).Error())
 		return exitFailed
 	}
 	defer r.Close()
@@ -122,7 +122,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		}
 	}
 	if r.ManifestErr != nil {
-		sayf(stderr, "backup list: %s: %s: %s\n", format.QuoteName(path), format.ManifestName, format.EscapeText(r.ManifestErr.Error()))
+		sayf(stderr, "backup list: %s: %s: %s\n", format.QuoteName(path), format.ManifestName, r.ManifestErr.Error())
 		return exitFailed
 	}
 	if !cfg.json {

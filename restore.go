@@ -201,7 +201,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
-		sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
 	cfg.archive, out.Archive = ref.path, ref.path
@@ -228,7 +228,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	}
 	if err != nil {
 		out.fail(err)
-		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), format.EscapeText(err.Error()))
+		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), err.Error())
 		return
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
@@ -252,7 +252,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 	switch {
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
-		sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	case !plan.OK():
 		out.Status = restoreRefused
@@ -264,7 +264,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
 			out.Error = beforeStateFailed(err).Error()
-			sayf(stderr, "backup restore: %s\n", format.EscapeText(out.Error))
+			sayf(stderr, "backup restore: %s\n", out.Error)
 			return
 		}
 		out.Undo = undo

@@ -164,7 +164,7 @@ func setsFailed(ctx context.Context, stderr io.Writer, err error) int {
 func setsVerdict(loc string, rows []setRow, errs []error, stderr io.Writer) int {
 	code := exitComplete
 	for _, err := range errs {
-		sayf(stderr, "backup sets: %s\n", format.EscapeText(err.Error()))
+		sayf(stderr, "backup sets: %s\n", err.Error())
 		code = exitFailed
 	}
 	if len(rows) == 0 {

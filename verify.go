@@ -114,7 +114,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
-		sayf(stderr, "backup verify: %s\n", format.EscapeText(err.Error()))
+		sayf(stderr, "backup verify: %s\n", err.Error())
 		return exitFailed
 	}
 	sealed := ref.sealed(ctx)
