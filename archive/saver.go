@@ -66,16 +66,18 @@ type outcome struct {
 
 // saver reads files; one per worker goroutine.
 type saver struct {
-	comp      *encoder
-	pool      *chunkPool
-	spools    *spoolConfig
-	bytesRead *atomic.Int64
-	open      func(src walker.Handle, name string) (SourceFile, error)
-	fresh     func(src walker.Handle, name string) bool // Options.Fresh
-	owners    *Owners                                   // Options.Owners
-	rawBuf    []byte                                    // for checking reference entries (see saveOrReuse)
-	direct    *directTo                                 // for the item being read; nil when it cannot be streamed
-	scratch   bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
+	comp        *encoder
+	pool        *chunkPool
+	spools      *spoolConfig
+	bytesRead   *atomic.Int64
+	open        func(src walker.Handle, name string) (SourceFile, error)
+	fresh       func(src walker.Handle, name string) bool // Options.Fresh
+	owners      *Owners                                   // Options.Owners
+	ignoreInode bool                                      // Options.IgnoreInode
+	ignoreCtime bool                                      // Options.IgnoreCtime or IgnoreInode
+	rawBuf      []byte                                    // for checking reference entries (see saveOrReuse)
+	direct      *directTo                                 // for the item being read; nil when it cannot be streamed
+	scratch     bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
 }
 
 // save reads the item's file: the one the walk listed as it.info, under the metadata it.meta
@@ -134,7 +136,7 @@ func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *e
 	if !before.Mode().IsRegular() {
 		return outcome{skip: kindOf(before.Mode())}
 	}
-	if !describes(it, before) {
+	if !describes(it, before, s.ignoreInode) {
 		*relisted = s.remeta(it, before)
 	}
 	var direct *directTo
@@ -160,7 +162,8 @@ func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *e
 		st.copyOf = &src
 	}
 	o := outcome{staged: st}
-	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() {
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() ||
+		!s.ignoreCtime && changeTime(after) != changeTime(before) {
 		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
 			ErrChanged, before.Size(), after.Size(), st.size)}
 	}
@@ -305,18 +308,29 @@ func kindOf(mode fs.FileMode) skiprules.Kind {
 }
 
 // describes reports whether the entry's metadata stands for opened, a file's fstat: the
-// same device and inode, and the same owner. The metadata was taken by the walk's lstat, or
-// made again from a file an earlier read opened; it is the lstat's own when there is none.
-func describes(it *item, opened fs.FileInfo) bool {
+// same device and inode (the inode left out when ignoreInode), and the same owner. The
+// metadata was taken by the walk's lstat, or made again from a file an earlier read opened;
+// it is the lstat's own when there is none.
+func describes(it *item, opened fs.FileInfo, ignoreInode bool) bool {
 	b, ok := opened.Sys().(*syscall.Stat_t)
 	if !ok {
 		return true
 	}
 	if m := it.meta; m != nil && m.Ino != 0 {
-		return m.Dev == uint64(b.Dev) && m.Ino == b.Ino && m.UID == b.Uid && m.GID == b.Gid
+		return m.Dev == uint64(b.Dev) && (ignoreInode || m.Ino == b.Ino) && m.UID == b.Uid && m.GID == b.Gid
 	}
 	a, ok := it.info.Sys().(*syscall.Stat_t)
-	return !ok || a.Dev == b.Dev && a.Ino == b.Ino && a.Uid == b.Uid && a.Gid == b.Gid
+	return !ok || a.Dev == b.Dev && (ignoreInode || a.Ino == b.Ino) && a.Uid == b.Uid && a.Gid == b.Gid
+}
+
+// changeTime is a file's change time from its fstat, which a write or a change of owner or
+// mode moves and no user can set back (GNU tar compares it after reading too); zero when
+// the FileInfo carries no Stat_t.
+func changeTime(info fs.FileInfo) syscall.Timespec {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim
+	}
+	return syscall.Timespec{}
 }
 
 // remeta makes the entry's metadata again from the file opened (its fstat), which is not

@@ -84,6 +84,11 @@ type Options struct {
 	// Owners names the owner of a file found replaced since the walk listed it, whose
 	// metadata is made again from the file opened; nil leaves the names out.
 	Owners *Owners
+	// IgnoreInode and IgnoreCtime are ReuseOptions' flags of these names, for file systems
+	// that do not keep a file's inode (FUSE without use_ino) or change time stable: a file
+	// is then not found replaced since the walk by its inode, nor changed while read by its
+	// change time (IgnoreInode leaves out both, as for reuse).
+	IgnoreInode, IgnoreCtime bool
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
 	// op OpOpen, OpRead or OpStore; fs.ErrNotExist when it vanished; ErrChanged when it kept
 	// changing.
@@ -197,7 +202,8 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 	w.zw = newZipWriter(w.out, spoolDir)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
-		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners}
+		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners,
+			ignoreInode: opts.IgnoreInode, ignoreCtime: opts.IgnoreCtime || opts.IgnoreInode}
 		w.workers.Add(1)
 		go w.work(s)
 	}

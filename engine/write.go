@@ -91,6 +91,10 @@ func (e *Engine) open(ctx context.Context) error {
 		OnSkip:    e.Hooks.Skip,
 		OnWarn:    e.Hooks.Warn,
 		Owners:    &e.owners,
+		// The same file systems that make a reference's inodes and change times
+		// meaningless make them move under a running walk.
+		IgnoreInode: e.opts.Reuse.IgnoreInode,
+		IgnoreCtime: e.opts.Reuse.IgnoreCtime,
 	}
 	if e.opts.SQLite {
 		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
