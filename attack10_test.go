@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,3 +142,85 @@ func TestAttack10CapabilityKeptForBytesWrittenAfterWalk(t *testing.T) {
 		})
 	}
 }
+
+// TestAttack10IgnoreCtimeLosesOwnerChangeDuringRead: --ignore-ctime and --ignore-inode are
+// for file systems whose change times (or inodes) move on their own (FUSE without use_ino);
+// their owners do not. app/prog is root's script (0755, 2 MiB: a long comment, then `echo
+// good`). While backup reads it (strace holds its first read, after the first MiB), the
+// administrator hands the file over to nobody (chown), and nobody rewrites its last line
+// (same size), puts its mtime back, and makes it setuid (his own file now). The change
+// time moved, and the owner too: without the flags the file is read again, found given
+// another owner, and stored as nobody's. With either flag nothing compares the owner after
+// the open: the entry pairs the walk's owner (root) with the mode of the fstat after reading
+// (04755) and bytes nobody wrote, in a run that says complete, and restore
+// --same-permissions (as root) makes a root-owned setuid program whose last line is
+// nobody's. The docs say the flags leave out the change time and the inode, not that an
+// owner change during the read goes unseen.
+//
+// Expected: with the flags too, an owner (or mode) that differs between the fstat before and
+// after reading makes the file read again (it is not one of the numbers those file systems
+// move), so that it is stored as nobody's, with a changed warning; never root's owner with
+// the setuid bit nobody set.
+func TestAttack10IgnoreCtimeLosesOwnerChangeDuringRead(t *testing.T) {
+	mustRoot(t)
+	// "" is the control: without the flags the run holds (read again, stored as nobody's).
+	for _, flag := range []string{"", "--ignore-ctime", "--ignore-inode"} {
+		t.Run(flag, func(t *testing.T) {
+			args := []string{"create", "-o", "b.zip", "app"}
+			if flag != "" {
+				args = append(args, flag)
+			}
+			dir := sharedTempDir(t)
+			app := filepath.Join(dir, "app")
+			prog := filepath.Join(app, "prog")
+			script := "#!/bin/sh\n#" + strings.Repeat("x", 2<<20) + "\necho good\n"
+			makeTree(t, dir, map[string]node{"app/prog": {content: script, mode: 0o755}})
+			var st syscall.Stat_t
+			if err := syscall.Stat(prog, &st); err != nil {
+				t.Fatal(err)
+			}
+			mtime := st.Mtim
+			r := attack10Held(t, dir, "read:delay_exit=1500000:when=1", []string{prog}, func(l string) bool {
+				return strings.Contains(l, "read(") && strings.Contains(l, "prog>")
+			}, func() {
+				if err := os.Chown(prog, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+				attack10As(t, app, "printf 'echo EVIL' | dd of=prog bs=1 seek="+itoa(len(script)-len("echo good\n"))+" conv=notrunc status=none && "+
+					"touch -m -d @"+itoa(int(mtime.Sec))+"."+nsec9(mtime.Nsec)+" prog && chmod 04755 prog")
+			}, args...)
+			if r.code != exitComplete && r.code != exitIncomplete {
+				t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+			}
+			archive := filepath.Join(dir, "b.zip")
+			data := readZipGo(t, archive)["app/prog"]
+			mode, meta := storedAs(t, archive, "app/prog")
+			if meta == nil {
+				t.Fatal("no manifest entry for app/prog")
+			}
+			if !strings.HasSuffix(data, "echo EVIL\n") {
+				t.Skip("the read did not see nobody's line")
+			}
+			if meta.UID == 0 && mode&os.ModeSetuid != 0 {
+				t.Errorf("app/prog stored as root's (uid %d), setuid (%v), with nobody's last line (exit %d, %s)",
+					meta.UID, mode, r.code, strings.TrimSpace(r.stderr))
+			}
+			out := filepath.Join(dir, "out")
+			if rr := backup(t, runOpts{dir: dir}, "restore", "--same-permissions", "b.zip", out); rr.code != exitComplete {
+				t.Fatalf("restore: exit %d\n%s", rr.code, rr.stderr)
+			}
+			restored := filepath.Join(out, "app", "prog")
+			var rst syscall.Stat_t
+			if err := syscall.Stat(restored, &rst); err != nil {
+				t.Fatal(err)
+			}
+			if rst.Uid == 0 && rst.Mode&syscall.S_ISUID != 0 {
+				t.Errorf("restore --same-permissions made a root-owned setuid program (mode %o) ending in nobody's line", rst.Mode)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func nsec9(n int64) string { return fmt.Sprintf("%09d", n) }
