@@ -224,3 +224,80 @@ func TestAttack10IgnoreCtimeLosesOwnerChangeDuringRead(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func nsec9(n int64) string { return fmt.Sprintf("%09d", n) }
+
+// TestAttack10ACLFromWalkReopensChmoddedSecret: app/notes is nobody's file, shared with user
+// 4321 by a POSIX ACL (user:4321:rw-). nobody revokes the share (chmod 0600, which sets the
+// ACL's mask to ---: 4321 can no longer read it) and only then writes a secret into it. backup
+// create --xattrs read the ACL in the walk, before the chmod:
+//   - "between the walk and the open": strace holds the openat of app/notes;
+//   - "during the read": strace holds its first read; the chmod moves the change time, which
+//     the new check sees, and the file is read again, but the re-read keeps the ACL the walk
+//     read.
+//
+// The entry holds the secret, the mode after the chmod (0600), and the ACL from before it
+// (mask rw-). restore --xattrs (no --same-permissions needed: an ACL is no privilege) sets
+// the mode, then the ACL, whose mask gives the group bits back: user 4321 reads the secret
+// from the restored file, which he could never read on the source. The run said complete,
+// with no warning.
+//
+// Expected: the ACL stored is the one the file had with those bytes (read again from the
+// opened descriptor after reading, or the file found changed since the walk with a warning
+// and stored without the walk's attributes); the restored file denies user 4321 as the
+// source did.
+func TestAttack10ACLFromWalkReopensChmoddedSecret(t *testing.T) {
+	mustRoot(t)
+	mustTool(t, "setfacl")
+	const grantee = 4321
+	for _, c := range []struct {
+		name   string
+		inject string
+		traced func(app string) []string
+		heldAt string
+	}{
+		{"between the walk and the open", "openat:delay_exit=1500000",
+			func(app string) []string { return []string{app} }, `app>, "notes"`},
+		{"during the read", "read:delay_exit=1500000:when=1",
+			func(app string) []string { return []string{filepath.Join(app, "notes")} }, `read(`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := sharedTempDir(t)
+			app := filepath.Join(dir, "app")
+			notes := filepath.Join(app, "notes")
+			makeTree(t, dir, map[string]node{"app/notes": {content: "shopping list\n", mode: 0o660}})
+			if err := os.Chown(notes, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("setfacl", "-m", "u:"+itoa(grantee)+":rw", notes).CombinedOutput(); err != nil {
+				t.Skipf("setfacl: %v\n%s", err, out)
+			}
+			r := attack10Held(t, dir, c.inject, c.traced(app), func(l string) bool {
+				return strings.Contains(l, c.heldAt) && strings.Contains(l, "notes")
+			}, func() {
+				attack10As(t, app, `chmod 0600 notes && printf 'SECRET pin 1234\n' > notes`)
+			}, "create", "--xattrs", "-o", "b.zip", "app")
+			if r.code != exitComplete && r.code != exitIncomplete {
+				t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+			}
+			archive := filepath.Join(dir, "b.zip")
+			if data := readZipGo(t, archive)["app/notes"]; !strings.Contains(data, "SECRET") {
+				t.Skipf("the read did not see the secret: %q", data)
+			}
+			out := filepath.Join(dir, "out")
+			if rr := backup(t, runOpts{dir: dir}, "restore", "--xattrs", "b.zip", out); rr.code != exitComplete {
+				t.Fatalf("restore: exit %d\n%s", rr.code, rr.stderr)
+			}
+			// The grantee cannot read the source, and must not read its restored copy.
+			for _, p := range []string{notes, filepath.Join(out, "app", "notes")} {
+				cat := exec.Command("cat", p)
+				cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: grantee, Gid: grantee}}
+				got, err := cat.Output()
+				switch {
+				case p == notes && err == nil:
+					t.Fatalf("user %d reads the source %s: the chmod did not revoke the share", grantee, p)
+				case p != notes && err == nil:
+					t.Errorf("user %d reads the restored %s: %q (run: %s)", grantee, p, got, strings.TrimSpace(r.stderr))
+				}
+			}
+		})
+	}
+}
