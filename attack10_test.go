@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -357,5 +358,115 @@ func TestAttack10IgnoreInodeRenameOverKeepsCapability(t *testing.T) {
 					data, r.code, strings.TrimSpace(r.stderr))
 			}
 		})
+	}
+}
+
+// attack10HeldEach is attack10Held for a syscall held each time: during[i] runs while the
+// (i+1)th line of strace's log that satisfies held is held.
+func attack10HeldEach(t *testing.T, dir, inject string, traced []string, held func(string) bool, during []func(), args ...string) result {
+	t.Helper()
+	mustTool(t, "strace")
+	log := filepath.Join(t.TempDir(), "strace.log")
+	sargs := []string{"-f", "-y", "-o", log, "-e", "inject=" + inject}
+	for _, p := range traced {
+		sargs = append(sargs, "-P", p)
+	}
+	cmd := exec.Command("strace", append(append(sargs, binary), args...)...)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range during {
+		attack10WaitCount(t, log, held, i+1)
+		f()
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// attack10WaitCount waits until n lines of the file at path satisfy match.
+func attack10WaitCount(t *testing.T, path string, match func(string) bool, n int) {
+	t.Helper()
+	for range 3000 {
+		data, _ := os.ReadFile(path)
+		got := 0
+		for _, l := range strings.Split(string(data), "\n") {
+			if match(l) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(path)
+	t.Fatalf("fewer than %d matching lines in %s:\n%s", n, path, data)
+}
+
+// TestAttack10LastChangedCopyMixesGroupAndSetgid: the default run, no flag. app/prog is
+// nobody's file in group 4242, a group nobody is not in (as an administrator sets a user's
+// web files to the web server's group). A file that keeps changing is read 3 times and the
+// last copy kept with a changed warning; that copy's mode comes from the fstat after
+// reading (see archive/header.go, st.info = after) but its owner and group from the walk
+// (or the fstat before reading). nobody, who may write his own file, change its group to
+// his own and make it setgid, watches the reads (strace holds each one here; inotify's
+// IN_OPEN/IN_ACCESS would tell him): during the first read he writes to it, during the
+// second he writes his program, during the third he gives it his own group and the setgid
+// bit (chmod g+s is only allowed in a group he is in). The change time moved each time, so
+// each read is found changed, as the change promises; but the kept copy holds his program,
+// with group 4242 and mode 02755 together, which the file never had: the run exits 0
+// (changed is not lost) and restore --same-permissions (as root) makes a program setgid to
+// group 4242 of nobody's bytes, a group he was never in.
+//
+// Expected: the copy kept after the last read is stored with the owner and group of the
+// same fstat its mode comes from (the one after reading), or without the setuid/setgid
+// bits when they differ; never group 4242 with a setgid bit set under another group.
+func TestAttack10LastChangedCopyMixesGroupAndSetgid(t *testing.T) {
+	mustRoot(t)
+	const group = 4242
+	dir := sharedTempDir(t)
+	app := filepath.Join(dir, "app")
+	prog := filepath.Join(app, "prog")
+	makeTree(t, dir, map[string]node{"app/prog": {content: "#!/bin/sh\necho good\n", mode: 0o755}})
+	if err := os.Chown(prog, nobody, group); err != nil {
+		t.Fatal(err)
+	}
+	r := attack10HeldEach(t, dir, "read:delay_exit=1500000", []string{prog}, func(l string) bool {
+		return strings.Contains(l, "read(") && strings.Contains(l, "prog>")
+	}, []func(){
+		func() { attack10As(t, app, `printf '#!/bin/sh\necho good \n' > prog`) },
+		func() { attack10As(t, app, `printf '#!/bin/sh\necho EVIL!\n' > prog`) },
+		func() { attack10As(t, app, `chgrp 65534 prog && chmod 02755 prog`) },
+	}, "create", "-o", "b.zip", "app")
+	if r.code != exitComplete && r.code != exitIncomplete {
+		t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+	}
+	archive := filepath.Join(dir, "b.zip")
+	data := readZipGo(t, archive)["app/prog"]
+	mode, meta := storedAs(t, archive, "app/prog")
+	if meta == nil || !strings.Contains(data, "EVIL") {
+		t.Skipf("the reads did not go as held: %q (%s)", data, r.stderr)
+	}
+	if meta.GID == group && mode&os.ModeSetgid != 0 {
+		t.Errorf("app/prog stored in group %d with mode %v (setgid) and nobody's bytes %q, which the file never had together (exit %d: %s)",
+			meta.GID, mode, data, r.code, strings.TrimSpace(r.stderr))
+	}
+	out := filepath.Join(dir, "out")
+	if rr := backup(t, runOpts{dir: dir}, "restore", "--same-permissions", "b.zip", out); rr.code != exitComplete {
+		t.Fatalf("restore: exit %d\n%s", rr.code, rr.stderr)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(out, "app", "prog"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Gid == group && st.Mode&syscall.S_ISGID != 0 {
+		t.Errorf("restore --same-permissions made nobody's program setgid to group %d (mode %o)", group, st.Mode)
 	}
 }
