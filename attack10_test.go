@@ -542,3 +542,46 @@ func TestAttack10SQLiteImmutableCopyMissesWriteWithMtimePutBack(t *testing.T) {
 			r.code, strings.TrimSpace(r.stderr))
 	}
 }
+
+// TestAttack10CtimeOnlyChangeWarningSaysNothingChanged: app/f's bytes, size, mtime, mode
+// and owner never change; while each of its 3 reads is held, another process only adds a
+// hard link to it outside the source (as rsnapshot's or `cp -al`'s snapshots do), which
+// moves its change time. The run keeps it with a changed warning (a CI wrapper sees a run
+// that is not clean) whose text is "changed while being read (size 6, then 6 bytes; 6
+// read)": it names nothing that changed, and docs/create.md says a moved change time "means
+// a write or a change of owner or mode", which a new link is neither (nor a new xattr, a
+// touch -a, a rename). GNU tar warns here too, so the warning itself may stay; what it says
+// is false.
+//
+// Expected: a warning for a file whose size and mtime held but whose change time moved
+// says so (e.g. "its change time moved"), not sizes that are equal, and the docs list the
+// other causes (links, attributes, atime set).
+func TestAttack10CtimeOnlyChangeWarningSaysNothingChanged(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	makeTree(t, dir, map[string]node{"app/f": {content: "hello\n"}})
+	f := filepath.Join(app, "f")
+	var links []func()
+	for i := range 3 {
+		links = append(links, func() {
+			if err := os.Link(f, filepath.Join(dir, "link"+itoa(i))); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	r := attack10HeldEach(t, dir, "read:delay_exit=800000", []string{f}, func(l string) bool {
+		return strings.Contains(l, "read(") && strings.Contains(l, "/f>")
+	}, links, "create", "-o", "b.zip", "app")
+	if r.code != exitComplete {
+		t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := readZipGo(t, filepath.Join(dir, "b.zip"))["app/f"]; got != "hello\n" {
+		t.Fatalf("app/f = %q", got)
+	}
+	rc := readReceipt(t, filepath.Join(dir, "b.zip.receipt.json"))
+	for _, w := range rc.Warnings {
+		if w.Path == "app/f" && w.Op == "changed" && !strings.Contains(w.Error, "change time") {
+			t.Errorf("warning %q for a file whose only change was a new hard link: it names no change", w.Error)
+		}
+	}
+}
