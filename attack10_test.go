@@ -166,7 +166,7 @@ func TestAttack10IgnoreCtimeLosesOwnerChangeDuringRead(t *testing.T) {
 	mustRoot(t)
 	// "" is the control: without the flags the run holds (read again, stored as nobody's).
 	for _, flag := range []string{"", "--ignore-ctime", "--ignore-inode"} {
-		t.Run(flag, func(t *testing.T) {
+		t.Run("flag="+flag, func(t *testing.T) {
 			args := []string{"create", "-o", "b.zip", "app"}
 			if flag != "" {
 				args = append(args, flag)
@@ -322,7 +322,7 @@ func TestAttack10ACLFromWalkReopensChmoddedSecret(t *testing.T) {
 func TestAttack10IgnoreInodeRenameOverKeepsCapability(t *testing.T) {
 	mustRoot(t)
 	for _, flag := range []string{"", "--ignore-inode"} {
-		t.Run(flag, func(t *testing.T) {
+		t.Run("flag="+flag, func(t *testing.T) {
 			dir := sharedTempDir(t)
 			app := filepath.Join(dir, "app")
 			tool := filepath.Join(app, "tool")
