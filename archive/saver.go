@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -75,6 +76,7 @@ type saver struct {
 	owners      *Owners                                   // Options.Owners
 	ignoreInode bool                                      // Options.IgnoreInode
 	ignoreCtime bool                                      // Options.IgnoreCtime or IgnoreInode
+	xattrs      bool                                      // Options.Xattrs
 	rawBuf      []byte                                    // for checking reference entries (see saveOrReuse)
 	direct      *directTo                                 // for the item being read; nil when it cannot be streamed
 	scratch     bytes.Buffer                              // a small file's compressed bytes, before the choice to keep them
@@ -137,8 +139,9 @@ func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *e
 		return outcome{skip: kindOf(before.Mode())}
 	}
 	if !describes(it, before, s.ignoreInode) {
-		*relisted = s.remeta(it, before)
+		*relisted = s.replaced(it, f)
 	}
+	attrsLost := s.refresh(it, f, name, before)
 	var direct *directTo
 	if stream {
 		direct = s.direct
@@ -162,10 +165,16 @@ func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *e
 		st.copyOf = &src
 	}
 	o := outcome{staged: st}
-	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || st.size != after.Size() ||
-		!s.ignoreCtime && changeTime(after) != changeTime(before) {
-		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (size %d, then %d bytes; %d read)",
-			ErrChanged, before.Size(), after.Size(), st.size)}
+	if what := s.changes(before, after, st.size); what != "" {
+		o.warn = &fs.PathError{Op: format.OpRead, Path: name, Err: fmt.Errorf("%w (%s)", ErrChanged, what)}
+		if stream {
+			return o // read again, this copy taken back
+		}
+		// The last read's copy is kept, with its mode from after: so with all the rest.
+		attrsLost = s.refresh(it, f, name, after)
+	}
+	if attrsLost != nil {
+		o.warn = attrsLost // the file is stored, without them: lost outranks changed
 	}
 	return o
 }
@@ -323,36 +332,98 @@ func describes(it *item, opened fs.FileInfo, ignoreInode bool) bool {
 	return !ok || a.Dev == b.Dev && (ignoreInode || a.Ino == b.Ino) && a.Uid == b.Uid && a.Gid == b.Gid
 }
 
-// changeTime is a file's change time from its fstat, which a write or a change of owner or
-// mode moves and no user can set back (GNU tar compares it after reading too); zero when
-// the FileInfo carries no Stat_t.
-func changeTime(info fs.FileInfo) syscall.Timespec {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ctim
-	}
-	return syscall.Timespec{}
-}
-
-// remeta makes the entry's metadata again from the file opened (its fstat), which is not
-// the one it stood for (renamed over, deleted and made again, chowned): its bytes and its
-// mode (setuid included) must never go under another file's owner. Extended attributes read
-// from the file listed are dropped, since they are another file's, and so is its place in
-// the listed file's hard-link group: restore would link the group's other names to it. It
-// returns what the warning says.
-func (s *saver) remeta(it *item, opened fs.FileInfo) error {
+// replaced takes the entry out of the listed file's hard-link group, the file opened f not
+// being the one listed (renamed over, deleted and made again, chowned): restore would link
+// the group's other names to it. Its metadata is made again by refresh. It returns what the
+// warning says.
+func (s *saver) replaced(it *item, f SourceFile) error {
 	it.link = 0
-	if it.meta == nil {
-		return errReplacedSinceListed
+	if !s.xattrs || it.meta == nil {
+		return fmt.Errorf("%w; stored with its own owner", errReplacedSinceListed)
 	}
-	hadXattrs := it.meta.Xattrs != nil
-	*it.meta = FileMetaOf(opened)
-	if s.owners != nil {
-		s.owners.Name(it.meta)
-	}
-	if hadXattrs {
+	if _, ok := f.(xattrFile); !ok {
+		it.meta.Xattrs = nil
 		return fmt.Errorf("%w; stored with its own owner, without the extended attributes read from the file listed", errReplacedSinceListed)
 	}
-	return fmt.Errorf("%w; stored with its own owner", errReplacedSinceListed)
+	return fmt.Errorf("%w; stored with its own owner and extended attributes", errReplacedSinceListed)
+}
+
+// xattrFile is a SourceFile whose extended attributes can be read through it (a
+// *walker.File): those of the very file read.
+type xattrFile interface {
+	Xattrs() (map[string][]byte, error)
+}
+
+// refresh makes the entry's metadata the file's as info, an fstat of the open file f, shows
+// it, when it is not already: the walk's lstat (or an earlier read) saw the file before it
+// was written, chowned, chmodded or given other attributes, or saw another file. Bytes must
+// never be stored with an owner, or attributes (a file capability, an ACL), that the file
+// did not have together with them; the kernel drops a capability and setuid bits on a
+// write, and a chmod rewrites an ACL. The attributes are read again through f; the check
+// after reading covers them, since changing any moves the change time. An error is the
+// warning for attributes that could not be read, naming the entry name.
+func (s *saver) refresh(it *item, f SourceFile, name string, info fs.FileInfo) error {
+	m := it.meta
+	if m == nil || s.holds(m, info) {
+		return nil
+	}
+	xattrs := m.Xattrs
+	*m = FileMetaOf(info)
+	if s.owners != nil {
+		s.owners.Name(m)
+	}
+	m.Xattrs = xattrs
+	if x, ok := f.(xattrFile); ok && s.xattrs {
+		attrs, err := x.Xattrs()
+		m.Xattrs = attrs
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pathError(format.OpXattr, name, pe.Err) // lost, as in the walk
+		}
+	}
+	return nil
+}
+
+// holds reports whether m, the metadata an entry would be stored with, is that of the file
+// whose fstat is info. Its change time moves with anything else the metadata holds; with
+// IgnoreCtime, when it cannot be trusted to, the attributes are always read again.
+func (s *saver) holds(m *format.Meta, info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	if s.ignoreCtime && s.xattrs {
+		return false
+	}
+	return m.UID == st.Uid && m.GID == st.Gid && m.Dev == uint64(st.Dev) && m.Ino == st.Ino &&
+		m.CtimeNsec == st.Ctim.Nano() && m.MtimeNsec == info.ModTime().Nanosecond()
+}
+
+// changes says what moved between before and after, the fstat before and after reading a
+// file of which n bytes were read; "" when nothing did. The change time is left out with
+// IgnoreCtime; it moves on a write, a change of owner, mode or attributes, and a new link.
+func (s *saver) changes(before, after fs.FileInfo, n int64) string {
+	var what []string
+	if after.Size() != before.Size() || n != after.Size() {
+		what = append(what, fmt.Sprintf("size %d, then %d bytes; %d read", before.Size(), after.Size(), n))
+	}
+	if !after.ModTime().Equal(before.ModTime()) {
+		what = append(what, "mtime moved")
+	}
+	if after.Mode() != before.Mode() {
+		what = append(what, fmt.Sprintf("mode %v, then %v", before.Mode(), after.Mode()))
+	}
+	b, okb := before.Sys().(*syscall.Stat_t)
+	a, oka := after.Sys().(*syscall.Stat_t)
+	if okb && oka {
+		if a.Uid != b.Uid || a.Gid != b.Gid {
+			what = append(what, fmt.Sprintf("owner %d:%d, then %d:%d", b.Uid, b.Gid, a.Uid, a.Gid))
+		}
+		if len(what) == 0 && !s.ignoreCtime && a.Ctim != b.Ctim {
+			what = append(what, "its change time moved: written with its mtime put back, or given another link or attributes")
+		}
+	}
+	return strings.Join(what, "; ")
 }
 
 // errReplacedSinceListed says that the file at a name was not the one the walk listed there

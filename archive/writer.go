@@ -89,6 +89,9 @@ type Options struct {
 	// is then not found replaced since the walk by its inode, nor changed while read by its
 	// change time (IgnoreInode leaves out both, as for reuse).
 	IgnoreInode, IgnoreCtime bool
+	// Xattrs says that entries are stored with their extended attributes: a file's are read
+	// again, from the file opened, when it is not the file, or not as, the walk saw it.
+	Xattrs bool
 	// OnWarn is told of each problem with a file, as an *fs.PathError naming the stored name:
 	// op OpOpen, OpRead or OpStore; fs.ErrNotExist when it vanished; ErrChanged when it kept
 	// changing.
@@ -203,7 +206,7 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
 		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners,
-			ignoreInode: opts.IgnoreInode, ignoreCtime: opts.IgnoreCtime || opts.IgnoreInode}
+			ignoreInode: opts.IgnoreInode, ignoreCtime: opts.IgnoreCtime || opts.IgnoreInode, xattrs: opts.Xattrs}
 		w.workers.Add(1)
 		go w.work(s)
 	}

@@ -95,6 +95,7 @@ func (e *Engine) open(ctx context.Context) error {
 		// meaningless make them move under a running walk.
 		IgnoreInode: e.opts.Reuse.IgnoreInode,
 		IgnoreCtime: e.opts.Reuse.IgnoreCtime,
+		Xattrs:      e.opts.Xattrs,
 	}
 	if e.opts.SQLite {
 		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)

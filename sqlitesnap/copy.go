@@ -74,7 +74,7 @@ func copyImmutable(ctx context.Context, src Source, stage string) error {
 	if err != nil {
 		return err
 	}
-	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !walEmpty(src) {
+	if !unchanged(before, after) || !walEmpty(src) {
 		return errChanged
 	}
 	return nil

@@ -96,9 +96,18 @@ func statBoth(a, b *os.File) (fs.FileInfo, fs.FileInfo, error) {
 	return ia, ib, err
 }
 
-// unchanged says whether a file's two fstats show the same size and mtime.
+// unchanged says whether a file's two fstats show the same size, mtime and change time: a
+// write with its mtime put back moves the change time. A change time that moves on its own
+// (some FUSE file systems) only sends the copy the usual way, with locks.
 func unchanged(before, after fs.FileInfo) bool {
-	return before.Size() == after.Size() && before.ModTime().Equal(after.ModTime())
+	return before.Size() == after.Size() && before.ModTime().Equal(after.ModTime()) && ctime(before) == ctime(after)
+}
+
+func ctime(info fs.FileInfo) syscall.Timespec {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim
+	}
+	return syscall.Timespec{}
 }
 
 // copyFile copies all of src, from its start, into the file name in the staging folder;

@@ -38,23 +38,40 @@ func (e Entry) Readlink() (string, error) {
 // (/proc/self/fd/N/name), never by a path from the root. Call it during Visit.
 func (e Entry) Xattrs() (map[string][]byte, error) {
 	path := "/proc/self/fd/" + strconv.Itoa(e.parent.fd) + "/" + e.base
-	names, err := listXattrs(path)
+	return readXattrs(e.Name,
+		func(b []byte) (int, error) { return unix.Llistxattr(path, b) },
+		func(name string, b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
+}
+
+// Xattrs returns the extended attributes of the open file, as Entry.Xattrs does an entry's:
+// read through its descriptor, so they are those of the very file read, whatever its name
+// holds by now.
+func (f *File) Xattrs() (map[string][]byte, error) {
+	return readXattrs(f.name,
+		func(b []byte) (int, error) { return unix.Flistxattr(f.fd, b) },
+		func(name string, b []byte) (int, error) { return unix.Fgetxattr(f.fd, name, b) })
+}
+
+// readXattrs lists the attributes with list and reads each with get; errors name the entry
+// name.
+func readXattrs(name string, list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
+	names, err := listXattrs(list)
 	if errors.Is(err, unix.ENOTSUP) { // a file system without them
 		return nil, nil
 	}
 	if err != nil || len(names) == 0 {
-		return nil, xattrError(e.Name, err)
+		return nil, xattrError(name, err)
 	}
 	attrs := make(map[string][]byte, len(names))
 	var first error
-	for _, name := range names {
-		v, err := getXattr(path, name)
+	for _, attr := range names {
+		v, err := sized(func(b []byte) (int, error) { return get(attr, b) })
 		switch {
 		case errors.Is(err, unix.ENODATA): // removed since it was listed
 		case err != nil && first == nil:
-			first = xattrError(e.Name, fmt.Errorf("%s: %w", name, err))
+			first = xattrError(name, fmt.Errorf("%s: %w", attr, err))
 		case err == nil:
-			attrs[name] = v
+			attrs[attr] = v
 		}
 	}
 	return attrs, first
@@ -67,8 +84,8 @@ func xattrError(name string, err error) error {
 	return &fs.PathError{Op: OpXattr, Path: name, Err: err}
 }
 
-func listXattrs(path string) ([]string, error) {
-	buf, err := sized(func(b []byte) (int, error) { return unix.Llistxattr(path, b) })
+func listXattrs(list func([]byte) (int, error)) ([]string, error) {
+	buf, err := sized(list)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +96,6 @@ func listXattrs(path string) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-func getXattr(path, name string) ([]byte, error) {
-	return sized(func(b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
 }
 
 // sized calls get with a buffer large enough for its answer, which may grow between the
