@@ -340,7 +340,30 @@ func (ref *Reference) join(mf *format.File) {
 	}
 	f := &ref.files[i]
 	f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
+	if ref.racy(f) {
+		return
+	}
 	f.sha = mf.SHA256
+}
+
+// racyWindow is how long before the reference's run began a file's timestamps must be, on
+// a file system whose timestamps have whole seconds, for its entry to be trusted: the
+// receipt's start has whole seconds, and FAT's mtime two.
+const racyWindow = 2 * time.Second
+
+// racy reports whether f's timestamps are too close to the reference run's start to prove
+// the file was not written again after that run read it (see ReuseOptions.Started). Only
+// whole-second timestamps are suspect, as git judges its racily clean entries: where they
+// have nanoseconds, a write after the read shows unless it falls within the kernel's clock
+// tick, a risk git takes too.
+func (ref *Reference) racy(f *refFile) bool {
+	withCtime := !ref.opts.IgnoreCtime && !ref.opts.IgnoreInode
+	if ref.opts.Started.IsZero() || f.mtimeNsec != 0 || withCtime && f.ctime%int64(time.Second) != 0 {
+		return false
+	}
+	cut := ref.opts.Started.Truncate(time.Second).Add(-racyWindow).UnixNano()
+	mtime := f.mtimeSec * int64(time.Second)
+	return mtime >= cut || withCtime && f.ctime >= cut
 }
 
 // Status is the status the reference's manifest records: unlike its receipt's, the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"time"
 
 	"backup/format"
 )
@@ -20,6 +21,12 @@ type ReuseOptions struct {
 	// would reuse nothing.
 	IgnoreInode bool
 	IgnoreCtime bool
+	// Started is when the reference's run started (its receipt's started_at). A file whose
+	// timestamps have whole seconds (ext3, FAT, ext4 with small inodes, many network file
+	// systems) and are not older than the seconds just before it may have been written
+	// again after that run read it, within the same second: git calls such an entry racily
+	// clean. It is not reused but read again. Zero trusts every entry.
+	Started time.Time
 	// Unseal, when set, opens a reference that is an encrypted archive (see Unseal): its
 	// file as stored is hashed against its receipt, its entries copied from its zip.
 	Unseal Unseal

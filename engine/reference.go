@@ -53,6 +53,7 @@ func openTrusted(ctx context.Context, path string, rc *format.Receipt, method fo
 	if !ok {
 		return nil, errors.New("its receipt describes no archive")
 	}
+	opts.Started = rc.StartedAt
 	ref, err := archive.OpenReference(ctx, path, want, method, level, opts)
 	if err != nil {
 		return nil, cause(err)
