@@ -32,14 +32,16 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		SQLiteTimeout:    cfg.sqliteTimeout,
 		Reference:        reference,
 		ReferenceReceipt: c.refReceipt,
-		Reuse:            cfg.reuse.opts,
-		Pick:             c.pick.names,
-		Created:          c.pick.created,
-		DryRun:           cfg.dryRun,
-		Verify:           cfg.verify,
-		BeforeVerify:     beforeVerify,
-		Recipients:       cfg.recipients,
-		Identities:       cfg.identities,
+		// Without --reference a set run copies from LATEST, which its run read back.
+		ReferenceReadBack: cfg.reuse.reference == "",
+		Reuse:             cfg.reuse.opts,
+		Pick:              c.pick.names,
+		Created:           c.pick.created,
+		DryRun:            cfg.dryRun,
+		Verify:            cfg.verify,
+		BeforeVerify:      beforeVerify,
+		Recipients:        cfg.recipients,
+		Identities:        cfg.identities,
 	}
 	if !cfg.dryRun {
 		// The run's own outputs, as an earlier run left them inside a SOURCE, are being

@@ -23,15 +23,17 @@ import (
 // a digest). The central directory is streamed rather than held: at a million files the
 // lists of Go's reader, of Verify and of the parsed manifest each took hundreds of MB, and
 // m is held by the run anyway. m's lists must be sorted by path, as report.Recorder sorts
-// them. Only opts.Jobs and opts.Unseal are used: for an encrypted archive, sum is the
+// them. Only opts.Jobs, opts.Unseal and opts.InflateCopied are used: for an encrypted archive, sum is the
 // file's as stored (the ciphertext), and the entries are read through Unseal.
 //
-// The entries m marks Reused are not inflated again: the run copied their compressed bytes
-// from a reference whose whole SHA-256 its receipt records, checking each against the
-// keyed digest taken in that same pass (see refpass.go), and the archive's own digest,
-// compared with sum's, proves that the file holds the bytes written. That digest is the
-// keyed one the Writer took as it wrote a file (see writtenKey), else the SHA-256.
-// Their headers are checked as every entry's are.
+// The entries m marks Reused are not inflated again, unless opts.InflateCopied: the run
+// copied their compressed bytes from a reference whose whole SHA-256 its receipt records,
+// checking each against the keyed digest taken in that same pass (see refpass.go), and the
+// archive's own digest, compared with sum's, proves that the file holds the bytes written.
+// That digest is the keyed one the Writer took as it wrote a file (see writtenKey), else
+// the SHA-256. Inflating them again would prove nothing new of a reference that its own
+// run read back whole (a set's LATEST); of any other, it proves what no receipt does: that
+// the bytes hashed were sound. Their headers are checked as every entry's are.
 func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary, opts VerifyOptions) (*VerifyResult, error) {
 	f, size, err := openFile(path)
 	if err != nil {
@@ -62,7 +64,7 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String()}
+	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String(), inflateCopied: opts.InflateCopied}
 	var walkErr error
 	err = checkAll(ctx, res, jobs, false, new(VerifyProgress), func(work *batcher) []foundProblem {
 		defer work.close()
@@ -96,6 +98,8 @@ type readBack struct {
 	ra          io.ReaderAt
 	manifestSum string
 	work        *batcher
+	// inflateCopied is VerifyOptions.InflateCopied.
+	inflateCopied bool
 
 	index     int
 	manifests int
@@ -142,9 +146,10 @@ func (rb *readBack) entry(rec *centralRecord) error {
 	return nil
 }
 
-// copied reports whether e is a file that the run copied from its reference.
+// copied reports whether e is a file that the run copied from its reference, unless such
+// files are to be inflated too.
 func (rb *readBack) copied(e *Entry) bool {
-	if e.IsDir || e.Kind != "" {
+	if e.IsDir || e.Kind != "" || rb.inflateCopied {
 		return false
 	}
 	f, ok := rb.x.File(e.Name)

@@ -64,6 +64,9 @@ type VerifyOptions struct {
 	// Unseal, when set, opens an archive file that holds an encrypted zip (see Unseal): the
 	// entries are read from the zip, and Expect is compared with the file as stored.
 	Unseal Unseal
+	// InflateCopied makes ReadBack inflate the entries copied from the reference too: the
+	// reference was not read back whole by the run that made it (see ReadBack).
+	InflateCopied bool
 
 	// oneByOne hands the entries to the workers one at a time, each read on its own, as
 	// before batches (verify_batch.go): the tests compare the two.

@@ -57,7 +57,11 @@ type Options struct {
 	// the one beside it: a local copy of a bucket set's archive, whose receipt is in the
 	// bucket (the copy is trusted only when it is byte for byte the archive it describes).
 	ReferenceReceipt *format.Receipt
-	Reuse            archive.ReuseOptions
+	// ReferenceReadBack says that the Reference was read back whole by the run that made
+	// it, before anything trusted it (a set's LATEST): the entries copied from it need not
+	// be inflated again by Result.ReadBack. Any other reference's are.
+	ReferenceReadBack bool
+	Reuse             archive.ReuseOptions
 	// Pick, when set, narrows the walk to the stored names it holds (and the folders above
 	// them: see Pick), and stores a Source that is a symlink as the link: a restore's
 	// before-state, whose roots are names in a destination, not paths a user named. Created

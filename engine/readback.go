@@ -40,7 +40,7 @@ func (r *Result) ReadBack(ctx context.Context, path string) error {
 		}
 		return cause(err)
 	}
-	opts := archive.VerifyOptions{}
+	opts := archive.VerifyOptions{InflateCopied: r.inflateCopied}
 	if r.sealed {
 		opts.Unseal = r.ids.Unseal
 	}

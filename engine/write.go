@@ -33,6 +33,8 @@ type Result struct {
 	// the read-back (nil when none does).
 	sealed bool
 	ids    *seal.Identities
+	// inflateCopied is !Options.ReferenceReadBack.
+	inflateCopied bool
 }
 
 // Commit puts a file Output's archive at its Path, with the staged files given (its receipt),
@@ -190,7 +192,7 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, e.archiveError(err)
 	}
-	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace}
+	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace, inflateCopied: !e.opts.ReferenceReadBack}
 	if e.sealer != nil {
 		res.sealed, res.seal = true, e.sealer
 		if e.opts.Recipients.OpenableBy(e.opts.Identities) {
