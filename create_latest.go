@@ -51,7 +51,7 @@ func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name stri
 		verifyErr = c.readBackInSet(ctx, name, rc)
 		return verifyErr
 	})
-	if verifyErr != nil && ctx.Err() == nil {
+	if verifyErr != nil {
 		rc = c.markDamaged(ctx, rc, verifyErr, stderr)
 	}
 	return rc, err
@@ -74,7 +74,7 @@ func (c *creation) readBackInSet(ctx context.Context, name string, rc *format.Re
 // latestNotMoved says why LATEST stays, and returns the exit code.
 func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
 	if ctx.Err() != nil {
-		// The archive is whole, only not checked: its receipt stands, LATEST stays.
+		// The archive was not checked: its receipt says failed now, LATEST stays.
 		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
 		return exitInterrupted
 	}
@@ -109,13 +109,17 @@ func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *forma
 	return exitFailed
 }
 
-// markDamaged records in the receipt that the archive failed its read-back: the receipt
-// must not keep calling it complete, and as a failed run it is superseded by the next good
-// one.
+// markDamaged records in the receipt that the archive failed its read-back, or that an
+// interrupt stopped the read-back before it was done: the receipt must not keep calling
+// complete an archive that did not read back (prune and status would count it as the newest
+// good backup), and as a failed run it is superseded by the next good one.
 func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyErr error, stderr io.Writer) *format.Receipt {
 	damaged := *rc
 	damaged.Status = format.Failed
 	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.paths().archive, verifyErr)
+	if ctx.Err() != nil {
+		damaged.Error = fmt.Sprintf("interrupted while archive %s was read back: not verified", c.paths().archive)
+	}
 	err := c.target.replace(ctx, &damaged)
 	if err != nil {
 		sayf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
