@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"backup/atomicfile"
 	"backup/format"
@@ -39,6 +40,9 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	f, ok := l.store.(Folder)
 	if !ok {
 		return "", false, ErrAdoptUnsupported
+	}
+	if err := checkNotFuture(a.Receipt, time.Now()); err != nil {
+		return "", false, err
 	}
 	entries, err := Scan(ctx, l.store)
 	if err != nil {
@@ -142,3 +146,17 @@ func findSHA(entries []Entry, sum string) *Entry {
 
 // reader reads the archive from its first byte.
 func (a Adoption) reader() io.Reader { return io.NewSectionReader(a.Archive, 0, a.Size) }
+
+// checkNotFuture refuses a run dated after now: no byte of the archive proves the times its
+// receipt gives (edited, or from a machine whose clock runs ahead), and a run that started
+// in 2099 would be the set's newest backup for ever, silencing the age alert of status and
+// moving what prune's --keep-within counts from.
+func checkNotFuture(rc *format.Receipt, now time.Time) error {
+	if at := rc.StartedAt; at.After(now.Add(skew)) {
+		return fmt.Errorf("its receipt says the run started in the future (%s): check the clock of the machine that ran it; nothing copied", at.Format(time.RFC3339))
+	}
+	if at := rc.FinishedAt; at.After(now.Add(skew)) {
+		return fmt.Errorf("its receipt says the run finished in the future (%s): check the clock of the machine that ran it; nothing copied", at.Format(time.RFC3339))
+	}
+	return nil
+}
