@@ -108,3 +108,44 @@ func TestAttack12WaitingRunMovesLatestBackward(t *testing.T) {
 			cLatest, bLatest, r.stdout, r.stderr)
 	}
 }
+
+// TestAttack12AfterHookRewritesPrunedReceipt: create releases the set's lock when its run
+// ends, and only then runs the --exec-after hooks and rewrites its receipt to record them,
+// by path, unconditionally. Another run that takes the lock meanwhile (here a create with
+// --keep-last 1, which prunes the first run once LATEST moved past it) deletes the first
+// run's archive and receipt; then the first run's rewrite puts its receipt back: the set
+// holds a receipt without an archive that nobody's run left by a crash ("gone" in status),
+// and a second copy of the run if prune had moved it to an --attic.
+// Correct: nothing is written in a set without its lock: the receipt is rewritten while the
+// lock is still held, or only on the condition that it is still the file the run wrote.
+func TestAttack12AfterHookRewritesPrunedReceipt(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	marker := filepath.Join(dir, "in-hook")
+	a := exec.Command(binary, "create", "--output-dir", set,
+		"--exec-after", "touch "+marker+"; sleep 3", "app")
+	a.Dir = dir
+	var aErr strings.Builder
+	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, "the first run's after hook", func() bool { _, err := os.Stat(marker); return err == nil })
+	first := readLatest(t, set)
+
+	time.Sleep(1100 * time.Millisecond) // the next run starts in a later second
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"c": {content: "c\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	if _, err := os.Stat(filepath.Join(set, first)); err == nil {
+		t.Fatalf("%s was not pruned; the test needs it pruned", first)
+	}
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("first run: exit %d, %s", code, aErr.String())
+	}
+	if _, err := os.Stat(filepath.Join(set, first+".receipt.json")); err == nil {
+		r := backup(t, runOpts{}, "status", set)
+		t.Errorf("the pruned run %s has its receipt back in the set, written after its lock was released:\n%s", first, r.stdout)
+	}
+}
