@@ -303,3 +303,38 @@ func TestAttack12AdoptFutureRunSilencesAlerts(t *testing.T) {
 			strings.TrimSpace(r.stdout), time.Unix(int64(last), 0).UTC())
 	}
 }
+
+// TestAttack12MetricsWrittenAfterLockReleased: create writes --metrics-file after it has
+// released the set's lock (finish runs after execute's deferred release), so the metrics of
+// two runs of one set can land in the wrong order: run A completes and releases the lock;
+// run B (waiting with --wait, as the systemd unit runs) takes it at once, fails, and writes
+// its metrics (exit 1, failed); then A's metrics, synced and renamed a moment later, replace
+// them. The file says the last run was complete (exit 0) while the last run failed: the
+// BackupNotComplete alert stays quiet. strace holds A's rename of the metrics file to make
+// the order certain; a slow fsync does the same on a busy disk.
+// Correct: the metrics file of a set's run is written while the run holds the set's lock,
+// so it always describes the set's last run.
+func TestAttack12MetricsWrittenAfterLockReleased(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	prom := filepath.Join(dir, "backup.prom")
+	if err := os.WriteFile(prom, nil, 0o644); err != nil { // as an earlier run left it
+		t.Fatal(err)
+	}
+	a, aErr := heldRun(t, dir, "renameat2", prom, "create", "--output-dir", set, "--metrics-file", prom, "app")
+	waitFor(t, "A's metrics staged", func() bool {
+		temps, _ := filepath.Glob(filepath.Join(dir, ".backup.prom.tmp-*"))
+		return len(temps) > 0
+	})
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--metrics-file", prom, "--exec-before", "false", "app")
+	if r.code != exitFailed {
+		t.Fatalf("B: exit %d, want %d (it took the lock A released): %s", r.code, exitFailed, r.stderr)
+	}
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("A: exit %d, %s", code, aErr)
+	}
+	if got := exitMetric(t, prom); got != exitFailed {
+		t.Errorf("the metrics file says the last run exited %v; the last run of the set (B, after A) exited %d", got, exitFailed)
+	}
+}
