@@ -5,6 +5,7 @@ package main
 import (
 	"archive/zip"
 	"encoding/json"
+	"filippo.io/age"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,5 +337,73 @@ func TestAttack12MetricsWrittenAfterLockReleased(t *testing.T) {
 	}
 	if got := exitMetric(t, prom); got != exitFailed {
 		t.Errorf("the metrics file says the last run exited %v; the last run of the set (B, after A) exited %d", got, exitFailed)
+	}
+}
+
+// TestAttack12LostLatestLetsPlaintextIntoEncryptedSet: an encrypted set refuses a plain run
+// (exit 2: a host that lost its --recipient must not write names and contents in clear into
+// a set, or a bucket, whose point is that they are not there). But create checks the kind
+// only against LATEST: with LATEST missing (lost, or deleted by whoever can write the set)
+// or junk, the plain run is taken, writes app-….zip (the source's name, every file name and
+// content in clear) beside the encrypted runs, and moves LATEST to it; from then on the set
+// counts as plain and refuses the encrypted runs that belong to it.
+// Correct: as activate and adopt do for the source, create falls back to the set's newest
+// run when LATEST cannot tell, and refuses the run of the other kind (exit 2, nothing
+// written).
+func TestAttack12LostLatestLetsPlaintextIntoEncryptedSet(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"secret-name.txt": {content: "secret content\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--recipient", id.Recipient().String(), "app"), exitComplete)
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitUsage {
+		t.Fatalf("a plain run into the encrypted set: exit %d, want %d: %s", r.code, exitUsage, r.stderr)
+	}
+	for _, latest := range []string{"junk\n", ""} {
+		if latest == "" {
+			os.Remove(filepath.Join(set, "LATEST"))
+		} else if err := os.WriteFile(filepath.Join(set, "LATEST"), []byte(latest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+		plain, _ := filepath.Glob(filepath.Join(set, "app-*.zip"))
+		if r.code != exitUsage || len(plain) > 0 {
+			t.Errorf("LATEST %q: a plain run into the encrypted set: exit %d, wrote %v; want %d and nothing written:\n%s",
+				latest, r.code, plain, exitUsage, r.stderr)
+		}
+		for _, p := range plain {
+			os.Remove(p)
+			os.Remove(p + ".receipt.json")
+		}
+	}
+}
+
+// TestAttack12LostLatestLetsAnotherSourceTakeTheSet: the same for "one source per set":
+// with LATEST missing, a run of another source (a cron line with the wrong folder) is taken
+// and moves LATEST to its archive; the set's own source is then refused ("the backup set of
+// other"), its runs kept for ever as another source's, and every later run of the set fails
+// until someone edits LATEST by hand. activate and adopt fall back to the newest run's
+// source; create does not.
+// Correct: with no LATEST to tell, create checks the source against the newest run and
+// refuses another (exit 1, nothing written).
+func TestAttack12LostLatestLetsAnotherSourceTakeTheSet(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	makeTree(t, filepath.Join(dir, "other"), map[string]node{"o": {content: "o\n"}})
+	if err := os.Remove(filepath.Join(set, "LATEST")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "other")
+	others, _ := filepath.Glob(filepath.Join(set, "other-*"))
+	if r.code == exitComplete || len(others) > 0 {
+		t.Errorf("another source's run into the set of app with LATEST missing: exit %d, wrote %v, LATEST %s; want it refused",
+			r.code, others, readLatest(t, set))
+	}
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitComplete {
+		t.Errorf("the set's own source is now refused: exit %d, %s", r.code, r.stderr)
 	}
 }
