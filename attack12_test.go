@@ -416,3 +416,43 @@ func TestAttack12LostLatestLetsAnotherSourceTakeTheSet(t *testing.T) {
 		t.Errorf("the set's own source is now refused: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestAttack12StatusRacingPruneSaysDamaged: status (and sets, verify DIR, restore DIR) reads
+// LATEST, then looks up the archive it names, without the set's lock (status "runs while
+// backups run"). A create with --keep-last 1 that moves LATEST and prunes the old target in
+// between makes status say "LATEST: names X: the archive is missing", exit 1, and write
+// backup_set_healthy 0, about a set that was healthy at every moment: the hourly check mails
+// a damaged set. strace holds status between the two reads (its second lstat of the old
+// archive) to make the order certain.
+// Correct: a reader whose LATEST target is gone reads LATEST again, and reports damage only
+// when the pointer it reads still names a missing archive.
+func TestAttack12StatusRacingPruneSaysDamaged(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	old := readLatest(t, set)
+	prom := filepath.Join(dir, "status.prom")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old),
+		"-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_enter=3000000:when=2",
+		binary, "status", "--metrics-file", prom, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "status held after reading LATEST", inSyscall(cmd, unix.SYS_NEWFSTATAT))
+	time.Sleep(1100 * time.Millisecond)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Errorf("status of a set that was healthy throughout: exit %d, healthy metric %v:\n%s",
+			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out.String())
+	}
+}
