@@ -456,3 +456,36 @@ func TestAttack12StatusRacingPruneSaysDamaged(t *testing.T) {
 			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out.String())
 	}
 }
+
+// TestAttack12LockFileReplacedTwoRuns: the lock is a flock on whatever file is at
+// DIR/.backup.lock when a run opens it; nothing checks, once it holds the flock, that the
+// file is still the one at that name. A lock file removed or replaced while a run holds it
+// (an rsync of the set folder, a cleanup script removing "stale lock files", which the docs
+// call harmless) lets the next run create a new one and lock that: two runs of the set at
+// once, the second not exiting 4. The folder's compare-and-swap of LATEST is a check then a
+// rename, exclusive only under the lock, so two such runs can both say "LATEST -> …".
+// Correct: after taking the flock a run checks that the path still names the file it
+// locked (same device and inode), and otherwise opens and locks it again, as every
+// lock-file protocol that unlinks (or lets others unlink) does.
+func TestAttack12LockFileReplacedTwoRuns(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	marker := filepath.Join(dir, "holding")
+	a := exec.Command(binary, "create", "--output-dir", set, "--exec-before", "touch "+marker+"; sleep 3", "app")
+	a.Dir = dir
+	var aErr strings.Builder
+	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, "the first run holding the lock", func() bool { _, err := os.Stat(marker); return err == nil })
+	if err := os.Remove(filepath.Join(set, ".backup.lock")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	a.Wait()
+	if r.code != exitLocked {
+		t.Errorf("a second run while the first held the set (its lock file removed meanwhile): exit %d, want %d:\n%s", r.code, exitLocked, r.stderr)
+	}
+}
