@@ -6,6 +6,7 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"filippo.io/age"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -518,5 +519,89 @@ func TestAttack12S3LostLatestLetsPlaintextIntoEncryptedBucket(t *testing.T) {
 	if r.code != exitUsage || len(plain) > 0 {
 		t.Errorf("a plain run into the encrypted bucket set without LATEST: exit %d, uploaded %v; want %d and nothing uploaded:\n%s",
 			r.code, plain, exitUsage, r.stderr)
+	}
+}
+
+// mountCoarseExt4 mounts a small ext4 with 128-byte inodes, whose timestamps have whole
+// seconds only (as ext3, HFS+ and many network and FUSE file systems), at dir.
+func mountCoarseExt4(t *testing.T, dir string) {
+	t.Helper()
+	mustRoot(t)
+	mustTool(t, "mkfs.ext4")
+	img := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-I", "128", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot loop-mount: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+}
+
+// TestAttack12ReuseRacyCleanFile: a set's run copies a file's entry from the last backup
+// when its size, mtime, ctime, inode and mode are those the last backup recorded. On a file
+// system whose timestamps have whole seconds, a file rewritten in place (same size) within
+// the second in which the last backup read it keeps all five: the next run copies the old
+// content, says complete, and so does every run after it until the file's metadata moves
+// again. The new content is in no backup, and nothing says so. (Git calls such entries
+// "racily clean" and checks them again; borg does not trust a file whose mtime is too
+// recent; with nanosecond timestamps the same window is the kernel's clock tick.)
+// Correct: an entry whose mtime or ctime is not strictly before the reference run's start, at
+// the file system's granularity, is not trusted as unchanged: the file is read again.
+func TestAttack12ReuseRacyCleanFile(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "unzip")
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mountCoarseExt4(t, mnt)
+	app := filepath.Join(mnt, "app")
+	f := filepath.Join(app, "f")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "set")
+	stamp := func() string {
+		var st unix.Stat_t
+		if err := unix.Stat(f, &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(st.Mtim, st.Ctim, st.Ino, st.Size)
+	}
+	same := false
+	for try := 0; try < 5 && !same; try++ {
+		os.RemoveAll(set)
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+		if err := os.WriteFile(f, []byte("old content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := stamp()
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, app), exitComplete)
+		if err := os.WriteFile(f, []byte("NEW CONTENT\n"), 0o644); err != nil { // in place, same size
+			t.Fatal(err)
+		}
+		same = stamp() == before
+	}
+	if !same {
+		t.Skip("could not run and rewrite within one second")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, app)
+	mustExit(t, r, exitComplete)
+	got, err := exec.Command("unzip", "-p", filepath.Join(set, readLatest(t, set)), "app/f").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "NEW CONTENT\n" {
+		t.Errorf("the file holds %q; the complete backup LATEST names holds %q, copied from the last backup:\n%s",
+			"NEW CONTENT\n", got, r.stderr)
 	}
 }
