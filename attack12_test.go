@@ -605,3 +605,29 @@ func TestAttack12ReuseRacyCleanFile(t *testing.T) {
 			"NEW CONTENT\n", got, r.stderr)
 	}
 }
+
+// TestAttack12ActivateIncompleteExit3ButLatestMoved: the README's exit codes say of create
+// in a set "exit 3 there means LATEST was not moved and nothing was pruned". With
+// --activate-incomplete an incomplete run moves LATEST (as asked) and still exits 3, the
+// code a script reads as "LATEST not moved": the exit code and LATEST disagree with the
+// contract scripts are told to depend on.
+// Correct: either the contract says that with --activate-incomplete exit 3 means LATEST
+// moved to the incomplete backup, or the run gets a code that does not claim LATEST stayed.
+func TestAttack12ActivateIncompleteExit3ButLatestMoved(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	as := runOpts{dir: dir, uid: nobody}
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"ok.txt": {content: "ok\n"}, "secret": {content: "s\n"}})
+	set := filepath.Join(dir, "set")
+	makeTree(t, set, map[string]node{".": {kind: "dir", mode: 0o777}})
+	mustExit(t, backup(t, as, "create", "--output-dir", set, "app"), exitComplete)
+	before := readLatest(t, set)
+	if err := os.Chmod(filepath.Join(dir, "app", "secret"), 0o200); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, as, "create", "--output-dir", set, "--activate-incomplete", "app")
+	if r.code == exitIncomplete && readLatest(t, set) != before {
+		t.Errorf("exit 3 (\"LATEST was not moved\", README) but LATEST moved from %s to %s:\n%s", before, readLatest(t, set), r.stderr)
+	}
+}
