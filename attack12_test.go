@@ -631,3 +631,30 @@ func TestAttack12ActivateIncompleteExit3ButLatestMoved(t *testing.T) {
 		t.Errorf("exit 3 (\"LATEST was not moved\", README) but LATEST moved from %s to %s:\n%s", before, readLatest(t, set), r.stderr)
 	}
 }
+
+// TestAttack12PruneStoppedHidesDeletedArchive: prune deletes a run's archive, then its
+// receipt; when the receipt's unlink fails (EIO here, by strace), prune stops and reports
+// the runs decided before that one only: "deleted 0, then stopped" (create --keep-*:
+// "pruned 0, kept 0"), while the archive is gone from the set. The user is told nothing was
+// deleted; status then shows the run as "gone".
+// Correct: a run whose archive was deleted is listed as deleted (or as partly deleted, with
+// its receipt left), and the count says so.
+func TestAttack12PruneStoppedHidesDeletedArchive(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, _ := newestSet(t)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a+".receipt.json"),
+		"-e", "trace=unlinkat", "-e", "inject=unlinkat:error=EIO:when=1",
+		binary, "prune", "--keep-last", "1", set)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if _, err := os.Stat(filepath.Join(set, a)); err == nil {
+		t.Fatalf("%s was not deleted; the test needs its archive deleted: %s%s", a, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), a) || strings.Contains(stdout.String(), "deleted 0") {
+		t.Errorf("prune deleted the archive %s, but says:\n%s%s", a, stdout.String(), stderr.String())
+	}
+}
