@@ -658,3 +658,32 @@ func TestAttack12PruneStoppedHidesDeletedArchive(t *testing.T) {
 		t.Errorf("prune deleted the archive %s, but says:\n%s%s", a, stdout.String(), stderr.String())
 	}
 }
+
+// TestAttack12UnprivilegedUserHoldsSetLock: the set's lock file is created 0644 in a 0755
+// folder, and the lock is a flock, which any process that can open the file (read-only is
+// enough) can take. So any local user (nobody here) can hold the lock of root's set for as
+// long as they like: every backup then exits 4, which the README's crontab ignores on
+// purpose ("Exit 4 (a run still going) is not worth a mail"). Backups stop, silently, until
+// an age check notices.
+// Correct: only those who may write the set can lock it (the lock file created 0600, or
+// opened for writing only), so that another user's process can never stop its backups.
+func TestAttack12UnprivilegedUserHoldsSetLock(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	dir := sharedTempDir(t)
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	held := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+		"flock", filepath.Join(set, ".backup.lock"), "sleep", "5")
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Process.Kill(); held.Wait() })
+	time.Sleep(300 * time.Millisecond)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code == exitLocked {
+		t.Errorf("an unprivileged user holds root's set: create exits %d: %s", r.code, r.stderr)
+	}
+}
