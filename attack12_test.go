@@ -687,3 +687,40 @@ func TestAttack12UnprivilegedUserHoldsSetLock(t *testing.T) {
 		t.Errorf("an unprivileged user holds root's set: create exits %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestAttack12SetsRacingPruneSaysDamaged: the fleet check has the same window as status
+// (TestAttack12StatusRacingPruneSaysDamaged): `backup sets` reads a set's LATEST, then the
+// receipt of the archive it names; a create with --keep-last 1 that moves LATEST and prunes
+// the old target in between makes sets report the set "damaged" ("its receipt is missing"),
+// exit 1: the line cron mails, about a set that was healthy at every moment. The docs say
+// sets "runs while backups run" and reads a moving fleet right.
+// Correct: a target that is gone when read makes sets read LATEST again before it calls the
+// set damaged.
+func TestAttack12SetsRacingPruneSaysDamaged(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "fleet")
+	set := filepath.Join(fleet, "web1")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	old := readLatest(t, set)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old+".receipt.json"),
+		"-e", "trace=openat", "-e", "inject=openat:delay_enter=3000000:when=1", binary, "sets", fleet)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "sets held after reading LATEST", inSyscall(cmd, unix.SYS_OPENAT))
+	time.Sleep(1100 * time.Millisecond)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out.String())
+	}
+}
