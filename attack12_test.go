@@ -169,7 +169,7 @@ func heldAtArchive(t *testing.T, dir, set string, args ...string) (*exec.Cmd, *s
 	mustRoot(t)
 	mustTool(t, "strace")
 	s := startAtSecond()
-	names := []string{backupsetName(s), backupsetName(s.Add(time.Second))}
+	names := []string{backupsetName(s), backupsetName(s.Add(time.Second)), backupsetName(s.Add(2 * time.Second))}
 	sargs := []string{"-f", "-qq", "-o", os.DevNull, "-e", "trace=openat",
 		"-e", "inject=openat:delay_enter=2000000:when=1"}
 	for _, n := range names {
