@@ -4,6 +4,8 @@ package main
 
 import (
 	"archive/zip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"filippo.io/age"
 	"fmt"
@@ -722,5 +724,66 @@ func TestAttack12SetsRacingPruneSaysDamaged(t *testing.T) {
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
 		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out.String())
+	}
+}
+
+// TestAttack12ReferenceDamageSkipsReadBack: a set's read-back does not inflate the entries a
+// run copied from its reference, on the ground (docs/reuse.md) that they equal the
+// reference's bytes, "whose own read-back inflated them". That holds for LATEST's archive,
+// not for an archive given with --reference, which may never have been read back (create
+// -o without --verify). Here the reference's app/big is damaged (CRC-32 mismatch; its receipt
+// records the damaged bytes, as when they went bad before they were hashed, or a receipt
+// rewritten): backup verify rejects it. A set run with --reference copies the damaged entry,
+// its read-back passes, it says complete (exit 0) and moves LATEST to an archive that backup
+// verify rejects.
+// Correct: an entry copied from a reference that was not read back by this tool (or any
+// copied entry) is inflated and checked against its CRC-32 and SHA-256 before LATEST may
+// name the new archive, or the damaged entry is read from the file instead.
+func TestAttack12ReferenceDamageSkipsReadBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var big strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&big, "%d\n", i)
+	}
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"big": {content: big.String()}, "a": {content: "a\n"}})
+	ref := filepath.Join(dir, "ref.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", ref, "app"), exitComplete)
+
+	zr, err := zip.OpenReader(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off, size int64
+	for _, f := range zr.File {
+		if f.Name == "app/big" {
+			off, _ = f.DataOffset()
+			size = int64(f.CompressedSize64)
+		}
+	}
+	zr.Close()
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[off+size/2] ^= 0x55
+	if err := os.WriteFile(ref, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	editReceipt(t, ref+".receipt.json", func(rc map[string]any) {
+		a := rc["archive"].(map[string]any)
+		a["sha256"], a["size"] = hex.EncodeToString(sum[:]), len(data)
+	})
+	if r := backup(t, runOpts{}, "verify", ref); r.code == exitComplete {
+		t.Fatal("the damaged reference verifies; the test needs it damaged")
+	}
+
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--reference", ref, "app")
+	if r.code == exitComplete {
+		if v := backup(t, runOpts{}, "verify", set); v.code != exitComplete {
+			t.Errorf("create said complete and moved LATEST to %s, which backup verify rejects:\n%s%s%s", readLatest(t, set), r.stderr, v.stdout, v.stderr)
+		}
 	}
 }
