@@ -283,6 +283,7 @@ func isLatestError(err error) bool {
 func (l *Lock) Pointer(ctx context.Context) (string, error) {
 	name, etag, err := readPointer(ctx, l.store)
 	l.pointerRead, l.pointerETag = true, etag
+	l.pointerName, l.pointerErr = name, err
 	if errors.Is(err, errNoPointer) {
 		return "", nil
 	}

@@ -16,9 +16,13 @@ type Witness struct {
 // reads, else the newest run. Every check of "one source per set" and "encrypted or plain,
 // not both" (create, activate, adopt) goes by it, so that a lost or damaged LATEST opens the
 // set to no other source and no other kind. entries are the set's, as Scan lists them; nil
-// to scan only when LATEST cannot say.
+// to scan only when LATEST cannot say. LATEST is read unless Pointer read it already.
 func (l *Lock) Witness(ctx context.Context, entries []Entry) (Witness, error) {
-	if name, _, err := readPointer(ctx, l.store); err == nil {
+	name, err := l.pointerName, l.pointerErr
+	if !l.pointerRead {
+		name, _, err = readPointer(ctx, l.store)
+	}
+	if err == nil {
 		return Witness{Name: name, ByLatest: true}, nil
 	}
 	if entries == nil {
