@@ -137,7 +137,11 @@ func writePruned(w io.Writer, plan []backupset.Decision) {
 			kept++
 			continue
 		}
-		fmt.Fprintf(w, "  deleted %s (%s, %s)\n", format.QuoteName(d.Name), d.State, format.EscapeText(d.Reasons[0]))
+		left := ""
+		if d.ReceiptLeft {
+			left = "; its receipt left"
+		}
+		fmt.Fprintf(w, "  deleted %s (%s, %s%s)\n", format.QuoteName(d.Name), d.State, format.EscapeText(d.Reasons[0]), left)
 	}
 	fmt.Fprintf(w, "backup: pruned %d, kept %d\n", len(plan)-kept, kept)
 }

@@ -1,7 +1,7 @@
 package main
 
-// What a run into a backup set checks of the set's LATEST before it writes anything: one set,
-// one source; and one kind, encrypted or plain.
+// What a run into a backup set checks of the set (its LATEST, else its newest run) before it
+// writes anything: one set, one source; and one kind, encrypted or plain.
 
 import (
 	"archive/zip"
@@ -16,21 +16,22 @@ import (
 	"backup/seal"
 )
 
-// checkLatest refuses a run into a set whose LATEST names latest, when that is another
-// source's archive (exit 1: one set, one source, so that restore DIR and pruning never mix
-// two), or an archive of the other kind, encrypted where the run is plain or the reverse
-// (exit 2, unless --allow-plaintext: a set that is encrypted must not quietly gain a plain
-// copy of everything). An encrypted LATEST names no source: it is checked only when the
-// run's identities decrypt it (a write-only host holds none). A change of recipients is
-// allowed (key rotation), and said in one line.
-func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr io.Writer) (int, error) {
-	set, source := cfg.set, cfg.sources[0].Name
+// checkLatest refuses a run into a set whose witness w (LATEST's target, or its newest run
+// when LATEST is lost or damaged: see backupset.Lock.Witness) is another source's archive
+// (exit 1: one set, one source, so that restore DIR and pruning never mix two), or an
+// archive of the other kind, encrypted where the run is plain or the reverse (exit 2,
+// unless --allow-plaintext: a set that is encrypted must not quietly gain a plain copy of
+// everything). An encrypted witness names no source: it is checked only when the run's
+// identities decrypt it (a write-only host holds none). A change of recipients is allowed
+// (key rotation), and said in one line.
+func (cfg *createConfig) checkLatest(ctx context.Context, w backupset.Witness, stderr io.Writer) (int, error) {
+	set, source, latest := cfg.set, cfg.sources[0].Name, w.Name
 	sealedSet, sealedRun := backupset.IsSealedName(latest), cfg.recipients != nil
 	switch {
 	case sealedSet != sealedRun && !cfg.allowPlaintext:
-		return exitUsage, kindError(set.dir, latest, sealedSet)
+		return exitUsage, kindError(set.dir, w, sealedSet)
 	case sealedSet != sealedRun:
-		sayf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); LATEST names %s\n", format.QuoteName(set.dir), format.QuoteName(latest))
+		sayf(stderr, "backup: %s now holds encrypted and plain backups (--allow-plaintext); %s\n", format.QuoteName(set.dir), witnessSays(w))
 	case sealedSet:
 		cfg.sayRotation(ctx, latest, stderr)
 	}
@@ -42,18 +43,26 @@ func (cfg *createConfig) checkLatest(ctx context.Context, latest string, stderr 
 		}
 	}
 	if other != source {
-		return exitFailed, fmt.Errorf("%s is the backup set of %q (LATEST names %s); back up %q into a folder of its own",
-			format.QuoteName(set.dir), other, format.QuoteName(latest), source)
+		return exitFailed, fmt.Errorf("%s is the backup set of %q (%s); back up %q into a folder of its own",
+			format.QuoteName(set.dir), other, witnessSays(w), source)
 	}
 	return 0, nil
 }
 
-// kindError is the refusal of a run of the other kind than the set's.
-func kindError(dir, latest string, sealedSet bool) error {
-	if sealedSet {
-		return fmt.Errorf("%s is an encrypted backup set (LATEST names %s): give --recipient or --recipients-file, or --allow-plaintext to write a plain backup into it", format.QuoteName(dir), format.QuoteName(latest))
+// witnessSays names the archive that says what the set is, and why that one.
+func witnessSays(w backupset.Witness) string {
+	if w.ByLatest {
+		return "LATEST names " + format.QuoteName(w.Name)
 	}
-	return fmt.Errorf("%s is a plain backup set (LATEST names %s): back up encrypted into a set of its own, or give --allow-plaintext to mix them", format.QuoteName(dir), format.QuoteName(latest))
+	return "its newest run is " + format.QuoteName(w.Name) + ", and LATEST is missing or damaged"
+}
+
+// kindError is the refusal of a run of the other kind than the set's.
+func kindError(dir string, w backupset.Witness, sealedSet bool) error {
+	if sealedSet {
+		return fmt.Errorf("%s is an encrypted backup set (%s): give --recipient or --recipients-file, or --allow-plaintext to write a plain backup into it", format.QuoteName(dir), witnessSays(w))
+	}
+	return fmt.Errorf("%s is a plain backup set (%s): back up encrypted into a set of its own, or give --allow-plaintext to mix them", format.QuoteName(dir), witnessSays(w))
 }
 
 // sayRotation says, in one line, that the run encrypts to other recipients than LATEST's

@@ -67,8 +67,9 @@ func (set *setConfig) local() bool {
 }
 
 // lockSet creates the set folder and takes its lock before anything else is written. It
-// refuses a set whose LATEST names another source's archive, or an archive of the other
-// kind, encrypted or plain (see checkLatest). Without the lock it returns the exit code and
+// refuses a set whose LATEST (or, when LATEST is lost or damaged, whose newest run) is
+// another source's archive, or an archive of the other kind, encrypted or plain (see
+// checkLatest). Without the lock it returns the exit code and
 // why, printed already.
 func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backupset.Lock, int, error) {
 	set := cfg.set
@@ -89,8 +90,20 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	if cfg.allowPlaintext {
 		lock.AllowMixed()
 	}
-	name, err := lock.Pointer(ctx)
+	_, pointerErr := lock.Pointer(ctx)
+	// What the set is (its source, encrypted or plain) is said by LATEST, or by its newest
+	// run when LATEST is lost or damaged: a lost pointer must not open the set to anything.
+	w, err := lock.Witness(ctx, nil)
+	code = exitFailed
+	if err == nil && w.Name != "" {
+		code, err = cfg.checkLatest(ctx, w, stderr)
+	}
 	if err != nil {
+		lock.Release()
+		sayf(stderr, "backup: failed: %v\n", err)
+		return nil, code, err
+	}
+	if pointerErr != nil {
 		// A damaged pointer does not stop a backup: this run replaces it once verified.
 		// One line for all the run does about it: reading every file, since the archive it
 		// names cannot be trusted for reuse, and replacing it.
@@ -98,14 +111,8 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 		if set.reusesLatest {
 			more = " (reading every file: nothing is reused from it)"
 		}
-		sayf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, err), more)
+		sayf(stderr, "backup: %s; this run replaces it if it is complete and verified%s\n", setError(set.dir, pointerErr), more)
 		set.pointerSaid = true
-	} else if name != "" {
-		if code, err := cfg.checkLatest(ctx, name, stderr); err != nil {
-			lock.Release()
-			sayf(stderr, "backup: failed: %v\n", err)
-			return nil, code, err
-		}
 	}
 	return lock, 0, nil
 }

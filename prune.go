@@ -62,6 +62,8 @@ type pruneRunJSON struct {
 	StartedAt time.Time       `json:"started_at"`
 	Keep      bool            `json:"keep"`
 	Reasons   []string        `json:"reasons"`
+	// ReceiptLeft: the archive was deleted, its receipt not (the prune stopped there).
+	ReceiptLeft bool `json:"receipt_left,omitempty"`
 }
 
 // pruneConfig is the prune command's flags after validation.
@@ -207,7 +209,11 @@ func writePlan(w io.Writer, plan []backupset.Decision, dryRun bool, attic *backu
 				verb = "would " + del
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verb, d.Started.Local().Format(time.RFC3339), d.State, format.QuoteName(d.Name), format.EscapeText(strings.Join(d.Reasons, ", ")))
+		reasons := format.EscapeText(strings.Join(d.Reasons, ", "))
+		if d.ReceiptLeft {
+			reasons += "; its receipt left"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verb, d.Started.Local().Format(time.RFC3339), d.State, format.QuoteName(d.Name), reasons)
 	}
 	tw.Flush()
 	done := "deleted"
@@ -239,7 +245,7 @@ func (cfg pruneConfig) newPruneJSON(plan []backupset.Decision) pruneJSON {
 		default:
 			out.Deleted++
 		}
-		r := pruneRunJSON{State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons}
+		r := pruneRunJSON{State: d.State, StartedAt: d.Started, Keep: d.Keep, Reasons: d.Reasons, ReceiptLeft: d.ReceiptLeft}
 		r.Name, r.NameB64 = format.JSONText(d.Name)
 		out.Runs = append(out.Runs, r)
 	}

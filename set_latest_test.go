@@ -172,3 +172,26 @@ func TestSetCreateHealsLatest(t *testing.T) {
 	}
 	mustExit(t, backup(t, runOpts{}, "status", "--max-age", "1h", set), exitComplete)
 }
+
+// TestSetCreateWithoutLatestKeepsSource: a lost or damaged LATEST does not open the set to
+// another source: create asks the newest run instead, refuses (exit 1, nothing written) and
+// says why; the set's own source still heals the pointer.
+func TestSetCreateWithoutLatestKeepsSource(t *testing.T) {
+	t.Parallel()
+	set, _, _ := twoRunSet(t)
+	dir := filepath.Dir(set)
+	makeTree(t, filepath.Join(dir, "other"), map[string]node{"o": {content: "o\n"}})
+	for _, latest := range []string{"junk\n", ""} {
+		if latest == "" {
+			os.Remove(filepath.Join(set, "LATEST"))
+		} else {
+			os.WriteFile(filepath.Join(set, "LATEST"), []byte(latest), 0o644)
+		}
+		r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "other")
+		others, _ := filepath.Glob(filepath.Join(set, "other-*"))
+		if r.code != exitFailed || len(others) > 0 || !strings.Contains(r.stderr, `is the backup set of "app" (its newest run is app-`) {
+			t.Errorf("LATEST %q: another source: exit %d, wrote %v; want %d, nothing written, and why:\n%s", latest, r.code, others, exitFailed, r.stderr)
+		}
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+}

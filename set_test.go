@@ -227,9 +227,14 @@ func TestSetIncompleteRun(t *testing.T) {
 		t.Errorf("status: exit %d, stdout %q; want healthy (LATEST is the complete run), listing the incomplete one", r.code, r.stdout)
 	}
 
-	r = backup(t, as, "create", "--output-dir", set, "--keep-last", "1", "--activate-incomplete", "app")
+	// Exit 3 stays "incomplete" with --activate-incomplete (README: it then means LATEST
+	// moved to the incomplete backup); stderr says the move.
+	r = backup(t, as, "create", "-q", "--output-dir", set, "--keep-last", "1", "--activate-incomplete", "app")
 	mustExit(t, r, exitIncomplete)
 	archives := setArchives(t, set)
+	if !strings.Contains(r.stderr, "backup: LATEST -> "+archives[4]) {
+		t.Errorf("exit 3 with --activate-incomplete does not say LATEST moved:\n%s", r.stderr)
+	}
 	if len(archives) != 6 || readLatest(t, set) != archives[4] {
 		t.Errorf("set holds %v, LATEST %q; want three runs, LATEST on the newest", archives, readLatest(t, set))
 	}

@@ -101,28 +101,19 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	return name, false, nil
 }
 
-// checkSource refuses an archive of another source than the set's (LATEST's, else that of
-// its newest run): one set, one source. An empty set takes any. entries are the set's, as
+// checkSource refuses an archive of another source than the set's (its Witness's): one set,
+// one source. An empty set takes any. entries are the set's, as
 // Scan lists them; nil to scan only when LATEST cannot say.
 //
 // The encrypted archives of a set name no source (Sealed): such an archive is of the set's
 // series when the set's is Sealed too, and which source it holds is for the caller to check
 // with a key. An encrypted archive for a plain set, or the reverse, is refused.
 func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) error {
-	want, known := "", false
-	if name, _, err := readPointer(ctx, l.store); err == nil {
-		want, known = SourceOf(name), true
-	} else {
-		if entries == nil {
-			var err error
-			if entries, err = Scan(ctx, l.store); err != nil {
-				return err
-			}
-		}
-		if len(entries) > 0 {
-			want, known = entries[len(entries)-1].Source, true
-		}
+	w, err := l.Witness(ctx, entries)
+	if err != nil {
+		return err
 	}
+	want, known := SourceOf(w.Name), w.Name != ""
 	switch {
 	case !known || want == source || l.mixed && (want == Sealed) != (source == Sealed):
 		return nil

@@ -23,15 +23,49 @@ const maxPointer = 4096
 // pointer or its target is an error naming the problem (as an *fs.PathError on LATEST), and
 // another archive is never picked instead. The error is a *LatestError, or ErrNoBackup for
 // a set that holds neither LATEST nor any archive.
+//
+// No lock is taken: a run may move LATEST and prune its old target between the read of the
+// pointer and that of the target. A target found wrong is therefore reported only when
+// LATEST, read again, still names it (see moved); otherwise the new target is read, at most
+// rereads times.
 func Latest(ctx context.Context, st Store) (Entry, error) {
+	for try := 0; ; try++ {
+		name, e, err := latestOnce(ctx, st)
+		if err == nil || try == rereads || !moved(ctx, st, name) {
+			return e, err
+		}
+	}
+}
+
+// latestOnce is one reading of LATEST and its target; it returns the name LATEST held, ""
+// when it held none that reads.
+func latestOnce(ctx context.Context, st Store) (string, Entry, error) {
 	name, _, err := readPointer(ctx, st)
 	if errors.Is(err, errNoPointer) {
-		return Entry{}, missingPointer(ctx, st)
+		return "", Entry{}, missingPointer(ctx, st)
 	}
 	if err != nil {
-		return Entry{}, err
+		return "", Entry{}, err
 	}
-	return target(ctx, st, name)
+	e, err := target(ctx, st, name)
+	return name, e, err
+}
+
+// rereads bounds how often a reader that found LATEST's target wrong reads it again because
+// the pointer moved meanwhile: each time, a run moved LATEST within the reader's two reads.
+const rereads = 3
+
+// moved says whether LATEST, read again, names an archive other than name: a run moved it
+// since name was read, and what was found wrong with name's target (pruned by that run, say)
+// says nothing about the set. A pointer that did not read (name "") is its own damage, not
+// its target's, and a pointer that no longer reads has not moved anywhere: the first
+// reading's error stands.
+func moved(ctx context.Context, st Store, name string) bool {
+	if name == "" {
+		return false
+	}
+	now, _, err := readPointer(ctx, st)
+	return err == nil && now != name && ctx.Err() == nil
 }
 
 // target reads the entry of name, which LATEST holds, and says why it cannot be LATEST's
@@ -249,6 +283,7 @@ func isLatestError(err error) bool {
 func (l *Lock) Pointer(ctx context.Context) (string, error) {
 	name, etag, err := readPointer(ctx, l.store)
 	l.pointerRead, l.pointerETag = true, etag
+	l.pointerName, l.pointerErr = name, err
 	if errors.Is(err, errNoPointer) {
 		return "", nil
 	}

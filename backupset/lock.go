@@ -46,6 +46,10 @@ type Lock struct {
 	// condition on which Activate replaces it.
 	pointerETag string
 	pointerRead bool
+	// pointerName and pointerErr are what Pointer read (readPointer's answer), which
+	// Witness goes by rather than reading LATEST again.
+	pointerName string
+	pointerErr  error
 	// mixed lets an encrypted archive into a plain set and the reverse (AllowMixed).
 	mixed bool
 }

@@ -76,8 +76,9 @@ type Overview struct {
 // receipt of the archive it names are read (two small reads), everything else comes from
 // the listing. No archive and no other receipt is read, no lock is taken, nothing is
 // written: a monitor may call it on every set of a fleet while their runs go on. LATEST is
-// checked as every reader checks it (see Latest); an archive that LATEST names but the
-// listing lacks (a run that moved LATEST after the listing) is looked up in st.
+// checked as every reader checks it (see Latest), and read again when it moved while being
+// read; an archive that LATEST names but the listing lacks (a run that moved LATEST after
+// the listing) is looked up in st.
 func Overlook(ctx context.Context, st Store, files []Object) Overview {
 	ls := listed{Store: st, files: make(map[string]Object, len(files))}
 	names := map[string]bool{}
@@ -92,19 +93,26 @@ func Overlook(ctx context.Context, st Store, files []Object) Overview {
 		o.LatestErr = noPointer(st, o.Runs)
 		return o
 	}
-	name, _, err := readPointer(ctx, ls)
-	if errors.Is(err, errNoPointer) {
-		err = noPointer(st, o.Runs) // removed since the listing
-	}
-	if err == nil {
+	for try := 0; ; try++ {
+		name, _, err := readPointer(ctx, ls)
+		if errors.Is(err, errNoPointer) {
+			err = noPointer(st, o.Runs) // removed since the listing
+		}
 		var e Entry
-		e, err = target(ctx, ls, name)
-		o.Latest = &e
+		if err == nil {
+			e, err = target(ctx, ls, name)
+		}
+		if err == nil {
+			o.Latest = &e
+			return o
+		}
+		// A target found wrong because a run moved LATEST (and pruned the old target) since
+		// it was read says nothing about the set: the new one is read, as Latest does.
+		if try == rereads || !moved(ctx, st, name) {
+			o.LatestErr = err
+			return o
+		}
 	}
-	if err != nil {
-		o.Latest, o.LatestErr = nil, err
-	}
-	return o
 }
 
 // noPointer is the error of a set without LATEST that holds runs runs: Latest's, without

@@ -36,6 +36,9 @@ type Decision struct {
 	Run
 	Keep    bool
 	Reasons []string
+	// ReceiptLeft says a prune deleted the run's archive but stopped on its receipt, which
+	// is still in the set (a Gone run, which the next prune removes).
+	ReceiptLeft bool
 }
 
 // Plan decides which runs to keep. It is a pure function, so that the rules can be tested

@@ -16,7 +16,8 @@ import (
 // to prune, deleting nothing, when the pointer cannot be trusted. An empty set is no error.
 //
 // The decisions are returned in the set's order (oldest first). With an error, which names
-// the file that could not be deleted, only the decisions carried out are returned.
+// the file that could not be deleted, only the decisions carried out are returned: the
+// last of them marked ReceiptLeft when its archive was deleted and its receipt was not.
 func (l *Lock) Prune(ctx context.Context, p Policy, dryRun bool) ([]Decision, error) {
 	return l.PruneInto(ctx, p, dryRun, nil)
 }
@@ -61,6 +62,11 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 			return plan[:i], fmt.Errorf("internal error: the plan deletes %s (%s); nothing more deleted", d.Name, d.State)
 		}
 		if err := remove(ctx, entries[i]); err != nil {
+			var left *ReceiptLeftError
+			if errors.As(err, &left) {
+				plan[i].ReceiptLeft = true
+				return plan[:i+1], err
+			}
 			return plan[:i], err
 		}
 	}
@@ -79,8 +85,26 @@ func (l *Lock) remove(ctx context.Context, e Entry) error {
 			return err
 		}
 	}
-	if e.Receipt != nil {
-		return l.store.Delete(ctx, e.Name+format.ReceiptSuffix, e.ReceiptETag)
+	if e.Receipt == nil {
+		return nil
 	}
-	return nil
+	err := l.store.Delete(ctx, e.Name+format.ReceiptSuffix, e.ReceiptETag)
+	if err != nil && e.Archive {
+		return &ReceiptLeftError{Name: e.Name, Err: err}
+	}
+	return err
 }
+
+// ReceiptLeftError is a prune's error when it deleted a run's archive but not its receipt:
+// the run has left the set (status shows it gone) and is counted as deleted.
+type ReceiptLeftError struct {
+	Name string // the archive's
+	Err  error  // why the receipt stays
+}
+
+func (e *ReceiptLeftError) Error() string {
+	return fmt.Sprintf("deleted %s, but not its receipt (the next prune removes it): %v", format.QuoteName(e.Name), e.Err)
+}
+
+// Unwrap returns why the receipt stays.
+func (e *ReceiptLeftError) Unwrap() error { return e.Err }

@@ -1,9 +1,14 @@
 package backupset
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,5 +140,39 @@ func TestPruneEmptySet(t *testing.T) {
 	defer l.Release()
 	if plan, err := l.Prune(t.Context(), Policy{Last: 1}, false); err != nil || len(plan) != 0 {
 		t.Errorf("Prune of an empty set: %v, %v; want nothing to do", plan, err)
+	}
+}
+
+// receiptStuck is a folder whose receipts cannot be deleted.
+type receiptStuck struct{ Folder }
+
+func (r receiptStuck) Delete(ctx context.Context, name, ifMatch string) error {
+	if strings.HasSuffix(name, format.ReceiptSuffix) {
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EIO}
+	}
+	return r.Folder.Delete(ctx, name, ifMatch)
+}
+
+// TestPruneStoppedOnReceipt: a prune that deleted a run's archive and then failed on its
+// receipt returns that run among those carried out, marked ReceiptLeft: the archive is gone,
+// and the caller's count must say so.
+func TestPruneStoppedOnReceipt(t *testing.T) {
+	dir := twoRuns(t)
+	writeFile(t, filepath.Join(dir, LatestName), nameB+"\n")
+	l, err := Acquire(t.Context(), receiptStuck{Folder{dir}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	plan, err := l.Prune(t.Context(), Policy{Last: 1}, false)
+	var left *ReceiptLeftError
+	if !errors.As(err, &left) || !errors.Is(err, syscall.EIO) || left.Name != nameA {
+		t.Errorf("Prune: %v; want a ReceiptLeftError for %s", err, nameA)
+	}
+	if len(plan) != 1 || plan[0].Name != nameA || plan[0].Keep || !plan[0].ReceiptLeft {
+		t.Errorf("Prune carried out %+v; want %s deleted, its receipt left", plan, nameA)
+	}
+	if _, err := os.Stat(filepath.Join(dir, nameA)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s: %v; want it deleted", nameA, err)
 	}
 }

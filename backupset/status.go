@@ -25,21 +25,31 @@ type Status struct {
 
 // ReadStatus reads the set in st. Its error is for a set that cannot be listed; a pointer
 // that cannot be trusted is reported in Status.LatestErr.
+//
+// No lock is taken (status runs while backups run): when LATEST's target is found wrong
+// but LATEST has moved since it was read, a run moved it (and may have pruned the old
+// target), and the whole set is read again, at most rereads times, so that the runs listed
+// and LATEST are of one moment.
 func ReadStatus(ctx context.Context, st Store) (*Status, error) {
-	entries, err := Scan(ctx, st)
-	if err != nil {
-		return nil, err
+	for try := 0; ; try++ {
+		entries, err := Scan(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		s := &Status{Entries: entries}
+		name, latest, err := latestOnce(ctx, st)
+		if err != nil && try < rereads && moved(ctx, st, name) {
+			continue
+		}
+		if err != nil {
+			s.LatestErr = err
+		} else {
+			s.Latest = &latest
+			s.Newer = newerComplete(entries, latest)
+			s.Activation = readActivation(ctx, st, latest.Name)
+		}
+		return s, nil
 	}
-	s := &Status{Entries: entries}
-	latest, err := Latest(ctx, st)
-	if err != nil {
-		s.LatestErr = err
-	} else {
-		s.Latest = &latest
-		s.Newer = newerComplete(entries, latest)
-		s.Activation = readActivation(ctx, st, latest.Name)
-	}
-	return s, nil
 }
 
 // newerComplete returns the newest complete entry of latest's source if it sorts after

@@ -1,0 +1,38 @@
+package backupset
+
+import "context"
+
+// Witness is the archive whose name says what a set is: which source it backs up, and
+// whether it is encrypted (a Sealed name) or plain.
+type Witness struct {
+	// Name is the archive's name; "" for a set that holds no run yet, which takes any.
+	Name string
+	// ByLatest says LATEST names it. Otherwise LATEST is missing or cannot be read, and Name
+	// is the set's newest run, as Scan orders them.
+	ByLatest bool
+}
+
+// Witness returns the archive that says what the set is: LATEST's target when the pointer
+// reads, else the newest run. Every check of "one source per set" and "encrypted or plain,
+// not both" (create, activate, adopt) goes by it, so that a lost or damaged LATEST opens the
+// set to no other source and no other kind. entries are the set's, as Scan lists them; nil
+// to scan only when LATEST cannot say. LATEST is read unless Pointer read it already.
+func (l *Lock) Witness(ctx context.Context, entries []Entry) (Witness, error) {
+	name, err := l.pointerName, l.pointerErr
+	if !l.pointerRead {
+		name, _, err = readPointer(ctx, l.store)
+	}
+	if err == nil {
+		return Witness{Name: name, ByLatest: true}, nil
+	}
+	if entries == nil {
+		var err error
+		if entries, err = Scan(ctx, l.store); err != nil {
+			return Witness{}, err
+		}
+	}
+	if len(entries) == 0 {
+		return Witness{}, nil
+	}
+	return Witness{Name: entries[len(entries)-1].Name}, nil
+}
