@@ -82,21 +82,32 @@ type flock struct {
 // pollInterval is how often Acquire retries a held lock while it waits.
 const pollInterval = 100 * time.Millisecond
 
-// Lock takes the exclusive flock on DIR/.backup.lock, creating the file when missing. When
-// the lock is held elsewhere it returns a *LockedError at once, or, when wait is positive,
-// retries until wait has passed or ctx is done. The kernel releases the lock when the
-// process dies, so a crashed run never leaves the set locked; the file itself is harmless.
+// Lock takes the exclusive flock on DIR/.backup.lock, creating the file (mode 0600) when
+// missing. When the lock is held elsewhere it returns a *LockedError at once, or, when wait is
+// positive, retries until wait has passed or ctx is done. The kernel releases the lock when
+// the process dies, so a crashed run never leaves the set locked; the file itself is harmless.
 func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
-	dir := fo.Dir
-	f, err := openLockFile(filepath.Join(dir, LockName))
+	f, err := flockFile(ctx, fo.Dir, filepath.Join(fo.Dir, LockName), time.Now().Add(wait))
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
+	own := linkCount(f) == 1
+	if own {
+		writePid(f)
+	}
+	return &flock{file: f, own: own}, nil
+}
+
+// flockFile opens the lock file at path and takes its flock, waiting until deadline.
+func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.File, error) {
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			break
+			return f, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
@@ -114,11 +125,6 @@ func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
 		case <-time.After(min(pollInterval, time.Until(deadline))):
 		}
 	}
-	own := linkCount(f) == 1
-	if own {
-		writePid(f)
-	}
-	return &flock{file: f, own: own}, nil
 }
 
 // linkCount returns how many names the open file has; 0 when it cannot be told.
@@ -134,14 +140,14 @@ func linkCount(f *os.File) uint64 {
 // FIFO, and refuses anything but a regular file: a lock that is a link could be made to
 // point anywhere.
 //
-// flock needs no write access, so a lock file another user created is opened read-only: the
-// pid is then not written, which only makes a second run's message less precise.
+// flock needs no write access, so whoever can open the file can hold the lock, and stop
+// every backup of the set. The file is therefore opened for writing (who cannot write it
+// cannot lock it) and created 0600; a lock file that others may read (one an older version
+// created 0644) is made so that only those who may write it can read it, when this process
+// owns it and it has no other name.
 func openLockFile(path string) (*os.File, error) {
 	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o644)
-	if errors.Is(err, fs.ErrPermission) {
-		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
-	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("is a symlink")}
 	}
@@ -156,7 +162,20 @@ func openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
+	if mode := lockMode(info.Mode().Perm()); mode != info.Mode().Perm() && linkCount(f) == 1 {
+		f.Chmod(mode) // only the owner (or root) may; a file it cannot change is still locked
+	}
 	return f, nil
+}
+
+// lockMode is perm without the read bits of those who may not write the file: others lose
+// every bit (they must never lock a set), a group keeps read only with write.
+func lockMode(perm fs.FileMode) fs.FileMode {
+	perm &^= 0o007
+	if perm&0o020 == 0 {
+		perm &^= 0o050
+	}
+	return perm
 }
 
 // writePid records the holder's pid, for the message a second run prints. It is a hint

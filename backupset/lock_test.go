@@ -114,3 +114,32 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+func TestLockFileMode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, LockName)
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("new lock file: %v, %v; want mode 0600", info.Mode().Perm(), err)
+	}
+	// A lock file others may open (one an older version made 0644) is made theirs no more.
+	for _, tt := range []struct{ before, after os.FileMode }{
+		{0o644, 0o600}, {0o666, 0o660}, {0o640, 0o600}, {0o664, 0o660}, {0o600, 0o600},
+	} {
+		if err := os.Chmod(path, tt.before); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Acquire(t.Context(), Folder{dir}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+		if info, _ := os.Stat(path); info.Mode().Perm() != tt.after {
+			t.Errorf("lock file %v: %v after a run, want %v", tt.before, info.Mode().Perm(), tt.after)
+		}
+	}
+}
