@@ -86,17 +86,34 @@ const pollInterval = 100 * time.Millisecond
 // missing. When the lock is held elsewhere it returns a *LockedError at once, or, when wait is
 // positive, retries until wait has passed or ctx is done. The kernel releases the lock when
 // the process dies, so a crashed run never leaves the set locked; the file itself is harmless.
+//
+// A flock belongs to the file, not to its name: once it holds one, Lock checks that the name
+// still leads to the file it locked, and otherwise (the file was removed or replaced while
+// it waited) locks the file the name leads to now.
 func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
-	f, err := flockFile(ctx, fo.Dir, filepath.Join(fo.Dir, LockName), time.Now().Add(wait))
-	if err != nil {
-		return nil, err
+	path := filepath.Join(fo.Dir, LockName)
+	deadline := time.Now().Add(wait)
+	for tries := 1; ; tries++ {
+		f, err := flockFile(ctx, fo.Dir, path, deadline)
+		if err != nil {
+			return nil, err
+		}
+		if stillAt(f, path) {
+			own := linkCount(f) == 1
+			if own {
+				writePid(f)
+			}
+			return &flock{file: f, own: own}, nil
+		}
+		f.Close()
+		if tries == maxRelock {
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("was replaced each time it was locked")}
+		}
 	}
-	own := linkCount(f) == 1
-	if own {
-		writePid(f)
-	}
-	return &flock{file: f, own: own}, nil
 }
+
+// maxRelock bounds how often Lock locks a lock file that another name took the place of.
+const maxRelock = 10
 
 // flockFile opens the lock file at path and takes its flock, waiting until deadline.
 func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.File, error) {
@@ -125,6 +142,15 @@ func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.F
 		case <-time.After(min(pollInterval, time.Until(deadline))):
 		}
 	}
+}
+
+// stillAt says whether path names the open file f (same device and inode).
+func stillAt(f *os.File, path string) bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &named) != nil {
+		return false
+	}
+	return held.Dev == named.Dev && held.Ino == named.Ino
 }
 
 // linkCount returns how many names the open file has; 0 when it cannot be told.

@@ -143,3 +143,40 @@ func TestLockFileMode(t *testing.T) {
 		}
 	}
 }
+
+// TestLockFileReplacedWhileWaiting: a run that waits on a lock file that is then removed, and
+// another run creates and locks a new one, must not take the set when the old holder releases:
+// it locks the file the name leads to now.
+func TestLockFileReplacedWhileWaiting(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Acquire(t.Context(), Folder{dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l, err := Acquire(t.Context(), Folder{dir}, 10*time.Second)
+		if err == nil {
+			defer l.Release()
+		}
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the waiter holds the old file open
+	if err := os.Remove(filepath.Join(dir, LockName)); err != nil {
+		t.Fatal(err)
+	}
+	third, err := Acquire(t.Context(), Folder{dir}, 0)
+	if err != nil {
+		t.Fatalf("a run after the removal: %v", err)
+	}
+	first.Release()
+	select {
+	case err := <-got:
+		t.Fatalf("the waiter took the set while another run held its lock file: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	third.Release()
+	if err := <-got; err != nil {
+		t.Errorf("the waiter after the holder of the new file released it: %v", err)
+	}
+}
