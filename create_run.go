@@ -96,6 +96,9 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 			c.final = c.receipt(nil, err)
 			return code
 		}
+		// The run starts once it holds the set: its name and started_at order it after
+		// every run that held the lock before, however long it waited (--wait).
+		c.started = time.Now()
 		defer releaseSet(lock, "backup", stderr)
 		defer c.dropCopy()
 	}

@@ -46,6 +46,9 @@ type Lock struct {
 	// condition on which Activate replaces it.
 	pointerETag string
 	pointerRead bool
+	// pointerName is the archive LATEST named when Pointer read it; "" when there was none
+	// or it could not be read.
+	pointerName string
 	// mixed lets an encrypted archive into a plain set and the reverse (AllowMixed).
 	mixed bool
 }
