@@ -31,13 +31,19 @@ func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) 
 
 // finish reports the outcome beyond the summary: the metrics file, the --exec-after hooks
 // (their exit codes added to the receipt the run wrote), and last the receipt on stdout.
-// None of it changes the exit code.
+// None of it changes the exit code. In a set the metrics file is written under the set's
+// lock, so that a run the release lets in writes its metrics after this one's; the hooks run
+// once it is released, as prune's do (a hook may run backup on the set).
 func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	rc := c.final
 	if rc != nil && c.cfg.metricsFile != "" && !c.cfg.dryRun {
 		if err := c.writeMetrics(rc, code); err != nil {
 			sayf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
 		}
+	}
+	if c.lock != nil {
+		releaseSet(c.lock, "backup", stderr)
+		c.lock = nil
 	}
 	if len(c.cfg.hooks.After) > 0 {
 		c.runAfter(rc, code, stderr)
