@@ -171,9 +171,9 @@ func linkCount(f *os.File) uint64 {
 //
 // flock needs no write access, so whoever can open the file can hold the lock, and stop
 // every backup of the set. The file is therefore opened for writing (who cannot write it
-// cannot lock it) and created 0600; a lock file that others may read (one an older version
-// created 0644) is made so that only those who may write it can read it, when this process
-// owns it and it has no other name.
+// cannot lock it), and its mode is lockMode: those who may write the set's folder may lock
+// it, no one else. A lock file this process owns is given that mode (an older version made
+// it 0644 whatever the folder), unless it has other names.
 func openLockFile(path string) (*os.File, error) {
 	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o600)
@@ -191,20 +191,25 @@ func openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if mode := lockMode(info.Mode().Perm()); mode != info.Mode().Perm() && linkCount(f) == 1 {
-		f.Chmod(mode) // only the owner (or root) may; a file it cannot change is still locked
+	if dir, err := os.Stat(filepath.Dir(path)); err == nil {
+		if mode := lockMode(dir.Mode().Perm()); mode != info.Mode().Perm() && linkCount(f) == 1 {
+			f.Chmod(mode) // only the owner (or root) may; a file it cannot change is still locked
+		}
 	}
 	return f, nil
 }
 
-// lockMode is perm without the read bits of those who may not write the file: others lose
-// every bit (they must never lock a set), a group keeps read only with write.
-func lockMode(perm fs.FileMode) fs.FileMode {
-	perm &^= 0o007
-	if perm&0o020 == 0 {
-		perm &^= 0o050
+// lockMode is the lock file's mode in a folder of mode dir: read and write for the owner,
+// and for the group and others each when they may write the folder (and so the set).
+func lockMode(dir fs.FileMode) fs.FileMode {
+	mode := fs.FileMode(0o600)
+	if dir&0o020 != 0 {
+		mode |= 0o060
 	}
-	return perm
+	if dir&0o002 != 0 {
+		mode |= 0o006
+	}
+	return mode
 }
 
 // writePid records the holder's pid, for the message a second run prints. It is a hint

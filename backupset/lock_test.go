@@ -116,43 +116,58 @@ func exists(path string) bool {
 }
 
 func TestLockFileMode(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, LockName)
-	l, err := Acquire(t.Context(), Folder{dir}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Release()
-	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("new lock file: %v, %v; want mode 0600", info.Mode().Perm(), err)
-	}
-	// A lock file others may open (one an older version made 0644) is made theirs no more.
-	for _, tt := range []struct{ before, after os.FileMode }{
-		{0o644, 0o600}, {0o666, 0o660}, {0o640, 0o600}, {0o664, 0o660}, {0o600, 0o600},
+	// Who may write the set's folder may lock it, no one else; a lock file that others may
+	// open (one an older version made 0644) is given that mode by a run that owns it.
+	for _, tt := range []struct{ dir, want os.FileMode }{
+		{0o755, 0o600}, {0o700, 0o600}, {0o775, 0o660}, {0o777, 0o666}, {os.ModeSticky | 0o777, 0o666},
 	} {
-		if err := os.Chmod(path, tt.before); err != nil {
-			t.Fatal(err)
-		}
-		l, err := Acquire(t.Context(), Folder{dir}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Release()
-		if info, _ := os.Stat(path); info.Mode().Perm() != tt.after {
-			t.Errorf("lock file %v: %v after a run, want %v", tt.before, info.Mode().Perm(), tt.after)
+		for _, before := range []os.FileMode{0, 0o644, 0o666, 0o600} {
+			dir := filepath.Join(t.TempDir(), "set")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tt.dir); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, LockName)
+			if before != 0 {
+				writeFile(t, path, "")
+				if err := os.Chmod(path, before); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+			if info, err := os.Stat(path); err != nil || info.Mode().Perm() != tt.want {
+				t.Errorf("folder %v, lock file %v: %v after a run (%v), want %v", tt.dir, before, info.Mode().Perm(), err, tt.want)
+			}
 		}
 	}
 }
 
-// TestLockFileReplacedWhileWaiting: a run that waits on a lock file that is then removed, and
-// another run creates and locks a new one, must not take the set when the old holder releases:
-// it locks the file the name leads to now.
-func TestLockFileReplacedWhileWaiting(t *testing.T) {
-	dir := t.TempDir()
-	first, err := Acquire(t.Context(), Folder{dir}, 0)
+// rawLock locks the lock file at path as a process without the guard would (flock(1)).
+func rawLock(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestLockFileReplacedWhileWaiting: a run that waits on a lock file that is then removed, and
+// another process creates and locks a new one, must not take the set when the old file is
+// released: it locks the file the name leads to now.
+func TestLockFileReplacedWhileWaiting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, LockName)
+	old := rawLock(t, path)
 	got := make(chan error, 1)
 	go func() {
 		l, err := Acquire(t.Context(), Folder{dir}, 10*time.Second)
@@ -162,20 +177,17 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 		got <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // the waiter holds the old file open
-	if err := os.Remove(filepath.Join(dir, LockName)); err != nil {
+	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	third, err := Acquire(t.Context(), Folder{dir}, 0)
-	if err != nil {
-		t.Fatalf("a run after the removal: %v", err)
-	}
-	first.Release()
+	replaced := rawLock(t, path)
+	old.Close()
 	select {
 	case err := <-got:
-		t.Fatalf("the waiter took the set while another run held its lock file: %v", err)
+		t.Fatalf("the waiter took the set while another process held its lock file: %v", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	third.Release()
+	replaced.Close()
 	if err := <-got; err != nil {
 		t.Errorf("the waiter after the holder of the new file released it: %v", err)
 	}
