@@ -80,6 +80,9 @@ type flock struct {
 	// it: a file with other names (planted, or a `cp -al` snapshot's) is written in place
 	// by no one.
 	own bool
+	// guard keeps the lock's name on a file this run holds (see guard); nil when the folder
+	// cannot be watched.
+	guard *guard
 }
 
 // pollInterval is how often Acquire retries a held lock while it waits.
@@ -106,7 +109,7 @@ func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
 			if own {
 				writePid(f)
 			}
-			return &flock{file: f, own: own}, nil
+			return &flock{file: f, own: own, guard: startGuard(path, f)}, nil
 		}
 		f.Close()
 		if tries == maxRelock {
@@ -249,9 +252,26 @@ func readPid(f *os.File) int {
 // new file while a second one still waits on the old one.
 // The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
 // not written its pid yet does not name this process.
+//
+// It returns an error when the lock file was replaced while the run held it and another
+// process locked the new one (see guard): the set may not have been this run's alone.
 func (l *flock) Release() error {
+	var lost error
+	if l.guard != nil {
+		var more []*os.File
+		more, lost = l.guard.stop()
+		for _, f := range more[1:] {
+			if linkCount(f) == 1 {
+				f.Truncate(0)
+			}
+			f.Close()
+		}
+	}
 	if l.own {
 		l.file.Truncate(0)
 	}
-	return l.file.Close()
+	if err := l.file.Close(); err != nil {
+		return err
+	}
+	return lost
 }

@@ -192,3 +192,41 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 		t.Errorf("the waiter after the holder of the new file released it: %v", err)
 	}
 }
+
+// TestLockFileRemovedWhileHeld: the holder puts a locked file back at the lock's name as
+// soon as it is removed or replaced, so that a new run finds the set locked.
+func TestLockFileRemovedWhileHeld(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, LockName)
+		first, err := Acquire(t.Context(), Folder{dir}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replace {
+			writeFile(t, filepath.Join(dir, "new"), "")
+			err = os.Rename(filepath.Join(dir, "new"), path)
+		} else {
+			err = os.Remove(path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the guard reacts
+		var locked *LockedError
+		if l, err := Acquire(t.Context(), Folder{dir}, 0); !errors.As(err, &locked) {
+			if err == nil {
+				l.Release()
+			}
+			t.Errorf("replace %v: a run after the lock file was taken away: %v, want a LockedError", replace, err)
+		}
+		if err := first.Release(); err != nil {
+			t.Errorf("Release: %v", err)
+		}
+		second, err := Acquire(t.Context(), Folder{dir}, 0)
+		if err != nil {
+			t.Fatalf("a run after the release: %v", err)
+		}
+		second.Release()
+	}
+}
