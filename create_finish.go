@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"path/filepath"
+	"time"
 
+	"backup/backupset"
 	"backup/format"
 	"backup/hooks"
 )
@@ -31,13 +36,20 @@ func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) 
 
 // finish reports the outcome beyond the summary: the metrics file, the --exec-after hooks
 // (their exit codes added to the receipt the run wrote), and last the receipt on stdout.
-// None of it changes the exit code.
+// None of it changes the exit code. In a set the metrics file is written under the set's
+// lock, so that a run the release lets in writes its metrics after this one's; the hooks run
+// once it is released, as prune's do (a hook may run backup on the set), and the receipt
+// is rewritten under the lock taken again (see rewriteReceipt).
 func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	rc := c.final
 	if rc != nil && c.cfg.metricsFile != "" && !c.cfg.dryRun {
 		if err := c.writeMetrics(rc, code); err != nil {
 			sayf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
 		}
+	}
+	if c.lock != nil {
+		releaseSet(c.lock, "backup", stderr)
+		c.lock = nil
 	}
 	if len(c.cfg.hooks.After) > 0 {
 		c.runAfter(rc, code, stderr)
@@ -76,10 +88,54 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 	if rc == nil || !c.written {
 		return
 	}
+	written, err := rc.Stored().Marshal()
 	rc.Hooks = append(rc.Hooks, ran...)
-	if err := c.target.rewrite(rc); err != nil {
+	if err == nil {
+		err = c.rewriteReceipt(rc, written)
+	}
+	if err != nil {
 		sayf(stderr, "backup: could not add the hooks to receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
+}
+
+// rewriteWait is the least a run waits to take its set's lock again, to add the after hooks
+// to its receipt.
+const rewriteWait = time.Minute
+
+// rewriteReceipt replaces the receipt the run wrote (written, as it was written) with rc. In
+// a folder set, nothing is written without the set's lock: it is taken again (waiting up to
+// --wait, at least rewriteWait), and the receipt is replaced only while it is still the one
+// the run wrote: a run that pruned it meanwhile is not undone. A bucket's receipt object is
+// replaced on the ETag the run wrote, which the server checks.
+func (c *creation) rewriteReceipt(rc *format.Receipt, written []byte) error {
+	set := c.cfg.set
+	if set == nil || !set.local() {
+		return c.target.rewrite(rc)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	lock, err := backupset.Acquire(ctx, set.store, max(set.wait, rewriteWait))
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	path := c.paths().receipt
+	f, _, err := openRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return errors.New("it is no longer in the set (pruned meanwhile)")
+	}
+	if err != nil {
+		return err
+	}
+	current, err := io.ReadAll(io.LimitReader(f, int64(len(written))+1))
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(current, written) {
+		return errors.New("it was replaced since the run wrote it")
+	}
+	return c.target.rewrite(rc)
 }
 
 // hookReceipt is the receipt the --exec-after hooks get as BACKUP_RECEIPT ("" when the run

@@ -38,6 +38,8 @@ type creation struct {
 	hooks       []format.Hook   // what the --exec-before hooks did, for the receipt
 	final       *format.Receipt // the receipt of the outcome, once there is one
 	latestMoved bool            // in a set: LATEST names this run's archive
+	// lock is the set's, held from execute until finish has written all the run writes.
+	lock *backupset.Lock
 	// refReceipt is the receipt the reference is checked against when it is not beside
 	// it (a local copy of a bucket set's archive); nil otherwise.
 	refReceipt *format.Receipt
@@ -83,7 +85,8 @@ func createBackup(cfg createConfig, stdout, stderr io.Writer) int {
 }
 
 // execute runs the backup, under the set's lock for a set, and returns the exit code; every
-// outcome leaves its receipt in c.final, for the metrics file, the hooks and --json.
+// outcome leaves its receipt in c.final, for the metrics file, the hooks and --json. The
+// lock stays held (c.lock) for finish, which writes the metrics and the receipt's hooks.
 func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 	cfg := c.cfg
 	var lock *backupset.Lock
@@ -96,7 +99,10 @@ func (c *creation) execute(ctx context.Context, stderr io.Writer) int {
 			c.final = c.receipt(nil, err)
 			return code
 		}
-		defer releaseSet(lock, "backup", stderr)
+		c.lock = lock
+		// The run starts once it holds the set: its name and started_at order it after
+		// every run that held the lock before, however long it waited (--wait).
+		c.started = time.Now()
 		defer c.dropCopy()
 	}
 	if code, ok := c.runBefore(ctx, stderr); !ok {

@@ -160,3 +160,25 @@ func TestActivateLostRace(t *testing.T) {
 		})
 	}
 }
+
+// TestActivateNeverMovesBack: a run that started before the run LATEST names (a clock set
+// back, a receipt from a host whose clock is ahead) does not move LATEST; activate by hand
+// still may.
+func TestActivateNeverMovesBack(t *testing.T) {
+	dir := twoRuns(t)
+	writeFile(t, filepath.Join(dir, LatestName), nameB+"\n")
+	l, err := Acquire(t.Context(), Folder{dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	err = l.Activate(t.Context(), nameA, false, func(string) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "started later") {
+		t.Errorf("Activate of the older run: %v, want a refusal", err)
+	}
+	assertPointer(t, dir, nameB)
+	if _, err := l.ActivateByHand(t.Context(), Activation{Archive: nameA, At: time.Now(), By: "activate"}, false, func(string) error { return nil }); err != nil {
+		t.Errorf("ActivateByHand of the older run: %v", err)
+	}
+	assertPointer(t, dir, nameA)
+}

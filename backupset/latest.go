@@ -194,11 +194,37 @@ type Verifier func(name string) error
 // writer that moved it meanwhile is never overwritten; a missing LATEST is created only if
 // still missing. A folder replaces it atomically (temp file, fsync, rename, folder fsync), so
 // a crash leaves it on the previous archive or on this one.
+//
+// Activate never moves LATEST back: an archive whose run started before the run LATEST names
+// (by the set's order, see Scan) is refused. Only ActivateByHand may choose an older one.
 func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, verify Verifier) error {
-	if _, err := l.CheckActivation(ctx, name, allowIncomplete, verify); err != nil {
+	e, err := l.CheckActivation(ctx, name, allowIncomplete, verify)
+	if err != nil {
+		return err
+	}
+	if err := l.checkForward(ctx, e); err != nil {
 		return err
 	}
 	return l.point(ctx, name)
+}
+
+// checkForward refuses e when LATEST names a run that started after it. A LATEST that is
+// damaged, or whose target is, is replaced as before: it orders nothing.
+func (l *Lock) checkForward(ctx context.Context, e Entry) error {
+	if !l.pointerRead {
+		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
+			return err
+		}
+	}
+	if l.pointerName == "" || l.pointerName == e.Name {
+		return nil
+	}
+	cur := inspect(ctx, l.store, l.pointerName)
+	if checkTarget(cur) != nil || compareRuns(cur.Started(), cur.Name, e.Started(), e.Name) <= 0 {
+		return nil
+	}
+	return fmt.Errorf("not activating %s: LATEST names %s, which started later (%s); LATEST never moves back but by backup activate (check the clock)",
+		format.QuoteName(e.Name), format.QuoteName(cur.Name), cur.Started().UTC().Format(time.RFC3339))
 }
 
 // point replaces LATEST on the condition Activate describes.

@@ -81,26 +81,57 @@ type flock struct {
 	// it: a file with other names (planted, or a `cp -al` snapshot's) is written in place
 	// by no one.
 	own bool
+	// guard keeps the lock's name on a file this run holds (see guard); nil when the folder
+	// cannot be watched.
+	guard *guard
 }
 
 // pollInterval is how often Acquire retries a held lock while it waits.
 const pollInterval = 100 * time.Millisecond
 
-// Lock takes the exclusive flock on DIR/.backup.lock, creating the file when missing. When
-// the lock is held elsewhere it returns a *LockedError at once, or, when wait is positive,
-// retries until wait has passed or ctx is done. The kernel releases the lock when the
-// process dies, so a crashed run never leaves the set locked; the file itself is harmless.
+// Lock takes the exclusive flock on DIR/.backup.lock, creating the file (mode 0600) when
+// missing. When the lock is held elsewhere it returns a *LockedError at once, or, when wait is
+// positive, retries until wait has passed or ctx is done. The kernel releases the lock when
+// the process dies, so a crashed run never leaves the set locked; the file itself is harmless.
+//
+// A flock belongs to the file, not to its name: once it holds one, Lock checks that the name
+// still leads to the file it locked, and otherwise (the file was removed or replaced while
+// it waited) locks the file the name leads to now.
 func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
-	dir := fo.Dir
-	f, err := openLockFile(filepath.Join(dir, LockName))
+	path := filepath.Join(fo.Dir, LockName)
+	deadline := time.Now().Add(wait)
+	for tries := 1; ; tries++ {
+		f, err := flockFile(ctx, fo.Dir, path, deadline)
+		if err != nil {
+			return nil, err
+		}
+		if stillAt(f, path) {
+			own := linkCount(f) == 1
+			if own {
+				writePid(f)
+			}
+			return &flock{file: f, own: own, guard: startGuard(path, f)}, nil
+		}
+		f.Close()
+		if tries == maxRelock {
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("was replaced each time it was locked")}
+		}
+	}
+}
+
+// maxRelock bounds how often Lock locks a lock file that another name took the place of.
+const maxRelock = 10
+
+// flockFile opens the lock file at path and takes its flock, waiting until deadline.
+func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.File, error) {
+	f, err := openLockFile(path)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			break
+			return f, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
@@ -118,11 +149,15 @@ func (fo Folder) Lock(ctx context.Context, wait time.Duration) (Held, error) {
 		case <-time.After(min(pollInterval, time.Until(deadline))):
 		}
 	}
-	own := linkCount(f) == 1
-	if own {
-		writePid(f)
+}
+
+// stillAt says whether path names the open file f (same device and inode).
+func stillAt(f *os.File, path string) bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &named) != nil {
+		return false
 	}
-	return &flock{file: f, own: own}, nil
+	return held.Dev == named.Dev && held.Ino == named.Ino
 }
 
 // linkCount returns how many names the open file has; 0 when it cannot be told.
@@ -138,14 +173,14 @@ func linkCount(f *os.File) uint64 {
 // FIFO, and refuses anything but a regular file: a lock that is a link could be made to
 // point anywhere.
 //
-// flock needs no write access, so a lock file another user created is opened read-only: the
-// pid is then not written, which only makes a second run's message less precise.
+// flock needs no write access, so whoever can open the file can hold the lock, and stop
+// every backup of the set. The file is therefore opened for writing (who cannot write it
+// cannot lock it), and its mode is lockMode: those who may write the set's folder may lock
+// it, no one else. A lock file this process owns is given that mode (an older version made
+// it 0644 whatever the folder), unless it has other names.
 func openLockFile(path string) (*os.File, error) {
 	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o644)
-	if errors.Is(err, fs.ErrPermission) {
-		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
-	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("is a symlink")}
 	}
@@ -160,7 +195,25 @@ func openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
+	if dir, err := os.Stat(filepath.Dir(path)); err == nil {
+		if mode := lockMode(dir.Mode().Perm()); mode != info.Mode().Perm() && linkCount(f) == 1 {
+			f.Chmod(mode) // only the owner (or root) may; a file it cannot change is still locked
+		}
+	}
 	return f, nil
+}
+
+// lockMode is the lock file's mode in a folder of mode dir: read and write for the owner,
+// and for the group and others each when they may write the folder (and so the set).
+func lockMode(dir fs.FileMode) fs.FileMode {
+	mode := fs.FileMode(0o600)
+	if dir&0o020 != 0 {
+		mode |= 0o060
+	}
+	if dir&0o002 != 0 {
+		mode |= 0o006
+	}
+	return mode
 }
 
 // writePid records the holder's pid, for the message a second run prints. It is a hint
@@ -200,9 +253,26 @@ func readPid(f *os.File) int {
 // new file while a second one still waits on the old one.
 // The pid is cleared first, so that a run that finds the lock taken by a newer holder that has
 // not written its pid yet does not name this process.
+//
+// It returns an error when the lock file was replaced while the run held it and another
+// process locked the new one (see guard): the set may not have been this run's alone.
 func (l *flock) Release() error {
+	var lost error
+	if l.guard != nil {
+		var more []*os.File
+		more, lost = l.guard.stop()
+		for _, f := range more[1:] {
+			if linkCount(f) == 1 {
+				f.Truncate(0)
+			}
+			f.Close()
+		}
+	}
 	if l.own {
 		l.file.Truncate(0)
 	}
-	return l.file.Close()
+	if err := l.file.Close(); err != nil {
+		return err
+	}
+	return lost
 }

@@ -114,3 +114,119 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+func TestLockFileMode(t *testing.T) {
+	// Who may write the set's folder may lock it, no one else; a lock file that others may
+	// open (one an older version made 0644) is given that mode by a run that owns it.
+	for _, tt := range []struct{ dir, want os.FileMode }{
+		{0o755, 0o600}, {0o700, 0o600}, {0o775, 0o660}, {0o777, 0o666}, {os.ModeSticky | 0o777, 0o666},
+	} {
+		for _, before := range []os.FileMode{0, 0o644, 0o666, 0o600} {
+			dir := filepath.Join(t.TempDir(), "set")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tt.dir); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, LockName)
+			if before != 0 {
+				writeFile(t, path, "")
+				if err := os.Chmod(path, before); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := Acquire(t.Context(), Folder{dir}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+			if info, err := os.Stat(path); err != nil || info.Mode().Perm() != tt.want {
+				t.Errorf("folder %v, lock file %v: %v after a run (%v), want %v", tt.dir, before, info.Mode().Perm(), err, tt.want)
+			}
+		}
+	}
+}
+
+// rawLock locks the lock file at path as a process without the guard would (flock(1)).
+func rawLock(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestLockFileReplacedWhileWaiting: a run that waits on a lock file that is then removed, and
+// another process creates and locks a new one, must not take the set when the old file is
+// released: it locks the file the name leads to now.
+func TestLockFileReplacedWhileWaiting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, LockName)
+	old := rawLock(t, path)
+	got := make(chan error, 1)
+	go func() {
+		l, err := Acquire(t.Context(), Folder{dir}, 10*time.Second)
+		if err == nil {
+			defer l.Release()
+		}
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the waiter holds the old file open
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	replaced := rawLock(t, path)
+	old.Close()
+	select {
+	case err := <-got:
+		t.Fatalf("the waiter took the set while another process held its lock file: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	replaced.Close()
+	if err := <-got; err != nil {
+		t.Errorf("the waiter after the holder of the new file released it: %v", err)
+	}
+}
+
+// TestLockFileRemovedWhileHeld: the holder puts a locked file back at the lock's name as
+// soon as it is removed or replaced, so that a new run finds the set locked.
+func TestLockFileRemovedWhileHeld(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, LockName)
+		first, err := Acquire(t.Context(), Folder{dir}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replace {
+			writeFile(t, filepath.Join(dir, "new"), "")
+			err = os.Rename(filepath.Join(dir, "new"), path)
+		} else {
+			err = os.Remove(path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the guard reacts
+		var locked *LockedError
+		if l, err := Acquire(t.Context(), Folder{dir}, 0); !errors.As(err, &locked) {
+			if err == nil {
+				l.Release()
+			}
+			t.Errorf("replace %v: a run after the lock file was taken away: %v, want a LockedError", replace, err)
+		}
+		if err := first.Release(); err != nil {
+			t.Errorf("Release: %v", err)
+		}
+		second, err := Acquire(t.Context(), Folder{dir}, 0)
+		if err != nil {
+			t.Fatalf("a run after the release: %v", err)
+		}
+		second.Release()
+	}
+}
