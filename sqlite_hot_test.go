@@ -2,13 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // crashWriter is a writer of a rollback-journal database that commits 100 rows, then, in a
@@ -116,5 +121,77 @@ func TestSQLiteHotJournal(t *testing.T) {
 		if left := spoolsIn(t, out); len(left) > 0 {
 			t.Errorf("uid %d: staged copies left behind: %v", uid, left)
 		}
+	}
+}
+
+// TestAttackSQLiteImmutableCopyMissesWriteWithMtimePutBack: the change says a write with
+// the mtime put back, during the read, is now seen (the change time moved). A database file
+// (--sqlite auto, the default) is not read by that check: the archive reads a snapshot whose
+// fstat is frozen, and the snapshot of a WAL database with no -wal is copied as immutable,
+// checked afterwards by size and mtime alone (sqlitesnap/copy.go, copyImmutable). app/db
+// holds ten rows of 3000 bytes, one a page, 'A' first and 'Z' last. While SQLite copies its
+// pages (strace holds each pread64; the change is made once the 5th page is read), both rows
+// are rewritten in place ('A'→'B', 'Z'→'Y', the same size) and the mtime put back. The
+// stored "consistent snapshot" holds 'A' and 'Y': a database that never existed, in a run
+// that says complete, with no warning.
+//
+// Expected: the immutable copy's check compares the change time too (as the file check now
+// does), so the database is read again (the usual way) and the snapshot holds 'B' and 'Y'.
+func TestAttackSQLiteImmutableCopyMissesWriteWithMtimePutBack(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(app, "db")
+	db := openSQLite(t, path, "wal")
+	for _, c := range "ACDEFGHIJZ" {
+		sqlExec(t, db, "INSERT INTO t (v) VALUES (?)", strings.Repeat(string(c), 3000))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		t.Skip("the -wal outlived the last connection")
+	}
+	row := func(c byte) []byte { return bytes.Repeat([]byte{c}, 3000) }
+	r := runHeld(t, dir, "pread64:delay_exit=300000", []string{path}, func(l string) bool {
+		return strings.Contains(l, "pread64(") && strings.Contains(l, "db>") && strings.Contains(l, ", 4096, 16384)")
+	}, func() {
+		var st syscall.Stat_t
+		if err := syscall.Stat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sw := range [][2]byte{{'A', 'B'}, {'Z', 'Y'}} {
+			at := bytes.Index(data, row(sw[0]))
+			if at < 0 {
+				t.Fatalf("no row of %c in the database", sw[0])
+			}
+			if _, err := f.WriteAt(row(sw[1]), int64(at)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+		ts := []unix.Timespec{unix.NsecToTimespec(st.Atim.Nano()), unix.NsecToTimespec(st.Mtim.Nano())}
+		if err := unix.UtimesNano(path, ts); err != nil {
+			t.Fatal(err)
+		}
+	}, "create", "-o", "b.zip", "app")
+	if r.code != exitComplete && r.code != exitIncomplete {
+		t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+	}
+	snap := []byte(readZipGo(t, filepath.Join(dir, "b.zip"))["app/db"])
+	oldFirst, newLast := bytes.Contains(snap, row('A')), bytes.Contains(snap, row('Y'))
+	if oldFirst && newLast {
+		t.Errorf("the snapshot holds the first row as it was ('A') and the last as rewritten ('Y'): a database that never existed (exit %d: %s)",
+			r.code, strings.TrimSpace(r.stderr))
 	}
 }
