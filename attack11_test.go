@@ -184,3 +184,104 @@ func TestAttack11VerifyPassesHiddenLocalEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack11JournalLeftSilently restores into a DEST whose top folder is append-only
+// (chattr +a: entries can be made in it, not removed), so the journal of temp names the run
+// makes there cannot be removed at the end. The restore says complete, exit 0, with no
+// warning, on stderr or in --json's warnings, and leaves .backup-restore-*.journal in
+// DEST: a file the archive does not hold, that nothing reported. restore.md: the journal is
+// "removed when it ends, unless a temp file it lists could not be removed (then it stays,
+// with a warning…)". The correct behaviour: a warning naming the journal that could not be
+// removed (the output says exactly what is in DEST). The same happens with EIO injected on
+// that unlinkat (strace -f -e inject=unlinkat:error=EIO:when=2 on a --jobs 1 run).
+func TestAttack11JournalLeftSilently(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	if out, err := exec.Command("chattr", "+a", dest).CombinedOutput(); err != nil {
+		t.Skipf("chattr +a: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-a", dest).Run() })
+	r := backup(t, runOpts{dir: dir}, "restore", "--json", "--jobs", "1", arch, dest)
+	left, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal"))
+	if len(left) > 0 && (r.code == exitComplete && !strings.Contains(r.stderr+r.stdout, "journal")) {
+		t.Errorf("restore left %q in DEST and said nothing: exit %d stdout %s stderr %q", left, r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestAttack11UndoLosesXattrsAndACL: DEST/app/a.txt holds the user's own content, a
+// user.* attribute and an ACL entry. restore --force (without --xattrs, the default)
+// replaces it and writes a before-state; its undo, even with --xattrs, puts the content
+// back but not the attribute nor the ACL: the before-state never saved them, so they are
+// gone for good. restore.md promises that --force keeps what it replaces so the undo puts
+// it back; the correct behaviour is a before-state that holds the attributes and ACLs of
+// what it replaces whatever the restore's own --xattrs (or a restore that refuses to
+// replace a file whose attributes it cannot save), so that the undo restores them.
+func TestAttack11UndoLosesXattrsAndACL(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "setfattr")
+	mustTool(t, "setfacl")
+	mustTool(t, "getfattr")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	f := filepath.Join(dest, "app/a.txt")
+	if out, err := exec.Command("setfattr", "-n", "user.note", "-v", "keep", f).CombinedOutput(); err != nil {
+		t.Skipf("setfattr: %v %s", err, out)
+	}
+	if out, err := exec.Command("setfacl", "-m", "u:65534:rw", f).CombinedOutput(); err != nil {
+		t.Skipf("setfacl: %v %s", err, out)
+	}
+	before, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", arch, dest), exitComplete)
+	states, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(states) != 1 {
+		t.Fatalf("before-states %q", states)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", "--xattrs", states[0], dest), exitComplete)
+	assertContent(t, f, "mine\n")
+	after, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	if string(after) != string(before) {
+		t.Errorf("attributes of app/a.txt after the undo:\n%s\nbefore the restore:\n%s", after, before)
+	}
+}
+
+// TestAttack11UndoBreaksHardLink: DEST/app/a.txt is a hard link of DEST/keep.txt, a file the
+// archive does not hold (two names, one file). restore --force replaces the name app/a.txt
+// (rightly, by rename: keep.txt keeps its bytes), and its undo puts back app/a.txt as a
+// separate file: the two names that were one file before are two files after "undo".
+// The correct behaviour: the undo puts back exactly what was there (app/a.txt linked again
+// to the file keep.txt still names, when that file is unchanged), or the before-state
+// records the link and the undo warns that it could not remake it.
+func TestAttack11UndoBreaksHardLink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	if err := os.Link(filepath.Join(dest, "app/a.txt"), filepath.Join(dest, "keep.txt")); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", arch, dest), exitComplete)
+	assertContent(t, filepath.Join(dest, "keep.txt"), "mine\n")
+	states, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(states) != 1 {
+		t.Fatalf("before-states %q", states)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", states[0], dest)
+	mustExit(t, r, exitComplete)
+	a, err1 := os.Stat(filepath.Join(dest, "app/a.txt"))
+	k, err2 := os.Stat(filepath.Join(dest, "keep.txt"))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if !os.SameFile(a, k) && !strings.Contains(r.stderr, "link") {
+		t.Errorf("after the undo app/a.txt and keep.txt are two files (links %d, %d), one before the restore; undo said %q",
+			a.Sys().(*syscall.Stat_t).Nlink, k.Sys().(*syscall.Stat_t).Nlink, r.stderr)
+	}
+}
