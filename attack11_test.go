@@ -342,4 +342,3 @@ func TestAttack11PresentFileRewrittenBeforeSetuid(t *testing.T) {
 		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
-
