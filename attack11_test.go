@@ -342,3 +342,67 @@ func TestAttack11PresentFileRewrittenBeforeSetuid(t *testing.T) {
 		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
+
+// a11Put writes each value of vs, little-endian, to b.
+func a11Put(b *bytes.Buffer, vs []any) {
+	for _, v := range vs {
+		if err := le.Write(b, le.LittleEndian, v); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// a11OverlapZip is a zip of two stored entries that overlap: a.txt's data is b.txt's whole
+// local entry (header and data), and the central directory lists both. Chained (each
+// entry's data quoting the next entry's header, as in David Fifield's "better zip bomb"),
+// 46 KB of such entries expand to 4.5 PB.
+func a11OverlapZip() []byte {
+	local := func(name string, data []byte) []byte {
+		var b bytes.Buffer
+		a11Put(&b, []any{uint32(0x04034b50), uint16(20), uint16(0), uint16(0), uint16(0), uint16(0x21),
+			crc32.ChecksumIEEE(data), uint32(len(data)), uint32(len(data)), uint16(len(name)), uint16(0)})
+		b.WriteString(name)
+		b.Write(data)
+		return b.Bytes()
+	}
+	central := func(name string, data []byte, off int) []byte {
+		var b bytes.Buffer
+		a11Put(&b, []any{uint32(0x02014b50), uint16(0x031e), uint16(20), uint16(0), uint16(0), uint16(0), uint16(0x21),
+			crc32.ChecksumIEEE(data), uint32(len(data)), uint32(len(data)), uint16(len(name)), uint16(0), uint16(0), uint16(0), uint16(0),
+			uint32(0o100644 << 16), uint32(off)})
+		b.WriteString(name)
+		return b.Bytes()
+	}
+	db := []byte("inner data\n")
+	lb := local("b.txt", db)
+	la := local("a.txt", lb)
+	cd := append(central("a.txt", lb, 0), central("b.txt", db, 30+len("a.txt"))...)
+	var eocd bytes.Buffer
+	a11Put(&eocd, []any{uint32(0x06054b50), uint16(0), uint16(0), uint16(2), uint16(2), uint32(len(cd)), uint32(len(la)), uint16(0)})
+	return append(append(la, cd...), eocd.Bytes()...)
+}
+
+// TestAttack11OverlappingEntriesPass: an archive whose entries overlap (b.txt's local entry
+// lies inside a.txt's data) is the building block of the non-recursive zip bomb. unzip -t
+// refuses it ("invalid zip file with overlapped components (possible zip bomb)", exit 12);
+// backup verify says ok and restore writes both (exit 0), so an archive of a few KB that
+// overlaps its entries a thousand times over is restored until the disk is full. verify
+// promises the zip structure is checked as unzip -t checks it. Correct behaviour: verify
+// reports the overlapping entries (exit 1), and restore lists them as damaged and does not
+// write them (or refuses the archive).
+func TestAttack11OverlappingEntriesPass(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "ov.zip")
+	os.WriteFile(arch, a11OverlapZip(), 0o644)
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitFailed {
+		t.Errorf("verify of overlapping entries: exit %d stdout %q stderr %q; want exit 1", r.code, r.stdout, r.stderr)
+	}
+	if r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest")); r.code == exitComplete {
+		t.Errorf("restore of overlapping entries: exit 0, %q; want them refused or damaged", r.stderr)
+	}
+	if _, err := exec.LookPath("unzip"); err == nil {
+		out, err := exec.Command("unzip", "-t", arch).CombinedOutput()
+		t.Logf("unzip -t: %v\n%s", err, out)
+	}
+}
