@@ -406,3 +406,54 @@ func TestAttack11OverlappingEntriesPass(t *testing.T) {
 		t.Logf("unzip -t: %v\n%s", err, out)
 	}
 }
+
+// TestAttack11LinkGroupJoinsSwappedAnchor: root restores an archive where app/a.txt and
+// app/sub/hl are one file (a hard-link group; a.txt is its anchor) into a DEST whose app/
+// belongs to nobody. strace holds the restore right after it renamed app/a.txt into place,
+// and nobody, who may rename in its own folder, puts a file of its own ("EVIL\n", same
+// size) at app/a.txt. relink then takes whatever app/a.txt names now as the anchor (link()
+// stats the anchor's name, never compares it with what this run placed there) and replaces
+// app/sub/hl, in root's folder app/sub, by a link to nobody's file: hl holds nobody's
+// bytes, belongs to nobody (who can rewrite it at will), and the restore says complete,
+// exit 0, no warning. Correct behaviour: a member is linked only to the file this run
+// placed (or kept) at the anchor's name (p.placed[anchor]); when the anchor's name holds
+// another file, the member stays the separate copy the restore wrote, with a warning (or
+// the entry fails, exit 3), and hl keeps the archived bytes.
+func TestAttack11LinkGroupJoinsSwappedAnchor(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "good\n"}, "sub/x": {content: "x\n"}})
+	if err := os.Link(filepath.Join(dir, "src/app/a.txt"), filepath.Join(dir, "src/app/sub/hl")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
+	os.Chown(filepath.Join(dest, "app"), nobody, nobody)
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
+		binary, "restore", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `renameat2(`) && strings.Contains(l, `"a.txt"`) })
+	swap := exec.Command("sh", "-c", `cd "$1" && mv a.txt .old && printf 'EVIL\n' > a.txt`, "swap", filepath.Join(dest, "app"))
+	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := swap.CombinedOutput(); err != nil {
+		t.Fatalf("swap as nobody: %v %s", err, out)
+	}
+	cmd.Wait()
+	hl := filepath.Join(dest, "app/sub/hl")
+	b, _ := os.ReadFile(hl)
+	var st syscall.Stat_t
+	syscall.Lstat(hl, &st)
+	if string(b) != "good\n" || st.Uid == nobody {
+		t.Errorf("app/sub/hl (in root's app/sub) holds %q, owner uid %d, links %d: nobody's file; restore exit %d:\n%s",
+			b, st.Uid, st.Nlink, cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
