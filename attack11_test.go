@@ -421,6 +421,27 @@ func TestAttack11OverlappingEntriesPass(t *testing.T) {
 // the entry fails, exit 3), and hl keeps the archived bytes.
 func TestAttack11LinkGroupJoinsSwappedAnchor(t *testing.T) {
 	t.Parallel()
+	a11LinkSwap(t, false)
+}
+
+// TestAttack11LinkGroupJoinsSwappedAnchorTemp is the same attack one step earlier: strace
+// holds the restore as it enters the renameat2 that puts app/a.txt's temp file
+// (.a.txt.restore-TOKEN-1, in nobody's folder) in place, and nobody puts its own file at the
+// temp name. renameNew renames by name without checking that the temp name still holds
+// the file this run wrote (and checked against its SHA-256), records nobody's file as the
+// one it placed, reports app/a.txt restored, and relink links app/sub/hl, in root's folder,
+// to it. A fix that only compares the anchor with what the run placed misses this one:
+// the temp name must be checked to hold the written file (fstat of the descriptor against
+// an fstatat of the name) before the rename, and the name after it.
+func TestAttack11LinkGroupJoinsSwappedAnchorTemp(t *testing.T) {
+	t.Parallel()
+	a11LinkSwap(t, true)
+}
+
+// a11LinkSwap runs the attack of TestAttack11LinkGroupJoinsSwappedAnchor: nobody swaps
+// app/a.txt for its own file right after the rename (or its temp file right before it,
+// with temp).
+func a11LinkSwap(t *testing.T, temp bool) {
 	mustRoot(t)
 	mustTool(t, "strace")
 	dir := sharedTempDir(t)
@@ -434,15 +455,25 @@ func TestAttack11LinkGroupJoinsSwappedAnchor(t *testing.T) {
 	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
 	os.Chown(filepath.Join(dest, "app"), nobody, nobody)
 	log := filepath.Join(dir, "strace.log")
-	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
+	inject := "inject=renameat2:delay_exit=1500000:when=1"
+	if temp {
+		inject = "inject=renameat2:delay_enter=1500000:when=1"
+	}
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", inject,
 		binary, "restore", "--jobs", "1", arch, dest)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `renameat2(`) && strings.Contains(l, `"a.txt"`) })
-	swap := exec.Command("sh", "-c", `cd "$1" && mv a.txt .old && printf 'EVIL\n' > a.txt`, "swap", filepath.Join(dest, "app"))
+	name := "a.txt"
+	waitForLine(t, log, func(l string) bool {
+		if i := strings.Index(l, `".a.txt.restore-`); temp && i >= 0 {
+			name = strings.SplitN(l[i+1:], `"`, 2)[0]
+		}
+		return strings.Contains(l, `renameat2(`) && strings.Contains(l, `"a.txt"`)
+	})
+	swap := exec.Command("sh", "-c", `cd "$1" && mv "$2" .old && printf 'EVIL\n' > "$2"`, "swap", filepath.Join(dest, "app"), name)
 	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	if out, err := swap.CombinedOutput(); err != nil {
 		t.Fatalf("swap as nobody: %v %s", err, out)
