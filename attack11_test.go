@@ -150,13 +150,14 @@ func TestAttack11VerifyPassesLocalOwnerLie(t *testing.T) {
 
 // TestAttack11VerifyPassesHiddenLocalEntry: a whole local entry (header and data,
 // app/evil.sh) inserted between two entries of an archive backup made, not listed in the
-// central directory, every offset moved to match. verify reports ok, yet a streaming reader
-// (bsdtar reading a pipe, as `curl … | bsdtar -x` does; Python's and Go's streaming readers
-// alike) extracts app/evil.sh, a file the manifest does not list: the archive means
-// different things to different tools, which is what verify's local-header checks exist to
-// catch. The correct behaviour is a problem (exit 1): bytes between entries, or between the
-// last entry and the central directory, that no entry covers (at least any local header
-// signature there).
+// central directory, every offset moved to match. verify reports ok (no receipt: the
+// manifest is all there is), yet a streaming reader (libarchive's, as `curl … | bsdtar -x`
+// uses it, or Java's ZipInputStream) extracts app/evil.sh, a file the manifest does not
+// list: the archive means different things to different tools, which is what verify's
+// local-header checks exist to catch. The correct behaviour is a problem (exit 1): bytes
+// between entries, or between the last entry and the central directory, that no entry
+// covers (at least a local header signature there). The same holds for a stored entry
+// whose data descriptor a streaming reader finds early (a fake one inside the data).
 func TestAttack11VerifyPassesHiddenLocalEntry(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
