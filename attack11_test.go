@@ -545,3 +545,37 @@ func TestAttack11SymlinkTempSwappedGetsOwner(t *testing.T) {
 			st.Mode&0o7777, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
+
+// TestAttack11PrintedUndoLosesSetuid: DEST/app/a.txt is root's setuid program (04755) with
+// other bytes than the archive's. restore --force --same-permissions --xattrs replaces it
+// and prints "undo: backup restore --force BEFORE-STATE DEST": the very command run as
+// printed puts the bytes back, but not the setuid bit (the file comes back 0755), since the
+// printed command leaves out the --same-permissions (and --xattrs) that the restore itself
+// used and that the undo needs to put back what was there. Correct behaviour: the printed
+// undo command (and --json's undo) carries the flags needed to put back exactly what was
+// replaced, at least those the restore ran with.
+func TestAttack11PrintedUndoLosesSetuid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	f := filepath.Join(dest, "app/a.txt")
+	syscall.Chmod(f, 0o4755)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--same-permissions", "--xattrs", arch, dest)
+	mustExit(t, r, exitComplete)
+	i := strings.Index(r.stderr, "(undo: backup ")
+	if i < 0 {
+		t.Fatalf("no undo command printed:\n%s", r.stderr)
+	}
+	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("(undo: backup "):], "\n", 2)[0], ")")
+	args := strings.Fields(line) // the test's paths hold no spaces
+	mustExit(t, backup(t, runOpts{dir: dir}, args...), exitComplete)
+	assertContent(t, f, "mine\n")
+	var st syscall.Stat_t
+	syscall.Stat(f, &st)
+	if st.Mode&0o7777 != 0o4755 {
+		t.Errorf("after the printed undo (backup %s) app/a.txt has mode %o, was 4755", line, st.Mode&0o7777)
+	}
+}
