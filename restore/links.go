@@ -74,13 +74,20 @@ func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error
 	if err != nil {
 		return err
 	}
-	warn, err := p.linkMeta(dfd, tmp, e)
+	made, err := statID(dfd, tmp)
+	if err != nil {
+		err = &fileOpError{errTempReplaced}
+	}
+	var warn []error
+	if err == nil {
+		warn, err = p.linkMeta(dfd, tmp, e)
+	}
 	if err == nil {
 		p.warn(e, warn...)
 		err = setTimes(dfd, tmp, p.mtime(e))
 	}
 	if err == nil {
-		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.replacing(e.Name))
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, made.file, p.replacing(e.Name))
 	}
 	if err != nil {
 		t.dropTemp(parentOf(e.Name), dfd, tmp, err)
@@ -259,6 +266,11 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	if err != nil {
 		return err
 	}
+	// Only to the file this run put or kept at anchor's name: whoever may write in its
+	// folder may have put a file of theirs there since, which must not gain this name.
+	if placed, ok := p.placed[anchor]; !ok || placed.file != want.file {
+		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
+	}
 	old, ok := p.placed[name]
 	switch {
 	case !ok:
@@ -283,7 +295,7 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
 		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	} else {
-		err = t.checkedRename(parentOf(name), dfd, tmp, base, &old)
+		err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
 	}
 	if err != nil {
 		t.dropTemp(parentOf(name), dfd, tmp, err)
