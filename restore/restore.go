@@ -71,12 +71,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	p.sweep(t)
 	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer func() {
-		if left := t.journal.finish(t); len(left) > 0 {
-			res.Warnings = append(res.Warnings, archive.Problem{Entry: left[0], Reason: fmt.Sprintf(
-				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
-		}
-	}()
+	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t)...) }()
 	if err := p.restoreAll(ctx, t, res); err != nil {
 		return res, err
 	}
