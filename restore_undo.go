@@ -43,16 +43,17 @@ func (u undoPaths) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// undoFlags are the flags of this restore that its undo needs to put back what it replaced
-// as it was: the setuid bits and attributes that the before-state saved are set only when
-// asked for, and owners the way this restore gave them. --no-same-owner is not one: the
-// undo gives back the owners the replaced files had.
+// undoFlags are the flags the undo of this restore needs to put back what it replaced as it
+// was: the setuid bits and the attributes that the before-state saved are set only when
+// asked for (attributes always: the before-state always holds them), and owners the way
+// this restore gave them. --no-same-owner is not one: the undo gives back the owners the
+// replaced files had.
 func (cfg restoreConfig) undoFlags() []string {
 	var flags []string
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{{cfg.owners.NumericOwner, "--numeric-owner"}, {cfg.owners.SamePermissions, "--same-permissions"}, {cfg.owners.Xattrs, "--xattrs"}} {
+	}{{cfg.owners.NumericOwner, "--numeric-owner"}, {cfg.owners.SamePermissions, "--same-permissions"}, {true, "--xattrs"}} {
 		if f.set {
 			flags = append(flags, f.name)
 		}
@@ -117,8 +118,10 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *restore.Plan
 func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Plan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now}
+	// Attributes and ACLs are saved whatever this restore's --xattrs: what it replaces loses
+	// them for good otherwise, and its undo (with --xattrs, see undoFlags) puts them back.
 	c.cfg = createConfig{level: archive.DefaultLevel, method: format.Deflate, progress: "never",
-		symlinks: "store", xattrs: cfg.owners.Xattrs}
+		symlinks: "store", xattrs: true}
 	c.cfg.rules.StoreSymlinks = true
 	c.cfg.sources, c.pick.names = engine.Pick(cfg.dest, plan.Replaces())
 	c.pick.created = plan.Creates()
