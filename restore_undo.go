@@ -21,9 +21,9 @@ import (
 // undoPaths is where a restore's before-state went, as --json prints it, and the flags its
 // undo takes beside --force.
 type undoPaths struct {
-	Archive string `json:"archive"`
-	Receipt string `json:"receipt"`
-	Flags   []string
+	Archive string   `json:"archive"`
+	Receipt string   `json:"receipt"`
+	Flags   []string `json:"-"` // written by MarshalJSON as one string
 }
 
 // MarshalJSON writes the paths losslessly: archive_b64 and receipt_b64 beside a path that is
