@@ -164,3 +164,43 @@ func TestRestorePrivilegedXattrs(t *testing.T) {
 		})
 	}
 }
+
+// TestRestorePresentOthersMayWrite: as root, a file already present with the archived
+// bytes but another user's (who could rewrite it between the check of its bytes and the
+// chown) is not given its owner and setuid bit in place: a plain restore leaves it as it is
+// with a warning, and --force replaces it with a file of its own, saved in a before-state.
+func TestRestorePresentOthersMayWrite(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"tool": {content: "#!/bin/sh\n"}})
+	syscall.Chmod(filepath.Join(dir, "src/app/tool"), 0o4755)
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	tool := filepath.Join(dest, "app/tool")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"tool": {content: "#!/bin/sh\n", mode: 0o755}})
+	os.Chown(tool, nobody, nobody)
+	owner := func() (uint32, uint32) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(tool, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Uid, st.Mode & 0o7777
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--same-permissions", arch, dest)
+	if want := "warning: app/tool: another user than its recorded owner may write to it"; r.code != exitComplete || !strings.Contains(r.stderr, want) {
+		t.Errorf("restore: exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+	if uid, mode := owner(); uid != nobody || mode != 0o755 {
+		t.Errorf("kept app/tool: uid %d mode %o; want it left as nobody's, 755", uid, mode)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", "--same-permissions", arch, dest), exitComplete)
+	if uid, mode := owner(); uid != 0 || mode != 0o4755 {
+		t.Errorf("replaced app/tool: uid %d mode %o; want root's, 4755", uid, mode)
+	}
+	states, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(states) != 1 {
+		t.Fatalf("before-states %q", states)
+	}
+}

@@ -87,6 +87,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 func writeUndoLine(w io.Writer, cfg restoreConfig, out *restoreJSON) {
 	if out.Undo != nil {
 		undo, dest := format.QuoteName(out.Undo.Archive), format.QuoteName(cfg.dest)
-		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore --force %s %s)\n", undo, undo, dest)
+		flags := strings.Join(append([]string{"--force"}, out.Undo.Flags...), " ")
+		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore %s %s %s)\n", undo, flags, undo, dest)
 	}
 }

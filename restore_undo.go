@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"backup/archive"
@@ -17,24 +18,47 @@ import (
 	"backup/restore"
 )
 
-// undoPaths is where a restore's before-state went, as --json prints it.
+// undoPaths is where a restore's before-state went, as --json prints it, and the flags its
+// undo takes beside --force.
 type undoPaths struct {
-	Archive string `json:"archive"`
-	Receipt string `json:"receipt"`
+	Archive string   `json:"archive"`
+	Receipt string   `json:"receipt"`
+	Flags   []string `json:"-"` // written by MarshalJSON as one string
 }
 
 // MarshalJSON writes the paths losslessly: archive_b64 and receipt_b64 beside a path that is
-// not UTF-8 (the before-state is named after DEST).
+// not UTF-8 (the before-state is named after DEST). The flags are one string, as they are
+// typed: "undo" stays an object of strings.
 func (u undoPaths) MarshalJSON() ([]byte, error) {
 	var j struct {
 		Archive    string `json:"archive"`
 		ArchiveB64 string `json:"archive_b64,omitempty"`
 		Receipt    string `json:"receipt"`
 		ReceiptB64 string `json:"receipt_b64,omitempty"`
+		Flags      string `json:"flags,omitempty"`
 	}
 	j.Archive, j.ArchiveB64 = format.JSONText(u.Archive)
 	j.Receipt, j.ReceiptB64 = format.JSONText(u.Receipt)
+	j.Flags = strings.Join(u.Flags, " ")
 	return json.Marshal(j)
+}
+
+// undoFlags are the flags the undo of this restore needs to put back what it replaced as it
+// was: the setuid bits and the attributes that the before-state saved are set only when
+// asked for (attributes always: the before-state always holds them), and owners the way
+// this restore gave them. --no-same-owner is not one: the undo gives back the owners the
+// replaced files had.
+func (cfg restoreConfig) undoFlags() []string {
+	var flags []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{cfg.owners.NumericOwner, "--numeric-owner"}, {cfg.owners.SamePermissions, "--same-permissions"}, {true, "--xattrs"}} {
+		if f.set {
+			flags = append(flags, f.name)
+		}
+	}
+	return flags
 }
 
 // beforeStateDir is the folder the before-state goes in: --undo-dir, else DEST's parent; never
@@ -94,8 +118,10 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *restore.Plan
 func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Plan, dir string, stderr io.Writer) (*undoPaths, error) {
 	now := time.Now()
 	c := &creation{rec: report.NewRecorder(report.Policy{}), started: now}
+	// Attributes and ACLs are saved whatever this restore's --xattrs: what it replaces loses
+	// them for good otherwise, and its undo (with --xattrs, see undoFlags) puts them back.
 	c.cfg = createConfig{level: archive.DefaultLevel, method: format.Deflate, progress: "never",
-		symlinks: "store", xattrs: cfg.owners.Xattrs}
+		symlinks: "store", xattrs: true}
 	c.cfg.rules.StoreSymlinks = true
 	c.cfg.sources, c.pick.names = engine.Pick(cfg.dest, plan.Replaces())
 	c.pick.created = plan.Creates()
@@ -108,7 +134,7 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 	case rc.Status != format.Complete:
 		return nil, fmt.Errorf("%s is %s: %s", out.archive, rc.Status, firstLoss(rc))
 	}
-	return &undoPaths{Archive: out.archive, Receipt: out.receipt}, nil
+	return &undoPaths{Archive: out.archive, Receipt: out.receipt, Flags: cfg.undoFlags()}, nil
 }
 
 // beforeStateName is the name a before-state of a restore into dest is saved under: dest's

@@ -239,3 +239,26 @@ func TestAttackUndoDestDotDotAfterSymlink(t *testing.T) {
 		t.Errorf("the undo (exit %d) left D/app/a.txt holding %q: the user's file is lost", r.code, got)
 	}
 }
+
+// TestRestoreUndoFlagsInJSON: the undo of a restore --force --xattrs --numeric-owner needs
+// those flags to put back what it replaced as it was; --json's "undo" gives them, as the
+// printed undo command carries them, and leaves out --no-same-owner (the undo gives back
+// the replaced files' owners).
+func TestRestoreUndoFlagsInJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--json", "--xattrs", "--numeric-owner", "--no-same-owner", arch, dest)
+	mustExit(t, r, exitComplete)
+	var out struct {
+		Undo map[string]string `json:"undo"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("restore --json: %v: %q", err, r.stdout)
+	}
+	if got, want := out.Undo["flags"], "--numeric-owner --xattrs"; got != want {
+		t.Errorf("undo flags %q, want %q", got, want)
+	}
+}

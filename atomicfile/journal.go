@@ -173,10 +173,14 @@ func (j *Journal) Record(tmp string) error {
 	return nil
 }
 
-// Remove deletes the journal of a run that ended with no temp file left, and closes it.
-func (j *Journal) Remove() {
-	unix.Unlinkat(j.dir, j.Name(), 0)
-	j.f.Close()
+// Remove deletes the journal of a run that ended with no temp file left, and closes it. It
+// returns why the journal could not be deleted: it stays, and the run's output must say so.
+func (j *Journal) Remove() error {
+	defer j.f.Close()
+	if err := unix.Unlinkat(j.dir, j.Name(), 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: j.Name(), Err: err}
+	}
+	return nil
 }
 
 // Close closes the journal and releases its lock, keeping it for the next run to sweep.

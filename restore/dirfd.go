@@ -122,10 +122,19 @@ func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	return unix.Openat(parent, part, childFlags, 0)
 }
 
+// maxOpenChain is how many folders of a chain stay open: the top ones, which the next
+// entries most likely share. Below them a deeper path keeps only the folder it walks
+// through and the last one open, so that a path of any depth is restored within the limit
+// on open files (see fdJobs), each closed folder opened again, and checked again, when
+// the path is next checked or walked.
+const maxOpenChain = 64
+
 // truncate closes the chain's folders from the nth on.
 func (t *destTree) truncate(n int) {
 	for _, f := range t.chain[n:] {
-		unix.Close(f.fd)
+		if f.fd >= 0 {
+			unix.Close(f.fd)
+		}
 	}
 	t.chain = t.chain[:n]
 }
@@ -147,7 +156,7 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 	}
 	parts := strings.Split(name, "/")
 	kept := 0
-	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].part == parts[kept] && t.verify(kept) == nil {
+	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].fd >= 0 && t.chain[kept].part == parts[kept] && t.verify(kept) == nil {
 		kept++
 	}
 	t.truncate(kept)
@@ -155,6 +164,10 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		f, err := t.openChild(t.parentFD(i), strings.Join(parts[:i+1], "/"), parts[i], create)
 		if err != nil {
 			return -1, err
+		}
+		if i > maxOpenChain {
+			unix.Close(t.chain[i-1].fd) // walked through: its child is open
+			t.chain[i-1].fd = -1
 		}
 		t.chain = append(t.chain, f)
 	}
@@ -171,9 +184,42 @@ func (t *destTree) check(name string) error {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	for i := range t.chain {
+		if t.parentFD(i) < 0 {
+			return t.recheck(i)
+		}
 		if err := t.verify(i); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// recheck checks the chain's folders from the ith on, whose parent was closed (see
+// maxOpenChain): each is opened again in the one above, never through a symlink, and
+// must be the folder first opened at its name.
+func (t *destTree) recheck(i int) error {
+	parent, held := t.chain[i-2].fd, -1 // the nearest folder still open is above the closed one
+	defer func() {
+		if held >= 0 {
+			unix.Close(held)
+		}
+	}()
+	for _, f := range t.chain[i-1:] {
+		fd, err := unix.Openat(parent, f.part, childFlags, 0)
+		var st unix.Stat_t
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+		}
+		if fd >= 0 {
+			if held >= 0 {
+				unix.Close(held)
+			}
+			held = fd
+		}
+		if err != nil || idOf(&st) != f.id {
+			return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
+		}
+		parent = fd
 	}
 	return nil
 }

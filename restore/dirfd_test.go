@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +129,42 @@ func TestDestTreeDeletedSuffix(t *testing.T) {
 	}
 	if _, err := tree.dir(name+"/c", true); !errors.Is(err, errMoved) {
 		t.Errorf("dir %s/c: %v; want %v", name, err, errMoved)
+	}
+}
+
+// A path deeper than maxOpenChain keeps its middle folders closed; check opens them again,
+// and finds one moved out of DEST (a folder below the closed ones moved and put back by
+// a symlink) as it would find an open one.
+func TestDestTreeCheckDeep(t *testing.T) {
+	name := filepath.Join(strings.Repeat("d/", maxOpenChain+10), "leaf")
+	for _, change := range []string{"", "moved"} {
+		t.Run(change, func(t *testing.T) {
+			tree, dir, dest := openTestTree(t, name)
+			open := 0
+			for _, f := range tree.chain {
+				if f.fd >= 0 {
+					open++
+				}
+			}
+			if open > maxOpenChain+1 {
+				t.Errorf("%d folders open of %d; want at most %d", open, len(tree.chain), maxOpenChain+1)
+			}
+			if change == "moved" {
+				mid := filepath.Join(dest, strings.Repeat("d/", maxOpenChain+5))
+				if err := os.Rename(mid, filepath.Join(dir, "away")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(dir, "away"), filepath.Clean(mid)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := tree.check(name)
+			if change == "" && err != nil || change != "" && !errors.Is(err, errMoved) {
+				t.Errorf("check after %q: %v", change, err)
+			}
+			if _, err := tree.dir(name, false); change == "" && err != nil {
+				t.Errorf("dir again: %v", err)
+			}
+		})
 	}
 }

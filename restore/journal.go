@@ -92,8 +92,9 @@ func (j *journal) settle(dir, tmp string) {
 
 // finish ends the journal of a run: the temp names still pending (a removal that failed)
 // are removed if they are still there; the journal itself is removed when none is left, and
-// kept otherwise, for the next restore into DEST to sweep. It returns the names left.
-func (j *journal) finish(t *destTree) []string {
+// kept otherwise, for the next restore into DEST to sweep. It returns what it leaves in
+// DEST, as warnings: the temp files left, or the journal that could not be removed.
+func (j *journal) finish(t *destTree) []archive.Problem {
 	if j.j == nil {
 		return nil
 	}
@@ -104,14 +105,19 @@ func (j *journal) finish(t *destTree) []string {
 		}
 	}
 	if len(left) == 0 {
-		j.j.Remove()
+		name := j.j.Name()
+		err := j.j.Remove()
 		j.j = nil
+		if err != nil {
+			return []archive.Problem{{Entry: name, Reason: fmt.Sprintf("the journal of this run's temp files could not be removed (%v); it lists none left", cause(err))}}
+		}
 		return nil
 	}
 	j.j.Close() // releases the lock: the next run sweeps what it lists
 	j.j = nil
 	slices.Sort(left)
-	return left
+	return []archive.Problem{{Entry: left[0], Reason: fmt.Sprintf(
+		"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))}}
 }
 
 func joinName(dir, name string) string {

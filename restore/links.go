@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -74,18 +75,50 @@ func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error
 	if err != nil {
 		return err
 	}
-	warn, err := p.linkMeta(dfd, tmp, e)
+	made, err := holdSymlink(dfd, tmp)
 	if err == nil {
-		p.warn(e, warn...)
-		err = setTimes(dfd, tmp, p.mtime(e))
+		defer unix.Close(made.fd)
+		err = p.symlinkMeta(dfd, tmp, made, e)
 	}
 	if err == nil {
-		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, p.replacing(e.Name))
+		err = t.checkedRename(parentOf(e.Name), dfd, tmp, base, made.id, p.replacing(e.Name))
 	}
 	if err != nil {
 		t.dropTemp(parentOf(e.Name), dfd, tmp, err)
 	}
 	return err
+}
+
+// holdSymlink opens the symlink this run just made at tmp in the folder dfd (O_PATH: the
+// link itself) and checks that it is a symlink of this user's: whoever may write in the
+// folder may have put a file of theirs at the name since the symlinkat. Held open, its inode
+// number cannot pass to another file put at the name later.
+func holdSymlink(dfd int, tmp string) (heldFile, error) {
+	fd, err := unix.Openat(dfd, tmp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return heldFile{}, &fileOpError{errTempReplaced}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return heldFile{}, &fileOpError{errTempReplaced}
+	}
+	return heldFile{fd: fd, id: idOf(&st)}, nil
+}
+
+// symlinkMeta gives the temp symlink made its owner, through its descriptor, then its
+// attributes and mtime by name (no call sets those through a symlink's descriptor), the name
+// checked to hold it still before each.
+func (p *Plan) symlinkMeta(dfd int, tmp string, made heldFile, e *archive.Entry) error {
+	warn, err := p.linkMeta(dfd, tmp, made, e)
+	if err != nil {
+		return err
+	}
+	p.warn(e, warn...)
+	if err := checkTemp(dfd, tmp, made.id); err != nil {
+		return err
+	}
+	return setTimes(dfd, tmp, p.mtime(e))
 }
 
 // tempSymlink creates the symlink under a new name beside base in the folder dir (open as
@@ -259,6 +292,11 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	if err != nil {
 		return err
 	}
+	// Only to the file this run put or kept at anchor's name: whoever may write in its
+	// folder may have put a file of theirs there since, which must not gain this name.
+	if placed, ok := p.placed[anchor]; !ok || placed.file != want.file {
+		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
+	}
 	old, ok := p.placed[name]
 	switch {
 	case !ok:
@@ -283,7 +321,7 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
 		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	} else {
-		err = t.checkedRename(parentOf(name), dfd, tmp, base, &old)
+		err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
 	}
 	if err != nil {
 		t.dropTemp(parentOf(name), dfd, tmp, err)

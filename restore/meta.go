@@ -119,16 +119,22 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry) (warn []error, err error) {
 	return p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) }), nil
 }
 
-// linkMeta gives the symlink name in the folder dfd its owner and attributes, never
-// following it.
-func (p *Plan) linkMeta(dfd int, name string, e *archive.Entry) (warn []error, err error) {
+// linkMeta gives the symlink made, at name in the folder dfd, its owner (through its O_PATH
+// descriptor) and attributes (by name, each after a check that the name holds it still),
+// never following it.
+func (p *Plan) linkMeta(dfd int, name string, made heldFile, e *archive.Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
-		if err := unix.Fchownat(dfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := unix.Fchownat(made.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name
-	return p.xattrs(e, func(attr string, v []byte) error { return unix.Lsetxattr(path, attr, v, 0) }), nil
+	return p.xattrs(e, func(attr string, v []byte) error {
+		if err := checkTemp(dfd, name, made.id); err != nil {
+			return err
+		}
+		return unix.Lsetxattr(path, attr, v, 0)
+	}), nil
 }
 
 // currentUmask returns the process's umask. It is read from /proc, because setting it to

@@ -48,12 +48,12 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 		return false
 	}
 	fix := !p.sameMeta(e, info)
-	if n := links(info); fix && n > 1 {
-		// Its owner, mode and mtime are those of its other names too, maybe outside DEST.
+	sys, _ := info.Sys().(*syscall.Stat_t) // an *os.File's, on Linux
+	if risk := p.inPlaceRisk(e, sys.Uid, sys.Mode, uint64(sys.Nlink)); fix && risk != nil {
 		if p.opts.Force {
 			return false // a conflict: replaced by a file of its own
 		}
-		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: fmt.Sprintf("a hard link (%d names): %s (--force replaces it)", n, errNotInPlace)})
+		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: risk.Error() + " (--force replaces it)"})
 		fix = false
 	}
 	p.present[e.Name] = fix
@@ -145,6 +145,28 @@ func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result)
 // errNotInPlace says why a file's metadata were left alone.
 const errNotInPlace = "owner, mode and mtime not set in place, where they would change the other names too"
 
+// errOthersMayWrite is why the metadata of a file kept as present are not given in place
+// when another user could write to it: its bytes were checked before, and whoever holds it
+// open for writing could change them between that check and the chown or chmod, so a
+// setuid root program (or merely a file given to its recorded owner) would hold their
+// bytes. A write after the chmod cannot do that: the kernel clears setuid, setgid and
+// security.capability on a write by anyone but root.
+var errOthersMayWrite = errors.New("another user than its recorded owner may write to it (it is theirs, or group or others may write): owner, mode and mtime not set in place, where its content could change while they are given")
+
+// inPlaceRisk says why e's owner, mode and mtime must not be given in place to a file of
+// owner uid, mode and nlink names, or nil. Only where the restore gives owners (as root) is
+// anything given that another user could abuse; the other names of a hard link change with
+// it whoever runs.
+func (p *Plan) inPlaceRisk(e *archive.Entry, uid, mode uint32, nlink uint64) error {
+	if nlink > 1 {
+		return fmt.Errorf("a hard link (%d names): %s", nlink, errNotInPlace)
+	}
+	if want, _, ok := p.owner(e); ok && (int(uid) != want || mode&0o022 != 0) {
+		return errOthersMayWrite
+	}
+	return nil
+}
+
 func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 	dfd, err := t.dir(parentOf(e.Name), false)
 	if err != nil {
@@ -167,8 +189,9 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		return errors.New("no longer a regular file")
 	case nodeOf(&st) != p.existing[e.Name].id:
 		return errReplaced
-	case st.Nlink > 1:
-		p.warn(e, fmt.Errorf("a hard link (%d names): %s", st.Nlink, errNotInPlace))
+	}
+	if risk := p.inPlaceRisk(e, st.Uid, st.Mode, uint64(st.Nlink)); risk != nil {
+		p.warn(e, risk)
 		return nil
 	}
 	warn, err := p.fdMeta(fd, e)
@@ -183,14 +206,6 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		p.place(e.Name, id) // as relink will find it
 	}
 	return nil
-}
-
-// links is the number of names of the file info describes.
-func links(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Nlink
-	}
-	return 1
 }
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode

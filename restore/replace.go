@@ -35,13 +35,17 @@ func (p *Plan) replacing(name string) *nodeID {
 	return nil
 }
 
-// checkedRename moves the checked temp file to its name in the folder dir (open as dfd),
-// once the folder is known to be still in its place in the destination. It replaces only
-// old, what the plan saw at that name (see replaceChecked), and removes it; with old nil it
-// replaces nothing, not even a file that appeared since the plan was made.
-func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nodeID) error {
+// checkedRename moves the checked temp file, made, to its name in the folder dir (open as
+// dfd), once the folder is known to be still in its place in the destination and the temp
+// name to hold made still. It replaces only old, what the plan saw at that name (see
+// replaceChecked), and removes it; with old nil it replaces nothing, not even a file that
+// appeared since the plan was made.
+func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, made fileID, old *nodeID) error {
 	if err := t.check(dir); err != nil {
 		return &fileOpError{err}
+	}
+	if err := checkTemp(dfd, tmp, made); err != nil {
+		return err
 	}
 	if old == nil {
 		err := renameNew(dfd, tmp, base)
@@ -68,6 +72,21 @@ func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, old *nod
 		t.journal.settle(dir, tmp)
 	}
 	return err
+}
+
+// errTempReplaced is the cause when a temp name no longer holds the file this run made
+// there: whoever may write in the folder may have put a file of theirs at it.
+var errTempReplaced = errors.New("its temp file was replaced in the destination during the restore; what is there now is left as it is")
+
+// checkTemp checks that the temp name tmp in the folder dfd still holds made, the file this
+// run wrote (or linked) there: a file put at the name by someone else must not be renamed
+// into place as this restore's, nor given its owner.
+func checkTemp(dfd int, tmp string, made fileID) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&st) != made {
+		return &fileOpError{errTempReplaced}
+	}
+	return nil
 }
 
 // replacedSince is what a file the plan saw as old is now expected to be: old, unless this
@@ -178,7 +197,8 @@ func (e *strandedError) Error() string {
 // unless tmp now holds something that is not this run's. A temp file that cannot be removed
 // stays pending in the journal.
 func (t *destTree) dropTemp(dir string, dfd int, tmp string, err error) {
-	if errors.As(err, new(*strandedError)) || unix.Unlinkat(dfd, tmp, 0) == nil {
+	notOurs := errors.As(err, new(*strandedError)) || errors.Is(err, errTempReplaced)
+	if notOurs || unix.Unlinkat(dfd, tmp, 0) == nil {
 		t.journal.settle(dir, tmp)
 	}
 }

@@ -71,12 +71,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	p.sweep(t)
 	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer func() {
-		if left := t.journal.finish(t); len(left) > 0 {
-			res.Warnings = append(res.Warnings, archive.Problem{Entry: left[0], Reason: fmt.Sprintf(
-				"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))})
-		}
-	}()
+	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t)...) }()
 	if err := p.restoreAll(ctx, t, res); err != nil {
 		return res, err
 	}
@@ -166,6 +161,15 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
+	// Held open until the file is in place, so that its inode number cannot pass to a file
+	// someone else puts at its temp name or its name meanwhile.
+	made, err := holdFile(f)
+	if err != nil {
+		f.Close()
+		t.dropTemp(dirName, dfd, tmp, err)
+		return 0, err
+	}
+	defer unix.Close(made.fd)
 	n, err := p.r.CopyCheckedIn(span, &progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
 	if err == nil {
 		err = p.finish(f, dfd, tmp, e)
@@ -174,19 +178,41 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = t.checkedRename(dirName, dfd, tmp, base, p.replacing(e.Name))
+		err = t.checkedRename(dirName, dfd, tmp, base, made.id, p.replacing(e.Name))
 		p.mark(dirName)
 	}
 	if err != nil {
 		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
 	}
-	// What relink may later replace by a link: the file as its name holds it now (the rename
-	// changed its ctime).
-	if id, err := statID(dfd, base); err == nil {
-		p.place(e.Name, id)
+	// What relink may later link the other names of its group to: the file as its name holds
+	// it now (the rename changed its ctime), and only if that is the file written: whoever
+	// may write in the folder may have put another there since.
+	id, err := statID(dfd, base)
+	if err != nil || id.file != made.id {
+		return 0, &fileOpError{errReplaced}
 	}
+	p.place(e.Name, id)
 	return n, nil
+}
+
+// heldFile is a second descriptor of a file this run made, and the file's identity.
+type heldFile struct {
+	fd int
+	id fileID
+}
+
+func holdFile(f *os.File) (heldFile, error) {
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return heldFile{}, &fileOpError{err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return heldFile{}, &fileOpError{err}
+	}
+	return heldFile{fd: fd, id: idOf(&st)}, nil
 }
 
 // createTemp creates a new file beside base in the folder dir (open as dfd), readable by its
