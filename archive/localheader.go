@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,8 @@ type localHeader struct {
 	name          string // at most as long as the central name
 	nameLen       int
 	dataOffset    int64
+	meta          headerMeta // the owner and time it gives
+	metaErr       error      // two owners or times in its extra field
 }
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
@@ -97,14 +100,15 @@ func readLocal(loc localRef, nameLen int) (*localHeader, error) {
 		csize: uint64(le32(buf[18:])), usize: uint64(le32(buf[22:])),
 		name: string(buf[localLen:][:min(n, nameLen)]), nameLen: n,
 		dataOffset: loc.off + localLen + int64(n) + int64(e)}
-	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) {
-		extra := make([]byte, e)
-		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
-			return nil, errors.New("damaged: local header cut short")
-		}
-		if !lh.zip64Sizes(extra) {
-			return nil, errors.New("damaged: local header lacks its zip64 sizes")
-		}
+	// The extra field is read on its own: a batch's span holds it (see entrySpan), so this
+	// is no second read of the archive.
+	extra := make([]byte, e)
+	if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
+		return nil, errors.New("damaged: local header cut short")
+	}
+	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
+	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) && !lh.zip64Sizes(extra) {
+		return nil, errors.New("damaged: local header lacks its zip64 sizes")
 	}
 	return lh, nil
 }
@@ -139,9 +143,19 @@ func (lh *localHeader) zip64Sizes(extra []byte) bool {
 
 // compare reports the first field in which the local header disagrees with f.
 func (lh *localHeader) compare(f *zip.File) error {
+	return lh.compareAs(f, true)
+}
+
+// compareAs is compare, of the owner and times too when meta is set; a reader that copies
+// an entry's data under a local header of its own (refpass.go) need not compare them.
+func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 	flags := uint16(flagsMeaning)
 	if strings.ContainsFunc(f.Name, func(r rune) bool { return r >= 0x80 }) {
 		flags |= flagUTF8
+	}
+	var metaErr error
+	if meta {
+		metaErr = cmp.Or(lh.metaErr, compareMeta(lh.meta, centralMeta(&f.FileHeader)))
 	}
 	switch {
 	case lh.nameLen != len(f.Name) || lh.name != f.Name:
@@ -150,6 +164,8 @@ func (lh *localHeader) compare(f *zip.File) error {
 		return fmt.Errorf("damaged: local header says method %d, the central directory %d", lh.method, f.Method)
 	case lh.flags&flags != f.Flags&flags:
 		return fmt.Errorf("damaged: local header says flags %#04x, the central directory %#04x", lh.flags, f.Flags)
+	case metaErr != nil:
+		return metaErr
 	case lh.flags&flagDataDesc != 0:
 		return nil // the CRC-32 and sizes are in the data descriptor
 	case lh.crc != f.CRC32:

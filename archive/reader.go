@@ -147,7 +147,9 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		}
 		e := newEntry(f)
 		e.local = locals[i]
-		e.hdr.afterManifest = manifests > 0
+		if manifests > 0 {
+			e.hdr.bits |= hdrAfterManifest
+		}
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = manifests > 0

@@ -205,7 +205,7 @@ func (s *seqReader) keyEntry(f *refFile, name string, seed maphash.Seed) (damage
 	}
 	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name))
 	if err == nil {
-		err = lh.compare(hdr)
+		err = lh.compareAs(hdr, false) // its data are copied under a local header of the run's
 	}
 	if err != nil {
 		return err, nil

@@ -109,7 +109,7 @@ func (r *Reader) dispatch(res *VerifyResult, work *batcher, jobs int) []foundPro
 				found = append(found, foundProblem{index: i, Problem: *p})
 			}
 		}
-		if r.Manifest != nil && e.IsDir && e.hdr.afterManifest {
+		if r.Manifest != nil && e.IsDir && e.hdr.afterManifest() {
 			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
 		}
 		if late := early[i]; late != nil {
