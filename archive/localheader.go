@@ -38,16 +38,20 @@ type localRef struct {
 // localRefs locates the local header of each of files, the entries of the archive of size
 // bytes in ra. When the central directory does not read the same a second time, every
 // offset is -1 and every entry fails its check: an archive read two ways is not trusted.
-func localRefs(ra io.ReaderAt, size int64, files []*zip.File) []localRef {
+// It also returns where the central directory starts; -1 then.
+func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64) {
 	refs := make([]localRef, len(files))
-	offsets, err := headerOffsets(ra, size, files)
+	offsets, dirStart, err := headerOffsetsDir(ra, size, files)
 	for i := range refs {
 		refs[i] = localRef{ra: ra, off: -1}
 		if err == nil {
 			refs[i].off = offsets[i]
 		}
 	}
-	return refs
+	if err != nil {
+		dirStart = -1
+	}
+	return refs, dirStart
 }
 
 // localHeader is what the local header of an entry says.
@@ -64,22 +68,31 @@ type localHeader struct {
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
 // record; when the local header says a data descriptor follows the data, it checks that too.
-// It returns where the entry's data starts.
-func checkLocal(f *zip.File, loc localRef) (int64, error) {
+// It returns where the entry's data starts, and where the entry ends.
+func checkLocal(f *zip.File, loc localRef) (localSpan, error) {
 	if loc.ra == nil || loc.off < 0 {
-		return 0, errors.New("damaged: local header not found")
+		return localSpan{}, errors.New("damaged: local header not found")
 	}
 	lh, err := readLocal(loc, len(f.Name))
 	if err != nil {
-		return 0, err
+		return localSpan{}, err
 	}
 	if err := lh.compare(f); err != nil {
-		return 0, err
+		return localSpan{}, err
 	}
+	s := localSpan{data: lh.dataOffset, end: lh.dataOffset + int64(f.CompressedSize64)}
 	if lh.flags&flagDataDesc != 0 {
-		return lh.dataOffset, checkDescriptor(loc.ra, lh.dataOffset+int64(f.CompressedSize64), f)
+		n, err := checkDescriptor(loc.ra, s.end, f)
+		s.end += n
+		return s, err
 	}
-	return lh.dataOffset, nil
+	return s, nil
+}
+
+// localSpan is where an entry's data starts, and where the entry ends: after its data, or
+// after its data descriptor.
+type localSpan struct {
+	data, end int64
 }
 
 // readLocal reads the local header at loc, nameLen being the length of the central name.
@@ -181,27 +194,39 @@ func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 var errDescriptor = errors.New("damaged: data descriptor missing or different from the central directory")
 
 // checkDescriptor checks the data descriptor at off against f: its CRC-32 and its sizes, in
-// any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes).
-func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) error {
+// any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes). It
+// returns the descriptor's length, in the first form that matches.
+func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) (int64, error) {
 	var buf [24]byte
 	n, err := ra.ReadAt(buf[:], off)
 	if err != nil && err != io.EOF {
-		return errDescriptor
+		return 0, errDescriptor
 	}
 	b := buf[:n]
-	if len(b) >= 4 && le32(b) == descriptorSig && descriptorMatches(b[4:], f) || descriptorMatches(b, f) {
-		return nil
+	if len(b) >= 4 && le32(b) == descriptorSig {
+		if m := descriptorMatches(b[4:], f); m > 0 {
+			return 4 + m, nil
+		}
 	}
-	return errDescriptor
+	if m := descriptorMatches(b, f); m > 0 {
+		return m, nil
+	}
+	return 0, errDescriptor
 }
 
-func descriptorMatches(b []byte, f *zip.File) bool {
+// descriptorMatches is the length of the data descriptor without its signature that b
+// starts with, when it agrees with f: 12 with sizes of 4 bytes, 20 with sizes of 8; 0 when
+// it does not agree.
+func descriptorMatches(b []byte, f *zip.File) int64 {
 	if len(b) < 12 || le32(b) != f.CRC32 {
-		return false
+		return 0
 	}
 	b = b[4:]
 	if uint64(le32(b)) == f.CompressedSize64 && uint64(le32(b[4:])) == f.UncompressedSize64 {
-		return true
+		return 12
 	}
-	return len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64
+	if len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64 {
+		return 20
+	}
+	return 0
 }
