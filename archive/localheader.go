@@ -83,8 +83,10 @@ func checkLocal(f *zip.File, loc localRef) (localSpan, error) {
 	s := localSpan{data: lh.dataOffset, end: lh.dataOffset + int64(f.CompressedSize64)}
 	if lh.flags&flagDataDesc != 0 {
 		n, err := checkDescriptor(loc.ra, s.end, f)
+		if err != nil {
+			return localSpan{}, err // where it ends is not known
+		}
 		s.end += n
-		return s, err
 	}
 	return s, nil
 }
