@@ -25,35 +25,39 @@ import (
 // unless they hold a local header signature (an entry a streaming reader would find). Backup
 // never writes such bytes, so in an archive with a manifest any are damage.
 
-// coverageItem is an entry as the coverage check sees it: its index in archive order (an
-// entry of the manifest's name comes after the others), its name, and its bytes [lo, end);
-// end is -1 when its check did not get as far as its end.
+// coverageItem is an entry as the coverage check sees it: its bytes [lo, end), and its
+// index in archive order (an entry of the manifest's name, len(Entries) and on); end is -1
+// while its check has not got as far as its end. 24 bytes: verify holds one an entry.
 type coverageItem struct {
-	index   int
-	name    string
 	lo, end int64
+	index   int32
 }
 
-// coverage checks that the entries, which end where ends says (-1: unknown, when the entry
-// failed its check), and the entries of the manifest's name, lie end to end up to the
-// central directory, and returns what it finds.
-func (r *Reader) coverage(ends []int64) []foundProblem {
+// coverageItems are the items of r's entries, in archive order, for the workers to note
+// where each ends.
+func (r *Reader) coverageItems() []coverageItem {
+	items := make([]coverageItem, len(r.Entries), len(r.Entries)+len(r.manifests))
+	for i, e := range r.Entries {
+		items[i] = coverageItem{lo: e.local.off, end: -1, index: int32(i)}
+	}
+	return items
+}
+
+// coverage checks that the entries of items, whose ends the workers noted (-1: unknown,
+// when the entry failed its check), and the entries of the manifest's name, lie end to end
+// up to the central directory, and returns what it finds. It sorts items.
+func (r *Reader) coverage(items []coverageItem) []foundProblem {
 	if r.dirStart < 0 {
 		return nil // the central directory did not read back: every entry fails already
 	}
-	items := make([]coverageItem, 0, len(r.Entries)+len(r.manifests))
-	for i, e := range r.Entries {
-		if e.local.off >= 0 {
-			items = append(items, coverageItem{index: i, lo: e.local.off, end: ends[i]})
-		}
-	}
-	for _, m := range r.manifests {
+	for j, m := range r.manifests {
 		end := int64(-1)
 		if span, err := dataAt(m.f, m.loc); err == nil {
 			end = span.end
 		}
-		items = append(items, coverageItem{index: len(r.Entries), name: format.ManifestName, lo: m.loc.off, end: end})
+		items = append(items, coverageItem{lo: m.loc.off, end: end, index: int32(len(r.Entries) + j)})
 	}
+	items = slices.DeleteFunc(items, func(it coverageItem) bool { return it.lo < 0 })
 	byOffset := func(a, b coverageItem) int { return cmp.Compare(a.lo, b.lo) }
 	if !slices.IsSortedFunc(items, byOffset) {
 		slices.SortStableFunc(items, byOffset)
@@ -65,13 +69,17 @@ func (r *Reader) coverage(ends []int64) []foundProblem {
 func (r *Reader) checkCoverage(items []coverageItem) []foundProblem {
 	var found []foundProblem
 	add := func(it coverageItem, reason string) {
-		found = append(found, foundProblem{index: it.index, step: 2, Problem: Problem{Entry: r.itemName(it), Reason: reason}})
+		found = append(found, foundProblem{index: min(int(it.index), len(r.Entries)), step: 2, Problem: Problem{Entry: r.itemName(it), Reason: reason}})
+	}
+	first := r.dirStart // no entry: all before the directory is a prefix
+	if len(items) > 0 {
+		first = items[0].lo
+	}
+	if p := r.prefixProblem(first); p != "" {
+		found = append(found, foundProblem{index: -1, Problem: Problem{Reason: p}})
 	}
 	if len(items) == 0 {
-		return nil
-	}
-	if p := r.prefixProblem(items[0].lo); p != "" {
-		found = append(found, foundProblem{index: -1, Problem: Problem{Reason: p}})
+		return found
 	}
 	end, last := int64(-1), items[0] // how far the entries so far reach, and which reaches it
 	for _, it := range items {
@@ -100,10 +108,10 @@ func (r *Reader) checkCoverage(items []coverageItem) []foundProblem {
 }
 
 func (r *Reader) itemName(it coverageItem) string {
-	if it.index < len(r.Entries) {
+	if int(it.index) < len(r.Entries) {
 		return r.Entries[it.index].StoredName()
 	}
-	return it.name
+	return format.ManifestName
 }
 
 // prefixProblem says what is wrong with the n bytes before the first entry: "" when there

@@ -52,6 +52,16 @@ func streamedZip(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
+// unlisted is the zip data with an empty central directory: its local entries listed
+// nowhere.
+func unlisted(data []byte) []byte {
+	eocd := bytes.LastIndex(data, []byte("PK\x05\x06"))
+	dir := int(binary.LittleEndian.Uint32(data[eocd+16:]))
+	out := slices.Concat(data[:dir], data[eocd:])
+	clear(out[dir+8 : dir+16]) // entries on this disk and in all, directory size
+	return out
+}
+
 // overlapZip is two stored entries, the data of a.txt being b.txt's whole local entry.
 func overlapZip() []byte {
 	local := func(name string, data []byte) []byte {
@@ -117,6 +127,7 @@ func TestVerifyCoverage(t *testing.T) {
 		{"gap after a descriptor", splice(t, streamed, localAt(t, streamed, "b.txt"), 0, []byte("PK\x03\x04")), "b.txt: damaged: 4 bytes before its local header"},
 		{"gap before the directory", splice(t, hidden, bytes.Index(hidden, []byte("PK\x01\x02")), 0, []byte("junk")), "b.txt: damaged: 4 bytes after it, before the central directory, that no entry covers"},
 		{"overlap", overlapZip(), "b.txt: damaged: its local header is inside the entry a.txt"},
+		{"no entry listed", unlisted(plain), "before the first entry hold a local header signature"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Verify(t.Context(), writeZip(t, c.data), VerifyOptions{Jobs: 2})
