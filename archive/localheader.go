@@ -73,7 +73,7 @@ func checkLocal(f *zip.File, loc localRef) (localSpan, error) {
 	if loc.ra == nil || loc.off < 0 {
 		return localSpan{}, errors.New("damaged: local header not found")
 	}
-	lh, err := readLocal(loc, len(f.Name))
+	lh, err := readLocal(loc, len(f.Name), len(f.Extra))
 	if err != nil {
 		return localSpan{}, err
 	}
@@ -97,16 +97,19 @@ type localSpan struct {
 	data, end int64
 }
 
-// readLocal reads the local header at loc, nameLen being the length of the central name.
-func readLocal(loc localRef, nameLen int) (*localHeader, error) {
-	buf := make([]byte, localLen+nameLen)
+// readLocal reads the local header at loc, nameLen being the length of the central name
+// and extraLen that of its extra field, which the local one most likely has too: the header
+// is read with one read of the length they make.
+func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
+	buf := make([]byte, localLen+nameLen+extraLen)
 	n, err := loc.ra.ReadAt(buf, loc.off)
-	if n < len(buf) && err != nil && err != io.EOF {
+	if n < localLen+nameLen && err != nil && err != io.EOF {
 		// Not a short file but a failed read: an encrypted archive's chunk that fails
 		// authentication says so, and that is the damage to report.
 		return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
 	}
-	if n < len(buf) || le32(buf) != localSig {
+	got := buf[:n]
+	if n < localLen+nameLen || le32(buf) != localSig {
 		return nil, errors.New("damaged: local header not found")
 	}
 	e := int(le16(buf[28:]))
@@ -115,11 +118,14 @@ func readLocal(loc localRef, nameLen int) (*localHeader, error) {
 		csize: uint64(le32(buf[18:])), usize: uint64(le32(buf[22:])),
 		name: string(buf[localLen:][:min(n, nameLen)]), nameLen: n,
 		dataOffset: loc.off + localLen + int64(n) + int64(e)}
-	// The extra field is read on its own: a batch's span holds it (see entrySpan), so this
-	// is no second read of the archive.
-	extra := make([]byte, e)
-	if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
-		return nil, errors.New("damaged: local header cut short")
+	var extra []byte
+	if localLen+n+e <= len(got) {
+		extra = got[localLen+n : localLen+n+e]
+	} else {
+		extra = make([]byte, e)
+		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
+			return nil, errors.New("damaged: local header cut short")
+		}
 	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
 	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) && !lh.zip64Sizes(extra) {

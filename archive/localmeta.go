@@ -131,9 +131,11 @@ func extMtime(extra []byte) (uint32, bool) {
 }
 
 // metaExtra is an extra field that gives e's owner and extended modification time as its
-// central record did (Entry keeps no copy of that field): what centralMeta reads of it.
+// central record did (Entry keeps no copy of that field): what centralMeta reads of it,
+// padded with empty fields of ID 0 to the length of the central one, which readLocal reads
+// along with the local header.
 func (e *Entry) metaExtra() []byte {
-	var b []byte
+	b := make([]byte, 0, max(int(e.hdr.extra), 24))
 	if e.HasOwner {
 		b = binary.LittleEndian.AppendUint16(b, uxID)
 		b = append(binary.LittleEndian.AppendUint16(b, 11), 1, 4)
@@ -146,6 +148,9 @@ func (e *Entry) metaExtra() []byte {
 		b = binary.LittleEndian.AppendUint16(b, extTimeID)
 		b = append(binary.LittleEndian.AppendUint16(b, 5), 1)
 		b = binary.LittleEndian.AppendUint32(b, uint32(e.Modified.Unix()))
+	}
+	if n := int(e.hdr.extra); len(b) < n {
+		b = append(b, make([]byte, n-len(b))...)
 	}
 	return b
 }

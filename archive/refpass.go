@@ -203,7 +203,7 @@ func (s *seqReader) keyEntry(f *refFile, name string, seed maphash.Seed) (damage
 	if err != nil {
 		return nil, err
 	}
-	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name))
+	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name), 0)
 	if err == nil {
 		err = lh.compareAs(hdr, false) // its data are copied under a local header of the run's
 	}
