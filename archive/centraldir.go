@@ -33,13 +33,19 @@ var errCentral = errors.New("central directory does not read back the same")
 // headerOffsets returns where the local header of each of files starts, files being the
 // entries Go's reader read from the archive of size bytes in ra, in their order.
 func headerOffsets(ra io.ReaderAt, size int64, files []*zip.File) ([]int64, error) {
+	offsets, _, err := headerOffsetsDir(ra, size, files)
+	return offsets, err
+}
+
+// headerOffsetsDir is headerOffsets, and says where the central directory starts.
+func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []int64, dirStart int64, err error) {
 	end, dirSize, dirOff, _, err := directoryEnd(ra, size)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	base := end - dirSize - dirOff // bytes before the archive, as in a self-extractor
 	if base < 0 || base+dirOff >= size {
-		return nil, errCentral
+		return nil, 0, errCentral
 	}
 	// Like Go's reader, trust a directory found where the end record says it is over the
 	// offset the end record implies.
@@ -47,29 +53,29 @@ func headerOffsets(ra io.ReaderAt, size int64, files []*zip.File) ([]int64, erro
 		base = 0
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, size-base-dirOff), 64<<10)
-	offsets := make([]int64, len(files))
+	offsets = make([]int64, len(files))
 	var rec [centralLen]byte
 	var vari []byte
 	for i, f := range files {
 		if _, err := io.ReadFull(br, rec[:]); err != nil || le32(rec[:]) != centralSig {
-			return nil, errCentral
+			return nil, 0, errCentral
 		}
 		n, e, c := int(le16(rec[28:])), int(le16(rec[30:])), int(le16(rec[32:]))
 		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
 		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
-			return nil, errCentral
+			return nil, 0, errCentral
 		}
 		off := int64(le32(rec[42:]))
 		if off == uint32max {
 			var ok bool
 			off, ok = zip64Offset(vari[n:n+e], le32(rec[24:]) == uint32max, le32(rec[20:]) == uint32max)
 			if !ok {
-				return nil, errCentral
+				return nil, 0, errCentral
 			}
 		}
 		offsets[i] = base + off
 	}
-	return offsets, nil
+	return offsets, base + dirOff, nil
 }
 
 // directoryEnd finds the end of central directory record as Go's reader does (in the last

@@ -48,10 +48,10 @@ func checkHeaders(f *zip.File, loc localRef) error {
 	return err
 }
 
-// dataAt is checkHeaders, and says where the entry's data starts.
-func dataAt(f *zip.File, loc localRef) (int64, error) {
+// dataAt is checkHeaders, and says where the entry's data starts and where it ends.
+func dataAt(f *zip.File, loc localRef) (localSpan, error) {
 	if err := checkMethod(f); err != nil {
-		return 0, err
+		return localSpan{}, err
 	}
 	return checkLocal(f, loc)
 }
@@ -78,14 +78,20 @@ func checkMethod(f *zip.File) error {
 // fails unless the data match the CRC-32 and the size in the header: Go's reader skips the
 // CRC check when the header says 0, which a hostile archive can use.
 func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
-	data, err := dataAt(f, loc)
+	rc, _, err := openEntrySpan(f, loc)
+	return rc, err
+}
+
+// openEntrySpan is openEntry, and says where the entry's data starts and where it ends.
+func openEntrySpan(f *zip.File, loc localRef) (io.ReadCloser, localSpan, error) {
+	span, err := dataAt(f, loc)
 	if err != nil {
-		return nil, err
+		return nil, span, err
 	}
 	if strings.HasSuffix(f.Name, "/") && f.CompressedSize64 != 0 {
-		return nil, errDamaged
+		return nil, span, errDamaged
 	}
-	raw := io.NewSectionReader(loc.ra, data, int64(f.CompressedSize64))
+	raw := io.NewSectionReader(loc.ra, span.data, int64(f.CompressedSize64))
 	var rc io.ReadCloser
 	switch f.Method {
 	case zip.Deflate:
@@ -95,7 +101,7 @@ func openEntry(f *zip.File, loc localRef) (io.ReadCloser, error) {
 	default:
 		rc = io.NopCloser(raw)
 	}
-	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, nil
+	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, span, nil
 }
 
 func unsupportedMethod(method uint16) error {
@@ -165,25 +171,32 @@ type Checked struct {
 // means every byte written to w is right. An error of w comes back as a *writeError; any
 // other error is a problem with the entry.
 func copyCheckedAt(w io.Writer, f *zip.File, loc localRef, want string, buf []byte) (Checked, error) {
-	rc, err := openEntry(f, loc)
+	got, _, err := copyCheckedSpan(w, f, loc, want, buf)
+	return got, err
+}
+
+// copyCheckedSpan is copyCheckedAt, and says where the entry ends (see localSpan), which
+// verify's coverage check needs (coverage.go).
+func copyCheckedSpan(w io.Writer, f *zip.File, loc localRef, want string, buf []byte) (Checked, localSpan, error) {
+	rc, span, err := openEntrySpan(f, loc)
 	if err != nil {
-		return Checked{}, err
+		return Checked{}, span, err
 	}
 	defer rc.Close()
 	sum := sha256.New()
 	ww := &errWriter{w: w}
 	n, err := io.CopyBuffer(io.MultiWriter(ww, sum), onlyReader{rc}, buf)
 	if ww.err != nil {
-		return Checked{}, &writeError{ww.err}
+		return Checked{}, span, &writeError{ww.err}
 	}
 	if err != nil {
-		return Checked{}, err
+		return Checked{}, span, err
 	}
 	got := Checked{Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}
 	if want != "" && got.SHA256 != want {
-		return got, ErrSHA256
+		return got, span, ErrSHA256
 	}
-	return got, nil
+	return got, span, nil
 }
 
 // onlyReader hides a WriterTo or ReaderFrom, so that io.CopyBuffer uses the bounded buffer.

@@ -155,7 +155,7 @@ func (r *Reader) wantSum(e *Entry) (string, error) {
 	switch {
 	case r.Manifest == nil:
 		return "", nil
-	case e.IsDir && e.hdr.afterManifest:
+	case e.IsDir && e.hdr.afterManifest():
 		return "", errAfterManifest
 	case e.IsDir:
 		return "", nil

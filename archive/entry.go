@@ -75,7 +75,13 @@ func newEntry(f *zip.File) *Entry {
 		Modified: modTime(&f.FileHeader),
 		Host:     Host(f.CreatorVersion >> 8),
 		hdr: entryHeader{method: f.Method, flags: f.Flags, crc: f.CRC32, csize: f.CompressedSize64,
-			extra: uint16(len(f.Extra)), slash: strings.HasSuffix(f.Name, "/")},
+			extra: uint16(len(f.Extra)), dosTime: f.ModifiedTime, dosDate: f.ModifiedDate},
+	}
+	if strings.HasSuffix(f.Name, "/") {
+		e.hdr.bits |= hdrSlash
+	}
+	if _, ok := extMtime(f.Extra); ok {
+		e.hdr.bits |= hdrExtTime
 	}
 	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
 	switch {
@@ -104,20 +110,34 @@ type entryHeader struct {
 	method uint16
 	flags  uint16
 	extra  uint16 // the length of its extra field, which verify's read-ahead expects locally too
-	slash  bool   // the stored name ends in a slash
-	// afterManifest says it is stored after the manifest, which backup writes last. Here,
-	// not in Entry, where it would make an Entry 8 bytes longer.
-	afterManifest bool
+	// dosTime and dosDate are its MS-DOS time, which the local header must repeat.
+	dosTime, dosDate uint16
+	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime; one byte keeps Entry at 176
 }
+
+// The bits of an entryHeader. Here, not in Entry, where they would make an Entry 8 bytes
+// longer.
+const (
+	hdrSlash uint8 = 1 << iota // the stored name ends in a slash
+	// hdrAfterManifest says it is stored after the manifest, which backup writes last.
+	hdrAfterManifest
+	// hdrExtTime says its central record has an extended timestamp with the modification
+	// time: Modified is that time, which the local header's must be.
+	hdrExtTime
+)
+
+func (h *entryHeader) slash() bool         { return h.bits&hdrSlash != 0 }
+func (h *entryHeader) afterManifest() bool { return h.bits&hdrAfterManifest != 0 }
 
 // file is the central record of e, as far as the checks of its headers and data read it.
 func (e *Entry) file() *zip.File {
 	name := e.Name
-	if e.hdr.slash {
+	if e.hdr.slash() {
 		name += "/"
 	}
 	return &zip.File{FileHeader: zip.FileHeader{Name: name, Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
-		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size)}}
+		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size),
+		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra()}}
 }
 
 // modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"archive/zip"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -37,16 +38,20 @@ type localRef struct {
 // localRefs locates the local header of each of files, the entries of the archive of size
 // bytes in ra. When the central directory does not read the same a second time, every
 // offset is -1 and every entry fails its check: an archive read two ways is not trusted.
-func localRefs(ra io.ReaderAt, size int64, files []*zip.File) []localRef {
+// It also returns where the central directory starts; -1 then.
+func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64) {
 	refs := make([]localRef, len(files))
-	offsets, err := headerOffsets(ra, size, files)
+	offsets, dirStart, err := headerOffsetsDir(ra, size, files)
 	for i := range refs {
 		refs[i] = localRef{ra: ra, off: -1}
 		if err == nil {
 			refs[i].off = offsets[i]
 		}
 	}
-	return refs
+	if err != nil {
+		dirStart = -1
+	}
+	return refs, dirStart
 }
 
 // localHeader is what the local header of an entry says.
@@ -57,38 +62,54 @@ type localHeader struct {
 	name          string // at most as long as the central name
 	nameLen       int
 	dataOffset    int64
+	meta          headerMeta // the owner and time it gives
+	metaErr       error      // two owners or times in its extra field
 }
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
 // record; when the local header says a data descriptor follows the data, it checks that too.
-// It returns where the entry's data starts.
-func checkLocal(f *zip.File, loc localRef) (int64, error) {
+// It returns where the entry's data starts, and where the entry ends.
+func checkLocal(f *zip.File, loc localRef) (localSpan, error) {
 	if loc.ra == nil || loc.off < 0 {
-		return 0, errors.New("damaged: local header not found")
+		return localSpan{}, errors.New("damaged: local header not found")
 	}
-	lh, err := readLocal(loc, len(f.Name))
+	lh, err := readLocal(loc, len(f.Name), len(f.Extra))
 	if err != nil {
-		return 0, err
+		return localSpan{}, err
 	}
 	if err := lh.compare(f); err != nil {
-		return 0, err
+		return localSpan{}, err
 	}
+	s := localSpan{data: lh.dataOffset, end: lh.dataOffset + int64(f.CompressedSize64)}
 	if lh.flags&flagDataDesc != 0 {
-		return lh.dataOffset, checkDescriptor(loc.ra, lh.dataOffset+int64(f.CompressedSize64), f)
+		n, err := checkDescriptor(loc.ra, s.end, f)
+		if err != nil {
+			return localSpan{}, err // where it ends is not known
+		}
+		s.end += n
 	}
-	return lh.dataOffset, nil
+	return s, nil
 }
 
-// readLocal reads the local header at loc, nameLen being the length of the central name.
-func readLocal(loc localRef, nameLen int) (*localHeader, error) {
-	buf := make([]byte, localLen+nameLen)
+// localSpan is where an entry's data starts, and where the entry ends: after its data, or
+// after its data descriptor.
+type localSpan struct {
+	data, end int64
+}
+
+// readLocal reads the local header at loc, nameLen being the length of the central name
+// and extraLen that of its extra field, which the local one most likely has too: the header
+// is read with one read of the length they make.
+func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
+	buf := make([]byte, localLen+nameLen+extraLen)
 	n, err := loc.ra.ReadAt(buf, loc.off)
-	if n < len(buf) && err != nil && err != io.EOF {
+	if n < localLen+nameLen && err != nil && err != io.EOF {
 		// Not a short file but a failed read: an encrypted archive's chunk that fails
 		// authentication says so, and that is the damage to report.
 		return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
 	}
-	if n < len(buf) || le32(buf) != localSig {
+	got := buf[:n]
+	if n < localLen+nameLen || le32(buf) != localSig {
 		return nil, errors.New("damaged: local header not found")
 	}
 	e := int(le16(buf[28:]))
@@ -97,14 +118,18 @@ func readLocal(loc localRef, nameLen int) (*localHeader, error) {
 		csize: uint64(le32(buf[18:])), usize: uint64(le32(buf[22:])),
 		name: string(buf[localLen:][:min(n, nameLen)]), nameLen: n,
 		dataOffset: loc.off + localLen + int64(n) + int64(e)}
-	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) {
-		extra := make([]byte, e)
+	var extra []byte
+	if localLen+n+e <= len(got) {
+		extra = got[localLen+n : localLen+n+e]
+	} else {
+		extra = make([]byte, e)
 		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
 			return nil, errors.New("damaged: local header cut short")
 		}
-		if !lh.zip64Sizes(extra) {
-			return nil, errors.New("damaged: local header lacks its zip64 sizes")
-		}
+	}
+	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
+	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) && !lh.zip64Sizes(extra) {
+		return nil, errors.New("damaged: local header lacks its zip64 sizes")
 	}
 	return lh, nil
 }
@@ -139,9 +164,19 @@ func (lh *localHeader) zip64Sizes(extra []byte) bool {
 
 // compare reports the first field in which the local header disagrees with f.
 func (lh *localHeader) compare(f *zip.File) error {
+	return lh.compareAs(f, true)
+}
+
+// compareAs is compare, of the owner and times too when meta is set; a reader that copies
+// an entry's data under a local header of its own (refpass.go) need not compare them.
+func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 	flags := uint16(flagsMeaning)
 	if strings.ContainsFunc(f.Name, func(r rune) bool { return r >= 0x80 }) {
 		flags |= flagUTF8
+	}
+	var metaErr error
+	if meta {
+		metaErr = cmp.Or(lh.metaErr, compareMeta(lh.meta, centralMeta(&f.FileHeader)))
 	}
 	switch {
 	case lh.nameLen != len(f.Name) || lh.name != f.Name:
@@ -150,6 +185,8 @@ func (lh *localHeader) compare(f *zip.File) error {
 		return fmt.Errorf("damaged: local header says method %d, the central directory %d", lh.method, f.Method)
 	case lh.flags&flags != f.Flags&flags:
 		return fmt.Errorf("damaged: local header says flags %#04x, the central directory %#04x", lh.flags, f.Flags)
+	case metaErr != nil:
+		return metaErr
 	case lh.flags&flagDataDesc != 0:
 		return nil // the CRC-32 and sizes are in the data descriptor
 	case lh.crc != f.CRC32:
@@ -165,27 +202,39 @@ func (lh *localHeader) compare(f *zip.File) error {
 var errDescriptor = errors.New("damaged: data descriptor missing or different from the central directory")
 
 // checkDescriptor checks the data descriptor at off against f: its CRC-32 and its sizes, in
-// any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes).
-func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) error {
+// any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes). It
+// returns the descriptor's length, in the first form that matches.
+func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) (int64, error) {
 	var buf [24]byte
 	n, err := ra.ReadAt(buf[:], off)
 	if err != nil && err != io.EOF {
-		return errDescriptor
+		return 0, errDescriptor
 	}
 	b := buf[:n]
-	if len(b) >= 4 && le32(b) == descriptorSig && descriptorMatches(b[4:], f) || descriptorMatches(b, f) {
-		return nil
+	if len(b) >= 4 && le32(b) == descriptorSig {
+		if m := descriptorMatches(b[4:], f); m > 0 {
+			return 4 + m, nil
+		}
 	}
-	return errDescriptor
+	if m := descriptorMatches(b, f); m > 0 {
+		return m, nil
+	}
+	return 0, errDescriptor
 }
 
-func descriptorMatches(b []byte, f *zip.File) bool {
+// descriptorMatches is the length of the data descriptor without its signature that b
+// starts with, when it agrees with f: 12 with sizes of 4 bytes, 20 with sizes of 8; 0 when
+// it does not agree.
+func descriptorMatches(b []byte, f *zip.File) int64 {
 	if len(b) < 12 || le32(b) != f.CRC32 {
-		return false
+		return 0
 	}
 	b = b[4:]
 	if uint64(le32(b)) == f.CompressedSize64 && uint64(le32(b[4:])) == f.UncompressedSize64 {
-		return true
+		return 12
 	}
-	return len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64
+	if len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64 {
+		return 20
+	}
+	return 0
 }

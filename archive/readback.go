@@ -66,13 +66,13 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	}
 	rb := &readBack{ctx: ctx, res: res, x: newManifestIndex(m), ra: zra, manifestSum: sum.ManifestSHA256.String(), inflateCopied: opts.InflateCopied}
 	var walkErr error
-	err = checkAll(ctx, res, jobs, false, new(VerifyProgress), func(work *batcher) []foundProblem {
+	err = checkAll(ctx, res, jobs, false, new(VerifyProgress), nil, func(work *batcher) []foundProblem {
 		defer work.close()
 		rb.work = work
 		walkErr = walkCentral(zra, zsize, rb.entry)
 		res.Problems = append(res.Problems, rb.names...) // first, as Verify lists them
 		return rb.end()
-	})
+	}, nil)
 	s := <-archiveSum
 	switch {
 	case err != nil:

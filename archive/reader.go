@@ -43,6 +43,17 @@ type Reader struct {
 	// SHA-256 describe: ra and size, unless Unseal gave ra (an encrypted archive).
 	file     io.ReaderAt
 	fileSize int64
+	// dirStart is where the central directory starts in ra, -1 when it could not be
+	// walked a second time; manifests are the entries of the manifest's name, which are
+	// not in Entries. Verify's coverage check (coverage.go) needs both.
+	dirStart  int64
+	manifests []manifestRef
+}
+
+// manifestRef is an entry of the manifest's name: its central record and local header.
+type manifestRef struct {
+	f   *zip.File
+	loc localRef
 }
 
 // Unseal gives the zip held by an archive file that is not a zip itself (an encrypted
@@ -130,7 +141,8 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	// its record, so that its list (hundreds of MB at a million entries) is not held while
 	// the manifest is parsed and the entries are checked.
 	r := &Reader{ra: ra, size: size, file: ra, fileSize: size}
-	locals := localRefs(ra, size, zr.File)
+	locals, dirStart := localRefs(ra, size, zr.File)
+	r.dirStart = dirStart
 	var manifests int
 	var manifest *zip.File
 	var manifestAt localRef
@@ -143,11 +155,14 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 			// A copy of its header: a zip.File holds on to the Reader, and the Reader to all.
 			manifest, manifestAt = &zip.File{FileHeader: f.FileHeader}, locals[i]
 			manifests++
+			r.manifests = append(r.manifests, manifestRef{manifest, manifestAt})
 			continue
 		}
 		e := newEntry(f)
 		e.local = locals[i]
-		e.hdr.afterManifest = manifests > 0
+		if manifests > 0 {
+			e.hdr.bits |= hdrAfterManifest
+		}
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = manifests > 0

@@ -219,7 +219,7 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 		case strings.TrimSuffix(rec.Name, "/") == format.ManifestName:
 			manifests++
 			c := *rec
-			c.Extra = nil
+			c.Extra = slices.Clone(rec.Extra) // rec's is reused; the local header must match it
 			manifest = &c
 		case manifests == 0 && !strings.HasSuffix(rec.Name, "/") && rec.Mode().IsRegular():
 			// Names past 4 GiB of them have no offset: their files are not reused.

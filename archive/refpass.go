@@ -203,9 +203,9 @@ func (s *seqReader) keyEntry(f *refFile, name string, seed maphash.Seed) (damage
 	if err != nil {
 		return nil, err
 	}
-	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name))
+	lh, err := readLocal(localRef{ra: window{b, s.pos}, off: s.pos}, len(name), 0)
 	if err == nil {
-		err = lh.compare(hdr)
+		err = lh.compareAs(hdr, false) // its data are copied under a local header of the run's
 	}
 	if err != nil {
 		return err, nil
@@ -228,7 +228,7 @@ func (s *seqReader) keyData(f *refFile, hdr *zip.File, lh *localHeader, seed map
 		if err != nil {
 			return nil, err
 		}
-		if damage := checkDescriptor(window{b, s.pos}, s.pos, hdr); damage != nil {
+		if _, damage := checkDescriptor(window{b, s.pos}, s.pos, hdr); damage != nil {
 			return damage, nil
 		}
 	}

@@ -49,22 +49,27 @@ type workerResult struct {
 
 func (r *Reader) verifyEntries(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress) error {
 	jobs = max(1, min(jobs, len(r.Entries)))
-	return checkAll(ctx, res, jobs, oneByOne, progress, func(work *batcher) []foundProblem {
+	cov := r.coverageItems()
+	return checkAll(ctx, res, jobs, oneByOne, progress, cov, func(work *batcher) []foundProblem {
 		return r.dispatch(res, work, jobs)
-	})
+	}, func() []foundProblem { return r.coverage(cov) })
 }
 
 // checkAll runs jobs workers on the entries dispatch hands out, and adds what it and they
 // found to res, in archive order. dispatch closes work when it is done. With oneByOne,
-// each entry goes alone and nothing is read ahead.
-func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress, dispatch func(work *batcher) []foundProblem) error {
+// each entry goes alone and nothing is read ahead. The workers note where each entry they
+// check whose headers read ends in cov (see coverage.go), when it is not nil: cov[i].end for
+// the entry of index i, written by the one worker that checks it. cover, when set, is
+// called once they are done, and adds what it finds.
+func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, progress *VerifyProgress, cov []coverageItem,
+	dispatch func(work *batcher) []foundProblem, cover func() []foundProblem) error {
 	// A small buffer lets the workers take the next batch without waiting for this
 	// goroutine to be scheduled; memory stays bounded by batchMax.
 	work := make(chan batch, 2*jobs)
 	results := make([]workerResult, jobs)
 	var wg sync.WaitGroup
 	for i := range results {
-		wg.Go(func() { results[i] = checkEntries(ctx, work, progress) })
+		wg.Go(func() { results[i] = checkEntries(ctx, work, progress, cov) })
 	}
 	found := dispatch(&batcher{ctx: ctx, work: work, oneByOne: oneByOne})
 	wg.Wait()
@@ -74,6 +79,9 @@ func checkAll(ctx context.Context, res *VerifyResult, jobs int, oneByOne bool, p
 	for _, w := range results {
 		found = append(found, w.found...)
 		res.Bytes += w.bytes
+	}
+	if cover != nil {
+		found = append(found, cover()...)
 	}
 	found = compareLate(res, results, found)
 	slices.SortStableFunc(found, func(a, b foundProblem) int {
@@ -109,7 +117,7 @@ func (r *Reader) dispatch(res *VerifyResult, work *batcher, jobs int) []foundPro
 				found = append(found, foundProblem{index: i, Problem: *p})
 			}
 		}
-		if r.Manifest != nil && e.IsDir && e.hdr.afterManifest {
+		if r.Manifest != nil && e.IsDir && e.hdr.afterManifest() {
 			found = append(found, foundProblem{index: i, Problem: Problem{Entry: e.StoredName(), Reason: errAfterManifest.Error()}})
 		}
 		if late := early[i]; late != nil {
@@ -132,31 +140,35 @@ func (r *Reader) dispatch(res *VerifyResult, work *batcher, jobs int) []foundPro
 // checkEntries is one worker: it reads the batches it is handed, each entry in turn through
 // a buffer of its own, until work is closed. Once ctx is done it reads nothing more and
 // returns as soon as work is closed. It counts each entry checked in progress.
-func checkEntries(ctx context.Context, work <-chan batch, progress *VerifyProgress) workerResult {
+func checkEntries(ctx context.Context, work <-chan batch, progress *VerifyProgress, cov []coverageItem) workerResult {
 	var w workerResult
 	buf := make([]byte, copyBufSize)
 	var ahead readAhead
 	for b := range work {
 		ra := ahead.load(ctx, b)
 		for _, job := range b.jobs {
-			w.check(ctx, job, ra, buf, progress)
+			w.check(ctx, job, ra, buf, progress, cov)
 		}
 	}
 	return w
 }
 
 // check checks the entry of job, reading it through ra, unless ctx is done.
-func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, buf []byte, progress *VerifyProgress) {
+func (w *workerResult) check(ctx context.Context, job entryJob, ra io.ReaderAt, buf []byte, progress *VerifyProgress, cov []coverageItem) {
 	if ctx.Err() != nil {
 		return
 	}
 	e := job.entry
 	loc := localRef{ra: ra, off: e.local.off}
 	got, err := Checked{Size: e.Size}, error(nil)
+	var span localSpan
 	if job.copied {
-		err = checkHeaders(e.file(), loc)
+		span, err = dataAt(e.file(), loc)
 	} else {
-		got, err = copyCheckedAt(ctxDiscard{ctx}, e.file(), loc, job.wantSum, buf)
+		got, span, err = copyCheckedSpan(ctxDiscard{ctx}, e.file(), loc, job.wantSum, buf)
+	}
+	if span.end > 0 && cov != nil && !job.manifest {
+		cov[job.index].end = span.end
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -11,7 +11,8 @@ import (
 // checkEntries moves the selected entries that verify would report from the plan to Damaged,
 // before anything is written, so that restore and verify give one verdict on one archive:
 // entries that cannot be read by their headers alone (encrypted, a method this reader lacks,
-// a local header that disagrees with the central directory), and special entries whose data
+// a local header that disagrees with the central directory, bytes that overlap another
+// entry's, as in a zip bomb), and special entries whose data
 // fail their check, since restore never reads those otherwise. The files' data are checked
 // as they are written. It returns ctx's error when the plan is interrupted.
 func (p *Plan) checkEntries() error {
@@ -32,7 +33,11 @@ func (p *Plan) checkEntries() error {
 	}
 	damaged := map[*archive.Entry]bool{}
 	var buf []byte
+	overlapping := p.r.Overlapping()
 	err := archive.CheckHeadersAll(p.ctx, checked, func(e *archive.Entry, err error) {
+		if err == nil {
+			err = overlapping[e]
+		}
 		if err == nil && isSpecial(e) {
 			if buf == nil {
 				buf = make([]byte, bufSize)
