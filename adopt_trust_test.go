@@ -427,3 +427,42 @@ func TestAttackAdoptReadsHugeFilePlantedAtItsName(t *testing.T) {
 			filepath.Base(name), data)
 	}
 }
+
+// TestAttackAdoptFutureRunSilencesAlerts: adopt takes the run's time from the receipt beside
+// the archive, which no byte of the archive proves: a receipt edited (or written by a host
+// whose clock is years ahead) to say the run started in 2099 is adopted as
+// app-20990101T000000Z.zip. From then on it is the set's "newest complete backup" for ever:
+// status --metrics-file reports backup_last_success_timestamp_seconds in 2099, so the
+// BackupTooOld alert (time() - last success > 26h) can never fire again however stale LATEST
+// gets, and prune's keep rules count it first and never delete it (--keep-last 2 keeps it
+// and LATEST, deleting the real second-newest backup; --keep-within 30d, measured from the
+// newest complete backup, deletes every real backup but LATEST).
+// Correct: adopt refuses a run that started in the future (as status refuses such a LATEST:
+// "started in the future, check the clock"), or the set never lets one count as its newest
+// success.
+func TestAttackAdoptFutureRunSilencesAlerts(t *testing.T) {
+	t.Parallel()
+	dir, set, first, elsewhere := adoptSet(t)
+	editReceipt(t, elsewhere+".receipt.json", func(rc map[string]any) {
+		rc["started_at"], rc["finished_at"] = "2099-01-01T00:00:00Z", "2099-01-01T00:00:05Z"
+	})
+	r := backup(t, runOpts{}, "adopt", set, elsewhere)
+	if r.code != exitComplete {
+		return // refused: correct
+	}
+	prom := filepath.Join(dir, "status.prom")
+	backup(t, runOpts{}, "status", "--metrics-file", prom, set)
+	last := metricValue(t, prom, `backup_last_success_timestamp_seconds{set="`+set+`"}`)
+	if time.Unix(int64(last), 0).After(time.Now().Add(time.Minute)) {
+		t.Errorf("adopted a run that started in 2099 (%s); status's metrics now say the last success is %s, which silences the age alert for ever",
+			strings.TrimSpace(r.stdout), time.Unix(int64(last), 0).UTC())
+	}
+	// --keep-within is measured from the newest complete backup: 2099's. A month of real
+	// backups is then "not kept by any rule".
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"c": {content: "c\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	r = backup(t, runOpts{}, "prune", "--keep-within", "30d", set)
+	if _, err := os.Stat(filepath.Join(set, first)); err != nil {
+		t.Errorf("prune --keep-within 30d deleted %s, a backup of minutes ago, measuring 30 days from the adopted 2099 run:\n%s", first, r.stdout)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -316,5 +317,87 @@ func TestAttackForceOverHardLinkedPair(t *testing.T) {
 	a, b := string(readFile(t, filepath.Join(dest2, "app/a.txt"))), string(readFile(t, filepath.Join(dest2, "app/sub/b.txt")))
 	if r.code != exitComplete || a != "old-a\n" || b != "old-b\n" {
 		t.Errorf("the undo: exit %d, %q; DEST holds a.txt %q, b.txt %q, want \"old-a\\n\" and \"old-b\\n\"", r.code, r.stderr, a, b)
+	}
+}
+
+// TestAttackLinkGroupJoinsSwappedAnchor: root restores an archive where app/a.txt and
+// app/sub/hl are one file (a hard-link group; a.txt is its anchor) into a DEST whose app/
+// belongs to nobody. strace holds the restore right after it renamed app/a.txt into place,
+// and nobody, who may rename in its own folder, puts a file of its own ("EVIL\n", same
+// size) at app/a.txt. relink then takes whatever app/a.txt names now as the anchor (link()
+// stats the anchor's name, never compares it with what this run placed there) and replaces
+// app/sub/hl, in root's folder app/sub, by a link to nobody's file: hl holds nobody's
+// bytes, belongs to nobody (who can rewrite it at will), and the restore says complete,
+// exit 0, no warning. Correct behaviour: a member is linked only to the file this run
+// placed (or kept) at the anchor's name (p.placed[anchor]); when the anchor's name holds
+// another file, the member stays the separate copy the restore wrote, with a warning (or
+// the entry fails, exit 3), and hl keeps the archived bytes.
+func TestAttackLinkGroupJoinsSwappedAnchor(t *testing.T) {
+	t.Parallel()
+	linkSwap(t, false)
+}
+
+// TestAttackLinkGroupJoinsSwappedAnchorTemp is the same attack one step earlier: strace
+// holds the restore as it enters the renameat2 that puts app/a.txt's temp file
+// (.a.txt.restore-TOKEN-1, in nobody's folder) in place, and nobody puts its own file at the
+// temp name. renameNew renames by name without checking that the temp name still holds
+// the file this run wrote (and checked against its SHA-256), records nobody's file as the
+// one it placed, reports app/a.txt restored, and relink links app/sub/hl, in root's folder,
+// to it. A fix that only compares the anchor with what the run placed misses this one:
+// the temp name must be checked to hold the written file (fstat of the descriptor against
+// an fstatat of the name) before the rename, and the name after it.
+func TestAttackLinkGroupJoinsSwappedAnchorTemp(t *testing.T) {
+	t.Parallel()
+	linkSwap(t, true)
+}
+
+// linkSwap runs the attack of TestAttackLinkGroupJoinsSwappedAnchor: nobody swaps
+// app/a.txt for its own file right after the rename (or its temp file right before it,
+// with temp).
+func linkSwap(t *testing.T, temp bool) {
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "good\n"}, "sub/x": {content: "x\n"}})
+	if err := os.Link(filepath.Join(dir, "src/app/a.txt"), filepath.Join(dir, "src/app/sub/hl")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
+	os.Chown(filepath.Join(dest, "app"), nobody, nobody)
+	log := filepath.Join(dir, "strace.log")
+	inject := "inject=renameat2:delay_exit=1500000:when=1"
+	if temp {
+		inject = "inject=renameat2:delay_enter=1500000:when=1"
+	}
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", inject,
+		binary, "restore", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	name := "a.txt"
+	waitForLine(t, log, func(l string) bool {
+		if i := strings.Index(l, `".a.txt.restore-`); temp && i >= 0 {
+			name = strings.SplitN(l[i+1:], `"`, 2)[0]
+		}
+		return strings.Contains(l, `renameat2(`) && strings.Contains(l, `"a.txt"`)
+	})
+	swap := exec.Command("sh", "-c", `cd "$1" && mv "$2" .old && printf 'EVIL\n' > "$2"`, "swap", filepath.Join(dest, "app"), name)
+	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := swap.CombinedOutput(); err != nil {
+		t.Fatalf("swap as nobody: %v %s", err, out)
+	}
+	cmd.Wait()
+	hl := filepath.Join(dest, "app/sub/hl")
+	b, _ := os.ReadFile(hl)
+	var st syscall.Stat_t
+	syscall.Lstat(hl, &st)
+	if string(b) != "good\n" || st.Uid == nobody {
+		t.Errorf("app/sub/hl (in root's app/sub) holds %q, owner uid %d, links %d: nobody's file; restore exit %d:\n%s",
+			b, st.Uid, st.Nlink, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,5 +204,61 @@ func TestRestorePresentOthersMayWrite(t *testing.T) {
 	states, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
 	if len(states) != 1 {
 		t.Fatalf("before-states %q", states)
+	}
+}
+
+// TestAttackPresentFileRewrittenBeforeSetuid: root restores, with --same-permissions, an
+// archive holding app/tool, recorded as root's and setuid (04755), into a DEST where
+// app/tool already holds the same bytes but belongs to nobody (0755), who keeps it open for
+// writing. The plan hashes it (already present, metadata to fix); fixMeta opens it, fstats
+// it (same inode and ctime as the plan saw) and then calls fchown, fchmod, futimens. strace
+// holds the restore at that fchown, and nobody writes other bytes through the descriptor it
+// held all along: the restore then makes the file root's and setuid, and says "1 file
+// already there", complete, exit 0. The result is a setuid-root program with nobody's
+// content: a local privilege escalation, and a receipt of a file "already there" whose
+// bytes are not the archive's. Correct behaviour: owner and setuid are never given in place
+// to a file that someone else could write while the restore works on it (write a file of
+// the restore's own instead, as --force does), or the content is checked again after the
+// owner and mode are set, and the file is not kept when it differs.
+func TestAttackPresentFileRewrittenBeforeSetuid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	const good, evil = "#!/bin/sh\necho good\n", "#!/bin/sh\necho EVIL\n" // same length
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"tool": {content: good}})
+	syscall.Chmod(filepath.Join(dir, "src/app/tool"), 0o4755)
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	tool := filepath.Join(dest, "app/tool")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
+	os.WriteFile(tool, []byte(good), 0o755)
+	for _, p := range []string{dest, filepath.Join(dest, "app"), tool} {
+		os.Chown(p, nobody, nobody)
+	}
+	log := filepath.Join(dir, "strace.log")
+	// nobody opens its file for writing before the restore starts, and writes once the
+	// restore is held at its first fchown.
+	attacker := exec.Command("bash", "-c", `exec 3<>"$1"; for i in $(seq 3000); do grep -q "fchown(" "$2" 2>/dev/null && break; sleep 0.005; done; printf "$3" >&3`,
+		"attacker", tool, log, evil)
+	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := attacker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPath("/proc/" + strconv.Itoa(attacker.Process.Pid) + "/fd/3")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
+		binary, "restore", "--same-permissions", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	attacker.Wait()
+	b, _ := os.ReadFile(tool)
+	var st syscall.Stat_t
+	if err := syscall.Stat(tool, &st); err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != good && st.Uid == 0 && st.Mode&syscall.S_ISUID != 0 {
+		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -127,4 +128,60 @@ func TestRestorePlanReadsNothingThroughALink(t *testing.T) {
 		t.Errorf("exit %d, already present %d, conflicts %q; want %d, 0 and app/f\n%s", code, out.AlreadyPresent, out.Conflicts, exitFailed, stderr.String())
 	}
 	assertContent(t, filepath.Join(outside, "f"), "archived\n")
+}
+
+// TestAttackSymlinkTempSwappedGetsOwner: root restores an archive holding the stored
+// symlink app/sub/l into a DEST where app/sub belongs to nobody. The restore makes the link
+// under a temp name (symlinkat), then gives that name its owner (fchownat), mtime
+// (utimensat) and attributes, all by name, then renames it into place: nothing checks that
+// the name still holds the link it made. strace holds the restore after symlinkat, and
+// nobody replaces the temp link by a regular file of its own, mode 0666: the restore makes
+// nobody's file root's, gives it the archive's mtime, renames it to app/sub/l and reports
+// "1 symlink", complete, exit 0. app/sub/l is a root-owned, world-writable regular file with
+// nobody's bytes where a symlink was recorded. Correct behaviour: the temp name is checked
+// to hold the symlink this run made (its identity from an fstatat right after symlinkat)
+// before its owner, attributes and mtime are set and before it is renamed; otherwise the
+// entry fails (exit 3) and nobody's file is left as it is.
+func TestAttackSymlinkTempSwappedGetsOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"sub/l": {kind: "symlink", content: "../target"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	sub := filepath.Join(dest, "app/sub")
+	os.MkdirAll(sub, 0o755)
+	os.Chown(sub, nobody, nobody)
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=symlinkat", "-e", "inject=symlinkat:delay_exit=1500000:when=1",
+		binary, "restore", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tmp string
+	waitForLine(t, log, func(l string) bool {
+		if i := strings.Index(l, `".l.restore-`); i >= 0 {
+			tmp = strings.SplitN(l[i+1:], `"`, 2)[0]
+			return true
+		}
+		return false
+	})
+	swap := exec.Command("sh", "-c", `cd "$1" && rm -f "$2" && printf 'mine\n' > "$2" && chmod 666 "$2"`, "swap", sub, tmp)
+	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := swap.CombinedOutput(); err != nil {
+		t.Fatalf("swap as nobody: %v %s", err, out)
+	}
+	cmd.Wait()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(sub, "l"), &st); err != nil {
+		return // the entry failed, and nobody's file was left alone
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Uid == 0 {
+		t.Errorf("app/sub/l is a regular file (mode %o) that nobody wrote, now owned by root; restore exit %d:\n%s",
+			st.Mode&0o7777, cmd.ProcessState.ExitCode(), stderr.String())
+	}
 }

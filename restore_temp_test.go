@@ -142,3 +142,30 @@ func TestRestoreIgnoresCopiedJournal(t *testing.T) {
 	assertContent(t, filepath.Join(p, "d/app/.x.restore-abc-1"), "the user's\n")
 	assertContent(t, filepath.Join(p, "d/.backup-restore-abc.journal"), "backup restore journal 1\napp/.x.restore-abc-1\x00")
 }
+
+// TestAttackJournalLeftSilently restores into a DEST whose top folder is append-only
+// (chattr +a: entries can be made in it, not removed), so the journal of temp names the run
+// makes there cannot be removed at the end. The restore says complete, exit 0, with no
+// warning, on stderr or in --json's warnings, and leaves .backup-restore-*.journal in
+// DEST: a file the archive does not hold, that nothing reported. restore.md: the journal is
+// "removed when it ends, unless a temp file it lists could not be removed (then it stays,
+// with a warning…)". The correct behaviour: a warning naming the journal that could not be
+// removed (the output says exactly what is in DEST). The same happens with EIO injected on
+// that unlinkat (strace -f -e inject=unlinkat:error=EIO:when=2 on a --jobs 1 run).
+func TestAttackJournalLeftSilently(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	if out, err := exec.Command("chattr", "+a", dest).CombinedOutput(); err != nil {
+		t.Skipf("chattr +a: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-a", dest).Run() })
+	r := backup(t, runOpts{dir: dir}, "restore", "--json", "--jobs", "1", arch, dest)
+	left, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal"))
+	if len(left) > 0 && (r.code == exitComplete && !strings.Contains(r.stderr+r.stdout, "journal")) {
+		t.Errorf("restore left %q in DEST and said nothing: exit %d stdout %s stderr %q", left, r.code, r.stdout, r.stderr)
+	}
+}

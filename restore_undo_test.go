@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -260,5 +261,78 @@ func TestRestoreUndoFlagsInJSON(t *testing.T) {
 	}
 	if got, want := out.Undo["flags"], "--numeric-owner --xattrs"; got != want {
 		t.Errorf("undo flags %q, want %q", got, want)
+	}
+}
+
+// TestAttackUndoLosesXattrsAndACL: DEST/app/a.txt holds the user's own content, a
+// user.* attribute and an ACL entry. restore --force (without --xattrs, the default)
+// replaces it and writes a before-state; its undo, even with --xattrs, puts the content
+// back but not the attribute nor the ACL: the before-state never saved them, so they are
+// gone for good. restore.md promises that --force keeps what it replaces so the undo puts
+// it back; the correct behaviour is a before-state that holds the attributes and ACLs of
+// what it replaces whatever the restore's own --xattrs (or a restore that refuses to
+// replace a file whose attributes it cannot save), so that the undo restores them.
+func TestAttackUndoLosesXattrsAndACL(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "setfattr")
+	mustTool(t, "setfacl")
+	mustTool(t, "getfattr")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	f := filepath.Join(dest, "app/a.txt")
+	if out, err := exec.Command("setfattr", "-n", "user.note", "-v", "keep", f).CombinedOutput(); err != nil {
+		t.Skipf("setfattr: %v %s", err, out)
+	}
+	if out, err := exec.Command("setfacl", "-m", "u:65534:rw", f).CombinedOutput(); err != nil {
+		t.Skipf("setfacl: %v %s", err, out)
+	}
+	before, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", arch, dest), exitComplete)
+	states, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(states) != 1 {
+		t.Fatalf("before-states %q", states)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", "--xattrs", states[0], dest), exitComplete)
+	assertContent(t, f, "mine\n")
+	after, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	if string(after) != string(before) {
+		t.Errorf("attributes of app/a.txt after the undo:\n%s\nbefore the restore:\n%s", after, before)
+	}
+}
+
+// TestAttackPrintedUndoLosesSetuid: DEST/app/a.txt is root's setuid program (04755) with
+// other bytes than the archive's. restore --force --same-permissions --xattrs replaces it
+// and prints "undo: backup restore --force BEFORE-STATE DEST": the very command run as
+// printed puts the bytes back, but not the setuid bit (the file comes back 0755), since the
+// printed command leaves out the --same-permissions (and --xattrs) that the restore itself
+// used and that the undo needs to put back what was there. Correct behaviour: the printed
+// undo command (and --json's undo) carries the flags needed to put back exactly what was
+// replaced, at least those the restore ran with.
+func TestAttackPrintedUndoLosesSetuid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	f := filepath.Join(dest, "app/a.txt")
+	syscall.Chmod(f, 0o4755)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--same-permissions", "--xattrs", arch, dest)
+	mustExit(t, r, exitComplete)
+	i := strings.Index(r.stderr, "(undo: backup ")
+	if i < 0 {
+		t.Fatalf("no undo command printed:\n%s", r.stderr)
+	}
+	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("(undo: backup "):], "\n", 2)[0], ")")
+	args := strings.Fields(line) // the test's paths hold no spaces
+	mustExit(t, backup(t, runOpts{dir: dir}, args...), exitComplete)
+	assertContent(t, f, "mine\n")
+	var st syscall.Stat_t
+	syscall.Stat(f, &st)
+	if st.Mode&0o7777 != 0o4755 {
+		t.Errorf("after the printed undo (backup %s) app/a.txt has mode %o, was 4755", line, st.Mode&0o7777)
 	}
 }

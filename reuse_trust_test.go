@@ -6,12 +6,17 @@ import (
 	"compress/flate"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"backup/format"
 )
@@ -211,5 +216,150 @@ func TestReuseIncompleteReferenceEditedComplete(t *testing.T) {
 	}
 	if want := ref + ": its manifest says incomplete; only a complete backup is a reference\n"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr:\n%s\nwant a line ending %q", r.stderr, want)
+	}
+}
+
+// mountCoarseExt4 mounts a small ext4 with 128-byte inodes, whose timestamps have whole
+// seconds only (as ext3, HFS+ and many network and FUSE file systems), at dir.
+func mountCoarseExt4(t *testing.T, dir string) {
+	t.Helper()
+	mustRoot(t)
+	mustTool(t, "mkfs.ext4")
+	img := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-I", "128", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot loop-mount: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+}
+
+// TestAttackReuseRacyCleanFile: a set's run copies a file's entry from the last backup
+// when its size, mtime, ctime, inode and mode are those the last backup recorded. On a file
+// system whose timestamps have whole seconds, a file rewritten in place (same size) within
+// the second in which the last backup read it keeps all five: the next run copies the old
+// content, says complete, and so does every run after it until the file's metadata moves
+// again. The new content is in no backup, and nothing says so. (Git calls such entries
+// "racily clean" and checks them again; borg does not trust a file whose mtime is too
+// recent; with nanosecond timestamps the same window is the kernel's clock tick.)
+// Correct: an entry whose mtime or ctime is not strictly before the reference run's start, at
+// the file system's granularity, is not trusted as unchanged: the file is read again.
+func TestAttackReuseRacyCleanFile(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "unzip")
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mountCoarseExt4(t, mnt)
+	app := filepath.Join(mnt, "app")
+	f := filepath.Join(app, "f")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "set")
+	stamp := func() string {
+		var st unix.Stat_t
+		if err := unix.Stat(f, &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(st.Mtim, st.Ctim, st.Ino, st.Size)
+	}
+	same := false
+	for try := 0; try < 5 && !same; try++ {
+		os.RemoveAll(set)
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+		if err := os.WriteFile(f, []byte("old content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := stamp()
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, app), exitComplete)
+		if err := os.WriteFile(f, []byte("NEW CONTENT\n"), 0o644); err != nil { // in place, same size
+			t.Fatal(err)
+		}
+		same = stamp() == before
+	}
+	if !same {
+		t.Skip("could not run and rewrite within one second")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, app)
+	mustExit(t, r, exitComplete)
+	got, err := exec.Command("unzip", "-p", filepath.Join(set, readLatest(t, set)), "app/f").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "NEW CONTENT\n" {
+		t.Errorf("the file holds %q; the complete backup LATEST names holds %q, copied from the last backup:\n%s",
+			"NEW CONTENT\n", got, r.stderr)
+	}
+}
+
+// TestAttackReferenceDamageSkipsReadBack: a set's read-back does not inflate the entries a
+// run copied from its reference, on the ground (docs/reuse.md) that they equal the
+// reference's bytes, "whose own read-back inflated them". That holds for LATEST's archive,
+// not for an archive given with --reference, which may never have been read back (create
+// -o without --verify). Here the reference's app/big is damaged (CRC-32 mismatch; its receipt
+// records the damaged bytes, as when they went bad before they were hashed, or a receipt
+// rewritten): backup verify rejects it. A set run with --reference copies the damaged entry,
+// its read-back passes, it says complete (exit 0) and moves LATEST to an archive that backup
+// verify rejects.
+// Correct: an entry copied from a reference that was not read back by this tool (or any
+// copied entry) is inflated and checked against its CRC-32 and SHA-256 before LATEST may
+// name the new archive, or the damaged entry is read from the file instead.
+func TestAttackReferenceDamageSkipsReadBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var big strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&big, "%d\n", i)
+	}
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"big": {content: big.String()}, "a": {content: "a\n"}})
+	ref := filepath.Join(dir, "ref.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", ref, "app"), exitComplete)
+
+	zr, err := zip.OpenReader(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off, size int64
+	for _, f := range zr.File {
+		if f.Name == "app/big" {
+			off, _ = f.DataOffset()
+			size = int64(f.CompressedSize64)
+		}
+	}
+	zr.Close()
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[off+size/2] ^= 0x55
+	if err := os.WriteFile(ref, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	editReceipt(t, ref+".receipt.json", func(rc map[string]any) {
+		a := rc["archive"].(map[string]any)
+		a["sha256"], a["size"] = hex.EncodeToString(sum[:]), len(data)
+	})
+	if r := backup(t, runOpts{}, "verify", ref); r.code == exitComplete {
+		t.Fatal("the damaged reference verifies; the test needs it damaged")
+	}
+
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--reference", ref, "app")
+	if r.code == exitComplete {
+		if v := backup(t, runOpts{}, "verify", set); v.code != exitComplete {
+			t.Errorf("create said complete and moved LATEST to %s, which backup verify rejects:\n%s%s%s", readLatest(t, set), r.stderr, v.stdout, v.stderr)
+		}
 	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -98,5 +100,36 @@ func TestS3SetsListsPages(t *testing.T) {
 	}
 	if seen("list") != 2 || seen("GET") != 2 {
 		t.Errorf("%d list pages and %d GETs, want 2 and 2", seen("list"), seen("GET"))
+	}
+}
+
+// TestAttackS3LostLatestLetsPlaintextIntoEncryptedBucket: the bucket form of
+// TestAttackLostLatestLetsPlaintextIntoEncryptedSet, where it matters most ("a set in a
+// bucket reveals no file name and no content"): with the LATEST object gone (a lifecycle
+// rule, a bad cleanup, anyone who may delete in the prefix), a host whose timer lost its
+// --recipient uploads app-….zip in clear, with the source's name in the key, next to the
+// encrypted runs, and takes LATEST.
+// Correct: refused (exit 2, nothing uploaded), the kind taken from the newest run when
+// LATEST cannot tell.
+func TestAttackS3LostLatestLetsPlaintextIntoEncryptedBucket(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"secret-name.txt": {content: "secret content\n"}})
+	run := func(args ...string) result { return backup(t, runOpts{dir: dir, env: s.env}, args...) }
+	mustExit(t, run("create", "--output-dir", s.loc, "--recipient", id.Recipient().String(), "app"), exitComplete)
+	mustExit(t, run("create", "--output-dir", s.loc, "app"), exitUsage)
+	if err := os.Remove(filepath.Join(s.dir, "LATEST")); err != nil {
+		t.Fatal(err)
+	}
+	r := run("create", "--output-dir", s.loc, "app")
+	plain, _ := filepath.Glob(filepath.Join(s.dir, "app-*.zip"))
+	if r.code != exitUsage || len(plain) > 0 {
+		t.Errorf("a plain run into the encrypted bucket set without LATEST: exit %d, uploaded %v; want %d and nothing uploaded:\n%s",
+			r.code, plain, exitUsage, r.stderr)
 	}
 }

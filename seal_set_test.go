@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"filippo.io/age"
+
 	"backup/format"
 )
 
@@ -223,5 +225,47 @@ func TestSealedS3Reuse(t *testing.T) {
 	r = backup(t, runOpts{dir: dir, env: s.env}, "sets", s.loc)
 	if r.code != exitComplete || !strings.Contains(r.stdout, "(encrypted)") || strings.Contains(r.stdout, "app") {
 		t.Errorf("sets: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestAttackLostLatestLetsPlaintextIntoEncryptedSet: an encrypted set refuses a plain run
+// (exit 2: a host that lost its --recipient must not write names and contents in clear into
+// a set, or a bucket, whose point is that they are not there). But create checks the kind
+// only against LATEST: with LATEST missing (lost, or deleted by whoever can write the set)
+// or junk, the plain run is taken, writes app-….zip (the source's name, every file name and
+// content in clear) beside the encrypted runs, and moves LATEST to it; from then on the set
+// counts as plain and refuses the encrypted runs that belong to it.
+// Correct: as activate and adopt do for the source, create falls back to the set's newest
+// run when LATEST cannot tell, and refuses the run of the other kind (exit 2, nothing
+// written).
+func TestAttackLostLatestLetsPlaintextIntoEncryptedSet(t *testing.T) {
+	t.Parallel()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"secret-name.txt": {content: "secret content\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--recipient", id.Recipient().String(), "app"), exitComplete)
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitUsage {
+		t.Fatalf("a plain run into the encrypted set: exit %d, want %d: %s", r.code, exitUsage, r.stderr)
+	}
+	for _, latest := range []string{"junk\n", ""} {
+		if latest == "" {
+			os.Remove(filepath.Join(set, "LATEST"))
+		} else if err := os.WriteFile(filepath.Join(set, "LATEST"), []byte(latest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+		plain, _ := filepath.Glob(filepath.Join(set, "app-*.zip"))
+		if r.code != exitUsage || len(plain) > 0 {
+			t.Errorf("LATEST %q: a plain run into the encrypted set: exit %d, wrote %v; want %d and nothing written:\n%s",
+				latest, r.code, plain, exitUsage, r.stderr)
+		}
+		for _, p := range plain {
+			os.Remove(p)
+			os.Remove(p + ".receipt.json")
+		}
 	}
 }

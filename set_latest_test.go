@@ -195,3 +195,29 @@ func TestSetCreateWithoutLatestKeepsSource(t *testing.T) {
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
 }
+
+// TestAttackLostLatestLetsAnotherSourceTakeTheSet: the same for "one source per set":
+// with LATEST missing, a run of another source (a cron line with the wrong folder) is taken
+// and moves LATEST to its archive; the set's own source is then refused ("the backup set of
+// other"), its runs kept for ever as another source's, and every later run of the set fails
+// until someone edits LATEST by hand. activate and adopt fall back to the newest run's
+// source; create does not.
+// Correct: with no LATEST to tell, create checks the source against the newest run and
+// refuses another (exit 1, nothing written).
+func TestAttackLostLatestLetsAnotherSourceTakeTheSet(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	makeTree(t, filepath.Join(dir, "other"), map[string]node{"o": {content: "o\n"}})
+	if err := os.Remove(filepath.Join(set, "LATEST")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "other")
+	others, _ := filepath.Glob(filepath.Join(set, "other-*"))
+	if r.code == exitComplete || len(others) > 0 {
+		t.Errorf("another source's run into the set of app with LATEST missing: exit %d, wrote %v, LATEST %s; want it refused",
+			r.code, others, readLatest(t, set))
+	}
+	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitComplete {
+		t.Errorf("the set's own source is now refused: exit %d, %s", r.code, r.stderr)
+	}
+}

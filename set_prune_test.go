@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -123,7 +124,7 @@ func TestSetPruneRetention(t *testing.T) {
 
 // TestSetPruneCannotDelete runs prune as nobody on root's set in a folder nobody cannot
 // write: it exits 1 naming the lock file it may not open for writing (who cannot write a
-// set cannot lock it, see TestAttack12UnprivilegedUserHoldsSetLock), and the set stays.
+// set cannot lock it, see TestAttackUnprivilegedUserHoldsSetLock), and the set stays.
 func TestSetPruneCannotDelete(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
@@ -209,5 +210,32 @@ func TestSetStatusMaxAge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(t.TempDir(), "never-created")); err == nil {
 		t.Error("status created the folder")
+	}
+}
+
+// TestAttackPruneStoppedHidesDeletedArchive: prune deletes a run's archive, then its
+// receipt; when the receipt's unlink fails (EIO here, by strace), prune stops and reports
+// the runs decided before that one only: "deleted 0, then stopped" (create --keep-*:
+// "pruned 0, kept 0"), while the archive is gone from the set. The user is told nothing was
+// deleted; status then shows the run as "gone".
+// Correct: a run whose archive was deleted is listed as deleted (or as partly deleted, with
+// its receipt left), and the count says so.
+func TestAttackPruneStoppedHidesDeletedArchive(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, a, _ := newestSet(t)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, a+".receipt.json"),
+		"-e", "trace=unlinkat", "-e", "inject=unlinkat:error=EIO:when=1",
+		binary, "prune", "--keep-last", "1", set)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if _, err := os.Stat(filepath.Join(set, a)); err == nil {
+		t.Fatalf("%s was not deleted; the test needs its archive deleted: %s%s", a, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), a) || strings.Contains(stdout.String(), "deleted 0") {
+		t.Errorf("prune deleted the archive %s, but says:\n%s%s", a, stdout.String(), stderr.String())
 	}
 }

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSetRacingWriters races two real processes on one set, 20 times for each pair of
@@ -144,5 +150,238 @@ func TestPruneAtticSharedRacing(t *testing.T) {
 	}
 	if len(files) != 2*2*20 {
 		t.Errorf("the attic holds %d files, want %d: every pruned run's pair", len(files), 2*2*20)
+	}
+}
+
+// lockSetFromTest takes the set's flock from the test process, as a running backup of the
+// set holds it, and returns the function that releases it.
+func lockSetFromTest(t *testing.T, set string) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(set, ".backup.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			f.Close()
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// statusOf runs status --json on set and decodes it.
+func statusOf(t *testing.T, set string) (statusJSON, result) {
+	t.Helper()
+	r := backup(t, runOpts{}, "status", "--json", set)
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	return st, r
+}
+
+// TestAttackWaitingRunMovesLatestBackward: two runs of one set wait for its lock (--wait,
+// as the systemd unit runs create), B started first, C a second later. C gets the lock first
+// (flock is polled, so who wins is chance; strace makes B's retries slow so that it is
+// always C here), backs up and moves LATEST to C. Then B gets the lock, backs up the tree as
+// it is now, and moves LATEST to its archive, whose name and receipt's started_at are those
+// of the moment B was started, before it waited: LATEST now names a backup older (by the
+// set's own order: started_at, which status, prune and --max-age go by) than the one it
+// named before, and status reports "LATEST is not the newest complete backup … not
+// activated by hand" about a set that nobody touched by hand.
+// Correct: LATEST never moves to a run older than the one it names: a run's start (its
+// name, its started_at) is taken once it holds the set's lock, or a run whose start is
+// older than LATEST's target does not move LATEST.
+func TestAttackWaitingRunMovesLatestBackward(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir, set, _, _ := newestSet(t)
+	release := lockSetFromTest(t, set)
+
+	// B: every retry of the lock after the first is held 5 seconds by strace.
+	b := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=flock",
+		"-e", "inject=flock:delay_enter=5000000:when=2+", binary,
+		"create", "--wait", "1m", "--output-dir", set, "app")
+	b.Dir = dir
+	b.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var bErr strings.Builder
+	b.Stdout, b.Stderr = &strings.Builder{}, &bErr
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(b) })
+	waitFor(t, "B waiting in a held flock", inSyscall(b, unix.SYS_FLOCK))
+	time.Sleep(1100 * time.Millisecond) // C starts in a later second than B
+
+	c := exec.Command(binary, "create", "--wait", "1m", "--output-dir", set, "app")
+	c.Dir = dir
+	var cErr strings.Builder
+	c.Stdout, c.Stderr = &strings.Builder{}, &cErr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // C polls the lock
+	waitFor(t, "B still held in its flock", inSyscall(b, unix.SYS_FLOCK))
+	release()
+	if err := c.Wait(); err != nil {
+		t.Fatalf("C: %v, %s", err, cErr.String())
+	}
+	cLatest := readLatest(t, set)
+	b.Wait()
+	if code := b.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("B: exit %d, %s", code, bErr.String())
+	}
+	bLatest := readLatest(t, set)
+	st, _ := statusOf(t, set)
+	if st.NewestComplete != "" || setOrder(bLatest).stamp < setOrder(cLatest).stamp {
+		r := backup(t, runOpts{}, "status", set)
+		t.Errorf("LATEST moved from %s (C, started second) back to %s (B, started first, waited for the lock);\nstatus: %s%s",
+			cLatest, bLatest, r.stdout, r.stderr)
+	}
+}
+
+// TestAttackStatusRacingPruneSaysDamaged: status (and sets, verify DIR, restore DIR) reads
+// LATEST, then looks up the archive it names, without the set's lock (status "runs while
+// backups run"). A create with --keep-last 1 that moves LATEST and prunes the old target in
+// between makes status say "LATEST: names X: the archive is missing", exit 1, and write
+// backup_set_healthy 0, about a set that was healthy at every moment: the hourly check mails
+// a damaged set. strace holds status between the two reads (its second lstat of the old
+// archive) to make the order certain.
+// Correct: a reader whose LATEST target is gone reads LATEST again, and reports damage only
+// when the pointer it reads still names a missing archive.
+func TestAttackStatusRacingPruneSaysDamaged(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	old := readLatest(t, set)
+	prom := filepath.Join(dir, "status.prom")
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old),
+		"-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_enter=3000000:when=2",
+		binary, "status", "--metrics-file", prom, set)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "status held after reading LATEST", inSyscall(cmd, unix.SYS_NEWFSTATAT))
+	time.Sleep(1100 * time.Millisecond)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Errorf("status of a set that was healthy throughout: exit %d, healthy metric %v:\n%s",
+			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out.String())
+	}
+}
+
+// TestAttackLockFileReplacedTwoRuns: the lock is a flock on whatever file is at
+// DIR/.backup.lock when a run opens it; nothing checks, once it holds the flock, that the
+// file is still the one at that name. A lock file removed or replaced while a run holds it
+// (an rsync of the set folder, a cleanup script removing "stale lock files", which the docs
+// call harmless) lets the next run create a new one and lock that: two runs of the set at
+// once, the second not exiting 4. The folder's compare-and-swap of LATEST is a check then a
+// rename, exclusive only under the lock, so two such runs can both say "LATEST -> …".
+// Correct: after taking the flock a run checks that the path still names the file it
+// locked (same device and inode), and otherwise opens and locks it again, as every
+// lock-file protocol that unlinks (or lets others unlink) does.
+func TestAttackLockFileReplacedTwoRuns(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	marker := filepath.Join(dir, "holding")
+	a := exec.Command(binary, "create", "--output-dir", set, "--exec-before", "touch "+marker+"; sleep 3", "app")
+	a.Dir = dir
+	var aErr strings.Builder
+	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, "the first run holding the lock", func() bool { _, err := os.Stat(marker); return err == nil })
+	if err := os.Remove(filepath.Join(set, ".backup.lock")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	a.Wait()
+	if r.code != exitLocked {
+		t.Errorf("a second run while the first held the set (its lock file removed meanwhile): exit %d, want %d:\n%s", r.code, exitLocked, r.stderr)
+	}
+}
+
+// TestAttackUnprivilegedUserHoldsSetLock: the set's lock file is created 0644 in a 0755
+// folder, and the lock is a flock, which any process that can open the file (read-only is
+// enough) can take. So any local user (nobody here) can hold the lock of root's set for as
+// long as they like: every backup then exits 4, which the README's crontab ignores on
+// purpose ("Exit 4 (a run still going) is not worth a mail"). Backups stop, silently, until
+// an age check notices.
+// Correct: only those who may write the set can lock it (the lock file created 0600, or
+// opened for writing only), so that another user's process can never stop its backups.
+func TestAttackUnprivilegedUserHoldsSetLock(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	dir := sharedTempDir(t)
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	held := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+		"flock", filepath.Join(set, ".backup.lock"), "sleep", "5")
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Process.Kill(); held.Wait() })
+	time.Sleep(300 * time.Millisecond)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code == exitLocked {
+		t.Errorf("an unprivileged user holds root's set: create exits %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestAttackSetsRacingPruneSaysDamaged: the fleet check has the same window as status
+// (TestAttackStatusRacingPruneSaysDamaged): `backup sets` reads a set's LATEST, then the
+// receipt of the archive it names; a create with --keep-last 1 that moves LATEST and prunes
+// the old target in between makes sets report the set "damaged" ("its receipt is missing"),
+// exit 1: the line cron mails, about a set that was healthy at every moment. The docs say
+// sets "runs while backups run" and reads a moving fleet right.
+// Correct: a target that is gone when read makes sets read LATEST again before it calls the
+// set damaged.
+func TestAttackSetsRacingPruneSaysDamaged(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "fleet")
+	set := filepath.Join(fleet, "web1")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	old := readLatest(t, set)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old+".receipt.json"),
+		"-e", "trace=openat", "-e", "inject=openat:delay_enter=3000000:when=1", binary, "sets", fleet)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitFor(t, "sets held after reading LATEST", inSyscall(cmd, unix.SYS_OPENAT))
+	time.Sleep(1100 * time.Millisecond)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out.String())
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	le "encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash/crc32"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -231,4 +235,238 @@ func flipByte(t *testing.T, data []byte, name string) []byte {
 	}
 	t.Fatalf("no entry %s", name)
 	return nil
+}
+
+// centralRecRecords walks the central directory of the zip b: for each record its offset in
+// b, its name and the offset of its local header.
+type centralRec struct {
+	at, local int
+	name      string
+}
+
+func centralRecs(t *testing.T, b []byte) (recs []centralRec, eocd int) {
+	t.Helper()
+	eocd = bytes.LastIndex(b, []byte("PK\x05\x06"))
+	if eocd < 0 {
+		t.Fatal("no end record")
+	}
+	size := int(le.LittleEndian.Uint32(b[eocd+12:]))
+	off := int(le.LittleEndian.Uint32(b[eocd+16:]))
+	for p := off; p < off+size; {
+		n := int(le.LittleEndian.Uint16(b[p+28:]))
+		x := int(le.LittleEndian.Uint16(b[p+30:]))
+		c := int(le.LittleEndian.Uint16(b[p+32:]))
+		recs = append(recs, centralRec{at: p, local: int(le.LittleEndian.Uint32(b[p+42:])), name: string(b[p+46 : p+46+n])})
+		p += 46 + n + x + c
+	}
+	return recs, eocd
+}
+
+// localExtraOf returns the local header extra field of the entry name in b (a slice of b:
+// writing to it edits the archive).
+func localExtraOf(t *testing.T, b []byte, name string) []byte {
+	t.Helper()
+	recs, _ := centralRecs(t, b)
+	for _, r := range recs {
+		if r.name == name {
+			n := int(le.LittleEndian.Uint16(b[r.local+26:]))
+			x := int(le.LittleEndian.Uint16(b[r.local+28:]))
+			return b[r.local+30+n : r.local+30+n+x]
+		}
+	}
+	t.Fatalf("no entry %q", name)
+	return nil
+}
+
+// insertLocalOnly inserts, before the local header of the entry before, a whole local
+// entry (header and data) of name holding body that the central directory does not list,
+// and moves every offset after it.
+func insertLocalOnly(t *testing.T, b []byte, before, name, body string) []byte {
+	t.Helper()
+	var one bytes.Buffer
+	zw := zip.NewWriter(&one)
+	fh := &zip.FileHeader{Name: name, Method: zip.Store}
+	fh.SetMode(0o755)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE([]byte(body)),
+		CompressedSize64: uint64(len(body)), UncompressedSize64: uint64(len(body)), CreatorVersion: fh.CreatorVersion, ExternalAttrs: fh.ExternalAttrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(body))
+	zw.Close()
+	ob := one.Bytes()
+	orecs, _ := centralRecs(t, ob)
+	hidden := ob[:orecs[0].at]
+
+	recs, eocd := centralRecs(t, b)
+	at := -1
+	for _, r := range recs {
+		if r.name == before {
+			at = r.local
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no entry %q", before)
+	}
+	out := bytes.Clone(b)
+	for _, r := range recs {
+		if r.local >= at {
+			le.LittleEndian.PutUint32(out[r.at+42:], uint32(r.local+len(hidden)))
+		}
+	}
+	cd := int(le.LittleEndian.Uint32(out[eocd+16:]))
+	le.LittleEndian.PutUint32(out[eocd+16:], uint32(cd+len(hidden)))
+	return append(append(append([]byte{}, out[:at]...), hidden...), out[at:]...)
+}
+
+// TestAttackVerifyPassesLocalOwnerLie: an archive backup made of a setuid file owned by
+// nobody (65534), with only the local header's Info-ZIP "ux" field edited to say uid 0, gid
+// 0 (the central directory and the manifest still say 65534). verify reports ok, although
+// unzip -X -K and bsdtar -p (which read the owner from the local header) restore it as a
+// root-owned setuid file. verify promises that every entry's owner in its ux field is the
+// one the manifest records and that the local header agrees with the central directory;
+// the correct behaviour is a problem for the entry (exit 1), as for any other field in
+// which the two headers disagree.
+func TestAttackVerifyPassesLocalOwnerLie(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"tool": {content: "#!/bin/sh\nid\n"}})
+	tool := filepath.Join(dir, "app/tool")
+	if err := os.Chown(tool, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Chmod(tool, 0o4755)
+	arch := filepath.Join(dir, "u.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	b, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := localExtraOf(t, b, "app/tool")
+	i := bytes.Index(extra, []byte("ux\x0b\x00\x01\x04"))
+	if i < 0 {
+		t.Fatalf("no ux field in the local header: %x", extra)
+	}
+	le.LittleEndian.PutUint32(extra[i+6:], 0)
+	le.LittleEndian.PutUint32(extra[i+11:], 0)
+	edited := filepath.Join(dir, "edited.zip") // no receipt: the manifest is all there is
+	os.WriteFile(edited, b, 0o600)
+	r := backup(t, runOpts{dir: dir}, "verify", edited)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "app/tool") {
+		t.Errorf("verify of an archive whose local header gives app/tool to root: exit %d stdout %q stderr %q; want exit 1 naming app/tool", r.code, r.stdout, r.stderr)
+	}
+	if _, err := exec.LookPath("bsdtar"); err == nil {
+		out := filepath.Join(dir, "bsdtar")
+		os.Mkdir(out, 0o755)
+		if err := exec.Command("bsdtar", "-xpf", edited, "-C", out).Run(); err == nil {
+			var st syscall.Stat_t
+			if syscall.Stat(filepath.Join(out, "app/tool"), &st) == nil {
+				t.Logf("bsdtar -p restores app/tool as uid %d, mode %o", st.Uid, st.Mode&0o7777)
+			}
+		}
+	}
+}
+
+// TestAttackVerifyPassesHiddenLocalEntry: a whole local entry (header and data,
+// app/evil.sh) inserted between two entries of an archive backup made, not listed in the
+// central directory, every offset moved to match. verify reports ok (no receipt: the
+// manifest is all there is), yet a streaming reader (libarchive's, as `curl … | bsdtar -x`
+// uses it, or Java's ZipInputStream) extracts app/evil.sh, a file the manifest does not
+// list: the archive means different things to different tools, which is what verify's
+// local-header checks exist to catch. The correct behaviour is a problem (exit 1): bytes
+// between entries, or between the last entry and the central directory, that no entry
+// covers (at least a local header signature there). The same holds for a stored entry
+// whose data descriptor a streaming reader finds early (a fake one inside the data).
+func TestAttackVerifyPassesHiddenLocalEntry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	b, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(dir, "edited.zip")
+	os.WriteFile(edited, insertLocalOnly(t, b, "app/sub/", "app/evil.sh", "#!/bin/sh\nrm -rf ~\n"), 0o600)
+	r := backup(t, runOpts{dir: dir}, "verify", edited)
+	if r.code != exitFailed {
+		t.Errorf("verify of an archive with a hidden local entry: exit %d stdout %q stderr %q; want exit 1", r.code, r.stdout, r.stderr)
+	}
+	if _, err := exec.LookPath("bsdtar"); err == nil {
+		out := filepath.Join(dir, "bsdtar")
+		os.Mkdir(out, 0o755)
+		cmd := exec.Command("bsdtar", "-xf", "-", "-C", out)
+		f, _ := os.Open(edited)
+		defer f.Close()
+		cmd.Stdin = struct{ *os.File }{f} // a pipe, not a seekable file
+		if cmd.Run() == nil {
+			if _, err := os.Stat(filepath.Join(out, "app/evil.sh")); err == nil {
+				t.Logf("bsdtar reading it from a pipe extracts app/evil.sh")
+			}
+		}
+	}
+}
+
+// putLE writes each value of vs, little-endian, to b.
+func putLE(b *bytes.Buffer, vs []any) {
+	for _, v := range vs {
+		if err := le.Write(b, le.LittleEndian, v); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// overlapZip is a zip of two stored entries that overlap: a.txt's data is b.txt's whole
+// local entry (header and data), and the central directory lists both. Chained (each
+// entry's data quoting the next entry's header, as in David Fifield's "better zip bomb"),
+// 46 KB of such entries expand to 4.5 PB.
+func overlapZip() []byte {
+	local := func(name string, data []byte) []byte {
+		var b bytes.Buffer
+		putLE(&b, []any{uint32(0x04034b50), uint16(20), uint16(0), uint16(0), uint16(0), uint16(0x21),
+			crc32.ChecksumIEEE(data), uint32(len(data)), uint32(len(data)), uint16(len(name)), uint16(0)})
+		b.WriteString(name)
+		b.Write(data)
+		return b.Bytes()
+	}
+	central := func(name string, data []byte, off int) []byte {
+		var b bytes.Buffer
+		putLE(&b, []any{uint32(0x02014b50), uint16(0x031e), uint16(20), uint16(0), uint16(0), uint16(0), uint16(0x21),
+			crc32.ChecksumIEEE(data), uint32(len(data)), uint32(len(data)), uint16(len(name)), uint16(0), uint16(0), uint16(0), uint16(0),
+			uint32(0o100644 << 16), uint32(off)})
+		b.WriteString(name)
+		return b.Bytes()
+	}
+	db := []byte("inner data\n")
+	lb := local("b.txt", db)
+	la := local("a.txt", lb)
+	cd := append(central("a.txt", lb, 0), central("b.txt", db, 30+len("a.txt"))...)
+	var eocd bytes.Buffer
+	putLE(&eocd, []any{uint32(0x06054b50), uint16(0), uint16(0), uint16(2), uint16(2), uint32(len(cd)), uint32(len(la)), uint16(0)})
+	return append(append(la, cd...), eocd.Bytes()...)
+}
+
+// TestAttackOverlappingEntriesPass: an archive whose entries overlap (b.txt's local entry
+// lies inside a.txt's data) is the building block of the non-recursive zip bomb. unzip -t
+// refuses it ("invalid zip file with overlapped components (possible zip bomb)", exit 12);
+// backup verify says ok and restore writes both (exit 0), so an archive of a few KB that
+// overlaps its entries a thousand times over is restored until the disk is full. verify
+// promises the zip structure is checked as unzip -t checks it. Correct behaviour: verify
+// reports the overlapping entries (exit 1), and restore lists them as damaged and does not
+// write them (or refuses the archive).
+func TestAttackOverlappingEntriesPass(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "ov.zip")
+	os.WriteFile(arch, overlapZip(), 0o644)
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitFailed {
+		t.Errorf("verify of overlapping entries: exit %d stdout %q stderr %q; want exit 1", r.code, r.stdout, r.stderr)
+	}
+	if r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest")); r.code == exitComplete {
+		t.Errorf("restore of overlapping entries: exit 0, %q; want them refused or damaged", r.stderr)
+	}
+	if _, err := exec.LookPath("unzip"); err == nil {
+		out, err := exec.Command("unzip", "-t", arch).CombinedOutput()
+		t.Logf("unzip -t: %v\n%s", err, out)
+	}
 }
