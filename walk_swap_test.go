@@ -522,27 +522,7 @@ var netRawCap = []byte{1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 // the run to end.
 func runHeld(t *testing.T, dir, inject string, traced []string, held func(string) bool, during func(), args ...string) result {
 	t.Helper()
-	mustTool(t, "strace")
-	log := filepath.Join(t.TempDir(), "strace.log")
-	sargs := []string{"-f", "-y", "-o", log, "-e", "inject=" + inject}
-	for _, p := range traced {
-		sargs = append(sargs, "-P", p)
-	}
-	cmd := exec.Command("strace", append(append(sargs, binary), args...)...)
-	cmd.Dir = dir
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForLine(t, log, held)
-	during()
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatal(err)
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	return runHeldEach(t, dir, inject, traced, held, []func(){during}, args...)
 }
 
 // asNobody runs sh -c script in dir as the user nobody (the unprivileged attacker).

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"iter"
 	"slices"
 )
 
@@ -176,5 +177,20 @@ func zip64Offset(extra []byte, usize, csize bool) (int64, bool) {
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+
+// extraFields yields the fields of a zip extra block: each one's id and data. A field that
+// runs past the block's end ends it, as Info-ZIP reads one.
+func extraFields(extra []byte) iter.Seq2[uint16, []byte] {
+	return func(yield func(uint16, []byte) bool) {
+		for len(extra) >= 4 {
+			id, n := le16(extra), int(le16(extra[2:]))
+			extra = extra[4:]
+			if n > len(extra) || !yield(id, extra[:n]) {
+				return
+			}
+			extra = extra[n:]
+		}
+	}
+}
 func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }

@@ -111,16 +111,10 @@ func (rec *centralRecord) parse(fixed, name, extra []byte) bool {
 
 // zip64Field returns the data of the zip64 field in extra.
 func zip64Field(extra []byte) ([]byte, bool) {
-	for len(extra) >= 4 {
-		id, n := le16(extra), int(le16(extra[2:]))
-		extra = extra[4:]
-		if n > len(extra) {
-			return nil, false
-		}
+	for id, field := range extraFields(extra) {
 		if id == zip64ExtraID {
-			return extra[:n], true
+			return field, true
 		}
-		extra = extra[n:]
 	}
 	return nil, false
 }

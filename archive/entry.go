@@ -146,16 +146,7 @@ func (e *Entry) file() *zip.File {
 // it unsigned: a negative reading is taken as unsigned when the DOS date is nearer to that.
 // Without the field, Go's reading (the DOS date, or the NTFS field) stands.
 func modTime(f *zip.FileHeader) time.Time {
-	extra := f.Extra
-	for len(extra) >= 4 {
-		id := binary.LittleEndian.Uint16(extra)
-		size := int(binary.LittleEndian.Uint16(extra[2:]))
-		extra = extra[4:]
-		if size > len(extra) {
-			break
-		}
-		field := extra[:size]
-		extra = extra[size:]
+	for id, field := range extraFields(f.Extra) {
 		if id != extTimeID || len(field) < 5 || field[0]&1 == 0 {
 			continue
 		}

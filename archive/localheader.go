@@ -137,14 +137,7 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 // zip64Sizes reads the sizes that the local header maxes out from its zip64 field: both are
 // there, size first, as Info-ZIP reads them.
 func (lh *localHeader) zip64Sizes(extra []byte) bool {
-	for len(extra) >= 4 {
-		id, n := le16(extra), int(le16(extra[2:]))
-		extra = extra[4:]
-		if n > len(extra) {
-			return false
-		}
-		field := extra[:n]
-		extra = extra[n:]
+	for id, field := range extraFields(extra) {
 		if id != zip64ExtraID {
 			continue
 		}

@@ -44,14 +44,7 @@ func centralMeta(fh *zip.FileHeader) headerMeta {
 // field, which the last-wins reader takes) are damage.
 func localMeta(dosTime, dosDate uint16, extra []byte) (headerMeta, error) {
 	m := headerMeta{dosTime: dosTime, dosDate: dosDate}
-	for len(extra) >= 4 {
-		id, size := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
-		extra = extra[4:]
-		if size > len(extra) {
-			break
-		}
-		field := extra[:size]
-		extra = extra[size:]
+	for id, field := range extraFields(extra) {
 		var uid, gid uint32
 		owner := false
 		switch {
@@ -115,14 +108,7 @@ func extTimeString(t uint32, ok bool) string {
 // extMtime is the modification time of the first extended timestamp in extra that has one,
 // as stored; the field modTime reads.
 func extMtime(extra []byte) (uint32, bool) {
-	for len(extra) >= 4 {
-		id, size := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
-		extra = extra[4:]
-		if size > len(extra) {
-			break
-		}
-		field := extra[:size]
-		extra = extra[size:]
+	for id, field := range extraFields(extra) {
 		if id == extTimeID && len(field) >= 5 && field[0]&1 != 0 {
 			return binary.LittleEndian.Uint32(field[1:]), true
 		}

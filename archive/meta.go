@@ -46,15 +46,7 @@ func addOwner(extra []byte, m *format.Meta) []byte {
 
 // ownerField reads the uid and gid of a ux field in extra; ok is false without one.
 func ownerField(extra []byte) (uid, gid uint32, ok bool) {
-	for len(extra) >= 4 {
-		id := binary.LittleEndian.Uint16(extra)
-		size := int(binary.LittleEndian.Uint16(extra[2:]))
-		extra = extra[4:]
-		if size > len(extra) {
-			return 0, 0, false
-		}
-		field := extra[:size]
-		extra = extra[size:]
+	for id, field := range extraFields(extra) {
 		if id != uxID || len(field) < 3 || field[0] != 1 {
 			continue
 		}

@@ -38,11 +38,10 @@ func (f *linkOnRead) Read(p []byte) (int, error) {
 	return f.SourceFile.Read(p)
 }
 
-// identityRun archives dir's files small (3 bytes) and large (3 MiB) with opts, each opened
-// through wrap, and returns the warnings and how often each file was opened.
-func identityRun(t *testing.T, dir string, opts Options, wrap func(f SourceFile, path string) SourceFile) ([]error, map[string]int) {
+// identityRun archives dir's files small (3 bytes) and large (3 MiB), as held by a walk, with
+// opts, each opened through wrap, and returns the warnings and how often each was opened.
+func identityRun(t *testing.T, dir string, held map[string]heldFile, opts Options, wrap func(f SourceFile, path string) SourceFile) ([]error, map[string]int) {
 	t.Helper()
-	held := heldFiles(t, dir)
 	var mu sync.Mutex
 	opens := map[string]int{}
 	var warns []error
@@ -99,7 +98,7 @@ func TestChangeTimeMovedWhileRead(t *testing.T) {
 			dir := identityTree(t)
 			tc.opts.Jobs = 2
 			tc.opts.Level = DefaultLevel
-			warns, opens := identityRun(t, dir, tc.opts, func(f SourceFile, path string) SourceFile {
+			warns, opens := identityRun(t, dir, heldFiles(t, dir), tc.opts, func(f SourceFile, path string) SourceFile {
 				return &linkOnRead{SourceFile: f, path: path}
 			})
 			for _, name := range []string{"small", "large"} {
@@ -141,21 +140,7 @@ func TestReplacedSinceWalkIgnoreInode(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := Options{Jobs: 2, Level: DefaultLevel, IgnoreInode: ignore}
-			var warns []error
-			opts.OnWarn = func(err error) { warns = append(warns, err) }
-			out := t.TempDir()
-			w, err := Create(context.Background(), out, "out.zip", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range []string{"large", "small"} {
-				if err := w.AddFile(held[name].src, name, held[name].info, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := w.CloseManifest(&format.Manifest{}); err != nil {
-				t.Fatal(err)
-			}
+			warns, _ := identityRun(t, dir, held, opts, func(f SourceFile, _ string) SourceFile { return f })
 			replaced := map[string]bool{}
 			for _, err := range warns {
 				var pe *fs.PathError
