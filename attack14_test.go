@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Attack pass 14: the fixes to backup sets' lock (read-write lock file, mode following the
@@ -107,5 +109,55 @@ func TestAttack14GroupSetLocksOtherMembersOut(t *testing.T) {
 	r = runAs(t, dir, bob, bob, []uint32{group}, "create", "--output-dir", set, "app")
 	if r.code == exitFailed && strings.Contains(r.stderr, "lock") {
 		t.Errorf("a member of the set's group, who may write the set, cannot lock it: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttack14ClockAheadOnceFreezesLatest: a host whose clock ran ahead for one run (a
+// board without a battery-backed clock booting with a wrong time, a hypervisor resuming a
+// VM, NTP stepping it back an hour later) wrote a complete, good backup whose receipt says
+// it started an hour from now. Every run after it, with the clock right, is refused
+// activation by "LATEST never moves back": each exits 1, keeps its archive, and LATEST stays
+// on the stale backup for the whole hour (for days if the clock was days ahead); restore of
+// the set keeps restoring the old data. adopt refuses a receipt dated more than a minute in
+// the future for this very reason (a future run made the set's newest for ever), but a run
+// of create itself makes the same state.
+// Correct: the order guard only compares runs that are plausible: a LATEST whose run
+// started more than the adopt bound (a minute) after this run's start (i.e. in the future by
+// this host's clock) does not stop a complete, verified run from moving LATEST (at most a
+// warning), as a LATEST whose target is damaged "orders nothing".
+func TestAttack14ClockAheadOnceFreezesLatest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	first := readLatest(t, set)
+	// The first run's clock was an hour ahead: its receipt says so.
+	path := filepath.Join(set, first+".receipt.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"started_at", "finished_at"} {
+		ts, err := time.Parse(time.RFC3339Nano, rc[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc[k] = ts.Add(time.Hour).Format(time.RFC3339Nano)
+	}
+	data, _ = json.Marshal(rc)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("new content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if latest := readLatest(t, set); latest == first || r.code != exitComplete {
+		t.Errorf("one run with a clock an hour ahead freezes LATEST: a good run exits %d and LATEST stays on %s\n%s", r.code, latest, r.stderr)
 	}
 }
