@@ -162,3 +162,26 @@ func TestAttack14ClockAheadOnceFreezesLatest(t *testing.T) {
 	}
 }
 
+
+// TestAttack14FailedTypoRunClaimsNewSet: the first run into a new set names a source that
+// does not exist (a typo in the timer's unit, a mount not there yet). It fails (exit 1)
+// having backed up nothing: the set holds only that run's failed receipt, no archive, and
+// has never had a LATEST. The user fixes the path; every run of the right source is now
+// refused, exit 1, "… is the backup set of "appp" (its newest run is appp-….zip, and
+// LATEST is missing or damaged)", naming an archive that never existed. The set can never
+// be backed up again until someone deletes the receipt by hand. The Witness fix ("with
+// LATEST missing the set's newest run decides the source") takes a run that wrote nothing
+// as the set's identity.
+// Correct: a run that left no archive (a failed receipt alone) says nothing about what the
+// set is: a set that has never held an archive takes any source, as an empty one does.
+func TestAttack14FailedTypoRunClaimsNewSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "appp"), exitFailed)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitComplete {
+		t.Errorf("a failed run that wrote no archive claims the new set for a source that does not exist: the right source exits %d\n%s", r.code, r.stderr)
+	}
+}
