@@ -185,3 +185,39 @@ func TestAttack14FailedTypoRunClaimsNewSet(t *testing.T) {
 		t.Errorf("a failed run that wrote no archive claims the new set for a source that does not exist: the right source exits %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttack14DryRunNeedsWriteAccess: `prune --dry-run` ("print what would be deleted;
+// delete nothing") and `activate --dry-run` ("check and verify ARCHIVE and say what would
+// change; change nothing") are what an auditor, a monitoring check or an admin without
+// write access runs to see what a retention policy would do, or whether a backup would be
+// accepted as LATEST. Since the lock file is opened read-write only, any user who may read
+// the set but not write it gets exit 1 "lock …: permission denied" from both, though
+// neither writes anything; before the fix they ran (the lock file was opened read-only when
+// it could not be opened for writing).
+// Correct: a dry run that changes nothing does not need the writer's lock (or takes it
+// only when it can): a reader of the set gets its plan and its check.
+func TestAttack14DryRunNeedsWriteAccess(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	// The set is readable by all (an auditor, a monitoring user), writable by root only.
+	if err := os.Chmod(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(set, "app-*"))
+	for _, f := range files {
+		os.Chmod(f, 0o644)
+	}
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "prune", "--dry-run", "--keep-last", "1", set)
+	if r.code != exitComplete {
+		t.Errorf("prune --dry-run by a reader of the set exits %d\n%s", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir, uid: nobody}, "activate", "--dry-run", set, readLatest(t, set))
+	if r.code != exitComplete {
+		t.Errorf("activate --dry-run by a reader of the set exits %d\n%s", r.code, r.stderr)
+	}
+}
