@@ -221,3 +221,37 @@ func TestAttack14DryRunNeedsWriteAccess(t *testing.T) {
 		t.Errorf("activate --dry-run by a reader of the set exits %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttack14DryRunOnReadOnlyMount: the same as root, on a set mounted read-only (a
+// backup disk mounted ro to look at it, a snapshot, a replica): prune --dry-run and
+// activate --dry-run exit 1 "lock …: read-only file system", though they write nothing;
+// before the fix the existing lock file was opened read-only and locked.
+// Correct: a dry run of a set it cannot write still says what it would do.
+func TestAttack14DryRunOnReadOnlyMount(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(set, ro, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "prune", "--dry-run", "--keep-last", "1", ro)
+	if r.code != exitComplete {
+		t.Errorf("prune --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir}, "activate", "--dry-run", ro, readLatest(t, ro))
+	if r.code != exitComplete {
+		t.Errorf("activate --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
+	}
+}
