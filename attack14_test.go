@@ -224,8 +224,9 @@ func TestAttack14DryRunNeedsWriteAccess(t *testing.T) {
 
 // TestAttack14DryRunOnReadOnlyMount: the same as root, on a set mounted read-only (a
 // backup disk mounted ro to look at it, a snapshot, a replica): prune --dry-run and
-// activate --dry-run exit 1 "lock …: read-only file system", though they write nothing;
-// before the fix the existing lock file was opened read-only and locked.
+// activate --dry-run exit 1 "lock …: read-only file system", though they write nothing
+// (not new today: the version before the fix fell back to a read-only open only on
+// EACCES; today's fix makes every open read-write, with no fallback at all).
 // Correct: a dry run of a set it cannot write still says what it would do.
 func TestAttack14DryRunOnReadOnlyMount(t *testing.T) {
 	t.Parallel()
