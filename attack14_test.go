@@ -256,3 +256,57 @@ func TestAttack14DryRunOnReadOnlyMount(t *testing.T) {
 		t.Errorf("activate --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttack14AdoptedSkewFailsNextCreate: adopt accepts a receipt up to a minute in the
+// future ("check the clock of the machine that ran it" only beyond that: a minute of skew
+// between hosts is tolerated), and adopt --activate makes it LATEST. But create tolerates
+// no skew at all: every run of the set for the next ~50 s (a timer every minute, a retry
+// after a failed run) exits 1 "LATEST not moved: … which started later … (check the
+// clock)", though both clocks are within the skew adopt itself declared acceptable.
+// Correct: the order check allows the same skew adopt does (a LATEST at most a minute
+// ahead of the new run does not make it "older"), or adopt refuses to activate what create
+// would then refuse to move past.
+func TestAttack14AdoptedSkewFailsNextCreate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	// Another host, whose clock is 50 s ahead, backed the source up with -o.
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("from the other host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "out/app.zip", "app"), exitComplete)
+	path := filepath.Join(dir, "out", "app.zip.receipt.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"started_at", "finished_at"} {
+		ts, err := time.Parse(time.RFC3339Nano, rc[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc[k] = ts.Add(50 * time.Second).Format(time.RFC3339Nano)
+	}
+	data, _ = json.Marshal(rc)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "adopt", "--activate", set, "out/app.zip"), exitComplete)
+	adopted := readLatest(t, set)
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("newer, here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitComplete || readLatest(t, set) == adopted {
+		t.Errorf("after adopting a run 50 s ahead (within adopt's minute), create exits %d and LATEST stays on %s\n%s", r.code, readLatest(t, set), r.stderr)
+	}
+}
