@@ -162,7 +162,6 @@ func TestAttack14ClockAheadOnceFreezesLatest(t *testing.T) {
 	}
 }
 
-
 // TestAttack14FailedTypoRunClaimsNewSet: the first run into a new set names a source that
 // does not exist (a typo in the timer's unit, a mount not there yet). It fails (exit 1)
 // having backed up nothing: the set holds only that run's failed receipt, no archive, and
