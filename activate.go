@@ -118,7 +118,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code := lockSet(ctx, cfg.store, cfg.wait, "backup activate", stderr)
+	lock, code, _ := takeLock(ctx, cfg.store, cfg.wait, "backup activate", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
 		return code
 	}

@@ -80,7 +80,7 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 			return nil, exitFailed, err
 		}
 	}
-	lock, code, err := takeLock(ctx, set.store, set.wait, "backup", stderr)
+	lock, code, err := takeLock(ctx, set.store, set.wait, "backup", stderr, backupset.Acquire)
 	if lock == nil {
 		return nil, code, err
 	}

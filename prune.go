@@ -164,7 +164,7 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup prune", stderr)
+	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup prune", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
 		return nil, code, err
 	}

@@ -208,10 +208,11 @@ func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, 
 	return l.point(ctx, name)
 }
 
-// checkForward refuses e when LATEST names a run that started after it. Runs of the same
-// second are not ordered by their clock (nor by their names, whose sources and kinds may
-// differ): the one that holds the lock now came later. A LATEST that is damaged, or whose
-// target is, is replaced as before: it orders nothing.
+// checkForward refuses e when LATEST names a run that started after it, by more than a
+// clock's skew: a clock set back. Runs closer than that are not ordered by their clocks
+// (nor by their names, whose sources and kinds may differ): the one that holds the lock now
+// came later. A LATEST that is damaged, whose target is, or that started in the future, is
+// replaced as before: it orders nothing.
 func (l *Lock) checkForward(ctx context.Context, e Entry) error {
 	if !l.pointerRead {
 		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
@@ -222,7 +223,9 @@ func (l *Lock) checkForward(ctx context.Context, e Entry) error {
 		return nil
 	}
 	cur := inspect(ctx, l.store, l.pointerName)
-	if checkTarget(cur) != nil || !cur.Started().After(e.Started()) {
+	// Within the skew status and adopt allow, runs are not ordered by their clocks; and a
+	// LATEST dated in the future orders nothing: its machine's clock was wrong.
+	if checkTarget(cur) != nil || !cur.Started().After(e.Started().Add(skew)) || cur.Started().After(time.Now().Add(skew)) {
 		return nil
 	}
 	return fmt.Errorf("not activating %s: LATEST names %s, which started later (%s); LATEST never moves back but by backup activate (check the clock)",

@@ -68,6 +68,22 @@ func Acquire(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {
 	return &Lock{store: st, held: h}, nil
 }
 
+// AcquireForDryRun is Acquire for a dry run, which writes nothing: a set its user may read
+// but not write, or one on a read-only mount, is read without the lock, which such a user
+// cannot take. The plan may then race a writer's run, as a dry run may.
+func AcquireForDryRun(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {
+	l, err := Acquire(ctx, st, wait)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return &Lock{store: st, held: unlocked{}}, nil
+	}
+	return l, err
+}
+
+// unlocked is the Held of a dry run that could not take the lock.
+type unlocked struct{}
+
+func (unlocked) Release() error { return nil }
+
 // Store returns the locked set's store.
 func (l *Lock) Store() Store { return l.store }
 
@@ -174,13 +190,17 @@ func linkCount(f *os.File) uint64 {
 // point anywhere.
 //
 // flock needs no write access, so whoever can open the file can hold the lock, and stop
-// every backup of the set. The file is therefore opened for writing (who cannot write it
-// cannot lock it), and its mode is lockMode: those who may write the set's folder may lock
-// it, no one else. A lock file this process owns is given that mode (an older version made
-// it 0644 whatever the folder), unless it has other names.
+// every backup of the set. So the file belongs to those who may write the set's folder: it
+// is given the folder's owner (by root) and group, and lockMode. One that cannot be opened
+// for writing (another user's, or an older version's 0644) is opened to read only by a user
+// who may write the folder; any other user is refused. A lock file with other names is
+// changed by no one.
 func openLockFile(path string) (*os.File, error) {
 	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o600)
+	if errors.Is(err, fs.ErrPermission) && unix.Faccessat(unix.AT_FDCWD, filepath.Dir(path), unix.W_OK, unix.AT_EACCESS) == nil {
+		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
+	}
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.New("is a symlink")}
 	}
@@ -195,12 +215,32 @@ func openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if dir, err := os.Stat(filepath.Dir(path)); err == nil {
-		if mode := lockMode(dir.Mode().Perm()); mode != info.Mode().Perm() && linkCount(f) == 1 {
-			f.Chmod(mode) // only the owner (or root) may; a file it cannot change is still locked
-		}
+	if dir, err := os.Stat(filepath.Dir(path)); err == nil && linkCount(f) == 1 {
+		fitLockFile(f, info, dir)
 	}
 	return f, nil
+}
+
+// fitLockFile gives the lock file f (whose fstat is info) the owner and group of the set's
+// folder dir and lockMode, as far as this process may: root gives both, the file's owner
+// its group (a group of the folder's that the owner is in, as in a folder shared by a group
+// without the setgid bit) and mode. A file it cannot change is still locked.
+func fitLockFile(f *os.File, info, dir fs.FileInfo) {
+	st, ok1 := info.Sys().(*syscall.Stat_t)
+	ds, ok2 := dir.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 {
+		return
+	}
+	uid := -1
+	if os.Geteuid() == 0 && st.Uid != ds.Uid {
+		uid = int(ds.Uid)
+	}
+	if uid != -1 || st.Gid != ds.Gid {
+		f.Chown(uid, int(ds.Gid))
+	}
+	if mode := lockMode(dir.Mode().Perm()); mode != info.Mode().Perm() {
+		f.Chmod(mode)
+	}
 }
 
 // lockMode is the lock file's mode in a folder of mode dir: read and write for the owner,

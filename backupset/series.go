@@ -8,12 +8,12 @@ type Witness struct {
 	// Name is the archive's name; "" for a set that holds no run yet, which takes any.
 	Name string
 	// ByLatest says LATEST names it. Otherwise LATEST is missing or cannot be read, and Name
-	// is the set's newest run, as Scan orders them.
+	// is the set's newest run that left an archive, as Scan orders them.
 	ByLatest bool
 }
 
 // Witness returns the archive that says what the set is: LATEST's target when the pointer
-// reads, else the newest run. Every check of "one source per set" and "encrypted or plain,
+// reads, else the newest run whose archive is there. Every check of "one source per set" and "encrypted or plain,
 // not both" (create, activate, adopt) goes by it, so that a lost or damaged LATEST opens the
 // set to no other source and no other kind. entries are the set's, as Scan lists them; nil
 // to scan only when LATEST cannot say. LATEST is read unless Pointer read it already.
@@ -31,8 +31,12 @@ func (l *Lock) Witness(ctx context.Context, entries []Entry) (Witness, error) {
 			return Witness{}, err
 		}
 	}
-	if len(entries) == 0 {
-		return Witness{}, nil
+	// A run that left no archive (a failed run, one of a mistyped source) says nothing of
+	// what the set holds.
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Archive {
+			return Witness{Name: entries[i].Name}, nil
+		}
 	}
-	return Witness{Name: entries[len(entries)-1].Name}, nil
+	return Witness{}, nil
 }
