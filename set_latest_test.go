@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // twoRunSet makes a set with two real backups, A and B, and points LATEST at the older, A:
@@ -219,5 +220,132 @@ func TestAttackLostLatestLetsAnotherSourceTakeTheSet(t *testing.T) {
 	}
 	if r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"); r.code != exitComplete {
 		t.Errorf("the set's own source is now refused: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestAttackClockAheadOnceFreezesLatest: a host whose clock ran ahead for one run (a
+// board without a battery-backed clock booting with a wrong time, a hypervisor resuming a
+// VM, NTP stepping it back an hour later) wrote a complete, good backup whose receipt says
+// it started an hour from now. Every run after it, with the clock right, is refused
+// activation by "LATEST never moves back": each exits 1, keeps its archive, and LATEST stays
+// on the stale backup for the whole hour (for days if the clock was days ahead); restore of
+// the set keeps restoring the old data. adopt refuses a receipt dated more than a minute in
+// the future for this very reason (a future run made the set's newest for ever), but a run
+// of create itself makes the same state.
+// Correct: the order guard only compares runs that are plausible: a LATEST whose run
+// started more than the adopt bound (a minute) after this run's start (i.e. in the future by
+// this host's clock) does not stop a complete, verified run from moving LATEST (at most a
+// warning), as a LATEST whose target is damaged "orders nothing".
+func TestAttackClockAheadOnceFreezesLatest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	first := readLatest(t, set)
+	// The first run's clock was an hour ahead: its receipt says so.
+	path := filepath.Join(set, first+".receipt.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"started_at", "finished_at"} {
+		ts, err := time.Parse(time.RFC3339Nano, rc[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc[k] = ts.Add(time.Hour).Format(time.RFC3339Nano)
+	}
+	data, _ = json.Marshal(rc)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("new content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if latest := readLatest(t, set); latest == first || r.code != exitComplete {
+		t.Errorf("one run with a clock an hour ahead freezes LATEST: a good run exits %d and LATEST stays on %s\n%s", r.code, latest, r.stderr)
+	}
+}
+
+// TestAttackFailedTypoRunClaimsNewSet: the first run into a new set names a source that
+// does not exist (a typo in the timer's unit, a mount not there yet). It fails (exit 1)
+// having backed up nothing: the set holds only that run's failed receipt, no archive, and
+// has never had a LATEST. The user fixes the path; every run of the right source is now
+// refused, exit 1, "… is the backup set of "appp" (its newest run is appp-….zip, and
+// LATEST is missing or damaged)", naming an archive that never existed. The set can never
+// be backed up again until someone deletes the receipt by hand. The Witness fix ("with
+// LATEST missing the set's newest run decides the source") takes a run that wrote nothing
+// as the set's identity.
+// Correct: a run that left no archive (a failed receipt alone) says nothing about what the
+// set is: a set that has never held an archive takes any source, as an empty one does.
+func TestAttackFailedTypoRunClaimsNewSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "appp"), exitFailed)
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitComplete {
+		t.Errorf("a failed run that wrote no archive claims the new set for a source that does not exist: the right source exits %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttackAdoptedSkewFailsNextCreate: adopt accepts a receipt up to a minute in the
+// future ("check the clock of the machine that ran it" only beyond that: a minute of skew
+// between hosts is tolerated), and adopt --activate makes it LATEST. But create tolerates
+// no skew at all: every run of the set for the next ~50 s (a timer every minute, a retry
+// after a failed run) exits 1 "LATEST not moved: … which started later … (check the
+// clock)", though both clocks are within the skew adopt itself declared acceptable.
+// Correct: the order check allows the same skew adopt does (a LATEST at most a minute
+// ahead of the new run does not make it "older"), or adopt refuses to activate what create
+// would then refuse to move past.
+func TestAttackAdoptedSkewFailsNextCreate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	// Another host, whose clock is 50 s ahead, backed the source up with -o.
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("from the other host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", "out/app.zip", "app"), exitComplete)
+	path := filepath.Join(dir, "out", "app.zip.receipt.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"started_at", "finished_at"} {
+		ts, err := time.Parse(time.RFC3339Nano, rc[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc[k] = ts.Add(50 * time.Second).Format(time.RFC3339Nano)
+	}
+	data, _ = json.Marshal(rc)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "adopt", "--activate", set, "out/app.zip"), exitComplete)
+	adopted := readLatest(t, set)
+	if err := os.WriteFile(filepath.Join(dir, "app", "a"), []byte("newer, here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app")
+	if r.code != exitComplete || readLatest(t, set) == adopted {
+		t.Errorf("after adopting a run 50 s ahead (within adopt's minute), create exits %d and LATEST stays on %s\n%s", r.code, readLatest(t, set), r.stderr)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -383,5 +385,172 @@ func TestAttackSetsRacingPruneSaysDamaged(t *testing.T) {
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
 		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out.String())
+	}
+}
+
+// runAs runs the binary as uid:gid with the supplementary groups given (none when nil), in
+// dir.
+func runAs(t *testing.T, dir string, uid, gid int, groups []uint32, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
+		Uid: uint32(uid), Gid: uint32(gid), Groups: groups, NoSetGroups: false}}
+	if groups == nil {
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+	}
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running backup %v: %v", args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// TestAttackRootRunLocksOwnerOutOfSet: a set folder owned by a service user (here nobody,
+// mode 0755), backed up by that user's timer. An admin runs the same backup once as root
+// (sudo, to test it, or a root cron job before the service was moved to its own user). The
+// root run creates .backup.lock owned by root, mode 0600 (lockMode of a 0755 folder). From
+// then on the service user, who owns the set's folder and every archive in it, cannot open
+// the lock file for writing: every run of its timer exits 1 "lock …: permission denied",
+// and backups stop until someone notices and deletes the file by hand. Before the fix the
+// 0644 file opened read-only served both users.
+// Correct: the user who owns (may write) the set's folder can always lock its set: a lock
+// file it cannot open for writing but may remove (its own folder) is replaced, or root's
+// run gives the lock file to the folder's owner.
+func TestAttackRootRunLocksOwnerOutOfSet(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(set, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	// The service user's first backup: fine.
+	mustExit(t, backup(t, runOpts{dir: dir, uid: nobody}, "create", "--output-dir", set, "app"), exitComplete)
+	// The service's lock file is nobody's, 0600: root's run does not chmod it. Root's run
+	// with no lock file (as on a fresh set, or after a cleanup) creates one of its own.
+	os.Remove(filepath.Join(set, ".backup.lock"))
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	if fi, err := os.Stat(filepath.Join(set, ".backup.lock")); err == nil {
+		t.Logf("lock file after root's run: %v uid %d", fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid)
+	}
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "--output-dir", set, "app")
+	if r.code == exitFailed && strings.Contains(r.stderr, "lock") {
+		t.Errorf("the owner of the set's folder can no longer back it up after one run as root: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttackGroupSetLocksOtherMembersOut: a set folder shared by a group (0770,
+// root:backup, without the setgid bit), backed up by two users of that group (two
+// services, or two admins taking turns). The docs promise the lock file is 0660 "in a 0775
+// one": it is, but its group is the group of the user who created it (alice's own group),
+// not the folder's, so bob, who may write the set, cannot open it for writing: every run of
+// bob's exits 1 "lock …: permission denied" from then on. Before the fix the 0644 file
+// opened read-only served both.
+// Correct: everyone who may write the set's folder can lock it (the lock file's group is
+// the folder's, or a lock file one may not open but may remove is replaced).
+func TestAttackGroupSetLocksOtherMembersOut(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	const alice, bob, group = 41001, 41002, 42000
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(set, 0, group); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(set, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	r := runAs(t, dir, alice, alice, []uint32{group}, "create", "--output-dir", set, "app")
+	mustExit(t, r, exitComplete)
+	if fi, err := os.Stat(filepath.Join(set, ".backup.lock")); err == nil {
+		st := fi.Sys().(*syscall.Stat_t)
+		t.Logf("lock file after alice's run: %v %d:%d", fi.Mode(), st.Uid, st.Gid)
+	}
+	r = runAs(t, dir, bob, bob, []uint32{group}, "create", "--output-dir", set, "app")
+	if r.code == exitFailed && strings.Contains(r.stderr, "lock") {
+		t.Errorf("a member of the set's group, who may write the set, cannot lock it: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttackDryRunNeedsWriteAccess: `prune --dry-run` ("print what would be deleted;
+// delete nothing") and `activate --dry-run` ("check and verify ARCHIVE and say what would
+// change; change nothing") are what an auditor, a monitoring check or an admin without
+// write access runs to see what a retention policy would do, or whether a backup would be
+// accepted as LATEST. Since the lock file is opened read-write only, any user who may read
+// the set but not write it gets exit 1 "lock …: permission denied" from both, though
+// neither writes anything; before the fix they ran (the lock file was opened read-only when
+// it could not be opened for writing).
+// Correct: a dry run that changes nothing does not need the writer's lock (or takes it
+// only when it can): a reader of the set gets its plan and its check.
+func TestAttackDryRunNeedsWriteAccess(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	// The set is readable by all (an auditor, a monitoring user), writable by root only.
+	if err := os.Chmod(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(set, "app-*"))
+	for _, f := range files {
+		os.Chmod(f, 0o644)
+	}
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "prune", "--dry-run", "--keep-last", "1", set)
+	if r.code != exitComplete {
+		t.Errorf("prune --dry-run by a reader of the set exits %d\n%s", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir, uid: nobody}, "activate", "--dry-run", set, readLatest(t, set))
+	if r.code != exitComplete {
+		t.Errorf("activate --dry-run by a reader of the set exits %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttackDryRunOnReadOnlyMount: the same as root, on a set mounted read-only (a
+// backup disk mounted ro to look at it, a snapshot, a replica): prune --dry-run and
+// activate --dry-run exit 1 "lock …: read-only file system", though they write nothing
+// (not new today: the version before the fix fell back to a read-only open only on
+// EACCES; today's fix makes every open read-write, with no fallback at all).
+// Correct: a dry run of a set it cannot write still says what it would do.
+func TestAttackDryRunOnReadOnlyMount(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(set, ro, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "prune", "--dry-run", "--keep-last", "1", ro)
+	if r.code != exitComplete {
+		t.Errorf("prune --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir}, "activate", "--dry-run", ro, readLatest(t, ro))
+	if r.code != exitComplete {
+		t.Errorf("activate --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
 	}
 }
