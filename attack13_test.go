@@ -1,0 +1,164 @@
+package main
+
+import (
+	bin "encoding/binary"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Attack pass 13: the fixes to verify's local-header checks (archive/localmeta.go,
+// coverage.go, overlap.go) and to restore.
+
+// rawEntry is one stored entry of a zip written byte by byte: its local and central extra
+// fields may differ, as other tools' do.
+type rawEntry struct {
+	name               string
+	data               string
+	localExtra, cExtra []byte
+}
+
+// rawZip writes a zip of stored entries, each a regular file of mode 0644 made on Unix,
+// dated 2025-01-01 00:00 in MS-DOS time.
+func rawZip(t *testing.T, path string, entries []rawEntry) {
+	t.Helper()
+	le16 := bin.LittleEndian.AppendUint16
+	le32 := bin.LittleEndian.AppendUint32
+	var out, cd []byte
+	const dosTime, dosDate = 0, 0x5a21
+	for _, e := range entries {
+		crc := crc32.ChecksumIEEE([]byte(e.data))
+		off := uint32(len(out))
+		out = le32(out, 0x04034b50)
+		out = le16(le16(le16(le16(le16(out, 10), 0), 0), dosTime), dosDate)
+		out = le32(le32(le32(out, crc), uint32(len(e.data))), uint32(len(e.data)))
+		out = le16(le16(out, uint16(len(e.name))), uint16(len(e.localExtra)))
+		out = append(append(append(out, e.name...), e.localExtra...), e.data...)
+		cd = le32(cd, 0x02014b50)
+		cd = le16(le16(le16(le16(le16(le16(cd, 0x031e), 10), 0), 0), dosTime), dosDate)
+		cd = le32(le32(le32(cd, crc), uint32(len(e.data))), uint32(len(e.data)))
+		cd = le16(le16(le16(le16(le16(cd, uint16(len(e.name))), uint16(len(e.cExtra))), 0), 0), 0)
+		cd = le32(le32(cd, 0o100644<<16), off)
+		cd = append(append(cd, e.name...), e.cExtra...)
+	}
+	end := le32(nil, 0x06054b50)
+	end = le16(le16(le16(le16(end, 0), 0), uint16(len(entries))), uint16(len(entries)))
+	end = le16(le32(le32(end, uint32(len(cd))), uint32(len(out))), 0)
+	if err := os.WriteFile(path, append(append(out, cd...), end...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// extraField is one field of a zip extra block.
+func extraField(id uint16, data []byte) []byte {
+	b := bin.LittleEndian.AppendUint16(nil, id)
+	b = bin.LittleEndian.AppendUint16(b, uint16(len(data)))
+	return append(b, data...)
+}
+
+// TestAttack13VerifyRejectsZip2UnixField: Info-ZIP zip 2.x (the zip of every Unix before
+// 2008, still what many old archives hold) writes its "Ux" field (0x7855) with the uid and
+// gid in the local header and, as Info-ZIP's extrafld.txt specifies, EMPTY in the central
+// header ("the central-header version has no data: it only flags that the local header
+// holds UID/GID"). The old "UX" field (0x5855) likewise has atime, mtime, uid, gid locally
+// and only the two times centrally. The new local-header owner check reads both fields in
+// the local header but only "ux" in the central record, so it calls each such sound
+// archive damaged ("local header gives owner 1000:1000, the central directory none"),
+// exit 1, and restore refuses to write its files, while unzip -t and bsdtar read it.
+// Correct: a Ux/UX field whose central version holds no owner by specification is not a
+// disagreement (compare only owners both records can hold, or take the central owner of
+// these fields from the local one as unzip does), so verify exits 0 and restore writes it.
+func TestAttack13VerifyRejectsZip2UnixField(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ids := bin.LittleEndian.AppendUint16(bin.LittleEndian.AppendUint16(nil, 1000), 1000)
+	now := uint32(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+	times := bin.LittleEndian.AppendUint32(bin.LittleEndian.AppendUint32(nil, now), now)
+	for name, e := range map[string]rawEntry{
+		"Ux": {name: "a.txt", data: "hello\n", localExtra: extraField(0x7855, ids), cExtra: extraField(0x7855, nil)},
+		"UX": {name: "a.txt", data: "hello\n", localExtra: extraField(0x5855, append(times, ids...)), cExtra: extraField(0x5855, times)},
+	} {
+		arch := filepath.Join(dir, name+".zip")
+		rawZip(t, arch, []rawEntry{e})
+		if out, err := exec.Command("unzip", "-tq", arch).CombinedOutput(); err != nil {
+			t.Fatalf("unzip -t %s: %v %s", name, err, out)
+		}
+		if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitComplete {
+			t.Errorf("verify of a zip 2.x archive with its %s field: exit %d, %s; want 0 (a sound archive)", name, r.code, r.stderr+r.stdout)
+		}
+		dest := filepath.Join(dir, "dest-"+name)
+		r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+		if _, err := os.Stat(filepath.Join(dest, "a.txt")); r.code != exitComplete || err != nil {
+			t.Errorf("restore of a zip 2.x archive with its %s field: exit %d, %s, a.txt: %v; want 0 and a.txt written", name, r.code, r.stderr, err)
+		}
+	}
+}
+
+// TestAttack13VerifyRejectsJarDirectory: `jar cf` (the JDK's own tool; every .jar built
+// without -M) writes its first entry, META-INF/, deflated: the empty deflate stream, 2
+// bytes of compressed data for 0 bytes. unzip -t, Python, Go's archive/zip and bsdtar read
+// it; verify calls it "damaged: not a valid zip entry, or more data than its header
+// declares" (exit 1) because a directory entry's compressed size is not 0, and restore
+// lists it as damaged. Correct: a folder entry whose data inflate to 0 bytes with CRC 0 is
+// sound: verify exits 0.
+func TestAttack13VerifyRejectsJarDirectory(t *testing.T) {
+	t.Parallel()
+	jar, err := exec.LookPath("jar")
+	if err != nil {
+		t.Skip("no jar")
+	}
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "d"), map[string]node{"a.txt": {content: "hello\n"}})
+	arch := filepath.Join(dir, "a.jar")
+	cmd := exec.Command(jar, "cf", arch, "d")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("jar: %v %s", err, out)
+	}
+	if out, err := exec.Command("unzip", "-tq", arch).CombinedOutput(); err != nil {
+		t.Fatalf("unzip -t: %v %s", err, out)
+	}
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitComplete {
+		t.Errorf("verify of jar cf's archive: exit %d, %s; want 0", r.code, r.stderr+r.stdout)
+	}
+}
+
+// TestAttack13VerifyMissesPKWareUnixOwner: the local header of a.txt holds PKWARE's Unix
+// extra field (0x000d: atime, mtime, uid, gid), which Info-ZIP unzip reads: `unzip -X`
+// restores a.txt owned by 1234:1234 and dated from that field's mtime (2030), while the
+// central record gives no owner and the MS-DOS time 2025-01-01. Verify, whose new check is
+// that "a local header must give what extractors restore from it as the central record
+// does: the owner ... and the modification time", passes it (exit 0): 0x000d is not one of
+// the fields it reads. Correct: the owner and mtime of a local 0x000d field count as the
+// ux/UX/Ux ones do, so verify reports a.txt damaged (exit 1).
+func TestAttack13VerifyMissesPKWareUnixOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	when := uint32(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+	f := bin.LittleEndian.AppendUint32(bin.LittleEndian.AppendUint32(nil, when), when)
+	f = bin.LittleEndian.AppendUint16(bin.LittleEndian.AppendUint16(f, 1234), 1234)
+	arch := filepath.Join(dir, "pk.zip")
+	rawZip(t, arch, []rawEntry{{name: "a.txt", data: "hello\n", localExtra: extraField(0x000d, f)}})
+	// What unzip -X restores from it.
+	x := filepath.Join(dir, "x")
+	os.Mkdir(x, 0o755)
+	cmd := exec.Command("unzip", "-qX", arch)
+	cmd.Dir = x
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("unzip -X: %v %s", err, out)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(x, "a.txt"), &st); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("unzip -X restored a.txt as %d:%d, mtime %s", st.Uid, st.Gid, time.Unix(st.Mtim.Sec, 0).UTC())
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitFailed || !strings.Contains(r.stdout+r.stderr, "a.txt: damaged") {
+		t.Errorf("verify of an entry whose local header gives unzip owner %d:%d and another mtime than its central record: exit %d, %s; want 1, a.txt damaged", st.Uid, st.Gid, r.code, r.stdout+r.stderr)
+	}
+}
