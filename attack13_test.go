@@ -162,3 +162,70 @@ func TestAttack13VerifyMissesPKWareUnixOwner(t *testing.T) {
 		t.Errorf("verify of an entry whose local header gives unzip owner %d:%d and another mtime than its central record: exit %d, %s; want 1, a.txt damaged", st.Uid, st.Gid, r.code, r.stdout+r.stderr)
 	}
 }
+
+// TestAttack13PresentRootOwnedNotGivenOwner: root restores with --no-same-owner (every file
+// root's), then runs the same restore again to give the files their recorded owners, as
+// docs/restore.md says a re-run does ("only its owner, mode and mtime are set where they
+// differ"). app/f is root's, mode 0644: no user but root (the restoring user) can write to
+// it, so nobody could rewrite it between the check of its bytes and the chown. Yet the
+// re-run warns "another user than its recorded owner may write to it" (false: only root
+// can), leaves it root's, and exits 0; only --force, which rewrites every such file, gives
+// owners. The same for any tree root copied in (cp -r, rsync without -o). Correct: a file
+// that only root (the restoring user) or its recorded owner can write is given its owner
+// in place, without a warning: the re-run makes app/f 1000:1000.
+func TestAttack13PresentRootOwnedNotGivenOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "hi\n"}})
+	os.Chown(filepath.Join(dir, "src/app/f"), 1000, 1000)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--no-same-owner", "--numeric-owner", arch, dest), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--numeric-owner", arch, dest)
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dest, "app/f"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != exitComplete || strings.Contains(r.stderr, "warning") || st.Uid != 1000 {
+		t.Errorf("re-run as root over its own root-owned 0644 copy: exit %d, uid %d, stderr %q; want 0, uid 1000, no warning", r.code, st.Uid, r.stderr)
+	}
+}
+
+// TestAttack13PresentSharedGroupFileMtime: a shared project folder (setgid folder, umask
+// 002): app/f is recorded as 1000:1000, mode 0664, and DEST holds it with the same bytes,
+// owner and mode; only its mtime differs (a checkout touched it). Root's restore changes
+// neither owner nor mode, so no setuid program or gift of ownership can come of it, and a
+// group member may rewrite the file after the restore as before it; yet it warns "another
+// user than its recorded owner may write to it" and does not set the mtime. Correct: when
+// the owner is already the recorded one and the mode gains no setuid/setgid bit, the mtime
+// is set in place without a warning.
+func TestAttack13PresentSharedGroupFileMtime(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "hi\n"}})
+	f := filepath.Join(dir, "src/app/f")
+	os.Chown(f, 1000, 1000)
+	os.Chmod(f, 0o664)
+	old := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(f, old, old)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o2775)
+	os.Chmod(filepath.Join(dest, "app"), 0o2775)
+	g := filepath.Join(dest, "app/f")
+	os.WriteFile(g, []byte("hi\n"), 0o664)
+	os.Chmod(g, 0o664)
+	os.Chown(g, 1000, 1000)
+	r := backup(t, runOpts{dir: dir}, "restore", "--numeric-owner", arch, dest)
+	info, err := os.Stat(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != exitComplete || strings.Contains(r.stderr, "warning") || !info.ModTime().Equal(old) {
+		t.Errorf("restore of a group-writable file with its recorded owner and mode: exit %d, mtime %s, stderr %q; want 0, mtime %s, no warning", r.code, info.ModTime().UTC(), r.stderr, old)
+	}
+}
