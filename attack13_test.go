@@ -229,3 +229,44 @@ func TestAttack13PresentSharedGroupFileMtime(t *testing.T) {
 		t.Errorf("restore of a group-writable file with its recorded owner and mode: exit %d, mtime %s, stderr %q; want 0, mtime %s, no warning", r.code, info.ModTime().UTC(), r.stderr, old)
 	}
 }
+
+// TestAttack13VerifyRejectsZip64DescriptorOfEmptyFile: Python's zipfile, writing to a pipe
+// (no seek) an entry opened with force_zip64=True (as it does for any entry it cannot size
+// beforehand and is told may be large), follows the data with a zip64 data descriptor:
+// signature, CRC-32, and 8-byte sizes. For an empty file those are 24 bytes whose first 16
+// also read as a descriptor with 4-byte sizes (CRC 0, sizes 0, 0), the form
+// checkDescriptor tries first: verify then thinks the entry ends 8 bytes early and
+// reports the next entry "damaged: 8 bytes before its local header that no entry covers"
+// (exit 1), while unzip -t, Python and Go read the archive. Correct: a descriptor form is
+// taken only where the next entry (or the central directory) starts after it, or the
+// 8-byte form when the local header has a zip64 field, as Info-ZIP does: verify exits 0.
+func TestAttack13VerifyRejectsZip64DescriptorOfEmptyFile(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "py.zip")
+	script := `
+import zipfile, io, sys
+class Pipe(io.RawIOBase):
+    def __init__(s): s.b = bytearray()
+    def writable(s): return True
+    def write(s, b): s.b += b; return len(b)
+p = Pipe()
+with zipfile.ZipFile(p, 'w', zipfile.ZIP_DEFLATED) as z:
+    with z.open('empty', 'w', force_zip64=True) as w: pass
+    with z.open('b.txt', 'w') as w: w.write(b'abc')
+open(sys.argv[1], 'wb').write(p.b)
+`
+	if out, err := exec.Command(py, "-c", script, arch).CombinedOutput(); err != nil {
+		t.Fatalf("python3: %v %s", err, out)
+	}
+	if out, err := exec.Command("unzip", "-tq", arch).CombinedOutput(); err != nil {
+		t.Fatalf("unzip -t: %v %s", err, out)
+	}
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitComplete {
+		t.Errorf("verify of Python's streamed zip64 archive with an empty file: exit %d, %s; want 0", r.code, r.stdout+r.stderr)
+	}
+}
