@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -268,5 +269,58 @@ open(sys.argv[1], 'wb').write(p.b)
 	}
 	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitComplete {
 		t.Errorf("verify of Python's streamed zip64 archive with an empty file: exit %d, %s; want 0", r.code, r.stdout+r.stderr)
+	}
+}
+
+// TestAttack13PresentOwnerRewritesBeforeSetgid: the in-place check trusts a file's recorded
+// owner to write to it, which is harmless for its owner's own setuid bit but not for a
+// group the owner is not in. The archive holds app/tool recorded as nobody:root (gid 0),
+// mode 02755 (setgid root's group); DEST holds the same bytes as nobody:nobody 0755.
+// nobody keeps it open for writing, and writes other bytes (same length) while root's
+// restore --same-permissions --numeric-owner is held at its fchown (after the plan hashed
+// the file). The file is nobody's, as recorded, and no group or other may write, so
+// inPlaceRisk allows it: the restore then gives it gid 0 and 02755, says it was "already
+// there", and exits 0. The result: a setgid-root-group program with nobody's bytes (read
+// /etc/shadow-like root:0640 files, write group-0 files): a privilege escalation. Correct:
+// a setgid bit (or a group) is not given in place to a file that a user outside that group
+// may write (treat the owner as "another user" when the recorded gid differs from the
+// file's and the mode to give is setgid), or the bytes are checked again after the chmod.
+func TestAttack13PresentOwnerRewritesBeforeSetgid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	const good, evil = "#!/bin/sh\necho good\n", "#!/bin/sh\necho EVIL\n" // same length
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"tool": {content: good}})
+	os.Chown(filepath.Join(dir, "src/app/tool"), nobody, 0)
+	syscall.Chmod(filepath.Join(dir, "src/app/tool"), 0o2755)
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	tool := filepath.Join(dest, "app/tool")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
+	os.WriteFile(tool, []byte(good), 0o755)
+	os.Chown(tool, nobody, nobody)
+	log := filepath.Join(dir, "strace.log")
+	attacker := exec.Command("bash", "-c", `exec 3<>"$1"; for i in $(seq 3000); do grep -q "fchown(" "$2" 2>/dev/null && break; sleep 0.005; done; printf "$3" >&3`,
+		"attacker", tool, log, evil)
+	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := attacker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPath("/proc/" + strconv.Itoa(attacker.Process.Pid) + "/fd/3")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
+		binary, "restore", "--same-permissions", "--numeric-owner", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	attacker.Wait()
+	b, _ := os.ReadFile(tool)
+	var st syscall.Stat_t
+	if err := syscall.Stat(tool, &st); err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != good && st.Gid == 0 && st.Mode&syscall.S_ISGID != 0 {
+		t.Errorf("app/tool is setgid root's group (%d:%d, mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Uid, st.Gid, st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
