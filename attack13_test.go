@@ -324,3 +324,35 @@ func TestAttack13PresentOwnerRewritesBeforeSetgid(t *testing.T) {
 		t.Errorf("app/tool is setgid root's group (%d:%d, mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Uid, st.Gid, st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
+
+// TestAttack13VerifyMissesTruncatedUxOwner: a.txt's local header holds a ux field cut
+// short in its gid (uid of 4 bytes = 1234, then a gid size of 4 with only 2 bytes left);
+// the central record has no owner. Verify's local reader drops the whole field as no
+// owner, so the local header "agrees" and verify exits 0; but `unzip -X` restores a.txt as
+// uid 1234 (gid read past the field) and `bsdtar -p` as 1234:0: the local header gives
+// them an owner the central directory does not. Correct: a ux field that gives a uid, or
+// any ux/UX/Ux field that cannot be read whole, in a local header whose central record
+// has none (or another), is damage: verify exits 1 with a.txt damaged.
+func TestAttack13VerifyMissesTruncatedUxOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	ux := append([]byte{1, 4}, bin.LittleEndian.AppendUint32(nil, 1234)...)
+	ux = append(ux, 4, 0, 0)
+	arch := filepath.Join(dir, "t.zip")
+	rawZip(t, arch, []rawEntry{{name: "a.txt", data: "hello\n", localExtra: extraField(0x7875, ux)}})
+	x := filepath.Join(dir, "x")
+	os.Mkdir(x, 0o755)
+	cmd := exec.Command("unzip", "-qX", arch)
+	cmd.Dir = x
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("unzip -X: %v %s", err, out)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(x, "a.txt"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if r := backup(t, runOpts{dir: dir}, "verify", arch); r.code != exitFailed {
+		t.Errorf("verify of a local header whose cut ux field gives unzip -X uid %d (central: no owner): exit %d, %s; want 1, a.txt damaged", st.Uid, r.code, r.stdout+r.stderr)
+	}
+}
