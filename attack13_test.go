@@ -356,3 +356,81 @@ func TestAttack13VerifyMissesTruncatedUxOwner(t *testing.T) {
 		t.Errorf("verify of a local header whose cut ux field gives unzip -X uid %d (central: no owner): exit %d, %s; want 1, a.txt damaged", st.Uid, r.code, r.stdout+r.stderr)
 	}
 }
+
+// TestAttack13VerifyMissesSecondDirectoryInZip64End: a backup archive of app/a.txt
+// ("good") has bytes spliced between its central directory and its end record: a local
+// entry app/a.txt with other bytes ("EVIL!"), a central directory that lists only it, a
+// zip64 end record pointing at that directory, and a zip64 locator. The classic end
+// record is left as it was (no field maxed out), so backup (and Go) read the first
+// directory; Python's zipfile and libarchive (bsdtar on a file) take the zip64 end record
+// whenever its locator precedes the end record, and read the second: `bsdtar -xOf` and
+// `zipfile.read` give "EVIL!". Verify, whose new check is that the entries lie end to end
+// up to the central directory so that no other tool finds an entry it does not list,
+// passes it (exit 0): the bytes after the directory it read, up to the end record, are
+// never looked at. Correct: the central directory must end where the end records start
+// (a zip64 end record and locator where present, and they must agree with the classic
+// one): verify exits 1.
+func TestAttack13VerifyMissesSecondDirectoryInZip64End(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "good\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	b, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eocd := len(b) - 22
+	if bin.LittleEndian.Uint32(b[eocd:]) != 0x06054b50 {
+		t.Fatal("end record not at the end")
+	}
+	le16 := bin.LittleEndian.AppendUint16
+	le32 := bin.LittleEndian.AppendUint32
+	le64 := bin.LittleEndian.AppendUint64
+	const evil = "EVIL!"
+	name := "app/a.txt"
+	crc := crc32.ChecksumIEEE([]byte(evil))
+	h := uint64(eocd)
+	var add []byte
+	add = le32(add, 0x04034b50)
+	add = le16(le16(le16(le16(le16(add, 10), 0), 0), 0), 0x5a21)
+	add = le32(le32(le32(add, crc), uint32(len(evil))), uint32(len(evil)))
+	add = le16(le16(add, uint16(len(name))), 0)
+	add = append(append(add, name...), evil...)
+	cdB := uint64(eocd + len(add))
+	var cd []byte
+	cd = le32(cd, 0x02014b50)
+	cd = le16(le16(le16(le16(le16(le16(cd, 0x031e), 10), 0), 0), 0), 0x5a21)
+	cd = le32(le32(le32(cd, crc), uint32(len(evil))), uint32(len(evil)))
+	cd = le16(le16(le16(le16(le16(cd, uint16(len(name))), 0), 0), 0), 0)
+	cd = le32(le32(cd, 0o100644<<16), uint32(h))
+	cd = append(cd, name...)
+	add = append(add, cd...)
+	z64 := uint64(eocd + len(add))
+	add = le32(add, 0x06064b50)
+	add = le64(add, 44)
+	add = le16(le16(add, 45), 45)
+	add = le32(le32(add, 0), 0)
+	add = le64(le64(le64(le64(add, 1), 1), uint64(len(cd))), cdB)
+	add = le32(le32(add, 0x07064b50), 0)
+	add = le32(le64(add, z64), 1)
+	spliced := append(append(append([]byte{}, b[:eocd]...), add...), b[eocd:]...)
+	if err := os.WriteFile(arch, spliced, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The archive alone, as when it is copied somewhere or handed on (its receipt, which
+	// records its size, is optional to verify).
+	os.Remove(arch + ".receipt.json")
+	if out, err := exec.Command("bsdtar", "-xOf", arch, name).Output(); err == nil {
+		t.Logf("bsdtar -xOf reads %s as %q", name, out)
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		out, _ := exec.Command(py, "-c", "import zipfile,sys; print(zipfile.ZipFile(sys.argv[1]).namelist(), zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))", arch, name).CombinedOutput()
+		t.Logf("python zipfile reads %s", out)
+	}
+	r := backup(t, runOpts{dir: dir}, "verify", arch)
+	t.Logf("verify: exit %d %s", r.code, r.stdout+r.stderr)
+	if r.code != exitFailed {
+		t.Errorf("verify of an archive whose zip64 end record names a second directory (another %s): exit %d, %s; want 1", name, r.code, r.stdout+r.stderr)
+	}
+}
