@@ -293,8 +293,10 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 		return err
 	}
 	// Only to the file this run put or kept at anchor's name: whoever may write in its
-	// folder may have put a file of theirs there since, which must not gain this name.
-	if placed, ok := p.placed[anchor]; !ok || placed.file != want.file {
+	// folder may have put a file of theirs there since, which must not gain this name. The
+	// change time tells it from a new file given the freed inode number (ext4 hands it out
+	// again at once); each link this function makes moves it, and is recorded below.
+	if placed, ok := p.placed[anchor]; !ok || placed != want {
 		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	}
 	old, ok := p.placed[name]
@@ -325,6 +327,11 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	}
 	if err != nil {
 		t.dropTemp(parentOf(name), dfd, tmp, err)
+		return err
 	}
-	return err
+	// The anchor's file as the link left it, seen through the name this run just gave it.
+	if now, serr := statID(dfd, base); serr == nil && now.file == want.file {
+		p.placed[anchor], p.placed[name] = now, now
+	}
+	return nil
 }
