@@ -49,7 +49,7 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	}
 	fix := !p.sameMeta(e, info)
 	sys, _ := info.Sys().(*syscall.Stat_t) // an *os.File's, on Linux
-	if risk := p.inPlaceRisk(e, sys.Uid, sys.Mode, uint64(sys.Nlink)); fix && risk != nil {
+	if risk := p.inPlaceRisk(e, sys.Uid, sys.Gid, sys.Mode, uint64(sys.Nlink)); fix && risk != nil {
 		if p.opts.Force {
 			return false // a conflict: replaced by a file of its own
 		}
@@ -151,20 +151,38 @@ const errNotInPlace = "owner, mode and mtime not set in place, where they would 
 // setuid root program (or merely a file given to its recorded owner) would hold their
 // bytes. A write after the chmod cannot do that: the kernel clears setuid, setgid and
 // security.capability on a write by anyone but root.
-var errOthersMayWrite = errors.New("another user than its recorded owner may write to it (it is theirs, or group or others may write): owner, mode and mtime not set in place, where its content could change while they are given")
+var errOthersMayWrite = errors.New("another user than root may write to it (its owner, or group or others): an owner, group, setuid or setgid bit or file capability it lacks is not given in place, where its content could change while they are given")
 
 // inPlaceRisk says why e's owner, mode and mtime must not be given in place to a file of
-// owner uid, mode and nlink names, or nil. Only where the restore gives owners (as root) is
-// anything given that another user could abuse; the other names of a hard link change with
-// it whoever runs.
-func (p *Plan) inPlaceRisk(e *archive.Entry, uid, mode uint32, nlink uint64) error {
+// owner uid, group gid, mode and nlink names, or nil. Only where the restore gives owners
+// (as root) is anything given that another user could abuse: a file only root may write
+// gets anything in place; any other only what grants nothing (its mode without setuid or
+// setgid, its mtime). The other names of a hard link change with it whoever runs.
+func (p *Plan) inPlaceRisk(e *archive.Entry, uid, gid, mode uint32, nlink uint64) error {
 	if nlink > 1 {
 		return fmt.Errorf("a hard link (%d names): %s", nlink, errNotInPlace)
 	}
-	if want, _, ok := p.owner(e); ok && (int(uid) != want || mode&0o022 != 0) {
+	want, wantGID, ok := p.owner(e)
+	if !ok || uid == 0 && mode&0o022 == 0 {
+		return nil
+	}
+	if int(uid) != want || int(gid) != wantGID || p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesCapability(e) {
 		return errOthersMayWrite
 	}
 	return nil
+}
+
+// givesCapability says whether restoring e's attributes gives it a file capability.
+func (p *Plan) givesCapability(e *archive.Entry) bool {
+	if !p.opts.Xattrs || p.index == nil {
+		return false
+	}
+	m := e.RecordedMeta(p.index)
+	if m == nil {
+		return false
+	}
+	_, ok := m.Xattrs["security.capability"]
+	return ok
 }
 
 func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
@@ -190,7 +208,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 	case nodeOf(&st) != p.existing[e.Name].id:
 		return errReplaced
 	}
-	if risk := p.inPlaceRisk(e, st.Uid, st.Mode, uint64(st.Nlink)); risk != nil {
+	if risk := p.inPlaceRisk(e, st.Uid, st.Gid, st.Mode, uint64(st.Nlink)); risk != nil {
 		p.warn(e, risk)
 		return nil
 	}
