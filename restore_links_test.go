@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -399,5 +400,61 @@ func linkSwap(t *testing.T, temp bool) {
 	if string(b) != "good\n" || st.Uid == nobody {
 		t.Errorf("app/sub/hl (in root's app/sub) holds %q, owner uid %d, links %d: nobody's file; restore exit %d:\n%s",
 			b, st.Uid, st.Nlink, cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
+
+// TestAttackLinkAnchorInodeReused: the fix links a hard-link group's members "only to the
+// file this run placed" at the anchor's name, comparing device and inode number alone
+// (placed.file, statID). On ext4 a freed inode number is handed straight back to the next
+// file made. The archive holds app/pub/a and app/sec/b as one hard-link group (root's);
+// DEST's app/pub belongs to nobody, app/sec is root's (0755). nobody waits for the restore
+// to place app/pub/a, removes it and writes a file of its own there ("EVIL"), which gets
+// the same inode number; strace only holds the restore 0.7 s after placing app/sec/b so
+// that the swap lands before the relink. The relink then finds "the file this run placed"
+// at app/pub/a, links it into root's app/sec as b, and the restore says complete, exit 0,
+// no warning: a file nobody owns and may rewrite now sits in a folder only root may write
+// (app/sec could be /etc/cron.d). Correct: the anchor is identified by more than its inode
+// number (ctime and the birth time, or better a descriptor held open from the write to the
+// link, linkat of /proc/self/fd or AT_EMPTY_PATH), so b stays the separate root's file
+// this run wrote, with a warning.
+func TestAttackLinkAnchorInodeReused(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"pub/a": {content: "good\n"}})
+	os.MkdirAll(filepath.Join(dir, "src/app/sec"), 0o755)
+	if err := os.Link(filepath.Join(dir, "src/app/pub/a"), filepath.Join(dir, "src/app/sec/b")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.MkdirAll(filepath.Join(dest, "app/pub"), 0o755)
+	os.MkdirAll(filepath.Join(dest, "app/sec"), 0o755)
+	os.Chmod(dest, 0o755)
+	os.Chmod(filepath.Join(dest, "app"), 0o755)
+	os.Chown(filepath.Join(dest, "app/pub"), nobody, nobody)
+	attacker := exec.Command("bash", "-c", `cd "$1" || exit 1; for n in $(seq 10000); do [ -e a ] && break; sleep 0.001; done; rm -f a; echo EVIL > a`,
+		"attacker", filepath.Join(dest, "app/pub"))
+	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := attacker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=700000:when=2",
+		binary, "restore", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	attacker.Wait()
+	b := filepath.Join(dest, "app/sec/b")
+	var st syscall.Stat_t
+	if err := syscall.Lstat(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	content, _ := os.ReadFile(b)
+	if st.Uid == nobody || string(content) != "good\n" {
+		t.Errorf("root's app/sec/b is %d:%d with %q (%d names); restore exit %d:\n%s", st.Uid, st.Gid, content, st.Nlink, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }

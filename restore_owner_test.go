@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -260,5 +261,125 @@ func TestAttackPresentFileRewrittenBeforeSetuid(t *testing.T) {
 	}
 	if string(b) != good && st.Uid == 0 && st.Mode&syscall.S_ISUID != 0 {
 		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
+
+// TestAttackPresentRootOwnedNotGivenOwner: root restores with --no-same-owner (every file
+// root's), then runs the same restore again to give the files their recorded owners, as
+// docs/restore.md says a re-run does ("only its owner, mode and mtime are set where they
+// differ"). app/f is root's, mode 0644: no user but root (the restoring user) can write to
+// it, so nobody could rewrite it between the check of its bytes and the chown. Yet the
+// re-run warns "another user than its recorded owner may write to it" (false: only root
+// can), leaves it root's, and exits 0; only --force, which rewrites every such file, gives
+// owners. The same for any tree root copied in (cp -r, rsync without -o). Correct: a file
+// that only root (the restoring user) or its recorded owner can write is given its owner
+// in place, without a warning: the re-run makes app/f 1000:1000.
+func TestAttackPresentRootOwnedNotGivenOwner(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "hi\n"}})
+	os.Chown(filepath.Join(dir, "src/app/f"), 1000, 1000)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--no-same-owner", "--numeric-owner", arch, dest), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--numeric-owner", arch, dest)
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dest, "app/f"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != exitComplete || strings.Contains(r.stderr, "warning") || st.Uid != 1000 {
+		t.Errorf("re-run as root over its own root-owned 0644 copy: exit %d, uid %d, stderr %q; want 0, uid 1000, no warning", r.code, st.Uid, r.stderr)
+	}
+}
+
+// TestAttackPresentSharedGroupFileMtime: a shared project folder (setgid folder, umask
+// 002): app/f is recorded as 1000:1000, mode 0664, and DEST holds it with the same bytes,
+// owner and mode; only its mtime differs (a checkout touched it). Root's restore changes
+// neither owner nor mode, so no setuid program or gift of ownership can come of it, and a
+// group member may rewrite the file after the restore as before it; yet it warns "another
+// user than its recorded owner may write to it" and does not set the mtime. Correct: when
+// the owner is already the recorded one and the mode gains no setuid/setgid bit, the mtime
+// is set in place without a warning.
+func TestAttackPresentSharedGroupFileMtime(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f": {content: "hi\n"}})
+	f := filepath.Join(dir, "src/app/f")
+	os.Chown(f, 1000, 1000)
+	os.Chmod(f, 0o664)
+	old := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(f, old, old)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o2775)
+	os.Chmod(filepath.Join(dest, "app"), 0o2775)
+	g := filepath.Join(dest, "app/f")
+	os.WriteFile(g, []byte("hi\n"), 0o664)
+	os.Chmod(g, 0o664)
+	os.Chown(g, 1000, 1000)
+	r := backup(t, runOpts{dir: dir}, "restore", "--numeric-owner", arch, dest)
+	info, err := os.Stat(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != exitComplete || strings.Contains(r.stderr, "warning") || !info.ModTime().Equal(old) {
+		t.Errorf("restore of a group-writable file with its recorded owner and mode: exit %d, mtime %s, stderr %q; want 0, mtime %s, no warning", r.code, info.ModTime().UTC(), r.stderr, old)
+	}
+}
+
+// TestAttackPresentOwnerRewritesBeforeSetgid: the in-place check trusts a file's recorded
+// owner to write to it, which is harmless for its owner's own setuid bit but not for a
+// group the owner is not in. The archive holds app/tool recorded as nobody:root (gid 0),
+// mode 02755 (setgid root's group); DEST holds the same bytes as nobody:nobody 0755.
+// nobody keeps it open for writing, and writes other bytes (same length) while root's
+// restore --same-permissions --numeric-owner is held at its fchown (after the plan hashed
+// the file). The file is nobody's, as recorded, and no group or other may write, so
+// inPlaceRisk allows it: the restore then gives it gid 0 and 02755, says it was "already
+// there", and exits 0. The result: a setgid-root-group program with nobody's bytes (read
+// /etc/shadow-like root:0640 files, write group-0 files): a privilege escalation. Correct:
+// a setgid bit (or a group) is not given in place to a file that a user outside that group
+// may write (treat the owner as "another user" when the recorded gid differs from the
+// file's and the mode to give is setgid), or the bytes are checked again after the chmod.
+func TestAttackPresentOwnerRewritesBeforeSetgid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	dir := sharedTempDir(t)
+	const good, evil = "#!/bin/sh\necho good\n", "#!/bin/sh\necho EVIL\n" // same length
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"tool": {content: good}})
+	os.Chown(filepath.Join(dir, "src/app/tool"), nobody, 0)
+	syscall.Chmod(filepath.Join(dir, "src/app/tool"), 0o2755)
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	tool := filepath.Join(dest, "app/tool")
+	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
+	os.WriteFile(tool, []byte(good), 0o755)
+	os.Chown(tool, nobody, nobody)
+	log := filepath.Join(dir, "strace.log")
+	attacker := exec.Command("bash", "-c", `exec 3<>"$1"; for i in $(seq 3000); do grep -q "fchown(" "$2" 2>/dev/null && break; sleep 0.005; done; printf "$3" >&3`,
+		"attacker", tool, log, evil)
+	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := attacker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPath("/proc/" + strconv.Itoa(attacker.Process.Pid) + "/fd/3")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
+		binary, "restore", "--same-permissions", "--numeric-owner", "--jobs", "1", arch, dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	attacker.Wait()
+	b, _ := os.ReadFile(tool)
+	var st syscall.Stat_t
+	if err := syscall.Stat(tool, &st); err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != good && st.Gid == 0 && st.Mode&syscall.S_ISGID != 0 {
+		t.Errorf("app/tool is setgid root's group (%d:%d, mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Uid, st.Gid, st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }

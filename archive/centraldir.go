@@ -103,20 +103,35 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 	}
 	records16, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
 	dirSize, dirOff, records = int64(size32), int64(off32), uint64(records16)
-	if records16 == 0xffff || size32 == 0xffff || off32 == uint32max {
-		if p, ok := findEOCD64(ra, end); ok {
-			var b [eocd64Len]byte
-			if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
-				return 0, 0, 0, 0, errCentral
-			}
-			end, dirSize, dirOff, records = p, int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
+	// A zip64 end record is read whenever its locator is there, as Python's zipfile and
+	// libarchive read it even when the classic record is not maxed out: the two must then
+	// agree, or those tools would read another directory than this one.
+	if p, ok := findEOCD64(ra, end); ok {
+		var b [eocd64Len]byte
+		if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
+			return 0, 0, 0, 0, errCentral
 		}
+		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
+		if records16 != 0xffff && uint64(records16) != records64 || size32 != uint32max && int64(size32) != size64 ||
+			off32 != uint32max && int64(off32) != off64 {
+			return 0, 0, 0, 0, errEndRecords
+		}
+		end, dirSize, dirOff, records = p, size64, off64, records64
 	}
 	if dirSize < 0 || dirOff < 0 || dirSize > size || dirOff > size {
 		return 0, 0, 0, 0, errCentral
 	}
+	// The directory ends where the end records begin: bytes between them would be a place
+	// to hide another directory that some tool reads.
+	if dirOff+dirSize != end {
+		return 0, 0, 0, 0, errEndRecords
+	}
 	return end, dirSize, dirOff, records, nil
 }
+
+// errEndRecords is a central directory that does not end where its end records begin, or
+// whose zip64 end record disagrees with the classic one.
+var errEndRecords = errors.New("damaged: the central directory does not end where its end records begin, or its zip64 and classic end records disagree")
 
 // findEOCD returns where the last end of central directory record in b starts whose comment
 // fits in b; -1 when there is none.

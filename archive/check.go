@@ -72,6 +72,10 @@ func checkMethod(f *zip.File) error {
 	return nil
 }
 
+// emptyDeflateMax bounds the compressed size of a directory's empty deflate stream: jar's
+// is 2 bytes, an empty stored block 5.
+const emptyDeflateMax = 8
+
 // openEntry opens the data of f, whose local header is at loc, for reading: its data is
 // found through its local header, which must agree with f (see checkHeaders), and read by
 // offset, so that f need not come from Go's reader (see walkCentral). Reading it to the end
@@ -88,7 +92,10 @@ func openEntrySpan(f *zip.File, loc localRef) (io.ReadCloser, localSpan, error) 
 	if err != nil {
 		return nil, span, err
 	}
-	if strings.HasSuffix(f.Name, "/") && f.CompressedSize64 != 0 {
+	// A directory holds no data. jar writes each as an empty deflate stream (2 bytes), which
+	// inflates to nothing (the CRC reader holds it to that): a few bytes are let through.
+	if strings.HasSuffix(f.Name, "/") && f.CompressedSize64 != 0 &&
+		!(f.Method == zip.Deflate && f.UncompressedSize64 == 0 && f.CompressedSize64 <= emptyDeflateMax) {
 		return nil, span, errDamaged
 	}
 	raw := io.NewSectionReader(loc.ra, span.data, int64(f.CompressedSize64))

@@ -64,6 +64,7 @@ type localHeader struct {
 	dataOffset    int64
 	meta          headerMeta // the owner and time it gives
 	metaErr       error      // two owners or times in its extra field
+	zip64         bool       // it has a zip64 field: its data descriptor has sizes of 8 bytes
 }
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
@@ -82,7 +83,7 @@ func checkLocal(f *zip.File, loc localRef) (localSpan, error) {
 	}
 	s := localSpan{data: lh.dataOffset, end: lh.dataOffset + int64(f.CompressedSize64)}
 	if lh.flags&flagDataDesc != 0 {
-		n, err := checkDescriptor(loc.ra, s.end, f)
+		n, err := checkDescriptor(loc.ra, s.end, f, lh.zip64)
 		if err != nil {
 			return localSpan{}, err // where it ends is not known
 		}
@@ -128,6 +129,7 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 		}
 	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
+	_, lh.zip64 = zip64Field(extra)
 	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) && !lh.zip64Sizes(extra) {
 		return nil, errors.New("damaged: local header lacks its zip64 sizes")
 	}
@@ -196,8 +198,10 @@ var errDescriptor = errors.New("damaged: data descriptor missing or different fr
 
 // checkDescriptor checks the data descriptor at off against f: its CRC-32 and its sizes, in
 // any of the forms writers use (with or without its signature, sizes of 4 or 8 bytes). It
-// returns the descriptor's length, in the first form that matches.
-func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) (int64, error) {
+// returns the descriptor's length, in the first form that matches, sizes of 8 bytes first
+// when wide (the local header has a zip64 field, which says so for Info-ZIP): the first 16
+// bytes of a wide descriptor of small sizes read as a narrow one too.
+func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File, wide bool) (int64, error) {
 	var buf [24]byte
 	n, err := ra.ReadAt(buf[:], off)
 	if err != nil && err != io.EOF {
@@ -205,29 +209,31 @@ func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File) (int64, error) {
 	}
 	b := buf[:n]
 	if len(b) >= 4 && le32(b) == descriptorSig {
-		if m := descriptorMatches(b[4:], f); m > 0 {
+		if m := descriptorMatches(b[4:], f, wide); m > 0 {
 			return 4 + m, nil
 		}
 	}
-	if m := descriptorMatches(b, f); m > 0 {
+	if m := descriptorMatches(b, f, wide); m > 0 {
 		return m, nil
 	}
 	return 0, errDescriptor
 }
 
 // descriptorMatches is the length of the data descriptor without its signature that b
-// starts with, when it agrees with f: 12 with sizes of 4 bytes, 20 with sizes of 8; 0 when
-// it does not agree.
-func descriptorMatches(b []byte, f *zip.File) int64 {
+// starts with, when it agrees with f: 12 with sizes of 4 bytes, 20 with sizes of 8, tried
+// first when wide; 0 when it does not agree.
+func descriptorMatches(b []byte, f *zip.File, wide bool) int64 {
 	if len(b) < 12 || le32(b) != f.CRC32 {
 		return 0
 	}
 	b = b[4:]
-	if uint64(le32(b)) == f.CompressedSize64 && uint64(le32(b[4:])) == f.UncompressedSize64 {
-		return 12
-	}
-	if len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64 {
+	narrow := uint64(le32(b)) == f.CompressedSize64 && uint64(le32(b[4:])) == f.UncompressedSize64
+	wideOK := len(b) >= 16 && le64(b) == f.CompressedSize64 && le64(b[8:]) == f.UncompressedSize64
+	switch {
+	case wideOK && (wide || !narrow):
 		return 20
+	case narrow:
+		return 12
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -19,6 +20,7 @@ import (
 const (
 	izUnixID  = 0x5855 // "UX": times, then a 16-bit uid and gid from byte 8
 	izUnix2ID = 0x7855 // "Ux": a 16-bit uid and gid
+	pkUnixID  = 0x000d // PKWARE's: atime, mtime, a 16-bit uid and gid, then link data
 )
 
 // headerMeta is the time and owner a header gives its entry.
@@ -28,6 +30,11 @@ type headerMeta struct {
 	hasMtime         bool
 	uid, gid         uint32
 	hasOwner         bool
+	// localOwner says the owner came from UX or Ux fields alone, which Info-ZIP's zip 2
+	// writes in the local header only: its central copies hold no owner, by their spec.
+	localOwner bool
+	pkMtime    uint32 // the PKWARE Unix field's mtime, which unzip -X restores
+	hasPkMtime bool
 }
 
 // centralMeta is the time and owner the central record fh gives, read as Entry reads them:
@@ -36,6 +43,11 @@ func centralMeta(fh *zip.FileHeader) headerMeta {
 	m := headerMeta{dosTime: fh.ModifiedTime, dosDate: fh.ModifiedDate}
 	m.mtime, m.hasMtime = extMtime(fh.Extra)
 	m.uid, m.gid, m.hasOwner = ownerField(fh.Extra)
+	for id, field := range extraFields(fh.Extra) {
+		if id == pkUnixID && len(field) >= 12 && !m.hasOwner {
+			m.uid, m.gid, m.hasOwner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
+		}
+	}
 	return m
 }
 
@@ -54,14 +66,26 @@ func localMeta(dosTime, dosDate uint16, extra []byte) (headerMeta, error) {
 				return m, fmt.Errorf("damaged: local header holds two modification times (%s, %s)", extTimeString(m.mtime, true), extTimeString(t, true))
 			}
 			m.mtime, m.hasMtime = t, true
-		case id == uxID && len(field) >= 3 && field[0] == 1:
+		case id == uxID && len(field) >= 1 && field[0] == 1:
 			u, rest, ok1 := uxNumber(field[1:])
 			g, _, ok2 := uxNumber(rest)
-			uid, gid, owner = u, g, ok1 && ok2
-		case id == izUnixID && len(field) >= 12:
+			if !ok1 || !ok2 {
+				return m, errOwnerCutShort // unzip -X and bsdtar still take what is there
+			}
+			uid, gid, owner = u, g, true
+		case id == izUnixID && len(field) > 8:
+			if len(field) < 12 {
+				return m, errOwnerCutShort
+			}
 			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
-		case id == izUnix2ID && len(field) >= 4:
+		case id == izUnix2ID && len(field) > 0:
+			if len(field) < 4 {
+				return m, errOwnerCutShort
+			}
 			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field)), uint32(binary.LittleEndian.Uint16(field[2:])), true
+		case id == pkUnixID && len(field) >= 12:
+			m.pkMtime, m.hasPkMtime = binary.LittleEndian.Uint32(field[4:]), true
+			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
 		}
 		if !owner {
 			continue
@@ -69,21 +93,30 @@ func localMeta(dosTime, dosDate uint16, extra []byte) (headerMeta, error) {
 		if m.hasOwner && (uid != m.uid || gid != m.gid) {
 			return m, fmt.Errorf("damaged: local header gives two owners (%s, %s)", ownerString(m.uid, m.gid, true), ownerString(uid, gid, true))
 		}
+		local := id == izUnixID || id == izUnix2ID
+		m.localOwner = local && (!m.hasOwner || m.localOwner)
 		m.uid, m.gid, m.hasOwner = uid, gid, true
 	}
 	return m, nil
 }
 
+// errOwnerCutShort is an owner field too short for its uid and gid, which extractors read
+// as far as it goes.
+var errOwnerCutShort = errors.New("damaged: local header's owner field is cut short")
+
 // compareMeta reports the first of owner and time in which the local header's meta l
 // disagrees with the central directory's c.
 func compareMeta(l, c headerMeta) error {
 	switch {
-	case l.hasOwner != c.hasOwner || l.hasOwner && (l.uid != c.uid || l.gid != c.gid):
+	case l.hasOwner != c.hasOwner && !(l.localOwner && !c.hasOwner) || l.hasOwner && c.hasOwner && (l.uid != c.uid || l.gid != c.gid):
 		return fmt.Errorf("damaged: local header gives owner %s, the central directory %s",
 			ownerString(l.uid, l.gid, l.hasOwner), ownerString(c.uid, c.gid, c.hasOwner))
 	case l.hasMtime != c.hasMtime || l.hasMtime && l.mtime != c.mtime:
 		return fmt.Errorf("damaged: local header says modified %s, the central directory %s",
 			extTimeString(l.mtime, l.hasMtime), extTimeString(c.mtime, c.hasMtime))
+	case l.hasPkMtime && c.hasMtime && l.pkMtime != c.mtime:
+		return fmt.Errorf("damaged: local header's Unix field says modified %s, the central directory %s",
+			extTimeString(l.pkMtime, true), extTimeString(c.mtime, c.hasMtime))
 	case l.dosTime != c.dosTime || l.dosDate != c.dosDate:
 		return fmt.Errorf("damaged: local header says MS-DOS time %s, the central directory %s",
 			dosTime(l.dosDate, l.dosTime).Format(time.DateTime), dosTime(c.dosDate, c.dosTime).Format(time.DateTime))

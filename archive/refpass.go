@@ -228,7 +228,7 @@ func (s *seqReader) keyData(f *refFile, hdr *zip.File, lh *localHeader, seed map
 		if err != nil {
 			return nil, err
 		}
-		if _, damage := checkDescriptor(window{b, s.pos}, s.pos, hdr); damage != nil {
+		if _, damage := checkDescriptor(window{b, s.pos}, s.pos, hdr, lh.zip64); damage != nil {
 			return damage, nil
 		}
 	}
