@@ -121,17 +121,11 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 	if dirSize < 0 || dirOff < 0 || dirSize > size || dirOff > size {
 		return 0, 0, 0, 0, errCentral
 	}
-	// The directory ends where the end records begin: bytes between them would be a place
-	// to hide another directory that some tool reads.
-	if dirOff+dirSize != end {
-		return 0, 0, 0, 0, errEndRecords
-	}
 	return end, dirSize, dirOff, records, nil
 }
 
-// errEndRecords is a central directory that does not end where its end records begin, or
-// whose zip64 end record disagrees with the classic one.
-var errEndRecords = errors.New("damaged: the central directory does not end where its end records begin, or its zip64 and classic end records disagree")
+// errEndRecords is a zip64 end record that disagrees with the classic one.
+var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")
 
 // findEOCD returns where the last end of central directory record in b starts whose comment
 // fits in b; -1 when there is none.
