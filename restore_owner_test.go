@@ -238,29 +238,9 @@ func TestAttackPresentFileRewrittenBeforeSetuid(t *testing.T) {
 	for _, p := range []string{dest, filepath.Join(dest, "app"), tool} {
 		os.Chown(p, nobody, nobody)
 	}
-	log := filepath.Join(dir, "strace.log")
-	// nobody opens its file for writing before the restore starts, and writes once the
-	// restore is held at its first fchown.
-	attacker := exec.Command("bash", "-c", `exec 3<>"$1"; for i in $(seq 3000); do grep -q "fchown(" "$2" 2>/dev/null && break; sleep 0.005; done; printf "$3" >&3`,
-		"attacker", tool, log, evil)
-	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	if err := attacker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForPath("/proc/" + strconv.Itoa(attacker.Process.Pid) + "/fd/3")
-	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
-		binary, "restore", "--same-permissions", "--jobs", "1", arch, dest)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.Run()
-	attacker.Wait()
-	b, _ := os.ReadFile(tool)
-	var st syscall.Stat_t
-	if err := syscall.Stat(tool, &st); err != nil {
-		t.Fatal(err)
-	}
+	r, b, st := rewriteAtFchown(t, dir, tool, evil, "--same-permissions", arch, dest)
 	if string(b) != good && st.Uid == 0 && st.Mode&syscall.S_ISUID != 0 {
-		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
+		t.Errorf("app/tool is root's and setuid (mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Mode&0o7777, b, r.code, r.stderr)
 	}
 }
 
@@ -360,26 +340,35 @@ func TestAttackPresentOwnerRewritesBeforeSetgid(t *testing.T) {
 	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
 	os.WriteFile(tool, []byte(good), 0o755)
 	os.Chown(tool, nobody, nobody)
+	r, b, st := rewriteAtFchown(t, dir, tool, evil, "--same-permissions", "--numeric-owner", arch, dest)
+	if string(b) != good && st.Gid == 0 && st.Mode&syscall.S_ISGID != 0 {
+		t.Errorf("app/tool is setgid root's group (%d:%d, mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Uid, st.Gid, st.Mode&0o7777, b, r.code, r.stderr)
+	}
+}
+
+// rewriteAtFchown runs backup restore --jobs 1 with args under strace, which holds its first
+// fchown, while nobody, who opened the file at path for writing before the restore started,
+// writes evil into it; it returns the restore's result, then the file's bytes and stat.
+func rewriteAtFchown(t *testing.T, dir, path, evil string, args ...string) (result, []byte, syscall.Stat_t) {
+	t.Helper()
 	log := filepath.Join(dir, "strace.log")
 	attacker := exec.Command("bash", "-c", `exec 3<>"$1"; for i in $(seq 3000); do grep -q "fchown(" "$2" 2>/dev/null && break; sleep 0.005; done; printf "$3" >&3`,
-		"attacker", tool, log, evil)
+		"attacker", path, log, evil)
 	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	if err := attacker.Start(); err != nil {
 		t.Fatal(err)
 	}
 	waitForPath("/proc/" + strconv.Itoa(attacker.Process.Pid) + "/fd/3")
-	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
-		binary, "restore", "--same-permissions", "--numeric-owner", "--jobs", "1", arch, dest)
+	cmd := exec.Command("strace", append([]string{"-f", "-o", log, "-e", "trace=fchown", "-e", "inject=fchown:delay_enter=1500000:when=1",
+		binary, "restore", "--jobs", "1"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Run()
 	attacker.Wait()
-	b, _ := os.ReadFile(tool)
+	b, _ := os.ReadFile(path)
 	var st syscall.Stat_t
-	if err := syscall.Stat(tool, &st); err != nil {
+	if err := syscall.Stat(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	if string(b) != good && st.Gid == 0 && st.Mode&syscall.S_ISGID != 0 {
-		t.Errorf("app/tool is setgid root's group (%d:%d, mode %o) with nobody's bytes %q; restore exit %d:\n%s", st.Uid, st.Gid, st.Mode&0o7777, b, cmd.ProcessState.ExitCode(), stderr.String())
-	}
+	return result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String()}, b, st
 }

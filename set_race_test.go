@@ -268,24 +268,11 @@ func TestAttackStatusRacingPruneSaysDamaged(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
 	old := readLatest(t, set)
 	prom := filepath.Join(dir, "status.prom")
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old),
-		"-e", "trace=newfstatat", "-e", "inject=newfstatat:delay_enter=3000000:when=2",
-		binary, "status", "--metrics-file", prom, set)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
-	waitFor(t, "status held after reading LATEST", inSyscall(cmd, unix.SYS_NEWFSTATAT))
-	time.Sleep(1100 * time.Millisecond)
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+	code, out := heldWhilePruned(t, dir, set, filepath.Join(set, old), "newfstatat:delay_enter=3000000:when=2", unix.SYS_NEWFSTATAT,
+		"status", "--metrics-file", prom, set)
+	if code != exitComplete {
 		t.Errorf("status of a set that was healthy throughout: exit %d, healthy metric %v:\n%s",
-			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out.String())
+			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out)
 	}
 }
 
@@ -369,8 +356,21 @@ func TestAttackSetsRacingPruneSaysDamaged(t *testing.T) {
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
 	old := readLatest(t, set)
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(set, old+".receipt.json"),
-		"-e", "trace=openat", "-e", "inject=openat:delay_enter=3000000:when=1", binary, "sets", fleet)
+	code, out := heldWhilePruned(t, dir, set, filepath.Join(set, old+".receipt.json"), "openat:delay_enter=3000000:when=1", unix.SYS_OPENAT,
+		"sets", fleet)
+	if code != exitComplete {
+		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out)
+	}
+}
+
+// heldWhilePruned runs the binary with args under strace, held in the system call sysno on
+// path as inject says, and meanwhile runs a create of dir's app into set that prunes the
+// archive LATEST named; it returns the held command's exit code and output.
+func heldWhilePruned(t *testing.T, dir, set, path, inject string, sysno int, args ...string) (int, string) {
+	t.Helper()
+	call, _, _ := strings.Cut(inject, ":")
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path,
+		"-e", "trace=" + call, "-e", "inject=" + inject, binary}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -378,14 +378,12 @@ func TestAttackSetsRacingPruneSaysDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { killGroup(cmd) })
-	waitFor(t, "sets held after reading LATEST", inSyscall(cmd, unix.SYS_OPENAT))
+	waitFor(t, args[0]+" held after reading LATEST", inSyscall(cmd, sysno))
 	time.Sleep(1100 * time.Millisecond)
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
 	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
-		t.Errorf("sets over a set that was healthy throughout: exit %d:\n%s", code, out.String())
-	}
+	return cmd.ProcessState.ExitCode(), out.String()
 }
 
 // runAs runs the binary as uid:gid with the supplementary groups given (none when nil), in

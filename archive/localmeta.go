@@ -45,7 +45,7 @@ func centralMeta(fh *zip.FileHeader) headerMeta {
 	m.uid, m.gid, m.hasOwner = ownerField(fh.Extra)
 	for id, field := range extraFields(fh.Extra) {
 		if id == pkUnixID && len(field) >= 12 && !m.hasOwner {
-			m.uid, m.gid, m.hasOwner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
+			m.uid, m.gid, m.hasOwner = owner16(field[8:]), owner16(field[10:]), true
 		}
 	}
 	return m
@@ -77,15 +77,15 @@ func localMeta(dosTime, dosDate uint16, extra []byte) (headerMeta, error) {
 			if len(field) < 12 {
 				return m, errOwnerCutShort
 			}
-			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
+			uid, gid, owner = owner16(field[8:]), owner16(field[10:]), true
 		case id == izUnix2ID && len(field) > 0:
 			if len(field) < 4 {
 				return m, errOwnerCutShort
 			}
-			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field)), uint32(binary.LittleEndian.Uint16(field[2:])), true
+			uid, gid, owner = owner16(field), owner16(field[2:]), true
 		case id == pkUnixID && len(field) >= 12:
 			m.pkMtime, m.hasPkMtime = binary.LittleEndian.Uint32(field[4:]), true
-			uid, gid, owner = uint32(binary.LittleEndian.Uint16(field[8:])), uint32(binary.LittleEndian.Uint16(field[10:])), true
+			uid, gid, owner = owner16(field[8:]), owner16(field[10:]), true
 		}
 		if !owner {
 			continue
@@ -99,6 +99,9 @@ func localMeta(dosTime, dosDate uint16, extra []byte) (headerMeta, error) {
 	}
 	return m, nil
 }
+
+// owner16 reads a 16-bit uid or gid, as the older Unix fields hold them.
+func owner16(b []byte) uint32 { return uint32(le16(b)) }
 
 // errOwnerCutShort is an owner field too short for its uid and gid, which extractors read
 // as far as it goes.

@@ -1,6 +1,7 @@
 package backupset
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -69,7 +70,7 @@ func touchesLock(buf []byte) bool {
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 		name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-		if i := indexNUL(name); i >= 0 {
+		if i := bytes.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
 		if ev.Mask&(unix.IN_Q_OVERFLOW|unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 || string(name) == LockName {
@@ -78,15 +79,6 @@ func touchesLock(buf []byte) bool {
 		off += unix.SizeofInotifyEvent + int(ev.Len)
 	}
 	return false
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // check makes the lock's name lead to a file this run holds locked: unless it does, it
