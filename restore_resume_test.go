@@ -48,11 +48,12 @@ func TestRestoreResumesAfterKill(t *testing.T) {
 	compareTrees(t, src, filepath.Join(dest, "app"))
 }
 
-// killRestoreHalfway runs a restore that strace kills with SIGKILL at its 41st rename, and
-// returns how many files are in place; the one being written is left as a temp file.
+// killRestoreHalfway runs a restore that strace kills with SIGKILL at a thread's 21st rename
+// (strace counts per thread, and Go spreads one worker's renames over a few), and returns
+// how many files are in place; the one being written is left as a temp file.
 func killRestoreHalfway(t *testing.T, arch, dest string) int {
 	t.Helper()
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "inject=renameat2:signal=SIGKILL:when=41", binary, "restore", "--jobs", "1", arch, dest)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "inject=renameat2:signal=SIGKILL:when=21", binary, "restore", "--jobs", "1", arch, dest)
 	out, err := cmd.CombinedOutput()
 	// strace ends as its tracee did: killed by the same signal.
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {

@@ -270,6 +270,9 @@ func TestAttackStatusRacingPruneSaysDamaged(t *testing.T) {
 	prom := filepath.Join(dir, "status.prom")
 	code, out := heldWhilePruned(t, dir, set, filepath.Join(set, old), "newfstatat:delay_enter=3000000:when=2", unix.SYS_NEWFSTATAT,
 		"status", "--metrics-file", prom, set)
+	if now := readLatest(t, set); now == old {
+		t.Fatalf("the create did not move LATEST from %s", old)
+	}
 	if code != exitComplete {
 		t.Errorf("status of a set that was healthy throughout: exit %d, healthy metric %v:\n%s",
 			code, metricValue(t, prom, `backup_set_healthy{set="`+set+`"}`), out)
@@ -365,25 +368,52 @@ func TestAttackSetsRacingPruneSaysDamaged(t *testing.T) {
 
 // heldWhilePruned runs the binary with args under strace, held in the system call sysno on
 // path as inject says, and meanwhile runs a create of dir's app into set that prunes the
-// archive LATEST named; it returns the held command's exit code and output.
+// archive LATEST named; it returns the held command's exit code and output. strace counts
+// a call's invocations per thread, and Go may make two calls on different threads, so a
+// run that ends without being held is tried again.
 func heldWhilePruned(t *testing.T, dir, set, path, inject string, sysno int, args ...string) (int, string) {
 	t.Helper()
 	call, _, _ := strings.Cut(inject, ":")
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path,
-		"-e", "trace=" + call, "-e", "inject=" + inject, binary}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for try := 1; ; try++ {
+		cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path,
+			"-e", "trace=" + call, "-e", "inject=" + inject, binary}, args...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
+		if !heldOrDone(t, args[0]+" held after reading LATEST", inSyscall(cmd, sysno), done) {
+			if try == 5 {
+				t.Fatalf("%s was never held after reading LATEST in %d runs:\n%s", args[0], try, out.String())
+			}
+			continue
+		}
+		time.Sleep(1100 * time.Millisecond)
+		makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+		<-done
+		return cmd.ProcessState.ExitCode(), out.String()
 	}
-	t.Cleanup(func() { killGroup(cmd) })
-	waitFor(t, args[0]+" held after reading LATEST", inSyscall(cmd, sysno))
-	time.Sleep(1100 * time.Millisecond)
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "b\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
-	cmd.Wait()
-	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// heldOrDone waits until held says so (true) or done is closed (false).
+func heldOrDone(t *testing.T, what string, held func() bool, done <-chan struct{}) bool {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !held(); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	return true
 }
 
 // runAs runs the binary as uid:gid with the supplementary groups given (none when nil), in
