@@ -111,9 +111,12 @@ func sized(get func([]byte) (int, error)) ([]byte, error) {
 		}
 		buf := make([]byte, n)
 		n, err = get(buf)
-		if err == syscall.ERANGE || err == syscall.EINTR {
+		switch {
+		case err == syscall.ERANGE || err == syscall.EINTR:
 			continue
+		case err != nil: // the count is then -1: the attribute went since the first call, say
+			return nil, err
 		}
-		return buf[:n], err
+		return buf[:n], nil
 	}
 }
