@@ -17,7 +17,8 @@ import (
 // open, for the next entry in the same folder; before each use each of them is checked to
 // be still at its name (fstatat of the name in the folder above, against the identity the
 // folder had when first opened), so that a folder moved out of the destination, or
-// replaced, receives nothing more.
+// replaced, receives nothing more; the check is skipped while the moveGuard reports that
+// no folder can have moved.
 //
 // Each of Run's workers has a destTree of its own (fork): its own chain, checked before
 // each use as above, and the destShared of the restore.
@@ -28,8 +29,9 @@ type destTree struct {
 
 // destShared is what the destTrees of one restore share; mu guards seen and created.
 type destShared struct {
-	root int // the destination folder
-	mu   sync.Mutex
+	root  int // the destination folder
+	guard *moveGuard
+	mu    sync.Mutex
 	// seen records the identity of every folder this restore opened, by name: a folder
 	// found at that name later with another identity was replaced.
 	seen map[string]fileID
@@ -65,11 +67,12 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
-	return &destTree{destShared: &destShared{root: fd, mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}, nil
+	return &destTree{destShared: &destShared{root: fd, guard: newMoveGuard(fd), mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}, nil
 }
 
 func (t *destTree) close() {
 	t.truncate(0)
+	t.guard.close()
 	unix.Close(t.root)
 }
 
@@ -155,8 +158,8 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		return t.root, nil
 	}
 	parts := strings.Split(name, "/")
-	kept := 0
-	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].fd >= 0 && t.chain[kept].part == parts[kept] && t.verify(kept) == nil {
+	kept, quiet := 0, t.guard.quiet()
+	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].fd >= 0 && t.chain[kept].part == parts[kept] && (quiet || t.verify(kept) == nil) {
 		kept++
 	}
 	t.truncate(kept)
@@ -182,6 +185,9 @@ func (t *destTree) check(name string) error {
 	}
 	if parts := strings.Split(name, "/"); len(parts) != len(t.chain) || t.chain[len(parts)-1].name != name {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
+	}
+	if t.guard.quiet() {
+		return nil
 	}
 	for i := range t.chain {
 		if t.parentFD(i) < 0 {
@@ -276,6 +282,7 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
+	t.guard.watch(fd, uint64(st.Dev))
 	id := idOf(&st)
 	if !t.claim(path, id) {
 		unix.Close(fd)

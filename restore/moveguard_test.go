@@ -1,0 +1,125 @@
+package restore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// guarded returns a guard of a new folder holding the folder a (opened and watched, as
+// destTree does), and the folder's path.
+func guarded(t *testing.T) (*moveGuard, string) {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rfd := openDir(t, root)
+	g := newMoveGuard(rfd)
+	t.Cleanup(g.close)
+	if g.tripped {
+		t.Skipf("no move guard on %s", root)
+	}
+	afd := openDir(t, filepath.Join(root, "a"))
+	var st unix.Stat_t
+	if err := unix.Fstat(afd, &st); err != nil {
+		t.Fatal(err)
+	}
+	g.watch(afd, uint64(st.Dev))
+	if !g.quiet() {
+		t.Fatal("a new guard is not quiet")
+	}
+	return g, root
+}
+
+func openDir(t *testing.T, path string) int {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// TestMoveGuardFiles: files made, renamed into place and removed in watched folders (what a
+// restore does itself) leave the guard quiet.
+func TestMoveGuardFiles(t *testing.T) {
+	g, root := guarded(t)
+	for _, dir := range []string{root, filepath.Join(root, "a")} {
+		tmp, name := filepath.Join(dir, ".f.tmp"), filepath.Join(dir, "f")
+		if err := os.WriteFile(tmp, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, name); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("f", filepath.Join(dir, "l")); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(name)
+		if !g.quiet() {
+			t.Fatalf("files made, renamed and removed in %s tripped the guard", dir)
+		}
+	}
+}
+
+// TestMoveGuardFolders: every way a watched folder can leave its name, or another take it,
+// trips the guard, for good.
+func TestMoveGuardFolders(t *testing.T) {
+	for name, move := range map[string]func(root string) error{
+		"renamed": func(root string) error { return os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")) },
+		"moved out": func(root string) error {
+			return os.Rename(filepath.Join(root, "a"), filepath.Join(t.TempDir(), "a"))
+		},
+		"removed": func(root string) error { return os.Remove(filepath.Join(root, "a")) },
+		"renamed over": func(root string) error {
+			os.Mkdir(filepath.Join(root, "b"), 0o755)
+			return unix.Rename(filepath.Join(root, "b"), filepath.Join(root, "a")) // os.Rename refuses a folder as the new name
+		},
+		"exchanged with a symlink": func(root string) error {
+			os.Symlink("/", filepath.Join(root, "l"))
+			return unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "a"), unix.AT_FDCWD, filepath.Join(root, "l"), unix.RENAME_EXCHANGE)
+		},
+		"its parent moved": func(root string) error {
+			os.Mkdir(filepath.Join(root, "a", "sub"), 0o755)
+			return os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b"))
+		},
+		"a folder inside removed": func(root string) error {
+			os.Mkdir(filepath.Join(root, "a", "sub"), 0o755)
+			return os.Remove(filepath.Join(root, "a", "sub"))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, root := guarded(t)
+			if err := move(root); err != nil {
+				t.Fatal(err)
+			}
+			if g.quiet() {
+				t.Fatal("the guard stayed quiet")
+			}
+			if g.quiet() {
+				t.Fatal("the guard was quiet again")
+			}
+		})
+	}
+}
+
+// TestMoveGuardUntrusted: on a file system whose changes may come from elsewhere, and for a
+// folder on another device (a mount inside the destination), the guard is tripped.
+func TestMoveGuardUntrusted(t *testing.T) {
+	if g := newMoveGuard(openDir(t, "/proc/self")); !g.tripped {
+		t.Error("a guard of a folder in /proc was not tripped")
+	}
+	g, root := guarded(t)
+	var here, shm unix.Stat_t
+	if unix.Stat(root, &here) != nil || unix.Stat("/dev/shm", &shm) != nil || here.Dev == shm.Dev {
+		t.Skip("no folder on another device at /dev/shm")
+	}
+	g.watch(openDir(t, "/dev/shm"), uint64(shm.Dev))
+	if g.quiet() {
+		t.Error("a folder on another device left the guard quiet")
+	}
+}
