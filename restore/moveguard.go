@@ -3,7 +3,9 @@ package restore
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -27,12 +29,23 @@ type moveGuard struct {
 	dev     uint64
 	buf     []byte
 	tripped bool
+	watches map[int]bool // the watches set, by descriptor
+	limit   int          // how many watches it may take
 }
 
 // watchMask is what a watched folder reports: entries moved or removed, and the folder
 // itself moved or removed. A file this restore renames into place is reported too (as a
 // move of its temp name) and read past: only events about folders trip the guard.
 const watchMask = unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
+
+// watchShare is the share of the user's inotify watches (fs.inotify.max_user_watches) a
+// guard may take, at most maxWatches: the rest stay for others of the same user (systemd,
+// as root), whom a restore of a large tree must not leave without. A tree with more folders
+// trips the guard.
+const (
+	watchShare = 8
+	maxWatches = 1 << 16
+)
 
 // localFS are the file systems on which every change to a folder is made by this kernel,
 // which then reports it.
@@ -55,6 +68,7 @@ func newMoveGuard(root int) *moveGuard {
 		return g
 	}
 	g.fd, g.dev, g.tripped, g.buf = fd, uint64(st.Dev), false, make([]byte, 64<<10)
+	g.watches, g.limit = map[int]bool{}, watchLimit()
 	g.watch(root, g.dev)
 	return g
 }
@@ -71,9 +85,26 @@ func (g *moveGuard) watch(fd int, dev uint64) {
 		return
 	}
 	// The descriptor's /proc link names the very folder open, whatever its path is now.
-	if _, err := unix.InotifyAddWatch(g.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask); err != nil {
-		g.trip() // out of watches (fs.inotify.max_user_watches), say
+	wd, err := unix.InotifyAddWatch(g.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+	if err == nil && !g.watches[wd] && len(g.watches) == g.limit {
+		err = unix.ENOSPC
 	}
+	if err != nil {
+		g.trip()
+		return
+	}
+	g.watches[wd] = true // a folder watched again keeps its descriptor
+}
+
+// watchLimit is how many watches a guard may take.
+func watchLimit() int {
+	n := 8192 // the kernel's default before 5.11
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			n = v
+		}
+	}
+	return min(n/watchShare, maxWatches)
 }
 
 // quiet reports whether no folder this restore opened can have left its name since it was

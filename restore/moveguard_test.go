@@ -123,3 +123,24 @@ func TestMoveGuardUntrusted(t *testing.T) {
 		t.Error("a folder on another device left the guard quiet")
 	}
 }
+
+// TestMoveGuardWatchLimit: a guard takes at most its share of the user's watches (a folder
+// watched again takes none); past it, it trips and gives them all back.
+func TestMoveGuardWatchLimit(t *testing.T) {
+	g, root := guarded(t)
+	g.limit = 3 // the destination and a hold 2
+	a := filepath.Join(root, "a")
+	var st unix.Stat_t
+	unix.Stat(a, &st)
+	g.watch(openDir(t, a), uint64(st.Dev))
+	os.Mkdir(filepath.Join(root, "b"), 0o755)
+	os.Mkdir(filepath.Join(root, "c"), 0o755)
+	g.watch(openDir(t, filepath.Join(root, "b")), uint64(st.Dev))
+	if !g.quiet() {
+		t.Fatal("3 watches of 3 tripped the guard")
+	}
+	g.watch(openDir(t, filepath.Join(root, "c")), uint64(st.Dev))
+	if g.quiet() || g.fd != -1 {
+		t.Error("a fourth watch of 3 left the guard quiet, or its watches taken")
+	}
+}
