@@ -21,11 +21,17 @@ import (
 // opened. The first event about a folder, a queue overflow or a watch that could not be
 // set trips the guard for good: the checks are made again, every time, as without it.
 //
+// A mount over a folder (a user may put a FUSE file system over a folder of their own) moves
+// nothing and makes no inotify event, but puts another folder at the name: the mount table
+// is watched too (poll on /proc/self/mountinfo), and any change to it trips the guard.
+//
 // It is trusted only on the destination's own file system, and only on local ones: a change
-// another NFS client or a FUSE daemon makes is never reported.
+// another NFS client or a FUSE daemon makes is never reported; and only with procfs at /proc,
+// through which each watch is set on the folder open (any other /proc could name another).
 type moveGuard struct {
 	mu      sync.Mutex
 	fd      int // the inotify instance; -1 once tripped
+	mounts  int // /proc/self/mountinfo, which polls POLLPRI once a mount came or went
 	dev     uint64
 	buf     []byte
 	tripped bool
@@ -57,20 +63,36 @@ var localFS = map[int64]bool{
 // newMoveGuard returns a guard of the destination folder open as root, tripped already when
 // inotify is not available or not to be trusted there.
 func newMoveGuard(root int) *moveGuard {
-	g := &moveGuard{fd: -1, tripped: true}
+	g := &moveGuard{fd: -1, mounts: -1, tripped: true}
 	var fs unix.Statfs_t
 	var st unix.Stat_t
-	if unix.Fstatfs(root, &fs) != nil || !localFS[int64(fs.Type)] || unix.Fstat(root, &st) != nil {
+	if unix.Fstatfs(root, &fs) != nil || !localFS[int64(fs.Type)] || unix.Fstat(root, &st) != nil || !procfs() {
+		return g
+	}
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return g
 	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		unix.Close(mounts)
 		return g
 	}
-	g.fd, g.dev, g.tripped, g.buf = fd, uint64(st.Dev), false, make([]byte, 64<<10)
+	g.fd, g.mounts, g.dev, g.tripped, g.buf = fd, mounts, uint64(st.Dev), false, make([]byte, 64<<10)
 	g.watches, g.limit = map[int]bool{}, watchLimit()
 	g.watch(root, g.dev)
 	return g
+}
+
+// procfs reports whether /proc/self/fd and /proc/self/mountinfo are procfs's.
+func procfs() bool {
+	for _, p := range []string{"/proc/self/fd", "/proc/self/mountinfo"} {
+		var fs unix.Statfs_t
+		if unix.Statfs(p, &fs) != nil || fs.Type != unix.PROC_SUPER_MAGIC {
+			return false
+		}
+	}
+	return true
 }
 
 // watch watches the folder open as fd (on the device dev), before anything in it is opened.
@@ -112,6 +134,9 @@ func watchLimit() int {
 func (g *moveGuard) quiet() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.tripped && g.mountsChanged() {
+		g.trip()
+	}
 	for !g.tripped {
 		n, err := unix.Read(g.fd, g.buf)
 		if errors.Is(err, unix.EAGAIN) {
@@ -122,6 +147,19 @@ func (g *moveGuard) quiet() bool {
 		}
 	}
 	return false
+}
+
+// mountsChanged reports whether a mount came or went since the guard was made (or whether
+// that cannot be told).
+func (g *moveGuard) mountsChanged() bool {
+	fds := []unix.PollFd{{Fd: int32(g.mounts), Events: unix.POLLPRI}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || n != 0
+	}
 }
 
 // onlyFiles reports whether the events in b are all about files: a file's temp name moved
@@ -144,9 +182,11 @@ func (g *moveGuard) onlyFiles(b []byte) bool {
 // trip gives the guard up for good; g.mu is held.
 func (g *moveGuard) trip() {
 	g.tripped = true
-	if g.fd >= 0 {
-		unix.Close(g.fd)
-		g.fd = -1
+	for _, fd := range []*int{&g.fd, &g.mounts} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 }
 

@@ -144,3 +144,20 @@ func TestMoveGuardWatchLimit(t *testing.T) {
 		t.Error("a fourth watch of 3 left the guard quiet, or its watches taken")
 	}
 }
+
+// TestMoveGuardMount: a mount anywhere (here over a folder of the destination) trips the
+// guard: it puts another folder at a name without an inotify event.
+func TestMoveGuardMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	g, root := guarded(t)
+	a := filepath.Join(root, "a")
+	if err := unix.Mount("none", a, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Unmount(a, unix.MNT_DETACH)
+	if g.quiet() {
+		t.Error("a mount over a folder of the destination left the guard quiet")
+	}
+}
