@@ -55,3 +55,56 @@ func TestAttackMountOverFolderUnnoticed(t *testing.T) {
 		t.Errorf("the folder covered by a mount received %q after it was covered, want f1 only", got)
 	}
 }
+
+// TestAttackProcNotProcfsMovesOutUnnoticed: the guard sets each watch through the path
+// "/proc/self/fd/N" and trusts that it names the folder open as N; nothing checks that /proc
+// is procfs. Here the restore runs (as root, in a mount namespace of its own, as a chroot or
+// container someone else prepared would have it) with a /proc that is a plain tmpfs whose
+// self/fd/N are symlinks to one decoy folder: every watch lands on the decoy, none on a
+// folder of DEST, the guard stays quiet, and app/d1 moved out of DEST (a symlink to it left
+// in its place) receives f2 and f3: written outside DEST. Without /proc at all the watch fails
+// and the guard trips; the old checks refused f2 and f3 whatever /proc was. Correct: the guard
+// makes sure the watch is on the folder open (procfs at /proc, or the watched folder's identity
+// compared with the descriptor's), else trips; f2 and f3 fail, exit 3, the moved folder keeps
+// f1 only.
+func TestAttackProcNotProcfsMovesOutUnnoticed(t *testing.T) {
+	mustRoot(t) // unshare -m, mount
+	mustTool(t, "strace")
+	mustTool(t, "unshare")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
+	})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest, moved, decoy := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/moved"), filepath.Join(dir, "decoy")
+	os.MkdirAll(filepath.Dir(moved), 0o755)
+	os.MkdirAll(decoy, 0o755)
+	script := `set -e; mount --make-rprivate /; mount -t tmpfs none /proc; mkdir -p /proc/self/fd
+i=0; while [ $i -lt 256 ]; do ln -s "$DECOY" /proc/self/fd/$i; i=$((i+1)); done
+exec "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
+	log := filepath.Join(dir, "strace.log")
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
+		"unshare", "-m", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "DECOY="+decoy, "BIN="+binary, "ARCH="+arch, "DEST="+dest)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	if err := os.Rename(filepath.Join(dest, "app/d1"), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, filepath.Join(dest, "app/d1")); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code != exitIncomplete || !strings.Contains(stderr.String(), "app/d1/f2: app/d1 is a symlink or not a directory") {
+		t.Errorf("exit %d, want %d with app/d1/f2 refused\n%s", code, exitIncomplete, stderr.String())
+	}
+	if got := listTree(t, moved); !slices.Equal(got, []string{"f1"}) {
+		t.Errorf("the folder moved out of DEST holds %q, want f1 only", got)
+	}
+}
