@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -106,5 +107,88 @@ exec "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
 	}
 	if got := listTree(t, moved); !slices.Equal(got, []string{"f1"}) {
 		t.Errorf("the folder moved out of DEST holds %q, want f1 only", got)
+	}
+}
+
+// TestAttackUserFuseMountOverOwnFolderUnnoticed: the unprivileged variant of
+// TestAttackMountOverFolderUnnoticed. Root restores into a DEST where app/d1 already exists
+// and belongs to nobody (a user's folder, as in a restore of /home). Held after the first
+// file of app/d1 is in place, nobody covers his own folder with a FUSE mount (the setuid
+// fusermount lets any user mount on a folder he may write, -o nonempty included; no
+// privilege, no namespace of his own). No inotify event: the guard stays quiet, f2 and f3
+// go into the covered folder, while the name app/d1 holds another file system's folder, and
+// the restore counts them restored. The old checks refused them (fstatat of d1 crosses into
+// the FUSE mount, which root may not enter without allow_other: "app/d1/f2: app/d1:
+// permission denied"). Correct: f2 and f3 fail, exit 3, and the covered folder keeps only
+// f1.
+//
+// This machine's /dev/fuse is 0600 (stock distributions make it 0666): the restore and
+// nobody's fusermount run in a mount namespace of their own (the same one) whose
+// /dev/fuse is a 0666 node of the same device, as on such a distribution.
+func TestAttackUserFuseMountOverOwnFolderUnnoticed(t *testing.T) {
+	mustRoot(t) // the restore as root, nobody as the attacker; the namespace
+	for _, tool := range []string{"strace", "fusermount", "unshare", "nsenter", "setpriv"} {
+		mustTool(t, tool)
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("no /dev/fuse")
+	}
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
+	})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	d1 := filepath.Join(dest, "app/d1")
+	if err := os.MkdirAll(d1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dest, 0o755)
+	os.Chmod(filepath.Join(dest, "app"), 0o755)
+	if err := os.Chown(d1, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	log, node := filepath.Join(dir, "strace.log"), filepath.Join(dir, "fuse")
+	script := `set -e; mount --make-rprivate /; mknod -m 666 "$NODE" c 10 229; mount --bind "$NODE" /dev/fuse
+echo $$ > "$PIDFILE"; exec strace -f -o "$LOG" -e trace=renameat2 -e inject=renameat2:delay_exit=1500000:when=1 "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
+	pidfile := filepath.Join(dir, "pid")
+	cmd := exec.Command("unshare", "-m", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "NODE="+node, "LOG="+log, "BIN="+binary, "ARCH="+arch, "DEST="+dest, "PIDFILE="+pidfile)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	pid, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0]) // the /dev/fuse descriptor in flight goes with it
+	theirs := os.NewFile(uintptr(fds[1]), "fusermount comm")
+	fm := exec.Command("nsenter", "-t", strings.TrimSpace(string(pid)), "-m", "--",
+		"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "fusermount", "-o", "nonempty", "--", d1)
+	fm.Env = append(os.Environ(), "_FUSE_COMMFD=3")
+	fm.ExtraFiles = []*os.File{theirs}
+	out, err := fm.CombinedOutput()
+	theirs.Close()
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("fusermount as nobody: %v %s", err, out)
+	}
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code != exitIncomplete || !strings.Contains(stderr.String(), "app/d1/f2: app/d1") || !strings.Contains(stderr.String(), "app/d1/f3: app/d1") {
+		t.Errorf("exit %d, want %d with app/d1/f2 and f3 refused\n%s", code, exitIncomplete, stderr.String())
+	}
+	// The namespace, and the FUSE mount with it, are gone with the restore: d1 is uncovered.
+	if got := listTree(t, d1); !slices.Equal(got, []string{"f1"}) {
+		t.Errorf("the folder nobody covered with a FUSE mount received %q after it was covered, want f1 only", got)
 	}
 }
