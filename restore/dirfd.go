@@ -187,7 +187,7 @@ func (t *destTree) check(name string) error {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	if t.guard.quiet() {
-		return nil
+		return t.alive(len(t.chain) - 1)
 	}
 	for i := range t.chain {
 		if t.parentFD(i) < 0 {
@@ -226,6 +226,16 @@ func (t *destTree) recheck(i int) error {
 			return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 		}
 		parent = fd
+	}
+	return nil
+}
+
+// alive checks that the chain's ith folder was not removed, nor renamed over, while open:
+// no move of it to tell the guard, but no longer at its name either.
+func (t *destTree) alive(i int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(t.chain[i].fd, &st); err != nil || st.Nlink == 0 {
+		return fmt.Errorf("%s %w", format.QuoteName(t.chain[i].name), errMoved)
 	}
 	return nil
 }

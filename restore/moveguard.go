@@ -1,48 +1,48 @@
 package restore
 
 import (
-	"encoding/binary"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // moveGuard spares destTree its checks of the folders on a path (one fstatat per folder,
 // twice per file: most of a restore's system calls) while nothing can have moved them. Every
-// folder a restore opens is watched with inotify, the destination first, each before any
-// folder inside it is opened, so every link of every chain was made while the folder holding
-// it was watched. A folder leaves its name only by a rename or an rmdir in the folder above
-// (or a rename over it), which the kernel queues as an event in the very system call that
-// does it; so while the queue holds no such event about a folder, every chain is as it was
-// opened. The first event about a folder, a queue overflow or a watch that could not be
-// set trips the guard for good: the checks are made again, every time, as without it.
+// folder a restore opens is watched with inotify for moves of itself, the destination first,
+// each as soon as it is open. A folder leaves its name by a rename of itself (or of a folder
+// above it, watched too), which the kernel queues as an event in the very system call that
+// does it; so while the queue is empty, every chain is as it was opened. What a restore does
+// itself (files made, renamed into place, given their metadata) moves no folder and queues
+// nothing. A folder removed, or renamed over, while open queues nothing until its last
+// descriptor closes, but is dead: nothing can be made in it, and destTree.check finds its
+// link count 0 before a rename.
 //
 // A mount over a folder (a user may put a FUSE file system over a folder of their own) moves
 // nothing and makes no inotify event, but puts another folder at the name: the mount table
-// is watched too (poll on /proc/self/mountinfo), and any change to it trips the guard.
+// is watched too (/proc/self/mountinfo polls POLLPRI once a mount came or went).
 //
-// It is trusted only on the destination's own file system, and only on local ones: a change
-// another NFS client or a FUSE daemon makes is never reported; and only with procfs at /proc,
-// through which each watch is set on the folder open (any other /proc could name another).
+// One poll of both, with no wait, is the whole check. The first event, a watch that could not
+// be set, or a change of mounts trips the guard for good: the checks are made again, every
+// time, as without it. It is trusted only on the destination's own file system, and only on
+// local ones (a change another NFS client or a FUSE daemon makes is never reported), and only
+// with procfs at /proc, through which each watch is set on the folder open (any other /proc
+// could name another).
 type moveGuard struct {
-	mu      sync.Mutex
-	fd      int // the inotify instance; -1 once tripped
-	mounts  int // /proc/self/mountinfo, which polls POLLPRI once a mount came or went
+	poll    []unix.PollFd // the inotify instance, then /proc/self/mountinfo; nil when none
+	tripped atomic.Bool
 	dev     uint64
-	buf     []byte
-	tripped bool
+
+	mu      sync.Mutex   // guards watches
 	watches map[int]bool // the watches set, by descriptor
 	limit   int          // how many watches it may take
 }
 
-// watchMask is what a watched folder reports: entries moved or removed, and the folder
-// itself moved or removed. A file this restore renames into place is reported too (as a
-// move of its temp name) and read past: only events about folders trip the guard.
-const watchMask = unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
+// watchMask: the folder itself moved, or removed (reported once its last descriptor closes).
+const watchMask = unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
 
 // watchShare is the share of the user's inotify watches (fs.inotify.max_user_watches) a
 // guard may take, at most maxWatches: the rest stay for others of the same user (systemd,
@@ -63,7 +63,8 @@ var localFS = map[int64]bool{
 // newMoveGuard returns a guard of the destination folder open as root, tripped already when
 // inotify is not available or not to be trusted there.
 func newMoveGuard(root int) *moveGuard {
-	g := &moveGuard{fd: -1, mounts: -1, tripped: true}
+	g := &moveGuard{}
+	g.tripped.Store(true)
 	var fs unix.Statfs_t
 	var st unix.Stat_t
 	if unix.Fstatfs(root, &fs) != nil || !localFS[int64(fs.Type)] || unix.Fstat(root, &st) != nil || !procfs() {
@@ -78,8 +79,9 @@ func newMoveGuard(root int) *moveGuard {
 		unix.Close(mounts)
 		return g
 	}
-	g.fd, g.mounts, g.dev, g.tripped, g.buf = fd, mounts, uint64(st.Dev), false, make([]byte, 64<<10)
-	g.watches, g.limit = map[int]bool{}, watchLimit()
+	g.poll = []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(mounts), Events: unix.POLLPRI}}
+	g.dev, g.watches, g.limit = uint64(st.Dev), map[int]bool{}, watchLimit()
+	g.tripped.Store(false)
 	g.watch(root, g.dev)
 	return g
 }
@@ -99,20 +101,17 @@ func procfs() bool {
 func (g *moveGuard) watch(fd int, dev uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.tripped {
+	if g.tripped.Load() {
 		return
 	}
 	if dev != g.dev { // a mount inside the destination: maybe not a local one
-		g.trip()
+		g.tripped.Store(true)
 		return
 	}
 	// The descriptor's /proc link names the very folder open, whatever its path is now.
-	wd, err := unix.InotifyAddWatch(g.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
-	if err == nil && !g.watches[wd] && len(g.watches) == g.limit {
-		err = unix.ENOSPC
-	}
-	if err != nil {
-		g.trip()
+	wd, err := unix.InotifyAddWatch(int(g.poll[0].Fd), "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+	if err != nil || !g.watches[wd] && len(g.watches) == g.limit {
+		g.tripped.Store(true) // out of watches, say
 		return
 	}
 	g.watches[wd] = true // a folder watched again keeps its descriptor
@@ -130,68 +129,31 @@ func watchLimit() int {
 }
 
 // quiet reports whether no folder this restore opened can have left its name since it was
-// opened: the events queued so far are read, and any about a folder trips the guard.
+// opened, nor any mount come or gone. Its descriptors stay open until close, so that workers
+// may ask at once.
 func (g *moveGuard) quiet() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.tripped && g.mountsChanged() {
-		g.trip()
+	if g.tripped.Load() {
+		return false
 	}
-	for !g.tripped {
-		n, err := unix.Read(g.fd, g.buf)
-		if errors.Is(err, unix.EAGAIN) {
-			return true
-		}
-		if err != nil || !g.onlyFiles(g.buf[:max(n, 0)]) {
-			g.trip()
-		}
-	}
-	return false
-}
-
-// mountsChanged reports whether a mount came or went since the guard was made (or whether
-// that cannot be told).
-func (g *moveGuard) mountsChanged() bool {
-	fds := []unix.PollFd{{Fd: int32(g.mounts), Events: unix.POLLPRI}}
+	fds := []unix.PollFd{g.poll[0], g.poll[1]}
 	for {
 		n, err := unix.Poll(fds, 0)
 		if err == unix.EINTR {
 			continue
 		}
-		return err != nil || n != 0
-	}
-}
-
-// onlyFiles reports whether the events in b are all about files: a file's temp name moved
-// into place, or a file removed.
-func (g *moveGuard) onlyFiles(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	for len(b) >= unix.SizeofInotifyEvent {
-		mask := binary.NativeEndian.Uint32(b[4:8])
-		size := unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(b[12:16]))
-		if mask&(unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_DELETE) == 0 || mask&unix.IN_ISDIR != 0 || size > len(b) {
+		if err != nil || n != 0 {
+			g.tripped.Store(true)
 			return false
 		}
-		b = b[size:]
-	}
-	return len(b) == 0
-}
-
-// trip gives the guard up for good; g.mu is held.
-func (g *moveGuard) trip() {
-	g.tripped = true
-	for _, fd := range []*int{&g.fd, &g.mounts} {
-		if *fd >= 0 {
-			unix.Close(*fd)
-			*fd = -1
-		}
+		return true
 	}
 }
 
+// close trips the guard and gives its watches back; call it once no worker asks.
 func (g *moveGuard) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.trip()
+	g.tripped.Store(true)
+	for _, p := range g.poll {
+		unix.Close(int(p.Fd))
+	}
+	g.poll = nil
 }
