@@ -3,7 +3,10 @@ package restore
 import (
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,5 +42,59 @@ func TestAttackMountChangeSeenByOneWorkerOnly(t *testing.T) {
 	// Worker B asks now.
 	if g.quiet() {
 		t.Error("a mount came, and a worker asking while another is told of it finds the guard quiet: its file goes into the covered folder unchecked")
+	}
+}
+
+// TestAttackMountChangeRaceQuiet: the race of TestAttackMountChangeSeenByOneWorkerOnly with
+// real goroutines, no step by step: workers ask quiet() in a loop (as a restore's --jobs
+// do, twice per file) while a mount comes; a quiet() begun after the mount returned true
+// means a worker went on with the checks skipped although a folder may now be covered.
+// Correct: never, in any of the rounds.
+func TestAttackMountChangeRaceQuiet(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	root := t.TempDir()
+	a := filepath.Join(root, "a")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rfd := openDir(t, root)
+	hits := 0
+	for round := 0; round < 1500 && hits == 0; round++ {
+		g := newMoveGuard(rfd)
+		if g.tripped.Load() {
+			t.Skipf("no move guard on %s", root)
+		}
+		var mounted, stop, bad atomic.Bool
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stop.Load() {
+					after := mounted.Load()
+					if g.quiet() && after {
+						bad.Store(true)
+					}
+				}
+			}()
+		}
+		time.Sleep(200 * time.Microsecond)
+		if err := unix.Mount("none", a, "tmpfs", 0, "size=64k"); err != nil {
+			stop.Store(true)
+			wg.Wait()
+			t.Skip(err)
+		}
+		mounted.Store(true)
+		time.Sleep(200 * time.Microsecond)
+		stop.Store(true)
+		wg.Wait()
+		unix.Unmount(a, unix.MNT_DETACH)
+		g.close()
+		if bad.Load() {
+			hits++
+			t.Errorf("round %d: a quiet() begun after a mount came returned true", round)
+		}
 	}
 }
