@@ -292,9 +292,12 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
-	t.guard.watch(fd, uint64(st.Dev))
 	id := idOf(&st)
-	if !t.claim(path, id) {
+	// Watched, then checked to be still at its name: a move before the watch is seen here,
+	// one after it by the guard.
+	t.guard.watch(fd, uint64(st.Dev))
+	var now unix.Stat_t
+	if err := unix.Fstatat(parent, part, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&now) != id || !t.claim(path, id) {
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}

@@ -36,7 +36,10 @@ type moveGuard struct {
 	tripped atomic.Bool
 	dev     uint64
 
-	mu      sync.Mutex   // guards watches
+	// mu guards watches, and makes each poll and what it finds one step: mountinfo tells a
+	// change of mounts to one poll only, and another worker must not find the guard quiet
+	// before that one has tripped it.
+	mu      sync.Mutex
 	watches map[int]bool // the watches set, by descriptor
 	limit   int          // how many watches it may take
 }
@@ -129,9 +132,13 @@ func watchLimit() int {
 }
 
 // quiet reports whether no folder this restore opened can have left its name since it was
-// opened, nor any mount come or gone. Its descriptors stay open until close, so that workers
-// may ask at once.
+// opened, nor any mount come or gone. Its descriptors stay open until close.
 func (g *moveGuard) quiet() bool {
+	if g.tripped.Load() {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.tripped.Load() {
 		return false
 	}
