@@ -36,11 +36,7 @@ func TestAttackMovedBeforeWatchUnnoticed(t *testing.T) {
 	mustRoot(t)
 	mustTool(t, "unshare")
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
-		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
-	})
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := d1Archive(t, dir)
 	dest, moved := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/moved")
 	os.MkdirAll(filepath.Dir(moved), 0o755)
 	log := filepath.Join(dir, "strace.log")

@@ -24,11 +24,7 @@ func TestAttackMountOverFolderUnnoticed(t *testing.T) {
 	mustRoot(t) // mount
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
-		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
-	})
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := d1Archive(t, dir)
 	dest, cover := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/cover")
 	if err := os.MkdirAll(cover, 0o755); err != nil {
 		t.Fatal(err)
@@ -73,11 +69,7 @@ func TestAttackProcNotProcfsMovesOutUnnoticed(t *testing.T) {
 	mustTool(t, "strace")
 	mustTool(t, "unshare")
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
-		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
-	})
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := d1Archive(t, dir)
 	dest, moved, decoy := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/moved"), filepath.Join(dir, "decoy")
 	os.MkdirAll(filepath.Dir(moved), 0o755)
 	os.MkdirAll(decoy, 0o755)
@@ -134,11 +126,7 @@ func TestAttackUserFuseMountOverOwnFolderUnnoticed(t *testing.T) {
 		t.Skip("no /dev/fuse")
 	}
 	dir := sharedTempDir(t)
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
-		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
-	})
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := d1Archive(t, dir)
 	dest := filepath.Join(dir, "dest")
 	d1 := filepath.Join(dest, "app/d1")
 	if err := os.MkdirAll(d1, 0o755); err != nil {

@@ -30,11 +30,7 @@ func TestRestoreDirMovedOut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
-				"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
-			})
-			arch := filepath.Join(dir, "a.zip")
-			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+			arch := d1Archive(t, dir)
 			dest, moved := filepath.Join(dir, "dest"), filepath.Join(dir, "outside/moved")
 			os.MkdirAll(filepath.Dir(moved), 0o755)
 			code, stderr := restoreSwapping(t, dir, arch, dest, func() {
@@ -59,6 +55,18 @@ func TestRestoreDirMovedOut(t *testing.T) {
 			assertContent(t, filepath.Join(dest, "app/z.txt"), "z\n")
 		})
 	}
+}
+
+// d1Archive writes dir/a.zip, a backup of src/app holding app/d1/f1, f2 and f3, then
+// app/z.txt: the tree of the tests that change app/d1 during a restore.
+func d1Archive(t *testing.T, dir string) string {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"d1/f1": {content: "1\n"}, "d1/f2": {content: "2\n"}, "d1/f3": {content: "3\n"}, "z.txt": {content: "z\n"},
+	})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	return arch
 }
 
 // restoreSwapping runs restore ARCHIVE DEST under strace, which holds the process after its
