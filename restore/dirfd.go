@@ -244,12 +244,17 @@ func (t *destTree) alive(i int) error {
 // above.
 func (t *destTree) verify(i int) error {
 	f := t.chain[i]
-	var st unix.Stat_t
-	err := unix.Fstatat(t.parentFD(i), f.part, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || idOf(&st) != f.id {
+	if !folderAt(t.parentFD(i), f.part, f.id) {
 		return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 	}
 	return nil
+}
+
+// folderAt reports whether part, in the folder open as parent, is the folder id.
+func folderAt(parent int, part string, id fileID) bool {
+	var st unix.Stat_t
+	err := unix.Fstatat(parent, part, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && idOf(&st) == id
 }
 
 // fileID is a file's identity, whatever its name: its device and inode.
@@ -296,8 +301,7 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 	// Watched, then checked to be still at its name: a move before the watch is seen here,
 	// one after it by the guard.
 	t.guard.watch(fd, uint64(st.Dev))
-	var now unix.Stat_t
-	if err := unix.Fstatat(parent, part, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&now) != id || !t.claim(path, id) {
+	if !folderAt(parent, part, id) || !t.claim(path, id) {
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}
