@@ -116,8 +116,8 @@ func TestEveryCommandClosedPipes(t *testing.T) {
 }
 
 // TestRestoreJSONLinesCut: `restore --json-lines ARCHIVE DEST | head -1`. The reader takes
-// the first line and goes; strace holds the restore at its first rename until the next
-// progress event is due. It once died of SIGPIPE there: exit 141, DEST half restored, a temp
+// the first line and goes; strace holds the restore at its first link (the first file put
+// in place) until the next progress event is due. It once died of SIGPIPE there: exit 141, DEST half restored, a temp
 // file and the journal left. The restore now finishes, DEST whole and clean, exit 0, and one
 // line on stderr says the stream was cut.
 func TestRestoreJSONLinesCut(t *testing.T) {
@@ -132,8 +132,8 @@ func TestRestoreJSONLinesCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=renameat2",
-		"-e", "inject=renameat2:delay_exit=2500000:when=1", binary, "restore", "--json-lines", arch, dest)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=linkat",
+		"-e", "inject=linkat:delay_exit=2500000:when=1", binary, "restore", "--json-lines", arch, dest)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Start(); err != nil {

@@ -139,7 +139,7 @@ func TestAttackUserFuseMountOverOwnFolderUnnoticed(t *testing.T) {
 	}
 	log, node := filepath.Join(dir, "strace.log"), filepath.Join(dir, "fuse")
 	script := `set -e; mount --make-rprivate /; mknod -m 666 "$NODE" c 10 229; mount --bind "$NODE" /dev/fuse
-echo $$ > "$PIDFILE"; exec strace -f -o "$LOG" -e trace=renameat2 -e inject=renameat2:delay_exit=1500000:when=1 "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
+echo $$ > "$PIDFILE"; exec strace -f -o "$LOG" -e trace=linkat -e inject=linkat:delay_exit=1500000:when=1 "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
 	pidfile := filepath.Join(dir, "pid")
 	cmd := exec.Command("unshare", "-m", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "NODE="+node, "LOG="+log, "BIN="+binary, "ARCH="+arch, "DEST="+dest, "PIDFILE="+pidfile)
@@ -148,7 +148,7 @@ echo $$ > "$PIDFILE"; exec strace -f -o "$LOG" -e trace=renameat2 -e inject=rena
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "linkat(") })
 	pid, err := os.ReadFile(pidfile)
 	if err != nil {
 		t.Fatal(err)

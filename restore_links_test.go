@@ -323,7 +323,7 @@ func TestAttackForceOverHardLinkedPair(t *testing.T) {
 
 // TestAttackLinkGroupJoinsSwappedAnchor: root restores an archive where app/a.txt and
 // app/sub/hl are one file (a hard-link group; a.txt is its anchor) into a DEST whose app/
-// belongs to nobody. strace holds the restore right after it renamed app/a.txt into place,
+// belongs to nobody. strace holds the restore right after it linked app/a.txt into place,
 // and nobody, who may rename in its own folder, puts a file of its own ("EVIL\n", same
 // size) at app/a.txt. relink then takes whatever app/a.txt names now as the anchor (link()
 // stats the anchor's name, never compares it with what this run placed there) and replaces
@@ -338,8 +338,9 @@ func TestAttackLinkGroupJoinsSwappedAnchor(t *testing.T) {
 	linkSwap(t, false)
 }
 
-// TestAttackLinkGroupJoinsSwappedAnchorTemp is the same attack one step earlier: strace
-// holds the restore as it enters the renameat2 that puts app/a.txt's temp file
+// TestAttackLinkGroupJoinsSwappedAnchorTemp is the same attack one step earlier, on a --force
+// restore over nobody's app/a.txt (a new file has no temp name: it is written unnamed):
+// strace holds the restore as it enters the renameat2 that puts app/a.txt's temp file
 // (.a.txt.restore-TOKEN-1, in nobody's folder) in place, and nobody puts its own file at the
 // temp name. renameNew renames by name without checking that the temp name still holds
 // the file this run wrote (and checked against its SHA-256), records nobody's file as the
@@ -353,8 +354,8 @@ func TestAttackLinkGroupJoinsSwappedAnchorTemp(t *testing.T) {
 }
 
 // linkSwap runs the attack of TestAttackLinkGroupJoinsSwappedAnchor: nobody swaps
-// app/a.txt for its own file right after the rename (or its temp file right before it,
-// with temp).
+// app/a.txt for its own file right after the link (or, with temp, the temp file of a
+// --force restore right before its rename).
 func linkSwap(t *testing.T, temp bool) {
 	mustRoot(t)
 	mustTool(t, "strace")
@@ -369,12 +370,16 @@ func linkSwap(t *testing.T, temp bool) {
 	os.MkdirAll(filepath.Join(dest, "app"), 0o755)
 	os.Chown(filepath.Join(dest, "app"), nobody, nobody)
 	log := filepath.Join(dir, "strace.log")
-	inject := "inject=renameat2:delay_exit=1500000:when=1"
+	call, args := "linkat", []string{"--jobs", "1", arch, dest}
+	inject := "inject=linkat:delay_exit=1500000:when=1"
 	if temp {
+		makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "old\n"}})
+		os.Chown(filepath.Join(dest, "app/a.txt"), nobody, nobody)
+		call, args = "renameat2", append([]string{"--force", "--no-undo"}, args...)
 		inject = "inject=renameat2:delay_enter=1500000:when=1"
 	}
-	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", inject,
-		binary, "restore", "--jobs", "1", arch, dest)
+	cmd := exec.Command("strace", append([]string{"-f", "-o", log, "-e", "trace=" + call, "-e", inject,
+		binary, "restore"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -385,7 +390,7 @@ func linkSwap(t *testing.T, temp bool) {
 		if i := strings.Index(l, `".a.txt.restore-`); temp && i >= 0 {
 			name = strings.SplitN(l[i+1:], `"`, 2)[0]
 		}
-		return strings.Contains(l, `renameat2(`) && strings.Contains(l, `"a.txt"`)
+		return strings.Contains(l, call+`(`) && strings.Contains(l, `"a.txt"`)
 	})
 	swap := exec.Command("sh", "-c", `cd "$1" && mv "$2" .old && printf 'EVIL\n' > "$2"`, "swap", filepath.Join(dest, "app"), name)
 	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -442,7 +447,7 @@ func TestAttackLinkAnchorInodeReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	cmd := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=700000:when=2",
+	cmd := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=linkat", "-e", "inject=linkat:delay_exit=700000:when=2",
 		binary, "restore", "--jobs", "1", arch, dest)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -112,7 +112,8 @@ func signalChild(t *testing.T, pid int, sig syscall.Signal) {
 }
 
 // TestRestoreKilledBeforeJournalHeader: a restore killed after it made its journal but
-// before the journal's first line (strace kills it at the journal's flock) left an empty
+// before the journal's first line (strace kills it at the journal's flock; a journal is made
+// for the temp names of --force, new files need none) left an empty
 // .backup-restore-TOKEN.journal in DEST that every later restore passed over, for good: the
 // sweep skipped a journal without its header. A journal of this user's that holds no more
 // than the start of the header lists no temp name, and is removed.
@@ -124,8 +125,9 @@ func TestRestoreKilledBeforeJournalHeader(t *testing.T) {
 	arch := filepath.Join(dir, "a.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
 	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a": {content: "old\n"}})
 	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=flock",
-		"-e", "inject=flock:signal=SIGKILL:when=1", binary, "restore", arch, dest)
+		"-e", "inject=flock:signal=SIGKILL:when=1", binary, "restore", "--force", "--no-undo", arch, dest)
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Fatalf("the restore was not killed:\n%s", out)
 	}
@@ -133,7 +135,7 @@ func TestRestoreKilledBeforeJournalHeader(t *testing.T) {
 	if len(journals) != 1 {
 		t.Fatalf("journals %q after the kill, want one", journals)
 	}
-	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "--force", "--no-undo", arch, dest), exitComplete)
 	if got := listDir(t, dest); len(got) != 1 {
 		t.Errorf("DEST holds %q after the next restore, want app only", got)
 	}

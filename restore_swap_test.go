@@ -12,7 +12,7 @@ import (
 )
 
 // TestRestoreDirMovedOut holds a restore right after it put the first file of app/d1 in
-// place (strace delays that rename), moves app/d1 out of DEST and leaves a symlink to it, or
+// place (strace delays that link), moves app/d1 out of DEST and leaves a symlink to it, or
 // a new folder, in its place: the rest of app/d1's files must not follow the folder out.
 // They fail (exit 3), each named, and the moved folder keeps only what it held when it left.
 func TestRestoreDirMovedOut(t *testing.T) {
@@ -70,20 +70,20 @@ func d1Archive(t *testing.T, dir string) string {
 }
 
 // restoreSwapping runs restore ARCHIVE DEST under strace, which holds the process after its
-// first rename (the first file put in place) while swap runs; it returns the exit code and
+// first link (the first new file put in place) while swap runs; it returns the exit code and
 // stderr. One job: the test names which files come after the swap, which with more workers
 // would be a race between them (a worker not held goes on writing until the swap).
 func restoreSwapping(t *testing.T, dir, arch, dest string, swap func()) (int, string) {
 	t.Helper()
 	log := filepath.Join(dir, "strace.log")
-	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=renameat2", "-e", "inject=renameat2:delay_exit=1500000:when=1",
+	cmd := exec.Command("strace", "-f", "-o", log, "-e", "trace=linkat", "-e", "inject=linkat:delay_exit=1500000:when=1",
 		binary, "restore", "--jobs", "1", arch, dest)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "linkat(") })
 	swap()
 	err := cmd.Wait()
 	var exit *exec.ExitError

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -31,7 +32,9 @@ type destTree struct {
 type destShared struct {
 	root  int // the destination folder
 	guard *moveGuard
-	mu    sync.Mutex
+	// unnamed is whether new files are written unnamed (see unnamed.go).
+	unnamed atomic.Bool
+	mu      sync.Mutex
 	// seen records the identity of every folder this restore opened, by name: a folder
 	// found at that name later with another identity was replaced.
 	seen map[string]fileID
@@ -67,7 +70,9 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
-	return &destTree{destShared: &destShared{root: fd, guard: newMoveGuard(fd), mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}, nil
+	t := &destTree{destShared: &destShared{root: fd, guard: newMoveGuard(fd), mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}
+	t.unnamed.Store(!t.guard.tripped.Load()) // procfs at /proc, as the guard found
+	return t, nil
 }
 
 func (t *destTree) close() {

@@ -10,13 +10,13 @@
 //
 //   - Nothing is written outside DEST: folders are opened one component at a time, relative
 //     to the folder above, never following a symlink, and each is checked to be still at its
-//     name before a file is renamed into it, so a folder moved or swapped for a symlink
+//     name before a file is linked or renamed into it, so a folder moved or swapped for a symlink
 //     during the restore receives nothing more.
-//   - Each file lands by rename only once its data are checked: it is written to a temp file
-//     beside its name through archive.Reader.CopyChecked, which checks it as verify does
-//     (size, CRC-32, and the record and SHA-256 the manifest holds), so what a restore
-//     writes, verify would pass. Data that fail a check are never written, nor their temp
-//     file left.
+//   - Each file gets its name only once its data are checked: it is written, unnamed
+//     (O_TMPFILE) or to a temp file beside its name, through archive.Reader.CopyChecked,
+//     which checks it as verify does (size, CRC-32, and the record and SHA-256 the manifest
+//     holds), so what a restore writes, verify would pass. Data that fail a check are never
+//     written, nor their temp file left.
 //   - What Options.Force replaces is what the plan saw there, and nothing put there since:
 //     the name is exchanged atomically (where the file system can) and what came out is
 //     checked against the plan's record. A name is replaced, never written through.

@@ -106,15 +106,19 @@ func isPrivileged(name string) bool {
 }
 
 // fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
-// or chmod is an error; attributes that cannot be set are returned as warn.
-func (p *Plan) fdMeta(fd int, e *archive.Entry) (warn []error, err error) {
-	if uid, gid, ok := p.owner(e); ok {
+// or chmod is an error; attributes that cannot be set are returned as warn. With made, the
+// file as this run created it, an owner or mode it has already is not set again.
+func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error, err error) {
+	if uid, gid, ok := p.owner(e); ok && (made == nil || int(made.Uid) != uid || int(made.Gid) != gid) {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
-	if err := unix.Fchmod(fd, p.perm(e)); err != nil {
-		return nil, fmt.Errorf("chmod: %w", err)
+	// A chown clears the setuid and setgid bits, which made cannot have had.
+	if perm := p.perm(e); made == nil || made.Mode&07777 != perm {
+		if err := unix.Fchmod(fd, perm); err != nil {
+			return nil, fmt.Errorf("chmod: %w", err)
+		}
 	}
 	return p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) }), nil
 }

@@ -212,7 +212,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		p.warn(e, risk)
 		return nil
 	}
-	warn, err := p.fdMeta(fd, e)
+	warn, err := p.fdMeta(fd, e, nil)
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,9 @@ const bufSize = 128 << 10
 var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
 
 // Run restores the plan's entries into the destination, creating it when missing. Each file
-// is written to a temp file beside its target through archive.Reader.CopyChecked (checked
-// as verify checks it: the manifest's SHA-256, the CRC-32 of a foreign archive's entry), and
-// only then renamed into place; directories get their mode and mtime once their contents
+// is written, unnamed or to a temp file beside its target, through
+// archive.Reader.CopyChecked (checked as verify checks it: the manifest's SHA-256, the CRC-32
+// of a foreign archive's entry), and only then linked or renamed into place; directories get their mode and mtime once their contents
 // are in. Problems with single entries are in the result; the error is for what stops the
 // restore (a full disk, ctx done). Run must not be called unless OK.
 func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
@@ -148,14 +148,20 @@ type fileOpError struct{ err error }
 func (e *fileOpError) Error() string { return e.err.Error() }
 func (e *fileOpError) Unwrap() error { return e.err }
 
-// writeFile writes e to a temp file in its folder through CopyChecked (read through span,
-// the run of neighbours that holds it), sets its mode and mtime, and renames it into place
-// once its data are checked.
+// writeFile writes e through CopyChecked (read through span, the run of neighbours that
+// holds it), unnamed when it replaces nothing (see unnamed.go), else to a temp file in its
+// folder, sets its mode and mtime, and links or renames it into place once its data are
+// checked.
 func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf []byte, span *archive.Span) (int64, error) {
 	dirName, base := parentOf(e.Name), e.Name[strings.LastIndexByte(e.Name, '/')+1:]
 	dfd, err := t.dir(dirName, true)
 	if err != nil {
 		return 0, &fileOpError{err}
+	}
+	if t.unnamed.Load() && p.replacing(e.Name) == nil {
+		if n, ok, err := p.writeUnnamed(ctx, t, e, buf, span, dirName, dfd, base); ok {
+			return n, err
+		}
 	}
 	f, tmp, err := t.createTemp(dirName, dfd, base)
 	if err != nil {
@@ -172,7 +178,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	defer unix.Close(made.fd)
 	n, err := p.r.CopyCheckedIn(span, &progressWriter{ctx: ctx, w: f, n: &p.written}, e, buf)
 	if err == nil {
-		err = p.finish(f, dfd, tmp, e)
+		err = p.finish(int(f.Fd()), nil, e)
 	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = &fileOpError{cerr}
@@ -240,13 +246,13 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 
 // finish gives the checked file its owner, permission bits (setuid, setgid and sticky only
 // as perm allows), attributes and mtime.
-func (p *Plan) finish(f *os.File, dfd int, tmp string, e *archive.Entry) error {
-	warn, err := p.fdMeta(int(f.Fd()), e)
+func (p *Plan) finish(fd int, made *unix.Stat_t, e *archive.Entry) error {
+	warn, err := p.fdMeta(fd, e, made)
 	if err != nil {
 		return &fileOpError{err}
 	}
 	p.warn(e, warn...)
-	if err := futimens(int(f.Fd()), p.mtime(e)); err != nil {
+	if err := futimens(fd, p.mtime(e)); err != nil {
 		return &fileOpError{err}
 	}
 	return nil
@@ -307,7 +313,7 @@ func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
 	if err != nil {
 		return err
 	}
-	warn, err := p.fdMeta(fd, e)
+	warn, err := p.fdMeta(fd, e, nil)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"backup/format"
 )
 
@@ -237,4 +239,33 @@ func (c *countdownCtx) Err() error {
 		return context.Canceled
 	}
 	return nil
+}
+
+// TestRestoreWithoutUnnamedFiles: where the file system makes no unnamed files, new files
+// are written through temp names, recorded in the journal, as before; the restore is the
+// same.
+func TestRestoreWithoutUnnamedFiles(t *testing.T) {
+	tried := 0
+	defer func(open func(int, uint32) (int, error)) { openUnnamed = open }(openUnnamed)
+	openUnnamed = func(int, uint32) (int, error) {
+		tried++
+		return -1, unix.EOPNOTSUPP
+	}
+	dest := t.TempDir()
+	plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, Options{Jobs: 1})
+	if res == nil || len(res.Damaged)+len(res.Failed) > 0 || res.Files != 4 {
+		t.Fatalf("refused %q, result %+v", problemStrings(plan.Refused), res)
+	}
+	if tried != 1 {
+		t.Errorf("an unnamed file was tried %d times, want once", tried)
+	}
+	want := []string{"app/", "app/a.txt", "app/empty/", "app/sub/", "app/sub/b.bin", "app/sub/stored", "app/zero"}
+	if got := listTree(t, dest); !slices.Equal(got, want) {
+		t.Errorf("restored %q, want %q", got, want)
+	}
+	for _, e := range sampleTree {
+		if got, err := os.ReadFile(filepath.Join(dest, e.name)); err == nil && string(got) != e.body {
+			t.Errorf("%s: content differs", e.name)
+		}
+	}
 }
