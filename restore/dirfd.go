@@ -32,9 +32,10 @@ type destTree struct {
 type destShared struct {
 	root  int // the destination folder
 	guard *moveGuard
-	// unnamed is whether new files are written unnamed (see unnamed.go).
-	unnamed atomic.Bool
-	mu      sync.Mutex
+	// unnamed is whether new files are written unnamed, and linkByProc whether they are
+	// linked into place through /proc (see unnamed.go).
+	unnamed, linkByProc atomic.Bool
+	mu                  sync.Mutex
 	// seen records the identity of every folder this restore opened, by name: a folder
 	// found at that name later with another identity was replaced.
 	seen map[string]fileID
