@@ -427,19 +427,9 @@ func TestAttackLinkAnchorInodeReused(t *testing.T) {
 	mustRoot(t)
 	mustTool(t, "strace")
 	dir := sharedTempDir(t)
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"pub/a": {content: "good\n"}})
-	os.MkdirAll(filepath.Join(dir, "src/app/sec"), 0o755)
-	if err := os.Link(filepath.Join(dir, "src/app/pub/a"), filepath.Join(dir, "src/app/sec/b")); err != nil {
-		t.Fatal(err)
-	}
-	arch := filepath.Join(dir, "t.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := pubSecArchive(t, dir)
 	dest := filepath.Join(dir, "dest")
-	os.MkdirAll(filepath.Join(dest, "app/pub"), 0o755)
-	os.MkdirAll(filepath.Join(dest, "app/sec"), 0o755)
-	os.Chmod(dest, 0o755)
-	os.Chmod(filepath.Join(dest, "app"), 0o755)
-	os.Chown(filepath.Join(dest, "app/pub"), nobody, nobody)
+	pubSecDest(dest)
 	attacker := exec.Command("bash", "-c", `cd "$1" || exit 1; for n in $(seq 10000); do [ -e a ] && break; sleep 0.001; done; rm -f a; echo EVIL > a`,
 		"attacker", filepath.Join(dest, "app/pub"))
 	attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -462,4 +452,27 @@ func TestAttackLinkAnchorInodeReused(t *testing.T) {
 	if st.Uid == nobody || string(content) != "good\n" {
 		t.Errorf("root's app/sec/b is %d:%d with %q (%d names); restore exit %d:\n%s", st.Uid, st.Gid, content, st.Nlink, cmd.ProcessState.ExitCode(), stderr.String())
 	}
+}
+
+// pubSecArchive writes dir/t.zip, a backup of src/app holding app/pub/a and app/sec/b as
+// one file (a hard-link group, app/pub/a its anchor).
+func pubSecArchive(t *testing.T, dir string) string {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"pub/a": {content: "good\n"}})
+	os.MkdirAll(filepath.Join(dir, "src/app/sec"), 0o755)
+	if err := os.Link(filepath.Join(dir, "src/app/pub/a"), filepath.Join(dir, "src/app/sec/b")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "t.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	return arch
+}
+
+// pubSecDest makes the DEST of the pubSecArchive attacks: app/pub is nobody's, app/sec root's.
+func pubSecDest(dest string) {
+	os.MkdirAll(filepath.Join(dest, "app/pub"), 0o755)
+	os.MkdirAll(filepath.Join(dest, "app/sec"), 0o755)
+	os.Chmod(dest, 0o755)
+	os.Chmod(filepath.Join(dest, "app"), 0o755)
+	os.Chown(filepath.Join(dest, "app/pub"), nobody, nobody)
 }

@@ -78,21 +78,11 @@ func TestAttackUnnamedAnchorIdentityAfterLink(t *testing.T) {
 		t.Fatalf("gcc: %v %s", err, out)
 	}
 	os.Chmod(swapBin, 0o755)
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"pub/a": {content: "good\n"}})
-	os.MkdirAll(filepath.Join(dir, "src/app/sec"), 0o755)
-	if err := os.Link(filepath.Join(dir, "src/app/pub/a"), filepath.Join(dir, "src/app/sec/b")); err != nil {
-		t.Fatal(err)
-	}
-	arch := filepath.Join(dir, "t.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	arch := pubSecArchive(t, dir)
 	os.Chmod(arch, 0o644)
 	for try := 0; try < 12; try++ {
 		dest := filepath.Join(dir, fmt.Sprintf("dest%d", try))
-		os.MkdirAll(filepath.Join(dest, "app/pub"), 0o755)
-		os.MkdirAll(filepath.Join(dest, "app/sec"), 0o755)
-		os.Chmod(dest, 0o755)
-		os.Chmod(filepath.Join(dest, "app"), 0o755)
-		os.Chown(filepath.Join(dest, "app/pub"), nobody, nobody)
+		pubSecDest(dest)
 		attacker := exec.Command(swapBin, filepath.Join(dest, "app/pub"), "a")
 		attacker.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 		var aout strings.Builder
