@@ -161,24 +161,3 @@ func TestAttackUnnamedSwappedAfterLinkReportedRestored(t *testing.T) {
 		t.Errorf("app/pub/a holds nobody's %q, restore exit %d (want 3, the entry failed):\n%s", b, code, stderr.String())
 	}
 }
-
-// TestRestoreLinksThroughProc: where the kernel refuses to link a descriptor itself (before
-// 6.10, without CAP_DAC_READ_SEARCH: ENOENT, which strace injects into the first linkat of
-// each thread), new files are linked through /proc/self/fd, and the restore is whole.
-func TestRestoreLinksThroughProc(t *testing.T) {
-	t.Parallel()
-	mustTool(t, "strace")
-	dir := t.TempDir()
-	arch := d1Archive(t, dir)
-	dest := filepath.Join(dir, "dest")
-	log := filepath.Join(dir, "strace.log")
-	cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-e", "trace=linkat", "-e", "inject=linkat:error=ENOENT:when=1",
-		binary, "restore", "--jobs", "1", arch, dest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v\n%s", err, out)
-	}
-	compareTrees(t, filepath.Join(dir, "src/app"), filepath.Join(dest, "app"))
-	if b, _ := os.ReadFile(log); !strings.Contains(string(b), `"/proc/self/fd/`) {
-		t.Errorf("no link through /proc/self/fd:\n%s", b)
-	}
-}

@@ -251,13 +251,36 @@ func TestRestoreWithoutUnnamedFiles(t *testing.T) {
 		tried++
 		return -1, unix.EOPNOTSUPP
 	}
+	restoreSampleWhole(t)
+	if tried != 1 {
+		t.Errorf("an unnamed file was tried %d times, want once", tried)
+	}
+}
+
+// TestRestoreLinksThroughProc: where the kernel refuses to link a descriptor itself (before
+// 6.10, without CAP_DAC_READ_SEARCH: ENOENT), new files are linked through /proc/self/fd,
+// and the restore is the same.
+func TestRestoreLinksThroughProc(t *testing.T) {
+	refused := 0
+	defer func(link func(int, int, string) error) { linkDescriptor = link }(linkDescriptor)
+	linkDescriptor = func(int, int, string) error {
+		refused++
+		return unix.ENOENT
+	}
+	restoreSampleWhole(t)
+	if refused != 1 {
+		t.Errorf("the descriptor was linked %d times, want once (then through /proc)", refused)
+	}
+}
+
+// restoreSampleWhole restores sampleTree with one worker and fails unless every entry is
+// in place with its content.
+func restoreSampleWhole(t *testing.T) {
+	t.Helper()
 	dest := t.TempDir()
 	plan, res := restoreInto(t, buildZip(t, sampleTree, true), dest, Options{Jobs: 1})
 	if res == nil || len(res.Damaged)+len(res.Failed) > 0 || res.Files != 4 {
 		t.Fatalf("refused %q, result %+v", problemStrings(plan.Refused), res)
-	}
-	if tried != 1 {
-		t.Errorf("an unnamed file was tried %d times, want once", tried)
 	}
 	want := []string{"app/", "app/a.txt", "app/empty/", "app/sub/", "app/sub/b.bin", "app/sub/stored", "app/zero"}
 	if got := listTree(t, dest); !slices.Equal(got, want) {

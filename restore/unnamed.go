@@ -90,7 +90,7 @@ func (t *destTree) linkUnnamed(dir string, dfd, fd int, base string) error {
 // /proc/self/fd instead (which the move guard found to be procfs's) from then on.
 func (t *destTree) linkFD(fd, dfd int, base string) error {
 	if !t.linkByProc.Load() {
-		err := unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
+		err := linkDescriptor(fd, dfd, base)
 		if !errors.Is(err, unix.ENOENT) {
 			return err
 		}
@@ -100,6 +100,12 @@ func (t *destTree) linkFD(fd, dfd int, base string) error {
 		t.linkByProc.Store(true)
 	}
 	return err
+}
+
+// linkDescriptor links the file open as fd itself; a test makes it fail as an older kernel
+// does.
+var linkDescriptor = func(fd, dfd int, base string) error {
+	return unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
 }
 
 // fdWriter writes to the file open as its descriptor.
