@@ -52,9 +52,10 @@ var fatalErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
 // Run restores the plan's entries into the destination, creating it when missing. Each file
 // is written, unnamed or to a temp file beside its target, through
 // archive.Reader.CopyChecked (checked as verify checks it: the manifest's SHA-256, the CRC-32
-// of a foreign archive's entry), and only then linked or renamed into place; directories get their mode and mtime once their contents
-// are in. Problems with single entries are in the result; the error is for what stops the
-// restore (a full disk, ctx done). Run must not be called unless OK.
+// of a foreign archive's entry), and only then linked or renamed into place; directories
+// get their mode and mtime once their contents are in. Problems with single entries are in
+// the result; the error is for what stops the restore (a full disk, ctx done). Run must not
+// be called unless OK.
 func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
@@ -158,7 +159,8 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	if err != nil {
 		return 0, &fileOpError{err}
 	}
-	if t.unnamed.Load() && p.replacing(e.Name) == nil {
+	old := p.replacing(e.Name)
+	if t.unnamed.Load() && old == nil {
 		if n, ok, err := p.writeUnnamed(ctx, t, e, buf, span, dirName, dfd, base); ok {
 			return n, err
 		}
@@ -184,22 +186,32 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 		err = &fileOpError{cerr}
 	}
 	if err == nil {
-		err = t.checkedRename(dirName, dfd, tmp, base, made.id, p.replacing(e.Name))
+		err = t.checkedRename(dirName, dfd, tmp, base, made.id, old)
 		p.mark(dirName)
 	}
 	if err != nil {
 		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
 	}
-	// What relink may later link the other names of its group to: the file as its name holds
-	// it now (the rename changed its ctime), and only if that is the file written: whoever
-	// may write in the folder may have put another there since.
-	id, err := statID(dfd, base)
-	if err != nil || id.file != made.id {
-		return 0, &fileOpError{errReplaced}
+	if err := p.placeWritten(dfd, base, e.Name, made.id); err != nil {
+		return 0, err
 	}
-	p.place(e.Name, id)
 	return n, nil
+}
+
+// placeWritten records, for relink to link the other names of its group to, the file the
+// name base in the folder dfd holds now (the rename or link changed its ctime), and only if
+// that is the file written, made, which a descriptor of this run still holds, so that its
+// inode number cannot have passed to another file: whoever may write in the folder may
+// have removed or replaced it since. The ctime an fstat of the descriptor gives after a
+// removal could be a new file's too (attack pass 17).
+func (p *Plan) placeWritten(dfd int, base, name string, made fileID) error {
+	id, err := statID(dfd, base)
+	if err != nil || id.file != made {
+		return &fileOpError{errReplaced}
+	}
+	p.place(name, id)
+	return nil
 }
 
 // heldFile is a second descriptor of a file this run made, and the file's identity.

@@ -47,16 +47,9 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 	if err != nil {
 		return 0, true, err
 	}
-	// What relink may later link the other names of its group to: the file as its name holds
-	// it now (the link changed its ctime), and only if that is the file written, which the
-	// descriptor still holds, so that its inode number cannot have passed to another file.
-	// Whoever may write in the folder may have removed or replaced it since; the ctime an
-	// fstat of the descriptor gave after a removal could be a new file's too (attack pass 17).
-	id, err := statID(dfd, base)
-	if err != nil || id.file != idOf(&made) {
-		return 0, true, &fileOpError{errReplaced}
+	if err := p.placeWritten(dfd, base, e.Name, idOf(&made)); err != nil {
+		return 0, true, err
 	}
-	p.place(e.Name, id)
 	return n, true, nil
 }
 
