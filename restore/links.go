@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -154,14 +155,20 @@ func (p *Plan) warn(e *archive.Entry, errs ...error) {
 
 // restored notes a file of a hard-link group that was written, for relink.
 func (p *Plan) restored(e *archive.Entry) {
-	if p.index == nil {
-		return
-	}
-	if f, _ := p.index.File(e.Name); f.Link != 0 {
+	if group := p.linkGroup(e); group != 0 {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.linked[f.Link] = append(p.linked[f.Link], e.Name)
+		p.linked[group] = append(p.linked[group], e.Name)
 	}
+}
+
+// linkGroup is the hard-link group the manifest puts e in, 0 for none.
+func (p *Plan) linkGroup(e *archive.Entry) int {
+	if p.index == nil {
+		return 0
+	}
+	f, _ := p.index.File(e.Name)
+	return f.Link
 }
 
 // relink turns each hard-link group back into one file, as tar does: every member is
@@ -296,7 +303,7 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	// folder may have put a file of theirs there since, which must not gain this name. The
 	// change time tells it from a new file given the freed inode number (ext4 hands it out
 	// again at once); each link this function makes moves it, and is recorded below.
-	if placed, ok := p.placed[anchor]; !ok || placed != want {
+	if placed, ok := p.placed[anchor]; !ok || placed != want || !p.holdsHandle(anchor, src, baseOf(anchor)) {
 		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	}
 	old, ok := p.placed[name]
@@ -320,7 +327,7 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 		return fmt.Errorf("link: %w", err)
 	}
 	// The link is to what anchor's name held by then: it must be the file checked above.
-	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file {
+	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file || !p.holdsHandle(anchor, dfd, tmp) {
 		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
 	} else {
 		err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
@@ -332,6 +339,30 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	// The anchor's file as the link left it, seen through the name this run just gave it.
 	if now, serr := statID(dfd, base); serr == nil && now.file == want.file {
 		p.placed[anchor], p.placed[name] = now, now
+		if h, ok := p.handles[anchor]; ok {
+			p.handles[name] = h
+		}
 	}
 	return nil
+}
+
+// holdsHandle reports whether name, in the folder dfd, is the file whose handle was recorded
+// for placed; true where none was.
+func (p *Plan) holdsHandle(placed string, dfd int, name string) bool {
+	want, ok := p.handles[placed]
+	if !ok {
+		return true
+	}
+	got, ok := handleOf(dfd, name)
+	return ok && got == want
+}
+
+// handleOf is the file handle of name in the folder dfd (never following a symlink): its
+// type and bytes, which name the file's inode and its generation.
+func handleOf(dfd int, name string) (string, bool) {
+	h, _, err := unix.NameToHandleAt(dfd, name, 0)
+	if err != nil {
+		return "", false
+	}
+	return strconv.Itoa(int(h.Type())) + ":" + string(h.Bytes()), true
 }

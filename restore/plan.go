@@ -103,7 +103,12 @@ type Plan struct {
 	replaces map[string]nodeID
 	// placed holds the identity of each file Run put in place or kept, for relink: it
 	// replaces that file and nothing else.
-	placed     map[string]nodeID
+	placed map[string]nodeID
+	// handles holds the file handle (inode number and generation) of each file of a
+	// hard-link group Run wrote, where the file system gives one: once this run's descriptor
+	// is closed, a new file can get the freed inode number and, made in the same clock tick,
+	// the same ctime, but not the same generation (attack pass 17).
+	handles    map[string]string
 	remove     []format.Created // the Removes' records
 	entryNames map[string]bool  // every entry's name, once holds asks (see sweep)
 	umask      fs.FileMode      // the process's, read when Run starts
@@ -111,8 +116,8 @@ type Plan struct {
 	ctx        context.Context  // stops the plan's reading of DEST
 	written    atomic.Int64
 	done       atomic.Int64
-	// While Run's workers run (see workers.go), mu guards touched, placed, linked, warnings
-	// and owners; pos is each entry's place in archive order, and stopped is closed when a
+	// While Run's workers run (see workers.go), mu guards touched, placed, handles, linked,
+	// warnings and owners; pos is each entry's place in archive order, and stopped is closed when a
 	// worker meets an error that stops the run.
 	mu       sync.Mutex
 	pos      map[string]int
@@ -140,7 +145,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	p := &Plan{Dest: dest, r: r, opts: opts, dirs: map[string]*archive.Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat,
-		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, ctx: ctx}
+		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, handles: map[string]string{}, ctx: ctx}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {

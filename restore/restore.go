@@ -193,7 +193,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
 	}
-	if err := p.placeWritten(dfd, base, e.Name, made.id); err != nil {
+	if err := p.placeWritten(dfd, base, e, made.id); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -204,13 +204,21 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 // that is the file written, made, which a descriptor of this run still holds, so that its
 // inode number cannot have passed to another file: whoever may write in the folder may
 // have removed or replaced it since. The ctime an fstat of the descriptor gives after a
-// removal could be a new file's too (attack pass 17).
-func (p *Plan) placeWritten(dfd int, base, name string, made fileID) error {
+// removal could be a new file's too (attack pass 17). A file of a hard-link group also gets
+// its file handle recorded (see Plan.handles).
+func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID) error {
 	id, err := statID(dfd, base)
 	if err != nil || id.file != made {
 		return &fileOpError{errReplaced}
 	}
-	p.place(name, id)
+	p.place(e.Name, id)
+	if p.linkGroup(e) != 0 {
+		if h, ok := handleOf(dfd, base); ok {
+			p.mu.Lock()
+			p.handles[e.Name] = h
+			p.mu.Unlock()
+		}
+	}
 	return nil
 }
 
