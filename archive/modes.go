@@ -7,8 +7,8 @@ import (
 
 // Only Unix hosts (and macOS, which stores the same) keep a Unix mode in an entry: DOS and
 // Windows tools keep attributes that Go's reader turns into 0666 files and 0777 folders
-// (world-writable), other hosts and the JDK's jar keep nothing, and some Unix tools store a
-// mode of 0. Such entries are restored as unzip restores them, with a safer default: 0644
+// (world-writable), other hosts and the JDK's jar keep nothing, and some Unix tools store
+// nothing where the mode goes (no file type either). Such entries are restored as unzip restores them, with a safer default: 0644
 // for files (0444 when DOS marks them read-only) and 0755 for folders, less the umask. unzip
 // starts from 0666 and 0777 before the umask; group and others get no write permission here
 // whatever the umask, since the archive never asked for it.
@@ -26,7 +26,9 @@ const (
 // reached, even by the owner, and the restore would still have said complete.
 func restoreMode(f *zip.FileHeader, mode fs.FileMode) (fs.FileMode, bool) {
 	unixHost := Host(f.CreatorVersion >> 8).unixLike()
-	unixMode := unixHost && mode.Perm() != 0
+	// A file of mode 0000 is stored with its type bits (S_IFREG), as zip and tar keep it:
+	// only an empty field means no mode. Taking 0000 for none would restore it 0644.
+	unixMode := unixHost && (mode.Perm() != 0 || f.ExternalAttrs>>16 != 0)
 	switch {
 	case unixMode && mode.IsDir():
 		return mode | ownerSearch, false

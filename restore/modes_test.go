@@ -48,10 +48,11 @@ func hostZip(t *testing.T, entries []hostEnt) []byte {
 }
 
 // TestRestoreModesWithoutUnixMode restores entries that carry no Unix mode (made on DOS or
-// Windows, by the JDK's jar, or on Unix with a mode of 0) as unzip does: 0644 for files (0444
-// when DOS says read-only) and 0755 for folders, less the umask. A folder always keeps its
-// owner's search bit, so that what it holds stays reachable. Entries with a Unix mode keep
-// it exactly, umask or not, as before.
+// Windows, by the JDK's jar, or on Unix with nothing where the mode goes) as unzip does: 0644
+// for files (0444 when DOS says read-only) and 0755 for folders, less the umask. A folder
+// always keeps its owner's search bit, so that what it holds stays reachable. Entries with a
+// Unix mode keep it exactly, umask or not, as before, 0000 too (with its type bits, as zip and
+// backup store it; 0644 before, readable by all).
 func TestRestoreModesWithoutUnixMode(t *testing.T) {
 	data := hostZip(t, []hostEnt{
 		{"fat/", 0, dosDir},
@@ -68,6 +69,8 @@ func TestRestoreModesWithoutUnixMode(t *testing.T) {
 		{"unixdir/", 3, unixAttrs(syscall.S_IFDIR, 0o666)},
 		{"unixdir/inside", 3, unixAttrs(syscall.S_IFREG, 0o640)},
 		{"unixfile", 3, unixAttrs(syscall.S_IFREG, 0o664)},
+		{"unix000", 3, unixAttrs(syscall.S_IFREG, 0)},
+		{"unixdir000/", 3, unixAttrs(syscall.S_IFDIR, 0)},
 	})
 	tests := []struct {
 		umask int
@@ -78,12 +81,14 @@ func TestRestoreModesWithoutUnixMode(t *testing.T) {
 			"ntfs": fs.ModeDir | 0o755, "ntfs/file": 0o644, "nt11": fs.ModeDir | 0o755, "nt11/file": 0o644,
 			"vfat/file": 0o644, "jar": fs.ModeDir | 0o755, "jar/Main.class": 0o644, "unix0": 0o644,
 			"unixdir": fs.ModeDir | 0o766, "unixdir/inside": 0o640, "unixfile": 0o664,
+			"unix000": 0, "unixdir000": fs.ModeDir | 0o100,
 		}},
 		{0o077, map[string]fs.FileMode{
 			"fat": fs.ModeDir | 0o700, "fat/file": 0o600, "fat/ro": 0o400,
 			"ntfs": fs.ModeDir | 0o700, "ntfs/file": 0o600, "nt11": fs.ModeDir | 0o700, "nt11/file": 0o600,
 			"vfat/file": 0o600, "jar": fs.ModeDir | 0o700, "jar/Main.class": 0o600, "unix0": 0o600,
 			"unixdir": fs.ModeDir | 0o766, "unixdir/inside": 0o640, "unixfile": 0o664,
+			"unix000": 0, "unixdir000": fs.ModeDir | 0o100,
 		}},
 	}
 	for _, tt := range tests {
