@@ -44,29 +44,55 @@ func (c *creation) activates(rc *format.Receipt) bool {
 
 // activate points LATEST at the archive name once it reads back, and returns the receipt as
 // it then stands (failed, when the read-back found the archive damaged) and why LATEST did
-// not move.
+// not move. The receipt in place says the archive was not read back until it has been (see
+// notReadBack), so the read-back comes before the checks of Activate, which would refuse it.
 func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name string, rc *format.Receipt, stderr io.Writer) (*format.Receipt, error) {
-	var verifyErr error
-	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(name string) error {
-		verifyErr = c.readBackInSet(ctx, name, rc)
-		return verifyErr
-	})
-	if verifyErr != nil {
-		rc = c.markDamaged(ctx, rc, verifyErr, stderr)
+	if c.readsBackInPlace(rc) {
+		if err := c.readBackInSet(ctx, name, rc); err != nil {
+			return c.markDamaged(ctx, rc, err, stderr), notActivating(name, err)
+		}
+		if err := c.target.replace(ctx, rc); err != nil {
+			c.written = false
+			failed := *c.notReadBack(rc)
+			failed.Error = fmt.Sprintf("archive %s read back, but its receipt could not be written: %v", c.paths().archive, cause(err))
+			return &failed, notActivating(name, fmt.Errorf("writing its receipt: %w", err))
+		}
 	}
-	return rc, err
+	return rc, lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(string) error { return nil })
 }
 
-// readBackInSet reads the archive called name back before LATEST may name it: an upload,
-// which cannot be read before it completes, always; a file unless --verify read these bytes
-// back already, before the rename.
+func notActivating(name string, err error) error {
+	return fmt.Errorf("not activating %s: %w", format.QuoteName(name), err)
+}
+
+// readsBackInPlace says whether the archive is read back once in place, before LATEST may
+// name it: in a set, for a run that may become LATEST; an upload, which cannot be read
+// before it completes, always; a file unless --verify read these bytes back already, before
+// the rename.
+func (c *creation) readsBackInPlace(rc *format.Receipt) bool {
+	if c.cfg.set == nil || c.cfg.dryRun || !c.activates(rc) {
+		return false
+	}
+	_, upload := c.target.(*uploadTarget)
+	return upload || !c.cfg.verify
+}
+
+// notReadBack is rc as the receipt says it until the archive has read back: failed, not
+// verified. A run killed meanwhile (SIGKILL, a power cut) runs no handler to say so, and an
+// archive that was not read back must not count as a complete backup for prune and status;
+// once it reads back, rc replaces it, before LATEST moves.
+func (c *creation) notReadBack(rc *format.Receipt) *format.Receipt {
+	pending := *rc
+	pending.Status = format.Failed
+	pending.Error = fmt.Sprintf("archive %s not verified: the run that wrote it ended before reading it back", c.paths().archive)
+	return &pending
+}
+
+// readBackInSet reads the archive called name back before LATEST may name it.
 func (c *creation) readBackInSet(ctx context.Context, name string, rc *format.Receipt) error {
 	if up, ok := c.target.(*uploadTarget); ok {
 		sum, _ := rc.Summary()
 		return up.readBack(ctx, sum, c.res, c.cfg.identities)
-	}
-	if c.cfg.verify {
-		return nil
 	}
 	return c.res.ReadBack(ctx, filepath.Join(c.cfg.set.dir, name))
 }

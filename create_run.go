@@ -212,7 +212,11 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, 
 // the final paths.
 func (c *creation) place(ctx context.Context, res *engine.Result) (*format.Receipt, error) {
 	rc := c.receipt(&format.ArchiveInfo{Path: c.paths().archive, Size: res.Sum.Size, SHA256: res.Sum.SHA256}, nil)
-	if err := c.target.place(ctx, res, rc); err != nil {
+	placed := rc
+	if c.readsBackInPlace(rc) {
+		placed = c.notReadBack(rc)
+	}
+	if err := c.target.place(ctx, res, placed); err != nil {
 		res.Abort()
 		c.target.abort()
 		return rc, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"backup/backupset/s3store/s3test"
+	"backup/format"
 )
 
 // startHeldUpload starts a create into the set, waits until its upload has begun, and stops
@@ -278,9 +279,10 @@ func TestS3SetInterruptedAfterLatestWritten(t *testing.T) {
 // TestS3SetInterruptedWhilePublishing: SIGINT comes while the receipt's creation, or then the
 // upload's completion, is under way: made by the server but not yet answered, or not even
 // received. An archive the server completed is at its name with its receipt, and the run
-// stops before LATEST moves, as a folder set's run interrupted after its renames does; an
-// archive not completed is not there, and its receipt says the run failed. Never an archive
-// alone (a run that status calls unknown, and prune keeps for ever).
+// stops before LATEST moves, as a folder set's run interrupted after its renames does; that
+// receipt says failed, since the archive was never read back; an archive not completed is
+// not there, and its receipt says the run failed. Never an archive alone (a run that status
+// calls unknown, and prune keeps for ever).
 func TestS3SetInterruptedWhilePublishing(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -340,16 +342,20 @@ func TestS3SetInterruptedWhilePublishing(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr.String())
 			}
 			archives := setArchives(t, s.dir)
-			want, status := 3, "failed"
+			want := 3
 			if tt.published {
-				want, status = 4, "complete"
+				want = 4
 			}
 			if len(archives) != want || readLatest(t, s.dir) != old {
 				t.Fatalf("the bucket holds %v, LATEST %q; want %d files, LATEST on %s; stderr:\n%s", archives, readLatest(t, s.dir), want, old, stderr.String())
 			}
 			receipt := archives[len(archives)-1]
-			if rc := readReceipt(t, filepath.Join(s.dir, receipt)); string(rc.Status) != status || (rc.Archive != nil) != tt.published {
-				t.Errorf("%s says %s, archive %v; want %s", receipt, rc.Status, rc.Archive, status)
+			rc := readReceipt(t, filepath.Join(s.dir, receipt))
+			if rc.Status != format.Failed || (rc.Archive != nil) != tt.published {
+				t.Errorf("%s says %s, archive %v; want failed", receipt, rc.Status, rc.Archive)
+			}
+			if tt.published && !strings.Contains(rc.Error, "not verified") {
+				t.Errorf("%s says %q; want that its archive was not read back", receipt, rc.Error)
 			}
 			if tt.published && !strings.Contains(stderr.String(), "LATEST not moved") {
 				t.Errorf("stderr does not say LATEST was not moved:\n%s", stderr.String())

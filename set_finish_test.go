@@ -233,3 +233,39 @@ func TestAttackInterruptedReadBackLeavesDamagedComplete(t *testing.T) {
 		t.Errorf("prune --keep-last 2 deleted the good backup %s, keeping the damaged %s in its place:\n%s", a, name, r.stdout)
 	}
 }
+
+// TestKilledReadBackLeavesNoCompleteReceipt kills create (SIGKILL: the OOM killer, a power
+// cut) while it reads the new archive back. No handler runs, so whatever the receipt said
+// before the read-back is what stays: it must not call complete an archive that was never
+// read back, which prune and status would count as the newest good backup (prune
+// --keep-last 2 would then delete the older of the two good ones).
+func TestKilledReadBackLeavesNoCompleteReceipt(t *testing.T) {
+	t.Parallel()
+	dir, set, a, b := newestSet(t)
+	cmd, _, names := heldAtArchive(t, dir, set, "create", "--output-dir", set, "app")
+	var name string
+	waitFor(t, "the new archive in place", func() bool {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(set, n)); err == nil {
+				name = n
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, "the read-back held", inSyscall(cmd, unix.SYS_OPENAT))
+	killGroup(cmd)
+	cmd.Wait()
+	if got := readLatest(t, set); got != b {
+		t.Fatalf("LATEST %s, want still %s", got, b)
+	}
+	rc := readReceipt(t, filepath.Join(set, name+".receipt.json"))
+	if rc.Status != format.Failed || !strings.Contains(rc.Error, "not verified") {
+		t.Errorf("receipt of %s, killed in its read-back: status %q, error %q; want failed, not read back", name, rc.Status, rc.Error)
+	}
+	r := backup(t, runOpts{}, "prune", "--keep-last", "2", set)
+	if _, err := os.Stat(filepath.Join(set, a)); err != nil {
+		t.Errorf("prune --keep-last 2 deleted the good backup %s, counting %s, never read back:\n%s", a, name, r.stdout)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "app"), exitComplete)
+}
