@@ -73,6 +73,8 @@ func TestAttackRestoreZeroModeRerunAsUser(t *testing.T) {
 // owner's write bit cannot take a user.* attribute, even from its owner: the file's
 // attribute is lost with only a warning, the folder's silently (not even a warning), and
 // the restore says complete and exits 0. Before the change (0644, 0755) both came back.
+// The order is older than the change: a 0444 file loses its user.* attribute the same way
+// (with a warning) and a 0500 folder silently; the change adds every 0000 file and folder.
 // Correct: attributes are set while the restored file or folder is still writable to its
 // owner (before its final mode), so both come back with mode 0000 / d--x------ and their
 // attribute; at the very least a lost attribute is never silent.
