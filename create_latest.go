@@ -48,7 +48,11 @@ func (c *creation) activates(rc *format.Receipt) bool {
 // notReadBack), so the read-back comes before the checks of Activate, which would refuse it.
 func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name string, rc *format.Receipt, stderr io.Writer) (*format.Receipt, error) {
 	if c.readsBackInPlace(rc) {
-		if err := c.readBackInSet(ctx, name, rc); err != nil {
+		err := c.readBackInSet(ctx, name, rc)
+		if err == nil {
+			err = ctx.Err() // an interrupt as the read-back ended: the run stops here
+		}
+		if err != nil {
 			return c.markDamaged(ctx, rc, err, stderr), notActivating(name, err)
 		}
 		if err := c.target.replace(ctx, rc); err != nil {
@@ -58,7 +62,13 @@ func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name stri
 			return &failed, notActivating(name, fmt.Errorf("writing its receipt: %w", err))
 		}
 	}
-	return rc, lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(string) error { return nil })
+	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(string) error { return nil })
+	if err != nil && ctx.Err() != nil && c.written {
+		// The run stopped before LATEST moved: its receipt says so, as its exit code, --json
+		// and the metrics do, rather than complete.
+		rc = c.markFailed(ctx, rc, fmt.Sprintf("interrupted before LATEST moved to archive %s", c.paths().archive), stderr)
+	}
+	return rc, err
 }
 
 func notActivating(name string, err error) error {
@@ -100,8 +110,8 @@ func (c *creation) readBackInSet(ctx context.Context, name string, rc *format.Re
 // latestNotMoved says why LATEST stays, and returns the exit code.
 func latestNotMoved(ctx context.Context, err error, stderr io.Writer) int {
 	if ctx.Err() != nil {
-		// The archive was not checked: its receipt says failed now, LATEST stays.
-		fmt.Fprintln(stderr, "backup: interrupted while verifying; LATEST not moved")
+		// The run stopped before LATEST moved: its receipt says failed now, LATEST stays.
+		fmt.Fprintln(stderr, "backup: interrupted; LATEST not moved")
 		return exitInterrupted
 	}
 	sayf(stderr, "backup: LATEST not moved: %v\n", err)
@@ -140,12 +150,18 @@ func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *forma
 // complete an archive that did not read back (prune and status would count it as the newest
 // good backup), and as a failed run it is superseded by the next good one.
 func (c *creation) markDamaged(ctx context.Context, rc *format.Receipt, verifyErr error, stderr io.Writer) *format.Receipt {
+	why := fmt.Sprintf("archive %s failed verification: %v", c.paths().archive, verifyErr)
+	if ctx.Err() != nil {
+		why = fmt.Sprintf("interrupted while archive %s was read back: not verified", c.paths().archive)
+	}
+	return c.markFailed(ctx, rc, why, stderr)
+}
+
+// markFailed replaces the receipt the run wrote with rc failed for why, and returns it.
+func (c *creation) markFailed(ctx context.Context, rc *format.Receipt, why string, stderr io.Writer) *format.Receipt {
 	damaged := *rc
 	damaged.Status = format.Failed
-	damaged.Error = fmt.Sprintf("archive %s failed verification: %v", c.paths().archive, verifyErr)
-	if ctx.Err() != nil {
-		damaged.Error = fmt.Sprintf("interrupted while archive %s was read back: not verified", c.paths().archive)
-	}
+	damaged.Error = why
 	err := c.target.replace(ctx, &damaged)
 	if err != nil {
 		sayf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))

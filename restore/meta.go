@@ -21,7 +21,7 @@ import (
 
 // What restore gives back beside names, data, modes and mtimes: owners (as root, unless
 // told not to), setuid, setgid and sticky bits (only with the owners, and only when asked),
-// and extended attributes (when asked). The order per entry is chown, chmod, attributes,
+// and extended attributes (when asked). The order per entry is chown, attributes, chmod,
 // mtime: chown clears the setuid bits and security.capability, so both come after it.
 
 // owner returns the uid and gid to give e, and whether to give any: only as root, only
@@ -46,6 +46,12 @@ func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 // another.
 func (p *Plan) perm(e *archive.Entry) uint32 {
 	perm := uint32(e.Perm(p.umask))
+	if !p.asRoot {
+		// A user other than root could not read back what it restored without its owner's
+		// read bit (a re-run's check, the before-state of --force, the undo's): a 0000 file
+		// comes back 0400, a 0000 folder dr-x------. Root reads everything, and gets 0000.
+		perm |= 0o400
+	}
 	if !p.opts.SamePermissions {
 		return perm
 	}
@@ -114,13 +120,26 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
+	// The attributes before the mode: a user other than root may set user.* attributes
+	// only on what its owner may write, and a read-only mode would refuse them.
+	warn = p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) })
 	// A chown clears the setuid and setgid bits, which made cannot have had.
 	if perm := p.perm(e); made == nil || made.Mode&07777 != perm {
 		if err := unix.Fchmod(fd, perm); err != nil {
 			return nil, fmt.Errorf("chmod: %w", err)
 		}
 	}
-	return p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) }), nil
+	return warn, nil
+}
+
+// createPerm is the mode a new file for e is made with: its own, with its owner's write
+// bit when attributes are to be set by a user other than root (fdMeta then sets the mode).
+func (p *Plan) createPerm(e *archive.Entry) uint32 {
+	perm := p.perm(e) & 0o777
+	if p.opts.Xattrs && !p.asRoot {
+		perm |= 0o200
+	}
+	return perm
 }
 
 // linkMeta gives the symlink made, at name in the folder dfd, its owner (through its O_PATH

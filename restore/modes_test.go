@@ -92,6 +92,9 @@ func TestRestoreModesWithoutUnixMode(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
+		if os.Geteuid() != 0 { // a user keeps the owner's read bit, to read back what it wrote
+			tt.want["unix000"], tt.want["unixdir000"] = 0o400, fs.ModeDir|0o500
+		}
 		t.Run(fs.FileMode(tt.umask).String(), func(t *testing.T) {
 			// The umask is the process's: this test must not run in parallel with others.
 			old := syscall.Umask(tt.umask)

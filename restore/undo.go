@@ -97,11 +97,17 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 	slices.SortStableFunc(p.remove, func(a, b format.Created) int {
 		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
 	})
+	goingDirs := map[string]bool{}
+	for _, c := range p.remove {
+		if c.Type == format.CreatedDir {
+			goingDirs[c.Path] = true
+		}
+	}
 	for _, c := range p.remove {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := p.removeOne(ctx, t, c)
+		err := p.removeOne(ctx, t, c, goingDirs)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -116,15 +122,26 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 	return nil
 }
 
-func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created) error {
+// removeOne removes c, which the restore undone created. goingDirs are the folders it
+// created, which are removed too.
+func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, goingDirs map[string]bool) error {
 	dfd, err := t.dir(parentOf(c.Path), false)
 	if err != nil {
 		return err
 	}
 	base := c.Path[strings.LastIndexByte(c.Path, '/')+1:]
+	unlink := func(flags int) error {
+		err := unix.Unlinkat(dfd, base, flags)
+		// A read-only folder the restore made (its archived mode), which goes too, is
+		// opened to its owner, as rm -rf does not but the restore that made it could.
+		if errors.Is(err, unix.EACCES) && goingDirs[parentOf(c.Path)] && unix.Fchmod(dfd, 0o700) == nil {
+			err = unix.Unlinkat(dfd, base, flags)
+		}
+		return err
+	}
 	switch c.Type {
 	case format.CreatedDir:
-		err := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+		err := unlink(unix.AT_REMOVEDIR)
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return errors.New("the folder is not empty")
 		}
@@ -142,7 +159,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created) err
 			return err
 		}
 	}
-	return unix.Unlinkat(dfd, base, 0)
+	return unlink(0)
 }
 
 // sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
