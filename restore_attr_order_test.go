@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// userNote reads path's user.note attribute ("" when it has none).
+func userNote(path string) string {
+	buf := make([]byte, 64)
+	n, err := unix.Getxattr(path, "user.note", buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+// TestAttackXattrsInPlaceReadOnlyAsUser: a user (not root) restores with --xattrs an archive
+// whose app/f is 0644 with user.note "new" into a DEST that holds app/f with the same bytes,
+// but read-only (0444, user.note "old"): the file is kept as present and its metadata set in
+// place. The attributes now come before the mode, so they are set while the file is still
+// 0444, and a user.* attribute cannot be set on a file without its owner's write bit: the
+// attribute stays "old" (a warning, exit unchanged), then the chmod makes it 0644. Before
+// the change (chmod first, then attributes) it came back "new". The same happens to the
+// undo of a restore --force that made a file read-only in place: its before-state holds the
+// file 0644 with its old attribute, and the undo cannot put that attribute back.
+// Correct: a file or folder whose attributes are set in place is writable to its owner when
+// they are set (chmod to the final mode first when that mode has the owner's write bit, or
+// u+w for the attributes and the final mode after), so app/f ends 0644 with user.note "new".
+func TestAttackXattrsInPlaceReadOnlyAsUser(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"app/f": {content: "same\n", mode: 0o644}})
+	if err := unix.Setxattr(filepath.Join(src, "app/f"), "user.note", []byte("new"), 0); err != nil {
+		t.Skipf("user xattrs not supported here: %v", err)
+	}
+	zip := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
+	if err := os.Chmod(zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/f": {content: "same\n"}})
+	f := filepath.Join(dest, "app/f")
+	if err := unix.Setxattr(f, "user.note", []byte("old"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dest, filepath.Join(dest, "app"), f} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(f, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--xattrs", zip, dest)
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := userNote(f); got != "new" || fi.Mode().Perm() != 0o644 {
+		t.Errorf("restore --xattrs as a user over a read-only app/f with the same bytes: mode %v, user.note %q; want 0644 and \"new\" (the archive's); exit %d, stderr:\n%s", fi.Mode().Perm(), got, r.code, r.stderr)
+	}
+}
+
+// TestAttackUndoXattrsReadOnlyInPlaceAsUser: a user restores --force --xattrs an archive
+// whose app/f has the bytes DEST's app/f has, but mode 0444 and user.note "new"; DEST's is
+// 0644 with user.note "old". The restore keeps the file and sets its attribute, then its mode,
+// in place (0444, "new"); the before-state records 0644 and "old". The printed undo then sets
+// the attributes first, on the 0444 file: EACCES, user.note stays "new" (a warning), and the
+// mode goes back to 0644: the undo says it undid the restore but the attribute the restore
+// changed is not put back. Before the change (chmod first) the undo was exact.
+// Correct: after the printed undo app/f is 0644 with user.note "old".
+func TestAttackUndoXattrsReadOnlyInPlaceAsUser(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"app/f": {content: "same\n"}})
+	if err := unix.Setxattr(filepath.Join(src, "app/f"), "user.note", []byte("new"), 0); err != nil {
+		t.Skipf("user xattrs not supported here: %v", err)
+	}
+	if err := os.Chmod(filepath.Join(src, "app/f"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	zip := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
+	if err := os.Chmod(zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/f": {content: "same\n", mode: 0o644}})
+	f := filepath.Join(dest, "app/f")
+	if err := unix.Setxattr(f, "user.note", []byte("old"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dest, filepath.Join(dest, "app"), f} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--force", "--xattrs", zip, dest)
+	mustExit(t, r, exitComplete)
+	if got := userNote(f); got != "new" {
+		t.Fatalf("restore --force --xattrs: user.note %q, want \"new\"; stderr:\n%s", got, r.stderr)
+	}
+	i := strings.Index(r.stderr, "undo: backup restore ")
+	if i < 0 {
+		t.Fatalf("no undo command printed:\n%s", r.stderr)
+	}
+	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("undo: backup "):], "\n", 2)[0], ")")
+	undo := backup(t, runOpts{dir: dir, uid: nobody}, strings.Fields(line)...)
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := userNote(f); got != "old" || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the printed undo (%s) as the user: app/f mode %v, user.note %q; want 0644 and \"old\" as before the restore; exit %d, stderr:\n%s", line, fi.Mode().Perm(), got, undo.code, undo.stderr)
+	}
+}
