@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -180,5 +181,50 @@ func TestAttackXattrsACLThenUserReadOnlyAsUser(t *testing.T) {
 	}
 	if len(lost) > 0 {
 		t.Errorf("restore --xattrs as a user of a read-only file and folder with an ACL and user.note: lost %v; exit %d, stderr:\n%s", lost, r.code, r.stderr)
+	}
+}
+
+// TestAttackXattrsUmaskNoOwnerWriteAsUser: a user (not root) whose umask takes away the
+// owner's write bit (umask 0277: files it creates are private and read-only until chmodded)
+// restores with --xattrs an ordinary 0644 file with user.note into a DEST folder that exists.
+// The file is made (O_TMPFILE with mode 0644|0200, or the 0600 temp file) under that umask,
+// so it is 0400 when the attributes are now set, before the chmod: "set user.note:
+// permission denied", a warning, exit 0, the attribute lost, though the file ends 0644
+// ("Files keep their permission bits ... exactly, whatever the umask", docs/restore.md).
+// Before the change the chmod to 0644 came first and the attribute was set.
+// Correct: app/f comes back 0644 with user.note, whatever the user's umask (the owner's
+// write bit given by fchmod, which the umask does not narrow, before the attributes).
+func TestAttackXattrsUmaskNoOwnerWriteAsUser(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := sharedTempDir(t)
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"app/f": {content: "hi\n", mode: 0o644}})
+	if err := unix.Setxattr(filepath.Join(src, "app/f"), "user.note", []byte("kept"), 0); err != nil {
+		t.Skipf("user xattrs not supported here: %v", err)
+	}
+	zip := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
+	if err := os.Chmod(zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app": {kind: "dir"}})
+	for _, p := range []string{dest, filepath.Join(dest, "app")} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("/bin/sh", "-c", `umask 0277; exec "$0" "$@"`, binary, "restore", "--xattrs", zip, dest)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, _ := cmd.CombinedOutput()
+	f := filepath.Join(dest, "app/f")
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatalf("app/f not restored: %v\n%s", err, out)
+	}
+	if got := userNote(f); got != "kept" || fi.Mode().Perm() != 0o644 {
+		t.Errorf("restore --xattrs as a user with umask 0277: app/f mode %v, user.note %q; want 0644 and \"kept\"; exit %d, output:\n%s", fi.Mode().Perm(), got, cmd.ProcessState.ExitCode(), out)
 	}
 }
