@@ -198,7 +198,6 @@ func (p *Plan) relink(t *destTree, res *Result) {
 			p.relinkGroup(t, names)
 		}
 	}
-	res.Warnings = append(res.Warnings, p.warnings...)
 }
 
 // errOtherContent is why a member of a hard-link group is not linked to the group's file:

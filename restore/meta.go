@@ -3,6 +3,7 @@ package restore
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -92,7 +93,7 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 	_, _, owned := p.owner(e)
 	privileged := p.opts.SamePermissions && owned
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
+	for _, name := range aclsLast(slices.Sorted(maps.Keys(m.Xattrs))) {
 		if isPrivileged(name) && !privileged {
 			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", format.QuoteName(name)))
 			continue
@@ -102,6 +103,22 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 		}
 	}
 	return errs
+}
+
+// aclsLast puts the POSIX ACLs after the other attribute names: setting an ACL sets the
+// mode's bits from it, and may take away the owner's write bit the others need.
+func aclsLast(names []string) []string {
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(boolInt(strings.HasPrefix(a, "system.posix_acl_")), boolInt(strings.HasPrefix(b, "system.posix_acl_")))
+	})
+	return names
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // isPrivileged reports whether the attribute grants or marks privilege, as a setuid bit
@@ -120,26 +137,29 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
-	// The attributes before the mode: a user other than root may set user.* attributes
-	// only on what its owner may write, and a read-only mode would refuse them.
-	warn = p.xattrs(e, func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) })
+	perm := p.perm(e)
+	// The attributes before the mode. A user other than root sets user.* attributes only
+	// on what its owner may write: a file made read-only (its mode, or the user's umask), or
+	// one whose metadata is fixed in place, gets its owner's write bit first; an ACL sets
+	// the mode too, so ACLs come last (see xattrs); the mode is set after them.
+	writable := p.asRoot || made != nil && made.Mode&0o200 != 0
+	opened := false
+	warn = p.xattrs(e, func(name string, v []byte) error {
+		if !writable {
+			if err := unix.Fchmod(fd, perm|0o200); err != nil {
+				return err
+			}
+			writable, opened = true, true
+		}
+		return unix.Fsetxattr(fd, name, v, 0)
+	})
 	// A chown clears the setuid and setgid bits, which made cannot have had.
-	if perm := p.perm(e); made == nil || made.Mode&07777 != perm {
+	if opened || made == nil || made.Mode&07777 != perm {
 		if err := unix.Fchmod(fd, perm); err != nil {
 			return nil, fmt.Errorf("chmod: %w", err)
 		}
 	}
 	return warn, nil
-}
-
-// createPerm is the mode a new file for e is made with: its own, with its owner's write
-// bit when attributes are to be set by a user other than root (fdMeta then sets the mode).
-func (p *Plan) createPerm(e *archive.Entry) uint32 {
-	perm := p.perm(e) & 0o777
-	if p.opts.Xattrs && !p.asRoot {
-		perm |= 0o200
-	}
-	return perm
 }
 
 // linkMeta gives the symlink made, at name in the folder dfd, its owner (through its O_PATH

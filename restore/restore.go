@@ -78,9 +78,12 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	}
 	p.relink(t, res)
 	if err := p.removeCreated(ctx, t, res); err != nil {
+		res.Warnings = append(res.Warnings, p.warnings...)
 		return res, err
 	}
 	p.setDirTimes(t, res)
+	// Last: the folders' attributes, set with their modes, warn too.
+	res.Warnings = append(res.Warnings, p.warnings...)
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}

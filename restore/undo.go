@@ -97,17 +97,17 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 	slices.SortStableFunc(p.remove, func(a, b format.Created) int {
 		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
 	})
-	goingDirs := map[string]bool{}
+	dirs := &goingDirs{going: map[string]bool{}, opened: map[string]uint32{}}
 	for _, c := range p.remove {
 		if c.Type == format.CreatedDir {
-			goingDirs[c.Path] = true
+			dirs.going[c.Path] = true
 		}
 	}
 	for _, c := range p.remove {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := p.removeOne(ctx, t, c, goingDirs)
+		err := p.removeOne(ctx, t, c, dirs)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -122,9 +122,39 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 	return nil
 }
 
-// removeOne removes c, which the restore undone created. goingDirs are the folders it
-// created, which are removed too.
-func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, goingDirs map[string]bool) error {
+// goingDirs are the folders the restore undone created, which the undo removes, and the
+// modes of those it opened (chmod 700) to empty them.
+type goingDirs struct {
+	going  map[string]bool
+	opened map[string]uint32
+}
+
+// open gives the folder dir, open as dfd, its owner's permissions, once: a read-only folder
+// the restore made (its archived mode) is emptied by the undo that removes it.
+func (g *goingDirs) open(dir string, dfd int) bool {
+	if _, done := g.opened[dir]; done || !g.going[dir] {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(dfd, &st) != nil || unix.Fchmod(dfd, st.Mode&0o7777|0o700) != nil {
+		return false
+	}
+	g.opened[dir] = st.Mode & 0o7777
+	return true
+}
+
+// close gives a folder open opened, which the undo could not remove (it holds a file of
+// the user's), its mode back.
+func (g *goingDirs) close(t *destTree, dir string) {
+	if mode, ok := g.opened[dir]; ok {
+		if fd, err := t.dir(dir, false); err == nil {
+			unix.Fchmod(fd, mode)
+		}
+	}
+}
+
+// removeOne removes c, which the restore undone created.
+func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dirs *goingDirs) error {
 	dfd, err := t.dir(parentOf(c.Path), false)
 	if err != nil {
 		return err
@@ -132,9 +162,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, goi
 	base := c.Path[strings.LastIndexByte(c.Path, '/')+1:]
 	unlink := func(flags int) error {
 		err := unix.Unlinkat(dfd, base, flags)
-		// A read-only folder the restore made (its archived mode), which goes too, is
-		// opened to its owner, as rm -rf does not but the restore that made it could.
-		if errors.Is(err, unix.EACCES) && goingDirs[parentOf(c.Path)] && unix.Fchmod(dfd, 0o700) == nil {
+		if errors.Is(err, unix.EACCES) && dirs.open(parentOf(c.Path), dfd) {
 			err = unix.Unlinkat(dfd, base, flags)
 		}
 		return err
@@ -142,6 +170,9 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, goi
 	switch c.Type {
 	case format.CreatedDir:
 		err := unlink(unix.AT_REMOVEDIR)
+		if err != nil {
+			dirs.close(t, c.Path)
+		}
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return errors.New("the folder is not empty")
 		}

@@ -23,7 +23,7 @@ import (
 // writeUnnamed writes e as a new file named base in the folder dir, open as dfd. ok is false
 // when the file system makes no unnamed files: nothing was made, and the temp name is used.
 func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, buf []byte, span *archive.Span, dir string, dfd int, base string) (n int64, ok bool, err error) {
-	fd, err := openUnnamed(dfd, p.createPerm(e))
+	fd, err := openUnnamed(dfd, p.perm(e)&0o777)
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
 		t.unnamed.Store(false)
