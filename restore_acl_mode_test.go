@@ -19,7 +19,8 @@ import (
 // into DEST cannot check it, --force cannot write its before-state), although the docs say
 // the mode is set after the attributes, ACLs last "since an ACL sets the mode too".
 // Correct: app/f ends 0640 (the final chmod done whenever an ACL was set, or made's mode
-// not trusted once any attribute was set).
+// not trusted once any attribute was set), and a re-run of the same restore finds it there
+// (now it cannot read it and refuses: "app/f: exists in the destination", exit 1).
 func TestAttackACLSetsModeNoChmodAfterAsUser(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
@@ -47,5 +48,9 @@ func TestAttackACLSetsModeNoChmodAfterAsUser(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o640 {
 		t.Errorf("restore --xattrs as a user of a 0240 file with an ACL: app/f is %v, want 0640 (the mode set after the ACL); exit %d, stderr:\n%s", fi.Mode().Perm(), r.code, r.stderr)
+	}
+	// What the owner's read bit is kept for: a re-run into the same DEST finds the file there.
+	if again := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--xattrs", zip, dest); again.code != exitComplete {
+		t.Errorf("re-run of the same restore as the user: exit %d, want 0 (app/f already there); stderr:\n%s", again.code, again.stderr)
 	}
 }
