@@ -62,14 +62,15 @@ func (c *creation) activate(ctx context.Context, lock *backupset.Lock, name stri
 			return &failed, notActivating(name, fmt.Errorf("writing its receipt: %w", err))
 		}
 	}
-	if err := ctx.Err(); err != nil && c.written {
-		// Interrupted before LATEST's move began (a folder's receipt is written whatever the
-		// context): the receipt says the run stopped, as its exit code, --json and the
-		// metrics do. Once the move has begun, whether LATEST moved may not be known (a
-		// bucket's lost answer), and the receipt stands: LATEST never names a failed one.
-		return c.markFailed(ctx, rc, fmt.Sprintf("interrupted before LATEST moved to archive %s", c.paths().archive), stderr), notActivating(name, err)
+	err := lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(string) error { return nil })
+	if err != nil && ctx.Err() != nil && c.written && backupset.NotMoved(err) {
+		// Interrupted before LATEST's write was sent (a folder's receipt is written whatever
+		// the context): the receipt says the run stopped, as its exit code, --json and the
+		// metrics do. After the write, whether LATEST moved may not be known (a bucket's lost
+		// answer), and the receipt stands: LATEST never names a failed one.
+		rc = c.markFailed(ctx, rc, fmt.Sprintf("interrupted before LATEST moved to archive %s", c.paths().archive), stderr)
 	}
-	return rc, lock.Activate(ctx, name, c.cfg.set.activateIncomplete, func(string) error { return nil })
+	return rc, err
 }
 
 func notActivating(name string, err error) error {

@@ -197,15 +197,35 @@ type Verifier func(name string) error
 //
 // Activate never moves LATEST back: an archive whose run started before the run LATEST names
 // (by the set's order, see Scan) is refused. Only ActivateByHand may choose an older one.
+//
+// An error that came before LATEST's write was sent, which therefore did not move it, is
+// one NotMoved recognises.
 func (l *Lock) Activate(ctx context.Context, name string, allowIncomplete bool, verify Verifier) error {
 	e, err := l.CheckActivation(ctx, name, allowIncomplete, verify)
-	if err != nil {
-		return err
+	if err == nil {
+		err = l.checkForward(ctx, e)
 	}
-	if err := l.checkForward(ctx, e); err != nil {
-		return err
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return &notMovedError{err}
 	}
 	return l.point(ctx, name)
+}
+
+// notMovedError is an error of Activate's before LATEST's write was sent.
+type notMovedError struct{ err error }
+
+func (e *notMovedError) Error() string { return e.err.Error() }
+func (e *notMovedError) Unwrap() error { return e.err }
+
+// NotMoved says whether err, Activate's, came before LATEST's write was sent: LATEST did
+// not move. After a write that failed (a bucket's answer lost to an interrupt, and the look
+// after it failing too), whether it moved may not be known.
+func NotMoved(err error) bool {
+	var e *notMovedError
+	return errors.As(err, &e)
 }
 
 // checkForward refuses e when LATEST names a run that started after it, by more than a

@@ -105,11 +105,14 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 	return errs
 }
 
+// aclPrefix begins the names of the POSIX ACLs, access and default.
+const aclPrefix = "system.posix_acl_"
+
 // aclsLast puts the POSIX ACLs after the other attribute names: setting an ACL sets the
 // mode's bits from it, and may take away the owner's write bit the others need.
 func aclsLast(names []string) []string {
 	slices.SortStableFunc(names, func(a, b string) int {
-		return cmp.Compare(boolInt(strings.HasPrefix(a, "system.posix_acl_")), boolInt(strings.HasPrefix(b, "system.posix_acl_")))
+		return cmp.Compare(boolInt(strings.HasPrefix(a, aclPrefix)), boolInt(strings.HasPrefix(b, aclPrefix)))
 	})
 	return names
 }
@@ -143,18 +146,19 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 	// one whose metadata is fixed in place, gets its owner's write bit first; an ACL sets
 	// the mode too, so ACLs come last (see xattrs); the mode is set after them.
 	writable := p.asRoot || made != nil && made.Mode&0o200 != 0
-	opened := false
+	changed := false // the mode since made: the write bit given, or an ACL's
 	warn = p.xattrs(e, func(name string, v []byte) error {
 		if !writable {
 			if err := unix.Fchmod(fd, perm|0o200); err != nil {
 				return err
 			}
-			writable, opened = true, true
+			writable, changed = true, true
 		}
+		changed = changed || strings.HasPrefix(name, aclPrefix)
 		return unix.Fsetxattr(fd, name, v, 0)
 	})
 	// A chown clears the setuid and setgid bits, which made cannot have had.
-	if opened || made == nil || made.Mode&07777 != perm {
+	if changed || made == nil || made.Mode&07777 != perm {
 		if err := unix.Fchmod(fd, perm); err != nil {
 			return nil, fmt.Errorf("chmod: %w", err)
 		}

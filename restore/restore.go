@@ -73,17 +73,17 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
 	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t)...) }()
+	// On every return, also a full disk's or an interrupt's: what was restored keeps its
+	// warnings (the folders' attributes, set last, warn too).
+	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
 	if err := p.restoreAll(ctx, t, res); err != nil {
 		return res, err
 	}
 	p.relink(t, res)
 	if err := p.removeCreated(ctx, t, res); err != nil {
-		res.Warnings = append(res.Warnings, p.warnings...)
 		return res, err
 	}
 	p.setDirTimes(t, res)
-	// Last: the folders' attributes, set with their modes, warn too.
-	res.Warnings = append(res.Warnings, p.warnings...)
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -103,6 +104,9 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 			dirs.going[c.Path] = true
 		}
 	}
+	// A folder opened and not removed (an interrupt, an error, a file of the user's in it)
+	// gets its mode back.
+	defer dirs.closeAll(t)
 	for _, c := range p.remove {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -143,12 +147,14 @@ func (g *goingDirs) open(dir string, dfd int) bool {
 	return true
 }
 
-// close gives a folder open opened, which the undo could not remove (it holds a file of
-// the user's), its mode back.
-func (g *goingDirs) close(t *destTree, dir string) {
-	if mode, ok := g.opened[dir]; ok {
+// removed notes that the folder dir is gone.
+func (g *goingDirs) removed(dir string) { delete(g.opened, dir) }
+
+// closeAll gives the folders open opened that are still there their modes back.
+func (g *goingDirs) closeAll(t *destTree) {
+	for _, dir := range slices.Sorted(maps.Keys(g.opened)) {
 		if fd, err := t.dir(dir, false); err == nil {
-			unix.Fchmod(fd, mode)
+			unix.Fchmod(fd, g.opened[dir])
 		}
 	}
 }
@@ -170,8 +176,8 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 	switch c.Type {
 	case format.CreatedDir:
 		err := unlink(unix.AT_REMOVEDIR)
-		if err != nil {
-			dirs.close(t, c.Path)
+		if err == nil {
+			dirs.removed(c.Path)
 		}
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return errors.New("the folder is not empty")
