@@ -35,11 +35,7 @@ func TestAttackACLSetsModeNoChmodAfterAsUser(t *testing.T) {
 	if buf := make([]byte, 256); func() error { _, err := unix.Getxattr(path, "system.posix_acl_access", buf); return err }() != nil {
 		t.Skip("no ACL recorded here")
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--xattrs", zip, dest)
 	fi, err := os.Stat(filepath.Join(dest, "app/f"))

@@ -42,11 +42,7 @@ func TestAttackXattrsInPlaceReadOnlyAsUser(t *testing.T) {
 	if err := unix.Setxattr(filepath.Join(src, "app/f"), "user.note", []byte("new"), 0); err != nil {
 		t.Skipf("user xattrs not supported here: %v", err)
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, dest, map[string]node{"app/f": {content: "same\n"}})
 	f := filepath.Join(dest, "app/f")
@@ -91,11 +87,7 @@ func TestAttackUndoXattrsReadOnlyInPlaceAsUser(t *testing.T) {
 	if err := os.Chmod(filepath.Join(src, "app/f"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, dest, map[string]node{"app/f": {content: "same\n", mode: 0o644}})
 	f := filepath.Join(dest, "app/f")
@@ -112,11 +104,7 @@ func TestAttackUndoXattrsReadOnlyInPlaceAsUser(t *testing.T) {
 	if got := userNote(f); got != "new" {
 		t.Fatalf("restore --force --xattrs: user.note %q, want \"new\"; stderr:\n%s", got, r.stderr)
 	}
-	i := strings.Index(r.stderr, "undo: backup restore ")
-	if i < 0 {
-		t.Fatalf("no undo command printed:\n%s", r.stderr)
-	}
-	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("undo: backup "):], "\n", 2)[0], ")")
+	line := strings.Join(printedUndo(t, r.stderr), " ")
 	undo := backup(t, runOpts{dir: dir, uid: nobody}, strings.Fields(line)...)
 	fi, err := os.Stat(f)
 	if err != nil {
@@ -161,11 +149,7 @@ func TestAttackXattrsACLThenUserReadOnlyAsUser(t *testing.T) {
 	if err := os.Chmod(filepath.Join(src, "app/d"), 0o555); err != nil {
 		t.Fatal(err)
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--xattrs", zip, dest)
 	var lost []string
@@ -203,11 +187,7 @@ func TestAttackXattrsUmaskNoOwnerWriteAsUser(t *testing.T) {
 	if err := unix.Setxattr(filepath.Join(src, "app/f"), "user.note", []byte("kept"), 0); err != nil {
 		t.Skipf("user xattrs not supported here: %v", err)
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, dest, map[string]node{"app": {kind: "dir"}})
 	for _, p := range []string{dest, filepath.Join(dest, "app")} {

@@ -31,12 +31,20 @@ func zeroModeArchive(t *testing.T, folder bool) (dir, zip string) {
 			t.Fatal(err)
 		}
 	}
-	zip = filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "-o", zip, "app"), exitComplete)
+	return dir, readableArchive(t, dir, src)
+}
+
+// readableArchive backs up (as root) app in src into dir/a.zip, with flags, and makes the
+// archive readable to the user the tests restore as.
+func readableArchive(t *testing.T, dir, src string, flags ...string) string {
+	t.Helper()
+	zip := filepath.Join(dir, "a.zip")
+	args := append(append([]string{"create"}, flags...), "-o", zip, "app")
+	mustExit(t, backup(t, runOpts{dir: src}, args...), exitComplete)
 	if err := os.Chmod(zip, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir, zip
+	return zip
 }
 
 // TestAttackRestoreZeroModeRerunAsUser: a user (not root) restores an archive holding a
@@ -88,11 +96,7 @@ func TestAttackRestoreZeroModeXattrsLostAsUser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "--xattrs", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src, "--xattrs")
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--xattrs", zip, dest)
 	var lost []string
@@ -132,11 +136,7 @@ func TestAttackUndoZeroModeAsUser(t *testing.T) {
 	}
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "restore", "--force", zip, dest)
 	mustExit(t, r, exitComplete)
-	i := strings.Index(r.stderr, "undo: backup restore ")
-	if i < 0 {
-		t.Fatalf("no undo command printed:\n%s", r.stderr)
-	}
-	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("undo: backup "):], "\n", 2)[0], ")")
+	line := strings.Join(printedUndo(t, r.stderr), " ")
 	undo := backup(t, runOpts{dir: dir, uid: nobody}, strings.Fields(line)...)
 	got, _ := os.ReadFile(filepath.Join(dest, "app/f0"))
 	var left []string

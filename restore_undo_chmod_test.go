@@ -28,11 +28,7 @@ func TestAttackUndoLeavesFolderOpenedAsUser(t *testing.T) {
 		"app/ro":   {kind: "dir", mode: 0o555},
 		"app/ro/f": {content: "from the archive\n"},
 	})
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src)
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, dest, map[string]node{"app/x": {content: "old x\n"}})
 	for _, p := range []string{dest, filepath.Join(dest, "app"), filepath.Join(dest, "app/x")} {
@@ -59,11 +55,7 @@ func TestAttackUndoLeavesFolderOpenedAsUser(t *testing.T) {
 	if err := os.Chmod(ro, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	i := strings.Index(r.stderr, "undo: backup restore ")
-	if i < 0 {
-		t.Fatalf("no undo command printed:\n%s", r.stderr)
-	}
-	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("undo: backup "):], "\n", 2)[0], ")")
+	line := strings.Join(printedUndo(t, r.stderr), " ")
 	undo := backup(t, runOpts{dir: dir, uid: nobody}, strings.Fields(line)...)
 	fi, err := os.Stat(ro)
 	if err != nil {

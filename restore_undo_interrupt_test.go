@@ -32,11 +32,7 @@ func TestAttackUndoInterruptedLeavesFolderOpenedAsUser(t *testing.T) {
 		"app/ro/f1": {content: "one\n"},
 		"app/ro/f2": {content: "two\n"},
 	})
-	zip := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: src}, "create", "-o", zip, "app"), exitComplete)
-	if err := os.Chmod(zip, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zip := readableArchive(t, dir, src)
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, dest, map[string]node{"app/x": {content: "old x\n"}})
 	for _, p := range []string{dest, filepath.Join(dest, "app"), filepath.Join(dest, "app/x")} {
@@ -50,11 +46,7 @@ func TestAttackUndoInterruptedLeavesFolderOpenedAsUser(t *testing.T) {
 	if fi, err := os.Stat(ro); err != nil || fi.Mode().Perm() != 0o555 {
 		t.Fatalf("restore: app/ro %v %v, want mode 0555", fi, err)
 	}
-	i := strings.Index(r.stderr, "undo: backup restore ")
-	if i < 0 {
-		t.Fatalf("no undo command printed:\n%s", r.stderr)
-	}
-	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("undo: backup "):], "\n", 2)[0], ")")
+	line := strings.Join(printedUndo(t, r.stderr), " ")
 	// Every unlinkat in app/ro (its descriptor, -P) is held 1.5s.
 	args := append([]string{"-f", "-qq", "-o", os.DevNull, "-P", ro, "-e", "trace=unlinkat",
 		"-e", "inject=unlinkat:delay_enter=1500000", "setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", binary}, strings.Fields(line)...)

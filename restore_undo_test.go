@@ -322,11 +322,7 @@ func TestAttackPrintedUndoLosesSetuid(t *testing.T) {
 	syscall.Chmod(f, 0o4755)
 	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--same-permissions", "--xattrs", arch, dest)
 	mustExit(t, r, exitComplete)
-	i := strings.Index(r.stderr, "(undo: backup ")
-	if i < 0 {
-		t.Fatalf("no undo command printed:\n%s", r.stderr)
-	}
-	line := strings.TrimSuffix(strings.SplitN(r.stderr[i+len("(undo: backup "):], "\n", 2)[0], ")")
+	line := strings.Join(printedUndo(t, r.stderr), " ")
 	args := strings.Fields(line) // the test's paths hold no spaces
 	mustExit(t, backup(t, runOpts{dir: dir}, args...), exitComplete)
 	assertContent(t, f, "mine\n")
@@ -335,4 +331,16 @@ func TestAttackPrintedUndoLosesSetuid(t *testing.T) {
 	if st.Mode&0o7777 != 0o4755 {
 		t.Errorf("after the printed undo (backup %s) app/a.txt has mode %o, was 4755", line, st.Mode&0o7777)
 	}
+}
+
+// printedUndo is the undo command a restore printed on stderr, as backup's arguments (the
+// tests' paths hold no spaces).
+func printedUndo(t *testing.T, stderr string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(stderr, "(undo: backup ")
+	if !ok {
+		t.Fatalf("no undo command printed:\n%s", stderr)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.Fields(strings.TrimSuffix(line, ")"))
 }

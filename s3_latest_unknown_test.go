@@ -1,13 +1,7 @@
 package main
 
 import (
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"backup/format"
@@ -28,41 +22,7 @@ import (
 func TestAttackS3InterruptedLatestUnknownMarksLatestFailed(t *testing.T) {
 	t.Parallel()
 	s := newS3Set(t)
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	old := readLatest(t, s.dir)
-	var putSeen atomic.Bool
-	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
-		if !strings.HasSuffix(r.URL.Path, "/LATEST") {
-			return pass
-		}
-		if kind == "PUT" {
-			putSeen.Store(true)
-			return holdAnswer
-		}
-		if putSeen.Load() {
-			return status500 // every look at LATEST after its write fails
-		}
-		return pass
-	})
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
-	cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "app")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "the server to move LATEST", func() bool {
-		data, err := os.ReadFile(filepath.Join(s.dir, "LATEST"))
-		return err == nil && strings.TrimSpace(string(data)) != old
-	})
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	cmd, stderr := interruptedAtLatestWrite(t, s, t.TempDir(), status500) // every look at LATEST after its write fails
 	latest := readLatest(t, s.dir)
 	rc := readReceipt(t, filepath.Join(s.dir, latest+format.ReceiptSuffix))
 	if rc.Status != format.Complete {

@@ -239,33 +239,8 @@ func TestS3SetInterruptedAfterLatestWritten(t *testing.T) {
 	t.Parallel()
 	s := newS3Set(t)
 	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	old := readLatest(t, s.dir)
-	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
-		if kind == "PUT" && strings.HasSuffix(r.URL.Path, "/LATEST") {
-			return holdAnswer
-		}
-		return pass
-	})
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
 	prom := filepath.Join(dir, "backup.prom")
-	cmd := exec.Command(binary, "create", "--output-dir", s.loc, "--s3-endpoint", proxy, "--metrics-file", prom, "app")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "the server to move LATEST", func() bool {
-		data, err := os.ReadFile(filepath.Join(s.dir, "LATEST"))
-		return err == nil && strings.TrimSpace(string(data)) != old
-	})
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	cmd, stderr := interruptedAtLatestWrite(t, s, dir, pass, "--metrics-file", prom)
 	code := cmd.ProcessState.ExitCode()
 	latest := readLatest(t, s.dir)
 	if strings.Contains(stderr.String(), "not moved") || code != exitComplete || !strings.Contains(stderr.String(), "LATEST -> "+latest) {
@@ -413,4 +388,47 @@ func TestS3SetKilledWhilePublishing(t *testing.T) {
 	if files := setArchives(t, s.dir); len(files) != 2 {
 		t.Errorf("the bucket holds %v, want the last run's archive and receipt", files)
 	}
+}
+
+// interruptedAtLatestWrite makes a first backup in the bucket set s, then runs a second
+// (with flags) whose write of LATEST the server makes but whose answer it holds, with
+// after answering each look at LATEST that follows; it interrupts the run (SIGINT) once
+// LATEST moved, and returns it ended.
+func interruptedAtLatestWrite(t *testing.T, s s3Set, dir string, after fault, flags ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	old := readLatest(t, s.dir)
+	var written atomic.Bool
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		switch {
+		case !strings.HasSuffix(r.URL.Path, "/LATEST"):
+			return pass
+		case kind == "PUT":
+			written.Store(true)
+			return holdAnswer
+		case written.Load():
+			return after
+		}
+		return pass
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"b": {content: "second\n"}})
+	args := append(append([]string{"create", "--output-dir", s.loc, "--s3-endpoint", proxy}, flags...), "app")
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "the server to move LATEST", func() bool {
+		data, err := os.ReadFile(filepath.Join(s.dir, "LATEST"))
+		return err == nil && strings.TrimSpace(string(data)) != old
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	return cmd, stderr
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -41,20 +40,7 @@ func TestAttackSetInterruptDuringActivationCheckKeepsComplete(t *testing.T) {
 	}
 	waitFor(t, "the replaced receipt (complete) in place", complete)
 	waitFor(t, "an openat of the receipt held", inSyscall(cmd, unix.SYS_OPENAT))
-	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	var name string
-	for _, n := range names {
-		if _, err := os.Stat(filepath.Join(set, n)); err == nil {
-			name = n
-		}
-	}
-	if name == "" {
-		t.Fatalf("no new archive in the set; exit %d, stderr:\n%s", code, stderr.String())
-	}
+	code, name := terminateRun(t, cmd, set, names, stderr)
 	onDisk := readReceipt(t, filepath.Join(set, name+format.ReceiptSuffix)).Status
 	moved := readLatest(t, set) == name
 	metric := statusMetric(t, prom)

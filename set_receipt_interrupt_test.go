@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,20 +93,7 @@ func TestAttackSetInterruptAfterReadBackDisagrees(t *testing.T) {
 		return false
 	})
 	waitFor(t, "the receipt's replace held", inSyscall(cmd, unix.SYS_RENAMEAT2))
-	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	var name string
-	for _, n := range names {
-		if _, err := os.Stat(filepath.Join(set, n)); err == nil {
-			name = n
-		}
-	}
-	if name == "" {
-		t.Fatalf("no new archive in the set; exit %d, stderr:\n%s", code, stderr.String())
-	}
+	code, name := terminateRun(t, cmd, set, names, stderr)
 	onDisk := readReceipt(t, filepath.Join(set, name+format.ReceiptSuffix)).Status
 	var printed format.Receipt
 	if err := json.Unmarshal([]byte(stdout.String()), &printed); err != nil {
@@ -123,4 +111,24 @@ func TestAttackSetInterruptAfterReadBackDisagrees(t *testing.T) {
 	if onDisk == format.Complete && strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr says the run was interrupted, but the receipt says complete")
 	}
+}
+
+// terminateRun sends SIGTERM to the create strace holds, waits for it, and returns its exit
+// code and which of names, the new archive's possible names, it put in set.
+func terminateRun(t *testing.T, cmd *exec.Cmd, set string, names []string, stderr fmt.Stringer) (code int, name string) {
+	t.Helper()
+	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	code = cmd.ProcessState.ExitCode()
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(set, n)); err == nil {
+			name = n
+		}
+	}
+	if name == "" {
+		t.Fatalf("no new archive in the set; exit %d, stderr:\n%s", code, stderr.String())
+	}
+	return code, name
 }
