@@ -111,14 +111,13 @@ const aclPrefix = "system.posix_acl_"
 // aclsLast puts the POSIX ACLs after the other attribute names: setting an ACL sets the
 // mode's bits from it, and may take away the owner's write bit the others need.
 func aclsLast(names []string) []string {
-	slices.SortStableFunc(names, func(a, b string) int {
-		return cmp.Compare(boolInt(strings.HasPrefix(a, aclPrefix)), boolInt(strings.HasPrefix(b, aclPrefix)))
-	})
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(aclRank(a), aclRank(b)) })
 	return names
 }
 
-func boolInt(b bool) int {
-	if b {
+// aclRank orders a POSIX ACL (1) after any other attribute (0).
+func aclRank(name string) int {
+	if strings.HasPrefix(name, aclPrefix) {
 		return 1
 	}
 	return 0

@@ -127,7 +127,7 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 }
 
 // goingDirs are the folders the restore undone created, which the undo removes, and the
-// modes of those it opened (chmod 700) to empty them.
+// modes of those it opened (chmod u+rwx) to empty them.
 type goingDirs struct {
 	going  map[string]bool
 	opened map[string]uint32
