@@ -92,11 +92,18 @@ func openEntrySpan(f *zip.File, loc localRef) (io.ReadCloser, localSpan, error) 
 	if err != nil {
 		return nil, span, err
 	}
+	rc, err := openData(f, loc, span)
+	return rc, span, err
+}
+
+// openData opens the data of f, which start at span.data in loc's file, once dataAt has
+// found them there.
+func openData(f *zip.File, loc localRef, span localSpan) (io.ReadCloser, error) {
 	// A directory holds no data. jar writes each as an empty deflate stream (2 bytes), which
 	// inflates to nothing (the CRC reader holds it to that): a few bytes are let through.
 	if strings.HasSuffix(f.Name, "/") && f.CompressedSize64 != 0 &&
 		!(f.Method == zip.Deflate && f.UncompressedSize64 == 0 && f.CompressedSize64 <= emptyDeflateMax) {
-		return nil, span, errDamaged
+		return nil, errDamaged
 	}
 	raw := io.NewSectionReader(loc.ra, span.data, int64(f.CompressedSize64))
 	var rc io.ReadCloser
@@ -108,7 +115,7 @@ func openEntrySpan(f *zip.File, loc localRef) (io.ReadCloser, localSpan, error) 
 	default:
 		rc = io.NopCloser(raw)
 	}
-	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, span, nil
+	return &crcReader{rc: rc, f: f, crc: crc32.NewIEEE()}, nil
 }
 
 func unsupportedMethod(method uint16) error {

@@ -130,6 +130,8 @@ func NewReaderWith(file io.ReaderAt, size int64, unseal Unseal) (*Reader, error)
 // NewReader reads the archive of size bytes in ra, as Open does. Verify reads ra from
 // several goroutines at once, as the io.ReaderAt contract allows.
 func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
+	ahead := readManifestAhead(ra, size)
+	defer ahead.wait()
 	zr, err := zip.NewReader(ra, size)
 	// Insecure names are reported only under GODEBUG=zipinsecurepath=0, with a usable
 	// reader; restore makes its own, stricter checks.
@@ -174,7 +176,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	case manifest.Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
 	default:
-		r.Manifest, r.ManifestErr = readManifest(manifest, manifestAt, len(r.Entries))
+		r.Manifest, r.ManifestErr = ahead.take(manifest, manifestAt, len(r.Entries))
 	}
 	if r.Manifest != nil {
 		r.joinManifest()
@@ -240,21 +242,26 @@ func (r *Reader) Close() error {
 
 // readManifest reads and parses the manifest f, at loc, of an archive of about files files.
 func readManifest(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
+	return readManifestFrom(f, func() (io.ReadCloser, error) { return openEntry(f, loc) }, files)
+}
+
+// readManifestFrom is readManifest, the data of f being read from what open opens.
+func readManifestFrom(f *zip.File, open func() (io.ReadCloser, error), files int) (*format.Manifest, error) {
 	if f.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, format.MaxManifestSize)
 	}
 	// A manifest as backup writes it is read into a list made for the files the archive
 	// holds (format.ReadManifest); any other is parsed whole, and its answer taken.
-	m, err := parseManifestEntry(f, loc, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
+	m, err := parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
 	if errors.Is(err, format.ErrNotAsWritten) {
-		m, err = parseManifestEntry(f, loc, format.ParseManifest)
+		m, err = parseManifestEntry(open, format.ParseManifest)
 	}
 	return m, err
 }
 
-// parseManifestEntry parses the manifest f, at loc, with parse.
-func parseManifestEntry(f *zip.File, loc localRef, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
-	rc, err := openEntry(f, loc)
+// parseManifestEntry parses the manifest that open opens with parse.
+func parseManifestEntry(open func() (io.ReadCloser, error), parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
+	rc, err := open()
 	if err != nil {
 		return nil, err
 	}

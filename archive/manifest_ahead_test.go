@@ -1,0 +1,96 @@
+package archive
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// sameManifest opens data as NewReader does in memory, with the manifest read ahead, and as
+// it does a bucket's object, without; it fails t unless both find the same manifest, or the
+// same error, and returns what the second found.
+func sameManifest(t *testing.T, data []byte) *Reader {
+	t.Helper()
+	ahead, aheadErr := NewReader(bytes.NewReader(data), int64(len(data)))
+	plain, plainErr := NewReader(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
+	if errString(aheadErr) != errString(plainErr) {
+		t.Fatalf("opened %v with the manifest read ahead, %v without", aheadErr, plainErr)
+	}
+	if plainErr != nil {
+		return nil
+	}
+	if errString(ahead.ManifestErr) != errString(plain.ManifestErr) || !reflect.DeepEqual(ahead.Manifest, plain.Manifest) {
+		t.Fatalf("manifest read ahead: %v, %+v; without: %v, %+v", ahead.ManifestErr, ahead.Manifest, plain.ManifestErr, plain.Manifest)
+	}
+	return plain
+}
+
+// TestManifestReadAhead: the manifest of an archive file is parsed beside Go's reader, and
+// what it gives is what reading it after gives: for a good archive, and for one whose
+// manifest is damaged.
+func TestManifestReadAhead(t *testing.T) {
+	data := buildZip(t, sampleTree, true)
+	f := filepath.Join(t.TempDir(), "a.zip")
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	a := readManifestAhead(file, int64(len(data)))
+	if a == nil {
+		t.Fatal("a file's manifest was not read ahead")
+	}
+	a.wait()
+	if a.err != nil || a.m == nil || len(a.m.Files) == 0 {
+		t.Fatalf("read ahead: %v, %+v", a.err, a.m)
+	}
+	sameManifest(t, data)
+	damaged := bytes.Clone(data)
+	i := bytes.LastIndex(damaged, []byte("PK\x03\x04")) // the manifest's local header: it is last
+	damaged[i+60] ^= 0xff
+	if r := sameManifest(t, damaged); r == nil || r.ManifestErr == nil {
+		t.Fatal("a damaged manifest read without error")
+	}
+}
+
+// TestManifestReadAheadOtherRecord: a parse read ahead from another record than the one Go's
+// reader gives is not taken; the manifest is read again from Go's.
+func TestManifestReadAheadOtherRecord(t *testing.T) {
+	data := buildZip(t, sampleTree, true)
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil || r.Manifest == nil {
+		t.Fatal(err, r.ManifestErr)
+	}
+	ref := r.manifests[0]
+	for _, change := range []func(a *manifestAhead){
+		func(a *manifestAhead) { a.data++ },
+		func(a *manifestAhead) { a.f.CRC32++ },
+		func(a *manifestAhead) { a.f.UncompressedSize64-- },
+		func(a *manifestAhead) { a.loc.off++ },
+	} {
+		a := readManifestAhead(bytes.NewReader(data), int64(len(data)))
+		a.wait()
+		a.m, a.err = nil, io.ErrUnexpectedEOF // what it would give, were it another's
+		change(a)
+		m, err := a.take(ref.f, ref.loc, len(r.Entries))
+		if err != nil || !reflect.DeepEqual(m, r.Manifest) {
+			t.Errorf("took %v, %v; want the manifest read again", m, err)
+		}
+	}
+}
+
+// FuzzManifestReadAhead: whatever the bytes, the manifest read ahead is the one read after.
+func FuzzManifestReadAhead(f *testing.F) {
+	f.Add(buildZip(f, sampleTree, true))
+	f.Add(buildZip(f, sampleTree[:2], true))
+	f.Add(buildZip(f, sampleTree, false))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameManifest(t, data)
+	})
+}
