@@ -29,34 +29,39 @@ const aheadMax = 1 << 17
 
 // manifestAhead is a parse of the manifest begun before Go's reader read the directory.
 type manifestAhead struct {
-	f    *zip.File // the manifest's record, as far as the parse used it
-	loc  localRef
-	data int64 // where its data start
-	done chan struct{}
-	m    *format.Manifest
-	err  error
+	reads *failedRead // what it read of the archive
+	f     *zip.File   // the manifest's record, as far as the parse used it; nil if not found
+	off   int64       // where its local header starts
+	data  int64       // where its data start
+	done  chan struct{}
+	m     *format.Manifest
+	err   error
+	taken bool // its answer is the reader's
 }
 
 // readManifestAhead starts parsing the manifest of the archive in ra (size bytes), found by
-// its central record; nil when ra is neither a file nor in memory, the archive has too many
-// entries, or the record is not found as backup writes it (one record of that name, sizes
-// of 4 bytes). A bucket's object is not read ahead: each read is a request, and the
-// directory is read twice already.
+// its central record; nil when ra is neither a file nor in memory. A bucket's object is not
+// read ahead: each read is a request, and the directory is read twice already. Nothing is
+// parsed when the archive has more than aheadMax entries or the record is not found as
+// backup writes it (one record of that name, sizes of 4 bytes).
 func readManifestAhead(ra io.ReaderAt, size int64) *manifestAhead {
 	switch ra.(type) {
 	case *os.File, *bytes.Reader:
 	default:
 		return nil
 	}
-	f, loc, extraLen, records, ok := manifestRecord(ra, size)
-	if !ok || f.UncompressedSize64 > format.MaxManifestSize {
-		return nil
+	a := &manifestAhead{reads: &failedRead{ra: ra}, done: make(chan struct{})}
+	f, loc, extraLen, records := manifestRecord(a.reads, size)
+	if f == nil || f.UncompressedSize64 > format.MaxManifestSize {
+		close(a.done)
+		return a
 	}
 	lh, err := readLocal(loc, len(f.Name), extraLen)
 	if err != nil || lh.compareAs(f, false) != nil {
-		return nil
+		close(a.done)
+		return a
 	}
-	a := &manifestAhead{f: f, loc: loc, data: lh.dataOffset, done: make(chan struct{})}
+	a.f, a.off, a.data = f, loc.off, lh.dataOffset
 	go func() {
 		defer close(a.done)
 		span := localSpan{data: a.data, end: a.data + int64(f.CompressedSize64)}
@@ -75,9 +80,10 @@ func (a *manifestAhead) wait() {
 // take returns the manifest f, whose local header is at loc, as readManifest does: the one
 // read ahead when it was read from the same record.
 func (a *manifestAhead) take(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
-	if a != nil {
+	if a != nil && a.f != nil {
 		<-a.done
 		if span, err := dataAt(f, loc); err == nil && a.same(f, loc, span) {
+			a.taken = true
 			return a.m, a.err
 		}
 	}
@@ -85,51 +91,85 @@ func (a *manifestAhead) take(f *zip.File, loc localRef, files int) (*format.Mani
 }
 
 func (a *manifestAhead) same(f *zip.File, loc localRef, span localSpan) bool {
-	return loc.ra == a.loc.ra && loc.off == a.loc.off && span.data == a.data && f.Name == a.f.Name &&
-		f.Method == a.f.Method && f.CRC32 == a.f.CRC32 &&
-		f.CompressedSize64 == a.f.CompressedSize64 && f.UncompressedSize64 == a.f.UncompressedSize64
+	return loc.off == a.off && span.data == a.data && f.Name == a.f.Name && f.Method == a.f.Method &&
+		f.CRC32 == a.f.CRC32 && f.CompressedSize64 == a.f.CompressedSize64 && f.UncompressedSize64 == a.f.UncompressedSize64
+}
+
+// unreported is the read of the archive that failed reading ahead, unless the answer taken
+// reports it: a restore that met an I/O error says so, even when reading again succeeded.
+func (a *manifestAhead) unreported() error {
+	if a == nil {
+		return nil
+	}
+	<-a.done
+	if a.taken {
+		return nil
+	}
+	return a.reads.err
+}
+
+// failedRead passes reads on to ra, and remembers the first that failed (io.EOF, at the
+// end of the file, is no failure). One goroutine at a time reads through it.
+type failedRead struct {
+	ra  io.ReaderAt
+	err error
+}
+
+func (r *failedRead) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.ra.ReadAt(p, off)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // manifestRecord walks the central directory of the archive in ra (size bytes) for the
 // manifest's record, as headerOffsetsDir walks it, and returns what of it the parse needs,
-// the length of its extra field, and how many records the directory has.
-func manifestRecord(ra io.ReaderAt, size int64) (f *zip.File, loc localRef, extraLen int, records int, ok bool) {
+// the length of its extra field, and how many records the directory has; f is nil when it
+// is not found as backup writes it. Like Go's reader, the walk reads records for as long as
+// there are, whatever the end record counts (Go compares 16 bits of the count only), and
+// gives up past aheadMax of them.
+func manifestRecord(ra io.ReaderAt, size int64) (f *zip.File, loc localRef, extraLen int, records int) {
 	end, dirSize, dirOff, n, err := directoryEnd(ra, size)
 	if err != nil || n > aheadMax || end-dirSize-dirOff != 0 || dirOff >= size {
-		return nil, localRef{}, 0, 0, false // also an archive with bytes before it, left to Go's reader
+		return nil, localRef{}, 0, 0 // also an archive with bytes before it: Go's reader says where it starts
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, dirOff, size-dirOff), 64<<10)
 	name := []byte(format.ManifestName)
 	var rec [centralLen]byte
 	var vari []byte
 	found := 0
-	for range n {
+	for ; records <= aheadMax; records++ {
 		if _, err := io.ReadFull(br, rec[:]); err != nil || le32(rec[:]) != centralSig {
-			return nil, localRef{}, 0, 0, false
+			if found != 1 {
+				return nil, localRef{}, 0, 0
+			}
+			return f, loc, extraLen, records
 		}
 		nl, el, cl := int(le16(rec[28:])), int(le16(rec[30:])), int(le16(rec[32:]))
 		vari = slices.Grow(vari[:0], nl+el+cl)[:nl+el+cl]
 		if _, err := io.ReadFull(br, vari); err != nil {
-			return nil, localRef{}, 0, 0, false
+			return nil, localRef{}, 0, 0
 		}
 		if !bytes.Equal(bytes.TrimSuffix(vari[:nl], []byte("/")), name) {
 			continue
 		}
 		if found++; found > 1 || nl != len(name) {
-			return nil, localRef{}, 0, 0, false // a duplicate, or a folder: Go's reader says which
+			return nil, localRef{}, 0, 0 // a duplicate, or a folder: Go's reader says which
 		}
 		csize, usize, off := le32(rec[20:]), le32(rec[24:]), int64(le32(rec[42:]))
 		if csize == uint32max || usize == uint32max {
-			return nil, localRef{}, 0, 0, false
+			return nil, localRef{}, 0, 0
 		}
 		if off == uint32max {
+			var ok bool
 			if off, ok = zip64Offset(vari[nl:nl+el], false, false); !ok {
-				return nil, localRef{}, 0, 0, false
+				return nil, localRef{}, 0, 0
 			}
 		}
 		f = &zip.File{FileHeader: zip.FileHeader{Name: format.ManifestName, Flags: le16(rec[8:]), Method: le16(rec[10:]),
 			CRC32: le32(rec[16:]), CompressedSize64: uint64(csize), UncompressedSize64: uint64(usize)}}
 		loc, extraLen = localRef{ra: ra, off: off}, el
 	}
-	return f, loc, extraLen, int(n), found == 1
+	return nil, localRef{}, 0, 0 // more than aheadMax
 }

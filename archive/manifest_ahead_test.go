@@ -72,7 +72,7 @@ func TestManifestReadAheadOtherRecord(t *testing.T) {
 		func(a *manifestAhead) { a.data++ },
 		func(a *manifestAhead) { a.f.CRC32++ },
 		func(a *manifestAhead) { a.f.UncompressedSize64-- },
-		func(a *manifestAhead) { a.loc.off++ },
+		func(a *manifestAhead) { a.off++ },
 	} {
 		a := readManifestAhead(bytes.NewReader(data), int64(len(data)))
 		a.wait()

@@ -181,6 +181,9 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	if r.Manifest != nil {
 		r.joinManifest()
 	}
+	if err := ahead.unreported(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
