@@ -246,6 +246,18 @@ func (t *destTree) alive(i int) error {
 	return nil
 }
 
+// removedDir is err, a failure to make a file in the folder dir open as dfd, unless the
+// folder was removed while open (the kernel refuses then, EPERM or ENOENT): then it says
+// so, as for a folder moved away. Removing a folder queues no event for the move guard
+// while the restore holds it open.
+func removedDir(dir string, dfd int, err error) error {
+	var st unix.Stat_t
+	if dir != "" && unix.Fstat(dfd, &st) == nil && st.Nlink == 0 {
+		return fmt.Errorf("%s %w", format.QuoteName(dir), errMoved)
+	}
+	return err
+}
+
 // verify checks that the chain's ith folder is still the folder at its name in the one
 // above.
 func (t *destTree) verify(i int) error {

@@ -170,7 +170,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	}
 	f, tmp, err := t.createTemp(dirName, dfd, base)
 	if err != nil {
-		return 0, &fileOpError{err}
+		return 0, &fileOpError{removedDir(dirName, dfd, err)}
 	}
 	// Held open until the file is in place, so that its inode number cannot pass to a file
 	// someone else puts at its temp name or its name meanwhile.

@@ -29,7 +29,7 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 		t.unnamed.Store(false)
 		return 0, false, nil
 	case err != nil:
-		return 0, true, &fileOpError{fmt.Errorf("create temp file: %w", err)}
+		return 0, true, &fileOpError{removedDir(dir, dfd, fmt.Errorf("create temp file: %w", err))}
 	}
 	defer unix.Close(fd)
 	var made unix.Stat_t
