@@ -37,24 +37,32 @@ func removeBeforeThird(t *testing.T) (*Result, string) {
 	return res, dest
 }
 
-// TestRestoreFolderMovedThenRemoved: d is moved out of DEST after d/one (mv DEST/d /tmp/x),
-// then removed there (rm -r /tmp/x) before d/two: d/two fails as moved, as the check of its
-// folder before the file finds (attack pass 21 found a worker that skipped that check for
-// the folder it wrote into last blaming the file system: "create temp file: operation not
-// permitted").
-func TestRestoreFolderMovedThenRemoved(t *testing.T) {
-	dest, away := t.TempDir(), filepath.Join(t.TempDir(), "away")
-	entries := []zent{{name: "d/"}, {name: "d/one", body: "1"}, {name: "d/two", body: "2"}}
-	defer func(link func(int, int, string) error) { linkDescriptor = link }(linkDescriptor)
+// moveAfterOne has the restore's link of the file named one followed by a move of the folder
+// d to away, between two files of d.
+func moveAfterOne(t *testing.T, d, away string) {
+	t.Helper()
+	link := linkDescriptor
+	t.Cleanup(func() { linkDescriptor = link })
 	linkDescriptor = func(fd, dfd int, base string) error {
 		err := unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
 		if base == "one" {
-			if err := os.Rename(filepath.Join(dest, "d"), away); err != nil {
+			if err := os.Rename(d, away); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return err
 	}
+}
+
+// TestRestoreFolderMovedThenRemoved: d is moved out of DEST after d/one (mv DEST/d /tmp/x),
+// then removed there (rm -r /tmp/x) before d/two: d/two fails as moved, found by the check
+// of its folder before the file is made (attack pass 21 tried it on a worker that skipped
+// that check for the folder it had written into last, not kept: the line blamed the file
+// system, "create temp file: operation not permitted").
+func TestRestoreFolderMovedThenRemoved(t *testing.T) {
+	dest, away := t.TempDir(), filepath.Join(t.TempDir(), "away")
+	entries := []zent{{name: "d/"}, {name: "d/one", body: "1"}, {name: "d/two", body: "2"}}
+	moveAfterOne(t, filepath.Join(dest, "d"), away)
 	defer func(open func(int, uint32) (int, error)) { openUnnamed = open }(openUnnamed)
 	real, calls := openUnnamed, 0
 	openUnnamed = func(dfd int, perm uint32) (int, error) {
@@ -124,24 +132,15 @@ func TestRemovedDir(t *testing.T) {
 
 // TestRestoreDamagedFileInMovedFolder: d is moved out of DEST after d/one; d/two's data are
 // damaged. d/two fails as moved: its folder is checked before its data are read, so the
-// restore is "incomplete", not "failed" (attack pass 21 found a worker that skipped the
-// check for the folder it wrote into last reporting the damage instead).
+// restore is "incomplete", not "failed" (attack pass 21: a worker that skipped the check
+// for the folder it had written into last reported the damage instead; not kept).
 func TestRestoreDamagedFileInMovedFolder(t *testing.T) {
 	dest, away := t.TempDir(), filepath.Join(t.TempDir(), "away")
 	entries := []zent{{name: "d/"}, {name: "d/one", body: "1"}, {name: "d/two", body: "TWOTWOTWO", store: true}}
 	data := buildZip(t, entries, true)
 	i := bytes.Index(data, []byte("TWOTWOTWO"))
 	data[i] ^= 1
-	defer func(link func(int, int, string) error) { linkDescriptor = link }(linkDescriptor)
-	linkDescriptor = func(fd, dfd int, base string) error {
-		err := unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
-		if base == "one" {
-			if err := os.Rename(filepath.Join(dest, "d"), away); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return err
-	}
+	moveAfterOne(t, filepath.Join(dest, "d"), away)
 	_, res := restoreInto(t, data, dest, Options{Jobs: 1})
 	want := []string{"d/two: d was moved or replaced during the restore", "d/: d was moved or replaced during the restore"}
 	if res == nil || len(res.Damaged) != 0 || !slices.Equal(problemStrings(res.Failed), want) {
