@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -50,8 +51,14 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 	}
 	// Like Go's reader, trust a directory found where the end record says it is over the
 	// offset the end record implies.
-	if base > 0 && len(files) > 0 && centralNameAt(ra, dirOff) == files[0].Name {
-		base = 0
+	if base > 0 && len(files) > 0 {
+		name, err := centralNameAt(ra, dirOff)
+		if err != nil {
+			return nil, 0, err
+		}
+		if name == files[0].Name {
+			base = 0
+		}
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, size-base-dirOff), 64<<10)
 	offsets = make([]int64, len(files))
@@ -59,12 +66,12 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 	var vari []byte
 	for i, f := range files {
 		if _, err := io.ReadFull(br, rec[:]); err != nil || le32(rec[:]) != centralSig {
-			return nil, 0, errCentral
+			return nil, 0, cmp.Or(readFailed(err), errCentral)
 		}
 		n, e, c := int(le16(rec[28:])), int(le16(rec[30:])), int(le16(rec[32:]))
 		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
 		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
-			return nil, 0, errCentral
+			return nil, 0, cmp.Or(readFailed(err), errCentral)
 		}
 		off := int64(le32(rec[42:]))
 		if off == uint32max {
@@ -106,10 +113,14 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 	// A zip64 end record is read whenever its locator is there, as Python's zipfile and
 	// libarchive read it even when the classic record is not maxed out: the two must then
 	// agree, or those tools would read another directory than this one.
-	if p, ok := findEOCD64(ra, end); ok {
+	p, ok, err := findEOCD64(ra, end)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if ok {
 		var b [eocd64Len]byte
 		if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
-			return 0, 0, 0, 0, errCentral
+			return 0, 0, 0, 0, cmp.Or(readFailed(err), errCentral)
 		}
 		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
 		if records16 != 0xffff && uint64(records16) != records64 || size32 != uint32max && int64(size32) != size64 ||
@@ -139,33 +150,42 @@ func findEOCD(b []byte) int {
 }
 
 // findEOCD64 reads the zip64 locator just before the end record at end, and returns the
-// offset of the zip64 end record it names.
-func findEOCD64(ra io.ReaderAt, end int64) (int64, bool) {
+// offset of the zip64 end record it names; an error only when the read failed.
+func findEOCD64(ra io.ReaderAt, end int64) (int64, bool, error) {
 	if end < eocd64LocLen {
-		return 0, false
+		return 0, false, nil
 	}
 	var b [eocd64LocLen]byte
 	if _, err := ra.ReadAt(b[:], end-eocd64LocLen); err != nil {
-		return 0, false
+		return 0, false, readFailed(err)
 	}
 	if le32(b[:]) != eocd64LocSig || le32(b[4:]) != 0 || le32(b[16:]) != 1 {
-		return 0, false
+		return 0, false, nil
 	}
-	return int64(le64(b[8:])), le64(b[8:]) < 1<<63
+	return int64(le64(b[8:])), le64(b[8:]) < 1<<63, nil
 }
 
 // centralNameAt returns the name in the central directory record at off; "" when there is
-// no record there.
-func centralNameAt(ra io.ReaderAt, off int64) string {
+// no record there, and an error only when a read failed.
+func centralNameAt(ra io.ReaderAt, off int64) (string, error) {
 	var rec [centralLen]byte
 	if _, err := ra.ReadAt(rec[:], off); err != nil || le32(rec[:]) != centralSig {
-		return ""
+		return "", readFailed(err)
 	}
 	name := make([]byte, le16(rec[28:]))
 	if _, err := ra.ReadAt(name, off+centralLen); err != nil {
-		return ""
+		return "", readFailed(err)
 	}
-	return string(name)
+	return string(name), nil
+}
+
+// readFailed is err when a read failed, nil when it only found the file ending (a record
+// cut short is damage, not a failure to read).
+func readFailed(err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	return err
 }
 
 // zip64Offset reads the header offset from the zip64 field of a central record's extra

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bufio"
+	"cmp"
 	"io"
 	"math"
 	"slices"
@@ -29,8 +30,14 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 		return err
 	}
 	base := end - dirSize - dirOff // bytes before the archive, as in a self-extractor
-	if base > 0 && centralNameAt(ra, dirOff) != "" {
-		base = 0 // as Go's reader: a directory where the end record says it is wins
+	if base > 0 {
+		name, err := centralNameAt(ra, dirOff)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			base = 0 // as Go's reader: a directory where the end record says it is wins
+		}
 	}
 	if base < 0 || base+dirOff+dirSize > size {
 		return errCentral
@@ -41,12 +48,12 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 	var vari []byte
 	for read := int64(0); read < dirSize; {
 		if _, err := io.ReadFull(br, fixed[:]); err != nil || le32(fixed[:]) != centralSig {
-			return errCentral
+			return cmp.Or(readFailed(err), errCentral)
 		}
 		n, e, c := int(le16(fixed[28:])), int(le16(fixed[30:])), int(le16(fixed[32:]))
 		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
 		if _, err := io.ReadFull(br, vari); err != nil {
-			return errCentral
+			return cmp.Or(readFailed(err), errCentral)
 		}
 		read += int64(centralLen + n + e + c)
 		if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {

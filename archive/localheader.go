@@ -39,9 +39,12 @@ type localRef struct {
 // bytes in ra. When the central directory does not read the same a second time, every
 // offset is -1 and every entry fails its check: an archive read two ways is not trusted.
 // It also returns where the central directory starts; -1 then.
-func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64) {
+func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64, error) {
 	refs := make([]localRef, len(files))
 	offsets, dirStart, err := headerOffsetsDir(ra, size, files)
+	if err := readFailed(err); err != nil {
+		return nil, 0, err
+	}
 	for i := range refs {
 		refs[i] = localRef{ra: ra, off: -1}
 		if err == nil {
@@ -51,7 +54,7 @@ func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64
 	if err != nil {
 		dirStart = -1
 	}
-	return refs, dirStart
+	return refs, dirStart, nil
 }
 
 // localHeader is what the local header of an entry says.
@@ -124,8 +127,10 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 		extra = got[localLen+n : localLen+n+e]
 	} else {
 		extra = make([]byte, e)
-		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err != nil {
+		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err == io.EOF {
 			return nil, errors.New("damaged: local header cut short")
+		} else if err != nil {
+			return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
 		}
 	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
@@ -205,7 +210,7 @@ func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File, wide bool) (int64, 
 	var buf [24]byte
 	n, err := ra.ReadAt(buf[:], off)
 	if err != nil && err != io.EOF {
-		return 0, errDescriptor
+		return 0, fmt.Errorf("damaged: data descriptor unreadable: %w", err)
 	}
 	b := buf[:n]
 	if len(b) >= 4 && le32(b) == descriptorSig {

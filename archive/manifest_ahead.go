@@ -82,7 +82,11 @@ func (a *manifestAhead) wait() {
 func (a *manifestAhead) take(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
 	if a != nil && a.f != nil {
 		<-a.done
-		if span, err := dataAt(f, loc); err == nil && a.same(f, loc, span) {
+		span, err := dataAt(f, loc)
+		if err != nil { // what reading it again would meet first, and report
+			return readManifestFrom(f, func() (io.ReadCloser, error) { return nil, err }, files)
+		}
+		if a.same(f, loc, span) {
 			a.taken = true
 			return a.m, a.err
 		}
@@ -96,13 +100,15 @@ func (a *manifestAhead) same(f *zip.File, loc localRef, span localSpan) bool {
 }
 
 // unreported is the read of the archive that failed reading ahead, unless the answer taken
-// reports it: a restore that met an I/O error says so, even when reading again succeeded.
+// is an error (a read of the parse that failed is one): a command that met an I/O error
+// says so, even when reading again succeeded, or when the failed read came after the
+// manifest's record (the walk ends at its first failed read).
 func (a *manifestAhead) unreported() error {
 	if a == nil {
 		return nil
 	}
 	<-a.done
-	if a.taken {
+	if a.taken && a.err != nil {
 		return nil
 	}
 	return a.reads.err

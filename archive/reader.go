@@ -143,7 +143,10 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	// its record, so that its list (hundreds of MB at a million entries) is not held while
 	// the manifest is parsed and the entries are checked.
 	r := &Reader{ra: ra, size: size, file: ra, fileSize: size}
-	locals, dirStart := localRefs(ra, size, zr.File)
+	locals, dirStart, err := localRefs(ra, size, zr.File)
+	if err != nil {
+		return nil, err
+	}
 	r.dirStart = dirStart
 	var manifests int
 	var manifest *zip.File

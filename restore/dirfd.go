@@ -246,16 +246,20 @@ func (t *destTree) alive(i int) error {
 	return nil
 }
 
-// removedDir is err, a failure to make a file in the folder dir open as dfd, unless the
-// folder was removed while open (the kernel refuses then, EPERM or ENOENT): then it says
-// so, as for a folder moved away. Removing a folder queues no event for the move guard
-// while the restore holds it open.
+// removedDir is err, a failure to make a file in the folder dir (DEST when "") open as dfd,
+// unless it is the kernel's refusal to make one in a folder removed while open (ENOENT, or
+// EPERM for an unnamed file): then it says so, as for a folder moved away. Removing a
+// folder queues no event for the move guard while the restore holds it open. Any other
+// error (ENOSPC, which stops the restore) stays as it is.
 func removedDir(dir string, dfd int, err error) error {
 	var st unix.Stat_t
-	if dir != "" && unix.Fstat(dfd, &st) == nil && st.Nlink == 0 {
-		return fmt.Errorf("%s %w", format.QuoteName(dir), errMoved)
+	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) || unix.Fstat(dfd, &st) != nil || st.Nlink != 0 {
+		return err
 	}
-	return err
+	if dir == "" {
+		return fmt.Errorf("the destination %w", errMoved)
+	}
+	return fmt.Errorf("%s %w", format.QuoteName(dir), errMoved)
 }
 
 // verify checks that the chain's ith folder is still the folder at its name in the one
