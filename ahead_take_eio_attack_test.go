@@ -12,13 +12,11 @@ import (
 )
 
 // TestAttackAheadTakeDropsDataAtEIO: take() checks Go's record of the manifest with dataAt
-// (its local header, 60 bytes here, and its data descriptor, read as 24), and drops the
-// error: `if span, err := dataAt(f, loc); err == nil && a.same(...)`. A transient EIO on
-// either read (strace -e inject=pread64:error=EIO:when=N on a.zip, N = 1..40) makes the
-// manifest be read again, the second read succeeds, and backup list exits 0 without a word
-// of the I/O error. These reads are Go's loc's, not failedRead's, so unreported() never
-// sees them. Before 099df7f the same fault failed the manifest (exit 1; "input/output
-// error" for the header).
+// (its local header, 60 bytes here, and its data descriptor, read as 24), and its error is
+// the manifest's, as before the manifest was read ahead (exit 1, "input/output error").
+// It was dropped (attack pass 22): a transient EIO on either read (strace -e
+// inject=pread64:error=EIO:when=N on a.zip, N = 1..40) had the manifest read again, the
+// second read succeeded, and backup list exited 0 without a word of the I/O error.
 func TestAttackAheadTakeDropsDataAtEIO(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")

@@ -56,10 +56,10 @@ func attackAlignedDirArchive(t *testing.T, dir string) string {
 
 // TestAttackAheadWalkEIOAfterManifestRecord: EIO on the walk ahead's read past the
 // manifest's record (the end record, read alone when the records end on a 64 KiB boundary)
-// is swallowed. manifestRecord takes any failed read after the one record it found as the
-// directory's end and returns that record; the parse ahead is then taken (Go's record
-// agrees), so unreported() says nothing, and verify, list and restore exit 0 without a word
-// of the I/O error they met: strace -e inject=pread64:error=EIO:when=6 (verify; 5 for list
+// is reported. It was swallowed (attack pass 22): manifestRecord took any failed read after
+// the one record it found as the directory's end and returned that record, the parse
+// ahead was taken (Go's record agreed), and verify, list and restore exited 0 without a
+// word of the I/O error: strace -e inject=pread64:error=EIO:when=6 (verify; 5 for list
 // and restore) on a.zip.
 func TestAttackAheadWalkEIOAfterManifestRecord(t *testing.T) {
 	t.Parallel()

@@ -13,11 +13,9 @@ import (
 // TestAttackRemovedDirHidesENOSPC: DEST is a tmpfs whose inode table fills while the
 // restore runs, and the folder d it is writing into is removed (rm -r DEST/d) before d/two.
 // tmpfs makes an unnamed file in a removed folder, so the kernel's answer is the full
-// table: ENOSPC, which stops a restore (fatalErrnos). removedDir words any error as the
-// folder's removal once its link count is 0, whatever the errno, and drops it (%w of
-// errMoved only): d/two and d/three fail as moved, one by one, and the restore carries on
-// and ends without an error, where the same full table with d in place stops it with
-// "no space left on device".
+// table: ENOSPC, which stops a restore (fatalErrnos), as it does with d in place. A first
+// removedDir worded any error as the folder's removal once its link count was 0 (attack
+// pass 22): d/two and d/three failed as moved, and the restore carried on.
 func TestAttackRemovedDirHidesENOSPC(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounts a tmpfs")

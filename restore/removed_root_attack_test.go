@@ -7,10 +7,9 @@ import (
 )
 
 // TestAttackRemovedRootWordedAsKernel: DEST itself is removed (rm -r DEST) while the restore
-// holds it open, before its second file. removedDir leaves the root out (dir == ""), so the
-// files after fail with the kernel's refusal, "y: create temp file: operation not
-// permitted", the very wording ccf74ee replaced with "<dir> was moved or replaced during
-// the restore" for every folder below DEST.
+// holds it open, before its second file: the files after fail as the destination moved or
+// replaced, not as the kernel's refusal ("y: create temp file: operation not permitted",
+// which a first removedDir, leaving DEST out, still gave; attack pass 22).
 func TestAttackRemovedRootWordedAsKernel(t *testing.T) {
 	dest := t.TempDir()
 	entries := []zent{{name: "a/"}, {name: "a/x", body: "x"}, {name: "y", body: "y"}, {name: "z", body: "z"}}
