@@ -50,10 +50,17 @@ func (r *Reader) coverage(items []coverageItem) []foundProblem {
 	if r.dirStart < 0 {
 		return nil // the central directory did not read back: every entry fails already
 	}
+	var failed []foundProblem
 	for j, m := range r.manifests {
 		end := int64(-1)
-		if span, err := dataAt(m.f, m.loc); err == nil {
+		span, err := dataAt(m.f, m.loc)
+		switch {
+		case err == nil:
 			end = span.end
+		case r.ManifestErr == nil:
+			// The manifest was read through these very headers: only a read that fails
+			// now fails them, and that is not to be dropped.
+			failed = append(failed, foundProblem{index: len(r.Entries), step: 2, Problem: Problem{Entry: m.f.Name, Reason: err.Error()}})
 		}
 		items = append(items, coverageItem{lo: m.loc.off, end: end, index: int32(len(r.Entries) + j)})
 	}
@@ -62,7 +69,7 @@ func (r *Reader) coverage(items []coverageItem) []foundProblem {
 	if !slices.IsSortedFunc(items, byOffset) {
 		slices.SortStableFunc(items, byOffset)
 	}
-	return r.checkCoverage(items)
+	return append(failed, r.checkCoverage(items)...)
 }
 
 // checkCoverage is coverage of items, sorted by offset.
