@@ -131,7 +131,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	res, err := ref.verify(ctx, opts)
 	lift()
 	p.Stop()
-	if err == nil && rc != nil && res.HasManifest {
+	if err == nil && rc != nil && res.HasManifest && res.ManifestRead {
 		// The receipt's status is only its word; the manifest, covered by the SHA-256 just
 		// checked, is the archive's. A foreign zip has no manifest and says so below.
 		if err := rc.StatusProven("receipt "+receiptPath, true, res.RecordedStatus); err != nil {

@@ -180,9 +180,11 @@ func centralNameAt(ra io.ReaderAt, off int64) (string, error) {
 }
 
 // readFailed is err when a read failed, nil when it only found the file ending (a record
-// cut short is damage, not a failure to read).
+// cut short is damage, not a failure to read). Only the bare io.EOF and ErrUnexpectedEOF
+// that readers and io.ReadFull give at the end say so: one wrapped in another error (a
+// bucket's body cut short in transit, after its retries) is a failed read.
 func readFailed(err error) error {
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
 		return nil
 	}
 	return err

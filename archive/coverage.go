@@ -129,26 +129,34 @@ func (r *Reader) prefixProblem(n int64) string {
 		return ""
 	case r.HasManifest:
 		return fmt.Sprintf("damaged: %d bytes before the first entry, which backup never writes", n)
-	case holdsLocalSig(r.ra, n):
+	}
+	holds, err := holdsLocalSig(r.ra, n)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the %d bytes before the first entry are unreadable: %v", n, err)
+	case holds:
 		return fmt.Sprintf("damaged: the %d bytes before the first entry hold a local header signature (an entry the central directory does not list)", n)
 	}
 	return ""
 }
 
 // holdsLocalSig reports whether the first n bytes of ra hold a local header signature;
-// bytes that cannot be read count as holding one.
-func holdsLocalSig(ra io.ReaderAt, n int64) bool {
+// bytes cut short count as holding one, and a read that fails is the error.
+func holdsLocalSig(ra io.ReaderAt, n int64) (bool, error) {
 	sig := []byte{'P', 'K', 3, 4}
 	buf := make([]byte, min(n, 64<<10)+3)
 	for off := int64(0); off < n; off += int64(len(buf)) - 3 {
 		m := min(int64(len(buf)), n+3-off) // 3 more: a signature that starts before n
 		got, err := ra.ReadAt(buf[:m], off)
-		if err != nil && (err != io.EOF || got < 4) {
-			return true
+		if err := readFailed(err); err != nil {
+			return false, err
+		}
+		if err != nil && got < 4 {
+			return true, nil
 		}
 		if bytes.Contains(buf[:got], sig) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }

@@ -108,9 +108,9 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 	buf := make([]byte, localLen+nameLen+extraLen)
 	n, err := loc.ra.ReadAt(buf, loc.off)
 	if n < localLen+nameLen && err != nil && err != io.EOF {
-		// Not a short file but a failed read: an encrypted archive's chunk that fails
-		// authentication says so, and that is the damage to report.
-		return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
+		// Not a short file but a failed read, which the cause names: an I/O error, or an
+		// encrypted archive's chunk that fails authentication (its damage).
+		return nil, fmt.Errorf("local header unreadable: %w", err)
 	}
 	got := buf[:n]
 	if n < localLen+nameLen || le32(buf) != localSig {
@@ -130,7 +130,7 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 		if _, err := loc.ra.ReadAt(extra, loc.off+localLen+int64(n)); err == io.EOF {
 			return nil, errors.New("damaged: local header cut short")
 		} else if err != nil {
-			return nil, fmt.Errorf("damaged: local header unreadable: %w", err)
+			return nil, fmt.Errorf("local header unreadable: %w", err)
 		}
 	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
@@ -210,7 +210,7 @@ func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File, wide bool) (int64, 
 	var buf [24]byte
 	n, err := ra.ReadAt(buf[:], off)
 	if err != nil && err != io.EOF {
-		return 0, fmt.Errorf("damaged: data descriptor unreadable: %w", err)
+		return 0, fmt.Errorf("data descriptor unreadable: %w", err)
 	}
 	b := buf[:n]
 	if len(b) >= 4 && le32(b) == descriptorSig {

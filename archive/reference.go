@@ -233,6 +233,8 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 	})
 	ref.names = names.String()
 	switch {
+	case readFailed(err) != nil:
+		return nil, err // a read that failed, not damage
 	case err != nil:
 		return nil, errNoZip
 	case manifests == 0:

@@ -86,7 +86,7 @@ func (s *seqReader) fill(need int) error {
 		room := s.buf[len(s.buf):min(int64(cap(s.buf)), int64(len(s.buf))+s.size-at)]
 		n, err := s.ra.ReadAt(room, at)
 		if n == 0 && err != nil {
-			if errors.Is(err, io.EOF) { // cut short since it was opened
+			if err == io.EOF { // cut short since it was opened (a wrapped EOF is a read that failed in transit)
 				return ErrNotAsRecorded
 			}
 			return err

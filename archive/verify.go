@@ -27,6 +27,9 @@ type VerifyResult struct {
 	HasManifest bool `json:"manifest"`
 	// RecordedStatus is the status the manifest recorded at backup; "" without a manifest.
 	RecordedStatus string `json:"recorded_status"`
+	// ManifestRead says the manifest was read: RecordedStatus is its word. One that could
+	// not be read (a problem names it) records nothing to hold a receipt to.
+	ManifestRead bool `json:"-"`
 	// ArchiveChecked says the archive's size and SHA-256 were compared with
 	// VerifyOptions.Expect.
 	ArchiveChecked bool `json:"archive_checked"`
@@ -132,7 +135,7 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 		res.problem(format.ManifestName, r.ManifestErr.Error())
 	}
 	if r.Manifest != nil {
-		res.RecordedStatus = r.Manifest.Status
+		res.RecordedStatus, res.ManifestRead = r.Manifest.Status, true
 	}
 	res.Problems = append(res.Problems, CheckNames(r.Entries)...)
 	jobs := opts.Jobs

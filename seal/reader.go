@@ -103,6 +103,7 @@ type plain struct {
 	mu     sync.Mutex
 	chunks []chunk  // most recently used last
 	free   []*block // buffers no kept chunk is in
+	failed map[int64]error
 }
 
 type chunk struct {
@@ -139,9 +140,15 @@ func (p *plain) ReadAt(b []byte, off int64) (int, error) {
 
 // readChunk copies chunk i's plaintext from byte from on into b, from those kept or
 // decrypted now with the few after it that are not kept (readAhead). A chunk after i that
-// age cannot authenticate is not kept and fails only a read that needs it.
+// could not be read (age cannot authenticate it, or the file's read failed) is not kept,
+// and fails the read that needs it with that error: read again, a transient I/O error
+// would pass, and no one would hear of it.
 func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 	p.mu.Lock()
+	if err, ok := p.failed[i]; ok {
+		p.mu.Unlock()
+		return 0, fmt.Errorf("encrypted archive: %w", err)
+	}
 	if data, ok := p.kept(i); ok {
 		defer p.mu.Unlock()
 		return copy(b, data[from:]), nil
@@ -165,6 +172,12 @@ func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 		return 0, fmt.Errorf("encrypted archive: %w", err)
 	}
 	m := copy(b, buf[from:first])
+	if err != nil && got < len(buf) {
+		if p.failed == nil {
+			p.failed = map[int64]error{}
+		}
+		p.failed[i+int64(got)/chunkSize] = err // the chunk the read stopped in
+	}
 	for k := int64(0); k < n; k++ {
 		lo, hi := k*chunkSize, min((k+1)*chunkSize, int64(len(buf)))
 		if hi > int64(got) {
