@@ -13,8 +13,9 @@ import (
 
 // The manifest of an archive file is parsed while Go's reader reads the central directory:
 // each takes about as long (40 and 20 to 50 ms for the bench corpus's 31,484 entries), and
-// nothing else can start before both are done: restore's plan, verify's checks, a set run's
-// walk. A walk of the directory of its own finds the manifest's record first (a few ms).
+// nothing else can start before both are done: restore's plan, verify's checks, list's
+// lines. A walk of the directory of its own finds the manifest's record first (a few ms).
+// (A set run's reference is read by a reader of its own, OpenReference.)
 //
 // What the parse read ahead gives is taken only when the record Go's reader gives is the
 // same in all that decides what the parse read and how it checked it: the local header's
