@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -51,5 +52,23 @@ func TestAttackReadAheadDropsEIO(t *testing.T) {
 	if !errors.Is(failed, syscall.EIO) {
 		t.Errorf("the read of chunk 2 failed with EIO (%d reads of it), and no read of the plaintext reported it (first error: %v)",
 			ra.hits.Load(), failed)
+	}
+}
+
+// TestUnsealReadFailureIsNoDamage: a read of the age header or of the last chunk that fails
+// (EIO) is reported as the read's error, not as a damaged or cut file (attack pass 23: "cannot
+// decrypt the archive (damaged, or cut short?): ... input/output error").
+func TestUnsealReadFailureIsNoDamage(t *testing.T) {
+	k := newTestKeys(t)
+	file := sealed(t, bytes.Repeat([]byte{7}, 3*chunkSize), k.x25519.Recipient())
+	last := int64(headerLen(t, file)) + 2*(chunkSize+16)
+	_, _, err := identities(k.x25519).Unseal(&eioOnceAt{file: file, off: last}, int64(len(file)))
+	if !errors.Is(err, syscall.EIO) || strings.Contains(err.Error(), "damaged") {
+		t.Errorf("Unseal with the last chunk's read failing: %v; want the EIO, not damage", err)
+	}
+	damaged := bytes.Clone(file)
+	damaged[len(damaged)-1] ^= 1
+	if _, _, err := identities(k.x25519).Unseal(bytes.NewReader(damaged), int64(len(damaged))); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("Unseal of a damaged last chunk: %v; want it called damaged", err)
 	}
 }

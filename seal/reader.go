@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"filippo.io/age"
 )
@@ -65,15 +66,40 @@ func (ids *Identities) Unseal(file io.ReaderAt, size int64) (io.ReaderAt, int64,
 	if ids.Len() == 0 {
 		return nil, 0, ErrNoIdentity
 	}
-	ra, n, err := age.DecryptReaderAt(file, size, ids.list...)
+	reads := &firstFailure{ra: file}
+	ra, n, err := age.DecryptReaderAt(reads, size, ids.list...)
 	var nomatch *age.NoIdentityMatchError
 	switch {
 	case errors.As(err, &nomatch):
 		return nil, 0, &NoMatchError{Recipients: len(nomatch.StanzaTypes)}
+	case err != nil && reads.failed() != nil:
+		return nil, 0, fmt.Errorf("cannot decrypt the archive: %w", reads.failed()) // a read, not the file, failed
 	case err != nil:
 		return nil, 0, fmt.Errorf("cannot decrypt the archive (damaged, or cut short?): %w", err)
 	}
 	return &plain{ra: ra, size: n}, n, nil
+}
+
+// firstFailure passes reads on to ra and remembers the first that failed (io.EOF, at the
+// end of the file, is no failure), so that a failed read is not taken for damage.
+type firstFailure struct {
+	ra  io.ReaderAt
+	err atomic.Pointer[error]
+}
+
+func (f *firstFailure) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.ra.ReadAt(p, off)
+	if err != nil && err != io.EOF {
+		f.err.CompareAndSwap(nil, &err)
+	}
+	return n, err
+}
+
+func (f *firstFailure) failed() error {
+	if p := f.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // chunkSize is the plaintext size of an age payload chunk: the unit of decryption.
