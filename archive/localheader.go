@@ -38,7 +38,8 @@ type localRef struct {
 // localRefs locates the local header of each of files, the entries of the archive of size
 // bytes in ra. When the central directory does not read the same a second time, every
 // offset is -1 and every entry fails its check: an archive read two ways is not trusted.
-// It also returns where the central directory starts; -1 then.
+// It also returns where the central directory starts; -1 then. A read that fails on the
+// way is the error: a failed read is not damage.
 func localRefs(ra io.ReaderAt, size int64, files []*zip.File) ([]localRef, int64, error) {
 	refs := make([]localRef, len(files))
 	offsets, dirStart, err := headerOffsetsDir(ra, size, files)
