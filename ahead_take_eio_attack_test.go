@@ -5,8 +5,6 @@ import (
 	le "encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,28 +29,16 @@ func TestAttackAheadTakeDropsDataAtEIO(t *testing.T) {
 	dirOff := int(le.LittleEndian.Uint32(data[p+16:]))
 	targets := []string{fmt.Sprintf(", 60, %d) = -1 EIO", loc), fmt.Sprintf(", 24, %d) = -1 EIO", dirOff-16)}
 	hit := 0
-	for rep := range 3 {
+	for range 3 {
 		for n := 1; n <= 40; n++ {
-			log := filepath.Join(dir, fmt.Sprintf("strace-%d-%d.log", rep, n))
-			cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
-				"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary, "list", arch)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			cmd.Run()
-			out, _ := os.ReadFile(log)
-			var injected []string
-			for _, l := range strings.Split(string(out), "\n") {
-				if strings.Contains(l, "(INJECTED)") {
-					injected = append(injected, l)
-				}
-			}
+			injected, out, code := withEIO(t, dir, arch, n, "list", arch)
 			if len(injected) != 1 || !strings.Contains(injected[0], targets[0]) && !strings.Contains(injected[0], targets[1]) {
 				continue
 			}
 			hit++
-			if cmd.ProcessState.ExitCode() == exitComplete && !strings.Contains(stdout.String()+stderr.String(), "input/output error") {
+			if code == exitComplete && !strings.Contains(out, "input/output error") {
 				t.Errorf("backup list: EIO injected on a read of the manifest's headers (pread64 #%d):\n%s\nyet exit 0 and no word of it:\n%s",
-					n, injected[0], stderr.String())
+					n, injected[0], lastLines(out, 3))
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	le "encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,39 +74,18 @@ func TestAttackAheadWalkEIOAfterManifestRecord(t *testing.T) {
 			if a[0] == "restore" {
 				a[len(a)-1] = filepath.Join(dir, fmt.Sprintf("r%d", n))
 			}
-			log := filepath.Join(dir, "strace.log")
-			cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
-				"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary}, a...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			cmd.Run()
-			data, _ := os.ReadFile(log)
-			var injected []string
-			for _, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, "(INJECTED)") {
-					injected = append(injected, l)
-				}
-			}
+			injected, out, code := withEIO(t, dir, arch, n, a...)
 			if len(injected) != 1 || !strings.Contains(injected[0], endRead) {
 				continue
 			}
 			hit++
-			if code := cmd.ProcessState.ExitCode(); code == exitComplete &&
-				!strings.Contains(stdout.String()+stderr.String(), "input/output error") {
-				t.Errorf("backup %s: EIO injected on the walk's read of the end record (pread64 #%d):\n%s\nyet exit 0 and no word of it:\n%s%s",
-					a[0], n, injected[0], stderr.String(), tail(stdout.String()))
+			if code == exitComplete && !strings.Contains(out, "input/output error") {
+				t.Errorf("backup %s: EIO injected on the walk's read of the end record (pread64 #%d):\n%s\nyet exit 0 and no word of it:\n%s",
+					a[0], n, injected[0], lastLines(out, 3))
 			}
 		}
 	}
 	if hit == 0 {
 		t.Fatal("no run had its one EIO on the walk's read of the end record")
 	}
-}
-
-// tail is the end of s, as much of a listing as a failure needs.
-func tail(s string) string {
-	if len(s) > 300 {
-		return "..." + s[len(s)-300:]
-	}
-	return s
 }

@@ -25,28 +25,37 @@ func TestOpenEIOIsReported(t *testing.T) {
 	for _, cmdline := range [][]string{{"verify", arch}, {"list", arch}, {"restore", "--jobs", "1", arch, filepath.Join(dir, "r")}} {
 		for n := 1; n <= 30; n++ {
 			os.RemoveAll(filepath.Join(dir, "r"))
-			log := filepath.Join(dir, fmt.Sprintf("strace-%s-%d.log", cmdline[0], n))
-			cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
-				"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary}, cmdline...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			cmd.Run()
-			data, _ := os.ReadFile(log)
-			var injected string
-			for _, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, "(INJECTED)") {
-					injected = l
-				}
-			}
-			if injected == "" {
+			failed, out, code := withEIO(t, dir, arch, n, cmdline...)
+			if len(failed) == 0 {
 				continue
 			}
-			if out := stdout.String() + stderr.String(); !strings.Contains(out, "input/output error") {
+			injected := failed[len(failed)-1]
+			if !strings.Contains(out, "input/output error") {
 				t.Errorf("backup %s: EIO injected at pread64 #%d of the archive:\n%s\nexit %d, and no word of it:\n%s",
-					cmdline[0], n, injected, cmd.ProcessState.ExitCode(), lastLines(out, 4))
+					cmdline[0], n, injected, code, lastLines(out, 4))
 			}
 		}
 	}
+}
+
+// withEIO runs backup with args, under strace injecting EIO on the nth pread64 of arch, and
+// returns the reads that failed (none when the run made fewer reads), what the run printed
+// on stdout and stderr, and its exit code.
+func withEIO(t *testing.T, dir, arch string, n int, args ...string) (injected []string, out string, code int) {
+	t.Helper()
+	log := filepath.Join(dir, fmt.Sprintf("strace-%s-%d.log", args[0], n))
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
+		"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	data, _ := os.ReadFile(log)
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "(INJECTED)") {
+			injected = append(injected, l)
+		}
+	}
+	return injected, stdout.String() + stderr.String(), cmd.ProcessState.ExitCode()
 }
 
 // lastLines is the last n lines of s.

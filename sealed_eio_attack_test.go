@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,26 +37,14 @@ func TestAttackSealedEIO(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "--recipient", key.recipient, "big"), exitComplete)
 	for _, cmdline := range [][]string{{"verify", "--jobs", "1", "-i", key.identity, arch}, {"list", "-i", key.identity, arch}} {
 		for n := 1; n <= 20; n++ {
-			log := filepath.Join(dir, fmt.Sprintf("strace-%s-%d.log", cmdline[0], n))
-			cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
-				"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary}, cmdline...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			cmd.Run()
-			data, _ := os.ReadFile(log)
-			var injected string
-			for _, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, "(INJECTED)") {
-					injected = l
-				}
-			}
-			if injected == "" {
+			failed, out, code := withEIO(t, dir, arch, n, cmdline...)
+			if len(failed) == 0 {
 				continue
 			}
-			out := stdout.String() + stderr.String()
-			if !strings.Contains(out, "input/output error") || cmd.ProcessState.ExitCode() == 0 {
+			injected := failed[len(failed)-1]
+			if !strings.Contains(out, "input/output error") || code == 0 {
 				t.Errorf("backup %s: EIO injected at pread64 #%d of the encrypted archive:\n%s\nexit %d, and no word of it:\n%s",
-					cmdline[0], n, injected, cmd.ProcessState.ExitCode(), lastLines(out, 3))
+					cmdline[0], n, injected, code, lastLines(out, 3))
 			}
 			if strings.Contains(out, "the receipt was edited?") {
 				t.Errorf("backup %s: EIO injected at pread64 #%d of the encrypted archive:\n%s\nclaimed as tampering:\n%s",
