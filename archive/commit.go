@@ -126,7 +126,7 @@ func (w *Writer) commit(final string, replace bool, with []*atomicfile.Staged, l
 func (w *Writer) Abort() {
 	w.Wait()
 	if w.zw != nil {
-		w.zw.dir.close()
+		w.zw.abort()
 	}
 	if w.file == nil {
 		return

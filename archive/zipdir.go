@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/flate"
-
 	"backup/atomicfile"
 )
 
@@ -184,7 +182,7 @@ func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
 	}
 	fh.Flags |= flagDataDesc
 	e := &deflateEntry{fh: fh, off: uint64(z.cw.n), out: &passCounter{w: z.cw}, crc: crc32.NewIEEE()}
-	comp, err := flate.NewWriter(e.out, DefaultLevel)
+	comp, err := newChunkWriter(e.out, z.jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +192,16 @@ func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
 	}
 	z.open = e
 	return e, nil
+}
+
+// abort stops deflating the manifest, if it was being written, and removes the central
+// directory's spill file: for a Writer that is not to be committed.
+func (z *zipWriter) abort() {
+	if z.open != nil {
+		z.open.comp.abort()
+		z.open = nil
+	}
+	z.dir.close()
 }
 
 // closeDeflate finishes the manifest's entry: the deflate stream, its descriptor, its

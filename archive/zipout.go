@@ -8,13 +8,11 @@ import (
 	"hash"
 	"io"
 	"strings"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // zipWriter writes the archive's zip structure: the bytes archive/zip's Writer writes, to
 // the byte, for the entries backup makes (CreateRaw for every entry, CreateHeader with
-// Deflate for the manifest), but its central directory is not a list of FileHeaders held
+// Deflate for the manifest, its compressor a chunkWriter), but its central directory is not a list of FileHeaders held
 // until Close. Each entry's central record is encoded as soon as the entry is whole, into a
 // dirRecords that spills to a temp file in the spool folder: at a million files Go's list
 // (a FileHeader, its header and its extra fields for each entry) was 190 MB of the run's
@@ -26,11 +24,12 @@ type zipWriter struct {
 	dir  *dirRecords
 	open *deflateEntry // the manifest's, being written; nil otherwise
 	owed *zip.FileHeader
+	jobs int // the workers that deflate the manifest
 }
 
-func newZipWriter(out io.Writer, spoolDir string) *zipWriter {
+func newZipWriter(out io.Writer, spoolDir string, jobs int) *zipWriter {
 	bw := bufio.NewWriter(out)
-	return &zipWriter{cw: &passCounter{w: bw}, bw: bw, dir: &dirRecords{spoolDir: spoolDir}}
+	return &zipWriter{cw: &passCounter{w: bw}, bw: bw, dir: &dirRecords{spoolDir: spoolDir}, jobs: jobs}
 }
 
 var (
@@ -190,7 +189,7 @@ func (c *passCounter) Write(p []byte) (int, error) {
 type deflateEntry struct {
 	fh   *zip.FileHeader
 	off  uint64
-	comp *flate.Writer
+	comp *chunkWriter // deflating on all cores
 	out  *passCounter // the compressed bytes
 	crc  hash.Hash32
 	n    int64 // the uncompressed bytes

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // zipHeaders are entries of the kinds backup writes: a file with its sizes in the local
@@ -63,16 +61,16 @@ func writeEntries(t *testing.T, create func(*zip.FileHeader) (io.Writer, error),
 	}
 }
 
-// The zipWriter writes the bytes archive/zip's Writer writes for the same entries, whether
-// its central directory stays in memory or spills to a file.
+// The zipWriter writes the bytes archive/zip's Writer writes for the same entries, given the
+// manifest's compressor, whether its central directory stays in memory or spills to a file.
 func TestZipWriterSameBytes(t *testing.T) {
 	var want bytes.Buffer
 	zw := zip.NewWriter(&want)
-	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) { return flate.NewWriter(out, DefaultLevel) })
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) { return newChunkWriter(out, 1) })
 	writeEntries(t, zw.CreateRaw, zw.CreateHeader, zw.Close)
 	for _, spill := range []bool{false, true} {
 		var got bytes.Buffer
-		z := newZipWriter(&got, t.TempDir())
+		z := newZipWriter(&got, t.TempDir(), 2)
 		create := z.CreateRaw
 		if spill {
 			create = func(fh *zip.FileHeader) (io.Writer, error) {
@@ -108,7 +106,7 @@ func TestZipWriterZip64Central(t *testing.T) {
 // dirMemory are in the temp file. (Go's writer held about 190 bytes an entry.)
 func TestZipWriterMemoryFlat(t *testing.T) {
 	const entries = 100_000
-	z := newZipWriter(io.Discard, t.TempDir())
+	z := newZipWriter(io.Discard, t.TempDir(), 2)
 	defer z.dir.close()
 	heap := func() uint64 {
 		runtime.GC()
