@@ -56,6 +56,18 @@ func newChunkPool(comp *compressor, workers int) *chunkPool {
 	return p
 }
 
+// withComp starts a pool of as many workers, compressing with comp, that shares p's buffers:
+// the manifest's, once p has compressed the files (see manifest_deflate.go). Its buffers
+// would be as many again, 7 MiB more of peak memory on 2 cores.
+func (p *chunkPool) withComp(comp *compressor) *chunkPool {
+	q := &chunkPool{comp: comp, work: make(chan *chunk, cap(p.work)), bufs: p.bufs, chunks: p.chunks, window: p.window}
+	for range cap(p.work) {
+		q.workers.Add(1)
+		go q.run(comp.newEncoder())
+	}
+	return q
+}
+
 func (p *chunkPool) run(enc *encoder) {
 	defer p.workers.Done()
 	for c := range p.work {

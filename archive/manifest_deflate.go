@@ -13,18 +13,19 @@ import (
 // bytes whatever the number of workers.
 
 // chunkWriter deflates what is written to it into dst, at DefaultLevel, one chunk at a time
-// on a pool of jobs workers. Close ends the stream; abort stops the pool without ending it.
+// on a pool of its own that shares the buffers of the files' pool, done by then. Close ends
+// the stream; abort stops the pool without ending it.
 type chunkWriter struct {
 	s   stream
 	buf []byte // the chunk being filled, a pool buffer; nil before the first write
 }
 
-func newChunkWriter(dst io.Writer, jobs int) (*chunkWriter, error) {
-	comp, err := newCompressor(format.Deflate, DefaultLevel, jobs)
+func newChunkWriter(dst io.Writer, files *chunkPool) (*chunkWriter, error) {
+	comp, err := newCompressor(format.Deflate, DefaultLevel, cap(files.work))
 	if err != nil {
 		return nil, err
 	}
-	return &chunkWriter{s: stream{pool: newChunkPool(comp, jobs), dst: dst, tail: make([]byte, 0, dictSize)}}, nil
+	return &chunkWriter{s: stream{pool: files.withComp(comp), dst: dst, tail: make([]byte, 0, dictSize)}}, nil
 }
 
 func (c *chunkWriter) Write(p []byte) (int, error) {

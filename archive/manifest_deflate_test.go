@@ -11,7 +11,21 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"backup/format"
 )
+
+// filesPool is a files' pool of jobs workers, stopped when the test ends.
+func filesPool(t *testing.T, jobs int) *chunkPool {
+	t.Helper()
+	comp, err := newCompressor(format.Deflate, 1, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newChunkPool(comp, jobs)
+	t.Cleanup(p.close)
+	return p
+}
 
 // manifestLike is n bytes of JSON-like text with random digests, as a manifest holds.
 func manifestLike(n int) []byte {
@@ -29,7 +43,7 @@ func manifestLike(n int) []byte {
 func deflateChunked(t *testing.T, data []byte, jobs int) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	c, err := newChunkWriter(&out, jobs)
+	c, err := newChunkWriter(&out, filesPool(t, jobs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +84,7 @@ func TestChunkWriterStream(t *testing.T) {
 func TestChunkWriterManifestEntry(t *testing.T) {
 	data := manifestLike(2*chunkSize + 777)
 	var arch bytes.Buffer
-	z := newZipWriter(&arch, t.TempDir(), 2)
+	z := newZipWriter(&arch, t.TempDir(), filesPool(t, 2))
 	fh := &zip.FileHeader{Name: ".backup-manifest.json", Method: zip.Deflate, Modified: time.Date(2024, 5, 6, 7, 8, 10, 0, time.UTC)}
 	w, err := z.CreateHeader(fh)
 	if err != nil {
@@ -111,9 +125,10 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // A write of the archive that fails is the manifest's error, and neither it nor abort leaves
 // the pool's workers behind.
 func TestChunkWriterStops(t *testing.T) {
+	files := filesPool(t, 2)
 	before := runtime.NumGoroutine()
 	data := manifestLike(12 * chunkSize)
-	c, err := newChunkWriter(&failAfter{n: 100_000}, 2)
+	c, err := newChunkWriter(&failAfter{n: 100_000}, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +137,7 @@ func TestChunkWriterStops(t *testing.T) {
 		t.Errorf("write %v, close %v; want %v", werr, err, errFull)
 	}
 	var out bytes.Buffer
-	c, err = newChunkWriter(&out, 2)
+	c, err = newChunkWriter(&out, files)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 		w.out.key = new(maphash.Hash)
 		w.out.key.SetSeed(maphash.MakeSeed())
 	}
-	w.zw = newZipWriter(w.out, spoolDir, opts.Jobs)
+	w.zw = newZipWriter(w.out, spoolDir, w.pool)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {
 		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners,

@@ -182,7 +182,7 @@ func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
 	}
 	fh.Flags |= flagDataDesc
 	e := &deflateEntry{fh: fh, off: uint64(z.cw.n), out: &passCounter{w: z.cw}, crc: crc32.NewIEEE()}
-	comp, err := newChunkWriter(e.out, z.jobs)
+	comp, err := newChunkWriter(e.out, z.files)
 	if err != nil {
 		return nil, err
 	}

@@ -19,17 +19,17 @@ import (
 // heap. It also knows when it owes a data descriptor: the last entry's, which it writes
 // only when the next entry starts.
 type zipWriter struct {
-	cw   *passCounter
-	bw   *bufio.Writer // between cw and the archive: few small writes to its hash
-	dir  *dirRecords
-	open *deflateEntry // the manifest's, being written; nil otherwise
-	owed *zip.FileHeader
-	jobs int // the workers that deflate the manifest
+	cw    *passCounter
+	bw    *bufio.Writer // between cw and the archive: few small writes to its hash
+	dir   *dirRecords
+	open  *deflateEntry // the manifest's, being written; nil otherwise
+	owed  *zip.FileHeader
+	files *chunkPool // the files' pool: the manifest is deflated with its buffers, by as many workers
 }
 
-func newZipWriter(out io.Writer, spoolDir string, jobs int) *zipWriter {
+func newZipWriter(out io.Writer, spoolDir string, files *chunkPool) *zipWriter {
 	bw := bufio.NewWriter(out)
-	return &zipWriter{cw: &passCounter{w: bw}, bw: bw, dir: &dirRecords{spoolDir: spoolDir}, jobs: jobs}
+	return &zipWriter{cw: &passCounter{w: bw}, bw: bw, dir: &dirRecords{spoolDir: spoolDir}, files: files}
 }
 
 var (

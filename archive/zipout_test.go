@@ -66,11 +66,11 @@ func writeEntries(t *testing.T, create func(*zip.FileHeader) (io.Writer, error),
 func TestZipWriterSameBytes(t *testing.T) {
 	var want bytes.Buffer
 	zw := zip.NewWriter(&want)
-	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) { return newChunkWriter(out, 1) })
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) { return newChunkWriter(out, filesPool(t, 1)) })
 	writeEntries(t, zw.CreateRaw, zw.CreateHeader, zw.Close)
 	for _, spill := range []bool{false, true} {
 		var got bytes.Buffer
-		z := newZipWriter(&got, t.TempDir(), 2)
+		z := newZipWriter(&got, t.TempDir(), filesPool(t, 2))
 		create := z.CreateRaw
 		if spill {
 			create = func(fh *zip.FileHeader) (io.Writer, error) {
@@ -106,7 +106,7 @@ func TestZipWriterZip64Central(t *testing.T) {
 // dirMemory are in the temp file. (Go's writer held about 190 bytes an entry.)
 func TestZipWriterMemoryFlat(t *testing.T) {
 	const entries = 100_000
-	z := newZipWriter(io.Discard, t.TempDir(), 2)
+	z := newZipWriter(io.Discard, t.TempDir(), filesPool(t, 2))
 	defer z.dir.close()
 	heap := func() uint64 {
 		runtime.GC()
