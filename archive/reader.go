@@ -280,7 +280,9 @@ func parseManifestEntry(open func() (io.ReadCloser, error), parse func(io.Reader
 // of the entry is read: damage that the CRC-32 or the decompressor finds is reported as
 // such, not as the bad JSON it makes.
 func parseEntryWith(rc io.Reader, parse func(io.Reader) (*format.Manifest, error)) (*format.Manifest, error) {
-	er := &errReader{r: rc}
+	ahead := newAheadReader(rc)
+	defer ahead.stop()
+	er := &errReader{r: ahead}
 	m, err := parse(er)
 	if err != nil && er.err == nil {
 		io.Copy(io.Discard, er)
