@@ -146,11 +146,5 @@ func TestChunkWriterStops(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("abort wrote %d bytes", out.Len())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines left, %d before", n, before)
-	}
+	waitGoroutines(t, before)
 }

@@ -77,11 +77,5 @@ func TestAheadReaderStop(t *testing.T) {
 	if reads > aheadBlocks+1 {
 		t.Errorf("the source was read %d times for 100 bytes; at most %d blocks are read ahead", reads, aheadBlocks+1)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines left, %d before", n, before)
-	}
+	waitGoroutines(t, before)
 }

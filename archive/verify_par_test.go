@@ -158,14 +158,14 @@ func TestVerifyCancelled(t *testing.T) {
 	}
 }
 
-// waitGoroutines fails unless the number of goroutines is back to n: a worker that
-// outlives the call would be a leak.
+// waitGoroutines fails unless the number of goroutines is back to n within 2 s: a worker
+// that outlives the call would be a leak.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for runtime.NumGoroutine() > n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after Verify returned, want %d", runtime.NumGoroutine(), n)
+			t.Fatalf("%d goroutines after the call returned, want %d", runtime.NumGoroutine(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
