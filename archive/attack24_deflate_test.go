@@ -2,10 +2,15 @@ package archive
 
 import (
 	"archive/zip"
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // TestAttack24ManifestHeaderFailLeaksPool shows that a failed write of the manifest's local
@@ -41,5 +46,45 @@ func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines left after the failed manifest header and abort, %d before (the manifest pool's workers)", n, before)
+	}
+}
+
+// TestAttack24CloseManifestFailLeaksPool is the same leak through the Writer, as a run
+// meets it: a stream whose output takes nothing (a full disk, a closed pipe), holding
+// entries whose bytes the Writer's buffers kept until the manifest's local header is the
+// write that flushes them. CloseManifest fails with the output's error, as it should, and
+// Abort returns; the manifest pool's workers are left behind. The sizes are swept, for the
+// header to meet both buffers' ends.
+func TestAttack24CloseManifestFailLeaksPool(t *testing.T) {
+	dir := t.TempDir()
+	const first = writeBuffer - 3000
+	os.WriteFile(filepath.Join(dir, "a"), bytes.Repeat([]byte{'a'}, first), 0o644)
+	for s := 3700; s < 4096; s++ {
+		os.WriteFile(filepath.Join(dir, "b"), bytes.Repeat([]byte{'b'}, s), 0o644)
+		files := heldFiles(t, dir)
+		before := runtime.NumGoroutine()
+		w, err := CreateStream(t.Context(), &failAfter{n: 0}, t.TempDir(), Options{Level: 0, Jobs: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", "b"} {
+			if err := w.AddFile(files[name].src, name, files[name].info, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := &format.Manifest{Schema: format.ManifestSchema, Status: "complete"}
+		_, err = w.CloseManifest(m)
+		w.Abort()
+		if err == nil {
+			t.Fatalf("size %d: CloseManifest to an output that takes nothing succeeded", s)
+		}
+		deadline := time.Now().Add(time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("second file of %d bytes: CloseManifest failed (%v), and after Abort %d goroutines are left, %d before (the manifest pool's 3 workers)", s, err, n, before)
+			return
+		}
 	}
 }
