@@ -10,15 +10,11 @@ import (
 	"backup/format"
 )
 
-// TestAttack24AheadReaderKeepsUnexpectedEOF shows that the reader ahead does not give "r's
-// bytes in order, then r's first error" when that error is io.ErrUnexpectedEOF (what a
-// decompressor or io.ReadFull says of a stream cut short): fill maps every
-// io.ErrUnexpectedEOF that io.ReadFull returns to io.EOF, the source's own included, not
-// only the one ReadFull makes of a short last block. parseEntryWith's errReader then sees a
-// clean end, and a manifest entry cut short is parsed as if it were whole: before the read
-// ahead, parseEntryWith returned io.ErrUnexpectedEOF. (The crcReader that every caller hands
-// it today words the error as errCut first, so no command shows it yet; the reader's own
-// contract, and parseEntryWith's "same errors", do not hold.)
+// TestAttack24AheadReaderKeepsUnexpectedEOF (attack pass 24): the reader ahead gives its
+// source's io.ErrUnexpectedEOF (a stream cut short) as it is. It mapped every
+// io.ErrUnexpectedEOF from io.ReadFull to io.EOF, the source's own included, so a manifest
+// entry cut short parsed as whole through parseEntryWith (no command showed it: crcReader
+// words the error first).
 func TestAttack24AheadReaderKeepsUnexpectedEOF(t *testing.T) {
 	data := manifestLike(1000)
 	src := func() io.Reader {

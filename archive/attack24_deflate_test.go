@@ -13,14 +13,10 @@ import (
 	"backup/format"
 )
 
-// TestAttack24ManifestHeaderFailLeaksPool shows that a failed write of the manifest's local
-// header leaves the manifest's deflate pool running: CreateHeader starts the pool
-// (newChunkWriter, one worker per job) before it writes the local header, and when that
-// write fails (the disk fills up just as the header is flushed out of the zipWriter's
-// buffer) it returns the error without stopping the pool and without setting z.open, so
-// abort (what Writer.Abort calls) does not stop it either. The workers wait on the pool's
-// work channel for ever: a goroutine leak, against the claim that abort stops the pool
-// and nothing leaks.
+// TestAttack24ManifestHeaderFailLeaksPool (attack pass 24): a failed write of the manifest's
+// local header leaves no deflate pool running. CreateHeader started the pool before writing
+// the header, and on that write's failure returned without setting z.open, so abort (what
+// Writer.Abort calls) did not stop its workers.
 func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 	files := filesPool(t, 4)
 	before := runtime.NumGoroutine()
@@ -49,12 +45,11 @@ func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 	}
 }
 
-// TestAttack24CloseManifestFailLeaksPool is the same leak through the Writer, as a run
-// meets it: a stream whose output takes nothing (a full disk, a closed pipe), holding
-// entries whose bytes the Writer's buffers kept until the manifest's local header is the
-// write that flushes them. CloseManifest fails with the output's error, as it should, and
-// Abort returns; the manifest pool's workers are left behind. The sizes are swept, for the
-// header to meet both buffers' ends.
+// TestAttack24CloseManifestFailLeaksPool is the same through the Writer, as a run met it: an
+// output that takes nothing (a full disk, a closed pipe), with entries the Writer's buffers
+// kept until the manifest's local header was the write that flushed them. CloseManifest
+// fails with the output's error and Abort leaves no worker behind. The sizes are swept, for
+// the header to meet both buffers' ends.
 func TestAttack24CloseManifestFailLeaksPool(t *testing.T) {
 	dir := t.TempDir()
 	const first = writeBuffer - 3000

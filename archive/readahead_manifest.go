@@ -54,10 +54,7 @@ func (a *aheadReader) fill(r io.Reader) {
 		if b == nil {
 			b = make([]byte, aheadBlock)
 		}
-		n, err := io.ReadFull(r, b)
-		if err == io.ErrUnexpectedEOF {
-			err = io.EOF
-		}
+		n, err := readBlock(r, b)
 		select {
 		case a.full <- aheadBlockRead{b: b[:n], err: err}:
 		case <-a.quit:
@@ -88,4 +85,18 @@ func (a *aheadReader) Read(p []byte) (int, error) {
 func (a *aheadReader) stop() {
 	close(a.quit)
 	<-a.done
+}
+
+// readBlock fills b from r, as io.ReadFull does, but gives r's own error as it is: a short
+// last block ends in io.EOF, and an io.ErrUnexpectedEOF is r's (a source cut short).
+func readBlock(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := r.Read(b[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -182,14 +182,15 @@ func (z *zipWriter) CreateHeader(fh *zip.FileHeader) (io.Writer, error) {
 	}
 	fh.Flags |= flagDataDesc
 	e := &deflateEntry{fh: fh, off: uint64(z.cw.n), out: &passCounter{w: z.cw}, crc: crc32.NewIEEE()}
+	if err := writeLocal(z.cw, fh, false); err != nil {
+		return nil, err
+	}
+	// Only now, with nothing left to fail: abort stops the pool of the entry in z.open.
 	comp, err := newChunkWriter(e.out, z.files)
 	if err != nil {
 		return nil, err
 	}
 	e.comp = comp
-	if err := writeLocal(z.cw, fh, false); err != nil {
-		return nil, err
-	}
 	z.open = e
 	return e, nil
 }
