@@ -110,15 +110,21 @@ type stream struct {
 func (p *chunkPool) compressStream(first []byte, r io.Reader, dst, sum io.Writer) (int64, error) {
 	s := &stream{pool: p, dst: dst, tail: make([]byte, 0, dictSize)}
 	n, err := s.run(first, r, sum)
+	return n, s.finish(err)
+}
+
+// finish writes out the chunks in flight and, unless err (the stream's so far) is set or
+// that fails, the stream's end; it returns the first error.
+func (s *stream) finish(err error) error {
 	for len(s.pending) > 0 { // on error too: the chunks queued hold buffers until done
 		if werr := s.writeHead(); err == nil {
 			err = werr
 		}
 	}
 	if err != nil {
-		return n, err
+		return err
 	}
-	return n, p.comp.end(dst)
+	return s.pool.comp.end(s.dst)
 }
 
 func (s *stream) run(buf []byte, r io.Reader, sum io.Writer) (int64, error) {

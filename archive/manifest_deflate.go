@@ -47,23 +47,17 @@ func (c *chunkWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close writes out the chunks in flight and the stream's end, and stops the pool.
+// Close writes out the chunks in flight and the stream's end (stream.finish), and stops
+// the pool.
 func (c *chunkWriter) Close() error {
 	var err error
 	if c.buf != nil {
 		err = c.s.queue(c.buf)
 		c.buf = nil
 	}
-	for len(c.s.pending) > 0 { // on error too: the chunks queued hold buffers until done
-		if werr := c.s.writeHead(); err == nil {
-			err = werr
-		}
-	}
+	err = c.s.finish(err)
 	c.s.pool.close()
-	if err != nil {
-		return err
-	}
-	return c.s.pool.comp.end(c.s.dst)
+	return err
 }
 
 // abort stops the pool once the chunks in flight are done, writing nothing more.
