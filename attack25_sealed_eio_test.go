@@ -52,20 +52,21 @@ func (r *rereadEIO) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // TestAttack25SealedVerifyDropsReadAheadEIO (attack pass 25): verify --identity of an
-// encrypted archive says ok when a read of the archive failed with EIO. seal's plain reader
-// asks age for up to eight chunks at once; once the chunks it keeps are evicted, a read of
-// chunk i asks again for i and the chunks after it, and when the read of chunk i+1 fails it
-// is recorded to fail "the read that needs it". But nothing needs it any more (the central
-// directory behind the manifest was read first, when the archive was opened), so the EIO is
-// never reported: the command exits 0 with "ok". docs/verify-list.md: a failed read "is
-// reported as itself, never as damage, as an edited receipt, or not at all, even when
-// reading the same bytes again succeeds". Seen end to end as: strace -f -e
-// inject=pread64:error=EIO:when=140 backup verify -i KEY a.zip.age, on an archive of 40,000
-// small files: the pread64 of 65552 bytes just after the manifest's last chunk fails
-// (INJECTED), and verify prints "ok: 40000 files ..." and exits 0 (7 of 318 values of N).
-// Here the archive is read in process, as the command reads it (NewReaderWith with
-// seal's Unseal, then Verify), through a file whose read at one offset fails from its
-// second time on; each offset the clean verify read is tried.
+// encrypted archive said ok when a read of the archive had failed with EIO. seal's plain
+// reader asks age for up to eight chunks at once; once the chunks it kept were dropped, a
+// read of chunk i asked again for i and the chunks after it, and a failed read of chunk i+1
+// was kept to fail "the read that needs it"; but nothing needed it any more (the central
+// directory behind the manifest was read when the archive was opened), so the EIO was never
+// reported. docs/verify-list.md: a failed read "is reported as itself, never as damage, as
+// an edited receipt, or not at all, even when reading the same bytes again succeeds". Seen
+// end to end as: strace -f -e inject=pread64:error=EIO:when=140 backup verify -i KEY
+// a.zip.age, on an archive of 40,000 small files: the pread64 of 65552 bytes just after the
+// manifest's last chunk failed, and verify printed "ok: 40000 files ..." and exited 0 (7 of
+// 318 values of N; list -i 6 of 318; once, a set run's read-back, which moved LATEST). Now
+// the read that met the failure reports it. Here the archive is read in process, as the
+// command reads it (NewReaderWith with seal's Unseal, then Verify), through a file whose
+// read at one offset fails from its second time on; each offset the clean verify read is
+// tried.
 func TestAttack25SealedVerifyDropsReadAheadEIO(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")

@@ -72,3 +72,34 @@ func TestUnsealReadFailureIsNoDamage(t *testing.T) {
 		t.Errorf("Unseal of a damaged last chunk: %v; want it called damaged", err)
 	}
 }
+
+// TestReadAheadFailureFailsItsRead (attack pass 25): a read whose read-ahead met a failed
+// read of the file reports it, though the chunk it wanted was read: no later read may need
+// the chunk the failure was in (verify --identity said ok when that chunk was the manifest's
+// last, read again once the chunks kept had been dropped). Damage met reading ahead stays
+// the error of the read that needs the damaged chunk.
+func TestReadAheadFailureFailsItsRead(t *testing.T) {
+	k := newTestKeys(t)
+	file := sealed(t, bytes.Repeat([]byte{7}, 6*chunkSize), k.x25519.Recipient())
+	chunk2 := int64(headerLen(t, file)) + 2*(chunkSize+16)
+	pt, _, err := identities(k.x25519).Unseal(&eioOnceAt{file: file, off: chunk2}, int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pt.ReadAt(make([]byte, 1<<10), 0); !errors.Is(err, syscall.EIO) {
+		t.Errorf("a read of chunk 0 whose read-ahead failed at chunk 2: %v; want the EIO", err)
+	}
+
+	damaged := bytes.Clone(file)
+	damaged[chunk2+5] ^= 1
+	pt, _, err = identities(k.x25519).Unseal(bytes.NewReader(damaged), int64(len(damaged)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pt.ReadAt(make([]byte, 1<<10), 0); err != nil {
+		t.Errorf("a read of chunk 0 with chunk 2 damaged: %v; want it read", err)
+	}
+	if _, err := pt.ReadAt(make([]byte, 1<<10), 2*chunkSize); err == nil || !strings.Contains(err.Error(), "authenticate") {
+		t.Errorf("a read of the damaged chunk 2: %v; want age's authentication error", err)
+	}
+}

@@ -81,7 +81,9 @@ func (ids *Identities) Unseal(file io.ReaderAt, size int64) (io.ReaderAt, int64,
 }
 
 // firstFailure passes reads on to ra and remembers the first that failed (io.EOF, at the
-// end of the file, is no failure), so that a failed read is not taken for damage.
+// end of the file, is no failure), so that a failed read is not taken for damage. It gives a
+// failed read as a *fileReadError, which age's reader wraps, so that plain can tell it from
+// a chunk age cannot authenticate.
 type firstFailure struct {
 	ra  io.ReaderAt
 	err atomic.Pointer[error]
@@ -91,9 +93,16 @@ func (f *firstFailure) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.ra.ReadAt(p, off)
 	if err != nil && err != io.EOF {
 		f.err.CompareAndSwap(nil, &err)
+		return n, &fileReadError{err}
 	}
 	return n, err
 }
+
+// fileReadError is a read of the encrypted file that failed: the file's, not its content's.
+type fileReadError struct{ err error }
+
+func (e *fileReadError) Error() string { return e.err.Error() }
+func (e *fileReadError) Unwrap() error { return e.err }
 
 func (f *firstFailure) failed() error {
 	if p := f.err.Load(); p != nil {
@@ -165,10 +174,11 @@ func (p *plain) ReadAt(b []byte, off int64) (int, error) {
 }
 
 // readChunk copies chunk i's plaintext from byte from on into b, from those kept or
-// decrypted now with the few after it that are not kept (readAhead). A chunk after i that
-// could not be read (age cannot authenticate it, or the file's read failed) is not kept,
-// and fails the read that needs it with that error: read again, a transient I/O error
-// would pass, and no one would hear of it.
+// decrypted now with the few after it that are not kept (readAhead). When the file's read
+// failed on a chunk after i, this read fails with that error: a read that needed the chunk
+// later would read it again, where a transient I/O error would pass, and no read may need
+// it at all (attack passes 23 and 25: verify said ok). A chunk after i that age cannot
+// authenticate is damage in that chunk: it is not kept, and fails the read that needs it.
 func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 	p.mu.Lock()
 	if err, ok := p.failed[i]; ok {
@@ -198,7 +208,9 @@ func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 		return 0, fmt.Errorf("encrypted archive: %w", err)
 	}
 	m := copy(b, buf[from:first])
-	if err != nil && got < len(buf) {
+	var fileErr *fileReadError
+	readFailed := err != nil && got < len(buf) && errors.As(err, &fileErr)
+	if err != nil && got < len(buf) && !readFailed {
 		if p.failed == nil {
 			p.failed = map[int64]error{}
 		}
@@ -213,6 +225,9 @@ func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 	}
 	if blk.kept == 0 {
 		p.release(blk)
+	}
+	if readFailed {
+		return 0, fmt.Errorf("encrypted archive: %w", err)
 	}
 	return m, nil
 }
