@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"filippo.io/age"
-
 	"backup/archive"
 	"backup/seal"
 )
@@ -70,32 +68,19 @@ func (r *rereadEIO) ReadAt(p []byte, off int64) (int, error) {
 func TestAttack25SealedVerifyDropsReadAheadEIO(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
+	tree := map[string]node{}
 	for d := range 6 {
-		sub := filepath.Join(src, fmt.Sprintf("d%d", d))
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		for i := range 500 {
-			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("a-file-with-a-long-name-%05d.txt", i)), []byte(fmt.Sprintf("%d %d\n", d, i)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			tree[fmt.Sprintf("d%d/a-file-with-a-long-name-%05d.txt", d, i)] = node{content: fmt.Sprintf("%d %d\n", d, i)}
 		}
 	}
 	big := make([]byte, 3<<20) // incompressible: the plaintext spans more chunks than seal keeps
 	rand.Read(big)
-	if err := os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "key.txt")
-	if err := os.WriteFile(key, []byte(id.String()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tree["big.bin"] = node{content: string(big)}
+	makeTree(t, src, tree)
+	key := newAgeKey(t)
 	arch := filepath.Join(dir, "a.zip.age")
-	if r := backup(t, runOpts{}, "create", "-q", "--recipient", id.Recipient().String(), "-o", arch, src); r.code != 0 {
+	if r := backup(t, runOpts{}, "create", "-q", "--recipient", key.recipient, "-o", arch, src); r.code != 0 {
 		t.Fatalf("create: exit %d: %s", r.code, r.stderr)
 	}
 	data, err := os.ReadFile(arch)
@@ -103,7 +88,7 @@ func TestAttack25SealedVerifyDropsReadAheadEIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := &seal.Identities{}
-	if _, err := ids.ReadFile(key); err != nil {
+	if _, err := ids.ReadFile(key.identity); err != nil {
 		t.Fatal(err)
 	}
 	verify := func(ra *rereadEIO) error {
