@@ -210,6 +210,12 @@ func TestS3SetKilledUpload(t *testing.T) {
 // uploadsInProgress counts the set's unfinished multipart uploads, as the server lists them.
 func uploadsInProgress(t *testing.T, s s3Set) int {
 	t.Helper()
+	return len(uploadIDs(t, s))
+}
+
+// uploadIDs lists the ids of the uploads in progress in the set.
+func uploadIDs(t *testing.T, s s3Set) []string {
+	t.Helper()
 	bucket, prefix, _ := s3store.ParseLocation(s.loc)
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider(s3test.AccessKey, s3test.SecretKey, "")}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
@@ -219,7 +225,11 @@ func uploadsInProgress(t *testing.T, s s3Set) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(out.Uploads)
+	var ids []string
+	for _, up := range out.Uploads {
+		ids = append(ids, aws.ToString(up.UploadId))
+	}
+	return ids
 }
 
 // TestS3SetCorruptedObject changes a byte of the archive on the server's disk (bit rot, a
