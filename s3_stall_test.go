@@ -91,8 +91,9 @@ func TestS3SetStalledServerFailsTheRun(t *testing.T) {
 // the cleanup (abort the upload, write the failed receipt, release the lock) gets 10 s in all,
 // so the run exits 130 within seconds. When the server comes back during that cleanup, the
 // cleanup is done: the upload aborted (see checkAborted), the lock released, a failed
-// receipt in the set, LATEST untouched. (A first run makes the set: versitygw lists no upload under a prefix that has no
-// object yet.) Before, the run hung for ever in the abort of its upload.
+// receipt in the set, LATEST untouched. (A first run makes the set: versitygw lists no
+// upload under a prefix that has no object yet.) Before, the run hung for ever in the abort
+// of its upload.
 func TestS3SetInterruptWhileServerStalls(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {

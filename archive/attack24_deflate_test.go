@@ -36,13 +36,7 @@ func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 		t.Fatalf("CreateHeader: %v; want the write's error, %v", err, errFull)
 	}
 	z.abort() // as Writer.Abort does after the failed CloseManifest
-	deadline := time.Now().Add(3 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines left after the failed manifest header and abort, %d before (the manifest pool's workers)", n, before)
-	}
+	waitGoroutines(t, before)
 }
 
 // TestAttack24CloseManifestFailLeaksPool is the same through the Writer, as a run met it: an
@@ -73,13 +67,6 @@ func TestAttack24CloseManifestFailLeaksPool(t *testing.T) {
 		if err == nil {
 			t.Fatalf("size %d: CloseManifest to an output that takes nothing succeeded", s)
 		}
-		deadline := time.Now().Add(time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			t.Errorf("second file of %d bytes: CloseManifest failed (%v), and after Abort %d goroutines are left, %d before (the manifest pool's 3 workers)", s, err, n, before)
-			return
-		}
+		waitGoroutines(t, before)
 	}
 }

@@ -208,8 +208,7 @@ func (p *plain) readChunk(b []byte, i int64, from int) (int, error) {
 		return 0, fmt.Errorf("encrypted archive: %w", err)
 	}
 	m := copy(b, buf[from:first])
-	var fileErr *fileReadError
-	readFailed := err != nil && got < len(buf) && errors.As(err, &fileErr)
+	readFailed := got < len(buf) && errors.As(err, new(*fileReadError))
 	if err != nil && got < len(buf) && !readFailed {
 		if p.failed == nil {
 			p.failed = map[int64]error{}
