@@ -11,6 +11,7 @@ reuse_first="reuse: first set run (full)"
 reuse_second="reuse: second set run, unchanged tree"
 reuse_reread="reuse: second set run, --reread"
 reuse_changed="reuse: second set run, 1% of files changed"
+reuse_floor="reuse: floor of a second run, unchanged tree (bench/reusefloor)"
 restic_first="reuse: restic backup, first snapshot"
 restic_second="reuse: restic backup, second snapshot"
 reuse_first_1M="reuse: 1,000,000 files, first set run (full)"
@@ -82,7 +83,7 @@ run_reuse() {
 	local r=$work/reuse
 	say "reuse: a set's first and second runs, restic's first and second snapshots"
 	rm -rf "$r" && mkdir -p "$r"
-	(cd "$repo" && go build -o "$work/zipsame" ./bench/zipsame)
+	(cd "$repo" && go build -o "$work/zipsame" ./bench/zipsame && go build -o "$work/reusefloor" ./bench/reusefloor)
 	# The 1% run changes files, so it runs on a copy, whose set holds a backup made before.
 	cp -a "$work/corpus" "$r/corpus"
 	"$bin" create -q --output-dir "$r/changed.set" "$r/corpus"
@@ -99,6 +100,9 @@ run_reuse() {
 		set_save "$r/set"
 		measure "$reuse_second" "$run" - "$bin" create -q --output-dir reuse/set corpus
 		take_latest "$r/set" "$r/second.zip" reuse_reused
+		# The floor comes next, where the second run was: right after a run that wrote an archive.
+		measure "$reuse_floor" "$run" - "$work/reusefloor" "reuse/set/$(cat "$r/set/LATEST")" corpus reuse/floor.zip
+		rm -f "$r/floor.zip"
 		measure "$reuse_reread" "$run" - "$bin" create -q --reread --output-dir reuse/set corpus
 		take_latest "$r/set" "$r/reread.zip" reuse_reread_reused
 		same_archives

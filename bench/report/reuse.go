@@ -15,6 +15,7 @@ const (
 	reuseSecond    = "reuse: second set run, unchanged tree"
 	reuseReread    = "reuse: second set run, --reread"
 	reuseChanged   = "reuse: second set run, 1% of files changed"
+	reuseFloor     = "reuse: floor of a second run, unchanged tree (bench/reusefloor)"
 	resticFirst    = "reuse: restic backup, first snapshot"
 	resticSecond   = "reuse: restic backup, second snapshot"
 	reuseFirst1M   = "reuse: 1,000,000 files, first set run (full)"
@@ -71,11 +72,14 @@ func (r *report) reuse(w io.Writer) {
 		"Every set run includes the read-back before `LATEST` moves. The 1%% change: %s files, every 100th in sorted order, "+
 		"each with a line appended (new size and mtime), in a copy of the corpus whose set holds a backup made before the change. "+
 		"%s backs up the same tree into a new local repository, then again (its second snapshot has the first as parent). "+
+		"The floor (`bench/reusefloor`, run right after the second run) does only what an unchanged run cannot skip, on both cores: "+
+		"the reference's SHA-256 beside a stat of every path, a copy of its bytes into a new file with their SHA-256, "+
+		"an fsync and a keyed read-back; it parses and writes no manifest, so no run can be under it. "+
 		"On a busy machine the CPU column says more than the wall time.\n\n",
 		reuseHeading, m["reuse_date"], orName(m["commit"], "(not recorded)"), m["runs"], m["reuse_load_before"], m["reuse_load_after"], m["reuse_changed_files"], orName(m["v_restic"], "restic"))
 	fmt.Fprint(w, "| case | wall s | CPU s | peak RSS MiB | ÷ first run, wall | ÷ first run, CPU |\n| --- | --: | --: | --: | --: | --: |\n")
 	for _, c := range []struct{ name, first string }{
-		{reuseFirst, reuseFirst}, {reuseSecond, reuseFirst}, {reuseChanged, reuseFirst}, {reuseReread, reuseFirst},
+		{reuseFirst, reuseFirst}, {reuseSecond, reuseFirst}, {reuseFloor, reuseFirst}, {reuseChanged, reuseFirst}, {reuseReread, reuseFirst},
 		{resticFirst, resticFirst}, {resticSecond, resticFirst},
 	} {
 		r.reuseRow(w, c.name, c.first)

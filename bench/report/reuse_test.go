@@ -34,7 +34,7 @@ func reuseReport(t *testing.T, walls map[string]float64, meta ...string) *report
 
 var reuseWalls = map[string]float64{
 	reuseFirst: 8, reuseSecond: 0.5, reuseChanged: 1.5, reuseReread: 8,
-	resticFirst: 20, resticSecond: 1,
+	resticFirst: 20, resticSecond: 1, reuseFloor: 0.25,
 }
 
 // targetRows are the rows of the Targets table whose measure starts with prefix.
@@ -76,6 +76,29 @@ func TestReuseTargets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReuseSectionHasFloor: the floor's row follows the second run's, as a share of the
+// first run, and is left out when the floor did not run.
+func TestReuseSectionHasFloor(t *testing.T) {
+	row := "| floor of a second run, unchanged tree (bench/reusefloor) | 0.25 | 0.38 | 50 | 0.031 | 0.031 |"
+	var b bytes.Buffer
+	reuseReport(t, reuseWalls).reuse(&b)
+	second := strings.Index(b.String(), "| second set run, unchanged tree |")
+	if floor := strings.Index(b.String(), row+"\n"); floor < 0 || second < 0 || floor < second {
+		t.Errorf("no floor row %q after the second run's:\n%s", row, b.String())
+	}
+	walls := map[string]float64{}
+	for k, v := range reuseWalls {
+		if k != reuseFloor {
+			walls[k] = v
+		}
+	}
+	b.Reset()
+	reuseReport(t, walls).reuse(&b)
+	if strings.Contains(b.String(), "| floor of") {
+		t.Errorf("a floor row without a floor run:\n%s", b.String())
 	}
 }
 

@@ -1,0 +1,228 @@
+// Command reusefloor is the benchmark's floor for a reusing set run of an unchanged tree: the
+// least such a run must do and stay as trusted, done as fast as this machine allows, with
+// nothing else. It reads the reference archive once and takes its SHA-256 (the check against
+// its receipt before anything is copied) while it stats every path below TREE (how a run
+// tells that a file is unchanged); then it copies the reference's bytes into a new file,
+// taking their SHA-256 on a second core (the new archive's, for its receipt), makes the file
+// durable and reads it back with a keyed digest (the set's read-back before LATEST moves).
+//
+//	reusefloor [-v] REFERENCE TREE OUT
+//
+// It leaves out what a run must also do but that depends on how the archive records files:
+// parsing the reference's manifest, deciding per file, writing a new manifest. So it is a
+// lower bound: a run can come close to it, never under it. -v prints each phase's wall time.
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const chunk = 1 << 20
+
+func main() {
+	verbose := flag.Bool("v", false, "print each phase's wall time on stderr")
+	flag.Parse()
+	if flag.NArg() != 3 {
+		fmt.Fprintln(os.Stderr, "usage: reusefloor [-v] REFERENCE TREE OUT")
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), flag.Arg(1), flag.Arg(2), *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "reusefloor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(reference, tree, out string, verbose bool) error {
+	start := time.Now()
+	phase := func(name string) {
+		if verbose {
+			fmt.Fprintf(os.Stderr, "%-28s %6.3f s\n", name, time.Since(start).Seconds())
+		}
+	}
+	ref, err := os.Open(reference)
+	if err != nil {
+		return err
+	}
+	defer ref.Close()
+
+	walked := make(chan walkResult, 1)
+	go func() {
+		n, err := statTree(tree)
+		walked <- walkResult{n, err}
+	}()
+	refSum, err := sha256Of(ref)
+	if err != nil {
+		return err
+	}
+	phase("reference hashed")
+	w := <-walked
+	if w.err != nil {
+		return w.err
+	}
+	phase(fmt.Sprintf("%d paths stated", w.paths))
+
+	tmp := out + ".tmp"
+	dst, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	defer dst.Close()
+	newSum, size, err := copyHashed(dst, ref)
+	if err != nil {
+		return err
+	}
+	phase("copied and hashed")
+	if err := dst.Sync(); err != nil {
+		return err
+	}
+	phase("synced")
+	if err := readBack(dst, size); err != nil {
+		return err
+	}
+	phase("read back")
+	if err := os.Rename(tmp, out); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		return err
+	}
+	phase("published")
+	fmt.Printf("%d paths, %d bytes, reference %s, copy %s\n", w.paths, size,
+		hex.EncodeToString(refSum[:8]), hex.EncodeToString(newSum[:8]))
+	return nil
+}
+
+type walkResult struct {
+	paths int
+	err   error
+}
+
+// statTree stats every name below root relative to its folder's descriptor, as backup's
+// walker does, and counts them.
+func statTree(root string) (int, error) {
+	dir, err := os.Open(root)
+	if err != nil {
+		return 0, err
+	}
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		var st unix.Stat_t
+		if err := unix.Fstatat(int(dir.Fd()), e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return n, fmt.Errorf("%s: %w", filepath.Join(root, e.Name()), err)
+		}
+		n++
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			sub, err := statTree(filepath.Join(root, e.Name()))
+			n += sub
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// sha256Of reads f from its start in chunks and hashes them on this goroutine.
+func sha256Of(f *os.File) ([32]byte, error) {
+	h := sha256.New()
+	buf := make([]byte, chunk)
+	var off int64
+	for {
+		n, err := f.ReadAt(buf, off)
+		h.Write(buf[:n])
+		off += int64(n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return [32]byte{}, err
+		}
+	}
+	return [32]byte(h.Sum(nil)), nil
+}
+
+// copyHashed copies src into dst, this goroutine reading and writing while a second one takes
+// the SHA-256 of each chunk written, so that the copy and the hash share two cores.
+func copyHashed(dst, src *os.File) ([32]byte, int64, error) {
+	const ring = 4
+	free := make(chan []byte, ring)
+	for range ring {
+		free <- make([]byte, chunk)
+	}
+	written := make(chan []byte, ring)
+	summed := make(chan [32]byte)
+	go func() {
+		h := sha256.New()
+		for b := range written {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+		summed <- [32]byte(h.Sum(nil))
+	}()
+	var off int64
+	var failed error
+	for {
+		buf := <-free
+		n, err := src.ReadAt(buf, off)
+		if n > 0 {
+			if _, werr := dst.WriteAt(buf[:n], off); werr != nil {
+				failed = werr
+				break
+			}
+			off += int64(n)
+			written <- buf[:n]
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			failed = err
+			break
+		}
+	}
+	close(written)
+	sum := <-summed
+	return sum, off, failed
+}
+
+// readBack reads the first size bytes of f again with a keyed digest.
+func readBack(f *os.File, size int64) error {
+	var h maphash.Hash
+	buf := make([]byte, chunk)
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf, off)
+		h.Write(buf[:n])
+		off += int64(n)
+		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
+			return err
+		}
+	}
+	_ = h.Sum64()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
