@@ -36,6 +36,8 @@ func (r *report) reuseTargets(w io.Writer) {
 	r.targetRow(w, "reuse: the same second run vs `restic backup`'s second snapshot of the tree", "≤ 1.0", 1.0, v, t)
 	v, t = r.ratio(reuseChanged, reuseFirst, wall)
 	r.targetRow(w, "reuse: second set run with 1% of files changed vs the first run", "≤ 1/5 (0.2)", 1.0/5, v, t)
+	_, t = r.ratio(reuseFloor, reuseFirst, wall)
+	fmt.Fprintf(w, "| reuse: the floor of that second run (`bench/reusefloor`: its reads, writes and digests, no manifest), in the same place, vs the first run | none: no run can be under it | %s | — |\n", t)
 	same, met := r.identity()
 	fmt.Fprintf(w, "| reuse: archive of the second run vs a `--reread` run's | byte-identical (except manifest timestamps) | %s | %s |\n", same, met)
 	v, t = r.rss(reuseSecond)
@@ -72,7 +74,7 @@ func (r *report) reuse(w io.Writer) {
 		"Every set run includes the read-back before `LATEST` moves. The 1%% change: %s files, every 100th in sorted order, "+
 		"each with a line appended (new size and mtime), in a copy of the corpus whose set holds a backup made before the change. "+
 		"%s backs up the same tree into a new local repository, then again (its second snapshot has the first as parent). "+
-		"The floor (`bench/reusefloor`, run right after the second run) does only what an unchanged run cannot skip, on both cores: "+
+		"The floor (`bench/reusefloor`, run right after a first set run of its own, as the second run is) does only what an unchanged run cannot skip, on both cores: "+
 		"the reference's SHA-256 beside a stat of every path, a copy of its bytes into a new file with their SHA-256, "+
 		"an fsync and a keyed read-back; it parses and writes no manifest, so no run can be under it. "+
 		"On a busy machine the CPU column says more than the wall time.\n\n",

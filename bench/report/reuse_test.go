@@ -55,11 +55,11 @@ func TestReuseTargets(t *testing.T) {
 		meta  []string
 		want  []string // the met column of each reuse row, in order
 	}{
-		{"met", reuseWalls, []string{"reuse_identical=byte-identical"}, []string{"yes", "yes", "yes", "yes", "yes", "—"}},
+		{"met", reuseWalls, []string{"reuse_identical=byte-identical"}, []string{"yes", "yes", "yes", "—", "yes", "yes", "—"}},
 		{"slow", map[string]float64{reuseFirst: 8, reuseSecond: 1.5, reuseChanged: 2.5, resticSecond: 1},
 			[]string{"reuse_identical=byte-identical", "reuse_differ=differ: a: the compressed bytes differ"},
-			[]string{"**no**", "**no**", "**no**", "**no**", "yes", "—"}},
-		{"no restic", map[string]float64{reuseFirst: 8, reuseSecond: 0.5}, nil, []string{"yes", "—", "—", "—", "yes", "—"}},
+			[]string{"**no**", "**no**", "**no**", "—", "**no**", "yes", "—"}},
+		{"no restic", map[string]float64{reuseFirst: 8, reuseSecond: 0.5}, nil, []string{"yes", "—", "—", "—", "—", "yes", "—"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestReuseTargets(t *testing.T) {
 }
 
 // TestReuseSectionHasFloor: the floor's row follows the second run's, as a share of the
-// first run, and is left out when the floor did not run.
+// first run, and is left out when the floor did not run; the Targets table shows its share.
 func TestReuseSectionHasFloor(t *testing.T) {
 	row := "| floor of a second run, unchanged tree (bench/reusefloor) | 0.25 | 0.38 | 50 | 0.031 | 0.031 |"
 	var b bytes.Buffer
@@ -88,6 +88,11 @@ func TestReuseSectionHasFloor(t *testing.T) {
 	second := strings.Index(b.String(), "| second set run, unchanged tree |")
 	if floor := strings.Index(b.String(), row+"\n"); floor < 0 || second < 0 || floor < second {
 		t.Errorf("no floor row %q after the second run's:\n%s", row, b.String())
+	}
+	b.Reset()
+	reuseReport(t, reuseWalls).reuseTargets(&b)
+	if !strings.Contains(b.String(), "| none: no run can be under it | 0.031 (0.25 s ÷ 8.00 s) | — |\n") {
+		t.Errorf("no floor row in the Targets table:\n%s", b.String())
 	}
 	walls := map[string]float64{}
 	for k, v := range reuseWalls {
@@ -167,8 +172,8 @@ func TestFullReportHasReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := b.String()
-	if n := len(targetRows(doc, reusePrefix)); n != 6 {
-		t.Errorf("%d reuse rows in the Targets table, want 6", n)
+	if n := len(targetRows(doc, reusePrefix)); n != 7 {
+		t.Errorf("%d reuse rows in the Targets table, want 7", n)
 	}
 	if !strings.Contains(doc, "\n"+reuseHeading+"\n") {
 		t.Error("no Reuse section")
