@@ -170,9 +170,11 @@ run_verify() {
 # does not exist yet (removed before each run, outside the measure).
 run_restore() {
 	local d=$work/restored
-	# Every run restores into a new folder, and nothing is deleted until the end: ext4 skips
-	# inodes freed in the last 30 s or so when it allocates new ones, which made whichever
-	# tool ran first after a large rm -rf several times slower (system time), in turn.
+	# Every run restores into a new folder, and nothing is deleted until the end: ext4 without
+	# a journal skips inodes freed in the last 60 s (360 s while their inode table block is
+	# dirty) when it allocates new ones, checking each such inode on every allocation, which
+	# made whichever tool ran first after a large rm -rf several times slower (system time).
+	# Trees removed just before make bench cost the same: leave 6 minutes after such an rm.
 	rm -rf "$d" && mkdir -p "$d"
 	for run in $(seq "$runs"); do
 		measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run"
