@@ -88,7 +88,8 @@ func run(reference, tree, out string, verbose bool) error {
 		return err
 	}
 	phase("synced")
-	if err := readBack(dst, size); err != nil {
+	key, err := readBack(dst, size)
+	if err != nil {
 		return err
 	}
 	phase("read back")
@@ -99,8 +100,8 @@ func run(reference, tree, out string, verbose bool) error {
 		return err
 	}
 	phase("published")
-	fmt.Printf("%d paths, %d bytes, reference %s, copy %s\n", w.paths, size,
-		hex.EncodeToString(refSum[:8]), hex.EncodeToString(newSum[:8]))
+	fmt.Printf("%d paths, %d bytes, reference %s, copy %s, read back %016x\n", w.paths, size,
+		hex.EncodeToString(refSum[:8]), hex.EncodeToString(newSum[:8]), key)
 	return nil
 }
 
@@ -202,8 +203,8 @@ func copyHashed(dst, src *os.File) ([32]byte, int64, error) {
 	return sum, off, failed
 }
 
-// readBack reads the first size bytes of f again with a keyed digest.
-func readBack(f *os.File, size int64) error {
+// readBack reads the first size bytes of f again and returns their keyed digest.
+func readBack(f *os.File, size int64) (uint64, error) {
 	var h maphash.Hash
 	buf := make([]byte, chunk)
 	for off := int64(0); off < size; {
@@ -211,11 +212,10 @@ func readBack(f *os.File, size int64) error {
 		h.Write(buf[:n])
 		off += int64(n)
 		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
-			return err
+			return 0, err
 		}
 	}
-	_ = h.Sum64()
-	return nil
+	return h.Sum64(), nil
 }
 
 func syncDir(dir string) error {
