@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/atomicfile"
 )
 
 const chunk = 1 << 20
@@ -61,10 +63,11 @@ func run(reference, tree, out string, verbose bool) error {
 		n, err := statTree(tree)
 		walked <- walkResult{n, err}
 	}()
-	refSum, err := sha256Of(ref)
-	if err != nil {
+	refHash := sha256.New()
+	if _, err := hashAll(ref, refHash); err != nil {
 		return err
 	}
+	refSum := refHash.Sum(nil)
 	phase("reference hashed")
 	w := <-walked
 	if w.err != nil {
@@ -96,7 +99,7 @@ func run(reference, tree, out string, verbose bool) error {
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Dir(out)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(out)); err != nil {
 		return err
 	}
 	phase("published")
@@ -140,9 +143,9 @@ func statTree(root string) (int, error) {
 	return n, nil
 }
 
-// sha256Of reads f from its start in chunks and hashes them on this goroutine.
-func sha256Of(f *os.File) ([32]byte, error) {
-	h := sha256.New()
+// hashAll reads f from its start to its end in chunks, on this goroutine, into h, and returns
+// how many bytes it read.
+func hashAll(f *os.File, h io.Writer) (int64, error) {
 	buf := make([]byte, chunk)
 	var off int64
 	for {
@@ -150,13 +153,12 @@ func sha256Of(f *os.File) ([32]byte, error) {
 		h.Write(buf[:n])
 		off += int64(n)
 		if errors.Is(err, io.EOF) {
-			break
+			return off, nil
 		}
 		if err != nil {
-			return [32]byte{}, err
+			return off, err
 		}
 	}
-	return [32]byte(h.Sum(nil)), nil
 }
 
 // copyHashed copies src into dst, this goroutine reading and writing while a second one takes
@@ -203,26 +205,12 @@ func copyHashed(dst, src *os.File) ([32]byte, int64, error) {
 	return sum, off, failed
 }
 
-// readBack reads the first size bytes of f again and returns their keyed digest.
+// readBack reads f again, which must hold size bytes, and returns their keyed digest.
 func readBack(f *os.File, size int64) (uint64, error) {
 	var h maphash.Hash
-	buf := make([]byte, chunk)
-	for off := int64(0); off < size; {
-		n, err := f.ReadAt(buf, off)
-		h.Write(buf[:n])
-		off += int64(n)
-		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
-			return 0, err
-		}
+	n, err := hashAll(f, &h)
+	if err == nil && n != size {
+		err = fmt.Errorf("read back %d bytes, wrote %d", n, size)
 	}
-	return h.Sum64(), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return h.Sum64(), err
 }
