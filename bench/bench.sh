@@ -100,7 +100,7 @@ layout_corpus() {
 		cp -r "$(go env GOROOT)/src" "$corpus/go-src"
 		(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
 	fi
-	(cd "$repo" && go build -o "$work/readall" ./bench/readall)
+	(cd "$repo" && go build -o "$work/readall" ./bench/readall && go build -o "$work/entryfloor" ./bench/entryfloor)
 	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
 	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
 	echo "corpus_go=$(go env GOVERSION)" >>"$meta"
@@ -160,14 +160,15 @@ run_verify() {
 		for run in $(seq "$runs"); do
 			measure "backup verify" "$run" - "$bin" verify out/backup.zip
 			measure "unzip -tqq" "$run" - unzip -tqq out/backup.zip
+			measure "verify floor (bench/entryfloor)" "$run" - "$work/entryfloor" verify out/backup.zip
 		done
 	else
 		echo "verify=pending" >>"$meta"
 	fi
 }
 
-# run_restore: backup restore and unzip -qo of the default archive, each into a folder that
-# does not exist yet (removed before each run, outside the measure).
+# run_restore: backup restore, unzip -qo and the floor of a restore (bench/entryfloor) of the
+# default archive, each into a folder that does not exist yet.
 run_restore() {
 	local d=$work/restored
 	# Every run restores into a new folder, and nothing is deleted until the end: ext4 without
@@ -179,6 +180,7 @@ run_restore() {
 	for run in $(seq "$runs"); do
 		measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run"
 		measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run"
+		measure "restore floor (bench/entryfloor)" "$run" - "$work/entryfloor" restore out/backup.zip "restored/floor$run"
 	done
 	rm -rf "$d"
 }

@@ -1,0 +1,279 @@
+// Command entryfloor is the benchmark's floor for reading an archive back: the least that
+// backup verify and backup restore must do and stay as trusted, done on every core with
+// nothing else.
+//
+//	entryfloor verify ARCHIVE
+//	entryfloor restore ARCHIVE DEST
+//
+// verify takes the SHA-256 of the whole archive (the check against its receipt) while one
+// worker per CPU inflates every entry with the decoder backup uses and takes each entry's
+// CRC-32 and SHA-256. restore does the same and writes each entry into a file of a new tree
+// under DEST (created exclusively, its mode and modification time set), as unzip does.
+//
+// It leaves out what depends on how the archive records files: parsing the manifest,
+// comparing digests with it, checking local headers against the central directory, the
+// order of output, and restore's temp files, folder descriptors and before-state. So it is
+// a lower bound: verify and restore can come close to it, never under it.
+package main
+
+import (
+	"archive/zip"
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/flate"
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	var err error
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "verify":
+		err = run(os.Args[2], "")
+	case len(os.Args) == 4 && os.Args[1] == "restore":
+		err = run(os.Args[2], os.Args[3])
+	default:
+		fmt.Fprintln(os.Stderr, "usage: entryfloor verify ARCHIVE | entryfloor restore ARCHIVE DEST")
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "entryfloor:", err)
+		os.Exit(1)
+	}
+}
+
+// run reads every entry of archive, into files below dest when dest is not "".
+func run(archive, dest string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	whole := make(chan error, 1)
+	go func() { whole <- hashWhole(f, st.Size()) }()
+	z, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		return err
+	}
+	var out *tree
+	if dest != "" {
+		if out, err = newTree(dest); err != nil {
+			return err
+		}
+		defer out.close()
+	}
+	var bytes atomic.Int64
+	errs := make(chan error, runtime.NumCPU())
+	jobs := make(chan *zip.File, 256)
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			r := newEntryReader()
+			for e := range jobs {
+				n, err := r.read(f, e, out)
+				bytes.Add(n)
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", e.Name, err)
+					break
+				}
+			}
+			for range jobs { // after a failure, let the feeder finish
+			}
+		})
+	}
+	for _, e := range z.File {
+		jobs <- e
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := errors.Join(<-errs, <-whole); err != nil {
+		return err
+	}
+	if err := out.folderTimes(z.File); err != nil {
+		return err
+	}
+	fmt.Printf("%d entries, %d bytes\n", len(z.File), bytes.Load())
+	return nil
+}
+
+// hashWhole reads f's size bytes once and takes their SHA-256.
+func hashWhole(f *os.File, size int64) error {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 1<<20))
+	if err == nil && n != size {
+		err = fmt.Errorf("read %d bytes of %d", n, size)
+	}
+	return err
+}
+
+// entryReader is one worker's decoder and buffers, reused for every entry it reads.
+type entryReader struct {
+	src *bufio.Reader
+	fr  io.ReadCloser
+	buf []byte
+	crc hash.Hash32
+	sum hash.Hash
+}
+
+func newEntryReader() *entryReader {
+	src := bufio.NewReaderSize(nil, 64<<10)
+	return &entryReader{src: src, fr: flate.NewReader(src), buf: make([]byte, 128<<10),
+		crc: crc32.NewIEEE(), sum: sha256.New()}
+}
+
+// read inflates e and checks its CRC-32 and size, writing its data into a file of out when
+// out is not nil.
+func (r *entryReader) read(f *os.File, e *zip.File, out *tree) (int64, error) {
+	if strings.HasSuffix(e.Name, "/") {
+		return 0, out.mkdir(e.Name)
+	}
+	off, err := e.DataOffset()
+	if err != nil {
+		return 0, err
+	}
+	var data io.Reader = io.NewSectionReader(f, off, int64(e.CompressedSize64))
+	if e.Method == zip.Deflate {
+		r.src.Reset(data)
+		r.fr.(flate.Resetter).Reset(r.src, nil)
+		data = r.fr
+	}
+	dst, err := out.create(e.Name, e)
+	if err != nil {
+		return 0, err
+	}
+	r.crc.Reset()
+	r.sum.Reset()
+	var n int64
+	for {
+		k, rerr := data.Read(r.buf)
+		r.crc.Write(r.buf[:k])
+		r.sum.Write(r.buf[:k])
+		n += int64(k)
+		if k > 0 && dst != nil {
+			if _, err := dst.Write(r.buf[:k]); err != nil {
+				dst.Close()
+				return n, err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+	if uint64(n) != e.UncompressedSize64 || r.crc.Sum32() != e.CRC32 {
+		return n, errors.New("size or crc-32 mismatch")
+	}
+	return n, out.finish(dst, e.Name, e)
+}
+
+// tree is the new tree a restore writes into; a nil *tree writes nothing.
+type tree struct {
+	root    *os.File
+	mu      sync.Mutex
+	folders map[string]bool
+}
+
+func newTree(dest string) (*tree, error) {
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.Open(dest)
+	if err != nil {
+		return nil, err
+	}
+	return &tree{root: root, folders: map[string]bool{".": true}}, nil
+}
+
+func (t *tree) close() { t.root.Close() }
+
+// mkdir makes the folder name and those above it, once each.
+func (t *tree) mkdir(name string) error {
+	if t == nil {
+		return nil
+	}
+	name = filepath.Clean(name)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mkdirLocked(name)
+}
+
+func (t *tree) mkdirLocked(name string) error {
+	if t.folders[name] {
+		return nil
+	}
+	if err := t.mkdirLocked(filepath.Dir(name)); err != nil {
+		return err
+	}
+	err := unix.Mkdirat(int(t.root.Fd()), name, 0o755)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("mkdir %s: %w", name, err)
+	}
+	t.folders[name] = true
+	return nil
+}
+
+// create makes the file name, which must not exist, in its folder.
+func (t *tree) create(name string, e *zip.File) (*os.File, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if err := t.mkdir(filepath.Dir(name)); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(int(t.root.Fd()), name,
+		unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(e.Mode().Perm()))
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// finish closes the file name and sets its modification time, as unzip and backup restore do.
+func (t *tree) finish(f *os.File, name string, e *zip.File) error {
+	if f == nil {
+		return nil
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	mtime := unix.NsecToTimespec(e.Modified.UnixNano())
+	return unix.UtimesNanoAt(int(t.root.Fd()), name, []unix.Timespec{mtime, mtime}, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// folderTimes sets each folder's modification time once every file is in it, the deepest
+// first, as unzip does at its end.
+func (t *tree) folderTimes(entries []*zip.File) error {
+	if t == nil {
+		return nil
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if !strings.HasSuffix(e.Name, "/") {
+			continue
+		}
+		mtime := unix.NsecToTimespec(e.Modified.UnixNano())
+		ts := []unix.Timespec{mtime, mtime}
+		if err := unix.UtimesNanoAt(int(t.root.Fd()), filepath.Clean(e.Name), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+	}
+	return nil
+}

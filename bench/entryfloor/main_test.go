@@ -1,0 +1,83 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeZip writes an archive of a folder and two files, one stored and one deflated.
+func writeZip(t *testing.T, deflated []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	mtime := time.Date(2020, 5, 6, 7, 8, 10, 0, time.UTC)
+	for _, e := range []struct {
+		name   string
+		method uint16
+		data   []byte
+	}{{"d/", zip.Store, nil}, {"d/stored.txt", zip.Store, []byte("plain data")}, {"d/deflated.txt", zip.Deflate, deflated}} {
+		h := &zip.FileHeader{Name: e.name, Method: e.method, Modified: mtime}
+		h.SetMode(0o640)
+		w, err := z.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e.data)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "a.zip")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRestoreWritesEveryEntry: the restore floor writes every file, its data, mode and time,
+// so that it pays what a restore must.
+func TestRestoreWritesEveryEntry(t *testing.T) {
+	data := bytes.Repeat([]byte("a line of text\n"), 5000)
+	dest := filepath.Join(t.TempDir(), "out")
+	if err := run(writeZip(t, data), dest); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{"d/stored.txt": []byte("plain data"), "d/deflated.txt": data} {
+		p := filepath.Join(dest, name)
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v; want %d bytes", name, len(got), err, len(want))
+			continue
+		}
+		st, _ := os.Stat(p)
+		if st.Mode().Perm() != 0o640&^umask(t) || !st.ModTime().Equal(time.Date(2020, 5, 6, 7, 8, 10, 0, time.UTC)) {
+			t.Errorf("%s: mode %v, time %v", name, st.Mode(), st.ModTime())
+		}
+	}
+}
+
+// TestDamageFails: an entry whose data does not match its CRC-32 fails the floor.
+func TestDamageFails(t *testing.T) {
+	p := writeZip(t, []byte("some data to be damaged"))
+	b, _ := os.ReadFile(p)
+	b[bytes.Index(b, []byte("plain data"))] = 'P'
+	os.WriteFile(p, b, 0o600)
+	if err := run(p, ""); err == nil || !strings.Contains(err.Error(), "d/stored.txt: size or crc-32 mismatch") {
+		t.Errorf("a damaged entry: %v", err)
+	}
+}
+
+// umask is the process's file mode creation mask.
+func umask(t *testing.T) os.FileMode {
+	t.Helper()
+	old := unix.Umask(0)
+	unix.Umask(old)
+	return os.FileMode(old)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+var readerWalls = map[string]float64{
+	verify: 1, unzipT: 2, verifyFloor: 0.9, restore: 3, unzipO: 4.5, restoreFloor: 2.2,
+}
+
+// TestReaderFloors: the floors of verify and restore follow each command's row in the
+// Targets table, as shares of the same peer, and in the table of verify and restore.
+func TestReaderFloors(t *testing.T) {
+	r := reuseReport(t, readerWalls)
+	var b bytes.Buffer
+	r.targets(&b)
+	r.readers(&b)
+	doc := b.String()
+	for _, c := range []struct{ command, floor string }{
+		{"| `backup verify` vs `unzip -tqq`", "| the floor of `verify` (`bench/entryfloor`: inflate, CRC-32 and SHA-256 of every entry on every core, nothing else) vs `unzip -tqq` | none: no verify can be under it | 0.450 (0.90 s ÷ 2.00 s) | — |"},
+		{"| `backup restore` vs `unzip -qo`", "| the floor of `restore` (`bench/entryfloor`: inflate, CRC-32 and SHA-256 of every entry on every core, nothing else) vs `unzip -qo` | none: no restore can be under it | 0.489 (2.20 s ÷ 4.50 s) | — |"},
+	} {
+		if next := lineAfter(doc, c.command); next != c.floor {
+			t.Errorf("after the row %q:\n%s\nwant:\n%s", c.command, next, c.floor)
+		}
+	}
+	for _, row := range []string{"| verify floor (bench/entryfloor) | 0.90 |", "| restore floor (bench/entryfloor) | 2.20 |"} {
+		if !strings.Contains(doc, row) {
+			t.Errorf("no row %q in the table of verify and restore:\n%s", row, doc)
+		}
+	}
+}
+
+// TestReaderFloorsAbsent: a run without the floors (an older report's) shows no floor row.
+func TestReaderFloorsAbsent(t *testing.T) {
+	walls := map[string]float64{}
+	for name, wall := range readerWalls {
+		if name != verifyFloor && name != restoreFloor {
+			walls[name] = wall
+		}
+	}
+	r := reuseReport(t, walls)
+	var b bytes.Buffer
+	r.targets(&b)
+	r.readers(&b)
+	if strings.Contains(b.String(), "| the floor of") || strings.Contains(b.String(), "floor (bench/entryfloor) |") {
+		t.Errorf("a floor row without a floor run:\n%s", b.String())
+	}
+}
+
+// lineAfter is the line of doc after the first that starts with prefix.
+func lineAfter(doc, prefix string) string {
+	lines := strings.Split(doc, "\n")
+	for i, l := range lines[:len(lines)-1] {
+		if strings.HasPrefix(l, prefix) {
+			return lines[i+1]
+		}
+	}
+	return ""
+}
