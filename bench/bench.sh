@@ -100,7 +100,8 @@ layout_corpus() {
 		cp -r "$(go env GOROOT)/src" "$corpus/go-src"
 		(cd "$repo" && go run ./bench/gencorpus "$corpus/gen")
 	fi
-	(cd "$repo" && go build -o "$work/readall" ./bench/readall && go build -o "$work/entryfloor" ./bench/entryfloor)
+	(cd "$repo" && go build -o "$work/readall" ./bench/readall && go build -o "$work/entryfloor" ./bench/entryfloor &&
+		go build -o "$work/createfloor" ./bench/createfloor)
 	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
 	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
 	echo "corpus_go=$(go env GOVERSION)" >>"$meta"
@@ -128,6 +129,7 @@ export -f python_zip
 tools() {
 	local t=$'\t'
 	echo "backup${t}out/backup.zip${t}$bin create -q --force -o out/backup.zip corpus"
+	echo "create floor (bench/createfloor)${t}out/floor.bin${t}$work/createfloor corpus out/floor.bin"
 	echo "backup --level 1${t}out/backup1.zip${t}$bin create -q --force --level 1 -o out/backup1.zip corpus"
 	echo "backup --method zstd${t}out/backupz.zip${t}$bin create -q --force --method zstd -o out/backupz.zip corpus"
 	have zip && echo "zip -r -q${t}out/zip.zip${t}zip -r -q out/zip.zip corpus"

@@ -79,25 +79,27 @@ func run(archive, dest string) error {
 	}
 	var bytes atomic.Int64
 	errs := make(chan error, runtime.NumCPU())
-	jobs := make(chan *zip.File, 256)
+	jobs := make(chan []*zip.File, 4*runtime.NumCPU())
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
 		wg.Go(func() {
 			r := newEntryReader()
-			for e := range jobs {
-				n, err := r.read(f, e, out)
-				bytes.Add(n)
-				if err != nil {
-					errs <- fmt.Errorf("%s: %w", e.Name, err)
-					break
+			for batch := range jobs {
+				for _, e := range batch {
+					n, err := r.read(f, e, out)
+					bytes.Add(n)
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", e.Name, err)
+						for range jobs { // let the feeder finish
+						}
+						return
+					}
 				}
-			}
-			for range jobs { // after a failure, let the feeder finish
 			}
 		})
 	}
-	for _, e := range z.File {
-		jobs <- e
+	for batch := range batches(z.File) {
+		jobs <- batch
 	}
 	close(jobs)
 	wg.Wait()
@@ -110,6 +112,27 @@ func run(archive, dest string) error {
 	}
 	fmt.Printf("%d entries, %d bytes\n", len(z.File), bytes.Load())
 	return nil
+}
+
+// batchMax is the most entries a worker takes at once.
+const batchMax = 64
+
+// batches cuts entries into runs of one folder's entries, as backup restore hands them out:
+// two workers making files in one folder at once wait for each other on its lock.
+func batches(entries []*zip.File) func(func([]*zip.File) bool) {
+	return func(yield func([]*zip.File) bool) {
+		for start := 0; start < len(entries); {
+			end := start + 1
+			for end < len(entries) && end-start < batchMax &&
+				filepath.Dir(entries[end].Name) == filepath.Dir(entries[start].Name) {
+				end++
+			}
+			if !yield(entries[start:end]) {
+				return
+			}
+			start = end
+		}
+	}
 }
 
 // hashWhole reads f's size bytes once and takes their SHA-256.

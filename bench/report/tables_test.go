@@ -33,6 +33,23 @@ func TestReaderFloors(t *testing.T) {
 	}
 }
 
+// TestCreateFloor: the floor of the full run follows its row in the Targets table, as a share
+// of zip's time, and is not among the tools.
+func TestCreateFloor(t *testing.T) {
+	r := reuseReport(t, map[string]float64{ours: 2, zipR: 10, createFloor: 1.6})
+	var b bytes.Buffer
+	r.targets(&b)
+	r.tools(&b)
+	doc := b.String()
+	want := "| the floor of that run (`bench/createfloor`: read, deflate at level 6, CRC-32 and SHA-256 of every file in chunks on every core, the output's SHA-256, fsync; no zip headers, no manifest) vs `zip -r -q` | none: no run can be under it | 0.160 (1.60 s ÷ 10.00 s) | — |"
+	if next := lineAfter(doc, "| default level: wall time vs `zip -r -q`"); next != want {
+		t.Errorf("after the full run's row:\n%s\nwant:\n%s", next, want)
+	}
+	if strings.Contains(doc, "| "+createFloor+" |") {
+		t.Errorf("the floor among the tools:\n%s", doc)
+	}
+}
+
 // TestReaderFloorsAbsent: a run without the floors (an older report's) shows no floor row.
 func TestReaderFloorsAbsent(t *testing.T) {
 	walls := map[string]float64{}
