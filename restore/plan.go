@@ -117,9 +117,11 @@ type Plan struct {
 	written    atomic.Int64
 	done       atomic.Int64
 	// While Run's workers run (see workers.go), mu guards touched, placed, handles, linked,
-	// warnings and owners; pos is each entry's place in archive order, and stopped is closed when a
-	// worker meets an error that stops the run.
+	// warnings and owners, and stopped is closed when a worker meets an error that stops the
+	// run. parallel says that more than one worker ran, whose lists merge puts back in archive
+	// order by pos, each entry's place there, made only when something needs sorting.
 	mu       sync.Mutex
+	parallel bool
 	pos      map[string]int
 	stopped  chan struct{}
 	stopOnce sync.Once
