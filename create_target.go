@@ -119,8 +119,9 @@ func (t *fileTarget) writeFailed(_ context.Context, rc *format.Receipt) (bool, e
 	return true, t.write(rc)
 }
 
-// outputExists is the error of an output taken by another run while this one wrote it: a
-// name chosen as free (a before-state's) can be chosen again.
+// outputExists is the error of an output that exists, found before the run or taken by
+// another run while this one wrote it: a name chosen as free (a before-state's) can be
+// chosen again, and writeBeforeState then takes the next.
 type outputExists struct{ path string }
 
 func (e *outputExists) Error() string {

@@ -84,7 +84,7 @@ func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
 	case err == nil && info.IsDir():
 		return freeName(path, cfg.series(), now), nil
 	case err == nil && !cfg.force:
-		return "", fmt.Errorf("output %s exists (use --force to replace it)", path)
+		return "", &outputExists{path} // a before-state's name can be taken since it was chosen
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("output %s: %w", path, cause(err))
 	}
