@@ -118,10 +118,9 @@ type Plan struct {
 	done       atomic.Int64
 	// While Run's workers run (see workers.go), mu guards touched, placed, handles, linked,
 	// warnings and owners, and stopped is closed when a worker meets an error that stops the
-	// run. parallel says that more than one worker ran, whose lists merge puts back in archive
-	// order by pos, each entry's place there, made only when something needs sorting.
+	// run. pos is each entry's place in archive order, by which merge puts back the lists of
+	// more than one worker, made only when something needs sorting.
 	mu       sync.Mutex
-	parallel bool
 	pos      map[string]int
 	stopped  chan struct{}
 	stopOnce sync.Once

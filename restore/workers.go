@@ -39,7 +39,6 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 		p.merge(res, []*workResult{part}, len(p.warnings))
 		return err
 	}
-	p.parallel = true
 	warnings := len(p.warnings)
 	// A few runs per worker wait in next, so that a worker coming free takes one at once
 	// rather than waiting for the dispatcher to be scheduled.
@@ -199,7 +198,7 @@ func (p *Plan) merge(res *Result, parts []*workResult, warnings int) error {
 			err, errIndex = w.err, w.errIndex
 		}
 	}
-	if p.parallel {
+	if len(parts) > 1 { // one worker's lists are in archive order already
 		p.inOrder(res.Damaged[damaged:])
 		p.inOrder(res.Failed[failed:])
 		p.inOrder(p.warnings[warnings:])

@@ -19,7 +19,7 @@ import (
 // worker met which entry, and the error is the earliest entry's.
 func TestMergeInArchiveOrder(t *testing.T) {
 	p := &Plan{entries: []*archive.Entry{{Name: "a"}, {Name: "b", IsDir: true}, {Name: "c"}, {Name: "d"}},
-		linked: map[int][]string{1: {"d", "a"}}, parallel: true}
+		linked: map[int][]string{1: {"d", "a"}}}
 	p.warnings = []archive.Problem{{Entry: "plan"}, {Entry: "d"}, {Entry: "a"}}
 	full, late := errors.New("disk full"), errors.New("later")
 	parts := []*workResult{
