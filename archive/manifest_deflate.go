@@ -12,7 +12,17 @@ import (
 // corpus, and more than a second at a million files. Chunks of a fixed size make the same
 // bytes whatever the number of workers.
 
-// chunkWriter deflates what is written to it into dst, at DefaultLevel, one chunk at a time
+// manifestLevel is the deflate level of the manifest, whatever the files' level. A manifest
+// is JSON lines, each with a path and a digest in hex that no search shortens, and
+// klauspost's level 2 finds nearly what level 6 finds in such text at less than half the
+// CPU. Measured 2026-12-04 on two manifests in 1 MiB chunks: the bench corpus's (8.5 MB)
+// 1.674 MB in 22 ms at level 2 against 1.683 MB in 51 ms at level 6; /usr/share and
+// /usr/include's (14 MB) 2.774 MB in 35 ms against 2.707 MB in 81 ms. The manifest is
+// the only entry an unchanged reusing run deflates, so there it is most of the run's
+// deflate.
+const manifestLevel = 2
+
+// chunkWriter deflates what is written to it into dst, at manifestLevel, one chunk at a time
 // on a pool of its own that shares the buffers of the files' pool, done by then. Close ends
 // the stream; abort stops the pool without ending it.
 type chunkWriter struct {
@@ -21,7 +31,7 @@ type chunkWriter struct {
 }
 
 func newChunkWriter(dst io.Writer, files *chunkPool) (*chunkWriter, error) {
-	comp, err := newCompressor(format.Deflate, DefaultLevel, cap(files.work))
+	comp, err := newCompressor(format.Deflate, manifestLevel, cap(files.work))
 	if err != nil {
 		return nil, err
 	}
