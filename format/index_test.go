@@ -1,8 +1,10 @@
 package format
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -60,6 +62,27 @@ func TestIndexFindAnyOrder(t *testing.T) {
 			if got, want := x.FindFile(p), slices.Index(paths, p); got != want {
 				t.Fatalf("asked in the order %q: FindFile(%q) = %d, want %d", order, p, got, want)
 			}
+		}
+	}
+}
+
+// TestFindSortedAgain: asking for the name just found, as a read-back does up to four
+// times an entry, takes the key last found rather than a search.
+func TestFindSortedAgain(t *testing.T) {
+	keys := make([]string, 1<<12)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%05d", i)
+	}
+	var next atomic.Int32
+	calls := 0
+	key := func(i int) string { calls++; return keys[i] }
+	for _, want := range []int{0, 1, 2000, 4095} {
+		if got := FindSorted(len(keys), keys[want], key, &next); got != want {
+			t.Fatalf("FindSorted(%q) = %d, want %d", keys[want], got, want)
+		}
+		calls = 0
+		if got := FindSorted(len(keys), keys[want], key, &next); got != want || calls > 4 {
+			t.Errorf("FindSorted(%q) again = %d after %d keys read, want %d after at most 4", keys[want], got, calls, want)
 		}
 	}
 }
