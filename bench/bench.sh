@@ -31,6 +31,7 @@ if [ -z "$work" ]; then
 	work=$(mktemp -d /tmp/backup-bench.XXXXXX)
 	trap 'rm -rf "$work"' EXIT
 fi
+mkdir -p "$work"
 export PATH="$PATH:/usr/local/go/bin"
 results=$work/results.tsv
 meta=$work/meta.txt
