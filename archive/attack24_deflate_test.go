@@ -20,15 +20,16 @@ import (
 func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 	files := filesPool(t, 4)
 	before := runtime.NumGoroutine()
-	// An output that takes nothing: the zipWriter's 4 KiB buffer holds the first entry,
-	// and the manifest's local header is the write that makes it flush, and fail.
-	z := newZipWriter(&failAfter{n: 0}, t.TempDir(), files)
+	// An output that takes the first entry and nothing more: the manifest's local header is
+	// the write that fails.
+	const data = 4000
+	z := newZipWriter(&failAfter{n: 30 + 1 + data}, t.TempDir(), files)
 	fh := &zip.FileHeader{Name: "a", Method: zip.Store}
 	w, err := z.CreateRaw(fh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(make([]byte, 4096-30-1-10)); err != nil {
+	if _, err := w.Write(make([]byte, data)); err != nil {
 		t.Fatal(err)
 	}
 	mh := &zip.FileHeader{Name: ".backup-manifest.json", Method: zip.Deflate, Modified: time.Date(2024, 5, 6, 7, 8, 10, 0, time.UTC)}
@@ -40,10 +41,10 @@ func TestAttack24ManifestHeaderFailLeaksPool(t *testing.T) {
 }
 
 // TestAttack24CloseManifestFailLeaksPool is the same through the Writer, as a run met it: an
-// output that takes nothing (a full disk, a closed pipe), with entries the Writer's buffers
-// kept until the manifest's local header was the write that flushed them. CloseManifest
-// fails with the output's error and Abort leaves no worker behind. The sizes are swept, for
-// the header to meet both buffers' ends.
+// output that takes nothing (a full disk, a closed pipe), with entries the Writer's buffer
+// kept until the manifest's local header was the write that filled it. CloseManifest fails
+// with the output's error and Abort leaves no worker behind. The sizes are swept, for the
+// header to meet the buffer's end.
 func TestAttack24CloseManifestFailLeaksPool(t *testing.T) {
 	dir := t.TempDir()
 	const first = writeBuffer - 3000

@@ -3,9 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"crypto/sha256"
-	"encoding"
 	"encoding/hex"
-	"hash"
 	"hash/maphash"
 	"io"
 	"os"
@@ -68,7 +66,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	}
 	w.zw = nil
 
-	if err := w.buf.Flush(); err != nil {
+	if err := w.out.Flush(); err != nil {
 		return Summary{}, err
 	}
 	if w.file != nil {
@@ -125,6 +123,7 @@ func (w *Writer) commit(final string, replace bool, with []*atomicfile.Staged, l
 // every path that does not end in a successful Commit.
 func (w *Writer) Abort() {
 	w.Wait()
+	w.out.Flush() // nothing still on its way to a file about to be closed
 	if w.zw != nil {
 		w.zw.abort()
 	}
@@ -135,45 +134,4 @@ func (w *Writer) Abort() {
 	if !w.published {
 		os.Remove(w.file.Name())
 	}
-}
-
-// countingHash passes writes on to w, counting and hashing them: the archive's size and
-// SHA-256 for the receipt come from the bytes as they are written, not from a second read.
-type countingHash struct {
-	w   io.Writer
-	h   hash.Hash
-	key *maphash.Hash // a file's bytes, for ReadBack (writtenKey); nil for a stream
-	n   int64
-}
-
-func (c *countingHash) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.h.Write(p[:n])
-	if c.key != nil {
-		c.key.Write(p[:n])
-	}
-	c.n += int64(n)
-	return n, err
-}
-
-// hashState is a countingHash's hashes at one point of the archive, to go back to.
-type hashState struct {
-	sha []byte
-	key maphash.Hash
-}
-
-func (c *countingHash) state() (hashState, error) {
-	sha, err := c.h.(encoding.BinaryMarshaler).MarshalBinary()
-	s := hashState{sha: sha}
-	if c.key != nil {
-		s.key = *c.key
-	}
-	return s, err
-}
-
-func (c *countingHash) restore(s hashState) error {
-	if c.key != nil {
-		*c.key = s.key
-	}
-	return c.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(s.sha)
 }

@@ -64,12 +64,9 @@ func (d *directOut) begin(sp *spool) error {
 // open writes the local header into the archive, where the entry begins.
 func (d *directOut) open() error {
 	w := d.w
-	// The entry before may owe its descriptor: written now, and everything buffered, so
-	// that the archive file ends where this entry starts.
+	// The entry before may owe its descriptor: written now, and everything buffered (by
+	// state), so that the archive file ends where this entry starts.
 	if err := w.zw.prepare(); err != nil {
-		return err
-	}
-	if err := w.zw.Flush(); err != nil {
 		return err
 	}
 	state, err := w.out.state()
@@ -87,7 +84,7 @@ func (d *directOut) open() error {
 func (d *directOut) rollback() {
 	w := d.w
 	d.on = false
-	err := w.buf.Flush()
+	err := w.out.Flush()
 	if err == nil {
 		err = w.file.Truncate(d.start)
 	}
@@ -95,9 +92,8 @@ func (d *directOut) rollback() {
 		_, err = w.file.Seek(d.start, io.SeekStart)
 	}
 	if err == nil {
-		err = w.out.restore(d.state)
+		err = w.out.restore(d.state, d.start)
 	}
-	w.out.n = d.start
 	if err != nil {
 		w.setErr(err)
 	}

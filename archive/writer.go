@@ -2,10 +2,7 @@ package archive
 
 import (
 	"archive/zip"
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -104,8 +101,7 @@ type Writer struct {
 	opts   Options
 	ctx    context.Context
 	file   *os.File
-	buf    *bufio.Writer // between the zip writer and file: few large writes
-	out    *countingHash
+	out    *hashedOut // between the zip writer and file: few large writes, hashed
 	zw     *zipWriter
 	queue  chan *item // walk order, bounded: back-pressure on the walk
 	jobs   chan *item
@@ -190,18 +186,13 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 		opts:    opts,
 		ctx:     ctx,
 		file:    file,
-		buf:     bufio.NewWriterSize(out, writeBuffer),
 		queue:   make(chan *item, queuePerJob*opts.Jobs),
 		jobs:    make(chan *item, handPerJob*opts.Jobs),
 		pool:    newChunkPool(comp, opts.Jobs),
 		written: make(chan struct{}),
 		halted:  make(chan struct{}),
 	}
-	w.out = &countingHash{w: w.buf, h: sha256.New()}
-	if file != nil {
-		w.out.key = new(maphash.Hash)
-		w.out.key.SetSeed(maphash.MakeSeed())
-	}
+	w.out = newHashedOut(out, file != nil)
 	w.zw = newZipWriter(w.out, spoolDir, w.pool)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
 	for range opts.Jobs {

@@ -2,7 +2,6 @@ package archive
 
 import (
 	"archive/zip"
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"hash"
@@ -19,8 +18,7 @@ import (
 // heap. It also knows when it owes a data descriptor: the last entry's, which it writes
 // only when the next entry starts.
 type zipWriter struct {
-	cw    *passCounter
-	bw    *bufio.Writer // between cw and the archive: few small writes to its hash
+	cw    *passCounter // over the archive's hashedOut, which buffers the small writes
 	dir   *dirRecords
 	open  *deflateEntry // the manifest's, being written; nil otherwise
 	owed  *zip.FileHeader
@@ -28,8 +26,7 @@ type zipWriter struct {
 }
 
 func newZipWriter(out io.Writer, spoolDir string, files *chunkPool) *zipWriter {
-	bw := bufio.NewWriter(out)
-	return &zipWriter{cw: &passCounter{w: bw}, bw: bw, dir: &dirRecords{spoolDir: spoolDir}, files: files}
+	return &zipWriter{cw: &passCounter{w: out}, dir: &dirRecords{spoolDir: spoolDir}, files: files}
 }
 
 var (
@@ -123,9 +120,6 @@ func localHeaderFor(fh *zip.FileHeader, raw bool) []byte {
 	return append(append(b, fh.Name...), fh.Extra...)
 }
 
-// Flush writes what the zipWriter buffers, so that the caller may write around it.
-func (z *zipWriter) Flush() error { return z.bw.Flush() }
-
 // Close finishes the last entry and writes the central directory and its end records, as
 // zip.Writer.Close does.
 func (z *zipWriter) Close() error {
@@ -137,10 +131,8 @@ func (z *zipWriter) Close() error {
 		return err
 	}
 	end := z.cw.n
-	if _, err := z.cw.Write(endRecords(z.dir.count, uint64(end-start), uint64(start), uint64(end))); err != nil {
-		return err
-	}
-	return z.bw.Flush()
+	_, err := z.cw.Write(endRecords(z.dir.count, uint64(end-start), uint64(start), uint64(end)))
+	return err
 }
 
 // endRecords are the zip64 end records when they are needed, and the end record.
