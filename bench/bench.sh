@@ -158,6 +158,40 @@ run_peers() {
 	done
 }
 
+# layout_second: a second corpus, like the one issue 24 set its targets on: the standard
+# library of the python3 on the PATH (its __pycache__ folders included, site-packages left
+# out) and two files of 18 MB of random data (fixed seeds). Nothing when there is no python3.
+layout_second() {
+	have python3 || return 0
+	local c=$work/second lib
+	lib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+	rm -rf "$c" && mkdir -p "$c/lib" "$c/random"
+	(cd "$lib" && tar --exclude=./site-packages --exclude=./dist-packages -cf - .) | (cd "$c/lib" && tar -xf -)
+	python3 - "$c/random" <<'EOF2'
+import random, sys
+for seed, name in ((1, "a.bin"), (2, "b.bin")):
+    with open(f"{sys.argv[1]}/{name}", "wb") as f:
+        f.write(random.Random(seed).randbytes(18_000_000))
+EOF2
+	echo "second_files=$(find "$c" -type f | wc -l)" >>"$meta"
+	echo "second_bytes=$(find "$c" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
+	"$work/readall" "$c" >/dev/null
+}
+
+# run_second: backup and zip -r -q on the second corpus, interleaved.
+run_second() {
+	have python3 || return 0
+	say "the second corpus: Python's standard library and random data"
+	layout_second
+	for run in $(seq "$runs"); do
+		measure "backup, second corpus" "$run" out/second.zip "$bin" create -q --force -o out/second.zip second
+		have zip && measure "zip -r -q, second corpus" "$run" out/second-zip.zip zip -r -q out/second-zip.zip second
+	done
+	# The tree stays until the scratch folder goes: removing 7,700 files here would slow the
+	# restores that follow (see run_restore).
+	rm -f "$work/out/second.zip" "$work/out/second-zip.zip"
+}
+
 run_verify() {
 	if "$bin" verify --help >/dev/null 2>&1; then
 		for run in $(seq "$runs"); do
@@ -267,6 +301,7 @@ if [ "$only" = reuse ]; then
 	exit 0
 fi
 run_peers
+run_second
 run_verify
 run_restore
 [ "$levels" = 0 ] || run_levels

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,4 +78,52 @@ func lineAfter(doc, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestSecondCorpus: the full run's time and size on the second corpus follow the size row
+// on the first, are met or not by the same limits, and are not among the tools; without the
+// second corpus there are no such rows.
+func TestSecondCorpus(t *testing.T) {
+	dir := t.TempDir()
+	results := strings.Join([]string{
+		ours + "\t1\t2\t51200\t149400000\tok\t3",
+		zipR + "\t1\t10\t20000\t145000000\tok\t10",
+		oursSecond + "\t1\t1.5\t51200\t117560000\tok\t2.5",
+		zipSecond + "\t1\t9\t20000\t115290000\tok\t9",
+	}, "\n") + "\n"
+	rp, mp := filepath.Join(dir, "results.tsv"), filepath.Join(dir, "meta.txt")
+	os.WriteFile(rp, []byte(results), 0o644)
+	os.WriteFile(mp, []byte("runs=1\nsecond_files=7735\nsecond_bytes=290800000\nv_python=Python 3.11.7\n"), 0o644)
+	r, err := load(rp, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	r.header(&b)
+	r.targets(&b)
+	r.tools(&b)
+	doc := b.String()
+	for _, want := range []string{
+		"| the second corpus (Python's standard library and random data), default level: wall time vs `zip -r -q` | ≤ 0.20 | 0.167 (1.50 s ÷ 9.00 s) | yes |",
+		"| the second corpus, default level: archive size vs `zip -r -q` | ≤ 1.02 | 1.020 (117.6 MB ÷ 115.3 MB) | yes |",
+		"- A second corpus, for the full run's targets only: **7735 files, 290.8 MB**",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("no %q in:\n%s", want, doc)
+		}
+	}
+	if next := lineAfter(doc, "| default level: archive size vs `zip -r -q`"); !strings.HasPrefix(next, "| the second corpus (Python") {
+		t.Errorf("after the size row: %s", next)
+	}
+	if strings.Contains(doc, "| "+oursSecond+" |") || strings.Contains(doc, "| "+zipSecond+" |") {
+		t.Errorf("the second corpus among the tools:\n%s", doc)
+	}
+
+	r = reuseReport(t, map[string]float64{ours: 2, zipR: 10})
+	b.Reset()
+	r.header(&b)
+	r.targets(&b)
+	if strings.Contains(b.String(), "second corpus") {
+		t.Errorf("second-corpus rows without the second corpus:\n%s", b.String())
+	}
 }
