@@ -12,11 +12,12 @@ import (
 // hashedOut is where the archive's bytes go: it counts and hashes them (the archive's size
 // and SHA-256 for the receipt come from the bytes as they are written, not from a second
 // read) and buffers them into few large writes. A full buffer is written and hashed on a
-// goroutine of its own while the next fills: in an unchanged set run, the goroutine that
-// appends reused entries waited on the archive's SHA-256 and its write calls for most of
-// its time, with a core to spare. Buffers go out one after the other, so the bytes are
-// written and hashed in the order they came. A write that fails is told by the next Write
-// or by Flush, once: the archive is then the run's failure, whatever came after.
+// goroutine of its own while the next fills: a worker streaming a large entry that does not
+// compress spent most of its time on the archive's SHA-256, and one such file's hashing
+// waited for another's (4 x 100 MB of random data and 3 x 60 MB of source: 1.67 -> 1.48 s).
+// Buffers go out one after the other, so the bytes are written and hashed in the order they
+// came. A write that fails is told by the next Write or Flush and by every one after: the
+// archive is then the run's failure, whatever came after.
 type hashedOut struct {
 	w   io.Writer
 	h   hash.Hash
