@@ -86,6 +86,13 @@ measure() {
 
 have() { command -v "$1" >/dev/null; }
 
+# tree_meta KEY DIR: records how many files DIR holds and their bytes, as KEY_files and
+# KEY_bytes.
+tree_meta() {
+	echo "$1_files=$(find "$2" -type f | wc -l)" >>"$meta"
+	echo "$1_bytes=$(find "$2" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
+}
+
 layout_corpus() {
 	local corpus=$work/corpus
 	say "laying out the corpus in $corpus"
@@ -103,8 +110,7 @@ layout_corpus() {
 	fi
 	(cd "$repo" && go build -o "$work/readall" ./bench/readall && go build -o "$work/entryfloor" ./bench/entryfloor &&
 		go build -o "$work/createfloor" ./bench/createfloor)
-	echo "corpus_files=$(find "$corpus" -type f | wc -l)" >>"$meta"
-	echo "corpus_bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
+	tree_meta corpus "$corpus"
 	echo "corpus_go=$(go env GOVERSION)" >>"$meta"
 	say "corpus: $(grep corpus_files "$meta" | cut -d= -f2) files, $(grep corpus_bytes "$meta" | cut -d= -f2) bytes"
 	"$work/readall" "$corpus" >/dev/null # warm the page cache: every tool reads from memory
@@ -173,8 +179,7 @@ for seed, name in ((1, "a.bin"), (2, "b.bin")):
     with open(f"{sys.argv[1]}/{name}", "wb") as f:
         f.write(random.Random(seed).randbytes(18_000_000))
 EOF2
-	echo "second_files=$(find "$c" -type f | wc -l)" >>"$meta"
-	echo "second_bytes=$(find "$c" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')" >>"$meta"
+	tree_meta second "$c"
 	"$work/readall" "$c" >/dev/null
 }
 

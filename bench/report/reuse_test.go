@@ -13,13 +13,19 @@ import (
 // each), with the meta file's lines.
 func reuseReport(t *testing.T, walls map[string]float64, meta ...string) *report {
 	t.Helper()
-	dir := t.TempDir()
 	var results strings.Builder
 	for name, wall := range walls {
 		fmt.Fprintf(&results, "%s\t1\t%g\t51200\t0\tok\t%g\n", name, wall, wall*1.5)
 	}
+	return loadReport(t, results.String(), meta...)
+}
+
+// loadReport loads a report of results (lines of results.tsv) with the meta file's lines.
+func loadReport(t *testing.T, results string, meta ...string) *report {
+	t.Helper()
+	dir := t.TempDir()
 	rp, mp := filepath.Join(dir, "results.tsv"), filepath.Join(dir, "meta.txt")
-	if err := os.WriteFile(rp, []byte(results.String()), 0o644); err != nil {
+	if err := os.WriteFile(rp, []byte(results), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(mp, []byte(strings.Join(append(meta, "runs=1"), "\n")), 0o644); err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -84,20 +82,13 @@ func lineAfter(doc, prefix string) string {
 // on the first, are met or not by the same limits, and are not among the tools; without the
 // second corpus there are no such rows.
 func TestSecondCorpus(t *testing.T) {
-	dir := t.TempDir()
 	results := strings.Join([]string{
 		ours + "\t1\t2\t51200\t149400000\tok\t3",
 		zipR + "\t1\t10\t20000\t145000000\tok\t10",
 		oursSecond + "\t1\t1.5\t51200\t117560000\tok\t2.5",
 		zipSecond + "\t1\t9\t20000\t115290000\tok\t9",
 	}, "\n") + "\n"
-	rp, mp := filepath.Join(dir, "results.tsv"), filepath.Join(dir, "meta.txt")
-	os.WriteFile(rp, []byte(results), 0o644)
-	os.WriteFile(mp, []byte("runs=1\nsecond_files=7735\nsecond_bytes=290800000\nv_python=Python 3.11.7\n"), 0o644)
-	r, err := load(rp, mp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := loadReport(t, results, "second_files=7735", "second_bytes=290800000", "v_python=Python 3.11.7")
 	var b bytes.Buffer
 	r.header(&b)
 	r.targets(&b)
