@@ -218,11 +218,21 @@ run_restore() {
 	# dirty) when it allocates new ones, checking each such inode on every allocation, which
 	# made whichever tool ran first after a large rm -rf several times slower (system time).
 	# Trees removed just before make bench cost the same: leave 6 minutes after such an rm.
-	rm -rf "$d" && mkdir -p "$d"
+	# Each tool runs after a sync, so that none is timed while the kernel writes out what the
+	# one before it wrote (after 30 s, the default dirty_expire), and that the inode tables
+	# are clean (a dirty block stretches those 60 s to 360). Each round begins with another
+	# tool, so that a slow spell (the page cache filling, a deletion elsewhere) does not fall
+	# on one tool's runs.
+	rm -rf "$d" && mkdir -p "$d" && sync
 	for run in $(seq "$runs"); do
-		measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run"
-		measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run"
-		measure "restore floor (bench/entryfloor)" "$run" - "$work/entryfloor" restore out/backup.zip "restored/floor$run"
+		for k in 0 1 2; do
+			sync
+			case $(((run + k) % 3)) in
+			0) measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run" ;;
+			1) measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run" ;;
+			2) measure "restore floor (bench/entryfloor)" "$run" - "$work/entryfloor" restore out/backup.zip "restored/floor$run" ;;
+			esac
+		done
 	done
 	rm -rf "$d"
 }
