@@ -40,7 +40,7 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/hooks": {[]string{"backup/format"}, nil},
 	// The set rules link no zip writer and no restore.
 	"backup/backupset":           {[]string{"backup/format", "backup/atomicfile"}, []string{"golang.org/x/sys"}},
-	"backup/backupset/s3store":   {[]string{"backup/backupset", "backup/format", "backup/atomicfile"}, []string{"github.com/aws/"}},
+	"backup/backupset/s3store":   {[]string{"backup/backupset", "backup/format", "backup/atomicfile"}, []string{"github.com/aws/", "golang.org/x/sys"}},
 	"backup/backupset/storetest": {[]string{"backup/backupset", "backup/format"}, nil},
 	// The reporter implements the engine's hooks: it may know the engine's types.
 	"backup/report": {[]string{"backup/format", "backup/engine", "backup/archive", "backup/walker", "backup/skiprules"},

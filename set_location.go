@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,6 +18,9 @@ type s3Flags struct {
 	// idleTimeout is a test hook (hidden): the tests that stop the server shorten the
 	// deadline on progress that every request has (60 s).
 	idleTimeout time.Duration
+	// spool is set by the commands that read an archive whole (restore, verify): a block
+	// they read twice is fetched once, kept on disk in between (s3store.Options.SpoolDir).
+	spool bool
 }
 
 // addS3Flags adds the flags of the commands that take a set location.
@@ -41,7 +45,22 @@ func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error)
 	if err := f.check(loc); err != nil {
 		return nil, err
 	}
-	return s3store.Open(ctx, loc, s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle, IdleTimeout: f.idleTimeout})
+	opts := s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle, IdleTimeout: f.idleTimeout}
+	if f.spool {
+		opts.SpoolDir = spoolDir()
+	}
+	return s3store.Open(ctx, loc, opts)
+}
+
+// spoolDir is the cache folder (made, 0700, when missing), in which s3store keeps the
+// blocks of an archive read whole, in files with no name; "" when there is none, and then
+// blocks read twice are fetched twice.
+func spoolDir() string {
+	root, err := defaultCacheRoot()
+	if err != nil || os.MkdirAll(root, 0o700) != nil {
+		return ""
+	}
+	return root
 }
 
 // check is the one rule for what a command is told about S3 before it reaches a server: an

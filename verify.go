@@ -70,6 +70,7 @@ func newVerifyCmd() *cobra.Command {
 	flags.IntVarP(&cfg.jobs, "jobs", "j", 0, fmt.Sprintf("check `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.identity = addIdentityFlag(flags, identityUsage+"; without, an encrypted archive's ciphertext is checked, not its contents")
 	cfg.s3 = addS3Flags(flags)
+	cfg.s3.spool = true
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if cfg.json && cfg.jsonLines {

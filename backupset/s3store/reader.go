@@ -24,13 +24,14 @@ const (
 
 // Open opens an object for ranged reads. Each block is one GET, made only while the object
 // keeps the ETag it had when opened, so an archive replaced underneath a reader is an error
-// rather than a mix of two archives. Reads may run in parallel (verify does).
+// rather than a mix of two archives. Reads may run in parallel (verify does). With
+// Options.SpoolDir, a block read again comes from the spool (see spool.go).
 func (s *Store) Open(ctx context.Context, name string) (backupset.File, error) {
 	o, err := s.Stat(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &Object{s: s, ctx: ctx, name: name, size: o.Size, etag: o.ETag}, nil
+	return &Object{s: s, ctx: ctx, name: name, size: o.Size, etag: o.ETag, spool: newSpool(s.spoolDir, o.Size)}, nil
 }
 
 // Object is an object opened for ranged reads.
@@ -42,8 +43,10 @@ type Object struct {
 	etag    string
 	fetched atomic.Int64
 
-	mu     sync.Mutex
-	blocks []block // most recently used last
+	mu       sync.Mutex
+	blocks   []block // most recently used last
+	fetching map[int64]*fetching
+	spool    *spool // every block fetched, on disk; nil when none
 }
 
 type block struct {
@@ -54,11 +57,12 @@ type block struct {
 // Size returns the object's size.
 func (o *Object) Size() int64 { return o.size }
 
-// Close lets the kept blocks go.
+// Close lets the kept blocks and the spool go.
 func (o *Object) Close() error {
 	o.mu.Lock()
 	o.blocks = nil
 	o.mu.Unlock()
+	o.spool.close()
 	return nil
 }
 
@@ -82,7 +86,9 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// block returns block i, from those kept or from the server.
+// block returns block i, from those kept, the spool or the server. Readers that ask for
+// a block being fetched wait for that fetch: verify's hash and its workers, which read the
+// same blocks at about the same time, fetched many of them twice.
 func (o *Object) block(i int64) ([]byte, error) {
 	o.mu.Lock()
 	for j, b := range o.blocks {
@@ -92,18 +98,42 @@ func (o *Object) block(i int64) ([]byte, error) {
 			return b.data, nil
 		}
 	}
+	if f, ok := o.fetching[i]; ok {
+		o.mu.Unlock()
+		<-f.done
+		return f.data, f.err
+	}
+	f := &fetching{done: make(chan struct{})}
+	if o.fetching == nil {
+		o.fetching = map[int64]*fetching{}
+	}
+	o.fetching[i] = f
 	o.mu.Unlock()
-	data, err := o.fetch(i*blockSize, min(blockSize, o.size-i*blockSize))
-	if err != nil {
-		return nil, err
+	f.data = o.spool.get(i)
+	if f.data == nil {
+		f.data, f.err = o.fetch(i*blockSize, min(blockSize, o.size-i*blockSize))
+		if f.err == nil {
+			o.spool.put(i, f.data)
+		}
 	}
 	o.mu.Lock()
-	if len(o.blocks) == blocksKept {
-		o.blocks = slices.Delete(o.blocks, 0, 1)
+	delete(o.fetching, i)
+	if f.err == nil {
+		if len(o.blocks) == blocksKept {
+			o.blocks = slices.Delete(o.blocks, 0, 1)
+		}
+		o.blocks = append(o.blocks, block{i, f.data})
 	}
-	o.blocks = append(o.blocks, block{i, data})
 	o.mu.Unlock()
-	return data, nil
+	close(f.done)
+	return f.data, f.err
+}
+
+// fetching is a block being read from the spool or the server, for the readers that wait.
+type fetching struct {
+	done chan struct{}
+	data []byte
+	err  error
 }
 
 // fetch GETs n bytes from off.

@@ -48,6 +48,10 @@ type Options struct {
 	// IdleTimeout fails a request (to be retried) once no byte has moved on its
 	// connection for that long; 0 means 60 s.
 	IdleTimeout time.Duration
+	// SpoolDir is the folder in which the objects opened for reading keep the blocks they
+	// fetched, in files with no name, so that a block read twice is fetched once (see
+	// spool.go); "" keeps none.
+	SpoolDir string
 }
 
 // Store is a backup set under s3://Bucket/Prefix.
@@ -60,6 +64,8 @@ type Store struct {
 	// every third of that.
 	lockTTL time.Duration
 	now     func() time.Time
+	// spoolDir is Options.SpoolDir.
+	spoolDir string
 	// idle is every request's deadline on progress; cleanup the time the requests of an
 	// interrupted run share (see Detached).
 	idle    time.Duration
@@ -159,7 +165,8 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		}
 	}
 	return &Store{client: client, bucket: bucket, prefix: prefix, loc: strings.TrimSuffix(Scheme+bucket+"/"+prefix, "/"),
-		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts)}, nil
+		lockTTL: defaultLockTTL, now: time.Now, idle: opt.IdleTimeout, attempts: cmp.Or(cfg.RetryMaxAttempts, retry.DefaultMaxAttempts),
+		spoolDir: opt.SpoolDir}, nil
 }
 
 // EnvEndpoint is the endpoint the SDK takes from the environment when none is given:
