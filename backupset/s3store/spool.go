@@ -15,21 +15,24 @@ import (
 // 38.6 MB archive of Go's source tree fetched 83.7 MB. A spool keeps every block fetched in
 // an unnamed temp file on the local disk, so that a block read again is read from there.
 
-// spoolMax is the most a spool holds; past it, the slot of the block spooled first is
-// reused.
+// spoolMax is the most a spool holds; blocks past it are not spooled. Both reads of a
+// restore go front to back, so a spool that reused the room of its oldest blocks would
+// have them gone before the second read came to them, and would write the whole archive
+// to the disk for nothing: the first 4 GiB are kept instead.
 const spoolMax = 4 << 30
 
-// spool holds the blocks of one object that its reads fetched. A spool that cannot be made,
-// or fails a write or a read, is dropped: the reads fetch blocks as they would without it.
+// spool holds the blocks of one object that its reads fetched, up to max bytes. A spool
+// that cannot be made, or fails a read, is dropped, and one that fails a write (a full
+// disk) takes no more blocks: the reads fetch what it lacks as they would without it.
 type spool struct {
-	// mu makes each read and write of the file one step with the slot it uses: a slot
-	// reused for another block must not be read as the one it held.
+	// mu guards the rest, and holds each read of f: none may outlive the Close of a drop,
+	// after which its descriptor's number can name another file.
 	mu    sync.Mutex
 	f     *os.File
 	slots map[int64]slot // by block index
-	order []int64        // the blocks spooled, oldest first
 	next  int64          // where a new slot begins
 	max   int64
+	full  bool // a write failed: no more blocks are taken
 }
 
 // slot is where a block lies in the spool, and its length (the last block is short).
@@ -51,7 +54,7 @@ func newSpool(dir string, size int64) *spool {
 	if err != nil {
 		return nil
 	}
-	return &spool{f: f, slots: map[int64]slot{}, max: min(size+blockSize, spoolMax)}
+	return &spool{f: f, slots: map[int64]slot{}, max: min(size, spoolMax)}
 }
 
 // openUnnamed makes a file in dir that only this process can reach.
@@ -93,31 +96,23 @@ func (s *spool) get(i int64) []byte {
 	return data
 }
 
-// put spools data, block i, unless it is spooled already.
+// put spools data, block i, unless it is spooled already or there is no room.
 func (s *spool) put(i int64, data []byte) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.slots[i]; ok || s.f == nil {
+	if _, ok := s.slots[i]; ok || s.f == nil || s.full || s.next+int64(len(data)) > s.max {
 		return
 	}
-	off := s.next
-	if off+blockSize <= s.max {
-		s.next += blockSize
-	} else {
-		oldest := s.order[0]
-		s.order = s.order[1:]
-		off = s.slots[oldest].off
-		delete(s.slots, oldest)
-	}
-	if _, err := s.f.WriteAt(data, off); err != nil { // a full disk, say
-		s.drop()
+	// A failed write (a full disk, say) leaves the slots written before it whole.
+	if _, err := s.f.WriteAt(data, s.next); err != nil {
+		s.full = true
 		return
 	}
-	s.slots[i] = slot{off: off, n: len(data)}
-	s.order = append(s.order, i)
+	s.slots[i] = slot{off: s.next, n: len(data)}
+	s.next += blockSize
 }
 
 // drop closes the file and forgets what it held; the spool is empty from then on.
@@ -125,7 +120,7 @@ func (s *spool) drop() {
 	if s.f != nil {
 		s.f.Close()
 	}
-	s.f, s.slots, s.order = nil, map[int64]slot{}, nil
+	s.f, s.slots = nil, map[int64]slot{}
 }
 
 // close lets the file go.

@@ -13,9 +13,9 @@ func blockOf(i int64, n int) []byte {
 	return bytes.Repeat([]byte(fmt.Sprintf("%08d", i)), n/8)
 }
 
-// TestSpoolKeepsBlocks: a block spooled is read back as it was written, the last one short;
-// past the spool's room the oldest block's slot is reused and that block is no longer given,
-// never another block's bytes; nothing of the spool has a name in its folder.
+// TestSpoolKeepsBlocks: a block spooled is read back as it was written, the last (short)
+// one too; a block past the spool's room is not spooled, and no block is given that was
+// not; nothing of the spool has a name in its folder.
 func TestSpoolKeepsBlocks(t *testing.T) {
 	dir := t.TempDir()
 	s := newSpool(dir, 20*blockSize)
@@ -23,7 +23,7 @@ func TestSpoolKeepsBlocks(t *testing.T) {
 		t.Fatal("no spool for an object of 20 blocks")
 	}
 	defer s.close()
-	s.max = 4 * blockSize
+	s.max = 4*blockSize + 1000 // room for blocks 0 to 3, and the short block 5, not block 4
 	for i := range int64(6) {
 		n := blockSize
 		if i == 5 {
@@ -34,13 +34,15 @@ func TestSpoolKeepsBlocks(t *testing.T) {
 	}
 	for i := range int64(6) {
 		got := s.get(i)
-		switch {
-		case i < 2 && got != nil:
-			t.Errorf("block %d: given back after its slot was reused", i)
-		case i >= 2 && !bytes.Equal(got, blockOf(i, len(got))):
-			t.Errorf("block %d: read back %d bytes beginning %q", i, len(got), got[:min(8, len(got))])
-		case i == 5 && len(got) != 1000, i >= 2 && i < 5 && len(got) != blockSize:
-			t.Errorf("block %d: read back %d bytes", i, len(got))
+		want := blockOf(i, blockSize)
+		switch i {
+		case 4:
+			want = nil
+		case 5:
+			want = blockOf(5, 1000)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("block %d: read back %d bytes beginning %q, want %d", i, len(got), got[:min(8, len(got))], len(want))
 		}
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
@@ -68,8 +70,9 @@ func TestSpoolNoneForSmallObjects(t *testing.T) {
 	s.close()
 }
 
-// TestSpoolDroppedOnFailure: a spool whose file fails a write or a read (a full disk, an I/O
-// error) is dropped, and gives no block from then on, rather than wrong bytes.
+// TestSpoolDroppedOnFailure: a spool whose file fails a read (an I/O error) is dropped, and
+// gives no block from then on, rather than wrong bytes; one that fails a write (a full
+// disk) takes no more blocks and still gives those it holds.
 func TestSpoolDroppedOnFailure(t *testing.T) {
 	s := newSpool(t.TempDir(), 20*blockSize)
 	s.put(0, blockOf(0, blockSize))
@@ -83,10 +86,22 @@ func TestSpoolDroppedOnFailure(t *testing.T) {
 	}
 
 	s = newSpool(t.TempDir(), 20*blockSize)
+	defer s.close()
+	s.put(0, blockOf(0, blockSize))
+	// The same file, open for reading only: writes fail, reads do not.
+	ro, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", s.f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.f.Close()
-	s.put(2, blockOf(2, blockSize)) // the write fails
-	if s.get(2) != nil || s.f != nil {
-		t.Error("a spool whose write failed was kept")
+	s.f = ro
+	s.put(1, blockOf(1, blockSize))
+	s.put(2, blockOf(2, blockSize))
+	if got := s.get(0); !bytes.Equal(got, blockOf(0, blockSize)) {
+		t.Errorf("after a failed write, block 0 read back as %d bytes", len(got))
+	}
+	if s.get(1) != nil || s.get(2) != nil || !s.full {
+		t.Error("a spool whose write failed took more blocks")
 	}
 }
 
