@@ -153,3 +153,19 @@ func TestAttackS3SpoolKilled(t *testing.T) {
 		t.Errorf("after a killed restore the cache folder holds %v (%v); want it empty", names, err)
 	}
 }
+
+// TestAttackS3SpoolStarvesRestore: a spool on the file system the restore writes into
+// leaves the restore the room it needs. A 20 MB file system holds the restored files (12 MB)
+// but not them and a spool of the 12 MB archive besides: the restore completed without a
+// spool and failed with "no space left on device" with one, which filled the disk while
+// the plan checked every header (attack pass of this change).
+func TestAttackS3SpoolStarvesRestore(t *testing.T) {
+	t.Parallel()
+	f := newSpoolFixture(t)
+	disk := filepath.Join(f.dir, "disk")
+	os.Mkdir(disk, 0o700)
+	mountTmpfs(t, disk, "20m")
+	dest := filepath.Join(disk, "r")
+	f.run(t, filepath.Join(disk, "cache"), "restore", f.s.loc, dest)
+	f.restored(t, dest)
+}

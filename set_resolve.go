@@ -67,7 +67,9 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 		var f backupset.File
 		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
 			// The object holds no connection between reads, so the reader need not close it.
-			r, err = archive.NewReaderWith(f, f.Size(), a.ids.Unseal)
+			if r, err = archive.NewReaderWith(f, f.Size(), a.ids.Unseal); err == nil {
+				spoolFor(f, r)
+			}
 		}
 	}
 	if err != nil {
@@ -79,6 +81,26 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 	}
 	return r, nil
 }
+
+// spoolFor lets an archive in a bucket keep the blocks it fetches on the local disk, for a
+// command that reads them twice (see s3store.Object.Spool), once its central directory
+// says how much a restore of it writes: that much is left free on the spool's file system,
+// and spoolMargin more, for a destination on the same disk.
+func spoolFor(f backupset.File, r *archive.Reader) {
+	sp, ok := f.(interface{ Spool(reserve int64) })
+	if !ok {
+		return
+	}
+	reserve := int64(spoolMargin)
+	for _, e := range r.Entries {
+		reserve += max(e.Size, 0)
+	}
+	sp.Spool(reserve)
+}
+
+// spoolMargin is what a spool leaves free beyond the bytes of the archive's entries: the
+// journal, a before-state, the folders.
+const spoolMargin = 256 << 20
 
 // proven says why a set's LATEST target cannot be read as its receipt describes it: Latest
 // trusted the receipt's status, which only the manifest proves. A damaged manifest is left to

@@ -25,13 +25,14 @@ const (
 // Open opens an object for ranged reads. Each block is one GET, made only while the object
 // keeps the ETag it had when opened, so an archive replaced underneath a reader is an error
 // rather than a mix of two archives. Reads may run in parallel (verify does). With
-// Options.SpoolDir, a block read again comes from the spool (see spool.go).
+// Options.SpoolDir, and once Spool is called, a block read again comes from the spool (see
+// spool.go).
 func (s *Store) Open(ctx context.Context, name string) (backupset.File, error) {
 	o, err := s.Stat(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &Object{s: s, ctx: ctx, name: name, size: o.Size, etag: o.ETag, spool: newSpool(s.spoolDir, o.Size)}, nil
+	return &Object{s: s, ctx: ctx, name: name, size: o.Size, etag: o.ETag}, nil
 }
 
 // Object is an object opened for ranged reads.
@@ -49,6 +50,31 @@ type Object struct {
 	spool    *spool // every block fetched, on disk; nil when none
 }
 
+// Spool keeps the blocks fetched from now on in a spool in Options.SpoolDir, while its file
+// system keeps reserve bytes free besides: what the caller is about to write there, for a
+// restore whose destination is on the same disk must not find it filled by the spool. No
+// spool without Options.SpoolDir, nor for an object the blocks kept in memory hold whole.
+// The blocks kept in memory go into the spool at once: they hold what the caller read
+// before (the central directory, the manifest), which a restore reads again.
+func (o *Object) Spool(reserve int64) {
+	sp := newSpool(o.s.spoolDir, o.size, reserve)
+	if sp == nil {
+		return
+	}
+	o.mu.Lock()
+	if o.spool != nil {
+		o.mu.Unlock()
+		sp.close()
+		return
+	}
+	o.spool = sp
+	kept := slices.Clone(o.blocks)
+	o.mu.Unlock()
+	for _, b := range kept {
+		sp.put(b.index, b.data)
+	}
+}
+
 type block struct {
 	index int64
 	data  []byte
@@ -61,8 +87,9 @@ func (o *Object) Size() int64 { return o.size }
 func (o *Object) Close() error {
 	o.mu.Lock()
 	o.blocks = nil
+	sp := o.spool
 	o.mu.Unlock()
-	o.spool.close()
+	sp.close()
 	return nil
 }
 
@@ -108,12 +135,13 @@ func (o *Object) block(i int64) ([]byte, error) {
 		o.fetching = map[int64]*fetching{}
 	}
 	o.fetching[i] = f
+	sp := o.spool
 	o.mu.Unlock()
-	f.data = o.spool.get(i)
+	f.data = sp.get(i)
 	if f.data == nil {
 		f.data, f.err = o.fetch(i*blockSize, min(blockSize, o.size-i*blockSize))
 		if f.err == nil {
-			o.spool.put(i, f.data)
+			sp.put(i, f.data)
 		}
 	}
 	o.mu.Lock()

@@ -21,18 +21,20 @@ import (
 // to the disk for nothing: the first 4 GiB are kept instead.
 const spoolMax = 4 << 30
 
-// spool holds the blocks of one object that its reads fetched, up to max bytes. A spool
-// that cannot be made, or fails a read, is dropped, and one that fails a write (a full
-// disk) takes no more blocks: the reads fetch what it lacks as they would without it.
+// spool holds the blocks of one object that its reads fetched, up to max bytes, and only
+// while its file system keeps reserve bytes free besides. A spool that cannot be made, or
+// fails a read, is dropped, and one that fails a write (a full disk) or comes to its
+// reserve takes no more blocks: the reads fetch what it lacks as they would without it.
 type spool struct {
 	// mu guards the rest, and holds each read of f: none may outlive the Close of a drop,
 	// after which its descriptor's number can name another file.
-	mu    sync.Mutex
-	f     *os.File
-	slots map[int64]slot // by block index
-	next  int64          // where a new slot begins
-	max   int64
-	full  bool // a write failed: no more blocks are taken
+	mu      sync.Mutex
+	f       *os.File
+	slots   map[int64]slot // by block index
+	next    int64          // where a new slot begins
+	max     int64
+	reserve int64
+	full    bool // a write failed, or the reserve was reached: no more blocks are taken
 }
 
 // slot is where a block lies in the spool, and its length (the last block is short).
@@ -41,12 +43,13 @@ type slot struct {
 	n   int
 }
 
-// newSpool returns a spool in dir for an object of size bytes, or nil: no dir, an object
+// newSpool returns a spool in dir for an object of size bytes, which keeps reserve bytes
+// free on dir's file system besides, or nil: no dir, an object
 // that the blocks kept in memory hold whole, or a file that could not be made. The file has
 // no name (O_TMPFILE), so nothing is left behind by a killed run and no one can put a file
 // of theirs at its name; a file system without unnamed files gets a temp file removed at
 // once.
-func newSpool(dir string, size int64) *spool {
+func newSpool(dir string, size, reserve int64) *spool {
 	if dir == "" || size <= blocksKept*blockSize {
 		return nil
 	}
@@ -54,7 +57,7 @@ func newSpool(dir string, size int64) *spool {
 	if err != nil {
 		return nil
 	}
-	return &spool{f: f, slots: map[int64]slot{}, max: min(size, spoolMax)}
+	return &spool{f: f, slots: map[int64]slot{}, max: min(size, spoolMax), reserve: reserve}
 }
 
 // openUnnamed makes a file in dir that only this process can reach.
@@ -104,6 +107,11 @@ func (s *spool) put(i int64, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.slots[i]; ok || s.f == nil || s.full || s.next+int64(len(data)) > s.max {
+		return
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize < s.reserve+int64(len(data)) {
+		s.full = true
 		return
 	}
 	// A failed write (a full disk, say) leaves the slots written before it whole.

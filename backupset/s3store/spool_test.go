@@ -18,7 +18,7 @@ func blockOf(i int64, n int) []byte {
 // not; nothing of the spool has a name in its folder.
 func TestSpoolKeepsBlocks(t *testing.T) {
 	dir := t.TempDir()
-	s := newSpool(dir, 20*blockSize)
+	s := newSpool(dir, 20*blockSize, 0)
 	if s == nil {
 		t.Fatal("no spool for an object of 20 blocks")
 	}
@@ -51,16 +51,23 @@ func TestSpoolKeepsBlocks(t *testing.T) {
 }
 
 // TestSpoolNoneForSmallObjects: an object the blocks kept in memory hold whole, or no folder,
-// gets no spool; a nil spool gives nothing and takes nothing.
+// gets no spool; a spool takes no block into the room it must leave free; a nil spool gives
+// nothing and takes nothing.
 func TestSpoolNoneForSmallObjects(t *testing.T) {
-	if s := newSpool(t.TempDir(), blocksKept*blockSize); s != nil {
+	if s := newSpool(t.TempDir(), blocksKept*blockSize, 0); s != nil {
 		t.Error("a spool for an object of blocksKept blocks")
 	}
-	if s := newSpool("", 100*blockSize); s != nil {
+	if s := newSpool("", 100*blockSize, 0); s != nil {
 		t.Error("a spool with no folder")
 	}
-	if s := newSpool(t.TempDir()+"/missing", 100*blockSize); s != nil {
+	if s := newSpool(t.TempDir()+"/missing", 100*blockSize, 0); s != nil {
 		t.Error("a spool in a folder that does not exist")
+	}
+	full := newSpool(t.TempDir(), 100*blockSize, 1<<62) // more free room than any disk has
+	defer full.close()
+	full.put(0, blockOf(0, blockSize))
+	if full.get(0) != nil {
+		t.Error("a spool took a block into the room it must leave free")
 	}
 	var s *spool
 	s.put(0, []byte("x"))
@@ -74,7 +81,7 @@ func TestSpoolNoneForSmallObjects(t *testing.T) {
 // gives no block from then on, rather than wrong bytes; one that fails a write (a full
 // disk) takes no more blocks and still gives those it holds.
 func TestSpoolDroppedOnFailure(t *testing.T) {
-	s := newSpool(t.TempDir(), 20*blockSize)
+	s := newSpool(t.TempDir(), 20*blockSize, 0)
 	s.put(0, blockOf(0, blockSize))
 	s.f.Close() // every read and write fails from here on
 	if got := s.get(0); got != nil {
@@ -85,7 +92,7 @@ func TestSpoolDroppedOnFailure(t *testing.T) {
 		t.Error("a block put after the spool was dropped was given back")
 	}
 
-	s = newSpool(t.TempDir(), 20*blockSize)
+	s = newSpool(t.TempDir(), 20*blockSize, 0)
 	defer s.close()
 	s.put(0, blockOf(0, blockSize))
 	// The same file, open for reading only: writes fail, reads do not.
@@ -108,7 +115,7 @@ func TestSpoolDroppedOnFailure(t *testing.T) {
 // TestSpoolConcurrent: workers putting and getting blocks at once, with slots reused, each
 // get either nothing or the block asked for (go test -race checks the rest).
 func TestSpoolConcurrent(t *testing.T) {
-	s := newSpool(t.TempDir(), 64*blockSize)
+	s := newSpool(t.TempDir(), 64*blockSize, 0)
 	defer s.close()
 	s.max = 3 * blockSize
 	var wg sync.WaitGroup
