@@ -2,6 +2,7 @@ package s3store
 
 import (
 	"errors"
+	"hash/crc32"
 	"os"
 	"sync"
 
@@ -23,7 +24,7 @@ const spoolMax = 4 << 30
 
 // spool holds the blocks of one object that its reads fetched, up to max bytes, and only
 // while its file system keeps reserve bytes free besides. A spool that cannot be made, or
-// fails a read, is dropped, and one that fails a write (a full disk) or comes to its
+// fails a read or gives a block back changed, is dropped, and one that fails a write (a full disk) or comes to its
 // reserve takes no more blocks: the reads fetch what it lacks as they would without it.
 type spool struct {
 	// mu guards the rest, and holds each read of f: none may outlive the Close of a drop,
@@ -37,11 +38,16 @@ type spool struct {
 	full    bool // a write failed, or the reserve was reached: no more blocks are taken
 }
 
-// slot is where a block lies in the spool, and its length (the last block is short).
+// slot is where a block lies in the spool, its length (the last block is short), and its
+// CRC-32C: a block the disk gives back changed is fetched again, not handed to a restore
+// that would find its entries damaged.
 type slot struct {
 	off int64
 	n   int
+	sum uint32
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // newSpool returns a spool in dir for an object of size bytes, which keeps reserve bytes
 // free on dir's file system besides, or nil: no dir, an object
@@ -92,7 +98,7 @@ func (s *spool) get(i int64) []byte {
 		return nil
 	}
 	data := make([]byte, sl.n)
-	if _, err := s.f.ReadAt(data, sl.off); err != nil {
+	if _, err := s.f.ReadAt(data, sl.off); err != nil || crc32.Checksum(data, castagnoli) != sl.sum {
 		s.drop()
 		return nil
 	}
@@ -119,7 +125,7 @@ func (s *spool) put(i int64, data []byte) {
 		s.full = true
 		return
 	}
-	s.slots[i] = slot{off: s.next, n: len(data)}
+	s.slots[i] = slot{off: s.next, n: len(data), sum: crc32.Checksum(data, castagnoli)}
 	s.next += blockSize
 }
 

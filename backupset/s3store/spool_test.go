@@ -77,8 +77,8 @@ func TestSpoolNoneForSmallObjects(t *testing.T) {
 	s.close()
 }
 
-// TestSpoolDroppedOnFailure: a spool whose file fails a read (an I/O error) is dropped, and
-// gives no block from then on, rather than wrong bytes; one that fails a write (a full
+// TestSpoolDroppedOnFailure: a spool whose file fails a read (an I/O error) or gives a
+// block back changed is dropped, and gives no block from then on, rather than wrong bytes; one that fails a write (a full
 // disk) takes no more blocks and still gives those it holds.
 func TestSpoolDroppedOnFailure(t *testing.T) {
 	s := newSpool(t.TempDir(), 20*blockSize, 0)
@@ -90,6 +90,19 @@ func TestSpoolDroppedOnFailure(t *testing.T) {
 	s.put(1, blockOf(1, blockSize))
 	if s.get(1) != nil {
 		t.Error("a block put after the spool was dropped was given back")
+	}
+
+	s = newSpool(t.TempDir(), 20*blockSize, 0)
+	s.put(0, blockOf(0, blockSize))
+	s.put(1, blockOf(1, blockSize))
+	if _, err := s.f.WriteAt([]byte("changed on the disk"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.get(0); got != nil {
+		t.Errorf("a block changed on the disk was given back (%d bytes)", len(got))
+	}
+	if s.get(1) != nil {
+		t.Error("a spool that gave a changed block back was kept")
 	}
 
 	s = newSpool(t.TempDir(), 20*blockSize, 0)
