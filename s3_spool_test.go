@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backup/archive"
+	"backup/backupset"
 )
 
 // spoolFixture is a set in a bucket whose LATEST archive holds files of small entries, more
@@ -168,4 +172,36 @@ func TestAttackS3SpoolStarvesRestore(t *testing.T) {
 	dest := filepath.Join(disk, "r")
 	f.run(t, filepath.Join(disk, "cache"), "restore", f.s.loc, dest)
 	f.restored(t, dest)
+}
+
+// spoolRecorder is a File that records the reserve it is asked to spool with.
+type spoolRecorder struct {
+	backupset.File
+	reserve int64
+}
+
+func (s *spoolRecorder) Spool(reserve int64) { s.reserve = reserve }
+
+// TestSpoolReserveSaturates: the reserve is the entries' sizes and the margin, and a hostile
+// central directory's sizes (huge, or negative as int64) neither wrap it below what they
+// add up to nor lower it.
+func TestSpoolReserveSaturates(t *testing.T) {
+	for _, tt := range []struct {
+		sizes []int64
+		want  int64
+	}{
+		{[]int64{10, 20}, spoolMargin + 30},
+		{[]int64{math.MaxInt64, math.MaxInt64, 5}, math.MaxInt64},
+		{[]int64{-1, math.MinInt64, 7}, spoolMargin + 7},
+	} {
+		r := &archive.Reader{}
+		for _, n := range tt.sizes {
+			r.Entries = append(r.Entries, &archive.Entry{Size: n})
+		}
+		f := &spoolRecorder{}
+		spoolFor(f, r)
+		if f.reserve != tt.want {
+			t.Errorf("sizes %v: reserve %d, want %d", tt.sizes, f.reserve, tt.want)
+		}
+	}
 }

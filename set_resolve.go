@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -93,7 +94,9 @@ func spoolFor(f backupset.File, r *archive.Reader) {
 	}
 	reserve := int64(spoolMargin)
 	for _, e := range r.Entries {
-		reserve += max(e.Size, 0)
+		// A hostile central directory's sizes must not add up past the largest int64 and
+		// wrap to a reserve that lets the spool fill the disk.
+		reserve += min(max(e.Size, 0), math.MaxInt64-reserve)
 	}
 	sp.Spool(reserve)
 }
