@@ -128,9 +128,11 @@ func newRestoreCmd() *cobra.Command {
 	identity := addIdentityFlag(flags, identityUsage)
 	flags.IntVarP(&cfg.owners.Jobs, "jobs", "j", 0, fmt.Sprintf("restore `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.s3 = addS3Flags(flags)
-	cfg.s3.spool = true
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
+		// A spool leaves free what the restore writes, which the archive tells; a
+		// before-state holds what --force replaces, which it does not: none then.
+		cfg.s3.spool = !cfg.force || cfg.noUndo
 		if cfg.json && cfg.jsonLines {
 			return usageError(stderr, "restore", errors.New("--json and --json-lines cannot be used together: both print to stdout"))
 		}

@@ -174,6 +174,22 @@ func TestAttackS3SpoolStarvesRestore(t *testing.T) {
 	f.restored(t, dest)
 }
 
+// TestS3ForcedRestoreNoSpool: a restore with --force writes a before-state of what it
+// replaces, which the archive does not tell the size of, so it keeps no spool (a forced
+// restore that fitted on a disk without one failed with one, attack pass); with --no-undo it
+// writes none, and keeps one.
+func TestS3ForcedRestoreNoSpool(t *testing.T) {
+	t.Parallel()
+	f := newSpoolFixture(t)
+	cache := filepath.Join(f.dir, "cache")
+	if got := f.run(t, cache, "restore", "--force", f.s.loc, filepath.Join(f.dir, "r")); got < f.size*3/2 {
+		t.Errorf("restore --force: fetched %d bytes of a %d-byte archive; want it read twice, with no spool", got, f.size)
+	}
+	if got := f.run(t, cache, "restore", "--force", "--no-undo", f.s.loc, filepath.Join(f.dir, "r1")); got > f.size+2<<20 {
+		t.Errorf("restore --force --no-undo: fetched %d bytes of a %d-byte archive; want it read once", got, f.size)
+	}
+}
+
 // spoolRecorder is a File that records the reserve it is asked to spool with.
 type spoolRecorder struct {
 	backupset.File

@@ -48,6 +48,7 @@ type Object struct {
 	blocks   []block // most recently used last
 	fetching map[int64]*fetching
 	spool    *spool // every block fetched, on disk; nil when none
+	closed   bool   // no spool is made after Close
 }
 
 // Spool keeps the blocks fetched from now on in a spool in Options.SpoolDir, while its file
@@ -62,7 +63,7 @@ func (o *Object) Spool(reserve int64) {
 		return
 	}
 	o.mu.Lock()
-	if o.spool != nil {
+	if o.spool != nil || o.closed {
 		o.mu.Unlock()
 		sp.close()
 		return
@@ -86,7 +87,7 @@ func (o *Object) Size() int64 { return o.size }
 // Close lets the kept blocks and the spool go.
 func (o *Object) Close() error {
 	o.mu.Lock()
-	o.blocks = nil
+	o.blocks, o.closed = nil, true
 	sp := o.spool
 	o.mu.Unlock()
 	sp.close()

@@ -116,7 +116,7 @@ func (s *spool) put(i int64, data []byte) {
 		return
 	}
 	var fs unix.Statfs_t
-	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize < s.reserve+int64(len(data)) {
+	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize-int64(len(data)) < s.reserve { // a reserve near the largest int64 must not wrap
 		s.full = true
 		return
 	}
@@ -126,7 +126,7 @@ func (s *spool) put(i int64, data []byte) {
 		return
 	}
 	s.slots[i] = slot{off: s.next, n: len(data), sum: crc32.Checksum(data, castagnoli)}
-	s.next += blockSize
+	s.next += int64(len(data)) // the short last block, spooled early, takes no full slot
 }
 
 // drop closes the file and forgets what it held; the spool is empty from then on.

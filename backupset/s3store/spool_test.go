@@ -3,6 +3,7 @@ package s3store
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"testing"
@@ -63,7 +64,7 @@ func TestSpoolNoneForSmallObjects(t *testing.T) {
 	if s := newSpool(t.TempDir()+"/missing", 100*blockSize, 0); s != nil {
 		t.Error("a spool in a folder that does not exist")
 	}
-	full := newSpool(t.TempDir(), 100*blockSize, 1<<62) // more free room than any disk has
+	full := newSpool(t.TempDir(), 100*blockSize, math.MaxInt64) // more room than any disk has, and no wrap
 	defer full.close()
 	full.put(0, blockOf(0, blockSize))
 	if full.get(0) != nil {
@@ -145,4 +146,35 @@ func TestSpoolConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSpoolShortBlockFirst: the short last block, spooled first (Spool takes in the blocks
+// kept in memory, which hold the end of the archive), leaves room for every other block.
+func TestSpoolShortBlockFirst(t *testing.T) {
+	const n = 12
+	s := newSpool(t.TempDir(), n*blockSize+1000, 0)
+	defer s.close()
+	s.put(n, blockOf(n, 1000))
+	for i := range int64(n) {
+		s.put(i, blockOf(i, blockSize))
+	}
+	for i := range int64(n) {
+		if !bytes.Equal(s.get(i), blockOf(i, blockSize)) {
+			t.Errorf("block %d of %d not spooled", i, n)
+		}
+	}
+	if !bytes.Equal(s.get(n), blockOf(n, 1000)) {
+		t.Error("the short last block not spooled")
+	}
+}
+
+// TestSpoolAfterClose: an object closed makes no spool, whose file nothing would close.
+func TestSpoolAfterClose(t *testing.T) {
+	o := &Object{s: &Store{spoolDir: t.TempDir()}, size: 20 * blockSize}
+	o.Close()
+	o.Spool(0)
+	if o.spool != nil {
+		o.spool.close()
+		t.Error("Spool after Close made a spool")
+	}
 }
