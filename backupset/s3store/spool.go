@@ -24,8 +24,9 @@ const spoolMax = 4 << 30
 
 // spool holds the blocks of one object that its reads fetched, up to max bytes, and only
 // while its file system keeps reserve bytes free besides. A spool that cannot be made, or
-// fails a read or gives a block back changed, is dropped, and one that fails a write (a full disk) or comes to its
-// reserve takes no more blocks: the reads fetch what it lacks as they would without it.
+// that fails a read or gives a block back changed, is dropped; one that fails a write (a
+// full disk) or comes to its reserve takes no more blocks. The reads fetch what it lacks
+// as they would without it.
 type spool struct {
 	// mu guards the rest, and holds each read of f: none may outlive the Close of a drop,
 	// after which its descriptor's number can name another file.
@@ -50,11 +51,10 @@ type slot struct {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // newSpool returns a spool in dir for an object of size bytes, which keeps reserve bytes
-// free on dir's file system besides, or nil: no dir, an object
-// that the blocks kept in memory hold whole, or a file that could not be made. The file has
-// no name (O_TMPFILE), so nothing is left behind by a killed run and no one can put a file
-// of theirs at its name; a file system without unnamed files gets a temp file removed at
-// once.
+// free on dir's file system besides, or nil: no dir, an object that the blocks kept in
+// memory hold whole, or a file that could not be made. The file has no name (O_TMPFILE), so
+// nothing is left behind by a killed run and no one can put a file of theirs at its name;
+// a file system without unnamed files gets a temp file removed at once.
 func newSpool(dir string, size, reserve int64) *spool {
 	if dir == "" || size <= blocksKept*blockSize {
 		return nil
@@ -115,8 +115,10 @@ func (s *spool) put(i int64, data []byte) {
 	if _, ok := s.slots[i]; ok || s.f == nil || s.full || s.next+int64(len(data)) > s.max {
 		return
 	}
+	// Free space less the block, against the reserve: a reserve near the largest int64
+	// added to the block would wrap.
 	var fs unix.Statfs_t
-	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize-int64(len(data)) < s.reserve { // a reserve near the largest int64 must not wrap
+	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize-int64(len(data)) < s.reserve {
 		s.full = true
 		return
 	}
