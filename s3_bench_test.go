@@ -99,18 +99,11 @@ func BenchmarkS3RestoreInclude(b *testing.B) {
 // counts what the server sends, and reports the bytes fetched, and their share of total.
 func restoreCounted(b *testing.B, srv *s3test.Server, loc, dest string, extra []string, total int64) {
 	var sent atomic.Int64
-	target, _ := url.Parse(srv.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.ModifyResponse = func(resp *http.Response) error {
-		resp.Body = countingBody{resp.Body, &sent}
-		return nil
-	}
-	proxy := httptest.NewServer(rp)
-	defer proxy.Close()
+	proxy := countingProxy(b, srv.Endpoint, &sent)
 	b.ResetTimer()
 	for i := range b.N {
 		sent.Store(0)
-		args := append(append([]string{"restore", "--s3-endpoint", proxy.URL, "--include", "app/small.bin"}, extra...), loc, fmt.Sprint(dest, i))
+		args := append(append([]string{"restore", "--s3-endpoint", proxy, "--include", "app/small.bin"}, extra...), loc, fmt.Sprint(dest, i))
 		cmd := exec.Command(binary, args...)
 		cmd.Env = append(os.Environ(), srv.Env()...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -132,6 +125,23 @@ func benchKey(b *testing.B, dir string) ageKey {
 		b.Fatal(err)
 	}
 	return ageKey{identity: path, recipient: id.Recipient().String()}
+}
+
+// countingProxy starts a proxy to the server at endpoint that adds the bytes of every
+// response body to sent, and returns its URL; it stops when tb ends.
+func countingProxy(tb testing.TB, endpoint string, sent *atomic.Int64) string {
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		resp.Body = countingBody{resp.Body, sent}
+		return nil
+	}
+	proxy := httptest.NewServer(rp)
+	tb.Cleanup(proxy.Close)
+	return proxy.URL
 }
 
 type countingBody struct {

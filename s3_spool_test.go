@@ -6,11 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,12 +33,9 @@ func newSpoolFixture(t *testing.T) spoolFixture {
 	t.Helper()
 	f := spoolFixture{s: newS3Set(t), dir: t.TempDir(), files: map[string]node{}, sent: new(atomic.Int64)}
 	// 1,500 files of 8 KiB that do not compress: a 12 MB archive.
-	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 1500 {
 		b := make([]byte, 8<<10)
-		for j := range b {
-			b[j] = byte(rng.Uint32())
-		}
+		randReader{}.Read(b)
 		f.files[fmt.Sprintf("d%02d/f%04d.bin", i/100, i)] = node{content: string(b)}
 	}
 	makeTree(t, filepath.Join(f.dir, "app"), f.files)
@@ -53,15 +45,7 @@ func newSpoolFixture(t *testing.T) spoolFixture {
 		t.Fatal(err)
 	}
 	f.size = st.Size()
-	target, _ := url.Parse(f.s.srv.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.ModifyResponse = func(resp *http.Response) error {
-		resp.Body = countingBody{resp.Body, f.sent}
-		return nil
-	}
-	proxy := httptest.NewServer(rp)
-	t.Cleanup(proxy.Close)
-	f.proxy = proxy.URL
+	f.proxy = countingProxy(t, f.s.srv.Endpoint, f.sent)
 	return f
 }
 

@@ -102,7 +102,7 @@ func spoolFor(f backupset.File, r *archive.Reader) {
 }
 
 // spoolMargin is what a spool leaves free beyond the bytes of the archive's entries: the
-// journal, a before-state, the folders.
+// journal and the folders (a restore that writes a before-state keeps no spool).
 const spoolMargin = 256 << 20
 
 // proven says why a set's LATEST target cannot be read as its receipt describes it: Latest
