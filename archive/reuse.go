@@ -111,13 +111,13 @@ func (e *refEntry) check(buf []byte) error {
 
 // writeReused copies the reference's entry for it: the same compressed bytes, CRC-32 and
 // sizes, under a header made from the file as this run found it, which is the header a
-// fresh entry would have. The bytes are those held, which a worker checked, or those a
-// worker copied into the archive and checked on the way (copyReused). In a stream, where
-// nothing can be taken back, an entry too large to hold is read again and digested on the
-// way as the pass over the reference digested it (see refpass.go): a reference changed
-// since the worker's check fails the run rather than put bytes in the archive that nothing
-// checked.
-func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry, direct *directOut) error {
+// fresh entry would have. The bytes are those held, which a worker or the writing goroutine
+// checked (see inline.go), or those a worker copied into the archive and checked on the way
+// (copyReused). In a stream, where nothing can be taken back, an entry too large to hold is
+// read again and digested on the way as the pass over the reference digested it (see
+// refpass.go): a reference changed since the worker's check fails the run rather than put
+// bytes in the archive that nothing checked.
+func (w *Writer) writeReused(it *item, e *refEntry, held []byte, direct *directOut) error {
 	fh := fileHeader(it.name, it.info, e.method, e.crc, e.csize, e.size, it.meta)
 	if direct != nil { // copied into the archive and checked by a worker
 		if err := direct.finish(fh); err != nil {
@@ -132,8 +132,8 @@ func (w *Writer) writeReused(it *item, e *refEntry, held *heldEntry, direct *dir
 	if err != nil {
 		return err
 	}
-	if held != nil { // the very bytes a worker checked
-		if _, err := zf.Write(held.data); err != nil {
+	if held != nil { // the very bytes checked
+		if _, err := zf.Write(held); err != nil {
 			return err
 		}
 	} else if same, err := e.copyKeyed(zf, w.buffer()); err != nil || !same {

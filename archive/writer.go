@@ -120,6 +120,12 @@ type Writer struct {
 	fatal  error
 	halted chan struct{} // closed with the first fatal error
 
+	// window and fallback copy small reused entries on the writing goroutine (see inline.go);
+	// newSaver makes the fallback when first needed.
+	window   refWindow
+	fallback *saver
+	newSaver func() *saver
+
 	streamed  int    // entries written as they were read (see direct.go)
 	published bool   // Commit handed the temp file to atomicfile.Publish
 	copyBuf   []byte // for copying reference entries, on the writing goroutine
@@ -130,11 +136,14 @@ type item struct {
 	name   string
 	src    walker.Handle // a file's, released once it is read
 	info   fs.FileInfo
-	meta   *format.Meta  // owner and attributes; nil stores none (no ux field)
-	target *string       // a symlink's target; nil for others
-	link   int           // a file's hard-link group; 0 for none
-	reuse  *refEntry     // the reference's entry of an unchanged file; nil for others
-	done   chan struct{} // closed once out is set; nil for directories and symlinks
+	meta   *format.Meta // owner and attributes; nil stores none (no ux field)
+	target *string      // a symlink's target; nil for others
+	link   int          // a file's hard-link group; 0 for none
+	reuse  *refEntry    // the reference's entry of an unchanged file; nil for others
+	// inline says the writing goroutine copies reuse itself, at its turn (see inline.go):
+	// no worker has the item, and done is nil.
+	inline bool
+	done   chan struct{} // closed once out is set; nil for directories, symlinks and inline
 	head   chan struct{} // closed when the item's turn comes; nil when it cannot be streamed
 	out    outcome
 }
@@ -195,11 +204,13 @@ func start(ctx context.Context, file *os.File, out io.Writer, spoolDir string, c
 	w.out = newHashedOut(out, file != nil)
 	w.zw = newZipWriter(w.out, spoolDir, w.pool)
 	spools := newSpoolConfig(spoolDir, spoolMemory, spoolBudget)
-	for range opts.Jobs {
-		s := &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners,
+	w.newSaver = func() *saver {
+		return &saver{comp: comp.newEncoder(), pool: w.pool, spools: spools, bytesRead: &w.read, open: opts.Open, fresh: opts.Fresh, owners: opts.Owners,
 			ignoreInode: opts.IgnoreInode, ignoreCtime: opts.IgnoreCtime || opts.IgnoreInode, xattrs: opts.Xattrs}
+	}
+	for range opts.Jobs {
 		w.workers.Add(1)
-		go w.work(s)
+		go w.work(w.newSaver())
 	}
 	go w.run()
 	return w
@@ -247,21 +258,27 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 		src.Release()
 		return w.addLost(name, info, err)
 	}
-	it := &item{name: name, src: src, info: info, meta: meta, done: make(chan struct{})}
-	if w.file != nil { // an archive in a file can take back a streamed entry (see direct.go)
-		it.head = make(chan struct{})
-	}
+	it := &item{name: name, src: src, info: info, meta: meta}
 	if meta != nil {
 		it.link = w.linkGroup(info)
 	}
 	if e, ok := w.opts.Reference.lookup(name, info); ok {
 		it.reuse = &e
+		it.inline = w.copiesInline(&e)
+	}
+	if !it.inline {
+		it.done = make(chan struct{})
+		if w.file != nil { // an archive in a file can take back a streamed entry (see direct.go)
+			it.head = make(chan struct{})
+		}
 	}
 	if err := w.add(it); err != nil {
 		src.Release()
 		return err
 	}
-	w.jobs <- it // workers drain jobs until Wait, whatever happens
+	if !it.inline {
+		w.jobs <- it // workers drain jobs until Wait, whatever happens
+	}
 	return nil
 }
 
@@ -302,9 +319,10 @@ func (w *Writer) run() {
 		}
 		if w.err() != nil {
 			it.out.release()
-			continue
-		}
-		if err := w.write(it); err != nil {
+			if it.inline {
+				it.src.Release()
+			}
+		} else if err := w.write(it); err != nil {
 			w.setErr(err)
 		}
 	}
@@ -314,12 +332,19 @@ func (w *Writer) write(it *item) error {
 	if it.info.ModTime().After(w.newest) {
 		w.newest = it.info.ModTime()
 	}
-	if it.target != nil {
+	switch {
+	case it.target != nil:
 		return w.writeSymlink(it)
-	}
-	if it.done == nil {
+	case it.inline:
+		return w.writeInline(it)
+	case it.done == nil:
 		return w.writeDir(it)
 	}
+	return w.writeFile(it)
+}
+
+// writeFile writes the file it as its outcome says: read, or reused.
+func (w *Writer) writeFile(it *item) error {
 	o := it.out
 	defer o.release()
 	if o.fatal != nil {
@@ -332,7 +357,11 @@ func (w *Writer) write(it *item) error {
 		w.opts.OnWarn(o.reread)
 	}
 	if o.reused != nil {
-		if err := w.writeReused(it, o.reused, o.held, o.direct); err != nil {
+		var held []byte
+		if o.held != nil {
+			held = o.held.data
+		}
+		if err := w.writeReused(it, o.reused, held, o.direct); err != nil {
 			return err
 		}
 	}
