@@ -73,12 +73,42 @@ func (e Entry) LstatSibling(name string) (fs.FileInfo, error) {
 	return info, nil
 }
 
-func (e Entry) child(d *dir, name string) Entry {
-	rel := name
+// childNames is how the names of what a directory holds are made: the stored name is
+// path.Join(e.Name, name), which for a name read from a directory (no slash, never . or
+// ..) is prefix+name, and Rel is the same string from relAt on when the stored name ends
+// with it (one string per entry instead of two; path.Join itself was 6% of the walk's time
+// in an unchanged set run of the bench corpus).
+type childNames struct {
+	prefix string
+	relAt  int // -1: Rel is made on its own
+}
+
+func (e Entry) childNames() childNames {
+	p := path.Join(e.Name, "x")
+	k := childNames{prefix: p[:len(p)-1]}
+	rel := ""
 	if e.Rel != "" {
+		rel = e.Rel + "/"
+	}
+	k.relAt = len(k.prefix) - len(rel)
+	if k.relAt < 0 || k.prefix[k.relAt:] != rel {
+		k.relAt = -1
+	}
+	return k
+}
+
+func (k childNames) child(e Entry, d *dir, name string) Entry {
+	stored := k.prefix + name
+	rel := ""
+	switch {
+	case k.relAt >= 0:
+		rel = stored[k.relAt:]
+	case e.Rel == "":
+		rel = name
+	default:
 		rel = e.Rel + "/" + name
 	}
-	return Entry{Name: path.Join(e.Name, name), Rel: rel, RootDev: e.RootDev, parent: d, base: name}
+	return Entry{Name: stored, Rel: rel, RootDev: e.RootDev, parent: d, base: name}
 }
 
 // Handle opens one entry of the walk after Visit has returned, on any goroutine: it keeps the

@@ -79,8 +79,9 @@ func (w Walker) walkDir(ctx context.Context, e Entry) error {
 			return err
 		}
 	}
+	kids := e.childNames()
 	for _, n := range names {
-		c := e.child(d, n)
+		c := kids.child(e, d, n)
 		c.Info, c.Err = w.stat(d, n, c.Name)
 		if err := w.visit(ctx, c); err != nil {
 			return err
