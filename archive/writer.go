@@ -428,8 +428,8 @@ func (w *Writer) Wait() error {
 		close(w.queue)
 		close(w.jobs)
 		w.workers.Wait()
+		<-w.written // after the workers: the writer reads a file itself when a copy fails (inline.go)
 		w.pool.close()
-		<-w.written
 	})
 	if err := w.err(); err != nil {
 		return err
