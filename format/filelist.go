@@ -1,0 +1,33 @@
+package format
+
+import (
+	"slices"
+	"unsafe"
+)
+
+// GrowFiles is slices.Grow for a list of files about to be filled, one record at a time,
+// while the collector runs: it also writes to each page of the room it makes. Memory fresh
+// from the system is mapped on first use; a collection that scans the list before records
+// fill it reads every page, which maps the system's shared page of zeros there, and each
+// first write then costs a copy-on-write fault and, with the run's other threads on other
+// CPUs, a flush of their TLBs. Measured: 130 of 4,692 samples of an unchanged set run of the
+// bench corpus went there (a list of 3 MB), and 98 of a restore's plan, before any file is
+// written; a test program filled such a list in 27 ms, touched first in 0.6.
+func GrowFiles(files []File, n int) []File {
+	files = slices.Grow(files, n)
+	touchPages(files[len(files):cap(files)])
+	return files
+}
+
+// touchPages writes the zero value to one element of s in each page of its memory.
+func touchPages[T any](s []T) {
+	var zero T
+	step := max(1, pageSize/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
+	}
+}
+
+// pageSize is the smallest page of the platforms Go runs on; touching more often than a
+// larger page needs is harmless.
+const pageSize = 4096
