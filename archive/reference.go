@@ -122,10 +122,50 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 			ref.zip, ref.zipSize, parse, ref.sealed = zra, n, zra, true
 		}
 	}
-	if err := ref.read(parse, ref.zipSize, comp); err != nil {
+	if ref.sealed {
+		if err := ref.read(parse, ref.zipSize, comp); err != nil {
+			return err
+		}
+		return ref.prove(ctx, ref.f, want, rec, rec.reads, nil)
+	}
+	return ref.readWhileProving(ctx, want, comp, ref.f, rec)
+}
+
+// readWhileProving reads a plain reference's records through rec while the pass proves the
+// file, reading it through ra. The pass needs the places of the entries, so the central directory is read first;
+// the manifest is parsed beside the pass, which waits for the parse only where the
+// manifest's entry begins (the end of the file, as backup writes it) and checks from there
+// on the ranges it read. So the SHA-256 of the whole file, the longest chain of a reusing
+// run's work, starts at once rather than after the parse, with the same checks: the parse
+// records every range it reads, and a range before the point the pass had reached fails it.
+// The parse's error comes first, as when the two ran one after the other.
+func (ref *Reference) readWhileProving(ctx context.Context, want format.Summary, comp format.Compression, ra io.ReaderAt, rec *recordingReader) error {
+	manifest, err := ref.readCentral(rec, ref.size)
+	if err != nil {
 		return err
 	}
-	return ref.prove(ctx, ref.f, want, rec)
+	central := slices.Clone(rec.reads)
+	var m *format.Manifest
+	var parseErr error
+	parsed := make(chan struct{})
+	go func() {
+		defer close(parsed)
+		m, parseErr = ref.readManifest(rec, manifest)
+	}()
+	gate := &readGate{off: manifest.local, wait: func() ([]readRecord, bool) {
+		<-parsed
+		return rec.reads[len(central):], parseErr == nil
+	}}
+	proveErr := ref.prove(ctx, ra, want, rec, central, gate)
+	<-parsed
+	switch {
+	case parseErr != nil:
+		return parseErr
+	case proveErr != nil:
+		return proveErr
+	}
+	ref.keep(m, comp)
+	return nil
 }
 
 // prove reads the reference once from ra, front to back (see refpass.go): its SHA-256 must be
@@ -136,9 +176,10 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 // authentication binds what it decrypts to the ciphertext proven. ErrNotAsRecorded when the
 // file is not as recorded; ctx's error when it is cancelled, since a large reference takes
 // a while.
-func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Summary, rec *recordingReader) error {
-	slices.SortFunc(rec.reads, func(a, b readRecord) int { return cmp.Compare(a.off, b.off) })
-	s := newSeqReader(ctx, ra, ref.size, rec.reads, true)
+func (ref *Reference) prove(ctx context.Context, ra io.ReaderAt, want format.Summary, rec *recordingReader, reads []readRecord, gate *readGate) error {
+	slices.SortFunc(reads, byOffset)
+	s := newSeqReader(ctx, ra, ref.size, reads, true)
+	s.gate = gate
 	defer s.stop()
 	ref.seed = maphash.MakeSeed() // this run's, never written
 	keys := s
@@ -183,14 +224,36 @@ func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) 
 	if err != nil {
 		return err
 	}
+	ref.keep(m, comp)
+	return nil
+}
+
+// keep keeps the files of ref.files that m gave a SHA-256, when m says its files were
+// compressed as comp says; none otherwise. What the pass found of the files kept stays
+// theirs.
+func (ref *Reference) keep(m *format.Manifest, comp format.Compression) {
 	ref.status, ref.databases = m.Status, m.Databases
 	if m.Compression == nil || *m.Compression != comp {
-		ref.files = nil
-		return nil
+		ref.files, ref.damage = nil, nil
+		return
 	}
 	// Dropped in place: ref.files keeps its array, no second one is made.
-	ref.files = slices.DeleteFunc(ref.files, func(f refFile) bool { return f.sha.IsZero() })
-	return nil
+	kept := ref.files[:0]
+	var damage map[int32]error
+	for i, f := range ref.files {
+		if f.sha.IsZero() {
+			continue
+		}
+		if d, ok := ref.damage[int32(i)]; ok {
+			if damage == nil {
+				damage = make(map[int32]error)
+			}
+			damage[int32(len(kept))] = d
+		}
+		kept = append(kept, f)
+	}
+	clear(ref.files[len(kept):])
+	ref.files, ref.damage = kept, damage
 }
 
 func normalMethod(m format.Method) format.Method {

@@ -61,7 +61,7 @@ func TestReferenceSealedSwapped(t *testing.T) {
 			if ref.Reusable() == 0 {
 				t.Fatal("nothing to reuse: the test needs records")
 			}
-			if err := ref.prove(t.Context(), bytes.NewReader(genuine), want, rec); err != tt.want {
+			if err := ref.prove(t.Context(), bytes.NewReader(genuine), want, rec, rec.reads, nil); err != tt.want {
 				t.Errorf("prove = %v, want %v", err, tt.want)
 			}
 		})

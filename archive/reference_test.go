@@ -312,7 +312,7 @@ func TestReferenceChangedWhileOpened(t *testing.T) {
 			if ref.Reusable() == 0 {
 				t.Fatal("nothing to reuse: the test needs records")
 			}
-			if err := ref.prove(t.Context(), bytes.NewReader(orig), sum, rec); err != tt.want {
+			if err := ref.prove(t.Context(), bytes.NewReader(orig), sum, rec, rec.reads, nil); err != tt.want {
 				t.Errorf("prove = %v, want %v", err, tt.want)
 			}
 		})

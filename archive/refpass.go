@@ -40,6 +40,7 @@ type seqReader struct {
 	last [2]int
 	sum  *passHash // nil when the pass only keys entries
 	rc   rangeCheck
+	gate *readGate // nil once passed, or when the parse was over before the pass
 }
 
 // maxLocalHeader is the largest local header: its fixed part, a name and an extra field.
@@ -94,6 +95,11 @@ func (s *seqReader) fill(need int) error {
 		if s.sum != nil {
 			s.last[next] = s.sum.add(room[:n])
 		}
+		if s.gate != nil && at+int64(n) > s.gate.off {
+			if err := s.passGate(at); err != nil {
+				return err
+			}
+		}
 		if !s.rc.feed(room[:n], at) {
 			return ErrNotAsRecorded
 		}
@@ -146,10 +152,32 @@ func (s *seqReader) stream(n int64, w io.Writer) error {
 	return nil
 }
 
+// passGate waits for the parse beside the pass, which has fed the bytes before at, and
+// takes the ranges it read.
+func (s *seqReader) passGate(at int64) error {
+	reads, ok := s.gate.wait()
+	s.gate = nil
+	switch {
+	case !ok:
+		return errParseFailed
+	case !s.rc.add(reads, at):
+		return ErrNotAsRecorded
+	}
+	return nil
+}
+
+// errParseFailed stops a pass whose parse failed; the parse's error is the one said.
+var errParseFailed = errors.New("the parse beside the pass failed")
+
 // finish reads to the end and says whether the file was what want describes.
 func (s *seqReader) finish(want format.Summary) error {
 	if err := s.skipTo(s.size); err != nil {
 		return err
+	}
+	if s.gate != nil { // the parse read nothing the pass could still check
+		if err := s.passGate(s.size); err != nil {
+			return err
+		}
 	}
 	if !s.rc.done() || want.Match(format.Summary{Size: s.size, SHA256: hex.EncodeToString(s.sum.sum())}) != nil {
 		return ErrNotAsRecorded

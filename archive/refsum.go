@@ -1,10 +1,12 @@
 package archive
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"hash"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"backup/format"
@@ -30,8 +32,10 @@ type readRecord struct {
 	sum      format.Digest
 }
 
+func byOffset(a, b readRecord) int { return cmp.Compare(a.off, b.off) }
+
 // recordingReader reads through ra and remembers each range read. The parse is one
-// goroutine, so it needs no lock.
+// goroutine, so it needs no lock; the pass reads what it recorded once it is over.
 type recordingReader struct {
 	ra    io.ReaderAt
 	reads []readRecord
@@ -85,6 +89,28 @@ func (c *rangeCheck) feed(chunk []byte, at int64) bool {
 	}
 	c.open = keep
 	return true
+}
+
+// add gives the check the ranges of a parse that ended after the pass began, fed the
+// offset the pass has reached: a range before it, whose bytes have gone by, fails it.
+func (c *rangeCheck) add(reads []readRecord, fed int64) bool {
+	for _, r := range reads {
+		if r.off < fed {
+			return false
+		}
+	}
+	c.reads = append(slices.Clone(c.reads[c.next:]), reads...)
+	slices.SortFunc(c.reads, byOffset)
+	c.next = 0
+	return true
+}
+
+// readGate is where a pass waits for a parse that runs beside it: before the bytes at off,
+// where the parse began to read, it takes the ranges the parse read (wait says whether the
+// parse succeeded).
+type readGate struct {
+	off  int64
+	wait func() (reads []readRecord, ok bool)
 }
 
 // done reports whether every range was checked: one that reached past the end of the file
