@@ -15,11 +15,12 @@ import (
 // A reference is trusted only when its file holds the bytes its receipt describes: an edit
 // of the archive that makes an entry and the manifest agree (CRC-32, sha256, raw_sha256)
 // cannot also keep the archive's SHA-256, which the receipt records. So the whole file is
-// hashed before any of its entries is used. Its central directory and manifest are parsed
-// before that hash, though (the parse says whether there is anything to reuse at all), so
-// each range the parse read is remembered with the SHA-256 of the bytes it got, and the
-// hash checks on its way that the file held those very bytes there: a file changed between
-// its parse and its hash is not trusted either. The same pass takes a keyed digest of each
+// hashed before any of its entries is used. Its central directory is parsed before that
+// hash, though, and its manifest beside it (the parse says what there is to reuse), so each
+// range the parse read is remembered with the SHA-256 of the bytes it got, and the hash
+// checks on its way that the file held those very bytes there: a file changed between its
+// parse and its hash is not trusted either. The hash takes the manifest's ranges when it
+// reaches the manifest's entry, and fails on one that begins where it has been already. The same pass takes a keyed digest of each
 // entry's compressed bytes, which the bytes copied must have (see refpass.go).
 
 // ErrNotAsRecorded is the error of a reference whose bytes are not those it was expected
