@@ -158,14 +158,32 @@ func (ref *Reference) readWhileProving(ctx context.Context, want format.Summary,
 	}}
 	proveErr := ref.prove(ctx, ra, want, rec, central, gate)
 	<-parsed
-	switch {
-	case parseErr != nil:
+	if parseErr != nil {
 		return parseErr
-	case proveErr != nil:
+	}
+	overlap := ref.overlapped()
+	if !ref.keep(m, comp) || proveErr == nil && !overlap {
 		return proveErr
 	}
-	ref.keep(m, comp)
-	return nil
+	// The pass keyed files that the manifest then dropped, which the two one after the other
+	// never looked at: one whose entry lies past the end failed the pass, one that runs into
+	// the next entry made that one damaged. Only a hostile or damaged archive does either;
+	// it is proven again, with the files kept only.
+	ref.damage = nil
+	for i := range ref.files {
+		ref.files[i].data, ref.files[i].key = 0, 0
+	}
+	return ref.prove(ctx, ra, want, rec, rec.reads, nil)
+}
+
+// overlapped reports whether the pass found an entry that begins inside the one before.
+func (ref *Reference) overlapped() bool {
+	for _, d := range ref.damage {
+		if d == errOverlap {
+			return true
+		}
+	}
+	return false
 }
 
 // prove reads the reference once from ra, front to back (see refpass.go): its SHA-256 must be
@@ -230,12 +248,13 @@ func (ref *Reference) read(ra io.ReaderAt, size int64, comp format.Compression) 
 
 // keep keeps the files of ref.files that m gave a SHA-256, when m says its files were
 // compressed as comp says; none otherwise. What the pass found of the files kept stays
-// theirs.
-func (ref *Reference) keep(m *format.Manifest, comp format.Compression) {
+// theirs. It reports whether it dropped any.
+func (ref *Reference) keep(m *format.Manifest, comp format.Compression) (dropped bool) {
 	ref.status, ref.databases = m.Status, m.Databases
 	if m.Compression == nil || *m.Compression != comp {
+		dropped = len(ref.files) > 0
 		ref.files, ref.damage = nil, nil
-		return
+		return dropped
 	}
 	// Dropped in place: ref.files keeps its array, no second one is made.
 	kept := ref.files[:0]
@@ -252,8 +271,10 @@ func (ref *Reference) keep(m *format.Manifest, comp format.Compression) {
 		}
 		kept = append(kept, f)
 	}
+	dropped = len(kept) < len(ref.files)
 	clear(ref.files[len(kept):])
 	ref.files, ref.damage = kept, damage
+	return dropped
 }
 
 func normalMethod(m format.Method) format.Method {
