@@ -40,7 +40,7 @@ func TestAttackBesideDroppedEntryPastEnd(t *testing.T) {
 	}
 	c := centralAt(t, data, "a.txt")
 	binary.LittleEndian.PutUint32(data[c+24:], binary.LittleEndian.Uint32(data[c+24:])+1) // size: not the manifest's
-	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)                                 // local header: past the end
+	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)                                // local header: past the end
 	path = filepath.Join(t.TempDir(), "ref.zip")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
