@@ -12,7 +12,8 @@
 # (default: BENCHMARKS.md in the repository). BENCH_CORPUS copies an existing corpus instead
 # of laying out a new one. BENCH_ONLY=reuse runs only the reuse benchmarks (issue 10) and
 # rewrites only their rows and section of an existing BENCH_OUT; BENCH_ONLY=seal likewise
-# the encryption benchmarks (issue 23; with VERSITYGW set, the bucket's too).
+# the encryption benchmarks (issue 23; with VERSITYGW set, the bucket's too). Results go to
+# BENCH_DIR/results.tsv and meta.txt (results-reuse.tsv, meta-reuse.txt… for BENCH_ONLY).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,8 +34,11 @@ if [ -z "$work" ]; then
 fi
 mkdir -p "$work"
 export PATH="$PATH:/usr/local/go/bin"
-results=$work/results.tsv
-meta=$work/meta.txt
+# A BENCH_ONLY run keeps files of its own, so that one run in the BENCH_DIR of a full run
+# leaves the full run's results there to render again (with bench/report) once the notes
+# are edited.
+results=$work/results${only:+-$only}.tsv
+meta=$work/meta${only:+-$only}.txt
 : >"$results"
 : >"$meta"
 
