@@ -16,7 +16,7 @@ import (
 var ErrNotAsWritten = errors.New("manifest not as backup writes it")
 
 // ScanManifest reads a manifest as ParseManifest does, but hands each of its files to file
-// as it is read, and keeps none: the manifest returned has no Files (an empty list when the
+// as it is read (the *File is valid only during the call: it is reused), and keeps none: the manifest returned has no Files (an empty list when the
 // manifest has a list of files). A reader that needs
 // each file once (a reference, matching files to its own records) holds a record of a file
 // at a time instead of a million (hundreds of MB).
@@ -73,6 +73,7 @@ func ReadManifest(r io.Reader, hint int) (*Manifest, error) {
 // keyed digest of each path (8 bytes a file) to find a symlink listed as a file too.
 type fileScan struct {
 	file         func(*File)
+	cur          File // the file being handed on: one for all, rather than one allocated each
 	seed         maphash.Seed
 	last         string
 	paths        []uint64
@@ -84,17 +85,19 @@ type fileScan struct {
 // take checks the file j records as ParseManifest would, and hands it on; false when it
 // cannot, the manifest not being as backup writes it.
 func (s *fileScan) take(j *fileJSON) bool {
-	f, err := j.value()
+	f := &s.cur
+	var err error
+	*f, err = j.value()
 	switch {
 	case err != nil, f.Path == "", f.Size < 0, f.SHA256.IsZero(),
 		len(s.paths) > 0 && strings.Compare(s.last, f.Path) >= 0:
 		s.notAsWritten = true
 		return false
 	}
-	s.v2Fields = s.v2Fields || hasV2Fields(f)
+	s.v2Fields = s.v2Fields || hasV2Fields(*f)
 	s.last = f.Path
 	s.paths = append(s.paths, maphash.String(s.seed, f.Path))
-	s.file(&f)
+	s.file(f)
 	return true
 }
 
