@@ -37,7 +37,7 @@ func inlineTree(t *testing.T) string {
 }
 
 // inlineEntries is where each entry's compressed bytes are in the archive at path: offset
-// and size, by name.
+// and size, by name (acRefEntries keeps the large ones).
 func inlineEntries(t *testing.T, path string) map[string][2]int64 {
 	t.Helper()
 	zr, err := zip.OpenReader(path)

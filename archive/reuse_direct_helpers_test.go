@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,21 +240,8 @@ func acSame(t *testing.T, a, b string) {
 // acRefEntries is where each large entry's compressed bytes are in the reference.
 func acRefEntries(t *testing.T, path string) map[string][2]int64 {
 	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	m := map[string][2]int64{}
-	for _, f := range zr.File {
-		off, err := f.DataOffset()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.CompressedSize64 > chunkSize {
-			m[f.Name] = [2]int64{off, int64(f.CompressedSize64)}
-		}
-	}
+	m := inlineEntries(t, path)
+	maps.DeleteFunc(m, func(_ string, at [2]int64) bool { return at[1] <= chunkSize })
 	return m
 }
 
