@@ -132,13 +132,14 @@ func (ref *Reference) open(ctx context.Context, want format.Summary, comp format
 }
 
 // readWhileProving reads a plain reference's records through rec while the pass proves the
-// file, reading it through ra. The pass needs the places of the entries, so the central directory is read first;
-// the manifest is parsed beside the pass, which waits for the parse only where the
-// manifest's entry begins (the end of the file, as backup writes it) and checks from there
-// on the ranges it read. So the SHA-256 of the whole file, the longest chain of a reusing
-// run's work, starts at once rather than after the parse, with the same checks: the parse
-// records every range it reads, and a range before the point the pass had reached fails it.
-// The parse's error comes first, as when the two ran one after the other.
+// file, reading it through ra. The pass needs the places of the entries, so the central
+// directory is read first; the manifest is parsed beside the pass, which waits for the
+// parse only where the manifest's entry begins (the end of the file, as backup writes it)
+// and checks from there on the ranges it read. So the SHA-256 of the whole file, the
+// longest chain of a reusing run's work, starts at once rather than after the parse, with
+// the same checks: the parse records every range it reads, and a range before the point the
+// pass had reached fails it. The parse's error comes first, as when the two ran one after
+// the other.
 func (ref *Reference) readWhileProving(ctx context.Context, want format.Summary, comp format.Compression, ra io.ReaderAt, rec *recordingReader) error {
 	manifest, err := ref.readCentral(rec, ref.size)
 	if err != nil {
