@@ -35,12 +35,11 @@ type hashedOut struct {
 }
 
 // sent is a buffer on its way: written is closed once it is written, hashed once it is
-// hashed, done once both are.
+// hashed.
 type sent struct {
 	buf     []byte
 	written chan struct{}
 	hashed  chan struct{}
-	done    chan struct{}
 }
 
 // outBuffers is how many buffers of writeBuffer bytes may be on their way at once, besides
@@ -92,7 +91,8 @@ func (o *hashedOut) buffer() []byte {
 // reap waits for the oldest buffer on its way, and frees it.
 func (o *hashedOut) reap() {
 	s := o.out[0]
-	<-s.done
+	<-s.written
+	<-s.hashed
 	o.out = o.out[1:]
 	o.free = append(o.free, s.buf)
 }
@@ -106,16 +106,11 @@ func (o *hashedOut) send() {
 	if k := len(o.out); k > 0 {
 		wrote, hashed = o.out[k-1].written, o.out[k-1].hashed
 	}
-	s := sent{buf: o.cur, written: make(chan struct{}), hashed: make(chan struct{}), done: make(chan struct{})}
+	s := sent{buf: o.cur, written: make(chan struct{}), hashed: make(chan struct{})}
 	o.cur = nil
 	o.out = append(o.out, s)
 	go o.writeOut(s, wrote)
 	go o.hashOut(s, hashed)
-	go func() {
-		<-s.written
-		<-s.hashed
-		close(s.done)
-	}()
 }
 
 func (o *hashedOut) writeOut(s sent, before <-chan struct{}) {
