@@ -20,8 +20,9 @@ import (
 // range the parse read is remembered with the SHA-256 of the bytes it got, and the hash
 // checks on its way that the file held those very bytes there: a file changed between its
 // parse and its hash is not trusted either. The hash takes the manifest's ranges when it
-// reaches the manifest's entry, and fails on one that begins where it has been already. The same pass takes a keyed digest of each
-// entry's compressed bytes, which the bytes copied must have (see refpass.go).
+// reaches the manifest's entry, and fails on one that begins where it has been already.
+// The same pass takes a keyed digest of each entry's compressed bytes, which the bytes
+// copied must have (see refpass.go).
 
 // ErrNotAsRecorded is the error of a reference whose bytes are not those it was expected
 // to hold: another size or SHA-256, or bytes that changed while it was opened.

@@ -16,10 +16,10 @@ import (
 var ErrNotAsWritten = errors.New("manifest not as backup writes it")
 
 // ScanManifest reads a manifest as ParseManifest does, but hands each of its files to file
-// as it is read (the *File is valid only during the call: it is reused), and keeps none: the manifest returned has no Files (an empty list when the
-// manifest has a list of files). A reader that needs
-// each file once (a reference, matching files to its own records) holds a record of a file
-// at a time instead of a million (hundreds of MB).
+// as it is read (the *File is valid only during the call: it is reused), and keeps none:
+// the manifest returned has no Files (an empty list when the manifest has a list of
+// files). A reader that needs each file once (a reference, matching files to its own
+// records) holds a record of a file at a time instead of a million (hundreds of MB).
 //
 // It checks what ParseManifest checks, on the way: without a map of every name, a name
 // listed twice is found because backup writes the files sorted by path. For a manifest
