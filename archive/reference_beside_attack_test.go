@@ -41,11 +41,7 @@ func TestAttackBesideDroppedEntryPastEnd(t *testing.T) {
 	c := centralAt(t, data, "a.txt")
 	binary.LittleEndian.PutUint32(data[c+24:], binary.LittleEndian.Uint32(data[c+24:])+1) // size: not the manifest's
 	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)                                // local header: past the end
-	path = filepath.Join(t.TempDir(), "ref.zip")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := openRef(t, path, DefaultLevel)
+	ref, err := openEdited(t, data, DefaultLevel)
 	if err != nil {
 		t.Fatalf("OpenReference = %v; before 5a51986 it opened with 3 files to reuse", err)
 	}
@@ -66,11 +62,7 @@ func TestAttackBesideOtherLevelDamagedEntry(t *testing.T) {
 	}
 	c := centralAt(t, data, "sub/b.txt")
 	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)
-	path = filepath.Join(t.TempDir(), "ref.zip")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := openRef(t, path, 1)
+	ref, err := openEdited(t, data, 1)
 	if err != nil {
 		t.Fatalf("OpenReference at another level = %v; before 5a51986 it opened, with nothing to reuse", err)
 	}
@@ -103,11 +95,7 @@ func TestAttackBesideDroppedEntryOverlapsKept(t *testing.T) {
 		binary.LittleEndian.PutUint32(data[h:], binary.LittleEndian.Uint32(data[h:])+10)
 		binary.LittleEndian.PutUint32(data[h+4:], binary.LittleEndian.Uint32(data[h+4:])+1)
 	}
-	path = filepath.Join(t.TempDir(), "ref.zip")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := openRef(t, path, DefaultLevel)
+	ref, err := openEdited(t, data, DefaultLevel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,4 +114,14 @@ func TestAttackBesideDroppedEntryOverlapsKept(t *testing.T) {
 	if e.damage != nil {
 		t.Errorf("empty's entry: %v; before 5a51986 it was copied (the entry it overlaps was never keyed)", e.damage)
 	}
+}
+
+// openEdited opens, as a reference made at level, the archive whose bytes (edited) are data.
+func openEdited(t *testing.T, data []byte, level int) (*Reference, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ref.zip")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return openRef(t, path, level)
 }
