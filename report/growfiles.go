@@ -1,11 +1,13 @@
-package format
+package report
 
 import (
 	"slices"
 	"unsafe"
+
+	"backup/format"
 )
 
-// GrowFiles is slices.Grow for a list of files about to be filled, one record at a time,
+// growFiles is slices.Grow for a list of files about to be filled, one record at a time,
 // while the collector runs: it also writes to each page of the room it makes. Memory fresh
 // from the system is mapped on first use; a collection that scans the list before records
 // fill it reads every page, which maps the system's shared page of zeros there, and each
@@ -14,8 +16,8 @@ import (
 // bench corpus went there (the recorder's list, 3 MB), and none once it was touched; a test
 // program filled such a list in 27 ms, touched first in 0.6. (A restore's manifest list,
 // made while its central directory is read, took as many faults touched as not: its pages
-// were mapped to the zero page before it was made. It is made with make.)
-func GrowFiles(files []File, n int) []File {
+// were mapped to the zero page before it was made.)
+func growFiles(files []format.File, n int) []format.File {
 	files = slices.Grow(files, n)
 	touchPages(files[len(files):cap(files)])
 	return files
