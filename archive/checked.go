@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"backup/skiprules"
 )
@@ -34,62 +30,25 @@ func (e *Entry) CheckHeaders() error {
 // The local headers (and data descriptors) of neighbouring small entries are read with one
 // read of up to spanMax bytes, as verify's batches read them (see verify_batch.go), rather
 // than a read or two each: restore asks it of every entry it selects before it writes
-// anything. The spans are checked on every core, checkChunk entries at a time, and fn is
-// called on the caller's goroutine. It stops between spans once ctx is done, and returns
-// ctx's error: each span is a read, and a request when the archive is in a bucket.
+// anything, on one goroutine. It stops between spans once ctx is done, and returns ctx's
+// error: each span is a read, and a request when the archive is in a bucket.
 func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, error)) error {
-	var ends []int
-	var errs []error
-	for lo := 0; lo < len(entries); {
+	// The span covers what the checks read, local headers and descriptors, not the
+	// entries' data: the plan checks files that DEST holds already, whose data restore
+	// never reads.
+	s := Span{spanOf: headerSpan}
+	for i := 0; i < len(entries); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// The spans are made as one goroutine would make them, so they are the same spans.
-		ends = ends[:0]
-		hi := lo
-		for hi < len(entries) && hi-lo < checkChunk {
-			hi, _, _ = neighbours(entries, hi, headerSpan)
-			ends = append(ends, hi)
+		j, _, _ := neighbours(entries, i, headerSpan)
+		s.Set(entries[i:j])
+		for _, e := range entries[i:j] {
+			fn(e, checkHeaders(e.file(), s.loc(e)))
 		}
-		errs = slices.Grow(errs[:0], hi-lo)[:hi-lo]
-		if err := checkSpans(ctx, entries, lo, ends, errs); err != nil {
-			return err
-		}
-		for i, e := range entries[lo:hi] {
-			fn(e, errs[i])
-		}
-		lo = hi
+		i = j
 	}
 	return nil
-}
-
-// checkChunk is how many entries CheckHeadersAll checks before it hands their verdicts to
-// fn: enough spans for every core, and a bounded list of verdicts. Tests lower it.
-var checkChunk = 4096
-
-// checkSpans checks the headers of the spans of entries that begin at lo and end at each of
-// ends, on up to one goroutine per core, each verdict into errs (errs[0] is entries[lo]'s).
-// The restore's plan waited for this on one goroutine, with the other core idle.
-func checkSpans(ctx context.Context, entries []*Entry, lo int, ends []int, errs []error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(ends)) {
-		wg.Go(func() {
-			s := Span{spanOf: headerSpan}
-			for k := int(next.Add(1) - 1); k < len(ends) && ctx.Err() == nil; k = int(next.Add(1) - 1) {
-				start := lo
-				if k > 0 {
-					start = ends[k-1]
-				}
-				s.Set(entries[start:ends[k]])
-				for i, e := range entries[start:ends[k]] {
-					errs[start-lo+i] = checkHeaders(e.file(), s.loc(e))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // Span reads a run of neighbouring entries (NextSpan) with one read, when the first of them
