@@ -58,7 +58,7 @@ func ScanManifest(r io.Reader, file func(*File)) (*Manifest, error) {
 // all the files (128 bytes each) and then makes their list, 30% more of it as it grows. It
 // returns ErrNotAsWritten as ScanManifest does.
 func ReadManifest(r io.Reader, hint int) (*Manifest, error) {
-	files := make([]File, 0, hint)
+	files := GrowFiles(nil, hint)
 	m, err := ScanManifest(r, func(f *File) { files = append(files, *f) })
 	if err != nil {
 		return nil, err

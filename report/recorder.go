@@ -78,7 +78,7 @@ func (r *Recorder) Symlink(l format.Symlink) {
 func (r *Recorder) Expect(n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.files = growFiles(r.files, n-len(r.files))
+	r.files = format.GrowFiles(r.files, n-len(r.files))
 }
 
 // File records a file stored in the archive.
