@@ -26,7 +26,7 @@ func parseFileRecord(j *fileJSON, l *lexer) bool {
 		// encoding/json allocates the embedded Meta for a key of its fields.
 		m := j.Meta
 		if m == nil {
-			m = new(Meta)
+			m = l.newMeta()
 		}
 		if !m.set(l, key) {
 			return false

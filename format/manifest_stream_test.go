@@ -111,3 +111,31 @@ func TestScanManifestHoldsNoFiles(t *testing.T) {
 	}
 	runtime.KeepAlive(buf)
 }
+
+// Files' owner records come from slabs of metaSlab: each record keeps its own, across slabs,
+// as ParseManifest gives them.
+func TestScanManifestOwnersAcrossSlabs(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"schema": "backup.manifest/v2", "status": "complete", "files": [`)
+	n := 2*metaSlab + 3
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"path": "f%05d", "size": 1, "sha256": "%s", "uid": %d, "user": "u%d", "ino": %d}`,
+			i, goodSum, i, i%3, i+1)
+	}
+	b.WriteString(`]}`)
+	compareScan(t, b.Bytes())
+	m, err := ReadManifest(bytes.NewReader(b.Bytes()), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[*Meta]bool{}
+	for i, f := range m.Files {
+		if f.Meta == nil || f.Meta.UID != uint32(i) || f.Meta.User != fmt.Sprintf("u%d", i%3) || f.Meta.Ino != uint64(i+1) || seen[f.Meta] {
+			t.Fatalf("file %d: owner record %+v (shared: %v)", i, f.Meta, seen[f.Meta])
+		}
+		seen[f.Meta] = true
+	}
+}
