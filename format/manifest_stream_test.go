@@ -39,6 +39,23 @@ func compareScan(t *testing.T, data []byte) {
 	if err != nil || !reflect.DeepEqual(read, want) {
 		t.Fatalf("ReadManifest: %v\n%+v\nParseManifest:\n%+v", err, read, want)
 	}
+	// DeepEqual cannot see two records sharing one owner record (a slab's slot given twice).
+	distinctOwners(t, "ScanManifest", files)
+	distinctOwners(t, "ReadManifest", read.Files)
+}
+
+func distinctOwners(t *testing.T, by string, files []File) {
+	t.Helper()
+	seen := map[*Meta]int{}
+	for i, f := range files {
+		if f.Meta == nil {
+			continue
+		}
+		if j, ok := seen[f.Meta]; ok {
+			t.Fatalf("%s: files %d and %d share one owner record", by, j, i)
+		}
+		seen[f.Meta] = i
+	}
 }
 
 func TestScanManifestMatchesParse(t *testing.T) {
