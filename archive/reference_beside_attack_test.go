@@ -25,6 +25,21 @@ func centralAt(t *testing.T, data []byte, name string) int {
 	}
 }
 
+// openReusable opens the edited reference data, which must open, and checks that it gives
+// want files to reuse; before says what the code before the attack's fix did.
+func openReusable(t *testing.T, data []byte, level, want int, before string) *Reference {
+	t.Helper()
+	ref, err := openEdited(t, data, level)
+	if err != nil {
+		t.Fatalf("OpenReference = %v; %s", err, before)
+	}
+	t.Cleanup(func() { ref.Close() })
+	if got := ref.Reusable(); got != want {
+		t.Errorf("Reusable() = %d, want %d", got, want)
+	}
+	return ref
+}
+
 // TestAttackBesideDroppedEntryPastEnd: a file the manifest gives no SHA-256 (here its
 // central record's size is not the manifest's) is not reused, and the serial code never
 // looked at its entry. Its local header's offset lies past the end of the file. The pass
@@ -41,14 +56,7 @@ func TestAttackBesideDroppedEntryPastEnd(t *testing.T) {
 	c := centralAt(t, data, "a.txt")
 	binary.LittleEndian.PutUint32(data[c+24:], binary.LittleEndian.Uint32(data[c+24:])+1) // size: not the manifest's
 	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)                                // local header: past the end
-	ref, err := openEdited(t, data, DefaultLevel)
-	if err != nil {
-		t.Fatalf("OpenReference = %v; before 5a51986 it opened with 3 files to reuse", err)
-	}
-	defer ref.Close()
-	if got := ref.Reusable(); got != 3 {
-		t.Errorf("Reusable() = %d, want 3", got)
-	}
+	openReusable(t, data, DefaultLevel, 3, "before 5a51986 it opened with 3 files to reuse")
 }
 
 // TestAttackBesideOtherLevelDamagedEntry: a reference made at another level gives no file
@@ -62,14 +70,7 @@ func TestAttackBesideOtherLevelDamagedEntry(t *testing.T) {
 	}
 	c := centralAt(t, data, "sub/b.txt")
 	binary.LittleEndian.PutUint32(data[c+42:], 0x7ffffff0)
-	ref, err := openEdited(t, data, 1)
-	if err != nil {
-		t.Fatalf("OpenReference at another level = %v; before 5a51986 it opened, with nothing to reuse", err)
-	}
-	defer ref.Close()
-	if got := ref.Reusable(); got != 0 {
-		t.Errorf("Reusable() = %d, want 0", got)
-	}
+	openReusable(t, data, 1, 0, "at another level; before 5a51986 it opened, with nothing to reuse")
 }
 
 // TestAttackBesideDroppedEntryOverlapsKept: the entry of a file the manifest gives no
@@ -95,19 +96,8 @@ func TestAttackBesideDroppedEntryOverlapsKept(t *testing.T) {
 		binary.LittleEndian.PutUint32(data[h:], binary.LittleEndian.Uint32(data[h:])+10)
 		binary.LittleEndian.PutUint32(data[h+4:], binary.LittleEndian.Uint32(data[h+4:])+1)
 	}
-	ref, err := openEdited(t, data, DefaultLevel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if got := ref.Reusable(); got != 3 {
-		t.Errorf("Reusable() = %d, want 3", got)
-	}
-	info, err := os.Lstat(filepath.Join(dir, "empty"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, ok := ref.lookup("empty", info)
+	ref := openReusable(t, data, DefaultLevel, 3, "")
+	e, ok := lookupFile(t, ref, dir, "empty")
 	if !ok {
 		t.Fatal("empty is not unchanged")
 	}

@@ -105,11 +105,18 @@ func refTree(t *testing.T) string {
 
 func unchanged(t *testing.T, ref *Reference, dir, name string) bool {
 	t.Helper()
+	_, ok := lookupFile(t, ref, dir, name)
+	return ok
+}
+
+// lookupFile looks up the file name of the tree dir in ref, as a run that lstat'ed it would.
+func lookupFile(t *testing.T, ref *Reference, dir, name string) (refEntry, bool) {
+	t.Helper()
 	info, err := os.Lstat(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ref.Unchanged(name, info)
+	return ref.lookup(name, info)
 }
 
 func TestReferenceUnchanged(t *testing.T) {
@@ -205,11 +212,7 @@ func TestReferenceChecksLocalHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	info, err := os.Lstat(filepath.Join(dir, "a.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, ok := ref.lookup("a.txt", info)
+	e, ok := lookupFile(t, ref, dir, "a.txt")
 	if !ok {
 		t.Fatal("a.txt not unchanged")
 	}
