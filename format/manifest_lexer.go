@@ -16,9 +16,9 @@ type lexer struct {
 	// the string instead of holding a copy each.
 	user, group string
 	// metas is room for the owner records of the files to come, made a slab at a time and
-	// touched (see touchPages): one allocation per record, each into fresh memory the
-	// collector may have read, cost a restore's parse of 31,484 records a copy-on-write
-	// fault every 50 records.
+	// touched (see touchPages): one allocation per record, into fresh memory the collector
+	// may have read, took copy-on-write faults (90 samples at 8 kHz of a restore's start,
+	// for 31,484 records).
 	metas []Meta
 }
 
