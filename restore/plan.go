@@ -101,8 +101,8 @@ type Plan struct {
 	// one thing Force may replace there (the before-state saved it), never what took its
 	// place since.
 	replaces map[string]nodeID
-	// placed holds the identity of each file Run put in place or kept, for relink: it
-	// replaces that file and nothing else.
+	// placed holds the identity of each file of a hard-link group Run put in place or
+	// kept, for relink: it replaces that file and nothing else.
 	placed map[string]nodeID
 	// handles holds the file handle (inode number and generation) of each file of a
 	// hard-link group Run wrote, where the file system gives one: once this run's descriptor

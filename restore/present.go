@@ -132,7 +132,7 @@ func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 // attributes and mtime when they differ.
 func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) {
 	res.Present++
-	p.place(e.Name, p.existing[e.Name].id)
+	p.place(e, p.existing[e.Name].id)
 	p.restored(e)
 	if !fix {
 		return
@@ -221,7 +221,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		return err
 	}
 	if id, err := fdID(fd); err == nil {
-		p.place(e.Name, id) // as relink will find it
+		p.place(e, id) // as relink will find it
 	}
 	return nil
 }

@@ -214,13 +214,14 @@ func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID)
 	if err != nil || id.file != made {
 		return &fileOpError{errReplaced}
 	}
-	p.place(e.Name, id)
-	if p.linkGroup(e) != 0 {
-		if h, ok := handleOf(dfd, base); ok {
-			p.mu.Lock()
-			p.handles[e.Name] = h
-			p.mu.Unlock()
-		}
+	if p.linkGroup(e) == 0 {
+		return nil
+	}
+	p.place(e, id)
+	if h, ok := handleOf(dfd, base); ok {
+		p.mu.Lock()
+		p.handles[e.Name] = h
+		p.mu.Unlock()
 	}
 	return nil
 }
