@@ -214,10 +214,9 @@ func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID)
 	if err != nil || id.file != made {
 		return &fileOpError{errReplaced}
 	}
-	if p.linkGroup(e) == 0 {
+	if !p.place(e, id) {
 		return nil
 	}
-	p.place(e, id)
 	if h, ok := handleOf(dfd, base); ok {
 		p.mu.Lock()
 		p.handles[e.Name] = h

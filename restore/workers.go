@@ -236,14 +236,15 @@ func (p *Plan) mark(dir string) {
 	p.touched[dir] = true
 }
 
-// place notes the identity of the file Run put in place (or kept) for e, a member of a
-// hard-link group, for relink. Nothing else reads it: a map of every file restored cost a
-// restore of the bench corpus about 2% of its CPU.
-func (p *Plan) place(e *archive.Entry, id nodeID) {
+// place notes the identity of the file Run put in place (or kept) for e when e is a member
+// of a hard-link group, for relink, and reports whether it is. Nothing else reads it: a map
+// of every file restored cost a restore of the bench corpus about 2% of its CPU.
+func (p *Plan) place(e *archive.Entry, id nodeID) bool {
 	if p.linkGroup(e) == 0 {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.placed[e.Name] = id
+	return true
 }
