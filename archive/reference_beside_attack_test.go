@@ -29,7 +29,11 @@ func centralAt(t *testing.T, data []byte, name string) int {
 // want files to reuse; before says what the code before the attack's fix did.
 func openReusable(t *testing.T, data []byte, level, want int, before string) *Reference {
 	t.Helper()
-	ref, err := openEdited(t, data, level)
+	path := filepath.Join(t.TempDir(), "ref.zip")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := openRef(t, path, level)
 	if err != nil {
 		t.Fatalf("OpenReference = %v; %s", err, before)
 	}
@@ -104,14 +108,4 @@ func TestAttackBesideDroppedEntryOverlapsKept(t *testing.T) {
 	if e.damage != nil {
 		t.Errorf("empty's entry: %v; before 5a51986 it was copied (the entry it overlaps was never keyed)", e.damage)
 	}
-}
-
-// openEdited opens, as a reference made at level, the archive whose bytes (edited) are data.
-func openEdited(t *testing.T, data []byte, level int) (*Reference, error) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "ref.zip")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return openRef(t, path, level)
 }

@@ -4,11 +4,11 @@ import "unsafe"
 
 // GrowFiles returns a list holding files with room for n more (files itself when n is not
 // positive), for a list about to be filled, one record at a time, while the collector runs:
-// it writes to each page of the room it makes. Memory fresh
-// from the system is mapped on first use; a collection that scans the list before records
-// fill it reads every page, which maps the system's shared page of zeros there, and each
-// first write then costs a copy-on-write fault and, with the run's other threads on other
-// CPUs, a flush of their TLBs. Measured: 130 of 4,692 samples of an unchanged set run of the
+// it writes to each page of the room it makes. Memory fresh from the system is mapped on
+// first use; a collection that scans the list before records fill it reads every page,
+// which maps the system's shared page of zeros there, and each first write then costs a
+// copy-on-write fault and, with the run's other threads on other CPUs, a flush of their
+// TLBs. Measured: 130 of 4,692 samples of an unchanged set run of the
 // bench corpus went there (the recorder's list, 3 MB), and none once it was touched; a test
 // program filled such a list in 27 ms, touched first in 0.6. A restore's manifest list took
 // 108 of its parse's 326 samples there: touched, none; its whole start, 0.166 s → 0.151.
