@@ -213,8 +213,9 @@ run_verify() {
 	fi
 }
 
-# run_restore: backup restore, unzip -qo and the floor of a restore (bench/entryfloor) of the
-# default archive, each into a folder that does not exist yet.
+# run_restore: backup restore, unzip -qo and the two floors of a restore (bench/entryfloor:
+# without restore's rules, and with them) of the default archive, each into a folder that does
+# not exist yet.
 run_restore() {
 	local d=$work/restored
 	# Every run restores into a new folder, and nothing is deleted until the end: ext4 without
@@ -229,12 +230,13 @@ run_restore() {
 	# on one tool's runs.
 	rm -rf "$d" && mkdir -p "$d" && sync
 	for run in $(seq "$runs"); do
-		for k in 0 1 2; do
+		for k in 0 1 2 3; do
 			sync
-			case $(((run + k) % 3)) in
+			case $(((run + k) % 4)) in
 			0) measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run" ;;
 			1) measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run" ;;
 			2) measure "restore floor (bench/entryfloor)" "$run" - "$work/entryfloor" restore out/backup.zip "restored/floor$run" ;;
+			3) measure "restore floor with its rules (bench/entryfloor restore-rules)" "$run" - "$work/entryfloor" restore-rules out/backup.zip "restored/rules$run" ;;
 			esac
 		done
 	done

@@ -4,6 +4,7 @@
 //
 //	entryfloor verify ARCHIVE
 //	entryfloor restore ARCHIVE DEST
+//	entryfloor restore-rules ARCHIVE DEST
 //
 // verify takes the SHA-256 of the whole archive (the check against its receipt) while one
 // worker per CPU inflates every entry with the decoder backup uses and takes each entry's
@@ -16,6 +17,17 @@
 // comparing digests with it, checking local headers against the central directory, the
 // order of output, and restore's temp files, folder descriptors and before-state. So it is
 // a lower bound: verify and restore can come close to it, never under it.
+//
+// restore-rules is restore with the system calls and decoding that backup restore's rules
+// (docs/restore.md) add to each entry, done the cheapest way: folders opened one component
+// at a time without following links, kept open and watched for moves (inotify, and the mount
+// table); each file made unnamed in its folder (O_TMPFILE), its time set through its
+// descriptor, and linked to its name once one poll of the watches says no folder moved; each
+// deflate stream read after the primer that makes its verdict independent of the entry read
+// before it (archive/reader.go's forget). It still leaves out the rest of restore's work:
+// the check of every local header before anything is written, the manifest, the identity
+// checks of each file made and of each folder, temp files and before-state. So restore can
+// come close to it, never under it, as long as it keeps those rules.
 package main
 
 import (
@@ -42,11 +54,11 @@ func main() {
 	var err error
 	switch {
 	case len(os.Args) == 3 && os.Args[1] == "verify":
-		err = run(os.Args[2], "")
-	case len(os.Args) == 4 && os.Args[1] == "restore":
-		err = run(os.Args[2], os.Args[3])
+		err = run(os.Args[2], "", false)
+	case len(os.Args) == 4 && (os.Args[1] == "restore" || os.Args[1] == "restore-rules"):
+		err = run(os.Args[2], os.Args[3], os.Args[1] == "restore-rules")
 	default:
-		fmt.Fprintln(os.Stderr, "usage: entryfloor verify ARCHIVE | entryfloor restore ARCHIVE DEST")
+		fmt.Fprintln(os.Stderr, "usage: entryfloor verify ARCHIVE | entryfloor restore[-rules] ARCHIVE DEST")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -55,8 +67,9 @@ func main() {
 	}
 }
 
-// run reads every entry of archive, into files below dest when dest is not "".
-func run(archive, dest string) error {
+// run reads every entry of archive, into files below dest when dest is not "", keeping
+// restore's rules (see restore-rules above) when rules is set.
+func run(archive, dest string, rules bool) error {
 	f, err := os.Open(archive)
 	if err != nil {
 		return err
@@ -78,7 +91,7 @@ func run(archive, dest string) error {
 	}
 	var out *tree
 	if dest != "" {
-		if out, err = newTree(dest); err != nil {
+		if out, err = newTree(dest, rules); err != nil {
 			return err
 		}
 		defer out.close()
@@ -178,6 +191,11 @@ func (r *entryReader) read(f *os.File, e *zip.File, out *tree) (int64, error) {
 	}
 	var data io.Reader = io.NewSectionReader(f, off, int64(e.CompressedSize64))
 	if e.Method == zip.Deflate {
+		if out.keepsRules() {
+			if err := r.forget(); err != nil {
+				return 0, err
+			}
+		}
 		r.src.Reset(data)
 		r.fr.(flate.Resetter).Reset(r.src, nil)
 		data = r.fr
@@ -218,9 +236,10 @@ type tree struct {
 	root    *os.File
 	mu      sync.Mutex
 	folders map[string]bool
+	rules   *rules // nil: the plain floor
 }
 
-func newTree(dest string) (*tree, error) {
+func newTree(dest string, keepRules bool) (*tree, error) {
 	if err := os.Mkdir(dest, 0o755); err != nil {
 		return nil, err
 	}
@@ -228,10 +247,22 @@ func newTree(dest string) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tree{root: root, folders: map[string]bool{".": true}}, nil
+	t := &tree{root: root, folders: map[string]bool{".": true}}
+	if keepRules {
+		if t.rules, err = newRules(int(root.Fd())); err != nil {
+			root.Close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
-func (t *tree) close() { t.root.Close() }
+func (t *tree) close() {
+	t.rules.close()
+	t.root.Close()
+}
+
+func (t *tree) keepsRules() bool { return t != nil && t.rules != nil }
 
 // mkdir makes the folder name and those above it, once each.
 func (t *tree) mkdir(name string) error {
@@ -251,6 +282,13 @@ func (t *tree) mkdirLocked(name string) error {
 	if err := t.mkdirLocked(filepath.Dir(name)); err != nil {
 		return err
 	}
+	if t.rules != nil {
+		if err := t.rules.mkdir(name); err != nil {
+			return err
+		}
+		t.folders[name] = true
+		return nil
+	}
 	err := unix.Mkdirat(int(t.root.Fd()), name, 0o755)
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("mkdir %s: %w", name, err)
@@ -267,6 +305,9 @@ func (t *tree) create(name string, e *zip.File) (*os.File, error) {
 	if err := t.mkdir(filepath.Dir(name)); err != nil {
 		return nil, err
 	}
+	if t.rules != nil {
+		return t.createUnnamed(name, e)
+	}
 	fd, err := unix.Openat(int(t.root.Fd()), name,
 		unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(e.Mode().Perm()))
 	if err != nil {
@@ -279,6 +320,9 @@ func (t *tree) create(name string, e *zip.File) (*os.File, error) {
 func (t *tree) finish(f *os.File, name string, e *zip.File) error {
 	if f == nil {
 		return nil
+	}
+	if t.rules != nil {
+		return t.link(f, name, e)
 	}
 	if err := f.Close(); err != nil {
 		return err

@@ -41,12 +41,20 @@ func writeZip(t *testing.T, deflated []byte) string {
 	return p
 }
 
-// TestRestoreWritesEveryEntry: the restore floor writes every file, its data, mode and time,
-// so that it pays what a restore must.
+// TestRestoreWritesEveryEntry: the restore floors, with restore's rules and without, write
+// every file, its data, mode and time, so that they pay what a restore must.
 func TestRestoreWritesEveryEntry(t *testing.T) {
+	for _, rules := range []bool{false, true} {
+		t.Run(map[bool]string{false: "restore", true: "restore-rules"}[rules], func(t *testing.T) {
+			testRestoreWrites(t, rules)
+		})
+	}
+}
+
+func testRestoreWrites(t *testing.T, rules bool) {
 	data := bytes.Repeat([]byte("a line of text\n"), 5000)
 	dest := filepath.Join(t.TempDir(), "out")
-	if err := run(writeZip(t, data), dest); err != nil {
+	if err := run(writeZip(t, data), dest, rules); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string][]byte{"d/stored.txt": []byte("plain data"), "d/deflated.txt": data} {
@@ -69,7 +77,7 @@ func TestDamageFails(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	b[bytes.Index(b, []byte("plain data"))] = 'P'
 	os.WriteFile(p, b, 0o600)
-	if err := run(p, ""); err == nil || !strings.Contains(err.Error(), "d/stored.txt: size or crc-32 mismatch") {
+	if err := run(p, "", false); err == nil || !strings.Contains(err.Error(), "d/stored.txt: size or crc-32 mismatch") {
 		t.Errorf("a damaged entry: %v", err)
 	}
 }
