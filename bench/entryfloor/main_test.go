@@ -89,3 +89,30 @@ func umask(t *testing.T) os.FileMode {
 	unix.Umask(old)
 	return os.FileMode(old)
 }
+
+// TestRulesFloorNoticesAMove: the floor with restore's rules watches its folders and polls
+// them before each link, as restore does, so a folder moved between a file's making and its
+// link stops it.
+func TestRulesFloorNoticesAMove(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "out")
+	out, err := newTree(dest, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.close()
+	e := &zip.File{FileHeader: zip.FileHeader{Name: "a/b/f", Modified: time.Now()}}
+	e.SetMode(0o644)
+	f, err := out.create(e.Name, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dest, "a"), filepath.Join(dest, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.finish(f, e.Name, e); err == nil || !strings.Contains(err.Error(), "a folder moved") {
+		t.Errorf("a file linked after its folder moved: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "moved", "b", "f")); !os.IsNotExist(err) {
+		t.Errorf("the file was linked into the moved folder: %v", err)
+	}
+}
