@@ -12,6 +12,7 @@ reuse_second="reuse: second set run, unchanged tree"
 reuse_reread="reuse: second set run, --reread"
 reuse_changed="reuse: second set run, 1% of files changed"
 reuse_floor="reuse: floor of a second run, unchanged tree (bench/reusefloor)"
+reuse_floor_manifests="reuse: floor of a second run with its manifests, unchanged tree (bench/reusefloor -manifests)"
 restic_first="reuse: restic backup, first snapshot"
 restic_second="reuse: restic backup, second snapshot"
 reuse_first_1M="reuse: 1,000,000 files, first set run (full)"
@@ -76,15 +77,22 @@ same_archives() {
 	fi
 }
 
-# reuse_floor_run RUN: the floor where the second run is measured, right after a first set run
-# (on this kind of machine a run that follows a first run spends more system time writing than
-# one that runs alone: see bench/notes.md).
+# reuse_floor_run RUN: the two floors (without the manifests' work and with it) where the second
+# run is measured, each right after a first set run of its own (on this kind of machine a run
+# that follows a first run spends more system time writing than one that runs alone: see
+# bench/notes.md).
 reuse_floor_run() {
-	local r=$work/reuse
-	rm -rf "$r/set"
-	(cd "$work" && "$bin" create -q --output-dir reuse/set corpus)
-	measure "$reuse_floor" "$1" - "$work/reusefloor" "reuse/set/$(cat "$r/set/LATEST")" corpus reuse/floor.zip
-	rm -rf "$r/floor.zip" "$r/set"
+	local r=$work/reuse name
+	for name in "$reuse_floor" "$reuse_floor_manifests"; do
+		rm -rf "$r/set"
+		(cd "$work" && "$bin" create -q --output-dir reuse/set corpus)
+		if [ "$name" = "$reuse_floor" ]; then
+			measure "$name" "$1" - "$work/reusefloor" "reuse/set/$(cat "$r/set/LATEST")" corpus reuse/floor.zip
+		else
+			measure "$name" "$1" - "$work/reusefloor" -manifests "reuse/set/$(cat "$r/set/LATEST")" corpus reuse/floor.zip
+		fi
+		rm -rf "$r/floor.zip" "$r/set"
+	done
 }
 
 # restic, on a repository in the scratch folder (measure runs commands from $work).

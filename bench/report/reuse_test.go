@@ -226,3 +226,30 @@ func TestSpliceReuseKeeps1M(t *testing.T) {
 		})
 	}
 }
+
+// TestReuseManifestsFloor: the floor with the manifests' work follows the plain floor, in
+// the section and in the Targets table, and only when it ran.
+func TestReuseManifestsFloor(t *testing.T) {
+	walls := map[string]float64{reuseFloorMf: 0.3}
+	for k, v := range reuseWalls {
+		walls[k] = v
+	}
+	var b bytes.Buffer
+	reuseReport(t, walls).reuse(&b)
+	floor := "| floor of a second run, unchanged tree (bench/reusefloor) | 0.25 |"
+	if next := lineAfter(b.String(), floor); !strings.HasPrefix(next, "| floor of a second run with its manifests, unchanged tree (bench/reusefloor -manifests) | 0.30 |") {
+		t.Errorf("after the floor's row:\n%s\nin:\n%s", next, b.String())
+	}
+	b.Reset()
+	reuseReport(t, walls).reuseTargets(&b)
+	want := "| reuse: that floor with the manifests' work (`bench/reusefloor -manifests`: the reference's manifest inflated and parsed, a new one encoded and deflated, and inflated again at the read-back, with backup's codec), in the same place, vs the first run | none: no run that writes backup's manifests can be under it | 0.037 (0.30 s ÷ 8.00 s) | — |"
+	if next := lineAfter(b.String(), "| reuse: the floor of that second run"); next != want {
+		t.Errorf("after the floor's Targets row:\n%s\nwant:\n%s", next, want)
+	}
+	b.Reset()
+	reuseReport(t, reuseWalls).reuseTargets(&b)
+	reuseReport(t, reuseWalls).reuse(&b)
+	if strings.Contains(b.String(), "| reuse: that floor with the manifests") || strings.Contains(b.String(), "| floor of a second run with its manifests") {
+		t.Errorf("a row of the floor with the manifests without its run:\n%s", b.String())
+	}
+}
