@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func reference(t *testing.T, withManifest bool) string {
 	w, _ := z.Create("tree/f")
 	w.Write([]byte("data"))
 	if withManifest {
-		m := &format.Manifest{Status: "complete", Files: []format.File{{Path: "tree/f", Size: 4}}}
+		m := &format.Manifest{Status: "complete", Files: []format.File{{Path: "tree/f", Size: 4, SHA256: sha256.Sum256([]byte("data"))}}}
 		w, _ := z.Create(format.ManifestName)
 		if _, err := m.WriteTo(w); err != nil {
 			t.Fatal(err)
