@@ -72,12 +72,9 @@ func run(reference, tree, out string, verbose, manifests bool) error {
 		n, err := statTree(tree)
 		walked <- walkResult{n, err}
 	}()
-	parsed := make(chan manifestResult, 1)
+	var parsed func() (*format.Manifest, error)
 	if manifests {
-		go func() {
-			m, err := readManifest(ref)
-			parsed <- manifestResult{m: m, err: err}
-		}()
+		parsed = later(func() (*format.Manifest, error) { return readManifest(ref) })
 	}
 	refHash := sha256.New()
 	if _, err := hashAll(ref, refHash); err != nil {
@@ -90,21 +87,14 @@ func run(reference, tree, out string, verbose, manifests bool) error {
 		return w.err
 	}
 	phase(fmt.Sprintf("%d paths stated", w.paths))
-	var refManifest *format.Manifest
+	var written func() ([]byte, error)
 	if manifests {
-		p := <-parsed
-		if p.err != nil {
-			return fmt.Errorf("the reference's manifest: %w", p.err)
+		m, err := parsed()
+		if err != nil {
+			return fmt.Errorf("the reference's manifest: %w", err)
 		}
-		refManifest = p.m
 		phase("reference's manifest parsed")
-	}
-	written := make(chan manifestResult, 1)
-	if manifests {
-		go func() {
-			b, err := writeManifest(refManifest)
-			written <- manifestResult{deflated: b, err: err}
-		}()
+		written = later(func() ([]byte, error) { return writeManifest(m) })
 	}
 	tmp := out + ".tmp"
 	dst, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -118,33 +108,26 @@ func run(reference, tree, out string, verbose, manifests bool) error {
 		return err
 	}
 	phase("copied and hashed")
-	var newManifest []byte
+	var checked func() (uint32, error)
 	if manifests {
-		p := <-written
-		if p.err != nil {
-			return fmt.Errorf("write the manifest: %w", p.err)
+		deflated, err := written()
+		if err != nil {
+			return fmt.Errorf("write the manifest: %w", err)
 		}
-		newManifest = p.deflated
 		phase("manifest deflated")
+		checked = later(func() (uint32, error) { return checkManifest(deflated) })
 	}
 	if err := dst.Sync(); err != nil {
 		return err
 	}
 	phase("synced")
-	checked := make(chan manifestResult, 1)
-	if manifests {
-		go func() {
-			n, crc, err := checkManifest(newManifest)
-			checked <- manifestResult{size: n, crc: crc, err: err}
-		}()
-	}
 	key, err := readBack(dst, size)
 	if err != nil {
 		return err
 	}
 	if manifests {
-		if p := <-checked; p.err != nil {
-			return p.err
+		if _, err := checked(); err != nil {
+			return err
 		}
 	}
 	phase("read back")
@@ -158,15 +141,6 @@ func run(reference, tree, out string, verbose, manifests bool) error {
 	fmt.Printf("%d paths, %d bytes, reference %s, copy %s, read back %016x\n", w.paths, size,
 		hex.EncodeToString(refSum[:8]), hex.EncodeToString(newSum[:8]), key)
 	return nil
-}
-
-// manifestResult is what a goroutine doing the manifests' work hands back.
-type manifestResult struct {
-	m        *format.Manifest
-	deflated []byte
-	size     int64
-	crc      uint32
-	err      error
 }
 
 type walkResult struct {

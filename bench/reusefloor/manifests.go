@@ -62,14 +62,31 @@ func writeManifest(m *format.Manifest) ([]byte, error) {
 }
 
 // checkManifest inflates a manifest writeManifest deflated and takes its CRC-32, as the
-// read-back checks the new archive's manifest, and returns how long it is.
-func checkManifest(deflated []byte) (int64, uint32, error) {
+// read-back checks the new archive's manifest.
+func checkManifest(deflated []byte) (uint32, error) {
 	h := crc32.NewIEEE()
 	fr := flate.NewReader(bytes.NewReader(deflated))
 	defer fr.Close()
-	n, err := io.Copy(h, fr)
-	if err != nil {
-		return n, 0, fmt.Errorf("read back the manifest: %w", err)
+	if _, err := io.Copy(h, fr); err != nil {
+		return 0, fmt.Errorf("read back the manifest: %w", err)
 	}
-	return n, h.Sum32(), nil
+	return h.Sum32(), nil
+}
+
+// later runs f on a goroutine of its own, beside what the caller does next; the func it
+// returns waits for f's answer.
+func later[T any](f func() (T, error)) func() (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := f()
+		done <- answer{v, err}
+	}()
+	return func() (T, error) {
+		a := <-done
+		return a.v, a.err
+	}
 }
