@@ -37,7 +37,11 @@ func newRules(root int) (*rules, error) {
 		return nil, err
 	}
 	r := &rules{fds: map[string]int{}, guard: []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}, {Fd: int32(mounts), Events: unix.POLLPRI}}}
-	return r, r.keep(".", root)
+	if err := r.keep(".", root); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
 }
 
 func (r *rules) close() {
