@@ -282,18 +282,23 @@ func (t *tree) mkdirLocked(name string) error {
 	if err := t.mkdirLocked(filepath.Dir(name)); err != nil {
 		return err
 	}
+	if err := t.makeFolder(name); err != nil {
+		return err
+	}
+	t.folders[name] = true
+	return nil
+}
+
+// makeFolder makes the folder name, whose parent is made; the rules floor also opens it and
+// watches it.
+func (t *tree) makeFolder(name string) error {
 	if t.rules != nil {
-		if err := t.rules.mkdir(name); err != nil {
-			return err
-		}
-		t.folders[name] = true
-		return nil
+		return t.rules.mkdir(name)
 	}
 	err := unix.Mkdirat(int(t.root.Fd()), name, 0o755)
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("mkdir %s: %w", name, err)
 	}
-	t.folders[name] = true
 	return nil
 }
 
