@@ -159,16 +159,18 @@ func (r *report) secondTargets(w io.Writer) {
 
 func isSecond(name string) bool { return name == oursSecond || name == zipSecond }
 
-// floorRow writes the Targets row of the floor of a command (measured by tool) against the
-// peer the command's own row is measured against; it has no target, and no row when the
-// floor did not run.
-func (r *report) floorRow(w io.Writer, command, tool, floor, peer, does string) {
+// floorRow writes the Targets row of a floor (measured by tool) against the peer its
+// command's own row is measured against; it has no target, and no row when the floor did not
+// run. runs names the runs that cannot be under it, the command first: "restore", or
+// "restore keeping its rules".
+func (r *report) floorRow(w io.Writer, runs, tool, floor, peer, does string) {
 	if _, ok := r.samples[floor]; !ok {
 		return
 	}
 	_, t := r.ratio(floor, peer, wall)
+	command, _, _ := strings.Cut(runs, " ")
 	fmt.Fprintf(w, "| the floor of `%s` (%s: %s) vs `%s` | none: no %s can be under it | %s | — |\n",
-		strings.Fields(command)[0], tool, does, peer, command, t)
+		command, tool, does, peer, runs, t)
 }
 
 // targetRow writes one row of the Targets table: met when v is at most limit, unless text
