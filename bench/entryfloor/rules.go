@@ -44,6 +44,32 @@ func newRules(root int) (*rules, error) {
 	return r, nil
 }
 
+// errMoved is the cause when the watches hold an event: a folder moved, or the mount table
+// changed.
+var errMoved = errors.New("a folder moved, or a mount came or went")
+
+// poll is unix.Poll; a test makes it fail as a signal does.
+var poll = unix.Poll
+
+// quiet says whether the watches hold no event, with one poll that does not wait, tried
+// again when a signal cut it short: the Go runtime preempts with signals, and the floor
+// must not stop for one where restore's guard (restore/moveguard.go) goes on.
+func (r *rules) quiet() error {
+	for {
+		// Poll writes the events it finds into the set: it gets a copy.
+		n, err := poll(slices.Clone(r.guard), 0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("%w (%v)", errMoved, err)
+		case n != 0:
+			return errMoved
+		}
+		return nil
+	}
+}
+
 func (r *rules) close() {
 	if r == nil {
 		return
@@ -107,9 +133,8 @@ func (t *tree) link(f *os.File, name string, e *zip.File) error {
 	if _, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&times[0])), 0, 0, 0); errno != 0 {
 		return fmt.Errorf("set mtime of %s: %w", name, errno)
 	}
-	// Poll writes the events it finds into the set: it gets a copy.
-	if n, err := unix.Poll(slices.Clone(t.rules.guard), 0); err != nil || n != 0 {
-		return fmt.Errorf("%s: a folder moved, or a mount came or went (%v)", name, err)
+	if err := t.rules.quiet(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	dfd, base := t.folder(name), filepath.Base(name)
 	err := unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
