@@ -95,18 +95,7 @@ func umask(t *testing.T) os.FileMode {
 // them before each link, as restore does, so a folder moved between a file's making and its
 // link stops it.
 func TestRulesFloorNoticesAMove(t *testing.T) {
-	dest := filepath.Join(t.TempDir(), "out")
-	out, err := newTree(dest, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.close()
-	e := &zip.File{FileHeader: zip.FileHeader{Name: "a/b/f", Modified: time.Now()}}
-	e.SetMode(0o644)
-	f, err := out.create(e.Name, e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dest, out, f, e := madeByRules(t, "a/b/f")
 	if err := os.Rename(filepath.Join(dest, "a"), filepath.Join(dest, "moved")); err != nil {
 		t.Fatal(err)
 	}
@@ -131,18 +120,7 @@ func TestRulesFloorPollsAgainAfterASignal(t *testing.T) {
 		return unix.Poll(fds, timeout)
 	}
 	defer func() { poll = unix.Poll }()
-	dest := filepath.Join(t.TempDir(), "out")
-	out, err := newTree(dest, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.close()
-	e := &zip.File{FileHeader: zip.FileHeader{Name: "a/f", Modified: time.Now()}}
-	e.SetMode(0o644)
-	f, err := out.create(e.Name, e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dest, out, f, e := madeByRules(t, "a/f")
 	if err := out.finish(f, e.Name, e); err != nil {
 		t.Fatalf("a poll cut short by a signal stopped the floor: %v", err)
 	}
@@ -152,4 +130,22 @@ func TestRulesFloorPollsAgainAfterASignal(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dest, "a", "f")); err != nil {
 		t.Errorf("the file was not linked: %v", err)
 	}
+}
+
+// madeByRules makes the file name, unnamed and not yet linked, in a new tree DEST/out that
+// keeps restore's rules; the tree is closed when the test ends.
+func madeByRules(t *testing.T, name string) (dest string, out *tree, f *os.File, e *zip.File) {
+	t.Helper()
+	dest = filepath.Join(t.TempDir(), "out")
+	out, err := newTree(dest, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(out.close)
+	e = &zip.File{FileHeader: zip.FileHeader{Name: name, Modified: time.Now()}}
+	e.SetMode(0o644)
+	if f, err = out.create(e.Name, e); err != nil {
+		t.Fatal(err)
+	}
+	return dest, out, f, e
 }
