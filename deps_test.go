@@ -16,7 +16,8 @@ import (
 // room is placed on purpose. Test files are free.
 var importRules = map[string]struct{ ours, theirs []string }{
 	// Leaves: they know nothing of backups, archives or sets.
-	"backup/atomicfile": {nil, []string{"golang.org/x/sys"}},
+	"backup/eintr":      {nil, []string{"golang.org/x/sys"}},
+	"backup/atomicfile": {[]string{"backup/eintr"}, []string{"golang.org/x/sys"}},
 	"backup/walker":     {nil, []string{"golang.org/x/sys"}},
 	"backup/skiprules":  {nil, nil},
 	// The one check of a command's outputs: paths and files, nothing of backups.
@@ -24,11 +25,11 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	// The records third parties read, and their codecs: the standard library only.
 	"backup/format":     {[]string{"backup/atomicfile"}, nil},
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},
-	"backup/sqlitesnap": {[]string{"backup/atomicfile"}, []string{"modernc.org/sqlite", "golang.org/x/sys"}},
+	"backup/sqlitesnap": {[]string{"backup/atomicfile", "backup/eintr"}, []string{"modernc.org/sqlite", "golang.org/x/sys"}},
 	// The zip container knows nothing of restore, runs, reports, sets or storage.
 	"backup/archive": {[]string{"backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile"},
 		[]string{"github.com/klauspost/compress", "golang.org/x/sys"}},
-	"backup/restore": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile"},
+	"backup/restore": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/eintr"},
 		[]string{"golang.org/x/sys"}},
 	// The engine reports through callbacks: never the reporter, never the set.
 	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap", "backup/seal"},
@@ -39,8 +40,8 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	// The user's hooks: shell commands, and the record the receipt keeps of them.
 	"backup/hooks": {[]string{"backup/format"}, nil},
 	// The set rules link no zip writer and no restore.
-	"backup/backupset":           {[]string{"backup/format", "backup/atomicfile"}, []string{"golang.org/x/sys"}},
-	"backup/backupset/s3store":   {[]string{"backup/backupset", "backup/format", "backup/atomicfile"}, []string{"github.com/aws/", "golang.org/x/sys"}},
+	"backup/backupset":           {[]string{"backup/format", "backup/atomicfile", "backup/eintr"}, []string{"golang.org/x/sys"}},
+	"backup/backupset/s3store":   {[]string{"backup/backupset", "backup/format", "backup/atomicfile", "backup/eintr"}, []string{"github.com/aws/", "golang.org/x/sys"}},
 	"backup/backupset/storetest": {[]string{"backup/backupset", "backup/format"}, nil},
 	// The reporter implements the engine's hooks: it may know the engine's types.
 	"backup/report": {[]string{"backup/format", "backup/engine", "backup/archive", "backup/walker", "backup/skiprules"},

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // A run that makes temp files in a folder that is not its own (a restore's DEST, an attic)
@@ -90,7 +92,7 @@ func (k JournalKind) Create(dirfd int, taken func(name string) bool) (*Journal, 
 		if taken != nil && taken(name) {
 			continue
 		}
-		fd, err := unix.Openat(dirfd, name, flags, 0o600)
+		fd, err := eintr.Openat(dirfd, name, flags, 0o600)
 		if errors.Is(err, unix.EEXIST) && try < 10 {
 			continue
 		}
@@ -126,14 +128,14 @@ func (j *Journal) start() error {
 	if testHookBeforeLock != nil {
 		testHookBeforeLock(j.dir, name)
 	}
-	if err := unix.Flock(int(j.f.Fd()), unix.LOCK_EX); err != nil {
+	if err := eintr.Flock(int(j.f.Fd()), unix.LOCK_EX); err != nil {
 		return &fs.PathError{Op: "lock", Path: name, Err: err}
 	}
 	var mine, there unix.Stat_t
-	if err := unix.Fstat(int(j.f.Fd()), &mine); err != nil {
+	if err := eintr.Fstat(int(j.f.Fd()), &mine); err != nil {
 		return &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
-	if err := unix.Fstatat(j.dir, name, &there, unix.AT_SYMLINK_NOFOLLOW); err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino {
+	if err := eintr.Fstatat(j.dir, name, &there, unix.AT_SYMLINK_NOFOLLOW); err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino {
 		return errJournalGone
 	}
 	if _, err := io.WriteString(j.f, j.kind.Header); err != nil {
@@ -145,7 +147,7 @@ func (j *Journal) start() error {
 	if err := j.f.Sync(); err != nil {
 		return &fs.PathError{Op: "sync", Path: name, Err: err}
 	}
-	if err := unix.Fsync(j.dir); err != nil {
+	if err := eintr.Fsync(j.dir); err != nil {
 		return &fs.PathError{Op: "sync the folder of", Path: name, Err: err}
 	}
 	return nil
@@ -177,7 +179,7 @@ func (j *Journal) Record(tmp string) error {
 // returns why the journal could not be deleted: it stays, and the run's output must say so.
 func (j *Journal) Remove() error {
 	defer j.f.Close()
-	if err := unix.Unlinkat(j.dir, j.Name(), 0); err != nil {
+	if err := eintr.Unlinkat(j.dir, j.Name(), 0); err != nil {
 		return &fs.PathError{Op: "remove", Path: j.Name(), Err: err}
 	}
 	return nil
@@ -189,7 +191,7 @@ func (j *Journal) Close() { j.f.Close() }
 // List returns the names of the journals of kind k in the folder dirfd; nil when it cannot
 // be read (nothing found is nothing removed).
 func (k JournalKind) List(dirfd int) []string {
-	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
@@ -228,7 +230,7 @@ func (k JournalKind) Sweep(dirfd int, name string, remove func(tmp, token string
 	head, err := r.ReadString('\n')
 	switch {
 	case err != nil && k.SweepHeaderless && strings.HasPrefix(k.Header, head):
-		return unix.Unlinkat(dirfd, name, 0) == nil
+		return eintr.Unlinkat(dirfd, name, 0) == nil
 	case err != nil || head != k.Header:
 		return false // not a journal of this kind, or not yet
 	}
@@ -239,23 +241,23 @@ func (k JournalKind) Sweep(dirfd int, name string, remove func(tmp, token string
 		}
 		remove(strings.TrimSuffix(rec, "\x00"), token)
 	}
-	return unix.Unlinkat(dirfd, name, 0) == nil
+	return eintr.Unlinkat(dirfd, name, 0) == nil
 }
 
 // openDead opens the journal name, and reports whether a dead run of this user's left it
 // (see Sweep and CopyProof); the lock it then holds is released when f is closed.
 func (k JournalKind) openDead(dirfd int, name string) (*os.File, bool) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
 	f := os.NewFile(uintptr(fd), name)
 	var st unix.Stat_t
-	trusted := unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid()
+	trusted := eintr.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && int(st.Uid) == os.Geteuid()
 	if trusted && k.CopyProof {
 		trusted = st.Nlink == 1 && st.Mode&0o022 == 0 && st.Mtim == st.Ctim
 	}
-	if !trusted || unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if !trusted || eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		f.Close()
 		return nil, false
 	}

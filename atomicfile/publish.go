@@ -9,13 +9,15 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // The system calls that change what the final paths hold, as variables so that tests can
 // make any one of them fail.
 var (
 	renameat2 = func(from, to string, flags uint) error {
-		err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, flags)
+		err := eintr.Rename(from, to, flags)
 		if err != nil {
 			return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 		}
@@ -87,7 +89,7 @@ func Publish(files ...*Staged) error {
 	}
 	for _, p := range done {
 		if p.old != "" {
-			unix.Unlink(p.old) // a killed run leaves it as a stale temp
+			eintr.Unlink(p.old) // a killed run leaves it as a stale temp
 		}
 	}
 	return nil
@@ -186,7 +188,7 @@ func undo(p placed) string {
 		return ""
 	}
 	if err := renameat2(p.old, p.Final, unix.RENAME_NOREPLACE); err != nil {
-		unix.Unlink(p.Temp) // the new file, moved back
+		eintr.Unlink(p.Temp) // the new file, moved back
 		return fmt.Sprintf("%s holds nothing and its old file is at %s (%v)", p.Final, p.old, err)
 	}
 	return ""
@@ -197,7 +199,7 @@ func undo(p placed) string {
 func discard(files []*Staged, stuck map[*Staged]bool) {
 	for _, f := range files {
 		if !stuck[f] {
-			unix.Unlink(f.Temp)
+			eintr.Unlink(f.Temp)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -141,7 +142,7 @@ func notMoved(run string, back, cause error) error {
 
 // renameNoReplace renames from to to, failing when to exists.
 func renameNoReplace(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	err := eintr.Rename(from, to, unix.RENAME_NOREPLACE)
 	if err != nil {
 		return &fs.PathError{Op: "move to the attic", Path: from, Err: err}
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // A prune --attic killed while it copies a run into an attic on another file system leaves
@@ -44,7 +45,7 @@ type atticJournal struct {
 
 // open creates the journal, locks it for the run's life and makes its name durable.
 func (j *atticJournal) open() error {
-	fd, err := unix.Open(j.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Open(j.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("journal in %s: %w", j.dir, &fs.PathError{Op: "open", Path: j.dir, Err: err})
 	}
@@ -86,7 +87,7 @@ func (j *atticJournal) close() {
 // this user wrote and no live run locks, the temp files it lists that are still there, then
 // the journal. Anything else in dir is never touched. It returns the names it removed.
 func sweepAttic(dir string) []string {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil // nothing found is nothing removed
 	}

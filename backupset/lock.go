@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // LockedError is returned by Acquire when another process holds the set's lock. Pid is the
@@ -145,7 +147,7 @@ func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.F
 		return nil, err
 	}
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err = eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			return f, nil
 		}
@@ -170,7 +172,7 @@ func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.F
 // stillAt says whether path names the open file f (same device and inode).
 func stillAt(f *os.File, path string) bool {
 	var held, named unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(path, &named) != nil {
+	if eintr.Fstat(int(f.Fd()), &held) != nil || eintr.Lstat(path, &named) != nil {
 		return false
 	}
 	return held.Dev == named.Dev && held.Ino == named.Ino
@@ -179,7 +181,7 @@ func stillAt(f *os.File, path string) bool {
 // linkCount returns how many names the open file has; 0 when it cannot be told.
 func linkCount(f *os.File) uint64 {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
+	if eintr.Fstat(int(f.Fd()), &st) != nil {
 		return 0
 	}
 	return uint64(st.Nlink)
@@ -198,7 +200,7 @@ func linkCount(f *os.File) uint64 {
 func openLockFile(path string) (*os.File, error) {
 	const flags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o600)
-	if errors.Is(err, fs.ErrPermission) && unix.Faccessat(unix.AT_FDCWD, filepath.Dir(path), unix.W_OK, unix.AT_EACCESS) == nil {
+	if errors.Is(err, fs.ErrPermission) && eintr.Faccessat(unix.AT_FDCWD, filepath.Dir(path), unix.W_OK, unix.AT_EACCESS) == nil {
 		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
 	}
 	if errors.Is(err, syscall.ELOOP) {

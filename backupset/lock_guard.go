@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // guard keeps the name .backup.lock on a file this run holds locked while it holds the
@@ -102,7 +104,7 @@ func (g *guard) check() {
 		}
 		return
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		g.lost = &fs.PathError{Op: "lock", Path: g.path, Err: errors.New("was replaced while this run held the set, and another process locked the new file")}
 		return

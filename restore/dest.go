@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -106,7 +107,7 @@ func (p *Plan) lstat(name string) destState {
 	var s unix.Stat_t
 	dfd, err := p.tree.dir(parentOf(name), false)
 	if err == nil {
-		err = unix.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW)
+		err = eintr.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	switch {
 	case err == nil:
@@ -127,7 +128,7 @@ func (p *Plan) openDest(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat(dfd, baseOf(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dfd, baseOf(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func moveAfterOne(t *testing.T, d, away string) {
 	t.Helper()
 	link := linkDescriptor
 	t.Cleanup(func() { linkDescriptor = link })
-	linkDescriptor = func(fd, dfd int, base string) error {
+	linkDescriptor = func(fd int, _ fileID, dfd int, base string) error {
 		err := unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
 		if base == "one" {
 			if err := os.Rename(d, away); err != nil {

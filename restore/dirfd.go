@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -67,7 +68,7 @@ var errNotBeneath = errors.New("is a symlink or not a directory")
 var errMoved = errors.New("was moved or replaced during the restore")
 
 func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error) {
-	fd, err := unix.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
@@ -120,7 +121,10 @@ func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	s.mu.Lock()
 	var err error
 	if _, seen := s.seen[path]; !seen {
-		if err = unix.Mkdirat(parent, part, s.mkdirMode(path)); err == nil {
+		err = eintr.Mkdirat(parent, part, s.mkdirMode(path))
+		// A mkdir a signal cut short, found made when repeated, is taken for this restore's:
+		// its folder was made owner-only, and only as this restore's is it given its mode.
+		if err == nil || errors.Is(err, eintr.ErrCut) {
 			s.created[path] = true
 		}
 	}
@@ -128,7 +132,7 @@ func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return -1, err
 	}
-	return unix.Openat(parent, part, childFlags, 0)
+	return eintr.Openat(parent, part, childFlags, 0)
 }
 
 // maxOpenChain is how many folders of a chain stay open: the top ones, which the next
@@ -217,10 +221,10 @@ func (t *destTree) recheck(i int) error {
 		}
 	}()
 	for _, f := range t.chain[i-1:] {
-		fd, err := unix.Openat(parent, f.part, childFlags, 0)
+		fd, err := eintr.Openat(parent, f.part, childFlags, 0)
 		var st unix.Stat_t
 		if err == nil {
-			err = unix.Fstat(fd, &st)
+			err = eintr.Fstat(fd, &st)
 		}
 		if fd >= 0 {
 			if held >= 0 {
@@ -240,7 +244,7 @@ func (t *destTree) recheck(i int) error {
 // no move of it to tell the guard, but no longer at its name either.
 func (t *destTree) alive(i int) error {
 	var st unix.Stat_t
-	if err := unix.Fstat(t.chain[i].fd, &st); err != nil || st.Nlink == 0 {
+	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil || st.Nlink == 0 {
 		return fmt.Errorf("%s %w", format.QuoteName(t.chain[i].name), errMoved)
 	}
 	return nil
@@ -253,7 +257,7 @@ func (t *destTree) alive(i int) error {
 // error (ENOSPC, which stops the restore) stays as it is.
 func removedDir(dir string, dfd int, err error) error {
 	var st unix.Stat_t
-	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) || unix.Fstat(dfd, &st) != nil || st.Nlink != 0 {
+	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) || eintr.Fstat(dfd, &st) != nil || st.Nlink != 0 {
 		return err
 	}
 	if dir == "" {
@@ -275,16 +279,14 @@ func (t *destTree) verify(i int) error {
 // folderAt reports whether part, in the folder open as parent, is the folder id.
 func folderAt(parent int, part string, id fileID) bool {
 	var st unix.Stat_t
-	err := unix.Fstatat(parent, part, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := eintr.Fstatat(parent, part, &st, unix.AT_SYMLINK_NOFOLLOW)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && idOf(&st) == id
 }
 
 // fileID is a file's identity, whatever its name: its device and inode.
-type fileID struct{ dev, ino uint64 }
+type fileID = eintr.ID
 
-func idOf(st *unix.Stat_t) fileID {
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}
-}
+func idOf(st *unix.Stat_t) fileID { return eintr.IDOf(st) }
 
 // foundMissing, when set (by tests only), is called when openChild has found its folder
 // missing, before it makes it: what another worker, or someone else, does to the folder
@@ -299,7 +301,7 @@ const childFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_C
 // missing now was moved away, and is not made again, and one of another identity was
 // replaced.
 func (t *destTree) openChild(parent int, path, part string, create bool) (openFolder, error) {
-	fd, err := unix.Openat(parent, part, childFlags, 0)
+	fd, err := eintr.Openat(parent, part, childFlags, 0)
 	if errors.Is(err, unix.ENOENT) && create {
 		if foundMissing != nil {
 			foundMissing(path)
@@ -315,7 +317,7 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := eintr.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s: %w", format.QuoteName(path), err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"backup/archive"
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -182,11 +183,11 @@ func removeTemp(t *destTree, name string) error {
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
 	var st unix.Stat_t
-	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
+	if eintr.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
 		return nil
 	}
 	if m := st.Mode & unix.S_IFMT; m == unix.S_IFREG || m == unix.S_IFLNK {
-		return unix.Unlinkat(dfd, base, 0)
+		return eintr.Unlinkat(dfd, base, 0)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -95,12 +96,12 @@ func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error
 // folder may have put a file of theirs at the name since the symlinkat. Held open, its inode
 // number cannot pass to another file put at the name later.
 func holdSymlink(dfd int, tmp string) (heldFile, error) {
-	fd, err := unix.Openat(dfd, tmp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dfd, tmp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
+	if err := eintr.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
 		unix.Close(fd)
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}
@@ -130,8 +131,10 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 		if err != nil {
 			return "", err
 		}
-		err = unix.Symlinkat(target, dfd, tmp)
-		if err != nil {
+		err = eintr.Symlinkat(target, dfd, tmp)
+		// A try a signal cut short may have made it: its name then stays in the journal,
+		// whose end removes it.
+		if err != nil && !errors.Is(err, eintr.ErrCut) {
 			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
 		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
@@ -265,7 +268,7 @@ func (p *Plan) inGroup(t *destTree, names []string) []bool {
 	for i, name := range names {
 		dfd, err := t.dir(parentOf(name), false)
 		var st unix.Stat_t
-		if err == nil && unix.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if err == nil && eintr.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			stats[i] = seen{idOf(&st), st.Nlink}
 		}
 	}
@@ -321,7 +324,7 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.linkat(src, baseOf(anchor), dfd, tmp, 0); err != nil {
+	if err := p.linkat(src, baseOf(anchor), dfd, tmp, 0, want.file); err != nil {
 		t.journal.settle(parentOf(name), tmp)
 		return fmt.Errorf("link: %w", err)
 	}
@@ -359,7 +362,7 @@ func (p *Plan) holdsHandle(placed string, dfd int, name string) bool {
 // handleOf is the file handle of name in the folder dfd (never following a symlink): its
 // type and bytes, which name the file's inode and its generation.
 func handleOf(dfd int, name string) (string, bool) {
-	h, _, err := unix.NameToHandleAt(dfd, name, 0)
+	h, _, err := eintr.NameToHandleAt(dfd, name, 0)
 	if err != nil {
 		return "", false
 	}

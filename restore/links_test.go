@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -206,7 +207,7 @@ func TestRestoreHardLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.fail != nil {
-				plan.linkat = func(int, string, int, string, int) error { return tt.fail }
+				plan.linkat = func(int, string, int, string, int, eintr.ID) error { return tt.fail }
 			}
 			res, err := plan.Run(t.Context())
 			if err != nil {

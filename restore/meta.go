@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -135,7 +136,7 @@ func isPrivileged(name string) bool {
 // file as this run created it, an owner or mode it has already is not set again.
 func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok && (made == nil || int(made.Uid) != uid || int(made.Gid) != gid) {
-		if err := unix.Fchown(fd, uid, gid); err != nil {
+		if err := eintr.Fchown(fd, uid, gid); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
@@ -148,17 +149,17 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 	changed := false // the mode since made: the write bit given, or an ACL's
 	warn = p.xattrs(e, func(name string, v []byte) error {
 		if !writable {
-			if err := unix.Fchmod(fd, perm|0o200); err != nil {
+			if err := eintr.Fchmod(fd, perm|0o200); err != nil {
 				return err
 			}
 			writable, changed = true, true
 		}
 		changed = changed || strings.HasPrefix(name, aclPrefix)
-		return unix.Fsetxattr(fd, name, v, 0)
+		return eintr.Fsetxattr(fd, name, v, 0)
 	})
 	// A chown clears the setuid and setgid bits, which made cannot have had.
 	if changed || made == nil || made.Mode&07777 != perm {
-		if err := unix.Fchmod(fd, perm); err != nil {
+		if err := eintr.Fchmod(fd, perm); err != nil {
 			return nil, fmt.Errorf("chmod: %w", err)
 		}
 	}
@@ -170,7 +171,7 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 // never following it.
 func (p *Plan) linkMeta(dfd int, name string, made heldFile, e *archive.Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
-		if err := unix.Fchownat(made.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := eintr.Fchownat(made.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
 		}
 	}
@@ -179,7 +180,7 @@ func (p *Plan) linkMeta(dfd int, name string, made heldFile, e *archive.Entry) (
 		if err := checkTemp(dfd, name, made.id); err != nil {
 			return err
 		}
-		return unix.Lsetxattr(path, attr, v, 0)
+		return eintr.Lsetxattr(path, attr, v, 0)
 	}), nil
 }
 

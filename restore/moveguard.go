@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // moveGuard spares destTree its checks of the folders on a path (one fstatat per folder,
@@ -70,10 +72,10 @@ func newMoveGuard(root int) *moveGuard {
 	g.tripped.Store(true)
 	var fs unix.Statfs_t
 	var st unix.Stat_t
-	if unix.Fstatfs(root, &fs) != nil || !localFS[int64(fs.Type)] || unix.Fstat(root, &st) != nil || !procfs() {
+	if eintr.Fstatfs(root, &fs) != nil || !localFS[int64(fs.Type)] || eintr.Fstat(root, &st) != nil || !procfs() {
 		return g
 	}
-	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	mounts, err := eintr.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return g
 	}
@@ -93,7 +95,7 @@ func newMoveGuard(root int) *moveGuard {
 func procfs() bool {
 	for _, p := range []string{"/proc/self/fd", "/proc/self/mountinfo"} {
 		var fs unix.Statfs_t
-		if unix.Statfs(p, &fs) != nil || fs.Type != unix.PROC_SUPER_MAGIC {
+		if eintr.Statfs(p, &fs) != nil || fs.Type != unix.PROC_SUPER_MAGIC {
 			return false
 		}
 	}

@@ -10,9 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 	"backup/skiprules"
 )
@@ -89,8 +88,8 @@ type Plan struct {
 	owners   ownerIDs
 	linked   map[int][]string  // the files of each hard-link group that Run wrote, by group
 	warnings []archive.Problem // what Run restored less faithfully than recorded
-	// linkat is unix.Linkat; tests make it fail, as another file system below DEST would.
-	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int) error
+	// linkat is eintr.Linkat; tests make it fail, as another file system below DEST would.
+	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int, linking eintr.ID) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
 	present  map[string]bool      // the files dest holds already; true: their metadata differ
@@ -145,7 +144,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	}
 	p := &Plan{Dest: dest, r: r, opts: opts, dirs: map[string]*archive.Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
-		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: unix.Linkat,
+		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: eintr.Linkat,
 		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, handles: map[string]string{}, ctx: ctx}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 )
 
 // A re-run of a restore (after Ctrl-C, a crash, a full disk) must not rewrite what the
@@ -83,7 +84,7 @@ func (p *Plan) isSymlinkPresent(e *archive.Entry, st destState) bool {
 		return false
 	}
 	var s unix.Stat_t
-	if unix.Fstatat(dfd, baseOf(e.Name), &s, unix.AT_SYMLINK_NOFOLLOW) != nil || nodeOf(&s) != st.id {
+	if eintr.Fstatat(dfd, baseOf(e.Name), &s, unix.AT_SYMLINK_NOFOLLOW) != nil || nodeOf(&s) != st.id {
 		return false
 	}
 	if uid, gid, ok := p.owner(e); ok && (int(s.Uid) != uid || int(s.Gid) != gid) {
@@ -191,7 +192,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		return err
 	}
 	base := e.Name[strings.LastIndexByte(e.Name, '/')+1:]
-	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 	// The plan saw a regular file of one name; what the name holds now is checked again: the
 	// same file (another put there since is not this restore's to change), of one name.
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := eintr.Fstat(fd, &st); err != nil {
 		return err
 	}
 	switch {

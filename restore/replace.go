@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -48,7 +49,7 @@ func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, made fil
 		return err
 	}
 	if old == nil {
-		err := renameNew(dfd, tmp, base)
+		err := renameNew(dfd, tmp, base, made)
 		if err == nil {
 			t.journal.settle(dir, tmp)
 		}
@@ -62,7 +63,7 @@ func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, made fil
 	t.replaceMu.Lock()
 	defer t.replaceMu.Unlock()
 	want := t.replacedSince(*old)
-	res, err := replaceChecked(dfd, tmp, base, want)
+	res, err := replaceChecked(dfd, tmp, base, made, want)
 	if res.displaced && res.after != want {
 		t.replaced[want] = res.after
 	}
@@ -83,7 +84,7 @@ var errTempReplaced = errors.New("its temp file was replaced in the destination 
 // into place as this restore's, nor given its owner.
 func checkTemp(dfd int, tmp string, made fileID) error {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&st) != made {
+	if err := eintr.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&st) != made {
 		return &fileOpError{errTempReplaced}
 	}
 	return nil
@@ -110,9 +111,9 @@ type replacement struct {
 	after              nodeID
 }
 
-// renameNew moves tmp to base in the folder dfd when base is free.
-func renameNew(dfd int, tmp, base string) error {
-	err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE)
+// renameNew moves tmp, made, to base in the folder dfd when base is free.
+func renameNew(dfd int, tmp, base string, made fileID) error {
+	err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, made)
 	if errors.Is(err, unix.EEXIST) {
 		return &fileOpError{errAppeared}
 	}
@@ -122,7 +123,7 @@ func renameNew(dfd int, tmp, base string) error {
 	return nil
 }
 
-// replaceChecked moves tmp to base in the folder dfd in place of old, the file the plan saw
+// replaceChecked moves tmp, made, to base in the folder dfd in place of old, the file the plan saw
 // there, and of nothing else, and removes it. What base holds is opened (O_PATH: a FIFO or a
 // device is not opened for I/O) and checked to be old; held open, its inode number cannot
 // pass to another file. Then the two names are exchanged atomically (RENAME_EXCHANGE), and
@@ -130,10 +131,10 @@ func renameNew(dfd int, tmp, base string) error {
 // there between the check and the exchange) is exchanged back, and the entry fails. A name
 // that holds nothing any more is filled as a new one. On a file system without the exchange,
 // the check is followed by a plain rename (a change between the two is not seen).
-func replaceChecked(dfd int, tmp, base string, old nodeID) (replacement, error) {
-	fd, err := unix.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func replaceChecked(dfd int, tmp, base string, made fileID, old nodeID) (replacement, error) {
+	fd, err := eintr.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
-		return replacement{}, renameNew(dfd, tmp, base) // gone since the plan; the before-state holds it
+		return replacement{}, renameNew(dfd, tmp, base, made) // gone since the plan; the before-state holds it
 	}
 	if err != nil {
 		return replacement{}, &fileOpError{err}
@@ -146,17 +147,17 @@ func replaceChecked(dfd int, tmp, base string, old nodeID) (replacement, error) 
 	if seen != old {
 		return replacement{}, &fileOpError{errReplaced}
 	}
-	err = unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE)
+	err = eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE, made)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return replacement{}, renameNew(dfd, tmp, base)
+		return replacement{}, renameNew(dfd, tmp, base, made)
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
-		err = unix.Renameat(dfd, tmp, dfd, base)
+		err = eintr.Renameat(dfd, tmp, dfd, base, made)
 	case err == nil:
 		if err := checkDisplaced(dfd, tmp, base, seen); err != nil {
 			return replacement{}, err
 		}
-		res := replacement{displaced: true, removed: unix.Unlinkat(dfd, tmp, 0) == nil}
+		res := replacement{displaced: true, removed: eintr.Unlinkat(dfd, tmp, 0) == nil}
 		res.after, _ = fdID(fd)
 		return res, nil
 	}
@@ -172,10 +173,11 @@ func replaceChecked(dfd int, tmp, base string, old nodeID) (replacement, error) 
 // file seen at base before (the exchange changed its ctime, not its inode); anything else
 // is exchanged back.
 func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
-	if out, err := statID(dfd, tmp); err == nil && out.file == seen.file && out.typ == seen.typ {
+	out, err := statID(dfd, tmp)
+	if err == nil && out.file == seen.file && out.typ == seen.typ {
 		return nil
 	}
-	if err := unix.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE); err != nil {
+	if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE, out.file); err != nil {
 		return &fileOpError{&strandedError{tmp: tmp, err: err}}
 	}
 	return &fileOpError{errReplaced}
@@ -198,7 +200,7 @@ func (e *strandedError) Error() string {
 // stays pending in the journal.
 func (t *destTree) dropTemp(dir string, dfd int, tmp string, err error) {
 	notOurs := errors.As(err, new(*strandedError)) || errors.Is(err, errTempReplaced)
-	if notOurs || unix.Unlinkat(dfd, tmp, 0) == nil {
+	if notOurs || eintr.Unlinkat(dfd, tmp, 0) == nil {
 		t.journal.settle(dir, tmp)
 	}
 }
@@ -219,7 +221,7 @@ func nodeOf(st *unix.Stat_t) nodeID {
 // statID is the identity of name in the folder dfd, never following a symlink.
 func statID(dfd int, name string) (nodeID, error) {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := eintr.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nodeID{}, err
 	}
 	return nodeOf(&st), nil
@@ -228,7 +230,7 @@ func statID(dfd int, name string) (nodeID, error) {
 // fdID is the identity of the file open as fd.
 func fdID(fd int) (nodeID, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := eintr.Fstat(fd, &st); err != nil {
 		return nodeID{}, &fileOpError{err}
 	}
 	return nodeOf(&st), nil

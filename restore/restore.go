@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -237,7 +237,7 @@ func holdFile(f *os.File) (heldFile, error) {
 		return heldFile{}, &fileOpError{err}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := eintr.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return heldFile{}, &fileOpError{err}
 	}
@@ -253,8 +253,10 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 		if err != nil {
 			return nil, "", err
 		}
-		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
-		if err != nil {
+		fd, err := eintr.Openat(dfd, tmp, flags, 0o600)
+		// A try a signal cut short may have made it: its name then stays in the journal,
+		// whose end removes it.
+		if err != nil && !errors.Is(err, eintr.ErrCut) {
 			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
 		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
@@ -284,7 +286,7 @@ func (p *Plan) finish(fd int, made *unix.Stat_t, e *archive.Entry) error {
 // setTimes sets the mtime of name in the folder dfd, never following a symlink.
 func setTimes(dfd int, name string, mtime time.Time) error {
 	ts := timespecs(mtime)
-	if err := unix.UtimesNanoAt(dfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := eintr.UtimesNanoAt(dfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fmt.Errorf("set mtime: %w", err)
 	}
 	return nil
@@ -294,10 +296,8 @@ func setTimes(dfd int, name string, mtime time.Time) error {
 // holds by now.
 func futimens(fd int, mtime time.Time) error {
 	ts := timespecs(mtime)
-	// utimensat with a NULL path works on dirfd itself, as futimens(3) does.
-	_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("set mtime: %w", errno)
+	if err := eintr.Futimens(fd, &ts); err != nil {
+		return fmt.Errorf("set mtime: %w", err)
 	}
 	return nil
 }

@@ -262,8 +262,8 @@ func TestRestoreWithoutUnnamedFiles(t *testing.T) {
 // and the restore is the same.
 func TestRestoreLinksThroughProc(t *testing.T) {
 	refused := 0
-	defer func(link func(int, int, string) error) { linkDescriptor = link }(linkDescriptor)
-	linkDescriptor = func(int, int, string) error {
+	defer func(link func(int, fileID, int, string) error) { linkDescriptor = link }(linkDescriptor)
+	linkDescriptor = func(int, fileID, int, string) error {
 		refused++
 		return unix.ENOENT
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -140,7 +141,7 @@ func (g *goingDirs) open(dir string, dfd int) bool {
 		return false
 	}
 	var st unix.Stat_t
-	if unix.Fstat(dfd, &st) != nil || unix.Fchmod(dfd, st.Mode&0o7777|0o700) != nil {
+	if eintr.Fstat(dfd, &st) != nil || eintr.Fchmod(dfd, st.Mode&0o7777|0o700) != nil {
 		return false
 	}
 	g.opened[dir] = st.Mode & 0o7777
@@ -154,7 +155,7 @@ func (g *goingDirs) removed(dir string) { delete(g.opened, dir) }
 func (g *goingDirs) closeAll(t *destTree) {
 	for _, dir := range slices.Sorted(maps.Keys(g.opened)) {
 		if fd, err := t.dir(dir, false); err == nil {
-			unix.Fchmod(fd, g.opened[dir])
+			eintr.Fchmod(fd, g.opened[dir])
 		}
 	}
 }
@@ -167,9 +168,9 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 	}
 	base := c.Path[strings.LastIndexByte(c.Path, '/')+1:]
 	unlink := func(flags int) error {
-		err := unix.Unlinkat(dfd, base, flags)
+		err := eintr.Unlinkat(dfd, base, flags)
 		if errors.Is(err, unix.EACCES) && dirs.open(parentOf(c.Path), dfd) {
-			err = unix.Unlinkat(dfd, base, flags)
+			err = eintr.Unlinkat(dfd, base, flags)
 		}
 		return err
 	}
@@ -201,7 +202,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 
 // sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
 func sameFile(ctx context.Context, dfd int, base string, c format.Created) error {
-	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func sameFile(ctx context.Context, dfd int, base string, c format.Created) error
 
 func readlinkat(dfd int, base string) (string, error) {
 	buf := make([]byte, 4096)
-	n, err := unix.Readlinkat(dfd, base, buf)
+	n, err := eintr.Readlinkat(dfd, base, buf)
 	if err != nil {
 		return "", fmt.Errorf("readlink: %w", err)
 	}

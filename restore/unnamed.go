@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 )
 
 // A file with nothing at its name to replace is written as an unnamed file in its folder
@@ -33,7 +34,7 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 	}
 	defer unix.Close(fd)
 	var made unix.Stat_t
-	if err := unix.Fstat(fd, &made); err != nil {
+	if err := eintr.Fstat(fd, &made); err != nil {
 		return 0, true, &fileOpError{err}
 	}
 	n, err = p.r.CopyCheckedIn(span, &progressWriter{ctx: ctx, w: fdWriter(fd), n: &p.written}, e, buf)
@@ -41,7 +42,7 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 		err = p.finish(fd, &made, e)
 	}
 	if err == nil {
-		err = t.linkUnnamed(dir, dfd, fd, base)
+		err = t.linkUnnamed(dir, dfd, fd, idOf(&made), base)
 		p.mark(dir)
 	}
 	if err != nil {
@@ -57,17 +58,17 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 // mount inside the destination may be on a file system that makes none (EOPNOTSUPP), as may
 // any on a kernel before 3.11 (EISDIR); a test makes it fail so.
 var openUnnamed = func(dfd int, perm uint32) (int, error) {
-	return unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
+	return eintr.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
 }
 
-// linkUnnamed gives the unnamed file open as fd the name base in the folder dir, open as
-// dfd, once the folder is known to be still in its place in the destination; it replaces
+// linkUnnamed gives the unnamed file open as fd, made, the name base in the folder dir, open
+// as dfd, once the folder is known to be still in its place in the destination; it replaces
 // nothing, not even a file that appeared since the plan was made.
-func (t *destTree) linkUnnamed(dir string, dfd, fd int, base string) error {
+func (t *destTree) linkUnnamed(dir string, dfd, fd int, made fileID, base string) error {
 	if err := t.check(dir); err != nil {
 		return &fileOpError{err}
 	}
-	err := t.linkFD(fd, dfd, base)
+	err := t.linkFD(fd, made, dfd, base)
 	if errors.Is(err, unix.EEXIST) {
 		return &fileOpError{errAppeared}
 	}
@@ -77,18 +78,18 @@ func (t *destTree) linkUnnamed(dir string, dfd, fd int, base string) error {
 	return nil
 }
 
-// linkFD gives the file open as fd the name base in the folder dfd. A kernel since 6.10
+// linkFD gives the file open as fd, made, the name base in the folder dfd. A kernel since 6.10
 // links the descriptor itself (AT_EMPTY_PATH) for the user who made the file; one before
 // that only for a user with CAP_DAC_READ_SEARCH, and ENOENT for any other, who links through
 // /proc/self/fd instead (which the move guard found to be procfs's) from then on.
-func (t *destTree) linkFD(fd, dfd int, base string) error {
+func (t *destTree) linkFD(fd int, made fileID, dfd int, base string) error {
 	if !t.linkByProc.Load() {
-		err := linkDescriptor(fd, dfd, base)
+		err := linkDescriptor(fd, made, dfd, base)
 		if !errors.Is(err, unix.ENOENT) {
 			return err
 		}
 	}
-	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dfd, base, unix.AT_SYMLINK_FOLLOW)
+	err := eintr.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dfd, base, unix.AT_SYMLINK_FOLLOW, made)
 	if err == nil {
 		t.linkByProc.Store(true)
 	}
@@ -97,8 +98,8 @@ func (t *destTree) linkFD(fd, dfd int, base string) error {
 
 // linkDescriptor links the file open as fd itself; a test makes it fail as an older kernel
 // does.
-var linkDescriptor = func(fd, dfd int, base string) error {
-	return unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
+var linkDescriptor = func(fd int, made fileID, dfd int, base string) error {
+	return eintr.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH, made)
 }
 
 // fdWriter writes to the file open as its descriptor.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"backup/eintr"
 )
 
 // SQLite opens a database's -journal, -wal and -shm by name, without O_NONBLOCK: a FIFO at
@@ -91,7 +93,7 @@ func unblockFIFOs(src Source) bool {
 		}
 		found = true
 		// ENXIO when no reader waits: then there is nothing to unblock.
-		if fd, err := syscall.Open(name, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0); err == nil {
+		if fd, err := eintr.Open(name, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0); err == nil {
 			syscall.Close(fd)
 		}
 	}

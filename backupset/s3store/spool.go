@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // A restore checks the local header of every entry it selects before it writes anything,
@@ -68,7 +70,7 @@ func newSpool(dir string, size, reserve int64) *spool {
 
 // openUnnamed makes a file in dir that only this process can reach.
 func openUnnamed(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	fd, err := eintr.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err == nil {
 		return os.NewFile(uintptr(fd), dir+"/(spool)"), nil
 	}
@@ -118,7 +120,7 @@ func (s *spool) put(i int64, data []byte) {
 	// Free space less the block, against the reserve: a reserve near the largest int64
 	// added to the block would wrap.
 	var fs unix.Statfs_t
-	if err := unix.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize-int64(len(data)) < s.reserve {
+	if err := eintr.Fstatfs(int(s.f.Fd()), &fs); err != nil || int64(fs.Bavail)*fs.Bsize-int64(len(data)) < s.reserve {
 		s.full = true
 		return
 	}
