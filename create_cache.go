@@ -23,6 +23,7 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -151,7 +152,7 @@ type cacheWriter struct {
 // create starts the copy of the archive name.
 func (c *setCache) create(name string) *cacheWriter {
 	w := &cacheWriter{c: c, sum: sha256.New()}
-	w.f, w.err = os.CreateTemp(c.dir, atomicfile.TempPattern(name)) // mode 0600
+	w.f, w.err = eintr.CreateTemp(c.dir, atomicfile.TempPattern(name)) // mode 0600
 	return w
 }
 
@@ -175,7 +176,7 @@ func (w *cacheWriter) drop(err error) {
 	}
 	if w.f != nil {
 		w.f.Close()
-		os.Remove(w.f.Name())
+		eintr.Remove(w.f.Name())
 		w.f = nil
 	}
 }
@@ -198,13 +199,13 @@ func (w *cacheWriter) keep(name string, want format.Summary) error {
 		err = atomicfile.Publish(&atomicfile.Staged{Temp: w.f.Name(), Final: filepath.Join(w.c.dir, name)})
 	}
 	if err != nil {
-		os.Remove(w.f.Name())
+		eintr.Remove(w.f.Name())
 		w.f = nil
 		return err
 	}
 	w.f = nil
 	for _, old := range w.c.archives(name) {
-		os.Remove(filepath.Join(w.c.dir, old))
+		eintr.Remove(filepath.Join(w.c.dir, old))
 	}
 	return nil
 }

@@ -27,12 +27,12 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},
 	"backup/sqlitesnap": {[]string{"backup/atomicfile", "backup/eintr"}, []string{"modernc.org/sqlite", "golang.org/x/sys"}},
 	// The zip container knows nothing of restore, runs, reports, sets or storage.
-	"backup/archive": {[]string{"backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile"},
+	"backup/archive": {[]string{"backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/eintr"},
 		[]string{"github.com/klauspost/compress", "golang.org/x/sys"}},
 	"backup/restore": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/eintr"},
 		[]string{"golang.org/x/sys"}},
 	// The engine reports through callbacks: never the reporter, never the set.
-	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap", "backup/seal"},
+	"backup/engine": {[]string{"backup/archive", "backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/sqlitesnap", "backup/seal", "backup/eintr"},
 		[]string{"golang.org/x/sys"}},
 	// Encryption with age: keys, the age stream of an archive, random access to an encrypted
 	// one. It knows no zip, run or set; format gives it the receipt's summary.

@@ -14,9 +14,10 @@ import (
 
 // TestCallsCutShortGoThroughEintr checks that no package makes directly, through x/sys/unix
 // or syscall, a call that package eintr makes: a signal can cut such a call short on CIFS
-// and FUSE mounts, and only eintr repeats it (or, for a call that makes or moves a name,
-// tells whether the try was done). The walker repeats its own calls; bench's programs are
-// tools.
+// and FUSE mounts, and only eintr repeats it (or, for a call that changes a name, tells
+// whether the try was done). Nor through os, which repeats a call that changes a name
+// blindly: a create with O_EXCL, a temp file, a link, a rename, a symlink or a removal. The
+// walker repeats its own calls; bench's programs are tools.
 func TestCallsCutShortGoThroughEintr(t *testing.T) {
 	wrapped := eintrCalls(t)
 	if len(wrapped) < 10 {
@@ -25,7 +26,7 @@ func TestCallsCutShortGoThroughEintr(t *testing.T) {
 	for _, name := range goFiles(t, ".", "bench", "eintr", "walker") {
 		for _, call := range directCalls(t, name, wrapped) {
 			at, fn, _ := strings.Cut(call, " ")
-			t.Errorf("%s: %s: call eintr's, which repeats it when a signal cuts it short", at, fn)
+			t.Errorf("%s: %s: make it through eintr, which repeats it when a signal cuts it short, or finds it done", at, fn)
 		}
 	}
 }
@@ -69,8 +70,12 @@ func eintrCalls(t *testing.T) []string {
 	return names
 }
 
-// directCalls lists, as "file:line unix.Name", the calls in the file name of a function of
-// x/sys/unix or syscall whose name is in wrapped.
+// osBlind are the functions of os that make a call changing a name, which os repeats
+// blindly when a signal cuts it short; os.OpenFile is one with O_EXCL.
+var osBlind = []string{"CreateTemp", "Remove", "Link", "Rename", "Symlink"}
+
+// directCalls lists, as "file:line pkg.Name", the calls in the file name of a function of
+// x/sys/unix or syscall whose name is in wrapped, and of those of os that osBlind lists.
 func directCalls(t *testing.T, name string, wrapped []string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -78,17 +83,19 @@ func directCalls(t *testing.T, name string, wrapped []string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkgOf := map[string]bool{} // the names the file gives unix and syscall
+	sys, osName := map[string]bool{}, "" // the names the file gives unix and syscall, and os
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if path != "golang.org/x/sys/unix" && path != "syscall" {
-			continue
-		}
 		local := path[strings.LastIndexByte(path, '/')+1:]
 		if imp.Name != nil {
 			local = imp.Name.Name
 		}
-		pkgOf[local] = true
+		switch path {
+		case "golang.org/x/sys/unix", "syscall":
+			sys[local] = true
+		case "os":
+			osName = local
+		}
 	}
 	var found []string
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -100,10 +107,31 @@ func directCalls(t *testing.T, name string, wrapped []string) []string {
 		if !ok {
 			return true
 		}
-		if pkg, ok := sel.X.(*ast.Ident); ok && pkgOf[pkg.Name] && slices.Contains(wrapped, sel.Sel.Name) {
-			found = append(found, fset.Position(call.Pos()).String()+" "+pkg.Name+"."+sel.Sel.Name)
+		pkg, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		fn := sel.Sel.Name
+		direct := sys[pkg.Name] && slices.Contains(wrapped, fn) ||
+			pkg.Name == osName && (slices.Contains(osBlind, fn) || fn == "OpenFile" && mentions(call, "O_EXCL"))
+		if direct {
+			found = append(found, fset.Position(call.Pos()).String()+" "+pkg.Name+"."+fn)
 		}
 		return true
 	})
+	return found
+}
+
+// mentions reports whether an argument of call names the identifier name (a flag).
+func mentions(call *ast.CallExpr, name string) bool {
+	found := false
+	for _, arg := range call.Args {
+		ast.Inspect(arg, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == name {
+				found = true
+			}
+			return !found
+		})
+	}
 	return found
 }

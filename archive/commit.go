@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"hash/maphash"
 	"io"
-	"os"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -132,6 +132,6 @@ func (w *Writer) Abort() {
 	}
 	w.file.Close()
 	if !w.published {
-		os.Remove(w.file.Name())
+		eintr.Remove(w.file.Name())
 	}
 }

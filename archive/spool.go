@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
@@ -83,11 +84,11 @@ func (s *spool) writeDirect(p []byte) (int, error) {
 func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 
 func (s *spool) spill() error {
-	f, err := os.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
+	f, err := eintr.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(f.Name()); err != nil {
+	if err := eintr.Remove(f.Name()); err != nil {
 		f.Close()
 		return err
 	}

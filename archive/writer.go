@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 	"backup/skiprules"
 	"backup/walker"
@@ -163,7 +164,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, atomicfile.TempPattern(base))
+	f, err := eintr.CreateTemp(dir, atomicfile.TempPattern(base))
 	if err != nil {
 		return nil, err
 	}

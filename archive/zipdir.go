@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // dirMemory is how many bytes of central records dirRecords holds before it spills them to
@@ -61,11 +62,11 @@ func (d *dirRecords) add(fh *zip.FileHeader, off uint64) error {
 
 func (d *dirRecords) spill() error {
 	if d.file == nil {
-		f, err := os.CreateTemp(d.spoolDir, atomicfile.SpoolPrefix+"*")
+		f, err := eintr.CreateTemp(d.spoolDir, atomicfile.SpoolPrefix+"*")
 		if err != nil {
 			return err
 		}
-		if err := os.Remove(f.Name()); err != nil {
+		if err := eintr.Remove(f.Name()); err != nil {
 			f.Close()
 			return err
 		}

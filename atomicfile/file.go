@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"backup/eintr"
 )
 
 // Staged is a file written and synced under a temp name beside its final path, waiting for
@@ -44,14 +46,14 @@ func dirOf(path string) string {
 // Stage writes data with mode perm to a synced temp file beside path, named by TempPattern,
 // which is how a backup set recognises what a killed run left behind.
 func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
-	f, err := os.CreateTemp(dirOf(path), TempPattern(filepath.Base(path)))
+	f, err := eintr.CreateTemp(dirOf(path), TempPattern(filepath.Base(path)))
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			eintr.Remove(f.Name())
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -70,7 +72,7 @@ func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
 }
 
 // Discard removes the staged temp file.
-func (s *Staged) Discard() { os.Remove(s.Temp) }
+func (s *Staged) Discard() { eintr.Remove(s.Temp) }
 
 // WriteFile writes data to path through a synced temp file in the same folder, so that path
 // holds either its old content or all of data, never a part.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -124,7 +123,7 @@ func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []attic
 func (a *Attic) remove(files []atticFile) error {
 	var err error
 	for _, file := range files {
-		if rerr := os.Remove(filepath.Join(a.Dir, file.name)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := eintr.Remove(filepath.Join(a.Dir, file.name)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}
 	}

@@ -69,7 +69,12 @@ func (j *atticJournal) createTemp(name string) (*os.File, error) {
 	if err := j.j.Record(tmp); err != nil {
 		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
 	}
-	return os.OpenFile(filepath.Join(j.dir, tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	path := filepath.Join(j.dir, tmp)
+	fd, err := eintr.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // close removes the journal of a run that ended: its temp files are gone (each copy removes
@@ -129,5 +134,5 @@ func isAtticTemp(tmp, token string) bool {
 // anything else) and says whether it did.
 func removeRegular(path string) bool {
 	info, err := os.Lstat(path)
-	return err == nil && info.Mode().IsRegular() && os.Remove(path) == nil
+	return err == nil && info.Mode().IsRegular() && eintr.Remove(path) == nil
 }

@@ -12,7 +12,10 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // copyInto copies src to dir/name through a synced temp file beside it, reads the copy back,
@@ -26,13 +29,13 @@ import (
 // createTemp makes the temp file for name in dir; nil makes it as os.CreateTemp does.
 func copyInto(ctx context.Context, dir, name string, src io.Reader, want string, createTemp func(name string) (*os.File, error)) (made bool, err error) {
 	if createTemp == nil {
-		createTemp = func(name string) (*os.File, error) { return os.CreateTemp(dir, atomicfile.TempPattern(name)) }
+		createTemp = func(name string) (*os.File, error) { return eintr.CreateTemp(dir, atomicfile.TempPattern(name)) }
 	}
 	tmp, err := createTemp(name)
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp.Name())
+	defer eintr.Remove(tmp.Name())
 	sum, size, err := copySynced(tmp, ctxReader{ctx, src})
 	if err != nil {
 		return false, err
@@ -48,7 +51,7 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 	case want != "" && sum != want:
 		return false, fmt.Errorf("copying %s into %s: its SHA-256 is %s, its receipt says %s (did it change since it was verified?)", name, dir, sum, want)
 	}
-	if err := os.Link(tmp.Name(), filepath.Join(dir, name)); err != nil {
+	if err := link(tmp, filepath.Join(dir, name)); err != nil {
 		if errors.Is(err, fs.ErrExist) && sameContent(filepath.Join(dir, name), size, sum) {
 			// A copy a killed run made, which it could not take back: done already.
 			return false, nil
@@ -56,6 +59,18 @@ func copyInto(ctx context.Context, dir, name string, src io.Reader, want string,
 		return false, err
 	}
 	return true, syncDir(dir)
+}
+
+// link gives the file tmp (closed) a second name, path, which must be free.
+func link(tmp *os.File, path string) error {
+	var st unix.Stat_t
+	if err := eintr.Lstat(tmp.Name(), &st); err != nil {
+		return &os.LinkError{Op: "link", Old: tmp.Name(), New: path, Err: err}
+	}
+	if err := eintr.Linkat(unix.AT_FDCWD, tmp.Name(), unix.AT_FDCWD, path, 0, eintr.IDOf(&st)); err != nil {
+		return &os.LinkError{Op: "link", Old: tmp.Name(), New: path, Err: err}
+	}
+	return nil
 }
 
 // syncDir syncs a folder after a copy was linked into it; tests make it fail.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // Folder is a set in a local folder. Its conditional writes are checked and then done, which
@@ -158,7 +159,7 @@ func (f Folder) Delete(ctx context.Context, name, ifMatch string) error {
 	if err := f.check(ctx, name, ifMatch); err != nil {
 		return err
 	}
-	err := os.Remove(f.path(name))
+	err := eintr.Remove(f.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

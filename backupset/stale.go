@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -30,7 +31,7 @@ func (f Folder) Clean(context.Context) ([]string, error) {
 		if !e.Type().IsRegular() || !isStaleTemp(e.Name()) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(f.Dir, e.Name())); err != nil {
+		if err := eintr.Remove(filepath.Join(f.Dir, e.Name())); err != nil {
 			return removed, err
 		}
 		removed = append(removed, e.Name())

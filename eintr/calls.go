@@ -89,13 +89,14 @@ func Futimens(fd int, ts *[2]unix.Timespec) error {
 	})
 }
 
-// Openat opens name in the folder dirfd. With O_CREAT|O_EXCL, when a try was cut short and
-// a later one finds the name taken, its error matches ErrCut (the first try may have made
-// the file). O_TMPFILE makes a file without a name: one made by a try cut short is freed.
+// Openat opens name in the folder dirfd. With O_CREAT|O_EXCL, a create cut short that made
+// the file (its repeat finds an empty regular file of this user's at the name) removes it
+// and makes it again. O_TMPFILE makes a file without a name: one made by a try cut short
+// is freed.
 func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	open := func() (int, error) { return unix.Openat(dirfd, name, flags, mode) }
 	if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
-		return makeName(open)
+		return makeName(open, func() bool { return removeEmptyFile(dirfd, name) })
 	}
 	return repeatFD(open)
 }
@@ -105,17 +106,28 @@ func Open(path string, flags int, mode uint32) (int, error) {
 	return Openat(unix.AT_FDCWD, path, flags, mode)
 }
 
-// Mkdirat makes a folder; when a try was cut short and a later one finds the name taken,
-// its error matches ErrCut.
+// Mkdirat makes a folder. A mkdir cut short that made it (its repeat finds an empty folder
+// of this user's at the name) made it.
 func Mkdirat(dirfd int, name string, mode uint32) error {
-	_, err := makeName(func() (int, error) { return 0, unix.Mkdirat(dirfd, name, mode) })
-	return err
+	cut := false
+	for {
+		err := unix.Mkdirat(dirfd, name, mode)
+		switch {
+		case err == unix.EINTR:
+			cut = true
+		case cut && err == unix.EEXIST && emptyFolder(dirfd, name):
+			return nil
+		default:
+			return err
+		}
+	}
 }
 
-// Symlinkat makes a symlink; when a try was cut short and a later one finds the name
-// taken, its error matches ErrCut.
+// Symlinkat makes a symlink. One cut short that made it (its repeat finds a symlink of this
+// user's to target at the name) is removed and made again.
 func Symlinkat(target string, dirfd int, name string) error {
-	_, err := makeName(func() (int, error) { return 0, unix.Symlinkat(target, dirfd, name) })
+	_, err := makeName(func() (int, error) { return 0, unix.Symlinkat(target, dirfd, name) },
+		func() bool { return removeSymlink(dirfd, name, target) })
 	return err
 }
 

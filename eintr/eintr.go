@@ -2,20 +2,11 @@ package eintr
 
 import (
 	"errors"
+	"io"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
-
-// ErrCut is matched by errors.Is on the error of a call that makes a name, when a signal
-// cut its first try short and the repeat found the name taken: the first try may have made
-// it. The error matches the repeat's errno (EEXIST) too, so a caller that does not look for
-// ErrCut treats the name as someone else's, which is never wrong, only less helpful.
-var ErrCut = errors.New("a try cut short by a signal may have made it")
-
-type cutError struct{ err error }
-
-func (e cutError) Error() string   { return e.err.Error() + " (" + ErrCut.Error() + ")" }
-func (e cutError) Unwrap() []error { return []error{e.err, ErrCut} }
 
 // ID is a file's identity: its device and inode.
 type ID struct{ Dev, Ino uint64 }
@@ -47,22 +38,66 @@ func repeatFD(call func() (int, error)) (int, error) {
 	}
 }
 
-// makeName repeats call, which makes a name, until a signal does not cut it short; when a
-// try was cut short and a later one finds the name taken (EEXIST), its error matches
-// ErrCut.
-func makeName(call func() (int, error)) (int, error) {
+// makeName repeats call, which makes a name, until a signal does not cut it short. When a
+// try was cut short and a later one finds the name taken (EEXIST), the cut try may have made
+// it: removeMade removes it if the name holds what call makes, of this user's, and reports
+// whether it did; call then makes it again. Anything else at the name is someone's, and
+// the error is EEXIST.
+func makeName(call func() (int, error), removeMade func() bool) (int, error) {
 	cut := false
 	for {
 		n, err := call()
 		switch {
 		case err == unix.EINTR:
 			cut = true
-		case cut && err == unix.EEXIST:
-			return n, cutError{err}
+		case cut && err == unix.EEXIST && removeMade():
+			cut = false
 		default:
 			return n, err
 		}
 	}
+}
+
+// mine reports whether st is of this user's and of the type typ (unix.S_IFREG, …).
+func mine(st *unix.Stat_t, typ uint32) bool {
+	return st.Mode&unix.S_IFMT == typ && int(st.Uid) == os.Geteuid()
+}
+
+// removeEmptyFile removes name from the folder dirfd if it is an empty regular file of this
+// user's, as a create makes it.
+func removeEmptyFile(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && mine(&st, unix.S_IFREG) &&
+		st.Size == 0 && st.Nlink == 1 && Unlinkat(dirfd, name, 0) == nil
+}
+
+// removeSymlink removes name from the folder dirfd if it is a symlink of this user's to
+// target.
+func removeSymlink(dirfd int, name, target string) bool {
+	var st unix.Stat_t
+	if Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !mine(&st, unix.S_IFLNK) {
+		return false
+	}
+	buf := make([]byte, len(target)+1)
+	n, err := Readlinkat(dirfd, name, buf)
+	return err == nil && string(buf[:n]) == target && Unlinkat(dirfd, name, 0) == nil
+}
+
+// emptyFolder reports whether name in the folder dirfd is an empty folder of this user's,
+// as a mkdir makes it.
+func emptyFolder(dirfd int, name string) bool {
+	var st unix.Stat_t
+	if Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !mine(&st, unix.S_IFDIR) {
+		return false
+	}
+	fd, err := Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // moveName repeats call, which gives the file id the name name in the folder dirfd (a link

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -127,28 +128,91 @@ func TestMoveNameRepeatsWhenTheNameHoldsAnotherFile(t *testing.T) {
 	}
 }
 
-// A name made by a try cut short is found taken by the repeat: the error says the first
-// try may have made it, and is still EEXIST for a caller that does not ask.
-func TestMakeNameSaysACutTryMayHaveMadeIt(t *testing.T) {
+// A file a create cut short made is found by the repeat: it is removed and made again, so
+// that the caller holds the file it made; a file someone else put at the name is theirs.
+func TestCreateCutShortMakesTheFileAgain(t *testing.T) {
 	dir, fd := folder(t)
-	call, tries := cutShort(1, true, func() error { return unix.Mkdirat(fd, "d", 0o700) })
-	_, err := makeName(func() (int, error) { return 0, call() })
-	if !errors.Is(err, ErrCut) || !errors.Is(err, unix.EEXIST) || *tries != 2 {
-		t.Fatalf("got %v after %d tries, want ErrCut and EEXIST after 2", err, *tries)
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_CLOEXEC
+	tries := 0
+	create := func() (int, error) { // the first try makes the file, and is cut short after
+		tries++
+		n, err := unix.Openat(fd, "f", flags, 0o600)
+		if tries == 1 && err == nil {
+			unix.Close(n)
+			return -1, unix.EINTR
+		}
+		return n, err
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "d")); err != nil || !fi.IsDir() {
-		t.Fatalf("the folder: %v", err)
+	n, err := makeName(create, func() bool { return removeEmptyFile(fd, "f") })
+	if err != nil || tries != 3 {
+		t.Fatalf("got %v after %d tries, want success after 3", err, tries)
 	}
+	var held, named unix.Stat_t
+	if unix.Fstat(n, &held) != nil || unix.Stat(filepath.Join(dir, "f"), &named) != nil || IDOf(&held) != IDOf(&named) {
+		t.Fatal("the name does not hold the file made last")
+	}
+	unix.Close(n)
 
-	// Not cut short: a name taken is only EEXIST.
-	_, err = makeName(func() (int, error) { return 0, unix.Mkdirat(fd, "d", 0o700) })
-	if !errors.Is(err, unix.EEXIST) || errors.Is(err, ErrCut) {
-		t.Errorf("got %v, want EEXIST without ErrCut", err)
+	for what, theirs := range map[string]func(path string){
+		"a file with data": func(path string) { write(t, path, "theirs") },
+		"a folder":         func(path string) { os.Mkdir(path, 0o700) },
+		"a file of nobody's": func(path string) {
+			write(t, path, "")
+			os.Chown(path, 65534, 65534)
+		},
+	} {
+		if what == "a file of nobody's" && os.Geteuid() != 0 {
+			continue // chown needs root, which CI is
+		}
+		name := strings.ReplaceAll(what, " ", "-")
+		theirs(filepath.Join(dir, name))
+		call, tries := cutShort(1, false, func() error { _, err := unix.Openat(fd, name, flags, 0o600); return err })
+		_, err := makeName(func() (int, error) { return 0, call() }, func() bool { return removeEmptyFile(fd, name) })
+		if !errors.Is(err, unix.EEXIST) || *tries != 2 {
+			t.Errorf("%s at the name: got %v after %d tries, want EEXIST after 2", what, err, *tries)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s at the name was removed", what)
+		}
 	}
-	// Cut short but not done: the repeat makes it, and that is all.
-	call, tries = cutShort(3, false, func() error { return unix.Mkdirat(fd, "e", 0o700) })
-	if _, err := makeName(func() (int, error) { return 0, call() }); err != nil || *tries != 4 {
-		t.Errorf("got %v after %d tries, want success after 4", err, *tries)
+}
+
+// A folder a mkdir cut short made is found empty and this user's by the repeat: made.
+func TestMkdirCutShortThatMadeItMadeIt(t *testing.T) {
+	dir, fd := folder(t)
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if !emptyFolder(fd, "d") {
+		t.Error("an empty folder of this user's is not taken as made")
+	}
+	write(t, filepath.Join(dir, "d/x"), "")
+	if emptyFolder(fd, "d") {
+		t.Error("a folder with a file in it is taken as made")
+	}
+	if err := os.Symlink(".", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if emptyFolder(fd, "l") {
+		t.Error("a symlink to a folder is taken as made")
+	}
+}
+
+// A symlink a symlinkat cut short made is removed and made again when it is this user's
+// with the target asked; another one is someone's.
+func TestSymlinkCutShortThatMadeIt(t *testing.T) {
+	dir, fd := folder(t)
+	if err := os.Symlink("target", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if removeSymlink(fd, "l", "other") || removeSymlink(fd, "l", "targe") {
+		t.Error("a symlink to another target was removed")
+	}
+	if !removeSymlink(fd, "l", "target") {
+		t.Error("the symlink made was not removed")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "l")); !os.IsNotExist(err) {
+		t.Errorf("the symlink is still there (%v)", err)
 	}
 }
 
@@ -177,5 +241,49 @@ func TestRenameOfPaths(t *testing.T) {
 	write(t, from, "new")
 	if err := Rename(from, to, unix.RENAME_NOREPLACE); err != nil || read(t, to) != "new" {
 		t.Fatalf("rename: %v", err)
+	}
+}
+
+// CreateTemp makes a new file for each call, at a name of its pattern.
+func TestCreateTemp(t *testing.T) {
+	dir, _ := folder(t)
+	a, err := CreateTemp(dir, ".x-*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := CreateTemp(dir, ".x-*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, f := range []*os.File{a, b} {
+		if base := filepath.Base(f.Name()); filepath.Dir(f.Name()) != dir || !strings.HasPrefix(base, ".x-") || !strings.HasSuffix(base, ".tmp") {
+			t.Errorf("temp file %s, want .x-*.tmp in %s", f.Name(), dir)
+		}
+	}
+	if a.Name() == b.Name() {
+		t.Error("two temp files at one name")
+	}
+	if err := Remove(a.Name()); err != nil {
+		t.Fatal(err)
+	}
+	// lnk/.. is the folder above lnk's target, which filepath.Join would clean away.
+	if err := os.MkdirAll(filepath.Join(dir, "real/sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/sub", filepath.Join(dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := CreateTemp(filepath.Join(dir, "lnk")+"/..", "c-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if got, _ := filepath.Glob(filepath.Join(dir, "real/c-*")); len(got) != 1 {
+		t.Errorf("the temp file is at %s, want it in real/", c.Name())
+	}
+	if err := Remove(a.Name()); !errors.Is(err, unix.ENOENT) || !strings.Contains(err.Error(), a.Name()) {
+		t.Errorf("removing nothing: %v, want ENOENT naming the path", err)
 	}
 }

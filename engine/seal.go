@@ -14,6 +14,7 @@ import (
 
 	"backup/archive"
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 	"backup/seal"
 )
@@ -52,7 +53,7 @@ func (e *Engine) openSealed(ctx context.Context, dir string, opts archive.Option
 	if dst == nil {
 		// Beside its final path, to be renamed there; dir, where plaintext is staged, is
 		// $TMPDIR for an encrypted archive (see stagingDir), perhaps another file system.
-		f, err := os.CreateTemp(filepath.Dir(out.Path), atomicfile.TempPattern(filepath.Base(out.Path)))
+		f, err := eintr.CreateTemp(filepath.Dir(out.Path), atomicfile.TempPattern(filepath.Base(out.Path)))
 		if err != nil {
 			return fmt.Errorf("creating archive %s: %w", out.Path, cause(err))
 		}
@@ -118,7 +119,7 @@ func (s *sealer) abort() {
 	}
 	s.file.Close()
 	if !s.published {
-		os.Remove(s.file.Name())
+		eintr.Remove(s.file.Name())
 	}
 }
 

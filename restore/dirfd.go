@@ -121,10 +121,7 @@ func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	s.mu.Lock()
 	var err error
 	if _, seen := s.seen[path]; !seen {
-		err = eintr.Mkdirat(parent, part, s.mkdirMode(path))
-		// A mkdir a signal cut short, found made when repeated, is taken for this restore's:
-		// its folder was made owner-only, and only as this restore's is it given its mode.
-		if err == nil || errors.Is(err, eintr.ErrCut) {
+		if err = eintr.Mkdirat(parent, part, s.mkdirMode(path)); err == nil {
 			s.created[path] = true
 		}
 	}

@@ -132,9 +132,7 @@ func (t *destTree) tempSymlink(dir string, dfd int, base, target string) (string
 			return "", err
 		}
 		err = eintr.Symlinkat(target, dfd, tmp)
-		// A try a signal cut short may have made it: its name then stays in the journal,
-		// whose end removes it.
-		if err != nil && !errors.Is(err, eintr.ErrCut) {
+		if err != nil {
 			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
 		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {

@@ -254,9 +254,7 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 			return nil, "", err
 		}
 		fd, err := eintr.Openat(dfd, tmp, flags, 0o600)
-		// A try a signal cut short may have made it: its name then stays in the journal,
-		// whose end removes it.
-		if err != nil && !errors.Is(err, eintr.ErrCut) {
+		if err != nil {
 			t.journal.settle(dir, tmp) // not made: what has the name is not this run's
 		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {

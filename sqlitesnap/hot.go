@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"backup/eintr"
 )
 
 // A rollback-journal database whose writer crashed in the middle of a transaction has a hot
@@ -36,7 +38,7 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 	err = copyPair(ctx, src, journal, stage, copied)
 	if err != nil {
 		// The copy's journal is hot: it must not be beside stage when it is written again.
-		os.Remove(stage + "-journal")
+		eintr.Remove(stage + "-journal")
 		os.Truncate(stage, 0)
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backup/atomicfile"
+	"backup/eintr"
 )
 
 // DefaultTimeout is how long a snapshot waits for a database that a writer holds locked.
@@ -74,7 +75,7 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := os.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
+	stage, err := eintr.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
@@ -164,7 +165,7 @@ func removeStaged(name string) {
 	// A removal that fails leaves a .backup-spool-* file, which a backup set's next run
 	// removes; there is nothing better to do here.
 	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
-		os.Remove(name + suffix)
+		eintr.Remove(name + suffix)
 	}
 }
 

@@ -77,11 +77,11 @@ func openUnnamed(dir string) (*os.File, error) {
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, ".backup-spool-*")
+	f, err := eintr.CreateTemp(dir, ".backup-spool-*")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Remove(f.Name()); err != nil {
+	if err := eintr.Remove(f.Name()); err != nil {
 		f.Close()
 		return nil, err
 	}
