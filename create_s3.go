@@ -19,6 +19,7 @@ import (
 	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/eintr"
 	"backup/engine"
 	"backup/format"
 	"backup/seal"
@@ -179,7 +180,7 @@ func (t *uploadTarget) rewrite(rc *format.Receipt) error {
 // hookReceipt copies rc, which a hook cannot open in the bucket, into a private folder
 // under the temp folder, removed by done once the hooks end.
 func (t *uploadTarget) hookReceipt(rc *format.Receipt) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "backup-hook-")
+	dir, err := eintr.MkdirTemp("", "backup-hook-")
 	if err != nil {
 		return "", func() {}, err
 	}

@@ -71,8 +71,9 @@ func eintrCalls(t *testing.T) []string {
 }
 
 // osBlind are the functions of os that make a call changing a name, which os repeats
-// blindly when a signal cuts it short; os.OpenFile is one with O_EXCL.
-var osBlind = []string{"CreateTemp", "Remove", "Link", "Rename", "Symlink"}
+// blindly when a signal cuts it short; os.OpenFile is one with O_EXCL, or with flags the
+// test cannot read (a variable).
+var osBlind = []string{"CreateTemp", "MkdirTemp", "Remove", "Link", "Rename", "Symlink"}
 
 // directCalls lists, as "file:line pkg.Name", the calls in the file name of a function of
 // x/sys/unix or syscall whose name is in wrapped, and of those of os that osBlind lists.
@@ -113,7 +114,7 @@ func directCalls(t *testing.T, name string, wrapped []string) []string {
 		}
 		fn := sel.Sel.Name
 		direct := sys[pkg.Name] && slices.Contains(wrapped, fn) ||
-			pkg.Name == osName && (slices.Contains(osBlind, fn) || fn == "OpenFile" && mentions(call, "O_EXCL"))
+			pkg.Name == osName && (slices.Contains(osBlind, fn) || fn == "OpenFile" && len(call.Args) == 3 && mayExcl(call.Args[1]))
 		if direct {
 			found = append(found, fset.Position(call.Pos()).String()+" "+pkg.Name+"."+fn)
 		}
@@ -122,16 +123,40 @@ func directCalls(t *testing.T, name string, wrapped []string) []string {
 	return found
 }
 
-// mentions reports whether an argument of call names the identifier name (a flag).
-func mentions(call *ast.CallExpr, name string) bool {
+// mayExcl reports whether the flags flag may hold O_EXCL: it names O_EXCL, or a variable (a
+// bare name, where the flags it can read are package constants, os.O_RDONLY…, and local
+// constants of those).
+func mayExcl(flag ast.Expr) bool {
+	qualified := map[*ast.Ident]bool{}
 	found := false
-	for _, arg := range call.Args {
-		ast.Inspect(arg, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && id.Name == name {
-				found = true
+	ast.Inspect(flag, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			qualified[n.Sel] = true
+			if x, ok := n.X.(*ast.Ident); ok {
+				qualified[x] = true
 			}
-			return !found
-		})
-	}
+		case *ast.Ident:
+			found = found || n.Name == "O_EXCL" || !qualified[n] && !constOf(n, mayExcl)
+		}
+		return !found
+	})
 	return found
+}
+
+// constOf reports whether id is a constant whose value, as written, is not bad.
+func constOf(id *ast.Ident, bad func(ast.Expr) bool) bool {
+	if id.Obj == nil || id.Obj.Kind != ast.Con {
+		return false
+	}
+	spec, ok := id.Obj.Decl.(*ast.ValueSpec)
+	if !ok || len(spec.Values) != len(spec.Names) {
+		return false
+	}
+	for i, name := range spec.Names {
+		if name.Name == id.Name {
+			return !bad(spec.Values[i])
+		}
+	}
+	return false
 }

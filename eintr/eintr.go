@@ -38,20 +38,25 @@ func repeatFD(call func() (int, error)) (int, error) {
 	}
 }
 
+// maxRemakes is how many times makeName makes a name again: a server that makes the name
+// and reports the call cut short every time would keep it going for ever.
+const maxRemakes = 10
+
 // makeName repeats call, which makes a name, until a signal does not cut it short. When a
 // try was cut short and a later one finds the name taken (EEXIST), the cut try may have made
 // it: removeMade removes it if the name holds what call makes, of this user's, and reports
-// whether it did; call then makes it again. Anything else at the name is someone's, and
-// the error is EEXIST.
+// whether it did; call then makes it again, up to maxRemakes times. Anything else at the
+// name is someone's, and the error is EEXIST.
 func makeName(call func() (int, error), removeMade func() bool) (int, error) {
-	cut := false
+	cut, remakes := false, 0
 	for {
 		n, err := call()
 		switch {
 		case err == unix.EINTR:
 			cut = true
-		case cut && err == unix.EEXIST && removeMade():
+		case cut && err == unix.EEXIST && remakes < maxRemakes && removeMade():
 			cut = false
+			remakes++
 		default:
 			return n, err
 		}

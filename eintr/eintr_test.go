@@ -287,3 +287,37 @@ func TestCreateTemp(t *testing.T) {
 		t.Errorf("removing nothing: %v, want ENOENT naming the path", err)
 	}
 }
+
+// A server that makes the name and reports the call cut short every time is given up on
+// after maxRemakes: the name is then taken (EEXIST), as for any other.
+func TestMakeNameGivesUpOnAServerThatAlwaysCuts(t *testing.T) {
+	_, fd := folder(t)
+	tries := 0
+	alwaysCut := func() (int, error) {
+		tries++
+		if err := unix.Mkdirat(fd, "d", 0o700); err != nil {
+			return 0, err
+		}
+		return 0, unix.EINTR
+	}
+	_, err := makeName(alwaysCut, func() bool { return unix.Unlinkat(fd, "d", unix.AT_REMOVEDIR) == nil })
+	if !errors.Is(err, unix.EEXIST) || tries != 2*(maxRemakes+1) {
+		t.Errorf("got %v after %d tries, want EEXIST after %d", err, tries, 2*(maxRemakes+1))
+	}
+}
+
+// MkdirTemp makes a new folder, owner-only, at a name of its pattern; a pattern with a
+// slash is refused, as by os.MkdirTemp.
+func TestMkdirTemp(t *testing.T) {
+	dir, _ := folder(t)
+	name, err := MkdirTemp(dir, "hook-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(name); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || filepath.Dir(name) != dir || !strings.HasPrefix(filepath.Base(name), "hook-") {
+		t.Errorf("made %s (%v, %v), want an owner-only folder hook-* in %s", name, fi.Mode(), err, dir)
+	}
+	if _, err := MkdirTemp(dir, "a/b*"); err == nil {
+		t.Error("a pattern with a slash was taken")
+	}
+}

@@ -16,26 +16,56 @@ import (
 // and leave the empty file behind. As there, dir is not cleaned: lnk/.. is the folder
 // above lnk's target, not the one lnk is in.
 func CreateTemp(dir, pattern string) (*os.File, error) {
+	var f *os.File
+	err := makeTemp(dir, pattern, "createtemp", func(name string) error {
+		fd, err := Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			f = os.NewFile(uintptr(fd), name)
+		}
+		return err
+	})
+	return f, err
+}
+
+// MkdirTemp is os.MkdirTemp, its mkdir made with Mkdirat: one cut short by a signal that
+// made the folder made it, where os.MkdirTemp would leave it behind.
+func MkdirTemp(dir, pattern string) (string, error) {
+	var made string
+	err := makeTemp(dir, pattern, "mkdirtemp", func(name string) error {
+		err := Mkdirat(unix.AT_FDCWD, name, 0o700)
+		if err == nil {
+			made = name
+		}
+		return err
+	})
+	return made, err
+}
+
+// makeTemp calls create with new names of pattern (its last * a random number) in dir (the
+// temp folder when empty) until one is free.
+func makeTemp(dir, pattern, op string, create func(name string) error) error {
 	if dir == "" {
 		dir = os.TempDir()
 	}
 	if !strings.HasSuffix(dir, "/") {
 		dir += "/"
 	}
+	if strings.ContainsRune(pattern, '/') {
+		return &fs.PathError{Op: op, Path: pattern, Err: errors.New("pattern contains path separator")}
+	}
 	prefix, suffix := pattern, ""
 	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
 		prefix, suffix = pattern[:i], pattern[i+1:]
 	}
 	for try := 0; ; try++ {
-		name := dir + prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
-		fd, err := Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		err := create(dir + prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix)
 		switch {
 		case err == nil:
-			return os.NewFile(uintptr(fd), name), nil
+			return nil
 		case errors.Is(err, unix.EEXIST) && try < 10000:
 			continue
 		}
-		return nil, &fs.PathError{Op: "createtemp", Path: dir + prefix + "*" + suffix, Err: err}
+		return &fs.PathError{Op: op, Path: dir + prefix + "*" + suffix, Err: err}
 	}
 }
 
