@@ -18,7 +18,7 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	// Leaves: they know nothing of backups, archives or sets.
 	"backup/eintr":      {nil, []string{"golang.org/x/sys"}},
 	"backup/atomicfile": {[]string{"backup/eintr"}, []string{"golang.org/x/sys"}},
-	"backup/walker":     {nil, []string{"golang.org/x/sys"}},
+	"backup/walker":     {[]string{"backup/eintr"}, []string{"golang.org/x/sys"}},
 	"backup/skiprules":  {nil, nil},
 	// The one check of a command's outputs: paths and files, nothing of backups.
 	"backup/pathcheck": {nil, nil},

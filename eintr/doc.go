@@ -1,9 +1,9 @@
-// Package eintr makes the file system calls of restore, of the publishing of outputs and of
-// the sets, repeating one that a signal cut short (EINTR), as Go's os package repeats its
-// own. On local file systems these calls are never cut short; on CIFS (SMB) and FUSE mounts
-// they can be, and the Go runtime's own preemption signals are enough to do it (restic#2659,
-// golang/go#40846). Outside the walker, which repeats its own, the module makes these calls
-// only through this package: TestCallsCutShortGoThroughEintr fails on any other.
+// Package eintr makes the file system calls of the walk, of restore, of the publishing of
+// outputs and of the sets, repeating one that a signal cut short (EINTR), as Go's os
+// package repeats its own. On local file systems these calls are never cut short; on CIFS
+// (SMB) and FUSE mounts they can be, and the Go runtime's own preemption signals are enough
+// to do it (restic#2659, golang/go#40846). The module makes these calls only through this
+// package: TestCallsCutShortGoThroughEintr fails on any other.
 //
 // A call that reads, or sets what is already decided (a mode, an owner, a time, a lock), is
 // repeated as it is. A call that changes a name may have been done by the server before it

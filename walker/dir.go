@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // errReplaced is the cause when a directory is no longer the one its stat saw: swapped for a
@@ -70,9 +71,7 @@ func openRoot(root string, follow bool) (*dir, string, error) {
 		base = "."
 	}
 	// O_PATH: the folder above the root need only be searchable, as for a path lookup.
-	fd, err := retry(func() (int, error) {
-		return unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	})
+	fd, err := eintr.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, "", &fs.PathError{Op: "open", Path: parent, Err: err}
 	}
@@ -95,7 +94,7 @@ func resolveRoot(root string, follow bool) (string, error) {
 // is now a symlink, not a directory, or another directory than info describes gives
 // errReplaced.
 func (d *dir) openDir(name string, info fs.FileInfo) (*dir, error) {
-	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, dirFlags, 0) })
+	fd, err := eintr.Openat(d.fd, name, dirFlags, 0)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 		return nil, errReplaced
 	}
@@ -124,7 +123,7 @@ func (d *dir) openFile(name string) (*os.File, error) {
 }
 
 func (d *dir) openFD(name string) (int, error) {
-	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, fileFlags, 0) })
+	fd, err := eintr.Openat(d.fd, name, fileFlags, 0)
 	if err != nil {
 		return -1, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
@@ -195,15 +194,5 @@ func (s *subdir) open(parent *dir, name string, info fs.FileInfo) (*dir, error) 
 func (s *subdir) close() {
 	if s.d != nil {
 		s.d.release()
-	}
-}
-
-// retry runs an open until it is not interrupted by a signal, as the os package does.
-func retry(open func() (int, error)) (int, error) {
-	for {
-		fd, err := open()
-		if err != syscall.EINTR {
-			return fd, err
-		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // File is a file opened by Handle.OpenRaw: a bare descriptor, read with plain read(2). An
@@ -46,15 +48,10 @@ func (f *File) Read(p []byte) (int, error) {
 // Stat returns the fstat of the open file; its Sys is a *syscall.Stat_t.
 func (f *File) Stat() (fs.FileInfo, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstat(f.fd, &st)
-		if err == nil {
-			return newFileInfo(f.name, &st), nil
-		}
-		if err != syscall.EINTR {
-			return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
-		}
+	if err := eintr.Fstat(f.fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
 	}
+	return newFileInfo(f.name, &st), nil
 }
 
 // Close closes the descriptor; a second Close is an error, as with an *os.File.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // OpXattr is the op of a warning for extended attributes that could not be read.
@@ -19,10 +21,7 @@ const OpXattr = "xattr"
 func (e Entry) Readlink() (string, error) {
 	for size := 256; ; size *= 4 {
 		buf := make([]byte, size)
-		n, err := unix.Readlinkat(e.parent.fd, e.base, buf)
-		if err == syscall.EINTR {
-			continue
-		}
+		n, err := eintr.Readlinkat(e.parent.fd, e.base, buf)
 		if err != nil {
 			return "", &fs.PathError{Op: OpOpen, Path: e.Name, Err: err}
 		}

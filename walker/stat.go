@@ -6,20 +6,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // lstatAt stats name in the directory dirfd without following a symlink.
 func lstatAt(dirfd int, name string) (fs.FileInfo, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil {
-			return newFileInfo(name, &st), nil
-		}
-		if err != syscall.EINTR {
-			return nil, err
-		}
+	if err := eintr.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, err
 	}
+	return newFileInfo(name, &st), nil
 }
 
 // fileInfo is an fstatat result. Its Sys is a *syscall.Stat_t, as with os.Lstat, for the
