@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRestoreKeepsTempLookalikes: files named like restore's temp files, held by the
@@ -167,5 +168,40 @@ func TestAttackJournalLeftSilently(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal"))
 	if len(left) > 0 && (r.code == exitComplete && !strings.Contains(r.stderr+r.stdout, "journal")) {
 		t.Errorf("restore left %q in DEST and said nothing: exit %d stdout %s stderr %q", left, r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRestoreFolderTimeAfterALateRemoval fails the removal of the file a restore --force
+// replaced (EIO on the first unlinkat, by strace), which the run tries again at its end. That
+// removal came after the folders' times were set, and moved the folder's mtime: the restore
+// said complete with app/sub's mtime now, not the archived one. Correct: the removal is
+// tried again before the folders' times are set.
+func TestRestoreFolderTimeAfterALateRemoval(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"sub/f": {content: "f\n"}, "sub/g": {content: "g\n"}})
+	archived := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dir, "app/sub"), archived, archived); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	if err := os.WriteFile(filepath.Join(dest, "app/sub/f"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=unlinkat", "-e", "inject=unlinkat:error=EIO:when=1",
+		binary, "restore", "-q", "--force", "--no-undo", "--jobs", "1", arch, dest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restore --force: %v\n%s", err, out)
+	}
+	if got := listDir(t, filepath.Join(dest, "app/sub")); strings.Join(got, " ") != "f g" {
+		t.Errorf("app/sub holds %q, want f and g only", got)
+	}
+	if got := lstat(t, filepath.Join(dest, "app/sub")).ModTime(); !got.Equal(archived) {
+		t.Errorf("app/sub's mtime is %v, want the archived %v", got, archived)
 	}
 }

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -89,6 +90,19 @@ func (j *journal) settle(dir, tmp string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	delete(j.pending, joinName(dir, tmp))
+}
+
+// retry removes the temp names still pending (a removal that failed during the run) before
+// the folders' modes and times are set: a removal after that would move a folder's mtime
+// again. What it cannot remove stays pending, for finish to report.
+func (j *journal) retry(t *destTree) {
+	for _, name := range slices.Sorted(maps.Keys(j.pending)) {
+		if removeTemp(t, name) == nil {
+			j.mu.Lock()
+			delete(j.pending, name)
+			j.mu.Unlock()
+		}
+	}
 }
 
 // finish ends the journal of a run: the temp names still pending (a removal that failed)

@@ -83,6 +83,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	if err := p.removeCreated(ctx, t, res); err != nil {
 		return res, err
 	}
+	t.journal.retry(t)
 	p.setDirTimes(t, res)
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
