@@ -152,8 +152,8 @@ func setLifeCutShort(t *testing.T, run cutRunner) {
 }
 
 // tempsIn lists the files below dir that a run makes under a temp name (.NAME.tmp-…,
-// .NAME.restore-…, .NAME.link-…) or for its journals and spools (.backup-…), but the lock of a
-// set, which stays.
+// .NAME.restore-…, .NAME.link-…) or for its journals and spools (.backup-…), but the lock
+// of a set, which stays.
 func tempsIn(t *testing.T, dir string) []string {
 	t.Helper()
 	var left []string

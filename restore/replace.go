@@ -123,14 +123,15 @@ func renameNew(dfd int, tmp, base string, made fileID) error {
 	return nil
 }
 
-// replaceChecked moves tmp, made, to base in the folder dfd in place of old, the file the plan saw
-// there, and of nothing else, and removes it. What base holds is opened (O_PATH: a FIFO or a
-// device is not opened for I/O) and checked to be old; held open, its inode number cannot
-// pass to another file. Then the two names are exchanged atomically (RENAME_EXCHANGE), and
-// what now has the temp name is checked to be that file: it is removed; anything else (put
-// there between the check and the exchange) is exchanged back, and the entry fails. A name
-// that holds nothing any more is filled as a new one. On a file system without the exchange,
-// the check is followed by a plain rename (a change between the two is not seen).
+// replaceChecked moves tmp, made, to base in the folder dfd in place of old, the file the
+// plan saw there, and of nothing else, and removes it. What base holds is opened (O_PATH: a
+// FIFO or a device is not opened for I/O) and checked to be old; held open, its inode
+// number cannot pass to another file. Then the two names are exchanged atomically
+// (RENAME_EXCHANGE), and what now has the temp name is checked to be that file: it is
+// removed; anything else (put there between the check and the exchange) is exchanged back,
+// and the entry fails. A name that holds nothing any more is filled as a new one. On a file
+// system without the exchange, the check is followed by a plain rename (a change between
+// the two is not seen).
 func replaceChecked(dfd int, tmp, base string, made fileID, old nodeID) (replacement, error) {
 	fd, err := eintr.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
