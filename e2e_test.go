@@ -95,15 +95,22 @@ func backup(t *testing.T, opts runOpts, args ...string) result {
 	if opts.env != nil {
 		cmd.Env = append(os.Environ(), opts.env...)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if opts.uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(opts.uid), Gid: uint32(opts.uid)}}
 	}
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd (the binary, or a tool that runs it) and returns what it did; a command
+// that could not be run fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("running backup %v: %v", args, err)
+		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +26,9 @@ type cutRunner func(t *testing.T, dir string, args ...string) result
 func cutBeforeDone(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	strace := []string{"-f", "-qq", "-o", os.DevNull, "-e", "trace=" + cutCalls, "-e", "inject=" + cutCalls + ":error=EINTR:when=1+2", binary}
-	return runCut(t, dir, "strace", append(strace, args...)...)
+	cmd := exec.Command("strace", append(strace, args...)...)
+	cmd.Dir = dir
+	return runCmd(t, cmd)
 }
 
 // cutAfterDone returns a runner that runs the binary under testdata/cutdone, which reports
@@ -42,21 +43,10 @@ func cutAfterDone(t *testing.T, step int) cutRunner {
 	}
 	return func(t *testing.T, dir string, args ...string) result {
 		t.Helper()
-		return runCut(t, dir, tool, append([]string{strconv.Itoa(step), binary}, args...)...)
+		cmd := exec.Command(tool, append([]string{strconv.Itoa(step), binary}, args...)...)
+		cmd.Dir = dir
+		return runCmd(t, cmd)
 	}
-}
-
-func runCut(t *testing.T, dir, name string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
 // TestEveryChangeCutShort runs a backup set's life with the calls that change the file

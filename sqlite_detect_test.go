@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -204,14 +203,7 @@ func straceCreate(t *testing.T, dir string, straceArgs []string, args ...string)
 	all = append(all, binary, "create")
 	cmd := exec.Command("strace", append(all, args...)...)
 	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("strace backup create %v: %v", args, err)
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	return runCmd(t, cmd)
 }
 
 // walOnlyDatabase makes dir/app/state.db, a WAL database whose 100 rows are all in its

@@ -69,12 +69,7 @@ func (j *atticJournal) createTemp(name string) (*os.File, error) {
 	if err := j.j.Record(tmp); err != nil {
 		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
 	}
-	path := filepath.Join(j.dir, tmp)
-	fd, err := eintr.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
+	return eintr.OpenFile(filepath.Join(j.dir, tmp), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
 }
 
 // close removes the journal of a run that ended: its temp files are gone (each copy removes

@@ -1,6 +1,8 @@
 package eintr
 
 import (
+	"io/fs"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -99,6 +101,16 @@ func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 		return makeName(open, func() bool { return removeEmptyFile(dirfd, name) })
 	}
 	return repeatFD(open)
+}
+
+// OpenFile is os.OpenFile through Openat: with O_EXCL, a create cut short that made the
+// file is made again, where os.OpenFile would report the name taken.
+func OpenFile(path string, flags int, perm uint32) (*os.File, error) {
+	fd, err := Open(path, flags|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // Open is Openat from the current folder.

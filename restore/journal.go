@@ -113,12 +113,8 @@ func (j *journal) finish(t *destTree) []archive.Problem {
 	if j.j == nil {
 		return nil
 	}
-	var left []string
-	for name := range j.pending {
-		if removeTemp(t, name) != nil {
-			left = append(left, name)
-		}
-	}
+	j.retry(t)
+	left := slices.Sorted(maps.Keys(j.pending))
 	if len(left) == 0 {
 		name := j.j.Name()
 		err := j.j.Remove()
@@ -130,7 +126,6 @@ func (j *journal) finish(t *destTree) []archive.Problem {
 	}
 	j.j.Close() // releases the lock: the next run sweeps what it lists
 	j.j = nil
-	slices.Sort(left)
 	return []archive.Problem{{Entry: left[0], Reason: fmt.Sprintf(
 		"a temp file (of %d) could not be removed; the journal that lists them stays, for the next restore into DEST to remove them", len(left))}}
 }

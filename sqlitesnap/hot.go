@@ -115,11 +115,10 @@ func ctime(info fs.FileInfo) syscall.Timespec {
 // copyFile copies all of src, from its start, into the file name in the staging folder;
 // Ctrl-C stops it (a database may be large).
 func copyFile(ctx context.Context, name string, flag int, src *os.File) error {
-	fd, err := eintr.Open(name, syscall.O_WRONLY|syscall.O_CLOEXEC|flag, 0o600)
+	dst, err := eintr.OpenFile(name, syscall.O_WRONLY|flag, 0o600)
 	if err != nil {
-		return fmt.Errorf("staging the copy: %w", &fs.PathError{Op: "open", Path: name, Err: err})
+		return fmt.Errorf("staging the copy: %w", err)
 	}
-	dst := os.NewFile(uintptr(fd), name)
 	_, err = io.Copy(dst, ctxReader{ctx, io.NewSectionReader(src, 0, 1<<62)})
 	if cerr := dst.Close(); err == nil {
 		err = cerr
