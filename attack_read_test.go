@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAttackUndoRemovesFileReplacedAfterItsCheck: the undo of a restore removes the files that
+// restore created only while they hold what it wrote (size and SHA-256). It reads app/sub/b.txt,
+// finds the restore's bytes, and then unlinks the name: a file the user put at that name
+// between the check and the unlink (here while strace holds the unlinkat) is removed, with
+// exit 0, no warning, and in no before-state (the undo's own before-state saved the file
+// the plan saw). The docs: "only those that still hold what the restore wrote ... Anything
+// else (a file edited since ...) stays where it is, with a warning".
+func TestAttackUndoRemovesFileReplacedAfterItsCheck(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	undo := printedUndo(t, r.stderr)
+	sub := filepath.Join(dest, "app/sub")
+	log := filepath.Join(dir, "strace.log")
+	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat",
+		"-e", "inject=unlinkat:delay_enter=1500000:when=1", binary}, undo...)
+	cmd := exec.Command("strace", args...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `unlinkat(`) && strings.Contains(l, `"b.txt"`) })
+	// The user saves new work at app/sub/b.txt (by rename, as editors do).
+	tmp := filepath.Join(sub, ".b.txt.swp")
+	if err := os.WriteFile(tmp, []byte("the user's new work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(sub, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(sub, "b.txt")); err != nil {
+		t.Errorf("app/sub/b.txt, the user's new work put there during the undo, is gone (%v); undo exit %d:\n%s",
+			err, cmd.ProcessState.ExitCode(), stderr.String())
+	} else {
+		assertContent(t, filepath.Join(sub, "b.txt"), "the user's new work\n")
+	}
+}
+
+// TestAttackUndoSplitsHardLink: DEST holds app/sub/b.txt and app/sub/c, two names of one
+// file; the archive holds app/sub/b.txt only. restore --force replaces b.txt (c keeps the old
+// file), and its undo, run as printed, writes b.txt back as a new file: b.txt and c are
+// no longer one file (editing one no longer changes the other), though the undo is to put
+// back exactly what was there, and says complete with no warning.
+func TestAttackUndoSplitsHardLink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "alpha\n"}, "sub/b.txt": {content: "mine\n"}})
+	b, c := filepath.Join(dest, "app/sub/b.txt"), filepath.Join(dest, "app/sub/c")
+	if err := os.Link(b, c); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	u := backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...)
+	mustExit(t, u, exitComplete)
+	assertContent(t, b, "mine\n")
+	var sb, sc syscall.Stat_t
+	if err := syscall.Stat(b, &sb); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Stat(c, &sc); err != nil {
+		t.Fatal(err)
+	}
+	if sb.Ino != sc.Ino || sb.Nlink != 2 {
+		t.Errorf("after the undo app/sub/b.txt (inode %d, %d links) and app/sub/c (inode %d) are separate files; before the restore they were one; undo said:\n%s",
+			sb.Ino, sb.Nlink, sc.Ino, u.stderr)
+	}
+}
+
+// TestAttackPrintedUndoOfPlainForceLosesSetuid: as root, a plain restore --force (no
+// --same-permissions) replaces app/a.txt, root's setuid program (04755). The before-state
+// records 04755, but the printed undo ("backup restore --force --xattrs BEFORE DEST") has
+// no --same-permissions, so the program comes back 0755: the undo does not put back what
+// was there. The attributes are put back whatever the restore's flags (--xattrs is always
+// printed, as the before-state always holds them); the setuid bit, which the before-state
+// holds as well, is not.
+func TestAttackPrintedUndoOfPlainForceLosesSetuid(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	f := filepath.Join(dest, "app/a.txt")
+	if err := syscall.Chmod(f, 0o4755); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	line := printedUndo(t, r.stderr)
+	mustExit(t, backup(t, runOpts{dir: dir}, line...), exitComplete)
+	assertContent(t, f, "mine\n")
+	var st syscall.Stat_t
+	syscall.Stat(f, &st)
+	if st.Mode&0o7777 != 0o4755 {
+		t.Errorf("after the printed undo (backup %s) app/a.txt has mode %o, was 4755", strings.Join(line, " "), st.Mode&0o7777)
+	}
+}
+
+// TestAttackCreatedNamesAnEntry: an archive whose manifest's "created" list (what a
+// before-state's undo removes) names one of the archive's own files, app/a.txt, with its
+// size and SHA-256. verify passes it; restore --force into a DEST that holds app/a.txt
+// already keeps it as present and then removes it as "created by the restore undone", and
+// says complete (exit 0): the archive's file is not in DEST, yet the restore reports
+// everything restored. Such a manifest is self-contradictory (a path both put back and
+// removed) and should be refused by restore (and reported by verify), as a name stored
+// twice is.
+func TestAttackCreatedNamesAnEntry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	hostile := filepath.Join(dir, "hostile.zip")
+	rewriteManifest(t, arch, hostile, func(m map[string]any) {
+		for _, f := range manifestFiles(t, m) {
+			if f["path"] == "app/a.txt" {
+				m["created"] = []any{map[string]any{"path": "app/a.txt", "type": "file", "size": f["size"], "sha256": f["sha256"]}}
+			}
+		}
+	})
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, hostile, dest)
+	_, err := os.Lstat(filepath.Join(dest, "app/a.txt"))
+	if r.code == exitComplete && err != nil {
+		t.Errorf("restore --force exit 0 (%q) but app/a.txt, a file of the archive, is not in DEST: %v", strings.TrimSpace(r.stderr), err)
+	}
+	if v := backup(t, runOpts{dir: dir}, "verify", hostile); v.code == exitComplete {
+		t.Errorf("verify passes an archive whose manifest lists its own file app/a.txt as created (to be removed): %q", v.stdout)
+	}
+}
