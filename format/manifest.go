@@ -208,6 +208,32 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("symlink %q has no path or is listed twice", l.Path)
 		}
 	}
+	return m.checkCreated()
+}
+
+// checkCreated refuses a created path (what restoring this before-state removes) that is
+// also one of its files, symlinks or dirs (what it puts back): a restore would write or keep
+// the path and then remove it. A before-state never lists both: what the restore created
+// was not there before it.
+func (m *Manifest) checkCreated() error {
+	if len(m.Created) == 0 {
+		return nil
+	}
+	kept := make(map[string]bool, len(m.Files)+len(m.Symlinks)+len(m.Dirs))
+	for _, f := range m.Files {
+		kept[f.Path] = true
+	}
+	for _, l := range m.Symlinks {
+		kept[l.Path] = true
+	}
+	for _, d := range m.Dirs {
+		kept[d.Path] = true
+	}
+	for _, c := range m.Created {
+		if kept[c.Path] {
+			return fmt.Errorf("created %q is also listed as put back", c.Path)
+		}
+	}
 	return nil
 }
 

@@ -44,7 +44,7 @@ func ScanManifest(r io.Reader, file func(*File)) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	m, err := fromWire(&wire)
-	if err != nil || s.v2Fields && m.Schema == ManifestSchemaV1 || s.symlinkIsFile(m.Symlinks) {
+	if err != nil || s.v2Fields && m.Schema == ManifestSchemaV1 || s.symlinkIsFile(m.Symlinks) || s.createdIsFile(m.Created) {
 		return nil, ErrNotAsWritten
 	}
 	if s.lists > 0 {
@@ -107,6 +107,17 @@ func (s *fileScan) symlinkIsFile(symlinks []Symlink) bool {
 	slices.Sort(s.paths)
 	for _, l := range symlinks {
 		if _, found := slices.BinarySearch(s.paths, maphash.String(s.seed, l.Path)); found {
+			return true
+		}
+	}
+	return false
+}
+
+// createdIsFile says whether a created path may have the path of a file (ParseManifest then
+// tells: see checkCreated). Call it after symlinkIsFile, which sorts the digests.
+func (s *fileScan) createdIsFile(created []Created) bool {
+	for _, c := range created {
+		if _, found := slices.BinarySearch(s.paths, maphash.String(s.seed, c.Path)); found {
 			return true
 		}
 	}
