@@ -180,3 +180,71 @@ func TestAttackUndoRemovalErrorSaysComplete(t *testing.T) {
 		t.Errorf("the undo could not remove app/a.txt (EIO), which is still in DEST, yet exit %d:\n%s", code, out)
 	}
 }
+
+// TestAttackUndoLeavesAddedXattrsAndACL: DEST holds app/a.txt with the archived bytes, mode
+// 0600 and no extended attributes; the archive (create --xattrs) records a user.* attribute
+// and an ACL granting uid 65534 read-write. restore --force --xattrs keeps the file as
+// present and gives it, in place, the archived mode, the attribute and the ACL; its
+// before-state records the file's old mode and its attributes (none). The printed undo puts
+// the mode and mtime back but leaves the attribute and the ACL entry for uid 65534: the undo
+// does not put back what was there (and the ACL entry, masked by mode 0600, grants uid 65534
+// read-write again as soon as the owner runs chmod g+rw).
+func TestAttackUndoLeavesAddedXattrsAndACL(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "setfattr")
+	mustTool(t, "setfacl")
+	mustTool(t, "getfattr")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	src := filepath.Join(dir, "src/app/a.txt")
+	if out, err := exec.Command("setfattr", "-n", "user.note", "-v", "archived", src).CombinedOutput(); err != nil {
+		t.Skipf("setfattr: %v %s", err, out)
+	}
+	if out, err := exec.Command("setfacl", "-m", "u:65534:rw", src).CombinedOutput(); err != nil {
+		t.Skipf("setfacl: %v %s", err, out)
+	}
+	arch := filepath.Join(dir, "x.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--xattrs", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "alpha\n", mode: 0o600}})
+	f := filepath.Join(dest, "app/a.txt")
+	before, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--xattrs", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	if got, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output(); !strings.Contains(string(got), "user.note") {
+		t.Fatalf("the restore did not set the attribute, nothing to undo: %s", got)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...), exitComplete)
+	after, _ := exec.Command("getfattr", "-d", "-m", "-", "--absolute-names", f).Output()
+	if string(after) != string(before) {
+		t.Errorf("attributes of app/a.txt after the undo:\n%s\nbefore the restore:\n%s", after, before)
+	}
+}
+
+// TestAttackXattrsNotSetOnPresentFile: a restore without --xattrs, then the same restore
+// with --xattrs (the user forgot the flag; or a restore killed after placing files of
+// another run): the file is "already there" (bytes, owner, mode and mtime as recorded), so
+// the attribute and the ACL the archive records are never set, and the restore says
+// complete, exit 0, no warning. "Already present" compares owner, mode and mtime, not the
+// attributes, though --xattrs is asked for and fixMeta would set them.
+func TestAttackXattrsNotSetOnPresentFile(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "setfattr")
+	mustTool(t, "getfattr")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	src := filepath.Join(dir, "src/app/a.txt")
+	if out, err := exec.Command("setfattr", "-n", "user.note", "-v", "archived", src).CombinedOutput(); err != nil {
+		t.Skipf("setfattr: %v %s", err, out)
+	}
+	arch := filepath.Join(dir, "x.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--xattrs", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "restore", "--xattrs", arch, dest)
+	got, _ := exec.Command("getfattr", "-d", "-m", "user.", "--absolute-names", filepath.Join(dest, "app/a.txt")).Output()
+	if r.code == exitComplete && !strings.Contains(r.stderr, "warning") && !strings.Contains(string(got), `user.note="archived"`) {
+		t.Errorf("restore --xattrs exit 0, %q, yet app/a.txt lacks the recorded user.note: %q", strings.TrimSpace(r.stderr), got)
+	}
+}
