@@ -248,3 +248,55 @@ func TestAttackXattrsNotSetOnPresentFile(t *testing.T) {
 		t.Errorf("restore --xattrs exit 0, %q, yet app/a.txt lacks the recorded user.note: %q", strings.TrimSpace(r.stderr), got)
 	}
 }
+
+// TestAttackRelinkReplacesPresentFileWithoutForce: the archive holds app/a and app/b, one
+// file (a hard-link group). DEST holds them as two separate files with the archived bytes,
+// owner, mode and mtime; b, the user's own copy, also carries an attribute (user.note). A
+// restore without --force keeps both as "already there" and then replaces b by a hard link
+// to a: b's file (and its attribute) is gone, with no before-state, though "nothing existing
+// [is] replaced without --force" and a restore without it "only creates paths, and sets the
+// owner, mode and mtime of files already present". (With --force the same happens and the
+// before-state does not hold b: its undo leaves a and b one file.)
+func TestAttackRelinkReplacesPresentFileWithoutForce(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "setfattr")
+	mustTool(t, "getfattr")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a": {content: "same\n"}})
+	if err := os.Link(filepath.Join(dir, "src/app/a"), filepath.Join(dir, "src/app/b")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "hl.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	// b becomes a separate copy, as cp -a gives it: same bytes, mode and mtime.
+	a, b := filepath.Join(dest, "app/a"), filepath.Join(dest, "app/b")
+	info, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dest, "app/b.copy")
+	if err := os.WriteFile(tmp, []byte("same\n"), info.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, info.Mode().Perm())
+	os.Chtimes(tmp, info.ModTime(), info.ModTime())
+	if out, err := exec.Command("setfattr", "-n", "user.note", "-v", "mine", tmp).CombinedOutput(); err != nil {
+		t.Skipf("setfattr: %v %s", err, out)
+	}
+	if err := os.Rename(tmp, b); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(filepath.Join(dest, "app"), info.ModTime(), info.ModTime())
+	var before syscall.Stat_t
+	syscall.Stat(b, &before)
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	var after syscall.Stat_t
+	syscall.Stat(b, &after)
+	if after.Ino != before.Ino {
+		attr, _ := exec.Command("getfattr", "-d", "-m", "user.", "--absolute-names", b).Output()
+		t.Errorf("a restore without --force (exit %d, %q) replaced app/b, the user's file (inode %d), by a link to app/a (inode %d, %d links); its attribute: %q",
+			r.code, strings.TrimSpace(r.stderr), before.Ino, after.Ino, after.Nlink, attr)
+	}
+}
