@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,5 +299,38 @@ func TestAttackRelinkReplacesPresentFileWithoutForce(t *testing.T) {
 		attr, _ := exec.Command("getfattr", "-d", "-m", "user.", "--absolute-names", b).Output()
 		t.Errorf("a restore without --force (exit %d, %q) replaced app/b, the user's file (inode %d), by a link to app/a (inode %d, %d links); its attribute: %q",
 			r.code, strings.TrimSpace(r.stderr), before.Ino, after.Ino, after.Nlink, attr)
+	}
+}
+
+// TestAttackInterruptBeforeDispatchSaysComplete: a SIGINT that lands once the plan is made
+// and before the workers are handed any entry (here: strace sends it as Run starts its move
+// guard, inotify_init1, and holds the call until the signal is handled) makes the restore
+// print "complete: 0 files, 0 dirs, 0 B restored", exit 0 and --json "complete", with
+// nothing of the archive in DEST: the dispatcher stops at ctx.Done, no worker sees the
+// cancelled context, and the workers' empty parts carry no error. About half the runs say
+// so (the dispatcher's select picks between the stop and a free slot at random); the test
+// tries 10 times.
+func TestAttackInterruptBeforeDispatchSaysComplete(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	files := map[string]node{}
+	for i := range 12 {
+		files[fmt.Sprintf("f%02d", i)] = node{content: strings.Repeat("x", 1000+i)}
+	}
+	makeTree(t, filepath.Join(dir, "src/app"), files)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	for try := range 10 {
+		dest := filepath.Join(dir, fmt.Sprintf("dest%d", try))
+		cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull,
+			"-e", "inject=inotify_init1:signal=INT:delay_exit=200000:when=1", binary, "restore", "--jobs", "2", arch, dest)
+		out, _ := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		entries, _ := os.ReadDir(filepath.Join(dest, "app"))
+		n := len(entries)
+		if code == exitComplete && n != len(files) {
+			t.Fatalf("try %d: exit 0 with %d of %d files in DEST:\n%s", try, n, len(files), out)
+		}
 	}
 }
