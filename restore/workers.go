@@ -55,11 +55,13 @@ func (p *Plan) restoreAll(ctx context.Context, t *destTree, res *Result) error {
 		}()
 	}
 	stop := ctx.Done()
+	cut := false // ctx stopped the dispatch: entries were never handed to a worker
 dispatch:
 	for _, r := range p.runs(p.entries) {
 		select {
 		case next <- r:
 		case <-stop:
+			cut = true
 			break dispatch
 		case <-p.stopped:
 			break dispatch
@@ -67,7 +69,13 @@ dispatch:
 	}
 	close(next)
 	wg.Wait()
-	return p.merge(res, parts, warnings)
+	err := p.merge(res, parts, warnings)
+	if err == nil && cut {
+		// No worker met the cancelled context (none was handed an entry after it): the
+		// entries left undispatched are not restored, and the run is interrupted.
+		err = ctx.Err()
+	}
+	return err
 }
 
 // fdJobs caps jobs so that what the workers keep open fits in half the limit on open files
