@@ -334,3 +334,37 @@ func TestAttackInterruptBeforeDispatchSaysComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackListLongSpecialBits: list --long prints modes as ls does for plain files and
+// folders (drwxr-xr-x, -rw-r--r--), but a setuid program as "urwxr-xr-x" (no file type, a
+// "u" in its place), a setgid folder as "dgrwxrwxr-x" and a sticky one as "dtrwxrwxrwx"
+// (eleven characters, the columns shifted): Go's fs.FileMode.String, which nobody reads as
+// ls's -rwsr-xr-x, drwxrwsr-x and drwxrwxrwt.
+func TestAttackListLongSpecialBits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"p": {content: "prog\n"}, "d/g": {content: "g\n"}})
+	for path, mode := range map[string]uint32{"src/app/p": syscall.S_ISUID | 0o755, "src/app/d": syscall.S_ISGID | 0o775, "src/app": syscall.S_ISVTX | 0o777} {
+		if err := syscall.Chmod(filepath.Join(dir, path), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "list", "--long", arch)
+	mustExit(t, r, exitComplete)
+	for name, want := range map[string]string{"app/": "drwxrwxrwt ", "app/d/": "drwxrwsr-x ", "app/p": "-rwsr-xr-x "} {
+		found := false
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.HasSuffix(line, " "+name) {
+				found = true
+				if !strings.HasPrefix(line, want) {
+					t.Errorf("list --long: %q, want it to begin %q", line, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("list --long lacks %s:\n%s", name, r.stdout)
+		}
+	}
+}
