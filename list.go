@@ -140,7 +140,7 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
 	if e.Target != "" {
 		target = " -> " + format.QuoteName(e.Target)
 	}
-	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", e.Mode, e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
+	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", lsMode(e.Mode), e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
 	return err
 }
 
@@ -200,6 +200,48 @@ func writeManifestSummary(w io.Writer, r *archive.Reader, all bool) {
 			fmt.Fprintln(w, l)
 		}
 	}
+}
+
+// lsMode is m as ls -l prints it: the type's letter, then the permissions, with s or S, and
+// t or T, where setuid, setgid and sticky are set (Go's FileMode.String writes them as
+// letters in front: "urwxr-xr-x", "dtrwxrwxrwx").
+func lsMode(m fs.FileMode) string {
+	b := []byte("-rwxrwxrwx")
+	switch {
+	case m.IsDir():
+		b[0] = 'd'
+	case m&fs.ModeSymlink != 0:
+		b[0] = 'l'
+	case m&fs.ModeNamedPipe != 0:
+		b[0] = 'p'
+	case m&fs.ModeSocket != 0:
+		b[0] = 's'
+	case m&fs.ModeCharDevice != 0:
+		b[0] = 'c'
+	case m&fs.ModeDevice != 0:
+		b[0] = 'b'
+	case m&fs.ModeIrregular != 0:
+		b[0] = '?'
+	}
+	for i := range 9 {
+		if m.Perm()&(1<<(8-i)) == 0 {
+			b[1+i] = '-'
+		}
+	}
+	for _, s := range []struct {
+		flag        fs.FileMode
+		at          int
+		exec, noExe byte
+	}{{fs.ModeSetuid, 3, 's', 'S'}, {fs.ModeSetgid, 6, 's', 'S'}, {fs.ModeSticky, 9, 't', 'T'}} {
+		if m&s.flag != 0 {
+			if b[s.at] == 'x' {
+				b[s.at] = s.exec
+			} else {
+				b[s.at] = s.noExe
+			}
+		}
+	}
+	return string(b)
 }
 
 // unixPerm is the mode's permission bits as chmod takes them, setuid, setgid and sticky
