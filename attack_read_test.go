@@ -368,3 +368,32 @@ func TestAttackListLongSpecialBits(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackPrintedUndoNotAShellCommand: restore --force prints its undo as a command to
+// run ("undo: backup restore --force --xattrs BEFORE-STATE DEST"), but the paths in it are
+// not quoted for a shell: for a DEST named "my dest" the command, pasted into sh, is
+// `backup restore ... /…/my dest-before-restore-….zip my dest`, four operands (a usage
+// error), and a DEST named `x$(id)` or `x;cmd` would run what its name holds. The printed
+// undo should be a command that does the undo when run as printed.
+func TestAttackPrintedUndoNotAShellCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "my dest")
+	makeTree(t, dest, map[string]node{"app/a.txt": {content: "mine\n"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", arch, dest)
+	mustExit(t, r, exitComplete)
+	_, after, ok := strings.Cut(r.stderr, "(undo: backup ")
+	if !ok {
+		t.Fatalf("no undo command printed:\n%s", r.stderr)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	line = strings.TrimSuffix(line, ")")
+	cmd := exec.Command("sh", "-c", `"$0" `+line, binary)
+	cmd.Dir = dir
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitComplete {
+		t.Errorf("the printed undo, run by sh (backup %s): exit %d\n%s", line, code, out)
+	}
+	assertContent(t, filepath.Join(dest, "app/a.txt"), "mine\n")
+}
