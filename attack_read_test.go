@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestAttackUndoRemovesFileReplacedAfterItsCheck: the undo of a restore removes the files that
@@ -396,4 +397,44 @@ func TestAttackPrintedUndoNotAShellCommand(t *testing.T) {
 		t.Errorf("the printed undo, run by sh (backup %s): exit %d\n%s", line, code, out)
 	}
 	assertContent(t, filepath.Join(dest, "app/a.txt"), "mine\n")
+}
+
+// TestAttackUndoMovesFolderMtime: DEST holds app/ and app/sub/ with the archived modes and
+// mtimes, and app/sub/b.txt is missing. restore --force creates app/sub/b.txt (and gives
+// app/sub its archived mtime again: it wrote into it); its before-state holds no folder,
+// only the created list. The undo removes app/sub/b.txt, which moves app/sub's mtime to the
+// time of the undo, and nothing sets it back: after restore and undo, app/sub's mtime is
+// not what it was. (The restore itself takes care that its removals move no folder's
+// mtime.)
+func TestAttackUndoMovesFolderMtime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	sub := filepath.Join(dest, "app/sub")
+	before, err := os.Stat(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(sub, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(sub, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...), exitComplete)
+	if _, err := os.Lstat(filepath.Join(sub, "b.txt")); err == nil {
+		t.Fatalf("the undo left app/sub/b.txt")
+	}
+	after, err := os.Stat(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("app/sub's mtime after restore and undo is %v, was %v", after.ModTime(), before.ModTime())
+	}
 }
