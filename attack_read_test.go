@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
 	"os"
@@ -436,5 +437,56 @@ func TestAttackUndoMovesFolderMtime(t *testing.T) {
 	}
 	if !after.ModTime().Equal(before.ModTime()) {
 		t.Errorf("app/sub's mtime after restore and undo is %v, was %v", after.ModTime(), before.ModTime())
+	}
+}
+
+// TestAttackRestoreCompleteWithoutManifestEntries: a backup (--symlinks store) of app/ with
+// a folder app/empty and a symlink app/lnk, from which those two entries were deleted
+// afterwards (zip -d does it; here a copy of every other entry as stored). verify fails it
+// ("directory in the manifest but missing from the archive", the same for the symlink);
+// restore says complete, exit 0, and DEST has neither: a file missing from the archive is
+// damage (exit 1), a folder or symlink the manifest records and the archive lacks is not
+// reported at all.
+func TestAttackRestoreCompleteWithoutManifestEntries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}, "empty": {kind: "dir"}})
+	if err := os.Symlink("a.txt", filepath.Join(dir, "src/app/lnk")); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "full.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", full, "src/app"), exitComplete)
+	cut := filepath.Join(dir, "cut.zip")
+	zr, err := zip.OpenReader(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for _, e := range zr.File {
+		if e.Name == "app/empty/" || e.Name == "app/lnk" {
+			continue
+		}
+		if err := zw.Copy(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if v := backup(t, runOpts{dir: dir}, "verify", cut); v.code != exitFailed {
+		t.Fatalf("verify of the cut archive: exit %d %s", v.code, v.stderr)
+	}
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", cut, dest)
+	_, errDir := os.Lstat(filepath.Join(dest, "app/empty"))
+	_, errLink := os.Lstat(filepath.Join(dest, "app/lnk"))
+	if r.code == exitComplete && (errDir != nil || errLink != nil) {
+		t.Errorf("restore exit 0 (%q), but DEST lacks what the manifest records: app/empty: %v; app/lnk: %v", strings.TrimSpace(r.stderr), errDir, errLink)
 	}
 }
