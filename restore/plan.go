@@ -313,4 +313,22 @@ func (p *Plan) checkManifest() {
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
 		}
 	}
+	// The folders and symlinks a v2 manifest records are entries of the archive too: one
+	// missing is damage, as verify says, not a restore that is complete without it.
+	for _, d := range m.Dirs {
+		if present[d.Path] || archive.CheckName(d.Path, archive.HostUnix) != nil {
+			continue
+		}
+		if p.included(&archive.Entry{Name: d.Path, IsDir: true}) {
+			p.Damaged = append(p.Damaged, archive.Problem{Entry: d.Path + "/", Reason: "directory in the manifest but missing from the archive"})
+		}
+	}
+	for _, l := range m.Symlinks {
+		if present[l.Path] || archive.CheckName(l.Path, archive.HostUnix) != nil {
+			continue
+		}
+		if p.included(&archive.Entry{Name: l.Path}) {
+			p.Damaged = append(p.Damaged, archive.Problem{Entry: l.Path, Reason: "symlink in the manifest but missing from the archive"})
+		}
+	}
 }
