@@ -71,7 +71,7 @@ type Plan struct {
 	// Skipped lists the selected special entries (symlinks, devices…) that are not created.
 	Skipped []format.Skipped
 	// Damaged lists the selected entries that verify would report before their data are
-	// written (see checkEntries), then the files the manifest records that the archive lacks,
+	// written (see checkEntries), then the files, folders and symlinks the manifest records that the archive lacks,
 	// and the entries it does not account for: special entries, and directories stored after
 	// it. None of them is restored.
 	Damaged []archive.Problem
