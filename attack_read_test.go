@@ -490,3 +490,22 @@ func TestAttackRestoreCompleteWithoutManifestEntries(t *testing.T) {
 		t.Errorf("restore exit 0 (%q), but DEST lacks what the manifest records: app/empty: %v; app/lnk: %v", strings.TrimSpace(r.stderr), errDir, errLink)
 	}
 }
+
+// TestAttackVerifyPassesUnsafeCreatedPath: a before-state whose manifest lists a created
+// path "app/../.." (what its undo would remove) verifies ("ok", exit 0), though restore
+// refuses it ("created path: unsafe name", exit 1): verify says it checks that every name
+// is safe to restore.
+func TestAttackVerifyPassesUnsafeCreatedPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	hostile := filepath.Join(dir, "hostile.zip")
+	rewriteManifest(t, arch, hostile, func(m map[string]any) {
+		m["created"] = []any{map[string]any{"path": "app/../..", "type": "dir"}}
+	})
+	r := backup(t, runOpts{dir: dir}, "restore", hostile, filepath.Join(dir, "dest"))
+	v := backup(t, runOpts{dir: dir}, "verify", hostile)
+	if r.code != exitComplete && v.code == exitComplete {
+		t.Errorf("verify exit 0 (%q) for an archive restore refuses (exit %d: %q)", v.stdout, r.code, strings.TrimSpace(r.stderr))
+	}
+}
