@@ -138,6 +138,15 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 		res.RecordedStatus, res.ManifestRead = r.Manifest.Status, true
 	}
 	res.Problems = append(res.Problems, CheckNames(r.Entries)...)
+	if r.Manifest != nil {
+		// The paths a before-state's undo removes are names restore refuses as it refuses
+		// an entry's.
+		for _, c := range r.Manifest.Created {
+			if err := CheckName(c.Path, HostUnix); err != nil {
+				res.problem(c.Path, "created path: "+err.Error())
+			}
+		}
+	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
