@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -507,5 +508,37 @@ func TestAttackVerifyPassesUnsafeCreatedPath(t *testing.T) {
 	v := backup(t, runOpts{dir: dir}, "verify", hostile)
 	if r.code != exitComplete && v.code == exitComplete {
 		t.Errorf("verify exit 0 (%q) for an archive restore refuses (exit %d: %q)", v.stdout, r.code, strings.TrimSpace(r.stderr))
+	}
+}
+
+// TestAttackDeepPathUnderSmallLimit: TestAttackDeepEntryStarvesNeighbours under ulimit -n
+// 40 rather than 256: a file 50 folders deep, --jobs 1. A worker keeps the top 64 folders
+// of its path open (maxOpenChain), so under a limit below about 70 the deep path fails
+// ("too many open files", exit 3), though restore.md says "a path of any depth within
+// PATH_MAX is restored under a small limit", never with "too many open files": the chain
+// kept open is not bounded by the limit.
+func TestAttackDeepPathUnderSmallLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	deep := strings.Repeat("d/", 50) + "f"
+	for _, name := range []string{"first", deep, "ok"} {
+		fh := &zip.FileHeader{Name: name, Method: zip.Store}
+		fh.SetMode(0o644)
+		w, err := zw.CreateHeader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("data"))
+	}
+	zw.Close()
+	arch := filepath.Join(dir, "deep.zip")
+	os.WriteFile(arch, buf.Bytes(), 0o644)
+	dest := filepath.Join(dir, "dest")
+	cmd := exec.Command("sh", "-c", `ulimit -n 40 && exec "$@"`, "sh", binary, "restore", "--jobs", "1", arch, dest)
+	out, err := cmd.CombinedOutput()
+	if _, serr := os.Stat(filepath.Join(dest, deep)); serr != nil {
+		t.Errorf("the file 50 folders deep not restored under ulimit -n 40 (%v):\n%.600s", err, out)
 	}
 }
