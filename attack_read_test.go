@@ -542,3 +542,46 @@ func TestAttackDeepPathUnderSmallLimit(t *testing.T) {
 		t.Errorf("the file 50 folders deep not restored under ulimit -n 40 (%v):\n%.600s", err, out)
 	}
 }
+
+// TestAttackRestoreCompleteOnOverlapVerifyFinds: a backup whose folder entry app/empty/ has
+// its local header's extra length raised by 40 (one byte changed), so that its local header
+// runs into the next entry's. verify fails it (the entries after it: "its local header is
+// inside the entry app/empty/ (entries that overlap, as in a zip bomb)"); restore writes
+// every entry and says complete, exit 0. restore.md: what verify finds from the headers
+// alone (entries whose bytes overlap) is checked before anything is written, those entries
+// are not written, and restore exits 1 as verify does.
+func TestAttackRestoreCompleteOnOverlapVerifyFinds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	data, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := []byte("app/empty/")
+	at := -1
+	for i := 0; i+30+len(name) <= len(data); i++ {
+		if bytes.Equal(data[i:i+4], []byte("PK\x03\x04")) && int(data[i+26])|int(data[i+27])<<8 == len(name) && bytes.Equal(data[i+30:i+30+len(name)], name) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatal("no local header of app/empty/")
+	}
+	extra := int(data[at+28]) | int(data[at+29])<<8
+	extra += 40
+	data[at+28], data[at+29] = byte(extra), byte(extra>>8)
+	bad := filepath.Join(dir, "bad.zip")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := backup(t, runOpts{dir: dir}, "verify", bad)
+	if v.code != exitFailed || !strings.Contains(v.stderr, "overlap") {
+		t.Skipf("verify does not find the overlap here: exit %d %s", v.code, v.stderr)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", bad, filepath.Join(dir, "dest"))
+	if r.code == exitComplete {
+		t.Errorf("verify: exit %d\n%s\nrestore: exit 0: %s", v.code, v.stderr, r.stderr)
+	}
+}
