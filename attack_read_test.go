@@ -3,11 +3,13 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	bin "encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -581,6 +583,68 @@ func TestAttackRestoreCompleteOnOverlapVerifyFinds(t *testing.T) {
 		t.Skipf("verify does not find the overlap here: exit %d %s", v.code, v.stderr)
 	}
 	r := backup(t, runOpts{dir: dir}, "restore", bad, filepath.Join(dir, "dest"))
+	if r.code == exitComplete {
+		t.Errorf("verify: exit %d\n%s\nrestore: exit 0: %s", v.code, v.stderr, r.stderr)
+	}
+}
+
+// TestAttackRestoreCompleteOnHiddenLocalEntry: a zip (made by another tool: no manifest) of
+// a.txt and b.txt with a whole local entry, evil.txt, between them that the central
+// directory does not list: a streaming reader (cat x.zip | bsdtar -x) extracts evil.txt, a
+// central-directory reader does not. verify fails it ("b.txt: damaged: N bytes before its
+// local header that no entry covers"); restore says complete, exit 0: restore and verify
+// give two verdicts on one archive.
+func TestAttackRestoreCompleteOnHiddenLocalEntry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	zipOf := func(names ...string) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for _, n := range names {
+			fh := &zip.FileHeader{Name: n, Method: zip.Store}
+			fh.SetMode(0o644)
+			w, err := zw.CreateHeader(fh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(n + " data\n"))
+		}
+		zw.Close()
+		return buf.Bytes()
+	}
+	// The local entry of evil.txt: a zip of it alone, up to its central directory.
+	evil := zipOf("evil.txt")
+	evil = evil[:bytes.Index(evil, []byte("PK\x01\x02"))]
+	good := zipOf("a.txt", "b.txt")
+	cd := bytes.Index(good, []byte("PK\x01\x02"))
+	second := bytes.Index(good[4:cd], []byte("PK\x03\x04")) + 4 // b.txt's local header
+	out := slices.Concat(good[:second], evil, good[second:])
+	shift := uint32(len(evil))
+	// Move the central directory's offsets past the inserted bytes: b.txt's local header,
+	// and the end record's offset of the central directory.
+	cdAt := cd + len(evil)
+	for i := cdAt; i+46 <= len(out); i++ {
+		if bytes.Equal(out[i:i+4], []byte("PK\x01\x02")) {
+			off := bin.LittleEndian.Uint32(out[i+42:])
+			if off >= uint32(second) {
+				bin.LittleEndian.PutUint32(out[i+42:], off+shift)
+			}
+		}
+	}
+	eocd := bytes.LastIndex(out, []byte("PK\x05\x06"))
+	bin.LittleEndian.PutUint32(out[eocd+16:], bin.LittleEndian.Uint32(out[eocd+16:])+shift)
+	arch := filepath.Join(dir, "gap.zip")
+	if err := os.WriteFile(arch, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if names := readZipGo(t, arch); len(names) != 2 {
+		t.Fatalf("the crafted zip lists %d entries, want a.txt and b.txt", len(names))
+	}
+	v := backup(t, runOpts{dir: dir}, "verify", arch)
+	if v.code != exitFailed {
+		t.Skipf("verify: exit %d %s", v.code, v.stderr)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest"))
 	if r.code == exitComplete {
 		t.Errorf("verify: exit %d\n%s\nrestore: exit 0: %s", v.code, v.stderr, r.stderr)
 	}
