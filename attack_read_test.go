@@ -305,6 +305,10 @@ func TestAttackRelinkReplacesPresentFileWithoutForce(t *testing.T) {
 		t.Errorf("a restore without --force (exit %d, %q) replaced app/b, the user's file (inode %d), by a link to app/a (inode %d, %d links); its attribute: %q",
 			r.code, strings.TrimSpace(r.stderr), before.Ino, after.Ino, after.Nlink, attr)
 	}
+	mustExit(t, r, exitComplete)
+	if want := "app/b: restored as a separate file, not a hard link of app/a: it was there already as a file of its own"; !strings.Contains(r.stderr, want) {
+		t.Errorf("no warning %q:\n%s", want, r.stderr)
+	}
 }
 
 // TestAttackInterruptBeforeDispatchSaysComplete: a SIGINT that lands once the plan is made

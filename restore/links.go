@@ -177,7 +177,8 @@ func (p *Plan) linkGroup(e *archive.Entry) int {
 // as --force's). Where that fails (another file system, a file system without hard links)
 // the member stays a separate copy, with a warning. A member kept as already present that
 // has names outside the group (a hard link to a file elsewhere, maybe outside DEST) is left
-// as it is, and nothing is linked to it: a restored name must not join a file outside. Only
+// as it is, and nothing is linked to it: a restored name must not join a file outside. A
+// member kept as already present is never replaced by a link (errKeptPresent). Only
 // members recorded with the same size and SHA-256 become one file; a member recorded with
 // other content stays a separate file, with a warning.
 func (p *Plan) relink(t *destTree, res *Result) {
@@ -200,6 +201,13 @@ func (p *Plan) relink(t *destTree, res *Result) {
 		}
 	}
 }
+
+// errKeptPresent is why a member of a hard-link group that was already there, a file of
+// its own with the recorded bytes, mode and mtime, is not linked to the group's file: a
+// restore replaces nothing already there by a link, with or without --force (the user's
+// file may carry what the archive does not record, attributes or other names, and the
+// before-state of a --force does not hold a file kept as present).
+var errKeptPresent = errors.New("it was there already as a file of its own, and is left as it is")
 
 // errOtherContent is why a member of a hard-link group is not linked to the group's file:
 // the manifest records another size or SHA-256 for it (a file changed while its names were
@@ -312,6 +320,8 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 		return errors.New("not as this restore left it")
 	case old.file == want.file:
 		return nil
+	case p.kept[name]:
+		return errKeptPresent
 	}
 	dfd, err := t.dir(parentOf(name), false)
 	if err != nil {

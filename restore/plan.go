@@ -103,6 +103,9 @@ type Plan struct {
 	// placed holds the identity of each file of a hard-link group Run put in place or
 	// kept, for relink: it replaces that file and nothing else.
 	placed map[string]nodeID
+	// kept holds the files of a hard-link group that Run kept as already present: the
+	// user's, which relink never replaces by a link.
+	kept map[string]bool
 	// handles holds the file handle (inode number and generation) of each file of a
 	// hard-link group Run wrote, where the file system gives one: once this run's descriptor
 	// is closed, a new file can get the freed inode number and, made in the same clock tick,
@@ -145,7 +148,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	p := &Plan{Dest: dest, r: r, opts: opts, dirs: map[string]*archive.Entry{}, matched: map[string]bool{},
 		existing: map[string]destState{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: eintr.Linkat,
-		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, handles: map[string]string{}, ctx: ctx}
+		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, kept: map[string]bool{}, handles: map[string]string{}, ctx: ctx}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {

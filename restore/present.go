@@ -133,7 +133,11 @@ func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 // attributes and mtime when they differ.
 func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) {
 	res.Present++
-	p.place(e, p.existing[e.Name].id)
+	if p.place(e, p.existing[e.Name].id) {
+		p.mu.Lock()
+		p.kept[e.Name] = true
+		p.mu.Unlock()
+	}
 	p.restored(e)
 	if !fix {
 		return
