@@ -86,8 +86,13 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 // writeUndoLine says where the before-state of a restore --force went, and how to undo it.
 func writeUndoLine(w io.Writer, cfg restoreConfig, out *restoreJSON) {
 	if out.Undo != nil {
-		undo, dest := format.QuoteName(out.Undo.Archive), format.QuoteName(cfg.dest)
-		flags := strings.Join(append([]string{"--force"}, out.Undo.Flags...), " ")
-		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore %s %s %s)\n", undo, flags, undo, dest)
+		args := append([]string{"--force"}, out.Undo.Flags...)
+		if strings.HasPrefix(out.Undo.Archive, "-") || strings.HasPrefix(cfg.dest, "-") {
+			args = append(args, "--")
+		}
+		for _, operand := range []string{out.Undo.Archive, cfg.dest} {
+			args = append(args, format.ShellQuote(operand))
+		}
+		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore %s)\n", format.QuoteName(out.Undo.Archive), strings.Join(args, " "))
 	}
 }

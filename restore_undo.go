@@ -45,20 +45,15 @@ func (u undoPaths) MarshalJSON() ([]byte, error) {
 
 // undoFlags are the flags the undo of this restore needs to put back what it replaced as it
 // was: the setuid bits and the attributes that the before-state saved are set only when
-// asked for (attributes always: the before-state always holds them), and owners the way
-// this restore gave them. --no-same-owner is not one: the undo gives back the owners the
-// replaced files had.
+// asked for, and it always asks (the before-state is backup's own record of the files that
+// were there, setuid bits and attributes included, whatever the restore's own flags), and
+// owners the way this restore gave them. --no-same-owner is not one: the undo gives back
+// the owners the replaced files had.
 func (cfg restoreConfig) undoFlags() []string {
-	var flags []string
-	for _, f := range []struct {
-		set  bool
-		name string
-	}{{cfg.owners.NumericOwner, "--numeric-owner"}, {cfg.owners.SamePermissions, "--same-permissions"}, {true, "--xattrs"}} {
-		if f.set {
-			flags = append(flags, f.name)
-		}
+	if cfg.owners.NumericOwner {
+		return []string{"--numeric-owner", "--same-permissions", "--xattrs"}
 	}
-	return flags
+	return []string{"--same-permissions", "--xattrs"}
 }
 
 // beforeStateDir is the folder the before-state goes in: --undo-dir, else DEST's parent; never

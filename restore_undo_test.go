@@ -259,7 +259,7 @@ func TestRestoreUndoFlagsInJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("restore --json: %v: %q", err, r.stdout)
 	}
-	if got, want := out.Undo["flags"], "--numeric-owner --xattrs"; got != want {
+	if got, want := out.Undo["flags"], "--numeric-owner --same-permissions --xattrs"; got != want {
 		t.Errorf("undo flags %q, want %q", got, want)
 	}
 }

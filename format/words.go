@@ -54,3 +54,35 @@ func printable(s string) bool {
 	}
 	return true
 }
+
+// ShellQuote is a word as a POSIX shell reads it back: as it is when it holds only
+// characters no shell treats specially, else in single quotes (each ' as '\”). A word that
+// is not printable (a control byte, bytes that are not UTF-8) cannot be pasted from a
+// terminal as it is, and is given in bash's $'…' form, each such byte as \xHH, so that
+// nothing printed can break a line or drive a terminal.
+func ShellQuote(word string) string {
+	if word != "" && strings.Trim(word, shellSafe) == "" {
+		return word
+	}
+	if printable(word) {
+		return "'" + strings.ReplaceAll(word, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(word); i++ {
+		switch c := word[i]; {
+		case c == '\'' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c >= 0x20 && c < 0x7f:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// shellSafe are the characters a shell takes as part of a plain word anywhere in it.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"

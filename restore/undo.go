@@ -88,6 +88,13 @@ func (p *Plan) checkCreated() {
 	}
 }
 
+// changedSince is why a created path stays that is the user's doing (it was changed, or
+// holds the user's files, since the restore made it): a warning. Any other reason the undo
+// could not remove a path (EIO, EPERM) fails it.
+type changedSince string
+
+func (c changedSince) Error() string { return string(c) }
+
 // errNotRemoved begins the warning about a created path that stays.
 const errNotRemoved = "created by the restore undone, not removed: "
 
@@ -117,8 +124,11 @@ func (p *Plan) removeCreated(ctx context.Context, t *destTree, res *Result) erro
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, unix.ENOENT):
-		case err != nil:
+		case errors.As(err, new(changedSince)):
 			res.Warnings = append(res.Warnings, archive.Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
+		case err != nil:
+			// Not the user's doing: the undo did not do what it was asked to.
+			res.Failed = append(res.Failed, archive.Problem{Entry: c.Path, Reason: errNotRemoved + err.Error()})
 		default:
 			res.Removed++
 			p.touched[parentOf(c.Path)] = true
@@ -181,7 +191,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 			dirs.removed(c.Path)
 		}
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-			return errors.New("the folder is not empty")
+			return changedSince("the folder is not empty")
 		}
 		return err
 	case format.CreatedSymlink:
@@ -190,7 +200,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 			return err
 		}
 		if target != c.Target {
-			return errors.New("the symlink points elsewhere now")
+			return changedSince("the symlink points elsewhere now")
 		}
 	default:
 		if err := sameFile(ctx, dfd, base, c); err != nil {
@@ -213,14 +223,14 @@ func sameFile(ctx context.Context, dfd int, base string, c format.Created) error
 		return err
 	}
 	if !info.Mode().IsRegular() || info.Size() != c.Size {
-		return errors.New("changed since the restore wrote it")
+		return changedSince("changed since the restore wrote it")
 	}
 	sum, err := fileSHA256(&ctxReader{ctx: ctx, r: f})
 	if err != nil {
 		return err
 	}
 	if sum != c.SHA256 {
-		return errors.New("changed since the restore wrote it")
+		return changedSince("changed since the restore wrote it")
 	}
 	return nil
 }
