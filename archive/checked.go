@@ -33,6 +33,47 @@ func (e *Entry) CheckHeaders() error {
 // anything, on one goroutine. It stops between spans once ctx is done, and returns ctx's
 // error: each span is a read, and a request when the archive is in a bucket.
 func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, error)) error {
+	return checkHeadersSpans(ctx, entries, func(_ int, e *Entry, _ localSpan, err error) { fn(e, err) })
+}
+
+// CoverageProblem is what the check of where the entries lie finds (see coverage.go), with
+// the entry it names: nil for the bytes before the first entry, and for an entry of the
+// manifest's name.
+type CoverageProblem struct {
+	Entry *Entry
+	Problem
+}
+
+// CheckHeadersCovering calls fn with what CheckHeaders says of each of r's entries, as
+// CheckHeadersAll does, then checks, as verify does, that the entries lie end to end from
+// the first local header to the central directory, and returns what that finds: restore
+// asks it so that an archive verify fails (a hidden entry between two others, a local
+// header whose fields run into the next entry) does not restore as complete.
+func (r *Reader) CheckHeadersCovering(ctx context.Context, fn func(*Entry, error)) ([]CoverageProblem, error) {
+	items := r.coverageItems()
+	err := checkHeadersSpans(ctx, r.Entries, func(i int, e *Entry, span localSpan, err error) {
+		if err == nil {
+			items[i].end = span.end
+		}
+		fn(e, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []CoverageProblem
+	for _, p := range r.coverage(items) {
+		var e *Entry
+		if p.index >= 0 && p.index < len(r.Entries) {
+			e = r.Entries[p.index]
+		}
+		out = append(out, CoverageProblem{e, p.Problem})
+	}
+	return out, nil
+}
+
+// checkHeadersSpans is CheckHeadersAll, fn also given each entry's index in entries and,
+// when its headers read, where its data start and end.
+func checkHeadersSpans(ctx context.Context, entries []*Entry, fn func(int, *Entry, localSpan, error)) error {
 	// The span covers what the checks read, local headers and descriptors, not the
 	// entries' data: the plan checks files that DEST holds already, whose data restore
 	// never reads.
@@ -43,8 +84,9 @@ func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, erro
 		}
 		j, _, _ := neighbours(entries, i, headerSpan)
 		s.Set(entries[i:j])
-		for _, e := range entries[i:j] {
-			fn(e, checkHeaders(e.file(), s.loc(e)))
+		for k, e := range entries[i:j] {
+			span, err := dataAt(e.file(), s.loc(e))
+			fn(i+k, e, span, err)
 		}
 		i = j
 	}

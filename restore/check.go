@@ -13,7 +13,8 @@ import (
 // entries that cannot be read by their headers alone (encrypted, a method this reader lacks,
 // a local header that disagrees with the central directory, bytes that overlap another
 // entry's, as in a zip bomb), and special entries whose data
-// fail their check, since restore never reads those otherwise. The files' data are checked
+// fail their check, since restore never reads those otherwise, and bytes between the entries
+// that no entry covers. The files' data are checked
 // as they are written. It returns ctx's error when the plan is interrupted.
 func (p *Plan) checkEntries() error {
 	selected := make(map[*archive.Entry]bool, len(p.entries))
@@ -34,7 +35,7 @@ func (p *Plan) checkEntries() error {
 	damaged := map[*archive.Entry]bool{}
 	var buf []byte
 	overlapping := p.r.Overlapping()
-	err := archive.CheckHeadersAll(p.ctx, checked, func(e *archive.Entry, err error) {
+	check := func(e *archive.Entry, err error) {
 		if err == nil {
 			err = overlapping[e]
 		}
@@ -48,9 +49,30 @@ func (p *Plan) checkEntries() error {
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			damaged[e] = true
 		}
-	})
+	}
+	// When every entry is checked, whether they lie end to end is checked too, as verify
+	// checks it. A restore of some (--include) reads only their headers, as few bytes of a
+	// large archive in a bucket as it can: verify checks the rest.
+	var covering []archive.CoverageProblem
+	var err error
+	if len(checked) == len(p.r.Entries) {
+		covering, err = p.r.CheckHeadersCovering(p.ctx, check)
+	} else {
+		err = archive.CheckHeadersAll(p.ctx, checked, check)
+	}
 	if err != nil {
 		return err
+	}
+	// Bytes no entry covers, or entries that overlap, are damage of the archive, reported
+	// whatever is selected; an entry they name is not restored.
+	for _, c := range covering {
+		if c.Entry != nil && (selected[c.Entry] || isSpecial(c.Entry)) {
+			if damaged[c.Entry] {
+				continue
+			}
+			damaged[c.Entry] = true
+		}
+		p.Damaged = append(p.Damaged, c.Problem)
 	}
 	if len(damaged) > 0 {
 		p.drop(damaged)
