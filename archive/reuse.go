@@ -62,7 +62,8 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 
 // reusedAttrs reads again, through a descriptor of the file at the item's name, the
 // extended attributes the walk read by name after its lstat, and says whether that file is
-// the one the lstat described (device, inode, owner, and change time unless IgnoreCtime): a
+// the one the lstat described (device, inode, owner, size, mtime and mode, and change time
+// unless IgnoreCtime): a
 // file renamed over the name in between would lend the copied bytes its attributes. When
 // it is not, or cannot be opened, the entry is not copied: the file is read instead, which
 // says what became of it.
@@ -76,7 +77,8 @@ func (s *saver) reusedAttrs(it *item) bool {
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || !describes(it, info, s.ignoreInode) {
+	if err != nil || !info.Mode().IsRegular() || !describes(it, info, s.ignoreInode) ||
+		info.Size() != it.info.Size() || !info.ModTime().Equal(it.info.ModTime()) || info.Mode() != it.info.Mode() {
 		return false
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); !ok || !s.ignoreCtime && it.meta.CtimeNsec != st.Ctim.Nano() {
