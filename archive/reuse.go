@@ -63,10 +63,9 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 // reusedAttrs reads again, through a descriptor of the file at the item's name, the
 // extended attributes the walk read by name after its lstat, and says whether that file is
 // the one the lstat described (device, inode, owner, size, mtime and mode, and change time
-// unless IgnoreCtime): a
-// file renamed over the name in between would lend the copied bytes its attributes. When
-// it is not, or cannot be opened, the entry is not copied: the file is read instead, which
-// says what became of it.
+// unless IgnoreCtime): a file renamed over the name in between would lend the copied bytes
+// its attributes. When it is not, or cannot be opened, the entry is not copied: the file is
+// read instead, which says what became of it.
 func (s *saver) reusedAttrs(it *item) bool {
 	if it.meta == nil {
 		return false
