@@ -55,6 +55,11 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		if set := cfg.set; set != nil && set.cache != nil {
 			leaveOut(&opts.Rules, set.cache.root) // the whole cache: copies of archives
 		}
+		if set := cfg.set; set != nil && set.local() {
+			// The whole set: its earlier backups, each holding the ones before it, would
+			// make every archive larger than all of them together.
+			leaveOut(&opts.Rules, set.dir)
+		}
 	}
 	return opts
 }
