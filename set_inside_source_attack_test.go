@@ -46,3 +46,16 @@ func TestAttackSetInsideSourceArchivesItsOwnBackups(t *testing.T) {
 		t.Errorf("the third run's archive holds the set's own earlier backups %v: each archive holds the ones before it, and the set grows exponentially", own)
 	}
 }
+
+// TestSetThatIsTheSourceKeepsItsFiles: leaving a set inside a SOURCE out whole must not
+// leave out a SOURCE that is the set itself (--output-dir app app): its files are backed up.
+func TestSetThatIsTheSourceKeepsItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/data": {content: "data\n"}})
+	set := filepath.Join(dir, "app")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app")
+	mustExit(t, r, exitComplete)
+	if got := readZipGo(t, filepath.Join(set, readLatest(t, set)))["app/data"]; got != "data\n" {
+		t.Errorf("app/data = %q in a set that is its own SOURCE", got)
+	}
+}
