@@ -59,7 +59,9 @@ func (c *creation) engineOptions(reference string) engine.Options {
 			// The whole set: its earlier backups, each holding the ones before it, would
 			// make every archive larger than all of them together. (A set that is a SOURCE
 			// itself keeps its files: only this run's outputs are left out of it.)
-			leaveOut(&opts.Rules, set.dir)
+			if info, err := os.Stat(set.dir); err == nil { // the folder, through a symlink too
+				opts.Rules.Self = append(opts.Rules.Self, info)
+			}
 		}
 	}
 	return opts
