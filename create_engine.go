@@ -55,8 +55,30 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		if set := cfg.set; set != nil && set.cache != nil {
 			leaveOut(&opts.Rules, set.cache.root) // the whole cache: copies of archives
 		}
+		if set := cfg.set; set != nil && set.local() && !isSource(cfg.sources, set.dir) {
+			// The whole set: its earlier backups, each holding the ones before it, would
+			// make every archive larger than all of them together. (A set that is a SOURCE
+			// itself keeps its files: only this run's outputs are left out of it.)
+			if info, err := os.Stat(set.dir); err == nil { // the folder, through a symlink too
+				opts.Rules.Self = append(opts.Rules.Self, info)
+			}
+		}
 	}
 	return opts
+}
+
+// isSource says whether dir is one of the sources (a SOURCE that is a symlink is followed).
+func isSource(sources []engine.Source, dir string) bool {
+	d, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for _, src := range sources {
+		if s, err := os.Stat(src.Path); err == nil && os.SameFile(s, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // leaveOut adds the file at path, when there is one, to the files rules never archive.

@@ -28,9 +28,10 @@ const windowSize = 256 << 10
 
 // copiesInline says whether the writer copies the reference's entry e itself. An entry the
 // pass found damaged goes to a worker, to be read from its file; so does every entry when a
-// worker must first ask Options.Fresh, which may open the file.
+// worker must first ask Options.Fresh, which may open the file, or read the file's extended
+// attributes again through it (see reusedAttrs).
 func (w *Writer) copiesInline(e *refEntry) bool {
-	return e.damage == nil && e.csize <= inlineMax && w.opts.Fresh == nil
+	return e.damage == nil && e.csize <= inlineMax && w.opts.Fresh == nil && !w.opts.Xattrs
 }
 
 // writeInline copies the reference's entry of the unchanged file it, or, when its bytes are

@@ -79,6 +79,13 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 		return nil, err
 	case walkErr != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
+	case walkErr != nil && readFailed(walkErr) != nil && !errors.Is(walkErr, errCentral) &&
+		!errors.Is(walkErr, errEndRecords) && !errors.Is(walkErr, errStopped):
+		var pe *fs.PathError
+		if errors.As(walkErr, &pe) {
+			walkErr = pe.Err
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: walkErr} // a read that failed, not damage
 	case walkErr != nil:
 		return nil, &fs.PathError{Op: "read", Path: path, Err: errNoZip}
 	case s.err != nil:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"syscall"
 	"time"
 
 	"backup/format"
@@ -40,6 +41,9 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	if it.reuse != nil && s.fresh != nil && s.fresh(it.src, it.name) {
 		it.reuse = nil
 	}
+	if it.reuse != nil && s.xattrs && !s.reusedAttrs(it) {
+		it.reuse = nil
+	}
 	if it.reuse == nil {
 		return s.save(ctx, it)
 	}
@@ -54,6 +58,41 @@ func (s *saver) saveOrReuse(ctx context.Context, it *item) outcome {
 	o = s.save(ctx, it)
 	o.reread = &fs.PathError{Op: format.OpReuse, Path: it.name, Err: fmt.Errorf("reference entry %w; read from the file instead", err)}
 	return o
+}
+
+// reusedAttrs reads again, through a descriptor of the file at the item's name, the
+// extended attributes the walk read by name after its lstat, and says whether that file is
+// the one the lstat described (device, inode, owner, size, mtime and mode, and change time
+// unless IgnoreCtime): a file renamed over the name in between would lend the copied bytes
+// its attributes. When it is not, or cannot be opened, the entry is not copied: the file is
+// read instead, which says what became of it.
+func (s *saver) reusedAttrs(it *item) bool {
+	if it.meta == nil {
+		return false
+	}
+	f, err := s.open(it.src, it.name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || !describes(it, info, s.ignoreInode) ||
+		info.Size() != it.info.Size() || !info.ModTime().Equal(it.info.ModTime()) || info.Mode() != it.info.Mode() {
+		return false
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); !ok || !s.ignoreCtime && it.meta.CtimeNsec != st.Ctim.Nano() {
+		return false
+	}
+	x, ok := f.(xattrFile)
+	if !ok {
+		return false
+	}
+	attrs, err := x.Xattrs()
+	if err != nil {
+		return false
+	}
+	it.meta.Xattrs = attrs
+	return true
 }
 
 // rawBufSize is the buffer a worker reads reference entries through: a new 32 KiB buffer

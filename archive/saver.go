@@ -99,6 +99,12 @@ func (s *saver) save(ctx context.Context, it *item) outcome {
 	if relisted != nil && o.staged != nil && o.warn == nil {
 		o.warn = pathError(format.OpChanged, it.name, relisted)
 	}
+	if o.staged != nil && it.meta != nil && errors.Is(o.warn, ErrChanged) {
+		// The last copy kept holds bytes from before a change its metadata (the fstat after
+		// reading) shows: recorded without a change time, it is never reused as unchanged
+		// (see Reference.join), and the next run reads the file again.
+		it.meta.CtimeNsec = 0
+	}
 	return o
 }
 

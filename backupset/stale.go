@@ -43,13 +43,24 @@ func (f Folder) Clean(context.Context) ([]string, error) {
 // name, its receipt's name or LATEST, then ".tmp-" and a random suffix; or a spool. Any
 // other file in the set is never touched.
 func isStaleTemp(name string) bool {
-	if strings.HasPrefix(name, atomicfile.SpoolPrefix) {
-		return true
+	if db, ok := strings.CutSuffix(name, "-journal"); ok && strings.HasPrefix(db, atomicfile.SpoolPrefix) {
+		name = db // SQLite's journal beside a staged snapshot (sqlitesnap's hot journal)
 	}
-	base, _, ok := strings.Cut(strings.TrimPrefix(name, "."), atomicfile.TempInfix)
-	if !ok || !strings.HasPrefix(name, ".") {
+	if rest, ok := strings.CutPrefix(name, atomicfile.SpoolPrefix); ok {
+		return isRandom(strings.TrimPrefix(rest, "sqlite-"))
+	}
+	i := strings.LastIndex(name, atomicfile.TempInfix)
+	if i < 0 || !strings.HasPrefix(name, ".") || !isRandom(name[i+len(atomicfile.TempInfix):]) {
 		return false
 	}
+	base := name[1:i]
 	_, _, isArchive := parseName(strings.TrimSuffix(base, format.ReceiptSuffix))
 	return isArchive || base == LatestName || base == ActivationName
+}
+
+// isRandom reports whether s is the random number os.CreateTemp puts for a pattern's *
+// (eintr.CreateTemp's too): 1 to 10 decimal digits. A file whose name only begins like a
+// temp name is the user's.
+func isRandom(s string) bool {
+	return len(s) > 0 && len(s) <= 10 && strings.Trim(s, "0123456789") == ""
 }

@@ -36,6 +36,17 @@ func (e Entry) Readlink() (string, error) {
 // such error returned with the others. They are read through the entry's directory descriptor
 // (/proc/self/fd/N/name), never by a path from the root. Call it during Visit.
 func (e Entry) Xattrs() (map[string][]byte, error) {
+	if e.IsDir() && e.self != nil {
+		// A directory's are read through the descriptor the walk lists it by, checked to be
+		// the directory lstat saw: by name, another directory swapped in and out again
+		// while they were read would lend its attributes to this one's contents. One that
+		// cannot be opened is lost when the walk lists it; its attributes are read by name.
+		if d, err := e.self.open(e.parent, e.base, e.Info); err == nil {
+			return readXattrs(e.Name,
+				func(b []byte) (int, error) { return unix.Flistxattr(d.fd, b) },
+				func(name string, b []byte) (int, error) { return unix.Fgetxattr(d.fd, name, b) })
+		}
+	}
 	path := "/proc/self/fd/" + strconv.Itoa(e.parent.fd) + "/" + e.base
 	return readXattrs(e.Name,
 		func(b []byte) (int, error) { return unix.Llistxattr(path, b) },
