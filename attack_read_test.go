@@ -34,8 +34,10 @@ func TestAttackUndoRemovesFileReplacedAfterItsCheck(t *testing.T) {
 	undo := printedUndo(t, r.stderr)
 	sub := filepath.Join(dest, "app/sub")
 	log := filepath.Join(dir, "strace.log")
-	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat",
-		"-e", "inject=unlinkat:delay_enter=1500000:when=1", binary}, undo...)
+	// The undo moves the name aside to check what it took before it removes it: that
+	// first move (its removal, before the fix) is held.
+	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat,renameat2",
+		"-e", "inject=unlinkat,renameat2:delay_enter=1500000:when=1", binary}, undo...)
 	cmd := exec.Command("strace", args...)
 	cmd.Dir = dir
 	var stderr strings.Builder
@@ -43,7 +45,9 @@ func TestAttackUndoRemovesFileReplacedAfterItsCheck(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `unlinkat(`) && strings.Contains(l, `"b.txt"`) })
+	waitForLine(t, log, func(l string) bool {
+		return (strings.Contains(l, `unlinkat(`) || strings.Contains(l, `renameat2(`)) && strings.Contains(l, `, "b.txt"`)
+	})
 	// The user saves new work at app/sub/b.txt (by rename, as editors do).
 	tmp := filepath.Join(sub, ".b.txt.swp")
 	if err := os.WriteFile(tmp, []byte("the user's new work\n"), 0o644); err != nil {

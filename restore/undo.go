@@ -203,35 +203,92 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 			return changedSince("the symlink points elsewhere now")
 		}
 	default:
-		if err := sameFile(ctx, dfd, base, c); err != nil {
+		f, err := sameFile(ctx, dfd, base, c)
+		if err != nil {
 			return err
 		}
+		defer f.Close()
+		return t.removeHeld(parentOf(c.Path), dfd, base, f, func(move func() error) error {
+			err := move()
+			if errors.Is(err, unix.EACCES) && dirs.open(parentOf(c.Path), dfd) {
+				err = move()
+			}
+			return err
+		})
 	}
 	return unlink(0)
 }
 
-// sameFile checks that base in the folder dfd is a regular file of c's size and SHA-256.
-func sameFile(ctx context.Context, dfd int, base string, c format.Created) error {
+// sameFile opens base in the folder dfd and checks that it is a regular file of c's size
+// and SHA-256, unchanged while it was read.
+func sameFile(ctx context.Context, dfd int, base string, c format.Created) (*os.File, error) {
 	fd, err := eintr.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), base)
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
+	if err := checkHeld(ctx, f, c); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func checkHeld(ctx context.Context, f *os.File, c format.Created) error {
+	var before, after unix.Stat_t
+	if err := eintr.Fstat(int(f.Fd()), &before); err != nil {
 		return err
 	}
-	if !info.Mode().IsRegular() || info.Size() != c.Size {
+	if before.Mode&unix.S_IFMT != unix.S_IFREG || before.Size != c.Size {
 		return changedSince("changed since the restore wrote it")
 	}
 	sum, err := fileSHA256(&ctxReader{ctx: ctx, r: f})
 	if err != nil {
 		return err
 	}
-	if sum != c.SHA256 {
+	if err := eintr.Fstat(int(f.Fd()), &after); err != nil {
+		return err
+	}
+	if sum != c.SHA256 || after.Ctim != before.Ctim || after.Size != before.Size {
 		return changedSince("changed since the restore wrote it")
 	}
+	return nil
+}
+
+// removeHeld removes base from the folder dir (open as dfd) only while it is still the file
+// held open as f, which was checked: the name is first moved aside to a temp name of the
+// journal, and what the move took is compared with f. Anything else (a file someone saved at
+// the name after the check, by a rename) is moved back, and stays. move makes a move, and
+// may try it again.
+func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move func(func() error) error) error {
+	held, err := fdID(int(f.Fd()))
+	if err != nil {
+		return err
+	}
+	tmp, err := t.journal.tempName(dir, base, "restore")
+	if err != nil {
+		return err
+	}
+	if err := move(func() error { return eintr.Renameat2(dfd, base, dfd, tmp, unix.RENAME_NOREPLACE, held.file) }); err != nil {
+		t.journal.settle(dir, tmp)
+		return err
+	}
+	took, err := statID(dfd, tmp)
+	if err != nil || took.file != held.file {
+		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
+			return &strandedError{tmp: tmp, err: err}
+		}
+		t.journal.settle(dir, tmp)
+		return changedSince("replaced since the undo checked it")
+	}
+	if err := eintr.Unlinkat(dfd, tmp, 0); err != nil {
+		// Back at its name, where the user sees what stays.
+		if eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, held.file) == nil {
+			t.journal.settle(dir, tmp)
+		}
+		return err
+	}
+	t.journal.settle(dir, tmp)
 	return nil
 }
 
