@@ -48,9 +48,29 @@ func (p *Plan) Creates() []format.Created {
 }
 
 // Replaces lists the paths in the destination that Run replaces, removes, or whose owner,
-// mode or mtime it sets: all that a before-state must hold.
+// mode or mtime it sets: all that a before-state must hold. The folders that hold what it
+// creates, replaces or removes are among them: writing into a folder moves its mtime, which
+// Run then sets, and so must the undo, after its own removals.
 func (p *Plan) Replaces() []string {
-	return slices.Concat(p.Conflicts, p.FixUps, p.Removes)
+	out := slices.Concat(p.Conflicts, p.FixUps, p.Removes)
+	listed := make(map[string]bool, len(out)+len(p.creates))
+	for _, name := range out {
+		listed[name] = true
+	}
+	for _, e := range p.creates {
+		listed[e.Name] = true // made by Run: not there before
+	}
+	changed := slices.Concat(p.Conflicts, p.Removes)
+	for _, e := range p.creates {
+		changed = append(changed, e.Name)
+	}
+	for _, name := range changed {
+		if dir := parentOf(name); dir != "" && !listed[dir] {
+			listed[dir] = true
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // checkCreated lists the paths the archive's manifest records as created (it is the
