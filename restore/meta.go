@@ -147,16 +147,25 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 	// the mode too, so ACLs come last (see xattrs); the mode is set after them.
 	writable := p.asRoot || made != nil && made.Mode&0o200 != 0
 	changed := false // the mode since made: the write bit given, or an ACL's
-	warn = p.xattrs(e, func(name string, v []byte) error {
+	prepare := func() error {
 		if !writable {
 			if err := eintr.Fchmod(fd, perm|0o200); err != nil {
 				return err
 			}
 			writable, changed = true, true
 		}
+		return nil
+	}
+	warn = p.xattrs(e, func(name string, v []byte) error {
+		if err := prepare(); err != nil {
+			return err
+		}
 		changed = changed || strings.HasPrefix(name, aclPrefix)
 		return eintr.Fsetxattr(fd, name, v, 0)
 	})
+	if made == nil { // a file kept as present, which may hold others (its mode is set below)
+		warn = append(warn, p.removeOtherXattrs(fd, e, prepare)...)
+	}
 	// A chown clears the setuid and setgid bits, which made cannot have had.
 	if changed || made == nil || made.Mode&07777 != perm {
 		if err := eintr.Fchmod(fd, perm); err != nil {

@@ -48,7 +48,7 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
 		return false
 	}
-	fix := !p.sameMeta(e, info)
+	fix := !p.sameMeta(e, info) || !p.sameXattrs(e, int(fh.Fd()))
 	sys, _ := info.Sys().(*syscall.Stat_t) // an *os.File's, on Linux
 	if risk := p.inPlaceRisk(e, sys.Uid, sys.Gid, sys.Mode, uint64(sys.Nlink)); fix && risk != nil {
 		if p.opts.Force {

@@ -1,0 +1,165 @@
+package restore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"backup/archive"
+	"backup/format"
+)
+
+// The attributes of a file kept as already present. With Xattrs, such a file holds the
+// recorded attributes, or its metadata differ and are set as its owner, mode and mtime are
+// (see isPresent). With Force too (the before-state holds what the file had), it holds no
+// other attribute of those restore sets: restoring a before-state (an undo) takes away an
+// attribute or ACL that the restore undone gave.
+
+// managed reports whether restore sets (and so compares and, with Force, removes) the
+// attribute name: user.* and the POSIX ACLs always, security.* and trusted.* only where the
+// setuid rule lets it set them (privileged).
+func managed(name string, privileged bool) bool {
+	switch {
+	case strings.HasPrefix(name, "user."), strings.HasPrefix(name, aclPrefix):
+		return true
+	case isPrivileged(name):
+		return privileged
+	}
+	return false
+}
+
+// privileged says whether e's privileged attributes are set (see xattrs).
+func (p *Plan) privileged(e *archive.Entry) bool {
+	_, _, owned := p.owner(e)
+	return p.opts.SamePermissions && owned
+}
+
+// sameXattrs reports whether the file open as fd holds e's recorded attributes (of those
+// restore sets) and, with Force, no other.
+func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
+	if !p.opts.Xattrs || p.index == nil {
+		return true
+	}
+	var recorded map[string][]byte
+	if m := e.RecordedMeta(p.index); m != nil {
+		recorded = m.Xattrs
+	}
+	privileged := p.privileged(e)
+	have, err := fdXattrs(fd)
+	if err != nil {
+		return errors.Is(err, unix.ENOTSUP) && len(recorded) == 0
+	}
+	for name, v := range recorded {
+		if managed(name, privileged) && !bytes.Equal(have[name], v) {
+			return false
+		}
+		if _, ok := have[name]; managed(name, privileged) && !ok {
+			return false
+		}
+	}
+	if !p.opts.Force {
+		return true
+	}
+	for name := range have {
+		if _, ok := recorded[name]; !ok && managed(name, privileged) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeOtherXattrs removes from the file open as fd the attributes restore sets that e's
+// record does not hold, with Force only; prepare is called before the first removal. It
+// returns what it could not remove, one warning each.
+func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error) []error {
+	if !p.opts.Xattrs || !p.opts.Force || p.index == nil {
+		return nil
+	}
+	var recorded map[string][]byte
+	if m := e.RecordedMeta(p.index); m != nil {
+		recorded = m.Xattrs
+	}
+	privileged := p.privileged(e)
+	names, err := fdXattrNames(fd)
+	if err != nil {
+		if errors.Is(err, unix.ENOTSUP) {
+			return nil
+		}
+		return []error{fmt.Errorf("list attributes: %w", err)}
+	}
+	var errs []error
+	for _, name := range aclsLast(names) {
+		if _, ok := recorded[name]; ok || !managed(name, privileged) {
+			continue
+		}
+		err := prepare()
+		if err == nil {
+			err = unix.Fremovexattr(fd, name)
+		}
+		if err != nil && !errors.Is(err, unix.ENODATA) {
+			errs = append(errs, fmt.Errorf("remove %s: %w", format.QuoteName(name), err))
+		}
+	}
+	return errs
+}
+
+// fdXattrNames lists the attributes of the file open as fd.
+func fdXattrNames(fd int) ([]string, error) {
+	buf, err := sizedCall(func(b []byte) (int, error) { return unix.Flistxattr(fd, b) })
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range bytes.Split(buf, []byte{0}) {
+		if len(n) > 0 {
+			names = append(names, string(n))
+		}
+	}
+	return names, nil
+}
+
+// fdXattrs reads the attributes of the file open as fd.
+func fdXattrs(fd int) (map[string][]byte, error) {
+	names, err := fdXattrNames(fd)
+	if err != nil {
+		return nil, err
+	}
+	attrs := make(map[string][]byte, len(names))
+	for _, name := range names {
+		v, err := sizedCall(func(b []byte) (int, error) { return unix.Fgetxattr(fd, name, b) })
+		switch {
+		case errors.Is(err, unix.ENODATA):
+		case err != nil:
+			return nil, err
+		default:
+			attrs[name] = v
+		}
+	}
+	return attrs, nil
+}
+
+// sizedCall calls get with a buffer large enough for its answer, which may grow between the
+// call that asks for the size and the one that reads.
+func sizedCall(get func([]byte) (int, error)) ([]byte, error) {
+	for {
+		n, err := get(nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = get(buf)
+		switch {
+		case err == unix.ERANGE || err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}
