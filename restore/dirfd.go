@@ -132,12 +132,22 @@ func (s *destShared) makeChild(parent int, path, part string) (int, error) {
 	return eintr.Openat(parent, part, childFlags, 0)
 }
 
-// maxOpenChain is how many folders of a chain stay open: the top ones, which the next
-// entries most likely share. Below them a deeper path keeps only the folder it walks
+// maxOpenChain is how many folders of a chain stay open at most: the top ones, which the
+// next entries most likely share. Below them a deeper path keeps only the folder it walks
 // through and the last one open, so that a path of any depth is restored within the limit
 // on open files (see fdJobs), each closed folder opened again, and checked again, when
-// the path is next checked or walked.
+// the path is next checked or walked. Under a small limit fewer stay open (openChain).
 const maxOpenChain = 64
+
+// openChain is how many folders of a chain stay open under the limit on open files: at most
+// a quarter of it (fdJobs gives the workers half), at least 2, at most maxOpenChain.
+var openChain = sync.OnceValue(func() int {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return maxOpenChain
+	}
+	return int(max(2, min(lim.Cur/4, maxOpenChain)))
+})
 
 // truncate closes the chain's folders from the nth on.
 func (t *destTree) truncate(n int) {
@@ -175,7 +185,7 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		if err != nil {
 			return -1, err
 		}
-		if i > maxOpenChain {
+		if i > openChain() {
 			unix.Close(t.chain[i-1].fd) // walked through: its child is open
 			t.chain[i-1].fd = -1
 		}
@@ -208,7 +218,7 @@ func (t *destTree) check(name string) error {
 }
 
 // recheck checks the chain's folders from the ith on, whose parent was closed (see
-// maxOpenChain): each is opened again in the one above, never through a symlink, and
+// openChain): each is opened again in the one above, never through a symlink, and
 // must be the folder first opened at its name.
 func (t *destTree) recheck(i int) error {
 	parent, held := t.chain[i-2].fd, -1 // the nearest folder still open is above the closed one

@@ -81,7 +81,7 @@ dispatch:
 // fdJobs caps jobs so that what the workers keep open fits in half the limit on open files
 // (the other half is left to the archive, the journal and the rest of the process): each
 // keeps the folders of the path it wrote last, as deep as the deepest entry up to
-// maxOpenChain and two more, and a few more while it writes (the temp file and its second
+// openChain and two more, and a few more while it writes (the temp file and its second
 // descriptor, what --force replaces, a link's source). Without
 // the cap an archive of deep trees failed entry after entry with "too many open files"
 // where one worker restores it all. Never fewer than one: one worker is what restore was.
@@ -94,7 +94,7 @@ func (p *Plan) fdJobs(jobs int) int {
 	for _, e := range p.entries {
 		depth = max(depth, strings.Count(e.Name, "/")+1)
 	}
-	perWorker := uint64(min(depth, maxOpenChain+2) + 4)
+	perWorker := uint64(min(depth, openChain()+2) + 4)
 	return max(1, min(jobs, int(min(lim.Cur/2/perWorker, uint64(jobs)))))
 }
 
