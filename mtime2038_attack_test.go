@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +37,18 @@ func TestAttackMtimeAfter2038ClampedSilently(t *testing.T) {
 	}
 	if got := st.ModTime().UTC(); !got.Equal(want) && len(rc.Warnings) == 0 {
 		t.Errorf("app/future (mtime %s) restored with mtime %s, from a run that said %s with no warning", want, got, rc.Status)
+	}
+	// A set's second run finds it unchanged, by the seconds the manifest records.
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+		time.Sleep(1100 * time.Millisecond) // a new archive name
+	}
+	latest, err := os.ReadFile(filepath.Join(dir, "set", "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := readReceipt(t, filepath.Join(dir, "set", strings.TrimSpace(string(latest))+".receipt.json"))
+	if second.Counts.Reused != 1 {
+		t.Errorf("the second set run reused %d files, want 1 (app/future, unchanged)", second.Counts.Reused)
 	}
 }

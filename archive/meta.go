@@ -8,10 +8,13 @@ import (
 	"backup/format"
 )
 
-// OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second,
-// without names or attributes.
+// OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second (and its
+// seconds, when the extended timestamp cannot hold them), without names or attributes.
 func OwnerOf(info fs.FileInfo) format.Meta {
 	m := format.Meta{MtimeNsec: info.ModTime().Nanosecond()}
+	if s := info.ModTime().Unix(); s != clampUnix32(s) {
+		m.MtimeSec = s
+	}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		m.UID, m.GID = st.Uid, st.Gid
 	}

@@ -80,6 +80,9 @@ func appendMeta(b []byte, m *Meta) []byte {
 	if m.MtimeNsec != 0 {
 		b = strconv.AppendInt(appendKey(b, "mtime_nsec"), int64(m.MtimeNsec), 10)
 	}
+	if m.MtimeSec != 0 {
+		b = strconv.AppendInt(appendKey(b, "mtime_sec"), m.MtimeSec, 10)
+	}
 	if m.CtimeNsec != 0 {
 		b = strconv.AppendInt(appendKey(b, "ctime_ns"), m.CtimeNsec, 10)
 	}

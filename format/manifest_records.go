@@ -77,6 +77,8 @@ func (m *Meta) set(l *lexer, key []byte) bool {
 		ok := l.int(&n)
 		m.MtimeNsec = int(n)
 		return ok
+	case "mtime_sec":
+		return l.int(&m.MtimeSec)
 	case "ctime_ns":
 		return l.int(&m.CtimeNsec)
 	case "ino":

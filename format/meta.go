@@ -11,6 +11,10 @@ type Meta struct {
 	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
 	// extended timestamp (whole seconds) cannot hold.
 	MtimeNsec int `json:"mtime_nsec,omitempty"`
+	// MtimeSec is the mtime's whole seconds (Unix), recorded only when the extended
+	// timestamp, a signed 32-bit count, cannot hold them: before 1901-12-13 or after
+	// 2038-01-19T03:14:07Z.
+	MtimeSec int64 `json:"mtime_sec,omitempty"`
 	// CtimeNsec, Ino and Dev are a file's change time (Unix nanoseconds), inode and device:
 	// with the size, mtime and mode they tell a later run that the file is unchanged and its
 	// entry can be copied from this archive. Device is recorded, not compared: its number

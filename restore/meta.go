@@ -71,14 +71,24 @@ func (p *Plan) perm(e *archive.Entry) uint32 {
 	return perm
 }
 
-// mtime is e's mtime: the zip's whole seconds, and the nanoseconds a v2 manifest records.
+// mtime is e's mtime: the zip's whole seconds (or those the manifest records, when the zip's
+// field cannot hold them), and the nanoseconds a v2 manifest records.
 func (p *Plan) mtime(e *archive.Entry) time.Time {
-	if p.index != nil {
-		if m := e.RecordedMeta(p.index); m != nil && m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
-			return e.Modified.Truncate(time.Second).Add(time.Duration(m.MtimeNsec))
-		}
+	if p.index == nil {
+		return e.Modified
 	}
-	return e.Modified
+	m := e.RecordedMeta(p.index)
+	if m == nil {
+		return e.Modified
+	}
+	t := e.Modified.Truncate(time.Second)
+	if m.MtimeSec != 0 {
+		t = time.Unix(m.MtimeSec, 0)
+	}
+	if m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
+		t = t.Add(time.Duration(m.MtimeNsec))
+	}
+	return t
 }
 
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
