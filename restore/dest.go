@@ -44,8 +44,17 @@ func (p *Plan) checkDest(e *archive.Entry) {
 	case !e.IsDir && !p.isPresent(e, st):
 		p.Conflicts = append(p.Conflicts, e.Name)
 		p.replaces[e.Name] = st.id
+		if p.opts.Force && !p.opts.NoUndo && st.mode.IsRegular() && st.nlink > 1 {
+			p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: fmt.Sprintf(errLinkSplit, st.nlink)})
+		}
 	}
 }
+
+// errLinkSplit is the warning about a file of several names that --force replaces: its other
+// names, which a before-state does not know, keep the old file, and the undo puts this name
+// back as a copy of its own.
+const errLinkSplit = "a hard link (%d names): replaced at this name only; its other names keep the old file, and the undo puts it back at this name as a separate copy"
+
 
 // isSpecial reports whether mode is a FIFO, a device or a socket: what a backup, and so a
 // before-state, skips.
@@ -111,7 +120,7 @@ func (p *Plan) lstat(name string) destState {
 	}
 	switch {
 	case err == nil:
-		st.mode, st.id = modeOf(&s), nodeOf(&s)
+		st.mode, st.id, st.nlink = modeOf(&s), nodeOf(&s), uint64(s.Nlink)
 	case errors.Is(err, fs.ErrNotExist):
 		st.missing = true
 	default:

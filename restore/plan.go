@@ -134,6 +134,7 @@ type destState struct {
 	missing bool
 	mode    fs.FileMode
 	id      nodeID // what is there (device, inode, type, ctime)
+	nlink   uint64 // its names
 	err     error
 }
 
