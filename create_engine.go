@@ -55,10 +55,10 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		if set := cfg.set; set != nil && set.cache != nil {
 			leaveOut(&opts.Rules, set.cache.root) // the whole cache: copies of archives
 		}
-		if set := cfg.set; set != nil && set.local() && !isSource(cfg.sources, set.dir) {
+		if set := cfg.set; set != nil && set.local() {
 			// The whole set: its earlier backups, each holding the ones before it, would
 			// make every archive larger than all of them together. (A set that is a SOURCE
-			// itself keeps its files: only this run's outputs are left out of it.)
+			// itself is refused: checkSetNotSource.)
 			if info, err := os.Stat(set.dir); err == nil { // the folder, through a symlink too
 				opts.Rules.Self = append(opts.Rules.Self, info)
 			}

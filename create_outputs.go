@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -82,7 +83,23 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if cfg.metricsFile != "" && !cfg.dryRun {
 		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + cfg.metricsFile, Path: cfg.metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.Err()
+	if err := pc.Err(); err != nil {
+		return err
+	}
+	return cfg.checkSetNotSource()
+}
+
+// checkSetNotSource refuses a local backup set that is itself a SOURCE: each run would store
+// the set's earlier backups, each holding the ones before it. (A set inside a SOURCE is left
+// out of it whole, rule self: see engineOptions.)
+func (cfg *createConfig) checkSetNotSource() error {
+	if cfg.set == nil || !cfg.set.local() {
+		return nil
+	}
+	if isSource(cfg.sources, cfg.set.dir) {
+		return fmt.Errorf("the backup set %s is a SOURCE: each run would store the backups before it (back up the folder that holds it, or keep the set elsewhere)", format.QuoteName(cfg.set.dir))
+	}
+	return nil
 }
 
 // stdoutWhat names what the run writes to stdout, or "" when it writes nothing there.

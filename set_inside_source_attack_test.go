@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,15 +48,23 @@ func TestAttackSetInsideSourceArchivesItsOwnBackups(t *testing.T) {
 	}
 }
 
-// TestSetThatIsTheSourceKeepsItsFiles: leaving a set inside a SOURCE out whole must not
-// leave out a SOURCE that is the set itself (--output-dir app app): its files are backed up.
-func TestSetThatIsTheSourceKeepsItsFiles(t *testing.T) {
+// TestSetThatIsTheSourceIsRefused: a set that is itself a SOURCE (--output-dir app app, or
+// through a symlink) would store its earlier backups in each run, as a set inside a SOURCE
+// did: it is refused (exit 2), with nothing written.
+func TestSetThatIsTheSourceIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	makeTree(t, dir, map[string]node{"app/data": {content: "data\n"}})
-	set := filepath.Join(dir, "app")
-	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app")
-	mustExit(t, r, exitComplete)
-	if got := readZipGo(t, filepath.Join(set, readLatest(t, set)))["app/data"]; got != "data\n" {
-		t.Errorf("app/data = %q in a set that is its own SOURCE", got)
+	if err := os.Symlink("app", filepath.Join(dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{filepath.Join(dir, "app"), filepath.Join(dir, "lnk")} {
+		r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app")
+		mustExit(t, r, exitUsage)
+		if !strings.Contains(r.stderr, "is a SOURCE: each run would store the backups before it") {
+			t.Errorf("--output-dir %s app: %s", set, r.stderr)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(dir, "app")); len(entries) != 1 {
+			t.Errorf("--output-dir %s app wrote into the set: %v", set, entries)
+		}
 	}
 }
