@@ -68,3 +68,29 @@ func TestAttackS3CreateMetricsStaleWhenConfigUnreadable(t *testing.T) {
 		t.Errorf("the run exited %d (%q), but the metrics file still says %s %v (the last run's)", r.code, r.stderr, code, v)
 	}
 }
+
+// TestAttackS3SetsMetricsStaleWhenConfigUnreadable: the same for backup sets, whose
+// metrics file docs/operations.md describes as "backup_sets_listed: 1 when the location
+// could be listed; 0 when not, and then the file holds nothing else". An unloadable AWS
+// configuration is a usage error (exit 2) and the file of the last listing stays: listed 1,
+// every set healthy.
+func TestAttackS3SetsMetricsStaleWhenConfigUnreadable(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	fleet := strings.TrimSuffix(s.loc, "/web1")
+	prom := filepath.Join(dir, "sets.prom")
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "sets", "--metrics-file", prom, fleet), exitComplete)
+	if v := metricValue(t, prom, "backup_sets_listed"); v != 1 {
+		t.Fatalf("a listed fleet: backup_sets_listed %v", v)
+	}
+	r := backup(t, runOpts{dir: dir, env: append(s.env, "AWS_PROFILE=nightly")}, "sets", "--metrics-file", prom, fleet)
+	if r.code == exitComplete {
+		t.Fatalf("sets with an unloadable AWS configuration: exit 0")
+	}
+	if v := metricValue(t, prom, "backup_sets_listed"); v != 0 {
+		t.Errorf("sets exited %d (%q), but the metrics file still says backup_sets_listed %v (the last listing's)", r.code, r.stderr, v)
+	}
+}
