@@ -1,10 +1,21 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestAttackS3StatusMetricsStaleWhenConfigUnreadable: docs/operations.md says `backup status
@@ -92,5 +103,85 @@ func TestAttackS3SetsMetricsStaleWhenConfigUnreadable(t *testing.T) {
 	}
 	if v := metricValue(t, prom, "backup_sets_listed"); v != 0 {
 		t.Errorf("sets exited %d (%q), but the metrics file still says backup_sets_listed %v (the last listing's)", r.code, r.stderr, v)
+	}
+}
+
+// loopingListProxy passes every request on to target, except listings (ListObjectsV2 and
+// ListMultipartUploads), which it answers itself with one page that says more follow, under
+// the same continuation token every time: a server whose paging is broken.
+func loopingListProxy(t *testing.T, target string) (string, *atomic.Int64) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	var lists atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		switch {
+		case r.Method == http.MethodGet && q.Get("list-type") == "2":
+			lists.Add(1)
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>%s</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>true</IsTruncated><NextContinuationToken>again</NextContinuationToken></ListBucketResult>`, q.Get("prefix"))
+		case r.Method == http.MethodGet && q.Has("uploads"):
+			lists.Add(1)
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>b</Bucket><Prefix>%s</Prefix><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><NextKeyMarker>again</NextKeyMarker><NextUploadIdMarker>again</NextUploadIdMarker><MaxUploads>1000</MaxUploads><IsTruncated>true</IsTruncated></ListMultipartUploadsResult>`, q.Get("prefix"))
+		default:
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &lists
+}
+
+// TestAttackS3ListingThatNeverEnds: docs/s3.md promises that a server cannot hold a run
+// ("Every request has a deadline on progress … so a stalled server fails the run (exit 1)
+// … instead of holding it"), and attacks.md lists "a server that … returns other bytes". A
+// server whose listing says "more follows" under the continuation token it was just given
+// (a paging bug) answers every request at once, so no deadline fires: status, prune and
+// sets page through it for ever, each page a request, their memory growing, and never
+// exit; create does so holding the set's lock, which it renews, so no other host's run
+// gets the set either. The SDK's paginators stop on a repeated token only when asked
+// (StopOnDuplicateToken); backup does not ask.
+func TestAttackS3ListingThatNeverEnds(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy, lists := loopingListProxy(t, s.srv.Endpoint)
+	env := append(slices.Clone(s.env), "AWS_ENDPOINT_URL_S3="+proxy)
+	fleet := strings.TrimSuffix(s.loc, "/web1")
+	for _, args := range [][]string{
+		{"create", "--output-dir", s.loc, "app"}, // holding the set's lock, renewed for ever
+		{"status", s.loc},
+		{"sets", fleet},
+	} {
+		before := lists.Load()
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+			if cmd.ProcessState.ExitCode() == exitComplete {
+				t.Errorf("%v through a listing that never ends: exit 0", args)
+			}
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%v through a listing that never ends: still running after 3s, %d listing requests made (stderr %q)",
+				args, lists.Load()-before, stderr.String())
+		}
 	}
 }
