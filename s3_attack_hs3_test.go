@@ -185,3 +185,64 @@ func TestAttackS3ListingThatNeverEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackCiphertextCheckReadErrorClaimsDamage: the rule TestAttackSealedEIO holds verify
+// --identity to ("a command that met an I/O error says "input/output error" … no damage or
+// tampering is claimed for a failed read") is broken by the check made without a key.
+// seal.Sum, which hashes the ciphertext for verify without --identity and for the
+// read-back of a write-only host's run, stops at the first read that fails and returns the
+// bytes it hashed as if they were the whole file: the read error becomes "archive is 0
+// bytes, the receipt says N", a claim that the archive is damaged (cut short), and the
+// error itself is never said.
+func TestAttackCiphertextCheckReadErrorClaimsDamage(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r.bin": {content: randomString(t, 3<<20)}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "set"), "--recipient", key.recipient, "app"), exitComplete)
+	arch := filepath.Join(dir, "set", readLatest(t, filepath.Join(dir, "set")))
+	hit := 0
+	for n := 1; n <= 6; n++ {
+		failed, out, code := withEIO(t, dir, arch, n, "verify", arch)
+		if len(failed) == 0 {
+			continue
+		}
+		hit++
+		if !strings.Contains(out, "input/output error") || code == 0 {
+			t.Errorf("backup verify (no key): EIO injected at pread64 #%d of the encrypted archive, exit %d, and no word of it:\n%s",
+				n, code, lastLines(out, 3))
+		}
+		if strings.Contains(out, "the receipt says") {
+			t.Errorf("backup verify (no key): EIO injected at pread64 #%d of the encrypted archive: claimed as damage:\n%s", n, lastLines(out, 3))
+		}
+	}
+	if hit == 0 {
+		t.Fatal("no pread64 of the archive was failed")
+	}
+}
+
+// TestAttackS3WriteOnlyReadBackErrorClaimsDamage: the same in a write-only host's run into a
+// bucket. Its read-back (ciphertext: size, SHA-256, age header) meets a server that fails
+// the ranged reads (500, every attempt): the run fails, as it should, but says the archive
+// "failed verification: archive is 0 bytes, the receipt says N" (damaged, cut short on the
+// server), where it could not read it back at all; the server's error is never named.
+func TestAttackS3WriteOnlyReadBackErrorClaimsDamage(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r.bin": {content: randomString(t, 3<<20)}})
+	proxy, _ := startFaultProxy(t, s.srv.Endpoint, func(kind string, n int) fault {
+		if kind == "ranged read" && n > 1 { // the first block (the age header) reads
+			return status500
+		}
+		return pass
+	})
+	env := append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=1")
+	r := backup(t, runOpts{dir: dir, env: env}, "create", "--s3-endpoint", proxy, "--output-dir", s.loc, "--recipient", key.recipient, "app")
+	mustExit(t, r, exitFailed)
+	if strings.Contains(r.stderr, "the receipt says") || !strings.Contains(r.stderr, "InternalError") {
+		t.Errorf("the read-back's GETs failed with 500 InternalError; the run says:\n%s", r.stderr)
+	}
+}
