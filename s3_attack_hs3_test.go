@@ -203,7 +203,7 @@ func TestAttackCiphertextCheckReadErrorClaimsDamage(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "set"), "--recipient", key.recipient, "app"), exitComplete)
 	arch := filepath.Join(dir, "set", readLatest(t, filepath.Join(dir, "set")))
 	hit := 0
-	for n := 1; n <= 6; n++ {
+	for n := 2; n <= 6; n++ { // #1, the sniff of the age magic: TestAttackVerifySniffReadErrorSaysNoIdentity
 		failed, out, code := withEIO(t, dir, arch, n, "verify", arch)
 		if len(failed) == 0 {
 			continue
@@ -244,5 +244,29 @@ func TestAttackS3WriteOnlyReadBackErrorClaimsDamage(t *testing.T) {
 	mustExit(t, r, exitFailed)
 	if strings.Contains(r.stderr, "the receipt says") || !strings.Contains(r.stderr, "InternalError") {
 		t.Errorf("the read-back's GETs failed with 500 InternalError; the run says:\n%s", r.stderr)
+	}
+}
+
+// TestAttackVerifySniffReadErrorSaysNoIdentity: verify (no --identity) first asks whether the
+// archive is encrypted (seal.IsSealed, through archiveRef.sealed), which drops a read error
+// and answers "not encrypted"; verify then reads it as a plain archive, whose opening reads
+// the magic again, finds age, and fails with "the archive is encrypted, and no identity was
+// given to decrypt it" (exit 1). An EIO on the archive's first read is reported as a missing
+// key; the I/O error is never named, and without a key verify should have checked the
+// ciphertext, not asked for one.
+func TestAttackVerifySniffReadErrorSaysNoIdentity(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "set"), "--recipient", key.recipient, "app"), exitComplete)
+	arch := filepath.Join(dir, "set", readLatest(t, filepath.Join(dir, "set")))
+	failed, out, code := withEIO(t, dir, arch, 1, "verify", arch)
+	if len(failed) == 0 {
+		t.Fatal("no pread64 of the archive was failed")
+	}
+	if !strings.Contains(out, "input/output error") || code == 0 || strings.Contains(out, "no identity was given") {
+		t.Errorf("backup verify (no key): EIO injected at the first pread64 of the encrypted archive:\n%s\nexit %d:\n%s", failed[0], code, lastLines(out, 3))
 	}
 }
