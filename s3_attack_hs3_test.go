@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // TestAttackS3StatusMetricsStaleWhenConfigUnreadable: docs/operations.md says `backup status
@@ -268,5 +270,56 @@ func TestAttackVerifySniffReadErrorSaysNoIdentity(t *testing.T) {
 	}
 	if !strings.Contains(out, "input/output error") || code == 0 || strings.Contains(out, "no identity was given") {
 		t.Errorf("backup verify (no key): EIO injected at the first pread64 of the encrypted archive:\n%s\nexit %d:\n%s", failed[0], code, lastLines(out, 3))
+	}
+}
+
+// TestAttackS3CompletionAnswerLostThenResets: the server completes the archive's upload but
+// its answer is lost (the connection drops), and the SDK's retries of the completion are
+// reset before they reach it, until the attempts run out. Commit then takes the upload for
+// failed: it asks the server (HEAD, for the upload's token) only after a refusal or an
+// interrupt, not after a transport error. The run says failed, and replaces its receipt with
+// a failed one that records no archive, while the archive it uploaded stands complete at its
+// name: docs/s3.md promises "an archive the server put at its name is never left there
+// without its receipt", and a receipt that says no archive was written does not describe
+// it. status shows the run unknown, and prune never deletes an unknown archive: it stays
+// for good, billed, beside a run that says it wrote nothing.
+func TestAttackS3CompletionAnswerLostThenResets(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	good := readLatest(t, s.dir)
+	proxy, count := startFaultProxy(t, s.srv.Endpoint, func(kind string, n int) fault {
+		switch {
+		case kind == "complete" && n == 1:
+			return lostAnswer
+		case kind == "complete":
+			return reset
+		}
+		return pass
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "second\n"}})
+	r := backup(t, runOpts{dir: dir, env: append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")}, "create", "--s3-endpoint", proxy, "--output-dir", s.loc, "app")
+	if count("complete") < 2 {
+		t.Fatalf("the completion was sent %d times", count("complete"))
+	}
+	if readLatest(t, s.dir) != good && r.code != exitComplete {
+		t.Errorf("exit %d, but LATEST moved", r.code)
+	}
+	for _, name := range setArchives(t, s.dir) {
+		if strings.HasSuffix(name, ".receipt.json") || name == good {
+			continue
+		}
+		// The archive the server completed is in the set.
+		rc := readReceipt(t, filepath.Join(s.dir, name+".receipt.json"))
+		if rc.Archive == nil || rc.Status == format.Failed && r.code == exitFailed {
+			t.Errorf("the server holds the run's archive %s, but the run exited %d and its receipt says %s (archive %+v, error %q):\n%s",
+				name, r.code, rc.Status, rc.Archive, rc.Error, r.stderr)
+		}
+	}
+	st := backup(t, runOpts{dir: dir, env: s.env}, "status", s.loc)
+	if strings.Contains(st.stdout, "unknown") {
+		t.Errorf("status shows an unknown run, which prune keeps for ever:\n%s", st.stdout)
 	}
 }
