@@ -323,3 +323,38 @@ func TestAttackS3CompletionAnswerLostThenResets(t *testing.T) {
 		t.Errorf("status shows an unknown run, which prune keeps for ever:\n%s", st.stdout)
 	}
 }
+
+// TestAttackS3LatestWriteAnswerLostThenResets: the server moves LATEST, its answer is lost,
+// and the SDK's retries of the write are reset in transit until the attempts run out. The
+// run then says "LATEST not moved" and exits 1, while LATEST names its archive. Only after a
+// refusal (Put's read-back of the object) or an interrupt (movedAnyway) does the run look at
+// what the server holds; a transport error is taken for "not written". The run's exit code,
+// its line, its metrics (no last success) and the hooks' BACKUP_STATUS all say the backup
+// did not become LATEST, and its local copy is dropped.
+func TestAttackS3LatestWriteAnswerLostThenResets(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	good := readLatest(t, s.dir)
+	var latestPuts atomic.Int64
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/LATEST") {
+			return pass
+		}
+		if latestPuts.Add(1) == 1 {
+			return lostAnswer
+		}
+		return reset
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "second\n"}})
+	r := backup(t, runOpts{dir: dir, env: append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")}, "create", "--s3-endpoint", proxy, "--output-dir", s.loc, "app")
+	now := readLatest(t, s.dir)
+	if now == good {
+		t.Fatalf("LATEST did not move (the fault did not hit): exit %d\n%s", r.code, r.stderr)
+	}
+	if r.code != exitComplete || strings.Contains(r.stderr, "LATEST not moved") {
+		t.Errorf("LATEST names the run's archive %s, but the run exited %d:\n%s", now, r.code, r.stderr)
+	}
+}
