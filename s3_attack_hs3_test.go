@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 )
 
@@ -356,5 +362,46 @@ func TestAttackS3LatestWriteAnswerLostThenResets(t *testing.T) {
 	}
 	if r.code != exitComplete || strings.Contains(r.stderr, "LATEST not moved") {
 		t.Errorf("LATEST names the run's archive %s, but the run exited %d:\n%s", now, r.code, r.stderr)
+	}
+}
+
+// TestAttackS3DeadHostsLockWithAClockAhead: docs/s3.md: "A lock past its expiry (5 minutes
+// after its last renewal: its holder died) is taken over". The expiry is read from the lock
+// object, as its writer's clock put it; the server's own record of the last renewal (the
+// object's Last-Modified) is not looked at. A host whose clock ran a day ahead (a VM resumed
+// with a wrong RTC, an NTP step) and that then died leaves a lock that was last renewed an
+// hour ago by the server's clock and still "expires" tomorrow: every other host's run exits
+// 4 until then, and --wait waits out the day.
+func TestAttackS3DeadHostsLockWithAClockAhead(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+
+	// The dead host's last renewal, by its clock a day ahead of the server's.
+	ahead := time.Now().UTC().Add(24 * time.Hour)
+	data, err := json.Marshal(map[string]any{"host": "web2.example", "pid": 4242, "started": ahead.Add(-time.Hour), "expires": ahead.Add(5 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, prefix, _ := s3store.ParseLocation(s.loc)
+	if _, err := s3Client(s.srv).PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + backupset.LockName),
+		Body: strings.NewReader(string(data))}); err != nil {
+		t.Fatal(err)
+	}
+	// An hour has passed since, by the server's clock (the posix backend's Last-Modified is
+	// the file's mtime).
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(s.dir, backupset.LockName), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	head, err := s3Client(s.srv).HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + backupset.LockName)})
+	if err != nil || time.Since(aws.ToTime(head.LastModified)) < 55*time.Minute {
+		t.Fatalf("the lock object's Last-Modified: %v, %v", head.LastModified, err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--wait", "3s", "app")
+	if r.code != exitComplete {
+		t.Errorf("the lock was last renewed an hour ago by the server's clock (its lease is 5 minutes), but create exits %d:\n%s", r.code, r.stderr)
 	}
 }
