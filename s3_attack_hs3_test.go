@@ -405,3 +405,34 @@ func TestAttackS3DeadHostsLockWithAClockAhead(t *testing.T) {
 		t.Errorf("the lock was last renewed an hour ago by the server's clock (its lease is 5 minutes), but create exits %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackS3LiveHostsLockWithAClockBehind: the other side of the same rule. A host whose
+// clock runs ten minutes behind writes leases that "expire" five minutes before the server's
+// now: its lock, renewed a moment ago (the server's Last-Modified says so), is taken over at
+// once by any other host's run ("whose lease had expired"), which then aborts the live run's
+// upload as one a killed run left (Clean) and writes the set beside it: the two hosts
+// trample each other, which the lock exists to prevent ("two hosts writing one set cannot
+// both win").
+func TestAttackS3LiveHostsLockWithAClockBehind(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+
+	// web2's run took the lock just now, by its clock ten minutes behind.
+	behind := time.Now().UTC().Add(-10 * time.Minute)
+	data, err := json.Marshal(map[string]any{"host": "web2.example", "pid": 4242, "started": behind, "expires": behind.Add(5 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, prefix, _ := s3store.ParseLocation(s.loc)
+	if _, err := s3Client(s.srv).PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + backupset.LockName),
+		Body: strings.NewReader(string(data))}); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app")
+	if r.code != exitLocked {
+		t.Errorf("the lock was written a moment ago by the server's clock, but create exits %d (want 4):\n%s", r.code, r.stderr)
+	}
+}
