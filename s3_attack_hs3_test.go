@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -434,5 +437,55 @@ func TestAttackS3LiveHostsLockWithAClockBehind(t *testing.T) {
 	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app")
 	if r.code != exitLocked {
 		t.Errorf("the lock was written a moment ago by the server's clock, but create exits %d (want 4):\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAttackS3PruneInterruptedAfterDelete: the server deletes the archive prune asked it to
+// (If-Match on the ETag judged), but its answer has not come back when SIGINT cancels the
+// request. README: prune's exit 130 is "interrupted (what was deleted or moved before is
+// listed)". prune takes the cancelled delete for not made and lists nothing: it says
+// "pruned 0" (--json "deleted": 0) while the backup's archive is gone from the set (its
+// receipt left alone, a run status shows as gone). A bucket's write cancelled by an
+// interrupt is looked up afterwards for LATEST (movedAnyway) and the archive's completion,
+// not for a delete.
+func TestAttackS3PruneInterruptedAfterDelete(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	for i := range 2 {
+		makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: fmt.Sprintf("run %d\n", i)}})
+		mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+	}
+	oldest := setArchives(t, s.dir)[0]
+	var deleted atomic.Bool
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		if kind == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/"+oldest) {
+			deleted.Store(true)
+			return holdAnswer
+		}
+		return pass
+	})
+	cmd := exec.Command(binary, "prune", "--json", "--s3-endpoint", proxy, "--keep-last", "1", s.loc)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "the server to delete the archive", func() bool {
+		_, err := os.Stat(filepath.Join(s.dir, oldest))
+		return deleted.Load() && errors.Is(err, fs.ErrNotExist)
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	var out struct {
+		Deleted int `json:"deleted"`
+	}
+	json.Unmarshal([]byte(stdout.String()), &out)
+	if out.Deleted != 1 {
+		t.Errorf("the server deleted %s, but prune (exit %d) lists %d deleted:\n%s%s", oldest, cmd.ProcessState.ExitCode(), out.Deleted, stdout.String(), stderr.String())
 	}
 }
