@@ -489,3 +489,45 @@ func TestAttackS3PruneInterruptedAfterDelete(t *testing.T) {
 		t.Errorf("the server deleted %s, but prune (exit %d) lists %d deleted:\n%s%s", oldest, cmd.ProcessState.ExitCode(), out.Deleted, stdout.String(), stderr.String())
 	}
 }
+
+// TestAttackS3ReceiptReplaceAnswerLostThenResets: after the read-back, the run replaces its
+// "not verified" receipt with its complete one (If-Match), before LATEST moves. The server
+// makes the write, the answer is lost, and the retries are reset in transit. The run then
+// says failed ("read back, but its receipt could not be written"), exits 1 and leaves
+// LATEST, while the bucket's receipt of its archive says complete: the receipt and the
+// run's exit code, summary and metrics disagree. Put looks at what the server holds only
+// after a refusal (412), not after a transport error.
+func TestAttackS3ReceiptReplaceAnswerLostThenResets(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	var replaces atomic.Int64
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, n int) fault {
+		if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, ".receipt.json") || r.Header.Get("If-Match") == "" {
+			return pass
+		}
+		if replaces.Add(1) == 1 {
+			return lostAnswer
+		}
+		return reset
+	})
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "second\n"}})
+	prom := filepath.Join(dir, "run.prom")
+	r := backup(t, runOpts{dir: dir, env: append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")}, "create", "--metrics-file", prom, "--s3-endpoint", proxy, "--output-dir", s.loc, "app")
+	if replaces.Load() == 0 {
+		t.Fatal("no receipt was replaced")
+	}
+	runs := setArchives(t, s.dir)
+	newest := ""
+	for _, n := range runs {
+		if !strings.HasSuffix(n, ".receipt.json") {
+			newest = n
+		}
+	}
+	rc := readReceipt(t, filepath.Join(s.dir, newest+".receipt.json"))
+	if (rc.Status == format.Complete) != (r.code == exitComplete) {
+		t.Errorf("the bucket's receipt of %s says %s, but the run exited %d (metrics: exit %v):\n%s", newest, rc.Status, r.code, exitMetric(t, prom), r.stderr)
+	}
+}
