@@ -144,12 +144,16 @@ func errTooLarge(limit int64) error { return fmt.Errorf("larger than %d bytes", 
 
 // Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
 // replaced only while it has that ETag (If-Match). A condition that failed on a retry may
-// have failed on the first try's own write, whose answer was lost (a reset, a stall): when
-// the object holds exactly data, the write is taken as done.
+// have failed on the first try's own write, whose answer was lost (a reset, a stall); and
+// retries that all failed in transit may follow a first try the server made: when the
+// object holds exactly data, the write is taken as done. The look is bounded as a
+// cleanup's request is (see Detached), since ctx may be the cause of the error.
 func (s *Store) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
 	etag, err := s.put(ctx, name, data, ifMatch)
-	if errors.Is(err, backupset.ErrExists) || errors.Is(err, backupset.ErrChanged) {
-		if now, nowTag, rerr := s.ReadFile(ctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
+	if err != nil {
+		rctx, cancel := s.Detached(ctx)
+		defer cancel()
+		if now, nowTag, rerr := s.ReadFile(rctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
 			return nowTag, nil
 		}
 	}
