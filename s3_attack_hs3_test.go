@@ -26,6 +26,7 @@ import (
 
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/backupset/s3store/s3test"
 	"backup/format"
 )
 
@@ -529,5 +530,25 @@ func TestAttackS3ReceiptReplaceAnswerLostThenResets(t *testing.T) {
 	rc := readReceipt(t, filepath.Join(s.dir, newest+".receipt.json"))
 	if (rc.Status == format.Complete) != (r.code == exitComplete) {
 		t.Errorf("the bucket's receipt of %s says %s, but the run exited %d (metrics: exit %v):\n%s", newest, rc.Status, r.code, exitMetric(t, prom), r.stderr)
+	}
+}
+
+// TestAttackStatusJSONSilentWhenUnreadable: status is what monitoring calls, and its --json
+// "prints the same as an object (dir, latest, healthy, reason, runs)" (docs/sets.md); verify
+// --json and prune --json print their object, with the error, on every outcome. A set whose
+// bucket cannot be reached gets nothing at all on stdout from status --json (nor from sets
+// --json): a wrapper that reads .healthy reads an empty document instead of false.
+func TestAttackStatusJSONSilentWhenUnreadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := append((&s3test.Server{Endpoint: "http://127.0.0.1:9"}).Env(), "AWS_MAX_ATTEMPTS=1")
+	for _, args := range [][]string{{"status", "--json", "s3://bucket/hosts/web1"}, {"sets", "--json", "s3://bucket/hosts"}} {
+		r := backup(t, runOpts{dir: dir, env: env}, args...)
+		if r.code != exitFailed {
+			t.Errorf("%v, server unreachable: exit %d", args, r.code)
+		}
+		if !json.Valid([]byte(r.stdout)) {
+			t.Errorf("%v, server unreachable: stdout %q is no JSON document (stderr %q)", args, r.stdout, r.stderr)
+		}
 	}
 }
