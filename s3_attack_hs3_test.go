@@ -552,3 +552,41 @@ func TestAttackStatusJSONSilentWhenUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackKeyFilesOfAnotherUser: docs/encryption.md warns of a recipients file "that group
+// or others may write … since whoever adds a key there reads every backup made after", and of
+// an identity file others can read. Only the mode's group and other bits are looked at: a
+// recipients file (mode 0644) that belongs to another user (the web app's, which the root
+// cron job was pointed at) can be written by that user, who adds a key of their own and reads
+// every backup after, with no warning; nor is a warning given for an identity file (0600)
+// that another user owns and so reads. ssh refuses both (StrictModes); the rule's own words
+// ("whoever can write it") cover the owner.
+func TestAttackKeyFilesOfAnotherUser(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	file := filepath.Join(dir, "recipients")
+	if err := os.WriteFile(file, []byte(key.recipient+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const nobody = 65534
+	if err := os.Chown(file, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip.age")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--recipients-file", file, "-o", arch, "app")
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr, "warning: recipients file") {
+		t.Errorf("a recipients file owned by uid %d (who may add a recipient) was used without a word: stderr %q", nobody, r.stderr)
+	}
+	if err := os.Chown(key.identity, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	r = backup(t, runOpts{dir: dir}, "list", "-i", key.identity, arch)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr, "warning: identity file") {
+		t.Errorf("an identity file owned by uid %d (who reads it) was used without a word: stderr %q", nobody, r.stderr)
+	}
+}
