@@ -190,6 +190,16 @@ func (s *Store) Delete(ctx context.Context, name, ifMatch string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		// The server may have made a delete whose answer never came (a reset, an
+		// interrupt), and its retry then failed or was refused: an object that is gone is
+		// deleted. The look is bounded as a cleanup's request is, since ctx may be done.
+		sctx, cancel := s.Detached(ctx)
+		defer cancel()
+		if _, serr := s.Stat(sctx, name); errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+	}
 	return err
 }
 
