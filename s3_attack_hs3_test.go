@@ -590,3 +590,43 @@ func TestAttackKeyFilesOfAnotherUser(t *testing.T) {
 		t.Errorf("an identity file owned by uid %d (who reads it) was used without a word: stderr %q", nobody, r.stderr)
 	}
 }
+
+// TestAttackS3SealedSourceCheckSkippedOnReadError: docs/encryption.md: "with -i it reads the
+// source from LATEST's central directory and refuses, exit 1, as for a plain set" a run of
+// another source into an encrypted set. The check (sealedSource) answers "cannot tell" for
+// every error, not only for "no key opens it": one ranged read of LATEST's archive that the
+// server fails (500) is enough for a run holding the key to write another source's backup
+// into the set, move LATEST to it, and with --keep-last 1 prune the set's backups of its own
+// source. A read that failed is not a key that is missing; the
+// check must fail closed ("It never falls back").
+func TestAttackS3SealedSourceCheckSkippedOnReadError(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "app\n"}})
+	makeTree(t, filepath.Join(dir, "other"), map[string]node{"b.txt": {content: "other\n"}})
+	create := func(env []string, extra ...string) result {
+		args := append([]string{"create", "--no-cache", "--output-dir", s.loc, "--recipient", key.recipient, "-i", key.identity}, extra...)
+		return backup(t, runOpts{dir: dir, env: env}, args...)
+	}
+	mustExit(t, create(s.env, "app"), exitComplete)
+	good := readLatest(t, s.dir)
+	if r := create(s.env, "other"); r.code != exitFailed || !strings.Contains(r.stderr, "is the backup set of") {
+		t.Fatalf("another source with the key: exit %d, %q; want 1, refused", r.code, r.stderr)
+	}
+	proxy, _ := startFaultProxy(t, s.srv.Endpoint, func(kind string, n int) fault {
+		if kind == "ranged read" && n == 1 {
+			return status500
+		}
+		return pass
+	})
+	env := append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=1")
+	r := create(env, "--s3-endpoint", proxy, "--keep-last", "1", "other")
+	if r.code != exitFailed || readLatest(t, s.dir) != good {
+		t.Errorf("another source, the first read of LATEST's archive failing once: exit %d, LATEST %s (was %s):\n%s", r.code, readLatest(t, s.dir), good, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, good)); err != nil {
+		t.Errorf("the set's only backup of app, %s, is gone (pruned by the other source's run): %v", good, err)
+	}
+}
