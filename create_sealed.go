@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 
 	"backup/backupset"
 	"backup/format"
@@ -104,8 +106,10 @@ func missingFrom(a, b []string) int {
 // sealedSource returns the name every entry of the encrypted archive called name in st is
 // stored under, read from its central directory through ids; ok is false when ids cannot
 // decrypt it (no key, or none of its recipients') or its entries are not under one name.
-// Any other failure (a read that failed, a server's error, a damaged archive) is err: the
-// source cannot be told, and a check that needs it must not pass for that.
+// A read that failed (an I/O error, a server's error or stall) is err: the source cannot be
+// told now, and a check that needs it must not pass for that. A damaged archive, which no
+// later read will make whole, is "cannot tell", as before: a damaged LATEST does not stop a
+// run.
 func sealedSource(ctx context.Context, st backupset.Store, name string, ids *seal.Identities) (source string, ok bool, err error) {
 	if ids.Len() == 0 {
 		return "", false, nil
@@ -144,7 +148,15 @@ func sealedSource(ctx context.Context, st backupset.Store, name string, ids *sea
 	return top, top != "", nil
 }
 
-// sourceUnknown is sealedSource's error when the archive could not be read.
+// sourceUnknown is sealedSource's answer when the archive could not be read: err when a
+// read failed, nothing (cannot tell) when the archive is damaged.
 func sourceUnknown(name string, err error) error {
+	var pe *fs.PathError
+	var errno syscall.Errno
+	var ne net.Error
+	if !errors.As(err, &pe) && !errors.As(err, &errno) && !errors.As(err, &ne) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
 	return fmt.Errorf("cannot tell which source %s holds: %w", format.QuoteName(name), cause(err))
 }
