@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -628,5 +630,43 @@ func TestAttackS3SealedSourceCheckSkippedOnReadError(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, good)); err != nil {
 		t.Errorf("the set's only backup of app, %s, is gone (pruned by the other source's run): %v", good, err)
+	}
+}
+
+// TestAttackForcedOutputOverAnAgeFileInSource: an output inside a SOURCE may replace only
+// what an earlier run wrote there ("a file inside SOURCE … that is not a backup archive" is
+// refused, exit 2, --force or not). For a name ending .zip.age, "a backup archive" is any
+// file that starts with age's magic: the user's own age-encrypted file inside the source is
+// taken for the run's earlier output. With --force the run leaves it out of the backup (an
+// excluded output of its own, rule self) and replaces it: the file is in neither the backup
+// nor the folder.
+func TestAttackForcedOutputOverAnAgeFileInSource(t *testing.T) {
+	t.Parallel()
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "docs"), map[string]node{"tax.txt": {content: "tax\n"}})
+	precious := filepath.Join(dir, "docs", "precious.zip.age")
+	r, err := age.ParseX25519Recipient(key.recipient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(precious)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := age.Encrypt(f, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "the user's own secret, not a backup\n")
+	w.Close()
+	f.Close()
+	before, _ := os.ReadFile(precious)
+
+	res := backup(t, runOpts{dir: dir}, "create", "--force", "-o", precious, "--recipient", key.recipient, "docs")
+	after, _ := os.ReadFile(precious)
+	if res.code != exitUsage || !bytes.Equal(before, after) {
+		t.Errorf("-o over the user's age file inside SOURCE, --force: exit %d (want 2, as for any file that is not a backup archive), the file replaced: %v\n%s",
+			res.code, !bytes.Equal(before, after), res.stderr)
 	}
 }
