@@ -96,9 +96,13 @@ func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
 		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), Delimiter: aws.String("/"),
 	})
 	var objs []backupset.Object
+	var seen pageTokens
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			return nil, s.opError("list", "", "", err)
+		}
+		if err := seen.next(aws.ToBool(page.IsTruncated), aws.ToString(page.NextContinuationToken)); err != nil {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {
@@ -224,3 +228,22 @@ type outsideText struct{ err error }
 
 func (e outsideText) Error() string { return serverText(e.err.Error()) }
 func (e outsideText) Unwrap() error { return e.err }
+
+// pageTokens are the continuation tokens a listing was given, so that a server whose paging
+// repeats itself (answers "more follows" under a token it gave before) fails the listing
+// instead of holding it for ever: each page comes at once, so no deadline would fire.
+type pageTokens map[string]bool
+
+func (seen *pageTokens) next(truncated bool, token string) error {
+	if !truncated {
+		return nil
+	}
+	if *seen == nil {
+		*seen = pageTokens{}
+	}
+	if token == "" || (*seen)[token] {
+		return errors.New("the server's listing does not end (it repeats a page)")
+	}
+	(*seen)[token] = true
+	return nil
+}

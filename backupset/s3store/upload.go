@@ -180,9 +180,14 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 	p := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix),
 		Delimiter: aws.String("/")})
 	var aborted []string
+	var seen pageTokens
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			return aborted, s.opError("list uploads", "", "", err)
+		}
+		marker := aws.ToString(page.NextKeyMarker) + "\x00" + aws.ToString(page.NextUploadIdMarker)
+		if err := seen.next(aws.ToBool(page.IsTruncated), marker); err != nil {
 			return aborted, s.opError("list uploads", "", "", err)
 		}
 		for _, up := range page.Uploads {
