@@ -670,3 +670,61 @@ func TestAttackForcedOutputOverAnAgeFileInSource(t *testing.T) {
 			res.code, !bytes.Equal(before, after), res.stderr)
 	}
 }
+
+// TestAttackS3LiveLockReadAsGarbageTakenOver: a lock object whose body does not parse is
+// "not a lease at all (a damaged lock object): take it over" at once (s3store/lock.go),
+// whoever holds it and however recently it was written. A server (or a proxy, a cache in
+// front of it) that answers a GET of the lock with other bytes than the object holds (here:
+// its first 8) under the object's own ETag makes a second run take over the lock of a run
+// that is alive and working: the replace on that ETag succeeds, and two runs hold the set.
+// Only a lease that cannot be read at all may be judged by the server's record (its
+// Last-Modified), never taken for free.
+func TestAttackS3LiveLockReadAsGarbageTakenOver(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+
+	// The first run holds the set while its before hook works.
+	first := exec.Command(binary, "create", "--output-dir", s.loc, "--exec-before", "sleep 4", "app")
+	first.Dir, first.Env = dir, append(os.Environ(), s.env...)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.Process.Kill(); first.Wait() })
+	waitFor(t, "the first run to take the lock", func() bool {
+		_, err := os.Stat(filepath.Join(s.dir, backupset.LockName))
+		return err == nil
+	})
+
+	u, _ := url.Parse(s.srv.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || !strings.HasSuffix(resp.Request.URL.Path, "/"+backupset.LockName) || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		body = body[:min(8, len(body))]
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		for k := range resp.Header { // a server that keeps no checksums (most S3-compatible ones)
+			if strings.HasPrefix(strings.ToLower(k), "x-amz-checksum-") {
+				resp.Header.Del(k)
+			}
+		}
+		return nil
+	}
+	proxy := httptest.NewServer(rp)
+	t.Cleanup(proxy.Close)
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--s3-endpoint", proxy.URL, "--output-dir", s.loc, "app")
+	if r.code != exitLocked {
+		t.Errorf("a second run while the first holds the set: exit %d (want 4):\n%s", r.code, r.stderr)
+	}
+}
