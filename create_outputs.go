@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"backup/archive"
@@ -24,7 +25,9 @@ var (
 	}}
 	archiveKind = &pathcheck.Kind{Name: "a backup archive", Is: func(path string) bool {
 		if strings.HasSuffix(path, backupset.SealedSuffix) {
-			return isSealedFile(path) // an encrypted archive: its manifest is out of reach
+			// An encrypted archive: its manifest is out of reach, and any age file starts
+			// with the same magic; the receipt an earlier run wrote beside it must record it.
+			return isSealedFile(path) && sealedReceiptRecords(path)
 		}
 		r, err := archive.Open(path)
 		if err != nil {
@@ -149,6 +152,17 @@ func fileArgs(flag string, paths []string) []pathcheck.Arg {
 		args = append(args, pathcheck.Arg{What: flag + " " + p, Path: p})
 	}
 	return args
+}
+
+// sealedReceiptRecords says whether the receipt beside the encrypted archive at path is one
+// a run wrote for it: a receipt of an encrypted archive of that name and size.
+func sealedReceiptRecords(path string) bool {
+	rc, err := format.ReadReceipt(format.ReceiptPath(path))
+	if err != nil || rc.Encryption == nil || rc.Archive == nil || filepath.Base(rc.Archive.Path) != filepath.Base(path) {
+		return false
+	}
+	info, err := os.Lstat(path)
+	return err == nil && info.Size() == rc.Archive.Size
 }
 
 // isSealedFile says whether the file at path is a regular file holding an age file.

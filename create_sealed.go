@@ -6,10 +6,14 @@ package main
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 
 	"backup/backupset"
 	"backup/format"
@@ -38,7 +42,10 @@ func (cfg *createConfig) checkLatest(ctx context.Context, w backupset.Witness, s
 	other := backupset.SourceOf(latest)
 	if sealedSet {
 		var ok bool
-		if other, ok = sealedSource(ctx, set.store, latest, cfg.identities); !ok {
+		var err error
+		if other, ok, err = sealedSource(ctx, set.store, latest, cfg.identities); err != nil {
+			return exitFailed, err
+		} else if !ok {
 			return 0, nil
 		}
 	}
@@ -98,23 +105,34 @@ func missingFrom(a, b []string) int {
 
 // sealedSource returns the name every entry of the encrypted archive called name in st is
 // stored under, read from its central directory through ids; ok is false when ids cannot
-// decrypt it or its entries are not under one name.
-func sealedSource(ctx context.Context, st backupset.Store, name string, ids *seal.Identities) (string, bool) {
+// decrypt it (no key, or none of its recipients') or its entries are not under one name.
+// A read that failed (an I/O error, a server's error or stall) is err: the source cannot be
+// told now, and a check that needs it must not pass for that. A damaged archive, which no
+// later read will make whole, is "cannot tell", as before: a damaged LATEST does not stop a
+// run.
+func sealedSource(ctx context.Context, st backupset.Store, name string, ids *seal.Identities) (source string, ok bool, err error) {
 	if ids.Len() == 0 {
-		return "", false
+		return "", false, nil
 	}
 	f, err := st.Open(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil // nothing there to tell it by (a LATEST whose target is gone)
+	}
 	if err != nil {
-		return "", false
+		return "", false, sourceUnknown(name, err)
 	}
 	defer f.Close()
 	ra, size, err := ids.Unseal(f, f.Size())
-	if err != nil {
-		return "", false
+	var nomatch *seal.NoMatchError
+	switch {
+	case errors.As(err, &nomatch) || errors.Is(err, seal.ErrNoIdentity):
+		return "", false, nil
+	case err != nil:
+		return "", false, sourceUnknown(name, err)
 	}
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
-		return "", false
+		return "", false, sourceUnknown(name, err)
 	}
 	top := ""
 	for _, zf := range zr.File {
@@ -124,8 +142,21 @@ func sealedSource(ctx context.Context, st backupset.Store, name string, ids *sea
 		case top == "":
 			top = t
 		case t != top:
-			return "", false
+			return "", false, nil
 		}
 	}
-	return top, top != ""
+	return top, top != "", nil
+}
+
+// sourceUnknown is sealedSource's answer when the archive could not be read: err when a
+// read failed, nothing (cannot tell) when the archive is damaged.
+func sourceUnknown(name string, err error) error {
+	var pe *fs.PathError
+	var errno syscall.Errno
+	var ne net.Error
+	if !errors.As(err, &pe) && !errors.As(err, &errno) && !errors.As(err, &ne) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("cannot tell which source %s holds: %w", format.QuoteName(name), cause(err))
 }

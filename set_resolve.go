@@ -166,12 +166,13 @@ type sizedFile struct {
 func (f sizedFile) Size() int64 { return f.size }
 
 // sealed reports whether the archive is encrypted, by its first bytes; false when it
-// cannot be read (opening it as a zip then says why).
-func (a archiveRef) sealed(ctx context.Context) bool {
+// cannot be opened (opening it as a zip then says why). A read of those bytes that fails is
+// the error: it is neither a plain archive nor an encrypted one to be told so.
+func (a archiveRef) sealed(ctx context.Context) (bool, error) {
 	f, err := a.file(ctx)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	defer f.Close()
-	return seal.IsSealed(f)
+	return seal.ReadsSealed(f)
 }

@@ -51,7 +51,11 @@ func sealedOfSet(ctx context.Context, st backupset.Store, ids *seal.Identities, 
 	if !backupset.IsSealedName(latest) {
 		return nil
 	}
-	if want, ok := sealedSource(ctx, st, latest, ids); ok && want != top {
+	want, ok, err := sealedSource(ctx, st, latest, ids)
+	if err != nil {
+		return err
+	}
+	if ok && want != top {
 		return fmt.Errorf("the archive's entries are under %s, and the set's LATEST %s holds %s", format.Quote(top), format.QuoteName(latest), format.Quote(want))
 	}
 	return nil

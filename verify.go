@@ -118,7 +118,10 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		sayf(stderr, "backup verify: %s\n", err.Error())
 		return exitFailed
 	}
-	sealed := ref.sealed(ctx)
+	sealed, err := ref.sealed(ctx)
+	if err != nil {
+		return readFailed(ctx, stderr, "verify", cfg.archive, err)
+	}
 	if sealed && cfg.ids.Len() == 0 {
 		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
 	}

@@ -265,7 +265,10 @@ func (l *Lock) point(ctx context.Context, name string) error {
 		}
 	}
 	_, err := l.store.Put(ctx, LatestName, []byte(name+"\n"), l.pointerETag)
-	if err != nil && ctx.Err() != nil && l.movedAnyway(ctx, name) {
+	// A bucket's write whose answer never came (an interrupt, or retries that all failed
+	// in transit after the server made the first) may have moved LATEST all the same.
+	_, remote := l.store.(detacher)
+	if err != nil && (ctx.Err() != nil || remote) && l.movedAnyway(ctx, name) {
 		return nil
 	}
 	if errors.Is(err, ErrChanged) || errors.Is(err, ErrExists) {

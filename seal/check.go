@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -58,8 +59,16 @@ func Sum(ctx context.Context, ra io.ReaderAt, size int64) (format.Summary, error
 		n, err := ra.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
 		h.Write(buf[:n])
 		at += int64(n)
-		if n == 0 && err != nil {
-			break
+		switch {
+		case err != nil && errors.Is(err, io.EOF):
+			if n == 0 {
+				// Shorter than its size said: the size then says it was cut short.
+				return format.Summary{Size: at, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+			}
+		case err != nil:
+			// A read that failed is its own error, never taken for the end of the file
+			// (which Match would call damage).
+			return format.Summary{}, err
 		}
 	}
 	return format.Summary{Size: at, SHA256: hex.EncodeToString(h.Sum(nil))}, nil

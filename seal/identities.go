@@ -26,9 +26,12 @@ type Identities struct {
 // key (ed25519 or RSA). warning is not empty when group or others may read the file (as ssh
 // warns of such a key): it is used all the same. Errors never repeat the file's text.
 func (ids *Identities) ReadFile(path string) (warning string, err error) {
-	data, perm, err := readKeyFile(path)
+	data, perm, owner, err := readKeyFileOwned(path)
 	if err != nil {
 		return "", err
+	}
+	if owner >= 0 {
+		warning = fmt.Sprintf("identity file %s belongs to another user (uid %d), who can read it: keep it your own, mode 0600", path, owner)
 	}
 	if perm&0o044 != 0 {
 		warning = fmt.Sprintf("identity file %s can be read by group or others (mode %04o): keep it 0600", path, perm)
@@ -116,28 +119,35 @@ func parseSSHIdentity(data []byte) ([]age.Identity, error) {
 	return []age.Identity{id}, nil
 }
 
-// readKeyFile reads a recipients or identity file: opened without blocking (a FIFO must not
+// readKeyFileOwned reads a recipients or identity file: opened without blocking (a FIFO must not
 // hang the command), following a symlink (the user named the path), and refused unless it
 // is a regular file of at most maxKeyFile bytes. It returns the file's permission bits.
-func readKeyFile(path string) ([]byte, fs.FileMode, error) {
+// It also returns the uid of another user who owns the file (one neither the running user
+// nor root), or -1: that user may write it, and read it, whatever its mode says of group
+// and others.
+func readKeyFileOwned(path string) ([]byte, fs.FileMode, int, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, 0, errors.New("not a regular file")
+		return nil, 0, -1, errors.New("not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, -1, err
 	}
 	if len(data) > maxKeyFile {
-		return nil, 0, fmt.Errorf("larger than %d bytes", maxKeyFile)
+		return nil, 0, -1, fmt.Errorf("larger than %d bytes", maxKeyFile)
 	}
-	return data, info.Mode().Perm(), nil
+	other := -1
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		other = int(st.Uid)
+	}
+	return data, info.Mode().Perm(), other, nil
 }

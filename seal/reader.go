@@ -21,6 +21,10 @@ func IsSealed(ra io.ReaderAt) bool {
 	return sealed
 }
 
+// ReadsSealed is IsSealed with the read's error: a file whose first bytes cannot be read is
+// not known to be either.
+func ReadsSealed(ra io.ReaderAt) (bool, error) { return readsSealed(ra) }
+
 // readsSealed is IsSealed with the read's error: a file shorter than the magic is not an
 // age file, but one whose first bytes cannot be read is not known to be a zip either.
 func readsSealed(ra io.ReaderAt) (bool, error) {

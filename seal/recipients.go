@@ -43,9 +43,12 @@ func (r *Recipients) Add(s string) error {
 // can write it can add a recipient of their own, who then reads every archive made with it.
 // It is used all the same, as ReadFile of identities uses a key others may read.
 func (r *Recipients) ReadFile(path string) (warning string, err error) {
-	data, perm, err := readKeyFile(path)
+	data, perm, owner, err := readKeyFileOwned(path)
 	if err != nil {
 		return "", err
+	}
+	if owner >= 0 {
+		warning = fmt.Sprintf("recipients file %s belongs to another user (uid %d), who can add a recipient of their own; keep it your own, mode 0644", path, owner)
 	}
 	if perm&0o022 != 0 {
 		warning = fmt.Sprintf("recipients file %s can be written by group or others (mode %04o): who can write it can add a recipient of their own; keep it 0644", path, perm)

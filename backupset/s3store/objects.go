@@ -96,9 +96,13 @@ func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
 		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), Delimiter: aws.String("/"),
 	})
 	var objs []backupset.Object
+	var seen pageTokens
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			return nil, s.opError("list", "", "", err)
+		}
+		if err := seen.next(aws.ToBool(page.IsTruncated), aws.ToString(page.NextContinuationToken)); err != nil {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {
@@ -144,12 +148,16 @@ func errTooLarge(limit int64) error { return fmt.Errorf("larger than %d bytes", 
 
 // Put writes a small object: created once (If-None-Match: *) when ifMatch is "", else
 // replaced only while it has that ETag (If-Match). A condition that failed on a retry may
-// have failed on the first try's own write, whose answer was lost (a reset, a stall): when
-// the object holds exactly data, the write is taken as done.
+// have failed on the first try's own write, whose answer was lost (a reset, a stall); and
+// retries that all failed in transit may follow a first try the server made: when the
+// object holds exactly data, the write is taken as done. The look is bounded as a
+// cleanup's request is (see Detached), since ctx may be the cause of the error.
 func (s *Store) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
 	etag, err := s.put(ctx, name, data, ifMatch)
-	if errors.Is(err, backupset.ErrExists) || errors.Is(err, backupset.ErrChanged) {
-		if now, nowTag, rerr := s.ReadFile(ctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
+	if err != nil {
+		rctx, cancel := s.Detached(ctx)
+		defer cancel()
+		if now, nowTag, rerr := s.ReadFile(rctx, name, int64(len(data))); rerr == nil && bytes.Equal(now, data) {
 			return nowTag, nil
 		}
 	}
@@ -186,6 +194,16 @@ func (s *Store) Delete(ctx context.Context, name, ifMatch string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		// The server may have made a delete whose answer never came (a reset, an
+		// interrupt), and its retry then failed or was refused: an object that is gone is
+		// deleted. The look is bounded as a cleanup's request is, since ctx may be done.
+		sctx, cancel := s.Detached(ctx)
+		defer cancel()
+		if _, serr := s.Stat(sctx, name); errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+	}
 	return err
 }
 
@@ -210,3 +228,22 @@ type outsideText struct{ err error }
 
 func (e outsideText) Error() string { return serverText(e.err.Error()) }
 func (e outsideText) Unwrap() error { return e.err }
+
+// pageTokens are the continuation tokens a listing was given, so that a server whose paging
+// repeats itself (answers "more follows" under a token it gave before) fails the listing
+// instead of holding it for ever: each page comes at once, so no deadline would fire.
+type pageTokens map[string]bool
+
+func (seen *pageTokens) next(truncated bool, token string) error {
+	if !truncated {
+		return nil
+	}
+	if *seen == nil {
+		*seen = pageTokens{}
+	}
+	if token == "" || (*seen)[token] {
+		return errors.New("the server's listing does not end (it repeats a page)")
+	}
+	(*seen)[token] = true
+	return nil
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // Scheme starts a set location in a bucket: s3://BUCKET/PREFIX.
@@ -143,8 +144,17 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 		opt.PathStyle = true
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	var cfgErr error
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the AWS configuration: %w", loc, err)
+		// A configuration that cannot be loaded (a profile that is gone, a credentials file
+		// left half written) is no usage error: the set cannot be read, as when the server
+		// cannot be reached, and every request fails with it, so that a command reports it
+		// as such (exit 1, the metrics saying unhealthy, the hooks run).
+		cfgErr = fmt.Errorf("reading the AWS configuration: %w", err)
+		cfg = aws.Config{Region: "us-east-1"}
+		if opt.Attempts > 0 {
+			cfg.RetryMaxAttempts = opt.Attempts
+		}
 	}
 	if cfg.Region == "" {
 		// Self-hosted servers ignore the region, but the signature needs one.
@@ -157,6 +167,9 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 			o.BaseEndpoint = aws.String(opt.Endpoint)
 		}
 		o.UsePathStyle = opt.PathStyle
+		if cfgErr != nil {
+			o.APIOptions = append(o.APIOptions, failEvery(cfgErr))
+		}
 	})
 	if opt.Endpoint == "" && configured != "" {
 		// Checked as the flag and the variables are, before the SDK may echo it.
@@ -234,4 +247,14 @@ func (s *Store) key(name string) string { return s.prefix + name }
 func (s *Store) nameOf(key string) (string, bool) {
 	name, ok := strings.CutPrefix(key, s.prefix)
 	return name, ok && name != "" && !strings.Contains(name, "/")
+}
+
+// failEvery makes every request of a client fail with err before it is sent.
+func failEvery(err error) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("backupConfigError",
+			func(context.Context, middleware.InitializeInput, middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, err
+			}), middleware.Before)
+	}
 }

@@ -17,9 +17,13 @@ import (
 func (s *Store) ListTree(ctx context.Context) ([]backupset.Object, error) {
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix)})
 	var objs []backupset.Object
+	var seen pageTokens
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			return nil, s.opError("list", "", "", err)
+		}
+		if err := seen.next(aws.ToBool(page.IsTruncated), aws.ToString(page.NextContinuationToken)); err != nil {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {

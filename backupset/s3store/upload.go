@@ -144,14 +144,12 @@ func (u *Upload) Commit() (string, error) {
 // tokenKey is the metadata that marks an object with the upload that made it.
 const tokenKey = "backup-upload"
 
-// completed says whether a completion that failed with err (the name taken, the upload
-// gone) was in fact this upload's own, retried after its answer was lost: the object at
-// the name carries this upload's token. So may one an interrupt cancelled while the server
-// made it: the object is then asked for within the cleanup's bound.
+// completed says whether a completion that failed with err was in fact this upload's own:
+// the object at the name carries this upload's token. A retry after a lost answer is
+// refused (the name taken, the upload gone), an interrupt may cancel it while the server
+// makes it, and the retries may all fail in transit after the first was made: whatever the
+// error, the object is asked for, within the cleanup's bound.
 func (u *Upload) completed(err error) (string, bool) {
-	if !errors.Is(err, backupset.ErrExists) && !errors.Is(err, fs.ErrNotExist) && u.ctx.Err() == nil {
-		return "", false
-	}
 	ctx, cancel := u.s.Detached(u.ctx)
 	defer cancel()
 	out, herr := u.s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(u.s.bucket), Key: aws.String(u.s.key(u.name))})
@@ -182,9 +180,14 @@ func (s *Store) Clean(ctx context.Context) ([]string, error) {
 	p := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix),
 		Delimiter: aws.String("/")})
 	var aborted []string
+	var seen pageTokens
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			return aborted, s.opError("list uploads", "", "", err)
+		}
+		marker := aws.ToString(page.NextKeyMarker) + "\x00" + aws.ToString(page.NextUploadIdMarker)
+		if err := seen.next(aws.ToBool(page.IsTruncated), marker); err != nil {
 			return aborted, s.opError("list uploads", "", "", err)
 		}
 		for _, up := range page.Uploads {
