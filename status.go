@@ -113,6 +113,14 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 	if err != nil {
 		// A set that cannot be read is not healthy: the metrics must stop saying it is.
 		writeStatusMetrics(metricsFile, dir, nil, now, false, stderr)
+		if asJSON {
+			// As for a set that is not healthy: the object, with no runs, and why.
+			out := statusJSON{Healthy: false, Runs: []statusRunJSON{}, Reason: err.Error()}
+			out.Dir, out.DirB64 = format.JSONText(dir)
+			if err := writeJSON(stdout, out); err != nil {
+				return jsonFailed(stderr, "status", err)
+			}
+		}
 		sayf(stderr, "backup status: %v\n", err)
 		return exitFailed
 	}

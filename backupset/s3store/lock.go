@@ -4,9 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"backup/backupset"
 )
@@ -60,7 +67,7 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	if !errors.Is(err, backupset.ErrExists) {
 		return nil, err
 	}
-	old, oldTag, err := s.ReadFile(ctx, backupset.LockName, 4096)
+	old, oldTag, age, err := s.readLease(ctx)
 	if errors.Is(err, os.ErrNotExist) && tries > 1 {
 		return s.tryLock(ctx, tries-1) // released just now
 	}
@@ -72,14 +79,22 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 	}
 	var held lease
 	parsed := json.Unmarshal(old, &held) == nil
-	expired := !s.now().Before(held.Expires)
-	if parsed && !expired && !held.Gone() {
+	var expired bool
+	if age >= 0 {
+		// By the server's clock, how long since the lock object was written: its writer's
+		// clock, which wrote the expiry, may run ahead (a dead host's lock would block the
+		// set for as long) or behind (a live host's would be taken at once).
+		expired = age >= s.lockTTL
+	} else {
+		expired = !parsed || !s.now().Before(held.Expires)
+	}
+	if !expired && !(parsed && held.Gone()) {
 		// Anyone who may write to the bucket wrote the host name: it is printed as
 		// outside text.
 		return nil, &backupset.LockedError{Dir: s.loc, Pid: held.Pid, Host: serverText(held.Host)}
 	}
-	// Expired, its holder dead, or not a lease at all (a damaged lock object): take it
-	// over, on the condition that it is still the one read.
+	// Expired (a damaged lock object too, once unrenewed for as long), or its holder dead:
+	// take it over, on the condition that it is still the one read.
 	etag, err = s.Put(ctx, backupset.LockName, data, oldTag)
 	if errors.Is(err, backupset.ErrChanged) {
 		return nil, &backupset.LockedError{Dir: s.loc}
@@ -182,4 +197,27 @@ func (h *heldLock) Release() error {
 		return errors.New("the set's lock was taken over by another run while this one held it")
 	}
 	return h.s.Delete(ctx, backupset.LockName, h.etag)
+}
+
+// readLease reads the lock object, its ETag and its age by the server's clock: the time
+// between its Last-Modified and the answer's Date, -1 when the server gives either not.
+func (s *Store) readLease(ctx context.Context) (data []byte, etag string, age time.Duration, err error) {
+	const limit = 4096
+	age = -1
+	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.key(backupset.LockName))}
+	err = s.get(ctx, backupset.LockName, in, func(out *s3.GetObjectOutput) error {
+		var rerr error
+		data, rerr = io.ReadAll(io.LimitReader(out.Body, limit+1))
+		if rerr == nil && len(data) > limit {
+			rerr = errTooLarge(limit)
+		}
+		etag = aws.ToString(out.ETag)
+		if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok && out.LastModified != nil {
+			if date, derr := http.ParseTime(raw.Header.Get("Date")); derr == nil {
+				age = max(0, date.Sub(*out.LastModified))
+			}
+		}
+		return rerr
+	})
+	return data, etag, age, err
 }

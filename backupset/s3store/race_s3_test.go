@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +62,11 @@ func TestStaleLockTakenOverOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := st.Put(t.Context(), backupset.LockName, stale, ""); err != nil {
+			t.Fatal(err)
+		}
+		// Killed long ago by the server's clock too: its Last-Modified is the file's mtime.
+		long := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(filepath.Join(srv.Root, st.bucket, st.key(backupset.LockName)), long, long); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
