@@ -55,7 +55,6 @@ func (p *Plan) checkDest(e *archive.Entry) {
 // back as a copy of its own.
 const errLinkSplit = "a hard link (%d names): replaced at this name only; its other names keep the old file, and the undo puts it back at this name as a separate copy"
 
-
 // isSpecial reports whether mode is a FIFO, a device or a socket: what a backup, and so a
 // before-state, skips.
 func isSpecial(mode fs.FileMode) bool {
