@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
 	"backup/format"
+	"backup/walker"
 )
 
 // The attributes of a file kept as already present. With Xattrs, such a file holds the
@@ -48,9 +51,9 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 		recorded = m.Xattrs
 	}
 	privileged := p.privileged(e)
-	have, err := fdXattrs(fd)
+	have, err := walker.FdXattrs(fd, e.Name)
 	if err != nil {
-		return errors.Is(err, unix.ENOTSUP) && len(recorded) == 0
+		return false
 	}
 	for name, v := range recorded {
 		if managed(name, privileged) && !bytes.Equal(have[name], v) {
@@ -83,15 +86,12 @@ func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error)
 		recorded = m.Xattrs
 	}
 	privileged := p.privileged(e)
-	names, err := fdXattrNames(fd)
+	have, err := walker.FdXattrs(fd, e.Name)
 	if err != nil {
-		if errors.Is(err, unix.ENOTSUP) {
-			return nil
-		}
-		return []error{fmt.Errorf("list attributes: %w", err)}
+		return []error{err}
 	}
 	var errs []error
-	for _, name := range aclsLast(names) {
+	for _, name := range aclsLast(slices.Sorted(maps.Keys(have))) {
 		if _, ok := recorded[name]; ok || !managed(name, privileged) {
 			continue
 		}
@@ -104,62 +104,4 @@ func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error)
 		}
 	}
 	return errs
-}
-
-// fdXattrNames lists the attributes of the file open as fd.
-func fdXattrNames(fd int) ([]string, error) {
-	buf, err := sizedCall(func(b []byte) (int, error) { return unix.Flistxattr(fd, b) })
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, n := range bytes.Split(buf, []byte{0}) {
-		if len(n) > 0 {
-			names = append(names, string(n))
-		}
-	}
-	return names, nil
-}
-
-// fdXattrs reads the attributes of the file open as fd.
-func fdXattrs(fd int) (map[string][]byte, error) {
-	names, err := fdXattrNames(fd)
-	if err != nil {
-		return nil, err
-	}
-	attrs := make(map[string][]byte, len(names))
-	for _, name := range names {
-		v, err := sizedCall(func(b []byte) (int, error) { return unix.Fgetxattr(fd, name, b) })
-		switch {
-		case errors.Is(err, unix.ENODATA):
-		case err != nil:
-			return nil, err
-		default:
-			attrs[name] = v
-		}
-	}
-	return attrs, nil
-}
-
-// sizedCall calls get with a buffer large enough for its answer, which may grow between the
-// call that asks for the size and the one that reads.
-func sizedCall(get func([]byte) (int, error)) ([]byte, error) {
-	for {
-		n, err := get(nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			return nil, err
-		}
-		buf := make([]byte, n)
-		n, err = get(buf)
-		switch {
-		case err == unix.ERANGE || err == unix.EINTR:
-			continue
-		case err != nil:
-			return nil, err
-		}
-		return buf[:n], nil
-	}
 }

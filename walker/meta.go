@@ -42,9 +42,7 @@ func (e Entry) Xattrs() (map[string][]byte, error) {
 		// while they were read would lend its attributes to this one's contents. One that
 		// cannot be opened is lost when the walk lists it; its attributes are read by name.
 		if d, err := e.self.open(e.parent, e.base, e.Info); err == nil {
-			return readXattrs(e.Name,
-				func(b []byte) (int, error) { return unix.Flistxattr(d.fd, b) },
-				func(name string, b []byte) (int, error) { return unix.Fgetxattr(d.fd, name, b) })
+			return FdXattrs(d.fd, e.Name)
 		}
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(e.parent.fd) + "/" + e.base
@@ -57,9 +55,15 @@ func (e Entry) Xattrs() (map[string][]byte, error) {
 // read through its descriptor, so they are those of the very file read, whatever its name
 // holds by now.
 func (f *File) Xattrs() (map[string][]byte, error) {
-	return readXattrs(f.name,
-		func(b []byte) (int, error) { return unix.Flistxattr(f.fd, b) },
-		func(name string, b []byte) (int, error) { return unix.Fgetxattr(f.fd, name, b) })
+	return FdXattrs(f.fd, f.name)
+}
+
+// FdXattrs returns the extended attributes of the file open as fd (none on a file system
+// without them); errors name name.
+func FdXattrs(fd int, name string) (map[string][]byte, error) {
+	return readXattrs(name,
+		func(b []byte) (int, error) { return unix.Flistxattr(fd, b) },
+		func(attr string, b []byte) (int, error) { return unix.Fgetxattr(fd, attr, b) })
 }
 
 // readXattrs lists the attributes with list and reads each with get; errors name the entry
