@@ -40,17 +40,21 @@ func (p *Plan) privileged(e *archive.Entry) bool {
 	return p.opts.SamePermissions && owned
 }
 
+// recordedXattrs are the attributes the manifest records of e; none without a record.
+func (p *Plan) recordedXattrs(e *archive.Entry) map[string][]byte {
+	if m := e.RecordedMeta(p.index); m != nil {
+		return m.Xattrs
+	}
+	return nil
+}
+
 // sameXattrs reports whether the file open as fd holds e's recorded attributes (of those
 // restore sets) and, with Force, no other.
 func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 	if !p.opts.Xattrs || p.index == nil {
 		return true
 	}
-	var recorded map[string][]byte
-	if m := e.RecordedMeta(p.index); m != nil {
-		recorded = m.Xattrs
-	}
-	privileged := p.privileged(e)
+	recorded, privileged := p.recordedXattrs(e), p.privileged(e)
 	have, err := walker.FdXattrs(fd, e.Name)
 	if err != nil {
 		return false
@@ -81,11 +85,7 @@ func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error)
 	if !p.opts.Xattrs || !p.opts.Force || p.index == nil {
 		return nil
 	}
-	var recorded map[string][]byte
-	if m := e.RecordedMeta(p.index); m != nil {
-		recorded = m.Xattrs
-	}
-	privileged := p.privileged(e)
+	recorded, privileged := p.recordedXattrs(e), p.privileged(e)
 	have, err := walker.FdXattrs(fd, e.Name)
 	if err != nil {
 		return []error{err}
