@@ -296,6 +296,7 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 	took, err := statID(dfd, tmp)
 	if err != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
+			t.journal.settle(dir, tmp) // the user's file now: never the journal's to remove
 			return &strandedError{tmp: tmp, err: err}
 		}
 		t.journal.settle(dir, tmp)
