@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAttackUndoStrandedUserFileRemoved: the undo moves app/sub/b.txt aside to a journal
@@ -79,5 +81,39 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 	if !found {
 		t.Errorf("the user's first version, which the undo moved to a temp name, is gone from app/sub (holds %q); undo exit %d:\n%s",
 			names, cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
+
+// TestAttackForceXattrsStripsAttributesArchiveNeverRecorded: an archive made without
+// --xattrs records no attributes of any file (the manifest cannot tell "none" from "not
+// read"). restore --force --xattrs of it into a DEST whose file is already present (same
+// bytes, mode, mtime) takes the missing record for "the file had none" and removes the
+// file's user.* attributes (and its ACL, and as root with --same-permissions its
+// security.selinux label): the restore deletes metadata the archive says nothing about.
+func TestAttackForceXattrsStripsAttributesArchiveNeverRecorded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "f"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"src/f": {content: "hi\n"}})
+	f := filepath.Join(dest, "src/f")
+	if err := os.Chtimes(f, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(f, "user.keep", []byte("mine"), 0); err != nil {
+		t.Skipf("no user xattrs here: %v", err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--xattrs", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	buf := make([]byte, 64)
+	if n, err := unix.Getxattr(f, "user.keep", buf); err != nil || string(buf[:n]) != "mine" {
+		t.Errorf("restore --force --xattrs of an archive made without --xattrs removed user.keep of a present file (%v):\n%s", err, r.stderr)
 	}
 }
