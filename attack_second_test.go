@@ -117,3 +117,33 @@ func TestAttackForceXattrsStripsAttributesArchiveNeverRecorded(t *testing.T) {
 		t.Errorf("restore --force --xattrs of an archive made without --xattrs removed user.keep of a present file (%v):\n%s", err, r.stderr)
 	}
 }
+
+// TestAttackMtimeAfter2262LosesNanoseconds: a file dated after 2262 (beyond UnixNano's range)
+// is recorded with its whole seconds (mtime_sec) and its nanoseconds (mtime_nsec), but
+// restore sets only the whole seconds: 2300-01-01 00:00:00.5 comes back as 00:00:00.0,
+// though the docs promise mtimes exact to the nanosecond.
+func TestAttackMtimeAfter2262LosesNanoseconds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	when := time.Unix(10413792000, 500_000_000) // 2300-01-01T00:00:00.5Z
+	f := filepath.Join(src, "f")
+	if err := unix.UtimesNano(f, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: when.Unix(), Nsec: 500_000_000}}); err != nil {
+		t.Skipf("this file system cannot hold 2300: %v", err)
+	}
+	if info, err := os.Stat(f); err != nil || !info.ModTime().Equal(when) {
+		t.Skipf("this file system cannot hold 2300.5: %v %v", info.ModTime(), err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
+	info, err := os.Stat(filepath.Join(dest, "src/f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.ModTime().Equal(when) {
+		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when.UTC())
+	}
+}
