@@ -305,7 +305,7 @@ func futimens(fd int, mtime time.Time) error {
 func timespecs(mtime time.Time) [2]unix.Timespec {
 	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
 	if mtime.Year() < 1678 || mtime.Year() > 2261 { // beyond UnixNano's range
-		ts[1] = unix.Timespec{Sec: mtime.Unix()}
+		ts[1] = unix.Timespec{Sec: mtime.Unix(), Nsec: int64(mtime.Nanosecond())}
 	}
 	return ts
 }
