@@ -147,3 +147,34 @@ func TestAttackMtimeAfter2262LosesNanoseconds(t *testing.T) {
 		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when.UTC())
 	}
 }
+
+// TestAttackMtimeBefore1912RestoredAfter2038: a file dated 1902-06-01 (or any date from
+// 1901-12-13, the earliest ext4 holds and what it stores for every earlier date, to about
+// 1912) is written with the extended timestamp's signed seconds and a DOS date clamped to
+// 1980; the reader takes a negative timestamp as unsigned (Go's writer's way) when the DOS
+// date is nearer to that, which 2038+ is for these: the file comes back dated 2038.
+func TestAttackMtimeBefore1912RestoredAfter2038(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	when := time.Date(1902, 6, 1, 0, 0, 0, 0, time.UTC)
+	f := filepath.Join(src, "f")
+	if err := os.Chtimes(f, when, when); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(f); err != nil || !info.ModTime().Equal(when) {
+		t.Skipf("this file system cannot hold 1902: %v", err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
+	info, err := os.Stat(filepath.Join(dest, "src/f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.ModTime().Equal(when) {
+		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when)
+	}
+}
