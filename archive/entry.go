@@ -155,7 +155,10 @@ func modTime(f *zip.FileHeader) time.Time {
 		if int32(raw) < 0 {
 			unsigned := time.Unix(int64(raw), 0).UTC()
 			dos := dosTime(f.ModifiedDate, f.ModifiedTime)
-			if absDuration(unsigned.Sub(dos)) < absDuration(signed.Sub(dos)) {
+			// Go's writer writes the DOS date of the time itself (in its zone): an unsigned
+			// reading is that date within a day or so. backup's and Info-ZIP's clamp it to
+			// 1980 for a date before then, which 2038+ can be nearer to than 1901-1912.
+			if d := absDuration(unsigned.Sub(dos)); d < 48*time.Hour && d < absDuration(signed.Sub(dos)) {
 				return unsigned
 			}
 		}
