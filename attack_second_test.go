@@ -178,3 +178,37 @@ func TestAttackMtimeBefore1912RestoredAfter2038(t *testing.T) {
 		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when)
 	}
 }
+
+// TestAttackManifestMtimeSecContradictsZipTime: mtime_sec is recorded only where the zip's
+// extended timestamp cannot hold a file's seconds (it is then clamped to 2038-01-19 or
+// 1901-12-13). A manifest that gives mtime_sec to an entry whose zip time (2020) is not
+// clamped contradicts the archive: verify says ok, list --long shows 2020, and restore
+// silently dates the file 2128.
+func TestAttackManifestMtimeSecContradictsZipTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	when := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "f"), when, when); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", good, src), exitComplete)
+	bad := filepath.Join(dir, "bad.zip")
+	rewriteManifest(t, good, bad, func(m map[string]any) {
+		for _, f := range m["files"].([]any) {
+			if e := f.(map[string]any); e["path"] == "src/f" {
+				e["mtime_sec"] = 5000000000
+			}
+		}
+	})
+	v := backup(t, runOpts{dir: dir}, "verify", bad)
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", bad, dest)
+	info, err := os.Stat(filepath.Join(dest, "src/f"))
+	if v.code == exitComplete && err == nil && !info.ModTime().Equal(when) {
+		t.Errorf("verify says ok (%q), and restore (exit %d) dates src/f %v, its zip time %v:\n%s",
+			v.stdout, r.code, info.ModTime().UTC(), when, r.stderr)
+	}
+}
