@@ -82,7 +82,9 @@ func (p *Plan) mtime(e *archive.Entry) time.Time {
 		return e.Modified
 	}
 	t := e.Modified.Truncate(time.Second)
-	if m.MtimeSec != 0 {
+	// Only where the zip's seconds are clamped, and beyond them the same way: anything else
+	// contradicts the archive.
+	if s := t.Unix(); m.MtimeSec != 0 && (s == 1<<31-1 && m.MtimeSec > s || s == -1<<31 && m.MtimeSec < s) {
 		t = time.Unix(m.MtimeSec, 0)
 	}
 	if m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
