@@ -730,3 +730,60 @@ func TestAttackS3LiveLockReadAsGarbageTakenOver(t *testing.T) {
 		t.Errorf("a second run while the first holds the set: exit %d (want 4):\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackS3LiveLockGarbageNoDateTakenOver: TestAttackS3LiveLockReadAsGarbageTakenOver
+// behind a proxy that also sends no Date header (a server or cache that leaves it out): the
+// lock's age cannot be told by the server's clock, and a lease that does not parse is then
+// taken over at once again, beside the live first run.
+func TestAttackS3LiveLockGarbageNoDateTakenOver(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+
+	first := exec.Command(binary, "create", "--output-dir", s.loc, "--exec-before", "sleep 4", "app")
+	first.Dir, first.Env = dir, append(os.Environ(), s.env...)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.Process.Kill(); first.Wait() })
+	waitFor(t, "the first run to take the lock", func() bool {
+		_, err := os.Stat(filepath.Join(s.dir, backupset.LockName))
+		return err == nil
+	})
+
+	u, _ := url.Parse(s.srv.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		resp.Header.Del("Date")
+		if resp.Request.Method != http.MethodGet || !strings.HasSuffix(resp.Request.URL.Path, "/"+backupset.LockName) || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		body = body[:min(8, len(body))]
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		for k := range resp.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-amz-checksum-") {
+				resp.Header.Del(k)
+			}
+		}
+		return nil
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Date"] = nil // no Date of the proxy's own either
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--s3-endpoint", proxy.URL, "--output-dir", s.loc, "app")
+	if r.code != exitLocked {
+		t.Errorf("a second run while the first holds the set (server sends no Date): exit %d (want 4):\n%s", r.code, r.stderr)
+	}
+}
