@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,5 +212,84 @@ func TestAttackManifestMtimeSecContradictsZipTime(t *testing.T) {
 	if v.code == exitComplete && err == nil && !info.ModTime().Equal(when) {
 		t.Errorf("verify says ok (%q), and restore (exit %d) dates src/f %v, its zip time %v:\n%s",
 			v.stdout, r.code, info.ModTime().UTC(), when, r.stderr)
+	}
+}
+
+// TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt: the undo moves app/sub/b.txt aside
+// to a temp name its journal records; the user saved a file at b.txt (by rename) after the
+// check, so the move took the user's file. The undo is killed (SIGKILL, a power cut) before
+// it compares and moves it back: the user's file sits at the temp name, and the next restore
+// into DEST sweeps the dead run's journal and removes it.
+func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	undo := printedUndo(t, r.stderr)
+	sub := filepath.Join(dest, "app/sub")
+	b := filepath.Join(sub, "b.txt")
+	log := filepath.Join(dir, "strace.log")
+	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat,renameat2",
+		"-e", "inject=renameat2:delay_enter=1000000:delay_exit=5000000:when=1", binary}, undo...)
+	cmd := exec.Command("strace", args...)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitForLine(t, log, func(l string) bool {
+		if strings.Contains(l, `renameat2(`) && strings.Contains(l, `, "b.txt"`) {
+			fmt.Sscan(l, &pid)
+			return true
+		}
+		return false
+	})
+	if pid <= 0 {
+		t.Fatal("no pid in strace's line")
+	}
+	tmp := filepath.Join(sub, ".b.txt.swp")
+	if err := os.WriteFile(tmp, []byte("the user's work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, b); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Lstat(b); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if i > 400 {
+			t.Fatal("the undo's move never took b.txt")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL) // the undo, held by strace after its move
+	cmd.Wait()
+	time.Sleep(100 * time.Millisecond)
+	var before []string
+	if ents, err := os.ReadDir(sub); err == nil {
+		for _, e := range ents {
+			before = append(before, e.Name())
+		}
+	}
+	if len(before) != 1 || !strings.HasPrefix(before[0], ".b.txt.restore-") {
+		t.Fatalf("after the kill app/sub holds %q, not the user's file at a temp name alone", before)
+	}
+	// The next restore into DEST (any: here the archive again, --no-undo).
+	backup(t, runOpts{dir: dir}, "restore", "--force", "--no-undo", arch, dest)
+	found := false
+	ents, _ := os.ReadDir(sub)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if data, err := os.ReadFile(filepath.Join(sub, e.Name())); err == nil && string(data) == "the user's work\n" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the user's file, moved aside by the killed undo, was removed by the next restore's sweep (app/sub holds %q)", names)
 	}
 }
