@@ -293,3 +293,25 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 		t.Errorf("the user's file, moved aside by the killed undo, was removed by the next restore's sweep (app/sub holds %q)", names)
 	}
 }
+
+// TestAttackListShowsClampedMtimeAfter2038: a file dated 2100 is recorded with mtime_sec and
+// restored dated 2100, but list --json (and --long) give the zip's clamped time,
+// 2038-01-19T03:14:07Z: list tells the user another date than the archive holds and
+// restore gives.
+func TestAttackListShowsClampedMtimeAfter2038(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	when := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "f"), when, when); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
+	r := backup(t, runOpts{dir: dir}, "list", "--json", arch)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stdout, `"2100-01-01T00:00:00Z"`) {
+		t.Errorf("list --json of a file dated 2100 does not give 2100-01-01T00:00:00Z:\n%s", r.stdout)
+	}
+}
