@@ -315,3 +315,39 @@ func TestAttackListShowsClampedMtimeAfter2038(t *testing.T) {
 		t.Errorf("list --json of a file dated 2100 does not give 2100-01-01T00:00:00Z:\n%s", r.stdout)
 	}
 }
+
+// TestAttackXattrsOnFileSystemWithoutThemNeverPresent: restore --force --xattrs of an
+// archive recording a user.* attribute into a DEST on a file system that holds none (ramfs:
+// ENOTSUP) finds the file already there never the same (its attributes cannot be read, or
+// are missing), so each identical restore fixes it up again, warns again, and saves a new
+// before-state: a repeated restore never comes to "nothing to write".
+func TestAttackXattrsOnFileSystemWithoutThemNeverPresent(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	if err := unix.Setxattr(filepath.Join(src, "f"), "user.x", []byte("1"), 0); err != nil {
+		t.Skipf("no user xattrs here: %v", err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--xattrs", "-o", arch, src), exitComplete)
+	mnt := filepath.Join(dir, "ramfs")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("ramfs", mnt, "ramfs", 0, ""); err != nil {
+		t.Skipf("cannot mount a ramfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	dest := filepath.Join(mnt, "dest")
+	undo := filepath.Join(dir, "undo")
+	if err := os.Mkdir(undo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backup(t, runOpts{dir: dir}, "restore", "--force", "--xattrs", "--undo-dir", undo, arch, dest)
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--xattrs", "--undo-dir", undo, arch, dest)
+	if strings.Contains(r.stderr, "before-state saved") {
+		t.Errorf("a second identical restore --force --xattrs into a file system without attributes writes again (exit %d):\n%s", r.code, r.stderr)
+	}
+}
