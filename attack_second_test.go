@@ -351,3 +351,32 @@ func TestAttackXattrsOnFileSystemWithoutThemNeverPresent(t *testing.T) {
 		t.Errorf("a second identical restore --force --xattrs into a file system without attributes writes again (exit %d):\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackUndoReportsNotRemovedWhatItRemoved: the undo's unlink of the temp name fails
+// (EIO) and so does its move back to b.txt: the temp name stays pending in the journal,
+// whose end of run removes it. The undo says b.txt was not removed (exit 3) and that its
+// folders are not empty, while b.txt is gone and app/sub is empty: the report and the disk
+// disagree.
+func TestAttackUndoReportsNotRemovedWhatItRemoved(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	undo := printedUndo(t, r.stderr)
+	sub := filepath.Join(dest, "app/sub")
+	args := append([]string{"-f", "-qq", "-o", "/dev/null", "-P", sub, "-e", "trace=unlinkat,renameat2",
+		"-e", "inject=unlinkat:error=EIO:when=1", "-e", "inject=renameat2:error=EIO:when=2", binary}, undo...)
+	cmd := exec.Command("strace", args...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	_, err := os.Lstat(filepath.Join(sub, "b.txt"))
+	ents, _ := os.ReadDir(sub)
+	if strings.Contains(stderr.String(), "app/sub/b.txt: created by the restore undone, not removed") && errors.Is(err, os.ErrNotExist) && len(ents) == 0 {
+		t.Errorf("the undo says app/sub/b.txt was not removed, but app/sub is empty (exit %d):\n%s", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
