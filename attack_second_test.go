@@ -275,7 +275,7 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 			before = append(before, e.Name())
 		}
 	}
-	if len(before) != 1 || !strings.HasPrefix(before[0], ".b.txt.restore-") {
+	if len(before) != 1 || !strings.HasPrefix(before[0], ".b.txt.undo-") {
 		t.Fatalf("after the kill app/sub holds %q, not the user's file at a temp name alone", before)
 	}
 	// The next restore into DEST (any: here the archive again, --no-undo).

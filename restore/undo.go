@@ -276,40 +276,42 @@ func checkHeld(ctx context.Context, f *os.File, c format.Created) error {
 }
 
 // removeHeld removes base from the folder dir (open as dfd) only while it is still the file
-// held open as f, which was checked: the name is first moved aside to a temp name of the
-// journal, and what the move took is compared with f. Anything else (a file someone saved at
-// the name after the check, by a rename) is moved back, and stays. move makes a move, and
-// may try it again.
+// held open as f, which was checked: the name is first moved aside to a temp name, and what
+// the move took is compared with f. Anything else (a file someone saved at the name after the
+// check, by a rename) is moved back, and stays. move makes a move, and may try it again.
+//
+// The aside name is of its own kind (".undo-"), which no sweep of a killed run's journal
+// removes, and it leaves the journal as soon as the move is made: what it holds may be the
+// user's file, so nothing ever removes it but this function, after the comparison. An undo
+// killed between the move and the removal leaves the name, which the docs tell of.
 func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move func(func() error) error) error {
 	held, err := fdID(int(f.Fd()))
 	if err != nil {
 		return err
 	}
-	tmp, err := t.journal.tempName(dir, base, "restore")
+	tmp, err := t.journal.tempName(dir, base, "undo")
 	if err != nil {
 		return err
 	}
-	if err := move(func() error { return eintr.Renameat2(dfd, base, dfd, tmp, unix.RENAME_NOREPLACE, held.file) }); err != nil {
-		t.journal.settle(dir, tmp)
+	err = move(func() error { return eintr.Renameat2(dfd, base, dfd, tmp, unix.RENAME_NOREPLACE, held.file) })
+	t.journal.settle(dir, tmp)
+	if err != nil {
 		return err
 	}
 	took, err := statID(dfd, tmp)
 	if err != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
-			t.journal.settle(dir, tmp) // the user's file now: never the journal's to remove
 			return &strandedError{tmp: tmp, err: err}
 		}
-		t.journal.settle(dir, tmp)
 		return changedSince("replaced since the undo checked it")
 	}
 	if err := eintr.Unlinkat(dfd, tmp, 0); err != nil {
-		// Back at its name, where the user sees what stays.
-		if eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, held.file) == nil {
-			t.journal.settle(dir, tmp)
+		// Back at its name, where the user sees what stays; else at the aside name, said.
+		if merr := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, held.file); merr != nil {
+			return fmt.Errorf("%w; it is now at %s", err, format.QuoteName(tmp))
 		}
 		return err
 	}
-	t.journal.settle(dir, tmp)
 	return nil
 }
 
