@@ -115,7 +115,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	} else {
 		for _, e := range r.Entries {
 			// The list is list's answer: a reader gone (| head -1) cuts it, and list stops.
-			if err := writeListLine(stdout, e, cfg.long); err != nil {
+			if err := writeListLine(stdout, e, r.RecordedMtime(e), cfg.long); err != nil {
 				sayf(stderr, "backup list: writing to stdout: %v\n", cause(err))
 				return exitFailed
 			}
@@ -131,7 +131,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	return exitComplete
 }
 
-func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
+func writeListLine(w io.Writer, e *archive.Entry, mtime time.Time, long bool) error {
 	if !long {
 		_, err := fmt.Fprintln(w, format.QuoteName(e.StoredName()))
 		return err
@@ -140,7 +140,7 @@ func writeListLine(w io.Writer, e *archive.Entry, long bool) error {
 	if e.Target != "" {
 		target = " -> " + format.QuoteName(e.Target)
 	}
-	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", lsMode(e.Mode), e.Size, e.Modified.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
+	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", lsMode(e.Mode), e.Size, mtime.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
 	return err
 }
 
@@ -156,7 +156,7 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 			Type:     e.Type(),
 			Size:     e.Size,
 			Mode:     fmt.Sprintf("%04o", unixPerm(e.Mode)),
-			Modified: e.Modified.UTC(),
+			Modified: r.RecordedMtime(e).UTC(),
 			SHA256:   sum,
 			Target:   e.Target,
 		}

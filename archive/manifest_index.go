@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
+	"time"
 
 	"backup/format"
 	"backup/skiprules"
@@ -65,4 +67,28 @@ func compareOwner(e *Entry, m *format.Meta) *Problem {
 		return &Problem{Entry: e.StoredName(), Reason: fmt.Sprintf("owner %d:%d, the manifest says %d:%d", e.UID, e.GID, m.UID, m.GID)}
 	}
 	return nil
+}
+
+// Mtime is e's mtime as the archive records it, with m, e's record (nil for none): the zip's
+// whole seconds, or the seconds m records where the zip's field is clamped (see
+// fullSeconds), and m's nanoseconds.
+func (e *Entry) Mtime(m *format.Meta) time.Time {
+	if m == nil {
+		return e.Modified
+	}
+	t := e.Modified.Truncate(time.Second)
+	if s := t.Unix(); fullSeconds(s, m.MtimeSec) {
+		t = time.Unix(m.MtimeSec, 0)
+	}
+	if m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
+		t = t.Add(time.Duration(m.MtimeNsec))
+	}
+	return t
+}
+
+// fullSeconds says whether recorded, a manifest's mtime_sec, stands for an entry whose zip
+// seconds are zipSec: only where those are clamped to the extended timestamp's limit, and
+// beyond it the same way. Anything else contradicts the archive, and the zip's are taken.
+func fullSeconds(zipSec, recorded int64) bool {
+	return recorded != 0 && (zipSec == math.MaxInt32 && recorded > zipSec || zipSec == math.MinInt32 && recorded < zipSec)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/klauspost/compress/flate"
 
@@ -233,6 +234,14 @@ func (r *Reader) RecordedSHA256(e *Entry) (format.Digest, bool) {
 	}
 	f, ok := r.index.File(e.Name)
 	return f.SHA256, ok
+}
+
+// RecordedMtime is e's mtime as restore gives it (see Entry.Mtime), to the whole second.
+func (r *Reader) RecordedMtime(e *Entry) time.Time {
+	if r.Manifest == nil {
+		return e.Modified
+	}
+	return e.Mtime(e.RecordedMeta(r.index)).Truncate(time.Second)
 }
 
 // Size is the size of the zip in bytes (of the archive file, unless it is encrypted).

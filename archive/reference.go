@@ -427,7 +427,7 @@ func (ref *Reference) join(mf *format.File) {
 	}
 	f := &ref.files[i]
 	f.ctime, f.ino, f.mtimeNsec = mf.Meta.CtimeNsec, mf.Meta.Ino, int32(mf.Meta.MtimeNsec)
-	if mf.Meta.MtimeSec != 0 {
+	if fullSeconds(f.mtimeSec, mf.Meta.MtimeSec) {
 		f.mtimeSec = mf.Meta.MtimeSec // beyond the extended timestamp's range
 	}
 	if ref.racy(f) {

@@ -98,7 +98,7 @@ func appendMeta(b []byte, m *Meta) []byte {
 	if m.Group != "" {
 		b = appendJSONString(appendKey(b, "group"), m.Group)
 	}
-	if len(m.Xattrs) > 0 {
+	if m.Xattrs != nil {
 		b = appendXattrs(appendKey(b, "xattrs"), m.Xattrs)
 	}
 	return b

@@ -25,8 +25,10 @@ type Meta struct {
 	User      string `json:"user,omitempty"`  // the owner's name on the machine that made the backup
 	Group     string `json:"group,omitempty"` // the group's name there
 	// Xattrs are the extended attributes (ACLs and capabilities included) by name; JSON
-	// carries each value in standard base64. nil when --xattrs was not given or there are none.
-	Xattrs map[string][]byte `json:"xattrs,omitempty"`
+	// carries each value in standard base64. Empty ({}) when they were read and there are
+	// none; nil when they were not read (no --xattrs, or they could not be), which restore
+	// must not take for none.
+	Xattrs map[string][]byte `json:"xattrs,omitzero"`
 }
 
 // Method is how file contents are compressed; its values are the --method values and the
@@ -57,13 +59,4 @@ type CopySource struct {
 	Kind    string    `json:"kind"` // what made the copy: "sqlite"
 	Size    int64     `json:"source_size"`
 	ModTime time.Time `json:"source_mtime"`
-}
-
-// canonical makes m what it marshals as: no attributes is nil, since the encoder leaves an
-// empty set out, so that a manifest read back equals the one written ("xattrs": {} and none
-// mean the same).
-func (m *Meta) canonical() {
-	if len(m.Xattrs) == 0 {
-		m.Xattrs = nil
-	}
 }

@@ -12,7 +12,6 @@ type dirJSON struct {
 
 func (j dirJSON) value() (Dir, error) {
 	path, err := j.decode()
-	j.Meta.canonical()
 	return Dir{Path: path, Meta: j.Meta}, err
 }
 
@@ -39,7 +38,6 @@ func (j symlinkJSON) value() (Symlink, error) {
 	if err != nil {
 		return Symlink{}, fmt.Errorf("symlink %q: target: %w", path, err)
 	}
-	j.Meta.canonical()
 	return Symlink{Path: path, Target: target, Meta: j.Meta}, nil
 }
 

@@ -74,9 +74,6 @@ type fileJSON struct {
 
 func (j fileJSON) value() (File, error) {
 	path, err := j.decode()
-	if j.Meta != nil {
-		j.Meta.canonical()
-	}
 	f := File{Path: path, Size: j.Size, SHA256: j.SHA256, Link: j.Link, Meta: j.Meta, Snapshot: j.Snapshot}
 	if !j.RawSHA256.IsZero() {
 		raw := j.RawSHA256

@@ -77,20 +77,7 @@ func (p *Plan) mtime(e *archive.Entry) time.Time {
 	if p.index == nil {
 		return e.Modified
 	}
-	m := e.RecordedMeta(p.index)
-	if m == nil {
-		return e.Modified
-	}
-	t := e.Modified.Truncate(time.Second)
-	// Only where the zip's seconds are clamped, and beyond them the same way: anything else
-	// contradicts the archive.
-	if s := t.Unix(); m.MtimeSec != 0 && (s == 1<<31-1 && m.MtimeSec > s || s == -1<<31 && m.MtimeSec < s) {
-		t = time.Unix(m.MtimeSec, 0)
-	}
-	if m.MtimeNsec > 0 && m.MtimeNsec < 1e9 {
-		t = t.Add(time.Duration(m.MtimeNsec))
-	}
-	return t
+	return e.Mtime(e.RecordedMeta(p.index))
 }
 
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in

@@ -17,15 +17,19 @@ import (
 
 // The attributes of a file kept as already present. With Xattrs, such a file holds the
 // recorded attributes, or its metadata differ and are set as its owner, mode and mtime are
-// (see isPresent). With Force too (the before-state holds what the file had), it holds no
-// other attribute of those restore sets: restoring a before-state (an undo) takes away an
-// attribute or ACL that the restore undone gave.
+// (see isPresent). With Force too (the before-state holds what the file had), and where the
+// archive's run read the file's attributes (an empty set, not none, when it had none), it
+// holds no other attribute of those restore sets: restoring a before-state (an undo) takes
+// away an attribute or ACL that the restore undone gave. An archive made without --xattrs
+// records none, which says nothing of what the file had: nothing is taken away then.
 
 // managed reports whether restore sets (and so compares and, with Force, removes) the
 // attribute name: user.* and the POSIX ACLs always, security.* and trusted.* only where the
 // setuid rule lets it set them (privileged).
 func managed(name string, privileged bool) bool {
 	switch {
+	case kernelLabels[name]:
+		return false
 	case strings.HasPrefix(name, "user."), strings.HasPrefix(name, aclPrefix):
 		return true
 	case isPrivileged(name):
@@ -33,6 +37,11 @@ func managed(name string, privileged bool) bool {
 	}
 	return false
 }
+
+// kernelLabels are the security attributes of the system the file is on (its SELinux
+// label, the integrity modules' hashes), not of the file's data: an archive from another
+// system may record other ones or none, and taking them away would break the system.
+var kernelLabels = map[string]bool{"security.selinux": true, "security.ima": true, "security.evm": true}
 
 // privileged says whether e's privileged attributes are set (see xattrs).
 func (p *Plan) privileged(e *archive.Entry) bool {
@@ -60,14 +69,16 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 		return false
 	}
 	for name, v := range recorded {
-		if managed(name, privileged) && !bytes.Equal(have[name], v) {
-			return false
+		if !managed(name, privileged) {
+			continue
 		}
-		if _, ok := have[name]; managed(name, privileged) && !ok {
-			return false
+		got, ok := have[name]
+		if ok && bytes.Equal(got, v) || !ok && unsettable(fd, name) {
+			continue
 		}
+		return false
 	}
-	if !p.opts.Force {
+	if !p.opts.Force || recorded == nil {
 		return true
 	}
 	for name := range have {
@@ -78,6 +89,15 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 	return true
 }
 
+// unsettable reports whether the file system of the file open as fd holds no attribute of
+// name's kind (ramfs holds no user.*), so that a file there is the same without it: else
+// each restore would set it again, in vain. Asked as a replace of the attribute, which it
+// lacks: a file system that holds such attributes answers that there is none to replace
+// (ENODATA), and nothing is changed either way.
+func unsettable(fd int, name string) bool {
+	return errors.Is(unix.Fsetxattr(fd, name, nil, unix.XATTR_REPLACE), unix.ENOTSUP)
+}
+
 // removeOtherXattrs removes from the file open as fd the attributes restore sets that e's
 // record does not hold, with Force only; prepare is called before the first removal. It
 // returns what it could not remove, one warning each.
@@ -86,6 +106,9 @@ func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error)
 		return nil
 	}
 	recorded, privileged := p.recordedXattrs(e), p.privileged(e)
+	if recorded == nil {
+		return nil // not read by the archive's run: what the file had is not known
+	}
 	have, err := walker.FdXattrs(fd, e.Name)
 	if err != nil {
 		return []error{err}

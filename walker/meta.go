@@ -70,10 +70,10 @@ func FdXattrs(fd int, name string) (map[string][]byte, error) {
 // name.
 func readXattrs(name string, list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
 	names, err := listXattrs(list)
-	if errors.Is(err, unix.ENOTSUP) { // a file system without them
-		return nil, nil
+	if errors.Is(err, unix.ENOTSUP) { // a file system without them: read, and none
+		return map[string][]byte{}, nil
 	}
-	if err != nil || len(names) == 0 {
+	if err != nil {
 		return nil, xattrError(name, err)
 	}
 	attrs := make(map[string][]byte, len(names))

@@ -86,7 +86,10 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		// set for as long) or behind (a live host's would be taken at once).
 		expired = age >= s.lockTTL
 	} else {
-		expired = !parsed || !s.now().Before(held.Expires)
+		// A server that gives no Date: the lease's own expiry, when there is a lease. One
+		// that does not read as a lease may be a live run's read back wrong, and stands
+		// (an operator deletes it).
+		expired = parsed && !s.now().Before(held.Expires)
 	}
 	if !expired && !(parsed && held.Gone()) {
 		// Anyone who may write to the bucket wrote the host name: it is printed as
