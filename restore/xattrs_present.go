@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/eintr"
 	"backup/format"
 	"backup/walker"
 )
@@ -95,7 +96,7 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 // lacks: a file system that holds such attributes answers that there is none to replace
 // (ENODATA), and nothing is changed either way.
 func unsettable(fd int, name string) bool {
-	return errors.Is(unix.Fsetxattr(fd, name, nil, unix.XATTR_REPLACE), unix.ENOTSUP)
+	return errors.Is(eintr.Fsetxattr(fd, name, nil, unix.XATTR_REPLACE), unix.ENOTSUP)
 }
 
 // removeOtherXattrs removes from the file open as fd the attributes restore sets that e's
