@@ -90,8 +90,7 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 	if m == nil {
 		return nil
 	}
-	_, _, owned := p.owner(e)
-	privileged := p.opts.SamePermissions && owned
+	privileged := p.privileged(e)
 	var errs []error
 	for _, name := range aclsLast(slices.Sorted(maps.Keys(m.Xattrs))) {
 		if isPrivileged(name) && !privileged {
