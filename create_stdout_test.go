@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // TestCreateToStdout streams the archive to stdout (-o -): the bytes are a whole zip that
@@ -127,6 +129,40 @@ func TestCreateStdoutIsAnOutput(t *testing.T) {
 			slices.Sort(want)
 			if got := listDir(t, dir); !slices.Equal(got, want) {
 				t.Errorf("files after the run: %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestCreatePrintedIntoSourceLeftOut: what the run prints (--json, --json-lines), redirected
+// into a file inside the SOURCE, is the run's output as its receipt is, and is left out of the
+// archive (rule self). Once it was archived as the run found it: empty, or the first event.
+func TestCreatePrintedIntoSourceLeftOut(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--json", "--json-lines"} {
+		t.Run(flag, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+			out, err := os.Create(filepath.Join(dir, "app", "printed"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			cmd := exec.Command(binary, "create", flag, "-o", "x.zip", "app")
+			cmd.Dir, cmd.Stdout = dir, out
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("create %s: %v, %s", flag, err, stderr.String())
+			}
+			if _, ok := readZip(t, filepath.Join(dir, "x.zip"))["app/printed"]; ok {
+				t.Errorf("what %s printed into the SOURCE was archived", flag)
+			}
+			rc := readReceipt(t, filepath.Join(dir, "x.zip.receipt.json"))
+			want := []format.Excluded{{Path: "app/printed", Rule: "self"}}
+			if rc.Status != "complete" || !slices.Equal(rc.Excluded, want) {
+				t.Errorf("receipt %s, excluded %+v; want complete, %+v", rc.Status, rc.Excluded, want)
 			}
 		})
 	}
