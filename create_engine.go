@@ -43,6 +43,11 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		Recipients:        cfg.recipients,
 		Identities:        cfg.identities,
 	}
+	// What the run prints (--json, --json-lines; -o - is the engine's), redirected into a
+	// file inside a SOURCE, is its output as the receipt is: never archived (rule self).
+	if out, ok := stdoutFile(c.stdout, cfg.stdoutWhat()); ok {
+		opts.Rules.Self = append(opts.Rules.Self, out.Info)
+	}
 	if !cfg.dryRun {
 		// The run's own outputs, as an earlier run left them inside a SOURCE, are being
 		// replaced: never archived (rule self). A bucket's receipt is no local file.
