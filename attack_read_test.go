@@ -27,19 +27,12 @@ func TestAttackUndoRemovesFileReplacedAfterItsCheck(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	arch := backupOf(t, dir, "a")
-	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
-	mustExit(t, r, exitComplete)
-	undo := printedUndo(t, r.stderr)
+	_, dest, undo := forceRestoreOfA(t, dir)
 	sub := filepath.Join(dest, "app/sub")
 	log := filepath.Join(dir, "strace.log")
 	// The undo moves the name aside to check what it took before it removes it: that
 	// first move (its removal, before the fix) is held.
-	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat,renameat2",
-		"-e", "inject=unlinkat,renameat2:delay_enter=1500000:when=1", binary}, undo...)
-	cmd := exec.Command("strace", args...)
-	cmd.Dir = dir
+	cmd := straceUndo(dir, sub, log, "unlinkat,renameat2", undo, "unlinkat,renameat2:delay_enter=1500000:when=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -170,14 +163,8 @@ func TestAttackUndoRemovalErrorSaysComplete(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	arch := backupOf(t, dir, "a")
-	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
-	mustExit(t, r, exitComplete)
-	args := append([]string{"-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(dest, "app"), "-e", "trace=unlinkat",
-		"-e", "inject=unlinkat:error=EIO:when=1", binary}, printedUndo(t, r.stderr)...)
-	cmd := exec.Command("strace", args...)
-	cmd.Dir = dir
+	_, dest, undo := forceRestoreOfA(t, dir)
+	cmd := straceUndo(dir, filepath.Join(dest, "app"), os.DevNull, "unlinkat", undo, "unlinkat:error=EIO:when=1")
 	out, _ := cmd.CombinedOutput()
 	if _, err := os.Lstat(filepath.Join(dest, "app/a.txt")); err != nil {
 		t.Skipf("app/a.txt was removed (the injected error hit another call): %s", out)

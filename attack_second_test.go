@@ -25,18 +25,11 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	arch := backupOf(t, dir, "a")
-	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
-	mustExit(t, r, exitComplete)
-	undo := printedUndo(t, r.stderr)
+	_, dest, undo := forceRestoreOfA(t, dir)
 	sub := filepath.Join(dest, "app/sub")
 	b := filepath.Join(sub, "b.txt")
 	log := filepath.Join(dir, "strace.log")
-	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat,renameat2",
-		"-e", "inject=renameat2:delay_enter=1500000:delay_exit=1500000:when=1", binary}, undo...)
-	cmd := exec.Command("strace", args...)
-	cmd.Dir = dir
+	cmd := straceUndo(dir, sub, log, "unlinkat,renameat2", undo, "renameat2:delay_enter=1500000:delay_exit=1500000:when=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -224,18 +217,11 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	arch := backupOf(t, dir, "a")
-	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
-	mustExit(t, r, exitComplete)
-	undo := printedUndo(t, r.stderr)
+	arch, dest, undo := forceRestoreOfA(t, dir)
 	sub := filepath.Join(dest, "app/sub")
 	b := filepath.Join(sub, "b.txt")
 	log := filepath.Join(dir, "strace.log")
-	args := append([]string{"-f", "-qq", "-o", log, "-P", sub, "-e", "trace=unlinkat,renameat2",
-		"-e", "inject=renameat2:delay_enter=1000000:delay_exit=5000000:when=1", binary}, undo...)
-	cmd := exec.Command("strace", args...)
-	cmd.Dir = dir
+	cmd := straceUndo(dir, sub, log, "unlinkat,renameat2", undo, "renameat2:delay_enter=1000000:delay_exit=5000000:when=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -361,16 +347,9 @@ func TestAttackUndoReportsNotRemovedWhatItRemoved(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	arch := backupOf(t, dir, "a")
-	dest := filepath.Join(dir, "dest")
-	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
-	mustExit(t, r, exitComplete)
-	undo := printedUndo(t, r.stderr)
+	_, dest, undo := forceRestoreOfA(t, dir)
 	sub := filepath.Join(dest, "app/sub")
-	args := append([]string{"-f", "-qq", "-o", "/dev/null", "-P", sub, "-e", "trace=unlinkat,renameat2",
-		"-e", "inject=unlinkat:error=EIO:when=1", "-e", "inject=renameat2:error=EIO:when=2", binary}, undo...)
-	cmd := exec.Command("strace", args...)
-	cmd.Dir = dir
+	cmd := straceUndo(dir, sub, os.DevNull, "unlinkat,renameat2", undo, "unlinkat:error=EIO:when=1", "renameat2:error=EIO:when=2")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Run()

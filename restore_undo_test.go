@@ -344,3 +344,27 @@ func printedUndo(t *testing.T, stderr string) []string {
 	line, _, _ := strings.Cut(after, "\n")
 	return strings.Fields(strings.TrimSuffix(line, ")"))
 }
+
+// forceRestoreOfA restores arch, backupOf(t, dir, "a"), with --force into dir/dest, its
+// before-state in dir, and returns arch, DEST and the undo command the restore printed.
+func forceRestoreOfA(t *testing.T, dir string) (arch, dest string, undo []string) {
+	t.Helper()
+	arch = backupOf(t, dir, "a")
+	dest = filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	return arch, dest, printedUndo(t, r.stderr)
+}
+
+// straceUndo is the undo under strace, which traces the calls (a trace= list) on paths below
+// under only, logs them to log, and applies each of injects (an inject= value) to them.
+func straceUndo(dir, under, log, calls string, undo []string, injects ...string) *exec.Cmd {
+	args := []string{"-f", "-qq", "-o", log, "-P", under, "-e", "trace=" + calls}
+	for _, in := range injects {
+		args = append(args, "-e", "inject="+in)
+	}
+	args = append(append(args, binary), undo...)
+	cmd := exec.Command("strace", args...)
+	cmd.Dir = dir
+	return cmd
+}
