@@ -119,7 +119,7 @@ func newRestoreCmd() *cobra.Command {
 	flags.BoolVar(&cfg.noUndo, "no-undo", false, "with --force, write no before-state: what is replaced is gone")
 	flags.BoolVar(&cfg.json, "json", false, "print the result as JSON to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print progress and problems to stdout as JSON lines, the result last")
-	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored")
+	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing when everything was restored and nothing needs a warning")
 	flags.StringVar(&cfg.symlinks, "symlinks", "store", "symlinks the backup stored: `MODE` store (create them, never followed) or skip")
 	flags.BoolVar(&cfg.owners.NumericOwner, "numeric-owner", false, "as root, restore owners by their numbers, not their names")
 	flags.BoolVar(&cfg.owners.NoSameOwner, "no-same-owner", false, "as root, do not restore owners (everything belongs to root)")
@@ -293,7 +293,8 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 	if err != nil {
 		out.Error = err.Error()
 	}
-	if out.Status != restoreComplete || !cfg.quiet {
+	// -q is quiet when all is well; a warning is something the user must read.
+	if out.Status != restoreComplete || !cfg.quiet || len(out.Warnings) > 0 {
 		writeRestoreSummary(stderr, cfg, r, out, err)
 	}
 }
