@@ -156,7 +156,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringSliceVar(&f.failOn, "fail-on", nil, "also count the warnings of these `KINDS` as lost: "+strings.Join(format.FailOnOps, ","))
 	flags.BoolVar(&cfg.json, "json", false, "also print the receipt to stdout")
 	flags.BoolVar(&cfg.jsonLines, "json-lines", false, "print events to stdout as they happen, one JSON object a line, the receipt last")
-	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete")
+	flags.BoolVarP(&cfg.quiet, "quiet", "q", false, "print nothing unless the backup is not complete, or a backup it would copy from is damaged")
 	flags.BoolVarP(&cfg.verbose, "verbose", "v", false, "list each path on stderr as it is archived")
 	flags.StringVar(&cfg.progress, "progress", "auto", "draw a progress bar `WHEN`: auto (when stderr is a terminal), always, never")
 	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")

@@ -59,9 +59,12 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 }
 
 // fullRun says, in one line, why no entry is copied from a reference; nothing when the
-// run has said already that LATEST is damaged (one line for one fault).
+// run has said already that LATEST is damaged (one line for one fault). With -q only a
+// reference that no longer matches its receipt is said: a backup is damaged, and nothing
+// else would say so.
 func (c *creation) fullRun(stderr io.Writer, err error) {
-	if !c.cfg.quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
+	quiet := c.cfg.quiet && !errors.Is(err, archive.ErrNotAsRecorded)
+	if !quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
 		more := ""
 		if isNoIdentity(err) {
 			more = " (--identity FILE lets a run copy from it)"

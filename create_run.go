@@ -248,7 +248,7 @@ func (c *creation) writeFailedReceipt(ctx context.Context, rc *format.Receipt, s
 		return
 	}
 	wrote, err := c.target.writeFailed(ctx, rc)
-	if err != nil && !c.cfg.quiet {
+	if err != nil { // with -q too: the receipt at the path is none, or another run's
 		sayf(stderr, "backup: could not write receipt %s: %v\n", c.paths().receipt, cause(err))
 	}
 	// A receipt left alone is another archive's: the hooks must not get it, nor add to it.
