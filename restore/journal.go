@@ -47,6 +47,9 @@ type journal struct {
 	// err is why the journal could not be made; this run's temp files are then not
 	// recorded, and a kill would leave them.
 	err error
+	// timesSet says the folders' modes and times are set: a removal now would move a
+	// folder's mtime again, so what is pending stays for the next restore to sweep.
+	timesSet bool
 }
 
 // tempName returns a new temp name beside base ("restore" for a file or symlink being
@@ -94,7 +97,7 @@ func (j *journal) settle(dir, tmp string) {
 
 // retry removes the temp names still pending (a removal that failed during the run) before
 // the folders' modes and times are set: a removal after that would move a folder's mtime
-// again. What it cannot remove stays pending, for finish to report.
+// again (see timesSet). What it cannot remove stays pending, for finish to report.
 func (j *journal) retry(t *destTree) {
 	for _, name := range slices.Sorted(maps.Keys(j.pending)) {
 		if removeTemp(t, name) == nil {
@@ -106,14 +109,16 @@ func (j *journal) retry(t *destTree) {
 }
 
 // finish ends the journal of a run: the temp names still pending (a removal that failed)
-// are removed if they are still there; the journal itself is removed when none is left, and
+// are removed if they are still there, unless the folders' times are set; the journal itself is removed when none is left, and
 // kept otherwise, for the next restore into DEST to sweep. It returns what it leaves in
 // DEST, as warnings: the temp files left, or the journal that could not be removed.
 func (j *journal) finish(t *destTree) []archive.Problem {
 	if j.j == nil {
 		return nil
 	}
-	j.retry(t)
+	if !j.timesSet {
+		j.retry(t)
+	}
 	left := slices.Sorted(maps.Keys(j.pending))
 	if len(left) == 0 {
 		name := j.j.Name()

@@ -85,6 +85,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	}
 	t.journal.retry(t)
 	p.setDirTimes(t, res)
+	t.journal.timesSet = true
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}
