@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// straceRun runs the binary under strace with inject on the calls that touch path, in dir.
+func straceRun(t *testing.T, dir, path, trace, inject string, args ...string) result {
+	t.Helper()
+	mustTool(t, "strace")
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "trace=" + trace, "-e", "inject=" + inject, binary}, args...)...)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("running strace: %v", err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// TestAttackCreatePruneFailSaysKeptNone: create --keep-last 2 prunes the oldest of three
+// runs; the unlink of its archive fails (EIO). The summary said "pruned 0, kept 0", while the
+// set still holds all three runs: the count of a prune cut short is only of the runs decided
+// before the failure.
+// Correct: a prune that stopped says so, as `backup prune` does ("then stopped").
+func TestAttackCreatePruneFailSaysKeptNone(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir, set, a, _ := newestSet(t)
+	r := straceRun(t, dir, filepath.Join(set, a), "unlinkat", "unlinkat:error=EIO:when=1",
+		"create", "--output-dir", set, "--keep-last", "2", "app")
+	mustExit(t, r, exitFailed)
+	if _, err := os.Stat(filepath.Join(set, a)); err != nil {
+		t.Fatalf("%s is gone; the test needs its unlink to fail: %s", a, r.stderr)
+	}
+	if strings.Contains(r.stderr, "kept 0") || !strings.Contains(r.stderr, "pruned 0, then stopped") {
+		t.Errorf("the set keeps three runs, but create says:\n%s", r.stderr)
+	}
+}
