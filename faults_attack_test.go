@@ -42,3 +42,26 @@ func TestAttackCreatePruneFailSaysKeptNone(t *testing.T) {
 		t.Errorf("the set keeps three runs, but create says:\n%s", r.stderr)
 	}
 }
+
+// TestAttackRestorePresentEIOSaysExists: a second restore into a DEST that holds the tree
+// reads each file there to tell whether it is already present. A read that fails (EIO)
+// made the file a conflict: "exists in the destination (use --force to replace it)", which
+// says the file differs from the archive, when nothing is known of its content; and
+// --force would then fail too, since its before-state cannot read the file either.
+// Correct: the file is refused with the I/O error, as a file whose lstat fails is.
+func TestAttackRestorePresentEIOSaysExists(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	r := straceRun(t, dir, filepath.Join(dest, "app", "a.txt"), "read", "read:error=EIO:when=1",
+		"restore", arch, dest)
+	mustExit(t, r, exitFailed)
+	if strings.Contains(r.stderr, "exists in the destination") || !strings.Contains(r.stderr, "app/a.txt: cannot check it in the destination: read") ||
+		!strings.Contains(r.stderr, "input/output error") {
+		t.Errorf("the read of app/a.txt failed (EIO), but restore says:\n%s", r.stderr)
+	}
+	assertContent(t, filepath.Join(dest, "app/a.txt"), "alpha\n")
+}
