@@ -8,11 +8,16 @@ import (
 	"testing"
 )
 
-// straceRun runs the binary under strace with inject on the calls that touch path, in dir.
+// straceRun runs the binary under strace with inject on the calls that touch path (every
+// call traced when path is ""), in dir.
 func straceRun(t *testing.T, dir, path, trace, inject string, args ...string) result {
 	t.Helper()
 	mustTool(t, "strace")
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "trace=" + trace, "-e", "inject=" + inject, binary}, args...)...)
+	opts := []string{"-f", "-qq", "-o", os.DevNull, "-e", "trace=" + trace, "-e", "inject=" + inject}
+	if path != "" {
+		opts = append(opts, "-P", path)
+	}
+	cmd := exec.Command("strace", append(append(opts, binary), args...)...)
 	cmd.Dir = dir
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -64,4 +69,31 @@ func TestAttackRestorePresentEIOSaysExists(t *testing.T) {
 		t.Errorf("the read of app/a.txt failed (EIO), but restore says:\n%s", r.stderr)
 	}
 	assertContent(t, filepath.Join(dest, "app/a.txt"), "alpha\n")
+}
+
+// TestAttackCreateForceLeavesOldArchiveSilently: create --force -o over an archive swaps
+// the new pair in (RENAME_EXCHANGE), then removes the old pair from their temp names. When
+// those unlinks fail (EIO), the run said complete and nothing else: the old archive, a whole
+// backup, stayed hidden at .app.zip.tmp-N, and no later run of -o removes it (only a set's
+// lock holder sweeps temp files).
+// Correct: the run still succeeds, and says where each old file it could not remove stays.
+func TestAttackCreateForceLeavesOldArchiveSilently(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "new\n"}})
+	out := filepath.Join(dir, "out")
+	makeTree(t, out, map[string]node{"app.zip": {content: "old archive"}, "app.zip.receipt.json": {content: "old receipt"}})
+	archive := filepath.Join(out, "app.zip")
+	r := straceRun(t, dir, "", "unlinkat", "unlinkat:error=EIO:when=1+", "create", "--force", "-o", archive, "app")
+	mustExit(t, r, exitComplete)
+	extra := leftovers(t, out, "app.zip", "app.zip.receipt.json")
+	if len(extra) == 0 {
+		t.Fatalf("nothing left in %s; the test needs the unlinks to fail: %s", out, r.stderr)
+	}
+	for _, name := range extra {
+		if !strings.Contains(r.stderr, filepath.Join(out, name)) || !strings.Contains(r.stderr, "input/output error") {
+			t.Errorf("%s stays in %s, but create says:\n%s", name, out, r.stderr)
+		}
+	}
 }
