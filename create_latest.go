@@ -135,7 +135,7 @@ func (c *creation) sayMoved(name string, handMade *backupset.Activation, rc *for
 func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
 	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
 	if !c.cfg.quiet {
-		writePruned(stderr, plan)
+		writePruned(stderr, plan, err != nil)
 	}
 	if err == nil {
 		return exitCode(rc, nil)
@@ -173,8 +173,9 @@ func (c *creation) markFailed(ctx context.Context, rc *format.Receipt, why strin
 }
 
 // writePruned prints one line per deleted backup and a count, as create does after a good
-// run.
-func writePruned(w io.Writer, plan []backupset.Decision) {
+// run. A prune that stopped returns only the decisions carried out, so it gets no count of
+// what was kept: that would leave out every run after the one that failed.
+func writePruned(w io.Writer, plan []backupset.Decision, stopped bool) {
 	kept := 0
 	for _, d := range plan {
 		if d.Keep {
@@ -186,6 +187,10 @@ func writePruned(w io.Writer, plan []backupset.Decision) {
 			left = "; its receipt left"
 		}
 		fmt.Fprintf(w, "  deleted %s (%s, %s%s)\n", format.QuoteName(d.Name), d.State, format.EscapeText(d.Reasons[0]), left)
+	}
+	if stopped {
+		fmt.Fprintf(w, "backup: pruned %d, then stopped\n", len(plan)-kept)
+		return
 	}
 	fmt.Fprintf(w, "backup: pruned %d, kept %d\n", len(plan)-kept, kept)
 }

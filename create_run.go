@@ -205,12 +205,12 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, 
 	if c.cfg.dryRun {
 		return c.receipt(nil, nil), nil
 	}
-	return c.place(ctx, res)
+	return c.place(ctx, res, stderr)
 }
 
 // place puts the archive and its receipt where they go; after a failure nothing new is at
 // the final paths.
-func (c *creation) place(ctx context.Context, res *engine.Result) (*format.Receipt, error) {
+func (c *creation) place(ctx context.Context, res *engine.Result, stderr io.Writer) (*format.Receipt, error) {
 	rc := c.receipt(&format.ArchiveInfo{Path: c.paths().archive, Size: res.Sum.Size, SHA256: res.Sum.SHA256}, nil)
 	placed := rc
 	if c.readsBackInPlace(rc) {
@@ -222,7 +222,23 @@ func (c *creation) place(ctx context.Context, res *engine.Result) (*format.Recei
 		return rc, err
 	}
 	c.written = true
+	c.sayLeft(res, stderr)
 	return rc, nil
+}
+
+// sayLeft names the old archive and receipt that a --force run replaced but could not
+// remove: they stay at temp names, which outside a set nothing else ever removes, and an old
+// archive is a whole backup, hidden. The run itself succeeded.
+func (c *creation) sayLeft(res *engine.Result, stderr io.Writer) {
+	left := []error{res.Left()}
+	if t, ok := c.target.(interface{ leftBehind() error }); ok {
+		left = append(left, t.leftBehind())
+	}
+	for _, err := range left {
+		if err != nil {
+			sayf(stderr, "backup: warning: %s (remove it by hand)\n", format.EscapeText(err.Error()))
+		}
+	}
 }
 
 // paths are the run's archive and receipt, once picked.

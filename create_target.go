@@ -75,6 +75,8 @@ type fileTarget struct {
 	// inSet: in a set a crash between the renames must leave the receipt alone (a run
 	// prune removes once superseded), never the archive (kept for ever as unknown).
 	inSet bool
+	// left is, after place, why the old receipt it replaced could not be removed.
+	left error
 }
 
 func (t *fileTarget) open(context.Context) (engine.Output, error) {
@@ -109,8 +111,12 @@ func (t *fileTarget) place(ctx context.Context, res *engine.Result, rc *format.R
 	case err != nil:
 		return fmt.Errorf("putting archive %s and receipt %s in place: %w", t.out.archive, t.out.receipt, err)
 	}
+	t.left = staged.Left
 	return nil
 }
+
+// leftBehind is why the old receipt that place replaced could not be removed.
+func (t *fileTarget) leftBehind() error { return t.left }
 
 func (t *fileTarget) writeFailed(_ context.Context, rc *format.Receipt) (bool, error) {
 	if exists(t.out.archive) {

@@ -113,10 +113,20 @@ func (w *Writer) commit(final string, replace bool, with []*atomicfile.Staged, l
 	// the old archive, which Abort must not remove.
 	w.published = true
 	arch := &atomicfile.Staged{Temp: w.file.Name(), Final: final, NoReplace: !replace}
+	w.staged = arch
 	if last {
 		return atomicfile.Publish(append(with, arch)...)
 	}
 	return atomicfile.Publish(append([]*atomicfile.Staged{arch}, with...)...)
+}
+
+// Left is, after a Commit that succeeded, why the archive it replaced could not be removed
+// (see atomicfile.Staged.Left); nil when it was, or there was none.
+func (w *Writer) Left() error {
+	if w.staged == nil {
+		return nil
+	}
+	return w.staged.Left
 }
 
 // Abort stops the pipeline and removes the temp file; a no-op after Commit. Call it on

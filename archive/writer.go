@@ -127,9 +127,10 @@ type Writer struct {
 	fallback *saver
 	newSaver func() *saver
 
-	streamed  int    // entries written as they were read (see direct.go)
-	published bool   // Commit handed the temp file to atomicfile.Publish
-	copyBuf   []byte // for copying reference entries, on the writing goroutine
+	streamed  int                // entries written as they were read (see direct.go)
+	published bool               // Commit handed the temp file to atomicfile.Publish
+	staged    *atomicfile.Staged // what Commit published, for Left
+	copyBuf   []byte             // for copying reference entries, on the writing goroutine
 }
 
 // item is one entry on its way into the archive.

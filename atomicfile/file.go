@@ -27,6 +27,10 @@ type Staged struct {
 	// NoReplace makes Publish fail with an error matching fs.ErrExist when a file exists at
 	// Final already; by default it replaces it.
 	NoReplace bool
+	// Left is set by a Publish that succeeded but could not remove the file this one
+	// replaced: that file stays at a temp name, which the error names. Nothing else ever
+	// removes it outside a backup set, so the caller must say where it is.
+	Left error
 }
 
 // dirOf is the folder path's last name is in, as the kernel finds it: path up to its last

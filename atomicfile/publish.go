@@ -70,6 +70,7 @@ type placed struct {
 // so that every final path holds what it held before; the error is an *Error that says so,
 // or says what the rollback could not restore. Publish owns the temp files: none is left
 // after it returns, except an old file the rollback could not put back, which the error
+// names, or, after a success, an old file it could not remove, which that file's Left
 // names.
 func Publish(files ...*Staged) error {
 	if err := distinct(files); err != nil {
@@ -88,8 +89,11 @@ func Publish(files ...*Staged) error {
 		return rollback(err, files, done)
 	}
 	for _, p := range done {
-		if p.old != "" {
-			eintr.Unlink(p.old) // a killed run leaves it as a stale temp
+		if p.old == "" {
+			continue
+		}
+		if err := eintr.Unlink(p.old); err != nil {
+			p.Left = fmt.Errorf("the old %s stays at %s: %w", p.Final, p.old, err)
 		}
 	}
 	return nil

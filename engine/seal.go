@@ -27,8 +27,9 @@ type sealer struct {
 	enc       io.WriteCloser // age's
 	buf       *bufio.Writer  // few large writes to the file or stream
 	sum       *cipherSum
-	file      *os.File // a file Output's temp file; nil for a stream
-	published bool     // Commit handed the temp file to atomicfile.Publish
+	file      *os.File           // a file Output's temp file; nil for a stream
+	published bool               // Commit handed the temp file to atomicfile.Publish
+	staged    *atomicfile.Staged // what commit published, for Result.Left
 }
 
 // cipherSum counts and hashes the ciphertext as it is written.
@@ -106,6 +107,7 @@ func (s *sealer) commit(final string, replace bool, with []*atomicfile.Staged, l
 	// From here the temp name belongs to Publish (see archive.Writer.commit).
 	s.published = true
 	arch := &atomicfile.Staged{Temp: s.file.Name(), Final: final, NoReplace: !replace}
+	s.staged = arch
 	if last {
 		return atomicfile.Publish(append(with, arch)...)
 	}

@@ -57,6 +57,18 @@ func (r *Result) CommitLast(first ...*atomicfile.Staged) error {
 	return r.w.CommitLast(r.path, r.replace, first...)
 }
 
+// Left is, after a Commit that succeeded, why the archive it replaced could not be removed
+// (it stays at a temp name, which the error names); nil when it was, or there was none.
+func (r *Result) Left() error {
+	switch {
+	case r.seal != nil && r.seal.staged != nil:
+		return r.seal.staged.Left
+	case r.w != nil:
+		return r.w.Left()
+	}
+	return nil
+}
+
 // Abort removes a file Output's temp archive that is not to be put in place; a no-op after
 // Commit, and for a stream or a dry run.
 func (r *Result) Abort() {

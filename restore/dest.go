@@ -41,7 +41,20 @@ func (p *Plan) checkDest(e *archive.Entry) {
 		p.refuse(e, "exists in the destination as a directory")
 	case !e.IsDir && p.opts.Force && !p.opts.NoUndo && isSpecial(st.mode):
 		p.refuse(e, fmt.Sprintf("is a %s in the destination, which a before-state cannot hold (--no-undo replaces it)", specialKind(st.mode)))
-	case !e.IsDir && !p.isPresent(e, st):
+	case !e.IsDir:
+		p.checkFile(e, st)
+	}
+}
+
+// checkFile decides whether the file the destination holds at e's path is e's already, or
+// a conflict. One that cannot be read is refused, as one whose lstat fails is, except with
+// --force: that replaces it (and its before-state, which reads it too, says the error).
+func (p *Plan) checkFile(e *archive.Entry, st destState) {
+	present, err := p.isPresent(e, st)
+	switch {
+	case err != nil && !p.opts.Force:
+		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", err))
+	case !present:
 		p.Conflicts = append(p.Conflicts, e.Name)
 		p.replaces[e.Name] = st.id
 		if p.opts.Force && !p.opts.NoUndo && st.mode.IsRegular() && st.nlink > 1 {

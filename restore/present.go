@@ -23,36 +23,52 @@ import (
 
 // isPresent reports whether the destination holds e's recorded content at e's path: a
 // regular file of the size the manifest records (cheap, asked first), then of its SHA-256.
-// Without a manifest nothing is present: a CRC-32 is too weak to keep a file by.
-func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
+// Without a manifest nothing is present: a CRC-32 is too weak to keep a file by. The error
+// says why the file there could not be read: then nothing is known of its content, and a
+// conflict would say it differs.
+func (p *Plan) isPresent(e *archive.Entry, st destState) (bool, error) {
 	if p.storedSymlink(e) {
-		return p.isSymlinkPresent(e, st)
+		return p.isSymlinkPresent(e, st), nil
 	}
 	if e.Kind != "" || !st.mode.IsRegular() || p.index == nil {
-		return false
+		return false, nil
 	}
 	f, ok := p.index.File(e.Name)
 	if !ok || f.Size != e.Size || f.SHA256.IsZero() {
-		return false
+		return false, nil
 	}
 	fh, err := p.openDest(e.Name)
 	if err != nil {
-		return false
+		// Gone since its lstat, a symlink now, or a folder above it swapped: what is there
+		// is not the file, and the write that follows says so. Only a failure of the
+		// file itself (EIO, EACCES) leaves its content unknown.
+		var errno unix.Errno
+		if !errors.As(err, &errno) || errno == unix.ENOENT || errno == unix.ELOOP || errno == unix.ENOTDIR {
+			return false, nil
+		}
+		return false, fmt.Errorf("open: %w", err)
 	}
 	defer fh.Close()
 	info, err := fh.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
-		return false
+	if err != nil {
+		return false, opError(err)
+	}
+	if !info.Mode().IsRegular() || info.Size() != f.Size {
+		return false, nil
+	}
+	sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh})
+	if err != nil && p.ctx.Err() == nil {
+		return false, opError(err)
 	}
 	// A hash cut short by Ctrl-C says "not present"; NewPlan then drops the plan.
-	if sum, err := fileSHA256(&ctxReader{ctx: p.ctx, r: fh}); err != nil || sum != f.SHA256.String() {
-		return false
+	if err != nil || sum != f.SHA256.String() {
+		return false, nil
 	}
 	fix := !p.sameMeta(e, info) || !p.sameXattrs(e, int(fh.Fd()))
 	sys, _ := info.Sys().(*syscall.Stat_t) // an *os.File's, on Linux
 	if risk := p.inPlaceRisk(e, sys.Uid, sys.Gid, sys.Mode, uint64(sys.Nlink)); fix && risk != nil {
 		if p.opts.Force {
-			return false // a conflict: replaced by a file of its own
+			return false, nil // a conflict: replaced by a file of its own
 		}
 		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: risk.Error() + " (--force replaces it)"})
 		fix = false
@@ -63,7 +79,16 @@ func (p *Plan) isPresent(e *archive.Entry, st destState) bool {
 	if p.present[e.Name] {
 		p.FixUps = append(p.FixUps, e.Name)
 	}
-	return true
+	return true, nil
+}
+
+// opError is err without the path, which the problem's entry names already.
+func opError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 // isSymlinkPresent reports whether the destination holds the stored symlink e already: a
