@@ -223,6 +223,15 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
+	if err := ref.matchesReceipt(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive against its receipt; nothing written"
+		} else {
+			out.fail(fmt.Errorf("%s: %w; nothing written (backup verify says more)", format.QuoteName(cfg.archive), cause(err)))
+		}
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	plan, err := restore.NewPlan(ctx, r, cfg.dest, cfg.options())
 	if err != nil && ctx.Err() != nil {
 		out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive and DEST; nothing written"
