@@ -261,14 +261,16 @@ func (cfg restoreConfig) options() restore.Options {
 
 // runPlan refuses or carries out the plan, printing what happened on stderr.
 func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *restore.Plan, out *restoreJSON, stderr io.Writer) {
+	// An unsafe name refuses the whole archive before any entry is selected: that, not an
+	// empty selection, is the cause to name.
 	switch {
-	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
-		out.Status, out.Error = restoreRefused, "no entry matches --include"
-		sayf(stderr, "backup restore: %s\n", out.Error)
-		return
 	case !plan.OK():
 		out.Status = restoreRefused
 		writeRefusal(stderr, plan, cfg.force)
+		return
+	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
+		out.Status, out.Error = restoreRefused, "no entry matches --include"
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
 	if cfg.force && !cfg.noUndo && len(plan.Replaces())+len(plan.Creates()) > 0 {
