@@ -65,12 +65,23 @@ func (p *Plan) Replaces() []string {
 		changed = append(changed, e.Name)
 	}
 	for _, name := range changed {
-		if dir := parentOf(name); dir != "" && !listed[dir] {
+		// A folder above what is created that DEST lacks (the archive has no entry for it)
+		// is made by Run: there is nothing of it to save.
+		if dir := parentOf(name); dir != "" && !listed[dir] && !p.missingInDest(dir) {
 			listed[dir] = true
 			out = append(out, dir)
 		}
 	}
 	return out
+}
+
+// missingInDest says the plan found nothing at name in the destination (or no destination).
+func (p *Plan) missingInDest(name string) bool {
+	if p.existing[""].missing {
+		return true
+	}
+	st, ok := p.existing[name]
+	return ok && st.missing
 }
 
 // checkCreated lists the paths the archive's manifest records as created (it is the
