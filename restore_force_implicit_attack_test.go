@@ -42,3 +42,38 @@ func TestAttackForceWithoutFolderEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackUndoLeavesImplicitFolder: the undo of restore --force of a zip without folder
+// entries (app/a, no app/) into an empty DEST removes app/a but leaves app, a folder the
+// restore made: the before-state's "created" lists the entries only, not the folders made
+// above them.
+func TestAttackUndoLeavesImplicitFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "nodirs.zip")
+	f, err := os.Create(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	w, err := zw.Create("app/sub/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("alpha\n"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", arch, dest), exitComplete)
+	before, _ := filepath.Glob(filepath.Join(dir, "dest-before-restore-*.zip"))
+	if len(before) != 1 {
+		t.Fatalf("before-states: %q", before)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", "--same-permissions", "--xattrs", before[0], dest), exitComplete)
+	if got := listDir(t, dest); len(got) != 0 {
+		t.Errorf("after the undo DEST holds %q, was empty", got)
+	}
+}
