@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,28 +44,42 @@ func TestAttackForceWithoutFolderEntries(t *testing.T) {
 	}
 }
 
-// TestAttackUndoLeavesImplicitFolder: the undo of restore --force of a zip without folder
-// entries (app/a, no app/) into an empty DEST removes app/a but leaves app, a folder the
-// restore made: the before-state's "created" lists the entries only, not the folders made
-// above them.
+// TestAttackUndoLeavesImplicitFolder: the undo of restore --force of a backup whose folder
+// entries were left out (app/sub/a, no app/ nor app/sub/, the manifest listing no folders)
+// into an empty DEST removes app/sub/a but leaves app and app/sub, folders the restore
+// made: the before-state's "created" lists only the entries.
 func TestAttackUndoLeavesImplicitFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"sub/a": {content: "alpha\n"}})
+	full := filepath.Join(dir, "full.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", full, "app"), exitComplete)
+	edited := filepath.Join(dir, "edited.zip")
+	rewriteManifest(t, full, edited, func(m map[string]any) { m["dirs"] = []any{} })
 	arch := filepath.Join(dir, "nodirs.zip")
+	zr, err := zip.OpenReader(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
 	f, err := os.Create(arch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	zw := zip.NewWriter(f)
-	w, err := zw.Create("app/sub/a")
-	if err != nil {
-		t.Fatal(err)
+	for _, e := range zr.File {
+		if !strings.HasSuffix(e.Name, "/") {
+			if err := zw.Copy(e); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	w.Write([]byte("alpha\n"))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
+	mustExit(t, backup(t, runOpts{dir: dir}, "verify", arch), exitComplete)
+
 	dest := filepath.Join(dir, "dest")
 	os.Mkdir(dest, 0o755)
 	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", arch, dest), exitComplete)
