@@ -75,13 +75,17 @@ func (p *Plan) Replaces() []string {
 	return out
 }
 
-// missingInDest says the plan found nothing at name in the destination (or no destination).
+// missingInDest says the plan found nothing at name in the destination, or above it (the
+// plan looks no further down than a missing folder).
 func (p *Plan) missingInDest(name string) bool {
-	if p.existing[""].missing {
-		return true
+	for n := name; ; n = parentOf(n) {
+		if st, ok := p.existing[n]; ok && st.missing {
+			return true
+		}
+		if n == "" {
+			return false
+		}
 	}
-	st, ok := p.existing[name]
-	return ok && st.missing
 }
 
 // checkCreated lists the paths the archive's manifest records as created (it is the
