@@ -44,7 +44,23 @@ func (p *Plan) Creates() []format.Created {
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
-	return out
+	return p.withFolders(out)
+}
+
+// withFolders adds to created the folders above them that Run makes though the archive has
+// no entry for them (DEST lacks them): the undo removes them too, when they are empty.
+func (p *Plan) withFolders(created []format.Created) []format.Created {
+	listed := make(map[string]bool, len(p.creates))
+	for _, e := range p.creates {
+		listed[e.Name] = true
+	}
+	for _, c := range created {
+		for dir := parentOf(c.Path); dir != "" && !listed[dir] && p.missingInDest(dir); dir = parentOf(dir) {
+			listed[dir] = true
+			created = append(created, format.Created{Path: dir, Type: format.CreatedDir})
+		}
+	}
+	return created
 }
 
 // Replaces lists the paths in the destination that Run replaces, removes, or whose owner,
