@@ -227,7 +227,9 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		if ctx.Err() != nil {
 			out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive against its receipt; nothing written"
 		} else {
-			out.fail(fmt.Errorf("%s: %w; nothing written (backup verify says more)", format.QuoteName(cfg.archive), cause(err)))
+			// Bit rot fails the check too: the archive file itself can still be restored
+			// by name, each file checked against its manifest, once the user has judged it.
+			out.fail(fmt.Errorf("%s: %w: it is not the archive the backup wrote; nothing written (backup verify says more; naming the archive file instead of the set restores what its manifest vouches for)", format.QuoteName(cfg.archive), cause(err)))
 		}
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
