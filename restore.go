@@ -268,7 +268,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 	switch {
 	case !plan.OK():
 		out.Status = restoreRefused
-		writeRefusal(stderr, plan, cfg.force)
+		writeRefusal(stderr, r, plan, cfg.force)
 		return
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
