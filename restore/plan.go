@@ -306,7 +306,8 @@ func (p *Plan) checkManifest() {
 		return
 	}
 	// Each record is looked for among the entries of its kind, as verify does: a folder the
-	// manifest records is not in the archive as a file of its name.
+	// manifest records is not in the archive as a file of its name. A record of a name no
+	// entry may have (app/x/, ../x) is missing all the same.
 	type kind uint8
 	const (
 		file kind = iota
@@ -334,7 +335,7 @@ func (p *Plan) checkManifest() {
 		present[key{e.Name, kindOf(e)}] = true
 	}
 	for _, f := range m.Files {
-		if present[key{f.Path, file}] || archive.CheckName(f.Path, archive.HostUnix) != nil { // backup writes on Unix
+		if present[key{f.Path, file}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: f.Path}) {
@@ -344,7 +345,7 @@ func (p *Plan) checkManifest() {
 	// The folders and symlinks a v2 manifest records are entries of the archive too: one
 	// missing is damage, as verify says, not a restore that is complete without it.
 	for _, d := range m.Dirs {
-		if present[key{d.Path, folder}] || archive.CheckName(d.Path, archive.HostUnix) != nil {
+		if present[key{d.Path, folder}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: d.Path, IsDir: true}) {
@@ -352,7 +353,7 @@ func (p *Plan) checkManifest() {
 		}
 	}
 	for _, l := range m.Symlinks {
-		if present[key{l.Path, symlink}] || archive.CheckName(l.Path, archive.HostUnix) != nil {
+		if present[key{l.Path, symlink}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: l.Path}) {
