@@ -223,6 +223,17 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
+	if err := ref.matchesReceipt(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive against its receipt; nothing written"
+		} else {
+			// Bit rot fails the check too: the archive file itself can still be restored
+			// by name, each file checked against its manifest, once the user has judged it.
+			out.fail(fmt.Errorf("%s: %w: it is not the archive the backup wrote; nothing written (backup verify says more; naming the archive file instead of the set restores what its manifest vouches for)", format.QuoteName(cfg.archive), cause(err)))
+		}
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	plan, err := restore.NewPlan(ctx, r, cfg.dest, cfg.options())
 	if err != nil && ctx.Err() != nil {
 		out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive and DEST; nothing written"
@@ -252,14 +263,16 @@ func (cfg restoreConfig) options() restore.Options {
 
 // runPlan refuses or carries out the plan, printing what happened on stderr.
 func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *restore.Plan, out *restoreJSON, stderr io.Writer) {
+	// An unsafe name refuses the whole archive before any entry is selected: that, not an
+	// empty selection, is the cause to name.
 	switch {
+	case !plan.OK():
+		out.Status = restoreRefused
+		writeRefusal(stderr, r, plan, cfg.force)
+		return
 	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
 		sayf(stderr, "backup restore: %s\n", out.Error)
-		return
-	case !plan.OK():
-		out.Status = restoreRefused
-		writeRefusal(stderr, plan, cfg.force)
 		return
 	}
 	if cfg.force && !cfg.noUndo && len(plan.Replaces())+len(plan.Creates()) > 0 {

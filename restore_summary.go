@@ -11,7 +11,7 @@ import (
 	"backup/restore"
 )
 
-func writeRefusal(w io.Writer, plan *restore.Plan, force bool) {
+func writeRefusal(w io.Writer, r *archive.Reader, plan *restore.Plan, force bool) {
 	var lines []string
 	for _, p := range plan.Refused {
 		lines = append(lines, p.String())
@@ -22,9 +22,21 @@ func writeRefusal(w io.Writer, plan *restore.Plan, force bool) {
 		why = append(why, format.Plural(n, "entry", "entries")+" unsafe or impossible")
 	}
 	if n := len(plan.Conflicts); n > 0 && !force {
+		// A path the archive lists as created (it is a before-state) is not replaced but
+		// removed by --force: the user is told which before choosing.
+		created := map[string]bool{}
+		if r.Manifest != nil {
+			for _, c := range r.Manifest.Created {
+				created[c.Path] = true
+			}
+		}
 		var conflicts []string
 		for _, name := range plan.Conflicts {
-			conflicts = append(conflicts, format.QuoteName(name)+": exists in the destination (use --force to replace it)")
+			what := "use --force to replace it"
+			if created[name] {
+				what = "the archive records it as created by a restore it undoes: --force removes it"
+			}
+			conflicts = append(conflicts, format.QuoteName(name)+": exists in the destination ("+what+")")
 		}
 		lines = append(lines, capLines(conflicts, "--json")...)
 		why = append(why, format.Plural(n, "file exists", "files exist"))

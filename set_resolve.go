@@ -119,6 +119,27 @@ func (a archiveRef) proven(r *archive.Reader) error {
 	return a.entry.Receipt.StatusProven("its receipt", r.HasManifest, status)
 }
 
+// matchesReceipt says why r, a set's LATEST target in a folder, is not the archive its
+// receipt describes, by its SHA-256, or nil; nil too for an archive named as a file, or in a
+// bucket. Whoever may write the folder can swap a file's bytes and edit the manifest to
+// agree, keeping the size Latest compared: only the receipt's SHA-256 tells, and restore
+// checks every file against that manifest alone. A bucket's archive is not read a second
+// time for it (see docs/sets.md).
+func (a archiveRef) matchesReceipt(ctx context.Context, r *archive.Reader) error {
+	if a.entry.Receipt == nil || a.store != nil {
+		return nil
+	}
+	want, ok := a.entry.Receipt.Summary()
+	if !ok {
+		return nil
+	}
+	got, err := r.Sum(ctx)
+	if err != nil {
+		return err
+	}
+	return want.Match(got)
+}
+
 // receipt returns the receipt to check the archive against and its path, as findReceipt
 // does; for an archive in a bucket, the one its set holds beside it (already read and
 // matched by Latest).

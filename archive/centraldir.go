@@ -57,6 +57,9 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 			return nil, 0, err
 		}
 		if name == files[0].Name {
+			if err := secondDirectory(ra, base+dirOff); err != nil {
+				return nil, 0, err
+			}
 			base = 0
 		}
 	}
@@ -134,6 +137,27 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 	}
 	return end, dirSize, dirOff, records, nil
 }
+
+// secondDirectory is errTwoDirectories when a central directory record starts at off, where
+// the end record implies the directory is, though one was found from the start of the file
+// (and read as Go's reader reads it): unzip, Python and libarchive read the one at off, and
+// so other entries (an archive appended to another). A read that failed is its error.
+func secondDirectory(ra io.ReaderAt, off int64) error {
+	var sig [4]byte
+	_, err := ra.ReadAt(sig[:], off)
+	switch {
+	case readFailed(err) != nil:
+		return readFailed(err)
+	case err == nil && le32(sig[:]) == centralSig:
+		return errTwoDirectories
+	}
+	return nil
+}
+
+// errTwoDirectories is an end record whose directory offset finds one central directory
+// from the start of the file, as Go's reader takes it, and another after the bytes before
+// the directory it implies, as other tools take it.
+var errTwoDirectories = errors.New("damaged: the end record names two central directories (an archive appended to another?), which Go's reader and other tools (unzip, Python, libarchive) read differently")
 
 // errEndRecords is a zip64 end record that disagrees with the classic one.
 var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")

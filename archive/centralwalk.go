@@ -36,6 +36,9 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 			return err
 		}
 		if name != "" {
+			if err := secondDirectory(ra, base+dirOff); err != nil {
+				return err
+			}
 			base = 0 // as Go's reader: a directory where the end record says it is wins
 		}
 	}

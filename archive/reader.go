@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -246,6 +247,15 @@ func (r *Reader) RecordedMtime(e *Entry) time.Time {
 
 // Size is the size of the zip in bytes (of the archive file, unless it is encrypted).
 func (r *Reader) Size() int64 { return r.size }
+
+// Sum is the size and SHA-256 of the archive file as stored (the ciphertext of an encrypted
+// one), which its receipt records: of the very file r reads, so that a file swapped in at
+// the archive's name after r opened it cannot pass the check for it. It reads the whole
+// file; ctx stops it.
+func (r *Reader) Sum(ctx context.Context) (format.Summary, error) {
+	s := <-startSum(ctx, r.file, r.fileSize)
+	return s.Summary, s.err
+}
 
 // Close closes the archive file.
 func (r *Reader) Close() error {

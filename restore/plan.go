@@ -305,12 +305,37 @@ func (p *Plan) checkManifest() {
 	if m == nil {
 		return
 	}
-	present := make(map[string]bool, len(p.r.Entries))
+	// Each record is looked for among the entries of its kind, as verify does: a folder the
+	// manifest records is not in the archive as a file of its name. A record of a name no
+	// entry may have (app/x/, ../x) is missing all the same.
+	type kind uint8
+	const (
+		file kind = iota
+		folder
+		symlink
+		other
+	)
+	kindOf := func(e *archive.Entry) kind {
+		switch {
+		case e.IsDir:
+			return folder
+		case e.Kind == skiprules.KindSymlink:
+			return symlink
+		case e.Kind != "":
+			return other
+		}
+		return file
+	}
+	type key struct {
+		name string
+		kind kind
+	}
+	present := make(map[key]bool, len(p.r.Entries))
 	for _, e := range p.r.Entries {
-		present[e.Name] = true
+		present[key{e.Name, kindOf(e)}] = true
 	}
 	for _, f := range m.Files {
-		if present[f.Path] || archive.CheckName(f.Path, archive.HostUnix) != nil { // backup writes on Unix
+		if present[key{f.Path, file}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: f.Path}) {
@@ -320,7 +345,7 @@ func (p *Plan) checkManifest() {
 	// The folders and symlinks a v2 manifest records are entries of the archive too: one
 	// missing is damage, as verify says, not a restore that is complete without it.
 	for _, d := range m.Dirs {
-		if present[d.Path] || archive.CheckName(d.Path, archive.HostUnix) != nil {
+		if present[key{d.Path, folder}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: d.Path, IsDir: true}) {
@@ -328,7 +353,7 @@ func (p *Plan) checkManifest() {
 		}
 	}
 	for _, l := range m.Symlinks {
-		if present[l.Path] || archive.CheckName(l.Path, archive.HostUnix) != nil {
+		if present[key{l.Path, symlink}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: l.Path}) {

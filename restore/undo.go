@@ -44,7 +44,23 @@ func (p *Plan) Creates() []format.Created {
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
 		}
 	}
-	return out
+	return p.withFolders(out)
+}
+
+// withFolders adds to created the folders above them that Run makes though the archive has
+// no entry for them (DEST lacks them): the undo removes them too, when they are empty.
+func (p *Plan) withFolders(created []format.Created) []format.Created {
+	listed := make(map[string]bool, len(p.creates))
+	for _, e := range p.creates {
+		listed[e.Name] = true
+	}
+	for _, c := range created {
+		for dir := parentOf(c.Path); dir != "" && !listed[dir] && p.missingInDest(dir); dir = parentOf(dir) {
+			listed[dir] = true
+			created = append(created, format.Created{Path: dir, Type: format.CreatedDir})
+		}
+	}
+	return created
 }
 
 // Replaces lists the paths in the destination that Run replaces, removes, or whose owner,
@@ -65,12 +81,27 @@ func (p *Plan) Replaces() []string {
 		changed = append(changed, e.Name)
 	}
 	for _, name := range changed {
-		if dir := parentOf(name); dir != "" && !listed[dir] {
+		// A folder above what is created that DEST lacks (the archive has no entry for it)
+		// is made by Run: there is nothing of it to save.
+		if dir := parentOf(name); dir != "" && !listed[dir] && !p.missingInDest(dir) {
 			listed[dir] = true
 			out = append(out, dir)
 		}
 	}
 	return out
+}
+
+// missingInDest says the plan found nothing at name in the destination, or above it (the
+// plan looks no further down than a missing folder).
+func (p *Plan) missingInDest(name string) bool {
+	for n := name; ; n = parentOf(n) {
+		if st, ok := p.existing[n]; ok && st.missing {
+			return true
+		}
+		if n == "" {
+			return false
+		}
+	}
 }
 
 // checkCreated lists the paths the archive's manifest records as created (it is the

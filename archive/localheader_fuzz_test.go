@@ -1,0 +1,62 @@
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// FuzzCheckLocal reads arbitrary bytes as the local header of an entry whose central record
+// the fuzzer makes too: nothing panics, and a local header taken as agreeing starts the data
+// after itself, and, without a data descriptor, says what the central record says.
+func FuzzCheckLocal(f *testing.F) {
+	f.Add(localSeed("a.txt", 8, 0, 0x1234, 5, 7, nil), "a.txt", []byte(nil), uint16(8), uint16(0), uint32(0x1234), uint64(5), uint64(7))
+	f.Add(localSeed("b", 0, flagDataDesc, 0, 0, 0, nil), "b", []byte(nil), uint16(0), uint16(flagDataDesc), uint32(0), uint64(0), uint64(0))
+	zip64 := binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil, zip64ExtraID), 16)
+	zip64 = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(zip64, 9), 3)
+	f.Add(localSeed("z", 8, 0, 1, uint32max, uint32max, zip64), "z", zip64, uint16(8), uint16(0), uint32(1), uint64(3), uint64(9))
+	f.Fuzz(func(t *testing.T, local []byte, name string, extra []byte, method, flags uint16, crc uint32, csize, usize uint64) {
+		if len(name) > 0xffff || len(extra) > 0xffff {
+			return
+		}
+		file := &zip.File{FileHeader: zip.FileHeader{Name: name, Extra: extra, Method: method, Flags: flags,
+			CRC32: crc, CompressedSize64: csize, UncompressedSize64: usize}}
+		span, err := checkLocal(file, localRef{ra: bytes.NewReader(local), off: 0})
+		if err != nil {
+			return
+		}
+		lh, err := readLocal(localRef{ra: bytes.NewReader(local), off: 0}, len(name), len(extra))
+		if err != nil {
+			t.Fatalf("checkLocal took a local header readLocal refuses: %v", err)
+		}
+		switch {
+		case span.data < localLen+int64(len(name)):
+			t.Fatalf("data start at %d, inside the local header", span.data)
+		case span.end < span.data:
+			t.Fatalf("entry ends at %d, before its data at %d", span.end, span.data)
+		case lh.name != name:
+			t.Fatalf("local name %q taken for central %q", lh.name, name)
+		case lh.method != method:
+			t.Fatalf("local method %d taken for central %d", lh.method, method)
+		case lh.flags&flagDataDesc == 0 && (lh.crc != crc || lh.csize != csize || lh.usize != usize):
+			t.Fatalf("local crc %x sizes %d/%d taken for central %x %d/%d", lh.crc, lh.csize, lh.usize, crc, csize, usize)
+		}
+	})
+}
+
+// localSeed is a local header as a writer makes it.
+func localSeed(name string, method, flags uint16, crc, csize, usize uint32, extra []byte) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, localSig)
+	b = binary.LittleEndian.AppendUint16(b, 20)
+	b = binary.LittleEndian.AppendUint16(b, flags)
+	b = binary.LittleEndian.AppendUint16(b, method)
+	b = binary.LittleEndian.AppendUint32(b, 0) // time, date
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	b = binary.LittleEndian.AppendUint32(b, csize)
+	b = binary.LittleEndian.AppendUint32(b, usize)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(name)))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(extra)))
+	b = append(b, name...)
+	return append(b, extra...)
+}
