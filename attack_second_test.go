@@ -88,12 +88,8 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 func TestAttackForceXattrsStripsAttributesArchiveNeverRecorded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := os.Chtimes(filepath.Join(src, "f"), old, old); err != nil {
-		t.Fatal(err)
-	}
+	src := oneFileDated(t, dir, old)
 	arch := filepath.Join(dir, "a.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
 	dest := filepath.Join(dir, "dest")
@@ -120,26 +116,10 @@ func TestAttackForceXattrsStripsAttributesArchiveNeverRecorded(t *testing.T) {
 func TestAttackMtimeAfter2262LosesNanoseconds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
 	when := time.Unix(10413792000, 500_000_000) // 2300-01-01T00:00:00.5Z
-	f := filepath.Join(src, "f")
-	if err := unix.UtimesNano(f, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: when.Unix(), Nsec: 500_000_000}}); err != nil {
-		t.Skipf("this file system cannot hold 2300: %v", err)
-	}
-	if info, err := os.Stat(f); err != nil || !info.ModTime().Equal(when) {
-		t.Skipf("this file system cannot hold 2300.5: %v %v", info.ModTime(), err)
-	}
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
-	dest := filepath.Join(dir, "dest")
-	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
-	info, err := os.Stat(filepath.Join(dest, "src/f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !info.ModTime().Equal(when) {
-		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when.UTC())
+	src := oneFileDated(t, dir, when)
+	if got := restoredMtime(t, dir, src); !got.Equal(when) {
+		t.Errorf("restored mtime %v, the file had %v", got.UTC(), when.UTC())
 	}
 }
 
@@ -151,26 +131,10 @@ func TestAttackMtimeAfter2262LosesNanoseconds(t *testing.T) {
 func TestAttackMtimeBefore1912RestoredAfter2038(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
 	when := time.Date(1902, 6, 1, 0, 0, 0, 0, time.UTC)
-	f := filepath.Join(src, "f")
-	if err := os.Chtimes(f, when, when); err != nil {
-		t.Fatal(err)
-	}
-	if info, err := os.Stat(f); err != nil || !info.ModTime().Equal(when) {
-		t.Skipf("this file system cannot hold 1902: %v", err)
-	}
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
-	dest := filepath.Join(dir, "dest")
-	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
-	info, err := os.Stat(filepath.Join(dest, "src/f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !info.ModTime().Equal(when) {
-		t.Errorf("restored mtime %v, the file had %v", info.ModTime().UTC(), when)
+	src := oneFileDated(t, dir, when)
+	if got := restoredMtime(t, dir, src); !got.Equal(when) {
+		t.Errorf("restored mtime %v, the file had %v", got.UTC(), when)
 	}
 }
 
@@ -182,12 +146,8 @@ func TestAttackMtimeBefore1912RestoredAfter2038(t *testing.T) {
 func TestAttackManifestMtimeSecContradictsZipTime(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
 	when := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := os.Chtimes(filepath.Join(src, "f"), when, when); err != nil {
-		t.Fatal(err)
-	}
+	src := oneFileDated(t, dir, when)
 	good := filepath.Join(dir, "good.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", good, src), exitComplete)
 	bad := filepath.Join(dir, "bad.zip")
@@ -287,12 +247,7 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 func TestAttackListShowsClampedMtimeAfter2038(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
-	when := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := os.Chtimes(filepath.Join(src, "f"), when, when); err != nil {
-		t.Fatal(err)
-	}
+	src := oneFileDated(t, dir, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
 	arch := filepath.Join(dir, "a.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
 	r := backup(t, runOpts{dir: dir}, "list", "--json", arch)
@@ -358,4 +313,37 @@ func TestAttackUndoReportsNotRemovedWhatItRemoved(t *testing.T) {
 	if strings.Contains(stderr.String(), "app/sub/b.txt: created by the restore undone, not removed") && errors.Is(err, os.ErrNotExist) && len(ents) == 0 {
 		t.Errorf("the undo says app/sub/b.txt was not removed, but app/sub is empty (exit %d):\n%s", cmd.ProcessState.ExitCode(), stderr.String())
 	}
+}
+
+// oneFileDated makes dir/src holding the file f ("hi\n") dated when, to the nanosecond
+// (os.Chtimes cannot set a time beyond UnixNano's range), and returns src. It skips the test
+// where the file system cannot hold when.
+func oneFileDated(t *testing.T, dir string, when time.Time) string {
+	t.Helper()
+	src := filepath.Join(dir, "src")
+	makeTree(t, src, map[string]node{"f": {content: "hi\n"}})
+	f := filepath.Join(src, "f")
+	ts := unix.Timespec{Sec: when.Unix(), Nsec: int64(when.Nanosecond())}
+	if err := unix.UtimesNano(f, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, ts}); err != nil {
+		t.Skipf("this file system cannot hold %v: %v", when, err)
+	}
+	if info, err := os.Stat(f); err != nil || !info.ModTime().Equal(when) {
+		t.Skipf("this file system cannot hold %v: %v", when, err)
+	}
+	return src
+}
+
+// restoredMtime backs up src into dir/a.zip, restores it into dir/dest, and returns the
+// mtime of the restored f.
+func restoredMtime(t *testing.T, dir, src string) time.Time {
+	t.Helper()
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", arch, src), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", arch, dest), exitComplete)
+	info, err := os.Stat(filepath.Join(dest, "src/f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.ModTime()
 }
