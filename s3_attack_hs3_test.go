@@ -683,49 +683,7 @@ func TestAttackForcedOutputOverAnAgeFileInSource(t *testing.T) {
 // Last-Modified), never taken for free.
 func TestAttackS3LiveLockReadAsGarbageTakenOver(t *testing.T) {
 	t.Parallel()
-	s := newS3Set(t)
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-
-	// The first run holds the set while its before hook works.
-	first := exec.Command(binary, "create", "--output-dir", s.loc, "--exec-before", "sleep 4", "app")
-	first.Dir, first.Env = dir, append(os.Environ(), s.env...)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { first.Process.Kill(); first.Wait() })
-	waitFor(t, "the first run to take the lock", func() bool {
-		_, err := os.Stat(filepath.Join(s.dir, backupset.LockName))
-		return err == nil
-	})
-
-	u, _ := url.Parse(s.srv.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
-	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method != http.MethodGet || !strings.HasSuffix(resp.Request.URL.Path, "/"+backupset.LockName) || resp.StatusCode != http.StatusOK {
-			return nil
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		body = body[:min(8, len(body))]
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(len(body))
-		resp.Header.Set("Content-Length", fmt.Sprint(len(body)))
-		for k := range resp.Header { // a server that keeps no checksums (most S3-compatible ones)
-			if strings.HasPrefix(strings.ToLower(k), "x-amz-checksum-") {
-				resp.Header.Del(k)
-			}
-		}
-		return nil
-	}
-	proxy := httptest.NewServer(rp)
-	t.Cleanup(proxy.Close)
-	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--s3-endpoint", proxy.URL, "--output-dir", s.loc, "app")
+	r := secondRunBesideLiveLock(t, false)
 	if r.code != exitLocked {
 		t.Errorf("a second run while the first holds the set: exit %d (want 4):\n%s", r.code, r.stderr)
 	}
@@ -737,6 +695,18 @@ func TestAttackS3LiveLockReadAsGarbageTakenOver(t *testing.T) {
 // taken over at once again, beside the live first run.
 func TestAttackS3LiveLockGarbageNoDateTakenOver(t *testing.T) {
 	t.Parallel()
+	r := secondRunBesideLiveLock(t, true)
+	if r.code != exitLocked {
+		t.Errorf("a second run while the first holds the set (server sends no Date): exit %d (want 4):\n%s", r.code, r.stderr)
+	}
+}
+
+// secondRunBesideLiveLock starts a run of a bucket set that holds its lock while its before
+// hook works, and returns a second run made through a proxy that answers a GET of the lock
+// with its first 8 bytes under the object's own ETag, and no checksum (most S3-compatible
+// servers keep none); with noDate the proxy also sends no Date header.
+func secondRunBesideLiveLock(t *testing.T, noDate bool) result {
+	t.Helper()
 	s := newS3Set(t)
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
@@ -757,7 +727,9 @@ func TestAttackS3LiveLockGarbageNoDateTakenOver(t *testing.T) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ErrorLog = log.New(io.Discard, "", 0)
 	rp.ModifyResponse = func(resp *http.Response) error {
-		resp.Header.Del("Date")
+		if noDate {
+			resp.Header.Del("Date")
+		}
 		if resp.Request.Method != http.MethodGet || !strings.HasSuffix(resp.Request.URL.Path, "/"+backupset.LockName) || resp.StatusCode != http.StatusOK {
 			return nil
 		}
@@ -778,12 +750,11 @@ func TestAttackS3LiveLockGarbageNoDateTakenOver(t *testing.T) {
 		return nil
 	}
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header()["Date"] = nil // no Date of the proxy's own either
+		if noDate {
+			w.Header()["Date"] = nil // no Date of the proxy's own either
+		}
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--s3-endpoint", proxy.URL, "--output-dir", s.loc, "app")
-	if r.code != exitLocked {
-		t.Errorf("a second run while the first holds the set (server sends no Date): exit %d (want 4):\n%s", r.code, r.stderr)
-	}
+	return backup(t, runOpts{dir: dir, env: s.env}, "create", "--s3-endpoint", proxy.URL, "--output-dir", s.loc, "app")
 }
