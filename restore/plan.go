@@ -308,34 +308,13 @@ func (p *Plan) checkManifest() {
 	// Each record is looked for among the entries of its kind, as verify does: a folder the
 	// manifest records is not in the archive as a file of its name. A record of a name no
 	// entry may have (app/x/, ../x) is missing all the same.
-	type kind uint8
-	const (
-		file kind = iota
-		folder
-		symlink
-		other
-	)
-	kindOf := func(e *archive.Entry) kind {
-		switch {
-		case e.IsDir:
-			return folder
-		case e.Kind == skiprules.KindSymlink:
-			return symlink
-		case e.Kind != "":
-			return other
-		}
-		return file
-	}
-	type key struct {
-		name string
-		kind kind
-	}
+	type key struct{ name, typ string } // typ as Entry.Type names it
 	present := make(map[key]bool, len(p.r.Entries))
 	for _, e := range p.r.Entries {
-		present[key{e.Name, kindOf(e)}] = true
+		present[key{e.Name, e.Type()}] = true
 	}
 	for _, f := range m.Files {
-		if present[key{f.Path, file}] {
+		if present[key{f.Path, "file"}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: f.Path}) {
@@ -345,7 +324,7 @@ func (p *Plan) checkManifest() {
 	// The folders and symlinks a v2 manifest records are entries of the archive too: one
 	// missing is damage, as verify says, not a restore that is complete without it.
 	for _, d := range m.Dirs {
-		if present[key{d.Path, folder}] {
+		if present[key{d.Path, "dir"}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: d.Path, IsDir: true}) {
@@ -353,7 +332,7 @@ func (p *Plan) checkManifest() {
 		}
 	}
 	for _, l := range m.Symlinks {
-		if present[key{l.Path, symlink}] {
+		if present[key{l.Path, string(skiprules.KindSymlink)}] {
 			continue
 		}
 		if p.included(&archive.Entry{Name: l.Path}) {
