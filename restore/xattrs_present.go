@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -79,15 +78,20 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 		}
 		return false
 	}
-	if !p.opts.Force || recorded == nil {
-		return true
-	}
+	return !p.opts.Force || recorded == nil || len(unrecorded(have, recorded, privileged)) == 0
+}
+
+// unrecorded are the names in have of the attributes restore sets that recorded lacks, in
+// the order they are removed (sorted, the ACLs last).
+func unrecorded(have, recorded map[string][]byte, privileged bool) []string {
+	var names []string
 	for name := range have {
 		if _, ok := recorded[name]; !ok && managed(name, privileged) {
-			return false
+			names = append(names, name)
 		}
 	}
-	return true
+	slices.Sort(names)
+	return aclsLast(names)
 }
 
 // unsettable reports whether the file system of the file open as fd holds no attribute of
@@ -115,10 +119,7 @@ func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error)
 		return []error{err}
 	}
 	var errs []error
-	for _, name := range aclsLast(slices.Sorted(maps.Keys(have))) {
-		if _, ok := recorded[name]; ok || !managed(name, privileged) {
-			continue
-		}
+	for _, name := range unrecorded(have, recorded, privileged) {
 		err := prepare()
 		if err == nil {
 			err = unix.Fremovexattr(fd, name)
