@@ -73,11 +73,9 @@ func (p *Plan) Replaces() []string {
 	for _, name := range out {
 		listed[name] = true
 	}
-	for _, e := range p.creates {
-		listed[e.Name] = true // made by Run: not there before
-	}
 	changed := slices.Concat(p.Conflicts, p.Removes)
 	for _, e := range p.creates {
+		listed[e.Name] = true // made by Run: not there before
 		changed = append(changed, e.Name)
 	}
 	for _, name := range changed {
