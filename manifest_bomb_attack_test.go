@@ -1,0 +1,102 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"backup/format"
+)
+
+// maxBombRSS is the most memory a command may take to refuse the manifest bomb below: the
+// process's own (about 20 MiB) and the one record it reads before it stops.
+const maxBombRSS = 100 << 20
+
+// TestAttackManifestOneHugeRecord: a backup whose manifest was rewritten to hold one warning
+// with a 48 MiB path (the archive about 50 KiB) made list take about 7 times that in
+// memory, verify 3 times, before saying anything: 400 MB of path in a 390 KB archive took
+// 3 GB. No honest record comes near 16 MiB (a zip name is at most 64 KiB, a file's
+// attributes at most 8 MiB), so a record past it is refused at once, in little memory.
+func TestAttackManifestOneHugeRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	honest := filepath.Join(dir, "honest.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
+	bomb := filepath.Join(dir, "bomb.zip")
+	writeWithManifest(t, honest, bomb, func(m map[string]any) {
+		m["status"] = "incomplete"
+		m["warnings"] = []any{map[string]any{"path": "app/" + strings.Repeat("x", 48<<20), "op": "open", "error": "denied", "lost": true}}
+	})
+	for _, args := range [][]string{{"list", bomb}, {"verify", bomb}, {"restore", bomb, filepath.Join(dir, "dest")}} {
+		cmd := exec.Command(binary, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if err != nil && code < 0 {
+			t.Fatalf("%s: %v", args[0], err)
+		}
+		const want = "a record of more than 16777216 bytes"
+		if line := lastLines(stderr.String(), 1); code != exitFailed || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: exit %d, %.200q; want %d and %q", args[0], code, line, exitFailed, want)
+		}
+		if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10; !raceEnabled && rss > maxBombRSS {
+			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", args[0], rss>>20, maxBombRSS>>20)
+		}
+	}
+}
+
+// writeWithManifest writes to out the archive in with its manifest as edit leaves it.
+func writeWithManifest(t *testing.T, in, out string, edit func(map[string]any)) {
+	t.Helper()
+	zr, err := zip.OpenReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
+	for _, e := range zr.File {
+		if e.Name != format.ManifestName {
+			if err := zw.Copy(e); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		rc, err := e.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		err = json.NewDecoder(rc).Decode(&m)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.Name, Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(w).Encode(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
