@@ -107,6 +107,15 @@ type Warning struct {
 // files. A hostile archive could otherwise make the reader hold any amount in memory.
 const MaxManifestSize = 512 << 20
 
+// MaxManifestRecord is the largest record of a manifest's lists, or value of its other
+// fields, a reader accepts, in bytes of JSON. None that backup writes comes near it (a name
+// is at most 64 KiB, a file's attributes at most walker.MaxXattrsSize), and a reader holds one
+// record at a time: so a small archive whose manifest inflates into one huge record (a
+// path of 400 MB took 3 GB to list) is refused in little memory.
+const MaxManifestRecord = 16 << 20
+
+var errRecordTooLarge = fmt.Errorf("a record of more than %d bytes", MaxManifestRecord)
+
 // ParseManifest reads a manifest strictly: the schema must be ManifestSchema, no field may
 // be unknown, nothing may follow the JSON, and every file must have a name, a size and a
 // well-formed SHA-256, once. It reads at most MaxManifestSize bytes.

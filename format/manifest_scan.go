@@ -112,6 +112,9 @@ func (d *manifestDecoder) compound() error {
 		}
 		d.raw = append(d.raw, chunk[:i]...)
 		d.pos += i
+		if len(d.raw) > MaxManifestRecord {
+			return errRecordTooLarge
+		}
 		if i < len(chunk) {
 			if err := d.str(); err != nil {
 				return err
@@ -136,6 +139,9 @@ func (d *manifestDecoder) str() error {
 		if i == len(chunk) {
 			d.raw = append(d.raw, chunk...)
 			d.pos = d.end
+			if len(d.raw) > MaxManifestRecord {
+				return errRecordTooLarge
+			}
 			continue
 		}
 		d.raw = append(d.raw, chunk[:i+1]...)

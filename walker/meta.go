@@ -78,6 +78,7 @@ func readXattrs(name string, list func([]byte) (int, error), get func(string, []
 	}
 	attrs := make(map[string][]byte, len(names))
 	var first error
+	total := 0
 	for _, attr := range names {
 		v, err := sized(func(b []byte) (int, error) { return get(attr, b) })
 		switch {
@@ -87,9 +88,20 @@ func readXattrs(name string, list func([]byte) (int, error), get func(string, []
 		case err == nil:
 			attrs[attr] = v
 		}
+		if total += len(attr) + len(v); total > MaxXattrsSize {
+			return nil, xattrError(name, errXattrsTooLarge)
+		}
 	}
 	return attrs, first
 }
+
+// MaxXattrsSize bounds the extended attributes read of one file, names and values: a
+// manifest record holds them all, and a reader refuses a record past
+// format.MaxManifestRecord. Linux allows values of 64 KiB, as many as names fit in 64 KiB;
+// no real file comes near.
+const MaxXattrsSize = 8 << 20
+
+var errXattrsTooLarge = fmt.Errorf("more than %d bytes of attributes", MaxXattrsSize)
 
 func xattrError(name string, err error) error {
 	if err == nil {

@@ -3,6 +3,7 @@ package walker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,31 @@ func TestXattrRemovedWhileRead(t *testing.T) {
 	}, get)
 	if err != nil || len(attrs) != 1 || string(attrs["user.b"]) != "v-b" || !sizing["user.a"] {
 		t.Errorf("readXattrs = %q, %v; want only user.b, no error", attrs, err)
+	}
+}
+
+// TestXattrsPastTheLimit: a file whose attributes hold more than MaxXattrsSize (200 values
+// of 64 KiB, as XFS allows) is read as an error, the attributes lost, not recorded: a
+// manifest record that large would make the whole archive unreadable to backup's reader.
+func TestXattrsPastTheLimit(t *testing.T) {
+	var names []byte
+	for i := range 200 {
+		names = fmt.Appendf(names, "user.a%d\x00", i)
+	}
+	list := func(b []byte) (int, error) {
+		if b == nil {
+			return len(names), nil
+		}
+		return copy(b, names), nil
+	}
+	get := func(_ string, b []byte) (int, error) {
+		if b == nil {
+			return 64 << 10, nil
+		}
+		return len(b), nil
+	}
+	attrs, err := readXattrs("f", list, get)
+	if attrs != nil || err == nil || err.Error() != "xattr f: more than 8388608 bytes of attributes" {
+		t.Errorf("readXattrs = %d attributes, %v; want none and the limit", len(attrs), err)
 	}
 }
