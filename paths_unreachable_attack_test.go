@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAttackDotDotAfterMissingIsUsage: a path whose ".." comes after a name that is not
+// there (missing/../app) is a path the kernel cannot reach, as missing/app is; but create
+// called it a usage error (exit 2, no receipt) where a SOURCE that does not exist is a failed
+// run (exit 1, a failed receipt), and restore did the same with DEST where a DEST below a
+// file fails (exit 1). The exit code said which spelling the user chose, not what happened.
+func TestAttackDotDotAfterMissingIsUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	for _, source := range []string{"missing/app", "missing/../app"} {
+		out := filepath.Join(dir, strings.ReplaceAll(source, "/", "_")+".zip")
+		r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, source)
+		if r.code != exitFailed || strings.Contains(r.stderr, "for usage") {
+			t.Errorf("create %s: exit %d %q; want %d, a failed run", source, r.code, r.stderr, exitFailed)
+		}
+		if _, err := os.Stat(out + ".receipt.json"); err != nil {
+			t.Errorf("create %s: no receipt: %v", source, err)
+		} else if rc := readReceipt(t, out+".receipt.json"); rc.Status != "failed" {
+			t.Errorf("create %s: receipt says %s, want failed", source, rc.Status)
+		}
+	}
+	archive := filepath.Join(dir, "ok.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", archive, "app"), exitComplete)
+	for _, dest := range []string{"ok.zip/d", "ok.zip/../d2/../../d", "missing/../d"} {
+		r := backup(t, runOpts{dir: dir}, "restore", archive, dest)
+		if r.code != exitFailed || strings.Contains(r.stderr, "for usage") {
+			t.Errorf("restore into %s: exit %d %q; want %d, a failed restore", dest, r.code, r.stderr, exitFailed)
+		}
+	}
+}
