@@ -67,6 +67,7 @@ type createConfig struct {
 	hooks                      *hooks.Commands
 	reuse                      reuseFlags
 	sources                    []engine.Source
+	unreachable                error      // a SOURCE the kernel cannot reach: the run's error
 	set                        *setConfig // nil unless the run writes into a backup set
 	// recipients encrypt the archive (nil: a plain zip); identities decrypt an encrypted
 	// reference, and let the read-back check an encrypted archive's contents.
@@ -280,7 +281,12 @@ func (cfg *createConfig) setSources(args []string) error {
 	for _, arg := range args {
 		abs, err := absPath(arg)
 		if err != nil {
-			return fmt.Errorf("source %s: %w", arg, err)
+			// Not a usage error: missing/../app cannot be reached, as missing/app cannot, and
+			// the run fails as for a SOURCE that does not exist (a failed receipt, exit 1).
+			if cfg.unreachable == nil {
+				cfg.unreachable = fmt.Errorf("source %s: %w", arg, cause(err))
+			}
+			abs = filepath.Clean(arg)
 		}
 		name := filepath.Base(abs)
 		if name == string(filepath.Separator) {

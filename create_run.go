@@ -181,6 +181,9 @@ func (c *creation) run(ctx context.Context, stderr io.Writer) (*format.Receipt, 
 	}
 	c.target = t
 	// The sources first, as the engine will: a missing one is the error, whatever else is.
+	if c.cfg.unreachable != nil {
+		return nil, c.cfg.unreachable
+	}
 	if err := engine.CheckSources(c.cfg.sources); err != nil {
 		return nil, err
 	}

@@ -31,9 +31,11 @@ func TestAttackDotDotAfterMissingIsUsage(t *testing.T) {
 	archive := filepath.Join(dir, "ok.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", archive, "app"), exitComplete)
 	for _, dest := range []string{"ok.zip/d", "ok.zip/../d2/../../d", "missing/../d"} {
-		r := backup(t, runOpts{dir: dir}, "restore", archive, dest)
-		if r.code != exitFailed || strings.Contains(r.stderr, "for usage") {
-			t.Errorf("restore into %s: exit %d %q; want %d, a failed restore", dest, r.code, r.stderr, exitFailed)
+		for _, flags := range [][]string{nil, {"--undo-dir", dir}} {
+			r := backup(t, runOpts{dir: dir}, append(append([]string{"restore"}, flags...), archive, dest)...)
+			if r.code != exitFailed || strings.Contains(r.stderr, "for usage") {
+				t.Errorf("restore %q into %s: exit %d %q; want %d, a failed restore", flags, dest, r.code, r.stderr, exitFailed)
+			}
 		}
 	}
 }

@@ -49,6 +49,7 @@ type restoreConfig struct {
 	owners             restore.Options // NumericOwner, NoSameOwner, SamePermissions, Xattrs, Jobs
 	include            *skiprules.Matcher
 	archive, dest      string
+	unreachable        error // DEST as the kernel cannot reach it: the restore's error
 	s3                 *s3Flags
 	ids                *seal.Identities // --identity: decrypt an encrypted archive
 }
@@ -158,8 +159,10 @@ func newRestoreCmd() *cobra.Command {
 		cfg.archive = args[0]
 		dest, err := kernelPath(args[1])
 		if err != nil {
-			// A ".." the kernel refuses (missing/.., file/..): no folder to restore into.
-			return usageError(stderr, "restore", fmt.Errorf("DEST %s: %w", format.QuoteName(args[1]), cause(err)))
+			// A ".." the kernel refuses (missing/.., file/..): a restore that fails, as one
+			// into file/d does, not a usage error.
+			cfg.unreachable = fmt.Errorf("DEST %s: %w", format.QuoteName(args[1]), cause(err))
+			dest = args[1]
 		}
 		cfg.dest = dest
 		if err := cfg.checkUndoFlags(); err != nil {
@@ -201,6 +204,11 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 // restoreInto opens the archive, plans and runs the restore, recording the outcome in out
 // and printing it on stderr.
 func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stderr io.Writer) {
+	if cfg.unreachable != nil {
+		out.fail(cfg.unreachable)
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))

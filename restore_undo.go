@@ -80,7 +80,7 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 
 // checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir inside DEST.
 func (cfg restoreConfig) checkUndoFlags() error {
-	if cfg.undoDir == "" {
+	if cfg.undoDir == "" || cfg.unreachable != nil { // the restore fails on DEST itself
 		return nil
 	}
 	if cfg.noUndo {
