@@ -39,3 +39,19 @@ func TestAttackDotDotAfterMissingIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackSetDotDotAfterMissingIsUsage: the same for a set's DIR: status, sets and prune
+// of nosuch fail (exit 1), of missing/../nosuch were usage errors (exit 2).
+func TestAttackSetDotDotAfterMissingIsUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"status"}, {"sets"}, {"prune", "--keep-last", "1"}} {
+		for _, set := range []string{"nosuch", "missing/../nosuch", "file/../nosuch"} {
+			os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+			r := backup(t, runOpts{dir: dir}, append(args, set)...)
+			if r.code != exitFailed || strings.Contains(r.stderr, "for usage") {
+				t.Errorf("%s %s: exit %d %q; want %d", args[0], set, r.code, r.stderr, exitFailed)
+			}
+		}
+	}
+}
