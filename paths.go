@@ -20,6 +20,16 @@ func absPath(path string) (string, error) {
 	return filepath.Abs(path)
 }
 
+// reachedOrAsGiven is absPath(path), or path itself when the kernel cannot reach it
+// (missing/..): a set's DIR then fails where it is read, as a missing DIR does, and not as
+// a usage error. Nothing is cleaned away: the kernel meets the same "..".
+func reachedOrAsGiven(path string) string {
+	if abs, err := absPath(path); err == nil {
+		return abs
+	}
+	return path
+}
+
 // kernelPath is path as given, or, when it holds a "..", the absolute path the kernel
 // reaches there (pathcheck.Resolve) for the folder it names, with its last name as given:
 // a symlink there is what the path names (an output replaces it, a SOURCE is stored under

@@ -267,7 +267,7 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	dir, err := absPath(arg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--attic %s: %w", arg, cause(err))
 	}
 	info, err := os.Stat(dir)
 	switch {

@@ -36,11 +36,7 @@ func addS3Flags(flags *pflag.FlagSet) *s3Flags {
 // open returns the store of the set at loc: s3://BUCKET/PREFIX, or a folder.
 func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error) {
 	if !s3store.IsLocation(loc) {
-		dir, err := absPath(loc)
-		if err != nil {
-			return nil, err
-		}
-		return backupset.Folder{Dir: dir}, nil
+		return backupset.Folder{Dir: reachedOrAsGiven(loc)}, nil
 	}
 	if err := f.check(loc); err != nil {
 		return nil, err

@@ -82,11 +82,7 @@ type setTree interface {
 
 func openTree(ctx context.Context, f *s3Flags, loc string) (setTree, error) {
 	if !s3store.IsLocation(loc) {
-		dir, err := absPath(loc)
-		if err != nil {
-			return nil, err
-		}
-		return folderTree{dir}, nil
+		return folderTree{reachedOrAsGiven(loc)}, nil
 	}
 	st, err := f.open(ctx, loc)
 	if err != nil {
@@ -100,7 +96,11 @@ type folderTree struct{ root string }
 func (t folderTree) location() string { return t.root }
 
 func (t folderTree) list(context.Context) ([]backupset.Object, []error, error) {
-	return backupset.ListFolderTree(t.root)
+	files, errs, err := backupset.ListFolderTree(t.root)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", format.QuoteName(t.root), cause(err))
+	}
+	return files, errs, err
 }
 
 func (t folderTree) set(dir string) (backupset.Store, bool) {

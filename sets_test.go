@@ -194,7 +194,7 @@ func TestSetsUsage(t *testing.T) {
 		{[]string{"s3://"}, exitUsage, "no bucket named"},
 		{[]string{"--metrics-file", filepath.Join(root, "hosts/web1/x.prom"), root}, exitUsage, "is inside the backup set " + filepath.Join(root, "hosts/web1")},
 		{[]string{empty}, exitFailed, "backup sets: no backup set in " + empty + "\n"},
-		{[]string{filepath.Join(root, "missing")}, exitFailed, "no such file or directory"},
+		{[]string{filepath.Join(root, "missing")}, exitFailed, "backup sets: " + filepath.Join(root, "missing") + ": no such file or directory\n"},
 	} {
 		r := backup(t, runOpts{}, append([]string{"sets"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.stderr) || c.code == exitFailed && strings.Count(r.stderr, "\n") != 1 {
