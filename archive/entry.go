@@ -83,6 +83,9 @@ func newEntry(f *zip.File) *Entry {
 	if _, ok := extMtime(f.Extra); ok {
 		e.hdr.bits |= hdrExtTime
 	}
+	if otherUnicodeName(f.Name, f.Extra) {
+		e.hdr.bits |= hdrOtherName
+	}
 	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
 	switch {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
@@ -112,7 +115,7 @@ type entryHeader struct {
 	extra  uint16 // the length of its extra field, which verify's read-ahead expects locally too
 	// dosTime and dosDate are its MS-DOS time, which the local header must repeat.
 	dosTime, dosDate uint16
-	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime; one byte keeps Entry at 176
+	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime, hdrOtherName; one byte keeps Entry at 176
 }
 
 // The bits of an entryHeader. Here, not in Entry, where they would make an Entry 8 bytes
@@ -124,6 +127,8 @@ const (
 	// hdrExtTime says its central record has an extended timestamp with the modification
 	// time: Modified is that time, which the local header's must be.
 	hdrExtTime
+	// hdrOtherName says its central record's Unicode Path field gives it another name.
+	hdrOtherName
 )
 
 func (h *entryHeader) slash() bool         { return h.bits&hdrSlash != 0 }

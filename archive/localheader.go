@@ -69,6 +69,7 @@ type localHeader struct {
 	meta          headerMeta // the owner and time it gives
 	metaErr       error      // two owners or times in its extra field
 	zip64         bool       // it has a zip64 field: its data descriptor has sizes of 8 bytes
+	otherName     bool       // its Unicode Path field names it otherwise (otherUnicodeName)
 }
 
 // checkLocal reads the local header of f and compares it with f, the central directory's
@@ -136,6 +137,7 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
 	_, lh.zip64 = zip64Field(extra)
+	lh.otherName = otherUnicodeName(lh.name, extra)
 	if lh.flags&flagDataDesc == 0 && (lh.csize == uint32max || lh.usize == uint32max) && !lh.zip64Sizes(extra) {
 		return nil, errors.New("damaged: local header lacks its zip64 sizes")
 	}
@@ -182,6 +184,8 @@ func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 	switch {
 	case lh.nameLen != len(f.Name) || lh.name != f.Name:
 		return fmt.Errorf("damaged: local header names it otherwise (%q, %d bytes)", lh.name, lh.nameLen)
+	case lh.otherName:
+		return errLocalUnicodePath
 	case lh.method != f.Method:
 		return fmt.Errorf("damaged: local header says method %d, the central directory %d", lh.method, f.Method)
 	case lh.flags&flags != f.Flags&flags:
@@ -199,6 +203,10 @@ func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 	}
 	return nil
 }
+
+// bsdtar names an entry by its local header's Unicode Path field, unzip and 7-Zip by the
+// central record's: see errUnicodePath.
+var errLocalUnicodePath = errors.New("damaged: its local header's Unicode Path field names it otherwise (the name bsdtar gives it)")
 
 var errDescriptor = errors.New("damaged: data descriptor missing or different from the central directory")
 

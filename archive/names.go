@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strings"
 
 	"backup/format"
@@ -52,6 +53,10 @@ var (
 	errDotPart       = errors.New(`unsafe name: "." component`)
 	errDotDotPart    = errors.New(`unsafe name: ".." component`)
 	errDuplicateName = errors.New("duplicate name")
+	// unzip and 7-Zip take the name of a central record's Unicode Path field, bsdtar that of
+	// a local header's, when its checksum is the stored name's; backup, as Go and Python,
+	// takes the stored name: two names for one entry.
+	errUnicodePath = errors.New("unsafe name: its Unicode Path field names it otherwise (the name unzip, 7-Zip or bsdtar give it)")
 	// A journal restored into DEST would be taken by the next restore for a dead run's
 	// record, and the files it lists removed; backup stores one a killed run left only
 	// below its SOURCE's name.
@@ -110,6 +115,29 @@ func CheckName(name string, host Host) error {
 	return nil
 }
 
+// checkEntryName is CheckName of e's name, which must also be the only name its central
+// record gives it.
+func checkEntryName(e *Entry) error {
+	if e.hdr.bits&hdrOtherName != 0 {
+		return errUnicodePath
+	}
+	return CheckName(e.Name, e.Host)
+}
+
+// otherUnicodeName reports whether extra holds an Info-ZIP Unicode Path field (0x7075)
+// that a reader would take for the entry stored as stored (its checksum is stored's), and
+// that names it otherwise. unzip and 7-Zip read only version 1 of the field, bsdtar any.
+func otherUnicodeName(stored string, extra []byte) bool {
+	for id, field := range extraFields(extra) {
+		if id == unicodePathID && len(field) >= 5 && le32(field[1:]) == crc32.ChecksumIEEE([]byte(stored)) && string(field[5:]) != stored {
+			return true
+		}
+	}
+	return false
+}
+
+const unicodePathID = 0x7075
+
 // isJournal reports whether name is a restore journal's (see format.JournalToken).
 func isJournal(name string) bool {
 	_, ok := format.JournalToken(name)
@@ -126,7 +154,7 @@ func CheckNames(entries []*Entry) []Problem {
 	var problems []Problem
 	byName := make(map[string]*Entry, len(entries))
 	for _, e := range entries {
-		if err := CheckName(e.Name, e.Host); err != nil {
+		if err := checkEntryName(e); err != nil {
 			problems = append(problems, Problem{Entry: e.StoredName(), Reason: err.Error()})
 			continue
 		}

@@ -167,7 +167,7 @@ func (rb *readBack) copied(e *Entry) bool {
 // the other entries: every entry is compared with its record, so a name stored twice meets
 // its record seen already, and a name below a file or symlink has that record above it.
 func (rb *readBack) checkName(e *Entry) {
-	if err := CheckName(e.Name, e.Host); err != nil {
+	if err := checkEntryName(e); err != nil {
 		rb.names = append(rb.names, Problem{Entry: e.StoredName(), Reason: err.Error()})
 		return
 	}
