@@ -1,19 +1,12 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"backup/format"
 )
 
 // maxBombRSS is the most memory a command may take to refuse the manifest bomb below: the
@@ -32,7 +25,7 @@ func TestAttackManifestOneHugeRecord(t *testing.T) {
 	honest := filepath.Join(dir, "honest.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
 	bomb := filepath.Join(dir, "bomb.zip")
-	writeWithManifest(t, honest, bomb, func(m map[string]any) {
+	rewriteManifest(t, honest, bomb, func(m map[string]any) {
 		m["status"] = "incomplete"
 		m["warnings"] = []any{map[string]any{"path": "app/" + strings.Repeat("x", 48<<20), "op": "open", "error": "denied", "lost": true}}
 	})
@@ -70,50 +63,4 @@ print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)`
 		t.Fatalf("python3 running %s printed %q: %v", args[0], out, err)
 	}
 	return code, errBuf.String(), kib << 10
-}
-
-// writeWithManifest writes to out the archive in with its manifest as edit leaves it.
-func writeWithManifest(t *testing.T, in, out string, edit func(map[string]any)) {
-	t.Helper()
-	zr, err := zip.OpenReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
-	for _, e := range zr.File {
-		if e.Name != format.ManifestName {
-			if err := zw.Copy(e); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		rc, err := e.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		err = json.NewDecoder(rc).Decode(&m)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		edit(m)
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.Name, Method: zip.Deflate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.NewEncoder(w).Encode(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
