@@ -344,3 +344,28 @@ func readZipGo(t *testing.T, path string) map[string]string {
 	}
 	return entries
 }
+
+// runMeasured runs the binary with args in dir and returns its exit code, its stderr and its peak
+// RSS. The RSS is measured by a python3 that starts it: Linux keeps a process's peak RSS
+// across exec, and a child of this test process starts in its memory (vfork), so its own
+// figure would be the test's, hundreds of MB.
+func runMeasured(t *testing.T, dir string, args ...string) (code int, stderr string, rss int64) {
+	t.Helper()
+	const measure = `import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+sys.stderr.buffer.write(p.stderr)
+print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)`
+	cmd := exec.Command("python3", append([]string{"-c", measure, binary}, args...)...)
+	cmd.Dir = dir
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3 running %s: %v\n%.300s", args[0], err, errBuf.String())
+	}
+	var kib int64
+	if _, err := fmt.Sscan(string(out), &code, &kib); err != nil {
+		t.Fatalf("python3 running %s printed %q: %v", args[0], out, err)
+	}
+	return code, errBuf.String(), kib << 10
+}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -28,14 +25,10 @@ func TestSQLiteLargeRSS(t *testing.T) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	fillDatabase(t, path, 1024)
 	archive := filepath.Join(dir, "app.zip")
-	cmd := exec.Command(binary, "create", "--level", "1", "-o", archive, "app")
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("create: %v\n%s", err, stderr.String())
+	code, stderr, rss := runMeasured(t, dir, "create", "--level", "1", "-o", archive, "app")
+	if code != exitComplete {
+		t.Fatalf("create: exit %d\n%s", code, stderr)
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 	t.Logf("peak RSS %d MiB", rss>>20)
 	if rss > maxSnapshotRSS {
 		t.Errorf("peak RSS %d MiB, want at most %d MiB", rss>>20, maxSnapshotRSS>>20)
