@@ -200,3 +200,24 @@ func FuzzParseManifestMatchesJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { compareParsers(t, data) })
 }
+
+// TestParseManifestRefusesHugeRecord: a value larger than MaxManifestRecord, of any kind
+// (a string in a record, a record of many fields, a number as an element of a list or as a
+// top-level field), is refused once that much of it is read, not held whole: a small
+// archive can inflate into one.
+func TestParseManifestRefusesHugeRecord(t *testing.T) {
+	huge := MaxManifestRecord + 1
+	for name, doc := range map[string]string{
+		"string":            `{"warnings":[{"path":"` + strings.Repeat("x", huge) + `"}]}`,
+		"record":            `{"warnings":[{` + strings.Repeat(`"path":"x",`, huge/11) + `"op":"open"}]}`,
+		"number in a list":  `{"files":[` + strings.Repeat("1", huge) + `]}`,
+		"number at the top": `{"tool_version":` + strings.Repeat("1", huge) + `}`,
+		"string at the top": `{"tool_version":"` + strings.Repeat("1", huge) + `"}`,
+		"array at the top":  `{"compression":[` + strings.Repeat("1,", huge/2) + `1]}`,
+	} {
+		_, err := ParseManifest(strings.NewReader(doc))
+		if err == nil || !strings.Contains(err.Error(), "a record of more than 16777216 bytes") {
+			t.Errorf("%s: %v; want a record of more than 16777216 bytes", name, err)
+		}
+	}
+}

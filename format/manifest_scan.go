@@ -104,7 +104,7 @@ func (d *manifestDecoder) compound() error {
 				if depth--; depth == 0 {
 					d.raw = append(d.raw, chunk[:i+1]...)
 					d.pos += i + 1
-					return nil
+					return d.sizeError()
 				}
 			case '"':
 				break scan
@@ -112,8 +112,8 @@ func (d *manifestDecoder) compound() error {
 		}
 		d.raw = append(d.raw, chunk[:i]...)
 		d.pos += i
-		if len(d.raw) > MaxManifestRecord {
-			return errRecordTooLarge
+		if err := d.sizeError(); err != nil {
+			return err
 		}
 		if i < len(chunk) {
 			if err := d.str(); err != nil {
@@ -139,15 +139,15 @@ func (d *manifestDecoder) str() error {
 		if i == len(chunk) {
 			d.raw = append(d.raw, chunk...)
 			d.pos = d.end
-			if len(d.raw) > MaxManifestRecord {
-				return errRecordTooLarge
+			if err := d.sizeError(); err != nil {
+				return err
 			}
 			continue
 		}
 		d.raw = append(d.raw, chunk[:i+1]...)
 		d.pos += i + 1
 		if chunk[i] == '"' {
-			return nil
+			return d.sizeError()
 		}
 		c, ok := d.peek() // the escaped byte, which may be a quote
 		if !ok {
@@ -220,7 +220,19 @@ func (d *manifestDecoder) digits(start int) error {
 	for ok && isDigit(c) {
 		d.raw = append(d.raw, c)
 		d.pos++
+		if err := d.sizeError(); err != nil {
+			return err
+		}
 		c, ok = d.peek()
+	}
+	return nil
+}
+
+// sizeError is errRecordTooLarge once raw holds more than MaxManifestRecord bytes: each
+// value is checked as it grows, so that none is held whole.
+func (d *manifestDecoder) sizeError() error {
+	if len(d.raw) > MaxManifestRecord {
+		return errRecordTooLarge
 	}
 	return nil
 }
