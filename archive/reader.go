@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/flate"
+	"golang.org/x/sys/unix"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 	"backup/skiprules"
 )
@@ -50,6 +52,9 @@ type Reader struct {
 	// not in Entries. Verify's coverage check (coverage.go) needs both.
 	dirStart  int64
 	manifests []manifestRef
+	// opened is the archive file's status taken before anything was read from it, when
+	// Open opened it: Sum compares it with the file's after hashing it.
+	opened *unix.Stat_t
 }
 
 // manifestRef is an entry of the manifest's name: its central record and local header.
@@ -76,7 +81,17 @@ func OpenWith(path string, unseal Unseal) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readFile(f, size, unseal)
+	var st unix.Stat_t
+	if err := eintr.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	r, err := readFile(f, size, unseal)
+	if err != nil {
+		return nil, err
+	}
+	r.opened = &st
+	return r, nil
 }
 
 // openFile opens the archive file at path and returns its size. It follows a symlink (the
@@ -251,11 +266,33 @@ func (r *Reader) Size() int64 { return r.size }
 // Sum is the size and SHA-256 of the archive file as stored (the ciphertext of an encrypted
 // one), which its receipt records: of the very file r reads, so that a file swapped in at
 // the archive's name after r opened it cannot pass the check for it. It reads the whole
-// file; ctx stops it.
+// file; ctx stops it. The hash vouches for the directory and manifest r read before it
+// only if the file was not written in between: whoever owns the file (one put at the
+// archive's name) can write it in place, forged while r reads its directory and its
+// original bytes back for the hash. So a file Open opened must still have the change time
+// and size it had before r read it (its owner cannot set a change time back), or Sum fails.
 func (r *Reader) Sum(ctx context.Context) (format.Summary, error) {
 	s := <-startSum(ctx, r.file, r.fileSize)
-	return s.Summary, s.err
+	if s.err != nil || r.opened == nil {
+		return s.Summary, s.err
+	}
+	f, ok := r.closer.(*os.File)
+	if !ok {
+		return s.Summary, nil
+	}
+	var st unix.Stat_t
+	if err := eintr.Fstat(int(f.Fd()), &st); err != nil {
+		return format.Summary{}, &os.PathError{Op: "stat", Path: f.Name(), Err: err}
+	}
+	if st.Ctim != r.opened.Ctim || st.Size != r.opened.Size {
+		return format.Summary{}, errChangedWhileRead
+	}
+	return s.Summary, nil
 }
+
+// errChangedWhileRead is an archive file written while it was read, between the reading of
+// its directory and the end of its hash.
+var errChangedWhileRead = errors.New("the archive file changed while it was read (written in place since its directory was read)")
 
 // Close closes the archive file.
 func (r *Reader) Close() error {
