@@ -125,6 +125,9 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 		if _, err := ra.ReadAt(b[:], p); err != nil || le32(b[:]) != eocd64Sig {
 			return 0, 0, 0, 0, cmp.Or(readFailed(err), errCentral)
 		}
+		if err := secondZip64End(ra, p, end); err != nil {
+			return 0, 0, 0, 0, err
+		}
 		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
 		if records16 != 0xffff && uint64(records16) != records64 || size32 != uint32max && int64(size32) != size64 ||
 			off32 != uint32max && int64(off32) != off64 {
@@ -158,6 +161,31 @@ func secondDirectory(ra io.ReaderAt, off int64) error {
 // from the start of the file, as Go's reader takes it, and another after the bytes before
 // the directory it implies, as other tools take it.
 var errTwoDirectories = errors.New("damaged: the end record names two central directories (an archive appended to another?), which Go's reader and other tools (unzip, Python, libarchive) read differently")
+
+// secondZip64End is errTwoZip64Ends when a zip64 end record lies just before the locator of
+// the end record at end, and the locator names another one at p: Python's zipfile reads the
+// one before the locator (it assumes no extensible data), Go's reader the one at p, and so
+// each another directory (an archive with zip64 end records appended to another of the same
+// layout: the locator's offset, counted in the appended archive, finds the first one's).
+func secondZip64End(ra io.ReaderAt, p, end int64) error {
+	q := end - eocd64LocLen - eocd64Len
+	if q == p || q < 0 {
+		return nil
+	}
+	var sig [4]byte
+	_, err := ra.ReadAt(sig[:], q)
+	switch {
+	case readFailed(err) != nil:
+		return readFailed(err)
+	case err == nil && le32(sig[:]) == eocd64Sig:
+		return errTwoZip64Ends
+	}
+	return nil
+}
+
+// errTwoZip64Ends is a zip64 locator that names one zip64 end record while another lies
+// just before it.
+var errTwoZip64Ends = errors.New("damaged: the zip64 locator names one zip64 end record and another lies before it (an archive appended to another?), which Go's reader and Python's zipfile read differently")
 
 // errEndRecords is a zip64 end record that disagrees with the classic one.
 var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")

@@ -80,7 +80,8 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 	case walkErr != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
 	case walkErr != nil && readFailed(walkErr) != nil && !errors.Is(walkErr, errCentral) &&
-		!errors.Is(walkErr, errEndRecords) && !errors.Is(walkErr, errTwoDirectories) && !errors.Is(walkErr, errStopped):
+		!errors.Is(walkErr, errEndRecords) && !errors.Is(walkErr, errTwoDirectories) && !errors.Is(walkErr, errTwoZip64Ends) &&
+		!errors.Is(walkErr, errStopped):
 		var pe *fs.PathError
 		if errors.As(walkErr, &pe) {
 			walkErr = pe.Err

@@ -5,10 +5,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,6 +52,9 @@ type Reader struct {
 	// not in Entries. Verify's coverage check (coverage.go) needs both.
 	dirStart  int64
 	manifests []manifestRef
+	// parsed are the ranges of the archive file the reading of its directory and manifest
+	// read, with the SHA-256 of what it got, when OpenWith opened it: Sum checks them.
+	parsed []readRecord
 }
 
 // manifestRef is an entry of the manifest's name: its central record and local header.
@@ -76,7 +81,35 @@ func OpenWith(path string, unseal Unseal) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readFile(f, size, unseal)
+	// The ranges read are recorded for Sum (see refsum.go): the manifest is read ahead
+	// beside Go's reader, so the recording takes a lock.
+	rec := &lockedRecorder{rec: recordingReader{ra: f}}
+	r, err := NewReaderWith(rec, size, unseal)
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+	}
+	rec.mu.Lock()
+	rec.rec.stopped.Store(true)
+	r.parsed = rec.rec.reads
+	rec.mu.Unlock()
+	r.closer, r.file = f, f
+	return r, nil
+}
+
+// lockedRecorder is a recordingReader that goroutines may read through at once.
+type lockedRecorder struct {
+	mu  sync.Mutex
+	rec recordingReader
+}
+
+func (l *lockedRecorder) ReadAt(p []byte, off int64) (int, error) {
+	if l.rec.stopped.Load() {
+		return l.rec.ra.ReadAt(p, off)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec.ReadAt(p, off)
 }
 
 // openFile opens the archive file at path and returns its size. It follows a symlink (the
@@ -251,11 +284,31 @@ func (r *Reader) Size() int64 { return r.size }
 // Sum is the size and SHA-256 of the archive file as stored (the ciphertext of an encrypted
 // one), which its receipt records: of the very file r reads, so that a file swapped in at
 // the archive's name after r opened it cannot pass the check for it. It reads the whole
-// file; ctx stops it.
+// file; ctx stops it. The hash vouches for the directory and manifest r read before it only
+// if the file still held those bytes: whoever owns the file (one put at the archive's name)
+// can write it in place, forged while r reads its directory and its original bytes back for
+// the hash. So, for an archive OpenWith opened, the hash checks on its way each range that
+// reading read, as a reference's does (see refsum.go), and Sum fails when one changed.
 func (r *Reader) Sum(ctx context.Context) (format.Summary, error) {
-	s := <-startSum(ctx, r.file, r.fileSize)
-	return s.Summary, s.err
+	if r.parsed == nil {
+		s := <-startSum(ctx, r.file, r.fileSize)
+		return s.Summary, s.err
+	}
+	s := newSeqReader(ctx, r.file, r.fileSize, slices.SortedFunc(slices.Values(r.parsed), byOffset), true)
+	defer s.stop()
+	err := s.skipTo(r.fileSize)
+	switch {
+	case errors.Is(err, ErrNotAsRecorded) || err == nil && !s.rc.done():
+		return format.Summary{}, errChangedWhileRead
+	case err != nil:
+		return format.Summary{}, err
+	}
+	return format.Summary{Size: r.fileSize, SHA256: hex.EncodeToString(s.sum.sum())}, nil
 }
+
+// errChangedWhileRead is an archive file whose bytes changed between the reading of its
+// directory and manifest and the hash for its receipt (or that was cut short meanwhile).
+var errChangedWhileRead = errors.New("the archive file changed while it was read (its directory or manifest no longer holds what was read)")
 
 // Close closes the archive file.
 func (r *Reader) Close() error {
