@@ -129,11 +129,11 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 		case `"symlinks"`:
 			return decodeList(d, &w.Symlinks, "symlinks", parseSymlinkRecord)
 		case `"skipped"`:
-			return decodeList(d, &w.Skipped, "skipped", nil)
+			return decodeList(d, &w.Skipped, "skipped", parseSkippedRecord)
 		case `"excluded"`:
-			return decodeList(d, &w.Excluded, "excluded", nil)
+			return decodeList(d, &w.Excluded, "excluded", parseExcludedRecord)
 		case `"warnings"`:
-			return decodeList(d, &w.Warnings, "warnings", nil)
+			return decodeList(d, &w.Warnings, "warnings", parseWarningRecord)
 		case `"created"`:
 			return decodeList(d, &w.Created, "created", nil)
 		}

@@ -273,6 +273,18 @@ func (l *lexer) int(p *int64) bool {
 	return true
 }
 
+// boolean takes true or false. What may follow is the record's to say: a comma or a brace.
+func (l *lexer) boolean(p *bool) bool {
+	for _, word := range [...]string{"true", "false"} {
+		if end := l.i + len(word); end <= len(l.b) && string(l.b[l.i:end]) == word {
+			*p = word == "true"
+			l.i = end
+			return l.space()
+		}
+	}
+	return false
+}
+
 // uint takes an unsigned integer of up to 19 digits.
 func (l *lexer) uint(p *uint64) bool {
 	v, ok := l.digits(19)

@@ -54,6 +54,41 @@ func parseSymlinkRecord(j *symlinkJSON, l *lexer) bool {
 	})
 }
 
+// A run that met many sockets, FIFOs or unreadable files lists each: a million warnings
+// through encoding/json took 10 s to read.
+
+func parseSkippedRecord(j *skippedJSON, l *lexer) bool {
+	return l.record(func(key []byte) bool {
+		if string(key) == "kind" {
+			return l.str(&j.Kind)
+		}
+		return j.jsonPath.set(l, key)
+	})
+}
+
+func parseExcludedRecord(j *excludedJSON, l *lexer) bool {
+	return l.record(func(key []byte) bool {
+		if string(key) == "rule" {
+			return l.str(&j.Rule)
+		}
+		return j.jsonPath.set(l, key)
+	})
+}
+
+func parseWarningRecord(j *warningJSON, l *lexer) bool {
+	return l.record(func(key []byte) bool {
+		switch string(key) {
+		case "op":
+			return l.str(&j.Op)
+		case "error":
+			return l.str(&j.Error)
+		case "lost":
+			return l.boolean(&j.Lost)
+		}
+		return j.jsonPath.set(l, key)
+	})
+}
+
 func (p *jsonPath) set(l *lexer, key []byte) bool {
 	switch string(key) {
 	case "path":
