@@ -135,7 +135,7 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 		case `"warnings"`:
 			return decodeList(d, &w.Warnings, "warnings", parseWarningRecord)
 		case `"created"`:
-			return decodeList(d, &w.Created, "created", nil)
+			return decodeList(d, &w.Created, "created", parseCreatedRecord)
 		}
 	}
 	// Anything else is decoded as the one field of an object, into the whole: so

@@ -119,6 +119,7 @@ var decodeCases = map[string]string{
 	"warning forms":          `{"schema": "backup.manifest/v2", "status": "incomplete", "warnings": [{"path": "a", "op": "open", "error": "e", "lost": false}, {"Path": "b", "lost": true}, {"path": "c", "lost": truex}]}`,
 	"warning lost not bool":  `{"schema": "backup.manifest/v2", "status": "incomplete", "warnings": [{"path": "a", "lost": "true"}, {"path": "b", "lost": null}, {"path": "c", "lost": 1}], "skipped": [{"path": "s", "kind": 5}]}`,
 	"lists repeated keys":    `{"schema": "backup.manifest/v2", "status": "incomplete", "skipped": [{"path": "s", "kind": "fifo", "kind": "socket", "path_b64": "/w=="}], "excluded": [{"rule": "*", "path": "x", "rule": "y", "other": 1}], "warnings": [{"lost": true, "lost": false, "op": "\u006fpen"}]}`,
+	"created forms":          `{"schema": "backup.manifest/v3", "status": "complete", "created": [{"path": "a", "type": "file", "size": 3, "sha256": "` + goodSum + `"}, {"path": "l", "type": "symlink", "target": "\ufffd", "target_b64": "/w=="}, {"path": "d", "type": "dir", "size": -1}, {"path": "e", "Type": "dir", "size": 1.5}]}`,
 	"unknown in dir":         `{"schema": "backup.manifest/v2", "status": "complete", "dirs": [{"path": "d", "target": "x"}]}`,
 	"space everywhere":       " \t\r\n{ \"schema\" : \"backup.manifest/v2\" ,\n\"status\":\"complete\" , \"files\" : [ { \"path\" : \"a\" , \"size\" : 1 , \"sha256\" : \"" + goodSum + "\" } , {\"path\":\"b\",\"size\":2,\"sha256\":\"" + goodSum + "\"} ] } \n",
 	"empty object":           `{}`,

@@ -89,6 +89,25 @@ func parseWarningRecord(j *warningJSON, l *lexer) bool {
 	})
 }
 
+// An undo's before-state lists every path its restore created.
+func parseCreatedRecord(j *createdJSON, l *lexer) bool {
+	return l.record(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return l.str(&j.Type)
+		case "size":
+			return l.int(&j.Size)
+		case "sha256":
+			return l.str(&j.SHA256)
+		case "target":
+			return l.str(&j.Target)
+		case "target_b64":
+			return l.str(&j.TargetB64)
+		}
+		return j.jsonPath.set(l, key)
+	})
+}
+
 func (p *jsonPath) set(l *lexer, key []byte) bool {
 	switch string(key) {
 	case "path":
