@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,5 +57,54 @@ func TestAttackForceOutputRacingPairsMismatch(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("left: %v", left)
+	}
+}
+
+// TestAttackLockedRunMetricsHidesSuccess: a run that finds the set locked (exit 4) writes
+// its metrics file too, carrying backup_last_success_timestamp_seconds over from the file
+// it replaces. It reads that value first and replaces the file later, without the set's
+// lock; held by strace in between (at the fsync of its new file), the run holding the set
+// finishes, moves LATEST and writes its own metrics (complete); then the locked run's file
+// replaces them: the last success is the one before, and the last run an exit 4 that
+// ended before the success. The age alert on the last success fires about a set whose
+// LATEST is fresh.
+// Correct: a value carried over is read from the file the new one replaces, never from
+// one replaced meanwhile: the last success is never older than LATEST's run.
+func TestAttackLockedRunMetricsHidesSuccess(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	prom := filepath.Join(dir, "set.prom")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "--metrics-file", prom, "app"), exitComplete)
+	time.Sleep(1100 * time.Millisecond) // the next run finishes in a later second
+
+	marker := filepath.Join(dir, "holding")
+	a := exec.Command(binary, "create", "-q", "--output-dir", set, "--metrics-file", prom,
+		"--exec-before", "touch "+marker+"; sleep 2", "app")
+	a.Dir = dir
+	var aErr strings.Builder
+	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, "the first run holding the set", func() bool { _, err := os.Stat(marker); return err == nil })
+
+	b := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
+		"-e", "inject=fsync:delay_enter=5000000:when=1", binary, "create", "-q", "--output-dir", set, "--metrics-file", prom, "app")
+	b.Dir = dir
+	rb := runCmd(t, b)
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("A: exit %d, %s", code, aErr.String())
+	}
+	mustExit(t, rb, exitLocked)
+	latest := readReceipt(t, filepath.Join(set, readLatest(t, set)+".receipt.json"))
+	got := metricValue(t, prom, `backup_last_success_timestamp_seconds{set="`+set+`"}`)
+	if want := float64(latest.FinishedAt.Unix()); got < want {
+		data, _ := os.ReadFile(prom)
+		t.Errorf("backup_last_success_timestamp_seconds %v, older than LATEST's run, which finished at %v (complete, exit 0):\n%s", got, want, data)
 	}
 }
