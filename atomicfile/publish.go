@@ -78,7 +78,12 @@ func Publish(files ...*Staged) error {
 		discard(files, nil)
 		return err
 	}
-	defer lockFinals(files)()
+	defer lockFinals(files, true)()
+	return publish(files)
+}
+
+// publish is Publish, its files distinct and locked.
+func publish(files []*Staged) error {
 	var done []placed
 	for _, f := range files {
 		p, err := place(f)

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,16 +23,21 @@ import (
 // Publish then goes on without it rather than hang.
 const lockWait = time.Minute
 
-// lockFinals locks the temp file and the final path's file of each file Publish replaces,
-// and returns what releases them. A lock that cannot be taken (no such file, a symlink, a
-// file system without flock) is left out: Publish then works as it would without locks.
-func lockFinals(files []*Staged) (unlock func()) {
+// lockFinals locks the temp file of each file Publish replaces, and the final path's file
+// too unless the caller holds that lock already (Update), and returns what releases them. A
+// lock that cannot be taken (no such file, a symlink, a file system without flock) is left
+// out: Publish then works as it would without locks.
+func lockFinals(files []*Staged, finals bool) (unlock func()) {
 	var held []int
 	for _, f := range files {
 		if f.NoReplace {
 			continue // a rename that never replaces needs no turn
 		}
-		for _, path := range []string{f.Temp, f.Final} {
+		paths := []string{f.Temp}
+		if finals {
+			paths = append(paths, f.Final)
+		}
+		for _, path := range paths {
 			if fd, ok := lockPath(path); ok {
 				held = append(held, fd)
 			}
@@ -79,4 +85,49 @@ func lockUntil(fd int, deadline time.Time) bool {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Update replaces the file at path, as WriteFile does, with what data makes of the file
+// there now (nil when there is none, or it is not a regular file of at most limit bytes).
+// That file is read under the lock a Publish takes, and held until the new one is in
+// place: a value carried over from it (a metrics file's last success) is never that of a
+// file another Publish replaced meanwhile, and no Publish replaces the new file with one
+// made from the old.
+func Update(path string, perm fs.FileMode, limit int64, data func(old []byte) []byte) error {
+	var old []byte
+	if fd, ok := lockPath(path); ok {
+		defer unix.Close(fd)
+		old = readFD(fd, limit)
+	}
+	s, err := Stage(path, data(old), perm)
+	if err != nil {
+		return err
+	}
+	defer lockFinals([]*Staged{s}, false)()
+	return publish([]*Staged{s})
+}
+
+// readFD reads the regular file open at fd from its start, of at most limit bytes; nil
+// otherwise. It reads by offset: the descriptor's own offset is not for it to move.
+func readFD(fd int, limit int64) []byte {
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
+		return nil
+	}
+	buf := make([]byte, st.Size+1) // one byte more finds a file grown past its stat
+	n := 0
+	for n < len(buf) {
+		k, err := unix.Pread(fd, buf[n:], int64(n))
+		if err != nil {
+			return nil
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	if int64(n) > limit {
+		return nil
+	}
+	return buf[:n]
 }
