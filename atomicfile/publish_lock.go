@@ -56,6 +56,11 @@ func lockFinals(files []*Staged, finals bool) (unlock func()) {
 func lockPath(path string) (int, bool) {
 	deadline := time.Now().Add(lockWait)
 	for {
+		// Only a regular file is opened: opening a device may act on it (a tape rewinds).
+		var st unix.Stat_t
+		if eintr.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return -1, false
+		}
 		fd, err := eintr.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, false
@@ -65,7 +70,8 @@ func lockPath(path string) (int, bool) {
 			return -1, false
 		}
 		var mine, there unix.Stat_t
-		if eintr.Fstat(fd, &mine) == nil && eintr.Lstat(path, &there) == nil && mine.Dev == there.Dev && mine.Ino == there.Ino {
+		if eintr.Fstat(fd, &mine) == nil && mine.Mode&unix.S_IFMT == unix.S_IFREG && eintr.Lstat(path, &there) == nil &&
+			mine.Dev == there.Dev && mine.Ino == there.Ino {
 			return fd, true
 		}
 		unix.Close(fd)
