@@ -66,11 +66,15 @@ func (c *creation) writeMetrics(rc *format.Receipt, code int) error {
 	if status != format.Complete && status != format.Incomplete {
 		status = format.Failed // interrupted: the run failed
 	}
-	last := rc.FinishedAt
-	if !c.succeeded(rc, code) {
-		last = carriedSuccess(c.cfg.metricsFile)
+	took := time.Since(c.started)
+	if c.succeeded(rc, code) {
+		return metrics.WriteFile(c.cfg.metricsFile, runGauges(c.setDir(), rc, status, code, rc.FinishedAt, took))
 	}
-	return metrics.WriteFile(c.cfg.metricsFile, runGauges(c.setDir(), rc, status, code, last, time.Since(c.started)))
+	// Carried from the very file replaced: a run that found the set locked writes while the
+	// run holding it may write too, and must not put back the success before that run's.
+	return metrics.UpdateFile(c.cfg.metricsFile, func(old []byte) []metrics.Gauge {
+		return runGauges(c.setDir(), rc, status, code, carried(old), took)
+	})
 }
 
 // succeeded says whether the run leaves a new complete backup in place: in a set, one that
@@ -86,9 +90,9 @@ func (c *creation) succeeded(rc *format.Receipt, code int) bool {
 	return code == exitComplete
 }
 
-// carriedSuccess is the last success the metrics file at path records; zero when none.
-func carriedSuccess(path string) time.Time {
-	if v, ok := metrics.ReadValue(path, lastSuccessMetric); ok && v > 0 {
+// carried is the last success a metrics file's data records; zero when none.
+func carried(data []byte) time.Time {
+	if v, ok := metrics.Value(data, lastSuccessMetric); ok && v > 0 {
 		return time.Unix(int64(v), 0)
 	}
 	return time.Time{}

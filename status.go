@@ -145,7 +145,10 @@ func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, he
 	if path == "" {
 		return
 	}
-	if err := metrics.WriteFile(path, statusGauges(dir, s, now, healthy, carriedSuccess(path))); err != nil {
+	err := metrics.UpdateFile(path, func(old []byte) []metrics.Gauge {
+		return statusGauges(dir, s, now, healthy, carried(old))
+	})
+	if err != nil {
 		sayf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))
 	}
 }

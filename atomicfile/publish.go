@@ -71,12 +71,19 @@ type placed struct {
 // or says what the rollback could not restore. Publish owns the temp files: none is left
 // after it returns, except an old file the rollback could not put back, which the error
 // names, or, after a success, an old file it could not remove, which that file's Left
-// names.
+// names. A Publish that replaces takes turns with any other over the same final paths
+// (publish_lock.go).
 func Publish(files ...*Staged) error {
 	if err := distinct(files); err != nil {
 		discard(files, nil)
 		return err
 	}
+	defer lockFinals(files, true)()
+	return publish(files)
+}
+
+// publish is Publish, its files distinct and locked.
+func publish(files []*Staged) error {
 	var done []placed
 	for _, f := range files {
 		p, err := place(f)

@@ -113,13 +113,27 @@ func WriteFile(path string, gauges []Gauge) error {
 	return atomicfile.WriteFile(path, Format(gauges), 0o644)
 }
 
+// UpdateFile replaces path, as WriteFile does, with the gauges made from the file there
+// now (nil when there is none): a value carried over from it (Value) is read under the
+// lock of the rename that replaces it, so it is never that of a file another run replaced
+// meanwhile.
+func UpdateFile(path string, gauges func(old []byte) []Gauge) error {
+	return atomicfile.Update(path, 0o644, 1<<20, func(old []byte) []byte { return Format(gauges(old)) })
+}
+
 // ReadValue returns the value of the first sample of the metric name in the file at path,
-// and whether there was one: how a run carries over a value of the file it replaces.
+// and whether there was one.
 func ReadValue(path, name string) (float64, bool) {
 	data, err := atomicfile.ReadRegular(path, 1<<20)
 	if err != nil {
 		return 0, false
 	}
+	return Value(data, name)
+}
+
+// Value returns the value of the first sample of the metric name in a metrics file's data,
+// and whether there was one: how a run carries over a value of the file it replaces.
+func Value(data []byte, name string) (float64, bool) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := sc.Text()

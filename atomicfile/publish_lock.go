@@ -1,0 +1,142 @@
+package atomicfile
+
+import (
+	"io/fs"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"backup/eintr"
+)
+
+// Two runs that publish over the same final paths (create --force -o X, twice at once)
+// would each swap in their files one by one: X could end up holding one run's archive and
+// X.receipt.json the other's receipt, of an archive the second swap took out and removed.
+// So a Publish that replaces takes turns with any other: it holds an exclusive flock on each
+// of its new files, and on the file at each final path, from before its first rename to its
+// end. A second Publish opening a final path then finds either the old file or the new one
+// locked, and waits; once it holds the lock it checks that the path still names the file it
+// locked. No lock file is made: only the files that are published anyway are locked.
+
+// lockWait bounds the wait for another holder of a final path's lock. A Publish takes
+// milliseconds; a lock held longer is someone else's (flock(1) on the archive), and the
+// Publish then goes on without it rather than hang.
+const lockWait = time.Minute
+
+// lockFinals locks the temp file of each file Publish replaces, and the final path's file
+// too unless the caller holds that lock already (Update), and returns what releases them. A
+// lock that cannot be taken (no such file, a symlink, a file system without flock) is left
+// out: Publish then works as it would without locks.
+func lockFinals(files []*Staged, finals bool) (unlock func()) {
+	var held []int
+	for _, f := range files {
+		if f.NoReplace {
+			continue // a rename that never replaces needs no turn
+		}
+		paths := []string{f.Temp}
+		if finals {
+			paths = append(paths, f.Final)
+		}
+		for _, path := range paths {
+			if fd, ok := lockPath(path); ok {
+				held = append(held, fd)
+			}
+		}
+	}
+	return func() {
+		for _, fd := range held {
+			unix.Close(fd) // releases the lock
+		}
+	}
+}
+
+// lockPath opens the file at path (never following a symlink, never blocking on a FIFO),
+// locks it, and checks that path still names it: a file renamed away meanwhile (by the
+// Publish that held the lock) is let go and the new one at path locked instead.
+func lockPath(path string) (int, bool) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		// Only a regular file is opened: opening a device may act on it (a tape rewinds).
+		var st unix.Stat_t
+		if eintr.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return -1, false
+		}
+		fd, err := eintr.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, false
+		}
+		if !lockUntil(fd, deadline) {
+			unix.Close(fd)
+			return -1, false
+		}
+		var mine, there unix.Stat_t
+		if eintr.Fstat(fd, &mine) == nil && mine.Mode&unix.S_IFMT == unix.S_IFREG && eintr.Lstat(path, &there) == nil &&
+			mine.Dev == there.Dev && mine.Ino == there.Ino {
+			return fd, true
+		}
+		unix.Close(fd)
+		if time.Now().After(deadline) {
+			return -1, false // replaced again and again: go on without the lock
+		}
+	}
+}
+
+// lockUntil takes an exclusive flock on fd, polling until deadline (a blocking flock could
+// not be interrupted); it reports whether it holds it.
+func lockUntil(fd int, deadline time.Time) bool {
+	for {
+		err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return true
+		}
+		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Update replaces the file at path, as WriteFile does, with what data makes of the file
+// there now (nil when there is none, or it is not a regular file of at most limit bytes).
+// That file is read under the lock a Publish takes, and held until the new one is in
+// place: a value carried over from it (a metrics file's last success) is never that of a
+// file another Publish replaced meanwhile, and no Publish replaces the new file with one
+// made from the old.
+func Update(path string, perm fs.FileMode, limit int64, data func(old []byte) []byte) error {
+	var old []byte
+	if fd, ok := lockPath(path); ok {
+		defer unix.Close(fd)
+		old = readFD(fd, limit)
+	}
+	s, err := Stage(path, data(old), perm)
+	if err != nil {
+		return err
+	}
+	defer lockFinals([]*Staged{s}, false)()
+	return publish([]*Staged{s})
+}
+
+// readFD reads the regular file open at fd from its start, of at most limit bytes; nil
+// otherwise. It reads by offset: the descriptor's own offset is not for it to move.
+func readFD(fd int, limit int64) []byte {
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
+		return nil
+	}
+	buf := make([]byte, st.Size+1) // one byte more finds a file grown past its stat
+	n := 0
+	for n < len(buf) {
+		k, err := unix.Pread(fd, buf[n:], int64(n))
+		if err != nil {
+			return nil
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	if int64(n) > limit {
+		return nil
+	}
+	return buf[:n]
+}
