@@ -369,3 +369,19 @@ print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)`
 	}
 	return code, errBuf.String(), kib << 10
 }
+
+// startIn starts name (the binary, or strace in front of it) with args in dir, in a process
+// group of its own that the test's end kills, and returns it with what it writes on stderr.
+func startIn(t *testing.T, dir, name string, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &strings.Builder{}, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	return cmd, &stderr
+}

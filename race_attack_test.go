@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,16 +28,8 @@ func TestAttackForceOutputRacingPairsMismatch(t *testing.T) {
 	out := filepath.Join(dir, "out.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "app"), exitComplete)
 
-	a := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", out, "-e", "trace=renameat2",
+	a, aErr := startIn(t, dir, "strace", "-f", "-qq", "-o", os.DevNull, "-P", out, "-e", "trace=renameat2",
 		"-e", "inject=renameat2:delay_exit=3000000:when=1", binary, "create", "-q", "--force", "-o", out, "app")
-	a.Dir = dir
-	a.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var aErr strings.Builder
-	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(a) })
 	waitFor(t, "A held after its archive's exchange", inSyscall(a, unix.SYS_RENAMEAT2))
 
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "second, longer\n"}})
@@ -81,15 +71,8 @@ func TestAttackLockedRunMetricsHidesSuccess(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // the next run finishes in a later second
 
 	marker := filepath.Join(dir, "holding")
-	a := exec.Command(binary, "create", "-q", "--output-dir", set, "--metrics-file", prom,
+	a, aErr := startIn(t, dir, binary, "create", "-q", "--output-dir", set, "--metrics-file", prom,
 		"--exec-before", "touch "+marker+"; sleep 2", "app")
-	a.Dir = dir
-	var aErr strings.Builder
-	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
 	waitFor(t, "the first run holding the set", func() bool { _, err := os.Stat(marker); return err == nil })
 
 	b := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",

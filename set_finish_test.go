@@ -83,15 +83,8 @@ func TestAttackAfterHookRewritesPrunedReceipt(t *testing.T) {
 	t.Parallel()
 	dir, set, _, _ := newestSet(t)
 	marker := filepath.Join(dir, "in-hook")
-	a := exec.Command(binary, "create", "--output-dir", set,
+	a, aErr := startIn(t, dir, binary, "create", "--output-dir", set,
 		"--exec-after", "touch "+marker+"; sleep 3", "app")
-	a.Dir = dir
-	var aErr strings.Builder
-	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
 	waitFor(t, "the first run's after hook", func() bool { _, err := os.Stat(marker); return err == nil })
 	first := readLatest(t, set)
 

@@ -208,27 +208,13 @@ func TestAttackWaitingRunMovesLatestBackward(t *testing.T) {
 	release := lockSetFromTest(t, set)
 
 	// B: every retry of the lock after the first is held 5 seconds by strace.
-	b := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=flock",
+	b, bErr := startIn(t, dir, "strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=flock",
 		"-e", "inject=flock:delay_enter=5000000:when=2+", binary,
 		"create", "--wait", "1m", "--output-dir", set, "app")
-	b.Dir = dir
-	b.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var bErr strings.Builder
-	b.Stdout, b.Stderr = &strings.Builder{}, &bErr
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(b) })
 	waitFor(t, "B waiting in a held flock", inSyscall(b, unix.SYS_FLOCK))
 	time.Sleep(1100 * time.Millisecond) // C starts in a later second than B
 
-	c := exec.Command(binary, "create", "--wait", "1m", "--output-dir", set, "app")
-	c.Dir = dir
-	var cErr strings.Builder
-	c.Stdout, c.Stderr = &strings.Builder{}, &cErr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c, cErr := startIn(t, dir, binary, "create", "--wait", "1m", "--output-dir", set, "app")
 	time.Sleep(300 * time.Millisecond) // C polls the lock
 	waitFor(t, "B still held in its flock", inSyscall(b, unix.SYS_FLOCK))
 	release()
@@ -293,14 +279,7 @@ func TestAttackLockFileReplacedTwoRuns(t *testing.T) {
 	t.Parallel()
 	dir, set, _, _ := newestSet(t)
 	marker := filepath.Join(dir, "holding")
-	a := exec.Command(binary, "create", "--output-dir", set, "--exec-before", "touch "+marker+"; sleep 3", "app")
-	a.Dir = dir
-	var aErr strings.Builder
-	a.Stdout, a.Stderr = &strings.Builder{}, &aErr
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	a, _ := startIn(t, dir, binary, "create", "--output-dir", set, "--exec-before", "touch "+marker+"; sleep 3", "app")
 	waitFor(t, "the first run holding the lock", func() bool { _, err := os.Stat(marker); return err == nil })
 	if err := os.Remove(filepath.Join(set, ".backup.lock")); err != nil {
 		t.Fatal(err)
