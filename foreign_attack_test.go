@@ -1,0 +1,73 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAttackDirByModeOnly: an entry named app/x (no trailing slash) whose mode says it is a
+// directory, a Unix one or the MS-DOS directory attribute, holding 11 bytes. unzip and
+// Python's zipfile go by the name and write app/x as an 11-byte file; bsdtar and 7-Zip go by
+// the mode and make a folder. backup read it as a folder, its data read but written nowhere:
+// verify said ok and restore made the folder, exit 0. Without data it is still a file to
+// some tools and a folder to others. Either way it is damage, and nothing is written of it.
+func TestAttackDirByModeOnly(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		dos  bool
+		body string
+	}{
+		{"unix mode with data", false, "secret data"},
+		{"unix mode empty", false, ""},
+		{"dos attribute with data", true, "secret data"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			arch := filepath.Join(dir, "d.zip")
+			writeDirByModeZip(t, arch, tt.dos, tt.body)
+			v := backup(t, runOpts{dir: dir}, "verify", arch)
+			r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest"))
+			const reason = "directory by its mode"
+			if v.code != exitFailed || !strings.Contains(v.stderr, "app/x") || !strings.Contains(v.stderr, reason) {
+				t.Errorf("verify: exit %d %q; want %d and app/x: ...%s...", v.code, v.stderr, exitFailed, reason)
+			}
+			if r.code != exitFailed || !strings.Contains(r.stderr, reason) {
+				t.Errorf("restore: exit %d %q; want %d and %s", r.code, r.stderr, exitFailed, reason)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "dest/app/x")); err == nil {
+				t.Errorf("restore wrote dest/app/x; want it not written")
+			}
+		})
+	}
+}
+
+// writeDirByModeZip writes a zip of one entry, app/x, a directory by its mode (Unix, or the
+// MS-DOS attribute from a DOS host) and not by its name, holding body.
+func writeDirByModeZip(t *testing.T, path string, dos bool, body string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	fh := &zip.FileHeader{Name: "app/x", Method: zip.Store}
+	if dos {
+		fh.ExternalAttrs = 0x10 // MS-DOS directory; "made by" host 0
+	} else {
+		fh.SetMode(fs.ModeDir | 0o755)
+	}
+	w, err := zw.CreateHeader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(body))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
