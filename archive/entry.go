@@ -142,7 +142,21 @@ func (e *Entry) file() *zip.File {
 	}
 	return &zip.File{FileHeader: zip.FileHeader{Name: name, Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
 		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size),
-		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra()}}
+		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra(),
+		ExternalAttrs: e.dirAttr()}}
+}
+
+// msdosDir is the MS-DOS directory attribute of a zip's external attributes.
+const msdosDir = 0x10
+
+// dirAttr is what file gives of e's kind in its external attributes (of "made by" host 0,
+// MS-DOS): the directory attribute for a directory, so that checkMethod can tell one that
+// is a directory by its mode alone, its name without the trailing slash.
+func (e *Entry) dirAttr() uint32 {
+	if e.IsDir {
+		return msdosDir
+	}
+	return 0
 }
 
 // modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of
