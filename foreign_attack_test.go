@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,52 @@ func writeDirByModeZip(t *testing.T, path string, dos bool, body string) {
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestForeignDotSlashNames: bsdtar --format zip -cf x.zip . (and Windows' tar.exe, which is
+// bsdtar) names every entry "./a.txt", and its first entry is "./", the folder itself.
+// unzip, 7-Zip, bsdtar and Python's zipfile all extract ./a.txt as a.txt; backup refused
+// every entry as unsafe ("." component), in verify and restore. A "./" before a name
+// changes no path; the "./" entry is the destination itself, which unzip and Python leave
+// as it is. Two entries that are one path with and without "./" are one name stored twice.
+func TestForeignDotSlashNames(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bsdtar"); err != nil {
+		t.Skip("no bsdtar")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(filepath.Join(src, "sub"), 0o755)
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("hello\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "sub/b.txt"), []byte("b\n"), 0o644)
+	os.Chmod(src, 0o700)
+	arch := filepath.Join(dir, "t.zip")
+	tar := exec.Command("bsdtar", "--format", "zip", "-cf", arch, ".")
+	tar.Dir = src
+	if out, err := tar.CombinedOutput(); err != nil {
+		t.Fatalf("bsdtar: %v %s", err, out)
+	}
+	if v := backup(t, runOpts{dir: dir}, "verify", arch); v.code != exitComplete {
+		t.Errorf("verify: exit %d %q; want 0", v.code, v.stderr)
+	}
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+	if r.code != exitComplete {
+		t.Fatalf("restore: exit %d %q; want 0", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "sub/b.txt")); err != nil || string(b) != "b\n" {
+		t.Errorf("dest/sub/b.txt: %q, %v; want \"b\\n\"", b, err)
+	}
+	if fi, err := os.Stat(dest); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("dest: %v, %v; want its mode 0755 kept", fi.Mode(), err)
+	}
+
+	twice := filepath.Join(dir, "twice.zip")
+	writeHostileZip(t, twice, []hostileEntry{{name: "./a.txt", body: "1"}, {name: "a.txt", body: "2"}})
+	r = backup(t, runOpts{dir: dir}, "restore", twice, filepath.Join(dir, "dest2"))
+	if r.code != exitFailed || !strings.Contains(r.stderr, "duplicate name") {
+		t.Errorf("restore of ./a.txt and a.txt: exit %d %q; want %d and duplicate name", r.code, r.stderr, exitFailed)
 	}
 }
