@@ -3,6 +3,8 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	bin "encoding/binary"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,5 +119,44 @@ func TestForeignDotSlashNames(t *testing.T) {
 	r = backup(t, runOpts{dir: dir}, "restore", twice, filepath.Join(dir, "dest2"))
 	if r.code != exitFailed || !strings.Contains(r.stderr, "duplicate name") {
 		t.Errorf("restore of ./a.txt and a.txt: exit %d %q; want %d and duplicate name", r.code, r.stderr, exitFailed)
+	}
+}
+
+// TestAttackDescriptorLocalSizes: a stored entry app/f of 12 bytes, "evilGOODGOOD", with a
+// data descriptor (flag 8) whose local header gives the CRC-32 and sizes of its first 4
+// bytes rather than 0 ("not known yet"). unzip, 7-Zip and Python's zipfile read the 12
+// bytes; libarchive takes the sizes a local header gives, so bsdtar writes app/f as "evil"
+// (warning "Inconsistent uncompressed size"). backup verify said ok and restore wrote the
+// 12 bytes, exit 0. A local header with a data descriptor may leave them 0; any it gives
+// must be the central directory's.
+func TestAttackDescriptorLocalSizes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "dd.zip")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "app/f", Method: zip.Store}) // flag 8, local header zeros
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("evilGOODGOOD"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	bin.LittleEndian.PutUint32(b[14:], crc32.ChecksumIEEE([]byte("evil")))
+	bin.LittleEndian.PutUint32(b[18:], 4)
+	bin.LittleEndian.PutUint32(b[22:], 4)
+	os.WriteFile(arch, b, 0o644)
+	v := backup(t, runOpts{dir: dir}, "verify", arch)
+	r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest"))
+	if v.code != exitFailed || !strings.Contains(v.stderr, "app/f: damaged: local header") {
+		t.Errorf("verify: exit %d %q; want %d and app/f: damaged: local header ...", v.code, v.stderr, exitFailed)
+	}
+	if r.code != exitFailed || !strings.Contains(r.stderr, "app/f: damaged") {
+		t.Errorf("restore: exit %d %q; want %d and app/f: damaged", r.code, r.stderr, exitFailed)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "dest/app/f")); err == nil {
+		t.Errorf("restore wrote dest/app/f; want it not written")
 	}
 }
