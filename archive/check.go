@@ -20,6 +20,10 @@ var (
 	errEncrypted = errors.New("encrypted")
 	errAES       = errors.New("encrypted (WinZip AES)")
 	errDirData   = errors.New("damaged: a directory entry with data")
+	// unzip and Python's zipfile take an entry whose name has no trailing slash for a file,
+	// whatever its mode; bsdtar and 7-Zip take its mode's word: a file to some, a folder to
+	// others.
+	errDirByMode = errors.New("damaged: a directory by its mode, not by its name (no trailing slash): unzip and Python's zipfile extract it as a file")
 	errDamaged   = errors.New("damaged: not a valid zip entry, or more data than its header declares")
 	errCut       = errors.New("damaged: data cut short")
 )
@@ -66,6 +70,8 @@ func checkMethod(f *zip.File) error {
 		return errEncrypted
 	case isDir && f.UncompressedSize64 != 0:
 		return errDirData
+	case !isDir && f.Mode().IsDir():
+		return errDirByMode
 	case !isDir && f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
 		return unsupportedMethod(f.Method)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -58,12 +59,53 @@ func (e *Entry) Type() string {
 	return "file"
 }
 
-// StoredName is the name as the archive holds it: a directory's name ends in a slash.
+// StoredName is the name as the archive holds it, without a leading "./" (see dotSlash):
+// a directory's name ends in a slash. The entry for the folder it is restored into is "./".
 func (e *Entry) StoredName() string {
-	if e.IsDir {
+	switch {
+	case e.IsRoot():
+		return "./"
+	case e.IsDir:
 		return e.Name + "/"
 	}
 	return e.Name
+}
+
+// IsRoot reports whether e is the entry "./": the folder the archive is extracted into,
+// which bsdtar stores first in an archive of ".". Restore passes it over: unzip and
+// Python's zipfile leave that folder as it is.
+func (e *Entry) IsRoot() bool { return e.Name == "" && e.IsDir && e.hdr.bits&hdrDotSlash != 0 }
+
+// rawName is the name as the archive holds it, byte for byte: what its local header must
+// repeat.
+func (e *Entry) rawName() string {
+	name := e.Name
+	if e.hdr.bits&hdrDotSlash != 0 {
+		name = "./" + name
+		if name == "./" {
+			name = "."
+		}
+	}
+	if e.hdr.slash() {
+		name += "/"
+	}
+	return name
+}
+
+// dotSlash takes the "./" from the front of name, a stored name without a directory's
+// slash, as bsdtar writes before each name of an archive of "." (Windows' tar.exe too):
+// unzip, 7-Zip, bsdtar and Python's zipfile extract "./a" as "a". The entry "./" itself
+// becomes "". A name of the manifest's is left as it is, and refused: one entry is the
+// manifest.
+func dotSlash(name string, isDir bool) (string, bool) {
+	if name == "." && isDir {
+		return "", true
+	}
+	rest, ok := strings.CutPrefix(name, "./")
+	if !ok || rest == "" || rest == format.ManifestName {
+		return name, false
+	}
+	return rest, true
 }
 
 func newEntry(f *zip.File) *Entry {
@@ -100,6 +142,10 @@ func newEntry(f *zip.File) *Entry {
 			e.Kind = skiprules.KindOther
 		}
 	}
+	if name, ok := dotSlash(e.Name, e.IsDir); ok {
+		e.Name = name
+		e.hdr.bits |= hdrDotSlash
+	}
 	return e
 }
 
@@ -115,7 +161,7 @@ type entryHeader struct {
 	extra  uint16 // the length of its extra field, which verify's read-ahead expects locally too
 	// dosTime and dosDate are its MS-DOS time, which the local header must repeat.
 	dosTime, dosDate uint16
-	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime, hdrOtherName; one byte keeps Entry at 176
+	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime, hdrOtherName, hdrDotSlash; one byte keeps Entry at 176
 }
 
 // The bits of an entryHeader. Here, not in Entry, where they would make an Entry 8 bytes
@@ -129,6 +175,8 @@ const (
 	hdrExtTime
 	// hdrOtherName says its central record's Unicode Path field gives it another name.
 	hdrOtherName
+	// hdrDotSlash says its stored name has a "./" before Name (see dotSlash).
+	hdrDotSlash
 )
 
 func (h *entryHeader) slash() bool         { return h.bits&hdrSlash != 0 }
@@ -136,13 +184,23 @@ func (h *entryHeader) afterManifest() bool { return h.bits&hdrAfterManifest != 0
 
 // file is the central record of e, as far as the checks of its headers and data read it.
 func (e *Entry) file() *zip.File {
-	name := e.Name
-	if e.hdr.slash() {
-		name += "/"
-	}
-	return &zip.File{FileHeader: zip.FileHeader{Name: name, Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
+	return &zip.File{FileHeader: zip.FileHeader{Name: e.rawName(), Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
 		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size),
-		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra()}}
+		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra(),
+		ExternalAttrs: e.dirAttr()}}
+}
+
+// msdosDir is the MS-DOS directory attribute of a zip's external attributes.
+const msdosDir = 0x10
+
+// dirAttr is what file gives of e's kind in its external attributes (of "made by" host 0,
+// MS-DOS): the directory attribute for a directory, so that checkMethod can tell one that
+// is a directory by its mode alone, its name without the trailing slash.
+func (e *Entry) dirAttr() uint32 {
+	if e.IsDir {
+		return msdosDir
+	}
+	return 0
 }
 
 // modTime reads the Info-ZIP extended timestamp (0x5455) as the signed 32-bit count of

@@ -193,12 +193,29 @@ func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
 	case metaErr != nil:
 		return metaErr
 	case lh.flags&flagDataDesc != 0:
-		return nil // the CRC-32 and sizes are in the data descriptor
+		return lh.givenDiffers(f) // the CRC-32 and sizes are in the data descriptor
 	case lh.crc != f.CRC32:
 		return fmt.Errorf("damaged: local header says CRC-32 %08x, the central directory %08x", lh.crc, f.CRC32)
 	case lh.csize != f.CompressedSize64:
 		return fmt.Errorf("damaged: local header says %d bytes compressed, the central directory %d", lh.csize, f.CompressedSize64)
 	case lh.usize != f.UncompressedSize64:
+		return fmt.Errorf("damaged: local header says %d bytes, the central directory %d", lh.usize, f.UncompressedSize64)
+	}
+	return nil
+}
+
+// givenDiffers is compare's word on a local header followed by a data descriptor: it may
+// leave the CRC-32 and sizes 0 (not known yet), or give the zip64 mark, but libarchive takes
+// any other value it gives over the central directory's (bsdtar extracts that many bytes,
+// with a warning), so one it gives must be the central directory's.
+func (lh *localHeader) givenDiffers(f *zip.File) error {
+	given := func(v uint64) bool { return v != 0 && v != uint32max }
+	switch {
+	case lh.crc != 0 && lh.crc != f.CRC32:
+		return fmt.Errorf("damaged: local header says CRC-32 %08x, the central directory %08x", lh.crc, f.CRC32)
+	case given(lh.csize) && lh.csize != f.CompressedSize64:
+		return fmt.Errorf("damaged: local header says %d bytes compressed, the central directory %d", lh.csize, f.CompressedSize64)
+	case given(lh.usize) && lh.usize != f.UncompressedSize64:
 		return fmt.Errorf("damaged: local header says %d bytes, the central directory %d", lh.usize, f.UncompressedSize64)
 	}
 	return nil

@@ -121,6 +121,9 @@ func checkEntryName(e *Entry) error {
 	if e.hdr.bits&hdrOtherName != 0 {
 		return errUnicodePath
 	}
+	if e.IsRoot() {
+		return nil // restore passes it over
+	}
 	return CheckName(e.Name, e.Host)
 }
 

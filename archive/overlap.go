@@ -21,10 +21,7 @@ func (r *Reader) Overlapping() map[*Entry]error {
 	spans := make([]span, 0, len(r.Entries)+len(r.manifests))
 	for _, e := range r.Entries {
 		if e.local.off >= 0 {
-			n := int64(len(e.Name))
-			if e.hdr.slash() {
-				n++
-			}
+			n := int64(len(e.rawName()))
 			spans = append(spans, span{e, e.local.off, e.local.off + localLen + n + int64(e.hdr.csize)})
 		}
 	}

@@ -106,7 +106,7 @@ func spanOf(e *Entry, headers bool) (lo, hi int64, near bool) {
 	}
 	h := e.hdr
 	lo = e.local.off
-	hi = lo + localLen + int64(len(e.StoredName())) + int64(h.extra)
+	hi = lo + localLen + int64(len(e.rawName())) + int64(h.extra)
 	desc := h.flags&flagDataDesc != 0
 	if desc || !headers {
 		hi += int64(h.csize)

@@ -208,8 +208,8 @@ func (p *Plan) selectEntries() {
 	picked := make([]bool, len(entries))
 	needed := map[string]bool{} // directories above a selected entry
 	for i, e := range entries {
-		if !p.included(e) {
-			continue
+		if e.IsRoot() || !p.included(e) {
+			continue // DEST is the user's: unzip and Python's zipfile leave it as it is
 		}
 		picked[i] = true
 		for dir := parentOf(e.Name); dir != "" && !needed[dir]; dir = parentOf(dir) {
