@@ -126,16 +126,8 @@ func heldAtArchive(t *testing.T, dir, set string, args ...string) (*exec.Cmd, *s
 	for _, n := range names {
 		sargs = append(sargs, "-P", filepath.Join(set, n))
 	}
-	cmd := exec.Command("strace", append(append(sargs, binary), args...)...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &strings.Builder{}, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
-	return cmd, &stderr, names
+	cmd, stderr := startIn(t, dir, "strace", append(append(sargs, binary), args...)...)
+	return cmd, stderr, names
 }
 
 func backupsetName(s time.Time) string { return "app-" + s.UTC().Format("20060102T150405Z") + ".zip" }

@@ -27,16 +27,7 @@ func heldRun(t *testing.T, dir, syscallName, path string, args ...string) (*exec
 		sargs = append(sargs, "-P", path)
 	}
 	sargs = append(sargs, binary)
-	cmd := exec.Command("strace", append(sargs, args...)...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &strings.Builder{}, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
-	return cmd, &stderr
+	return startIn(t, dir, "strace", append(sargs, args...)...)
 }
 
 // interruptWhen sends SIGINT to the run strace holds once cond holds, and waits for it.

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
-	"strings"
 	"testing"
 )
 
@@ -52,18 +51,7 @@ func zip64Ended(t *testing.T, name, data string) []byte {
 // check for two directories never ran; Python's zipfile reads the zip64 end record just
 // before the locator, the appended one's, and so app/evil. verify said ok.
 func TestAttackAppendedZip64ArchiveReadTwoWays(t *testing.T) {
-	data := append(zip64Ended(t, "app/good", "good"), zip64Ended(t, "app/evil", "EVIL")...)
-	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
-	if err == nil {
-		var names []string
-		for _, e := range r.Entries {
-			names = append(names, e.Name)
-		}
-		t.Fatalf("read as %q, though Python's zipfile reads app/evil", names)
-	}
-	if !strings.Contains(err.Error(), "damaged") {
-		t.Errorf("error %q does not say the archive is damaged", err)
-	}
+	mustReadAsDamaged(t, append(zip64Ended(t, "app/good", "good"), zip64Ended(t, "app/evil", "EVIL")...), "Python's zipfile")
 }
 
 // TestZip64EndedArchiveReads: the zip64 end records alone, where the locator says, are no

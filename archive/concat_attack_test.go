@@ -27,14 +27,20 @@ func TestAttackAppendedArchiveReadTwoWays(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	data := append(zipOf("app/good", "good"), zipOf("app/evil", "EVIL")...)
+	mustReadAsDamaged(t, append(zipOf("app/good", "good"), zipOf("app/evil", "EVIL")...), "other tools")
+}
+
+// mustReadAsDamaged checks that an archive of app/good with one of app/evil appended, which
+// others (who) read as app/evil, is damage to backup's reader, not read as app/good.
+func mustReadAsDamaged(t *testing.T, data []byte, who string) {
+	t.Helper()
 	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
 	if err == nil {
 		var names []string
 		for _, e := range r.Entries {
 			names = append(names, e.Name)
 		}
-		t.Fatalf("read as %q, though other tools read app/evil", names)
+		t.Fatalf("read as %q, though %s read app/evil", names, who)
 	}
 	if !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("error %q does not say the archive is damaged", err)
