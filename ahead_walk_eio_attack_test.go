@@ -68,9 +68,8 @@ func TestAttackAheadWalkEIOAfterManifestRecord(t *testing.T) {
 	size := func() int64 { st, _ := os.Stat(arch); return st.Size() }()
 	endRead := fmt.Sprintf(", 22, %d) = -1 EIO", size-22)
 	hit := 0
-	// strace counts each thread's calls apart, and which thread makes the walk's read
-	// depends on the load: under a busy machine a whole sweep can miss it, so it is tried
-	// again.
+	// withEIO runs backup on one thread of Go code, but a read the kernel is slow to answer
+	// can still move to another: a sweep that missed the walk's read is tried again.
 	for sweep := 0; hit == 0 && sweep < 5; sweep++ {
 		hit = sweepAheadWalkEIO(t, dir, arch, endRead, sweep)
 	}

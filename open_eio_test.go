@@ -46,6 +46,9 @@ func withEIO(t *testing.T, dir, arch string, n int, args ...string) (injected []
 	log := filepath.Join(dir, fmt.Sprintf("strace-%s-%d.log", args[0], n))
 	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-P", arch, "-e", "trace=pread64",
 		"-e", fmt.Sprintf("inject=pread64:error=EIO:when=%d", n), binary}, args...)...)
+	// strace counts each thread's calls apart: with one thread running Go code, the nth read
+	// of the run is the nth of the thread that makes it, whatever the machine's load.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Run()
