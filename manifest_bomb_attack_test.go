@@ -37,3 +37,30 @@ func TestAttackManifestOneHugeRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackManifestEscapedHugeRecord: the same bomb with a path of 24 Mi newlines, which
+// the manifest holds as 48 MiB of `\n` escapes: the reader checked a string's size only
+// where a run of bytes without a backslash ended, so a string of nothing but escapes was
+// held whole, whatever its length, and refused only at its end.
+func TestAttackManifestEscapedHugeRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	honest := filepath.Join(dir, "honest.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
+	bomb := filepath.Join(dir, "bomb.zip")
+	rewriteManifest(t, honest, bomb, func(m map[string]any) {
+		m["status"] = "incomplete"
+		m["warnings"] = []any{map[string]any{"path": "app/" + strings.Repeat("\n", 24<<20), "op": "open", "error": "denied", "lost": true}}
+	})
+	for _, args := range [][]string{{"list", bomb}, {"verify", bomb}} {
+		code, stderr, rss := runMeasured(t, dir, args...)
+		const want = "a record of more than 16777216 bytes"
+		if line := lastLines(stderr, 1); code != exitFailed || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, %.200q; want %d and %q", args[0], code, line, exitFailed, want)
+		}
+		if !raceEnabled && rss > maxBombRSS {
+			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", args[0], rss>>20, maxBombRSS>>20)
+		}
+	}
+}

@@ -225,3 +225,50 @@ func TestParseManifestRefusesHugeRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestParseManifestRefusesHugeEscapedString: a string of nothing but two-byte escapes
+// (`\\`, `\n`), which fall on the read buffer's edges, is refused once 16 MiB of it is read,
+// as any other value is, not held whole: a 48 MiB one was read to its end.
+func TestParseManifestRefusesHugeEscapedString(t *testing.T) {
+	const size = 48 << 20
+	for name, prefix := range map[string]string{
+		"in a record":   `{"warnings":[{"path":"`,
+		"at the top":    `{"tool_version":"`,
+		"key":           `{"`,
+		"in a compound": `{"compression":{"method":"`,
+	} {
+		for _, esc := range []string{`\\`, `\n`} {
+			r := &countingReader{r: io.MultiReader(strings.NewReader(prefix), io.LimitReader(repeatReader(esc), size))}
+			_, err := ParseManifest(r)
+			if err == nil || !strings.Contains(err.Error(), "a record of more than 16777216 bytes") {
+				t.Errorf("%s, %s: %v; want a record of more than 16777216 bytes", name, esc, err)
+			}
+			if r.n > MaxManifestRecord+1<<20 {
+				t.Errorf("%s, %s: read %d bytes; want the string refused at 16 MiB", name, esc, r.n)
+			}
+		}
+	}
+}
+
+// repeatReader reads its string over and over.
+type repeatReader string
+
+func (s repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n+len(s) <= len(p) {
+		n += copy(p[n:], s)
+	}
+	return n, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
