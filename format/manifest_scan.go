@@ -155,6 +155,10 @@ func (d *manifestDecoder) str() error {
 		}
 		d.raw = append(d.raw, c)
 		d.pos++
+		// A string of nothing but escapes never reaches the check above.
+		if err := d.sizeError(); err != nil {
+			return err
+		}
 	}
 }
 
