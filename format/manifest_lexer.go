@@ -114,7 +114,16 @@ func (l *lexer) repeated(s, last *string) bool {
 // unquote reads the string from b[start:] on as encoding/json does: escapes, surrogate
 // pairs, and U+FFFD for an unpaired surrogate or a byte that is not UTF-8.
 func (l *lexer) unquote(s *string, start int) bool {
-	out := make([]byte, 0, len(l.b)-start)
+	// Room for the string's JSON, not for the rest of b: a record of many short escaped
+	// strings would take room for all of it again for each.
+	end := start
+	for end < len(l.b) && l.b[end] != '"' {
+		if l.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	out := make([]byte, 0, min(end, len(l.b))-start)
 	for i := start; i < len(l.b); {
 		switch c := l.b[i]; {
 		case c == '"':
