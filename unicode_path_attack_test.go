@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backup/format"
 )
 
 // TestAttackUnicodePathField: an entry stored as app/good whose Info-ZIP Unicode Path extra
@@ -90,5 +92,43 @@ func writeOneEntryZip(t *testing.T, path, name string, local, central, body []by
 	end = le16(le32(le32(end, uint32(len(cd))), uint32(len(lh))), 0)
 	if err := os.WriteFile(path, append(append(lh, cd...), end...), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAttackUnicodePathFieldOnManifest: the same field on the manifest's central record,
+// saying app/a.txt: unzip -o extracts the manifest's JSON over app/a.txt (7-Zip too), while
+// backup verify said ok and restore wrote app/a.txt's own bytes, exit 0: the manifest was
+// not checked for a second name, only the other entries.
+func TestAttackUnicodePathFieldOnManifest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	arch := filepath.Join(dir, "u.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	b := readFile(t, arch)
+	recs, eocd := centralRecs(t, b)
+	m := recs[len(recs)-1]
+	if m.name != ".backup-manifest.json" || m.at+46+len(m.name)+int(bin.LittleEndian.Uint16(b[m.at+30:])) != eocd {
+		t.Fatalf("last central record %q does not end the directory", m.name)
+	}
+	field := unicodePathField(m.name, "app/a.txt")
+	bin.LittleEndian.PutUint16(b[m.at+30:], bin.LittleEndian.Uint16(b[m.at+30:])+uint16(len(field)))
+	bin.LittleEndian.PutUint32(b[eocd+12:], bin.LittleEndian.Uint32(b[eocd+12:])+uint32(len(field)))
+	b = append(b[:eocd:eocd], append(field, b[eocd:]...)...)
+	if err := os.WriteFile(arch, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(format.ReceiptPath(arch)); err != nil { // it gives the old size
+		t.Fatal(err)
+	}
+	const reason = "Unicode Path field names it otherwise"
+	for _, args := range [][]string{{"verify", arch}, {"list", arch}, {"restore", arch, filepath.Join(dir, "dest")}} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitFailed || !strings.Contains(r.stderr, reason) {
+			t.Errorf("%s: exit %d %q; want %d and %s", args[0], r.code, r.stderr, exitFailed, reason)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "dest/app")); err == nil {
+		t.Errorf("restore wrote dest/app; want nothing written")
 	}
 }
