@@ -133,6 +133,8 @@ func (rb *readBack) entry(rec *centralRecord) error {
 			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: errDuplicateName.Error()})
 		case f.Name != format.ManifestName:
 			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: "a directory, not a manifest"})
+		case e.hdr.bits&hdrOtherName != 0:
+			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: errUnicodePath.Error()})
 		}
 	} else {
 		rb.res.count(e)

@@ -213,6 +213,9 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.ManifestErr = errDuplicateName
 	case manifest.Name != format.ManifestName:
 		r.ManifestErr = errors.New("a directory, not a manifest")
+	case otherUnicodeName(manifest.Name, manifest.Extra):
+		// unzip and 7-Zip would write the manifest's JSON at that name.
+		r.ManifestErr = errUnicodePath
 	default:
 		r.Manifest, r.ManifestErr = ahead.take(manifest, manifestAt, len(r.Entries))
 	}
