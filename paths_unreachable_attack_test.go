@@ -55,3 +55,20 @@ func TestAttackSetDotDotAfterMissingIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackUnreachableSourceReceiptNamesAnother: the failed receipt of create
+// missing/../app listed its source as "app", the path cleaned of what the kernel could not
+// take: a folder that is there, and was never the one that failed (a SOURCE that does not
+// exist is listed as its absolute path). A reader of the receipt (a cron wrapper, status)
+// was told a source that is fine had failed.
+func TestAttackUnreachableSourceReceiptNamesAnother(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	out := filepath.Join(dir, "u.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "missing/../app"), exitFailed)
+	rc := readReceipt(t, out+".receipt.json")
+	if len(rc.Sources) != 1 || rc.Sources[0] != "missing/../app" {
+		t.Errorf("receipt sources %q; want [missing/../app], the SOURCE that failed", rc.Sources)
+	}
+}
