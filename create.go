@@ -286,9 +286,11 @@ func (cfg *createConfig) setSources(args []string) error {
 			if cfg.unreachable == nil {
 				cfg.unreachable = fmt.Errorf("source %s: %w", arg, cause(err))
 			}
-			abs = filepath.Clean(arg)
+			// Kept as given (the receipt lists it): cleaned, missing/../app would name
+			// app, a folder that may be there and did not fail.
+			abs = arg
 		}
-		name := filepath.Base(abs)
+		name := filepath.Base(filepath.Clean(abs))
 		if name == string(filepath.Separator) {
 			name = "root"
 		}
