@@ -72,3 +72,23 @@ func TestAttackUnreachableSourceReceiptNamesAnother(t *testing.T) {
 		t.Errorf("receipt sources %q; want [missing/../app], the SOURCE that failed", rc.Sources)
 	}
 }
+
+// TestAttackUnreachableSetReadsCleanedSet: status of missing/../set, beside a set named set,
+// listed no runs (the folder the kernel cannot reach) but read LATEST at set/LATEST, the
+// path joined and so cleaned: exit 0, --json "healthy": true, another set's health for a
+// set that is not there. It fails as a missing set does.
+func TestAttackUnreachableSetReadsCleanedSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(dir, "set"), "src/app"), exitComplete)
+	for _, args := range [][]string{{"status"}, {"status", "--json"}} {
+		r := backup(t, runOpts{dir: dir}, append(args, "missing/../set")...)
+		if r.code != exitFailed || strings.Contains(r.stdout, `"healthy": true`) {
+			t.Errorf("%q missing/../set: exit %d %q %q; want %d, no set there", args, r.code, r.stdout, r.stderr, exitFailed)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("status made the folder missing")
+	}
+}
