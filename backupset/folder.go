@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"backup/atomicfile"
@@ -22,7 +23,11 @@ type Folder struct {
 // Location returns the folder's path.
 func (f Folder) Location() string { return f.Dir }
 
-func (f Folder) path(name string) string { return filepath.Join(f.Dir, name) }
+// path is name in the folder, Dir not cleaned: a DIR the kernel cannot reach (missing/../set)
+// must not become another folder (set) for one file and stay itself for the listing.
+func (f Folder) path(name string) string {
+	return strings.TrimSuffix(f.Dir, string(filepath.Separator)) + string(filepath.Separator) + name
+}
 
 // folderETag stands for a file's content by its inode, size and modification time: the set's
 // files are replaced by rename, never rewritten in place, so a replaced file is a new inode

@@ -3,7 +3,6 @@ package backupset
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"backup/atomicfile"
@@ -31,7 +30,7 @@ func (f Folder) Clean(context.Context) ([]string, error) {
 		if !e.Type().IsRegular() || !isStaleTemp(e.Name()) {
 			continue
 		}
-		if err := eintr.Remove(filepath.Join(f.Dir, e.Name())); err != nil {
+		if err := eintr.Remove(f.path(e.Name())); err != nil {
 			return removed, err
 		}
 		removed = append(removed, e.Name())
