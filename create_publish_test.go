@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,16 +11,8 @@ import (
 // fail on the path it names (a file for renames, a folder for its fsync).
 func backupUnderStrace(t *testing.T, dir, path, inject string, args ...string) result {
 	t.Helper()
-	mustTool(t, "strace")
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "inject=" + inject, binary}, args...)...)
-	cmd.Dir = dir
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("running strace: %v", err)
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	call, _, _ := strings.Cut(inject, ":")
+	return straceRun(t, dir, path, call, inject, args...)
 }
 
 // TestCreatePublishFails makes the receipt's rename or the folder's fsync fail once the

@@ -17,25 +17,7 @@ const maxBombRSS = 100 << 20
 // attributes at most 8 MiB), so a record past it is refused at once, in little memory.
 func TestAttackManifestOneHugeRecord(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
-	honest := filepath.Join(dir, "honest.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
-	bomb := filepath.Join(dir, "bomb.zip")
-	rewriteManifest(t, honest, bomb, func(m map[string]any) {
-		m["status"] = "incomplete"
-		m["warnings"] = []any{map[string]any{"path": "app/" + strings.Repeat("x", 48<<20), "op": "open", "error": "denied", "lost": true}}
-	})
-	for _, args := range [][]string{{"list", bomb}, {"verify", bomb}, {"restore", bomb, filepath.Join(dir, "dest")}} {
-		code, stderr, rss := runMeasured(t, dir, args...)
-		const want = "a record of more than 16777216 bytes"
-		if line := lastLines(stderr, 1); code != exitFailed || !strings.Contains(stderr, want) {
-			t.Errorf("%s: exit %d, %.200q; want %d and %q", args[0], code, line, exitFailed, want)
-		}
-		if !raceEnabled && rss > maxBombRSS {
-			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", args[0], rss>>20, maxBombRSS>>20)
-		}
-	}
+	refusesManifestBomb(t, strings.Repeat("x", 48<<20), "list", "verify", "restore")
 }
 
 // TestAttackManifestEscapedHugeRecord: the same bomb with a path of 24 Mi newlines, which
@@ -44,6 +26,13 @@ func TestAttackManifestOneHugeRecord(t *testing.T) {
 // held whole, whatever its length, and refused only at its end.
 func TestAttackManifestEscapedHugeRecord(t *testing.T) {
 	t.Parallel()
+	refusesManifestBomb(t, strings.Repeat("\n", 24<<20), "list", "verify")
+}
+
+// refusesManifestBomb runs each command on a backup whose manifest holds one warning of
+// path app/+name, and checks that it is refused as a record past 16 MiB, in little memory.
+func refusesManifestBomb(t *testing.T, name string, commands ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
 	honest := filepath.Join(dir, "honest.zip")
@@ -51,16 +40,20 @@ func TestAttackManifestEscapedHugeRecord(t *testing.T) {
 	bomb := filepath.Join(dir, "bomb.zip")
 	rewriteManifest(t, honest, bomb, func(m map[string]any) {
 		m["status"] = "incomplete"
-		m["warnings"] = []any{map[string]any{"path": "app/" + strings.Repeat("\n", 24<<20), "op": "open", "error": "denied", "lost": true}}
+		m["warnings"] = []any{map[string]any{"path": "app/" + name, "op": "open", "error": "denied", "lost": true}}
 	})
-	for _, args := range [][]string{{"list", bomb}, {"verify", bomb}} {
+	for _, command := range commands {
+		args := []string{command, bomb}
+		if command == "restore" {
+			args = append(args, filepath.Join(dir, "dest"))
+		}
 		code, stderr, rss := runMeasured(t, dir, args...)
 		const want = "a record of more than 16777216 bytes"
 		if line := lastLines(stderr, 1); code != exitFailed || !strings.Contains(stderr, want) {
-			t.Errorf("%s: exit %d, %.200q; want %d and %q", args[0], code, line, exitFailed, want)
+			t.Errorf("%s: exit %d, %.200q; want %d and %q", command, code, line, exitFailed, want)
 		}
 		if !raceEnabled && rss > maxBombRSS {
-			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", args[0], rss>>20, maxBombRSS>>20)
+			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", command, rss>>20, maxBombRSS>>20)
 		}
 	}
 }
