@@ -345,15 +345,15 @@ func readZipGo(t *testing.T, path string) map[string]string {
 	return entries
 }
 
-// runMeasured runs the binary with args in dir and returns its exit code, its stderr and its peak
-// RSS. The RSS is measured by a python3 that starts it: Linux keeps a process's peak RSS
+// runMeasured runs the binary with args in dir and returns its exit code, what it wrote (on
+// stdout and stderr, as they came) and its peak RSS. The RSS is measured by a python3 that starts it: Linux keeps a process's peak RSS
 // across exec, and a child of this test process starts in its memory (vfork), so its own
 // figure would be the test's, hundreds of MB.
-func runMeasured(t *testing.T, dir string, args ...string) (code int, stderr string, rss int64) {
+func runMeasured(t *testing.T, dir string, args ...string) (code int, output string, rss int64) {
 	t.Helper()
 	const measure = `import resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-sys.stderr.buffer.write(p.stderr)
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+sys.stderr.buffer.write(p.stdout)
 print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)`
 	cmd := exec.Command("python3", append([]string{"-c", measure, binary}, args...)...)
 	cmd.Dir = dir

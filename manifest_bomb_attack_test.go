@@ -17,7 +17,7 @@ const maxBombRSS = 100 << 20
 // attributes at most 8 MiB), so a record past it is refused at once, in little memory.
 func TestAttackManifestOneHugeRecord(t *testing.T) {
 	t.Parallel()
-	refusesManifestBomb(t, strings.Repeat("x", 48<<20), "list", "verify", "restore")
+	refusesManifestBomb(t, hugeWarning(strings.Repeat("x", 48<<20)), errHugeRecord, "list", "verify", "restore")
 }
 
 // TestAttackManifestEscapedHugeRecord: the same bomb with a path of 24 Mi newlines, which
@@ -26,30 +26,47 @@ func TestAttackManifestOneHugeRecord(t *testing.T) {
 // held whole, whatever its length, and refused only at its end.
 func TestAttackManifestEscapedHugeRecord(t *testing.T) {
 	t.Parallel()
-	refusesManifestBomb(t, strings.Repeat("\n", 24<<20), "list", "verify")
+	refusesManifestBomb(t, hugeWarning(strings.Repeat("\n", 24<<20)), errHugeRecord, "list", "verify")
 }
 
-// refusesManifestBomb runs each command on a backup whose manifest holds one warning of
-// path app/+name, and checks that it is refused as a record past 16 MiB, in little memory.
-func refusesManifestBomb(t *testing.T, name string, commands ...string) {
+// TestAttackManifestTinyFileRecords: a backup of one file whose manifest was rewritten to
+// list two million files as `{}` (6 MB of JSON, an 8 KB archive) made verify, list and
+// restore hold every record, 0.7 to 1 GB, before finding that the first has no path.
+// Each record of a file, folder or symlink names an entry, so a reader stops once far more
+// of them than the archive's entries are read.
+func TestAttackManifestTinyFileRecords(t *testing.T) {
+	t.Parallel()
+	tiny := func(m map[string]any) { m["files"] = make([]struct{}, 2_000_000) }
+	refusesManifestBomb(t, tiny, "65541 files, folders and symlinks or more, for an archive of 2 entries", "list", "verify", "restore")
+}
+
+const errHugeRecord = "a record of more than 16777216 bytes"
+
+// hugeWarning rewrites a manifest to hold one warning, of path app/+name.
+func hugeWarning(name string) func(map[string]any) {
+	return func(m map[string]any) {
+		m["status"] = "incomplete"
+		m["warnings"] = []any{map[string]any{"path": "app/" + name, "op": "open", "error": "denied", "lost": true}}
+	}
+}
+
+// refusesManifestBomb runs each command on a backup of one file whose manifest edit
+// rewrites, and checks that it is refused as want says, in little memory.
+func refusesManifestBomb(t *testing.T, edit func(map[string]any), want string, commands ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
 	honest := filepath.Join(dir, "honest.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
 	bomb := filepath.Join(dir, "bomb.zip")
-	rewriteManifest(t, honest, bomb, func(m map[string]any) {
-		m["status"] = "incomplete"
-		m["warnings"] = []any{map[string]any{"path": "app/" + name, "op": "open", "error": "denied", "lost": true}}
-	})
+	rewriteManifest(t, honest, bomb, edit)
 	for _, command := range commands {
 		args := []string{command, bomb}
 		if command == "restore" {
 			args = append(args, filepath.Join(dir, "dest"))
 		}
-		code, stderr, rss := runMeasured(t, dir, args...)
-		const want = "a record of more than 16777216 bytes"
-		if line := lastLines(stderr, 1); code != exitFailed || !strings.Contains(stderr, want) {
+		code, output, rss := runMeasured(t, dir, args...)
+		if line := lastLines(output, 1); code != exitFailed || !strings.Contains(output, want) {
 			t.Errorf("%s: exit %d, %.200q; want %d and %q", command, code, line, exitFailed, want)
 		}
 		if !raceEnabled && rss > maxBombRSS {

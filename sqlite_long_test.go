@@ -25,9 +25,9 @@ func TestSQLiteLargeRSS(t *testing.T) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	fillDatabase(t, path, 1024)
 	archive := filepath.Join(dir, "app.zip")
-	code, stderr, rss := runMeasured(t, dir, "create", "--level", "1", "-o", archive, "app")
+	code, output, rss := runMeasured(t, dir, "create", "--level", "1", "-o", archive, "app")
 	if code != exitComplete {
-		t.Fatalf("create: exit %d\n%s", code, stderr)
+		t.Fatalf("create: exit %d\n%s", code, output)
 	}
 	t.Logf("peak RSS %d MiB", rss>>20)
 	if rss > maxSnapshotRSS {
