@@ -335,7 +335,7 @@ func readManifestFrom(f *zip.File, open func() (io.ReadCloser, error), files int
 	// holds (format.ReadManifest); any other is parsed whole, and its answer taken.
 	m, err := parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
 	if errors.Is(err, format.ErrNotAsWritten) {
-		m, err = parseManifestEntry(open, format.ParseManifest)
+		m, err = parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ParseManifestOf(r, files) })
 	}
 	return m, err
 }

@@ -41,6 +41,8 @@ type Reference struct {
 	// names holds the names of files, one after the other: a string each would take 16
 	// bytes and an allocation more per file.
 	names string
+	// entries counts the records of the central directory besides the manifest's.
+	entries int
 	// damage says why the pass over the reference found an entry unfit to copy, by its
 	// index in files: few are, and an error in each record would take 16 bytes.
 	damage map[int32]error
@@ -299,9 +301,12 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 	// Grown by appending, the names were copied about five times over into fresh pages:
 	// a tenth of the page faults of an unchanged set run of the bench corpus.
 	names.Grow(room)
+	ref.entries = 0
 	err := walkCentral(ra, size, func(rec *centralRecord) error {
+		ref.entries++
 		switch {
 		case strings.TrimSuffix(rec.Name, "/") == format.ManifestName:
+			ref.entries--
 			manifests++
 			c := *rec
 			c.Extra = slices.Clone(rec.Extra) // rec's is reused; the local header must match it
@@ -385,7 +390,7 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, format.MaxManifestSize)
 	}
 	m, err := ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) {
-		return format.ScanManifest(r, ref.join)
+		return format.ScanManifest(r, ref.entries, ref.join)
 	})
 	if !errors.Is(err, format.ErrNotAsWritten) {
 		return m, err
@@ -396,7 +401,7 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 		f := &ref.files[i]
 		f.ctime, f.ino, f.mtimeNsec, f.sha = 0, 0, 0, format.Digest{}
 	}
-	m, err = ref.parseManifest(ra, rec, format.ParseManifest)
+	m, err = ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) { return format.ParseManifestOf(r, ref.entries) })
 	if err != nil {
 		return nil, err
 	}

@@ -116,16 +116,29 @@ const MaxManifestRecord = 16 << 20
 
 var errRecordTooLarge = fmt.Errorf("a record of more than %d bytes", MaxManifestRecord)
 
+// NoEntryLimit is the entries of ParseManifestOf for a manifest read from no archive: it
+// may list any number of files, folders and symlinks.
+const NoEntryLimit = -1
+
 // ParseManifest reads a manifest strictly: the schema must be ManifestSchema, no field may
 // be unknown, nothing may follow the JSON, and every file must have a name, a size and a
 // well-formed SHA-256, once. It reads at most MaxManifestSize bytes.
 func ParseManifest(r io.Reader) (*Manifest, error) {
-	return parseManifest(r, MaxManifestSize)
+	return parseManifest(r, MaxManifestSize, NoEntryLimit)
 }
 
-func parseManifest(r io.Reader, limit int64) (*Manifest, error) {
+// ParseManifestOf is ParseManifest for the manifest of an archive of entries entries
+// besides it. Each of its records of a file, folder or symlink names an entry, so far more
+// of them than entries is refused as soon as it is read (see nameEntry): a small archive's
+// manifest of tiny records ("files": [{}, {}, …]: JSON that deflates a thousandfold) would
+// otherwise be held whole, gigabytes, before any check of a record.
+func ParseManifestOf(r io.Reader, entries int) (*Manifest, error) {
+	return parseManifest(r, MaxManifestSize, entries)
+}
+
+func parseManifest(r io.Reader, limit int64, entries int) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
-	d := newManifestDecoder(lr)
+	d := newManifestDecoder(lr, entries)
 	var wire manifestWire
 	if err := d.decode(&wire); err != nil {
 		if lr.N <= 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -44,11 +45,32 @@ type manifestDecoder struct {
 	saved    error
 	stop     error
 	scan     *fileScan // set by ScanManifest: files are handed to it, not listed
+	// entries is how many entries the archive has besides the manifest (NoEntryLimit:
+	// any), and named how many records of files, folders and symlinks have been read.
+	entries, named int
 }
 
-func newManifestDecoder(r io.Reader) *manifestDecoder {
-	return &manifestDecoder{src: r, buf: make([]byte, 64<<10)}
+func newManifestDecoder(r io.Reader, entries int) *manifestDecoder {
+	return &manifestDecoder{src: r, buf: make([]byte, 64<<10), entries: entries}
 }
+
+// nameEntry counts a record of the list name, which names an entry of the archive if it is
+// a file, folder or symlink. Up to twice as many as the archive has entries, and
+// missingEntries more, are read: verify then names each entry that is missing (lost to
+// `zip -d`, say). Past that the manifest is refused, as soon as it is read.
+func (d *manifestDecoder) nameEntry(name string) error {
+	if d.entries == NoEntryLimit || name != "files" && name != "dirs" && name != "symlinks" {
+		return nil
+	}
+	if d.named++; d.named > 2*d.entries+missingEntries {
+		return fmt.Errorf("%d files, folders and symlinks or more, for an archive of %d entries", d.named, d.entries)
+	}
+	return nil
+}
+
+// missingEntries is how many more records of files, folders and symlinks than twice its
+// entries a manifest may have and be read: some 25 MB of them.
+const missingEntries = 1 << 16
 
 // decode reads the top-level value into w.
 func (d *manifestDecoder) decode(w *manifestWire) error {
@@ -213,6 +235,9 @@ func nextElement[J any](list *[]J, i int) *J {
 // are taken by the fast parser straight from the read buffer, without a copy; the rest are
 // copied whole into raw first.
 func decodeElement[J any](d *manifestDecoder, list *[]J, i int, c byte, name string, fast func(*J, *lexer) bool) error {
+	if err := d.nameEntry(name); err != nil {
+		return err
+	}
 	var rec *J
 	if d.stop == nil {
 		rec = nextElement(list, i)

@@ -49,7 +49,7 @@ func compareParsersLimit(t *testing.T, data []byte, limit int64) {
 	want, wantErr := parseManifestJSON(bytes.NewReader(data), limit)
 	// Read whole, and a few bytes at a time: records cut off by the end of what was read.
 	for _, chunk := range []int{len(data), 1, 7} {
-		got, err := parseManifest(&chunkReader{data, chunk}, limit)
+		got, err := parseManifest(&chunkReader{data, chunk}, limit, NoEntryLimit)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("input %q in reads of %d:\nerror %v\nwant  %v", data, chunk, err, wantErr)
 		}

@@ -24,10 +24,11 @@ var ErrNotAsWritten = errors.New("manifest not as backup writes it")
 // It checks what ParseManifest checks, on the way: without a map of every name, a name
 // listed twice is found because backup writes the files sorted by path. For a manifest
 // that is not so, or that fails a check, it returns ErrNotAsWritten, having handed some
-// files to file already: the reader then takes ParseManifest's answer instead.
-func ScanManifest(r io.Reader, file func(*File)) (*Manifest, error) {
+// files to file already: the reader then takes ParseManifestOf's answer instead. Like
+// ParseManifestOf, it refuses more records of files, folders and symlinks than entries.
+func ScanManifest(r io.Reader, entries int, file func(*File)) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: MaxManifestSize + 1}
-	d := newManifestDecoder(lr)
+	d := newManifestDecoder(lr, entries)
 	s := &fileScan{file: file, seed: maphash.MakeSeed()}
 	d.scan = s
 	var wire manifestWire
@@ -53,13 +54,13 @@ func ScanManifest(r io.Reader, file func(*File)) (*Manifest, error) {
 	return m, nil
 }
 
-// ReadManifest is ParseManifest for a manifest as backup writes it, its files gathered
-// straight into a list made for about hint of them: ParseManifest holds the JSON records of
-// all the files (128 bytes each) and then makes their list, 30% more of it as it grows. It
-// returns ErrNotAsWritten as ScanManifest does.
-func ReadManifest(r io.Reader, hint int) (*Manifest, error) {
-	files := GrowFiles(nil, hint)
-	m, err := ScanManifest(r, func(f *File) { files = append(files, *f) })
+// ReadManifest is ParseManifestOf for a manifest as backup writes it, its files gathered
+// straight into a list made for about as many as the archive's entries: ParseManifest holds
+// the JSON records of all the files (128 bytes each) and then makes their list, 30% more of
+// it as it grows. It returns ErrNotAsWritten as ScanManifest does.
+func ReadManifest(r io.Reader, entries int) (*Manifest, error) {
+	files := GrowFiles(nil, entries)
+	m, err := ScanManifest(r, entries, func(f *File) { files = append(files, *f) })
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -88,7 +90,7 @@ func TestParseManifest(t *testing.T) {
 func TestParseManifestSizeLimit(t *testing.T) {
 	// An endless document: the parser must stop at the limit, not read forever.
 	r := io.MultiReader(strings.NewReader(`{"schema": "`), endless('a'))
-	_, err := parseManifest(r, 1<<20)
+	_, err := parseManifest(r, 1<<20, NoEntryLimit)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("error %v, want the size limit", err)
 	}
@@ -147,5 +149,33 @@ func TestRecordUnmarshal(t *testing.T) {
 	var s Skipped
 	if err := json.Unmarshal([]byte(`{"path": "a", "path_b64": "YQ==", "kind": "fifo"}`), &s); err == nil {
 		t.Errorf("a path_b64 that is UTF-8 was accepted: %+v", s)
+	}
+}
+
+// TestParseManifestOfEntries: records of files, folders and symlinks are read up to twice
+// the archive's entries and missingEntries more (verify then names what is missing), and
+// the manifest refused at the next one, in whichever of the three lists it is.
+func TestParseManifestOfEntries(t *testing.T) {
+	const entries = 10
+	records := func(n int) string { return strings.TrimSuffix(strings.Repeat(`{},`, n), ",") }
+	for _, list := range []string{"files", "dirs", "symlinks"} {
+		upTo := 2*entries + missingEntries
+		for n, want := range map[int]string{
+			upTo:     "",
+			upTo + 1: fmt.Sprintf("%d files, folders and symlinks or more, for an archive of %d entries", upTo+1, entries),
+		} {
+			data := `{"schema":"` + ManifestSchema + `","status":"complete","files":[],"` + list + `":[` + records(n) + `]}`
+			_, err := ParseManifestOf(strings.NewReader(data), entries)
+			_, scanErr := ScanManifest(strings.NewReader(data), entries, func(*File) {})
+			for _, err := range []error{err, scanErr} {
+				if errors.Is(err, ErrNotAsWritten) { // the scan's answer for "files": [{}]
+					continue
+				}
+				refused := err != nil && strings.Contains(err.Error(), "files, folders and symlinks or more")
+				if refused != (want != "") || refused && !strings.HasSuffix(err.Error(), want) {
+					t.Errorf("%d %s records: %v, want the limit's error %q", n, list, err, want)
+				}
+			}
+		}
 	}
 }
