@@ -92,3 +92,19 @@ func TestAttackUnreachableSetReadsCleanedSet(t *testing.T) {
 		t.Errorf("status made the folder missing")
 	}
 }
+
+// TestAttackAdoptUnreachableDirNamesNoPath: adopt into file/../set, which the kernel cannot
+// reach, said `mkdir : no such file or directory`, naming no path: adopt took the DIR made
+// absolute and dropped the error that it could not be.
+func TestAttackAdoptUnreachableDirNamesNoPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "src/app"), exitComplete)
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	r := backup(t, runOpts{dir: dir}, "adopt", "file/../set", "a.zip")
+	const want = "backup adopt: mkdir file: not a directory\n"
+	if r.code != exitFailed || r.stderr != want {
+		t.Errorf("adopt file/../set: exit %d %q; want %d %q", r.code, r.stderr, exitFailed, want)
+	}
+}
