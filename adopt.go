@@ -92,7 +92,7 @@ func newAdoptCmd() *cobra.Command {
 		if err != nil {
 			return usageError(stderr, "adopt", err)
 		}
-		cfg.dir, _ = absPath(args[0])
+		cfg.dir = reachedOrAsGiven(args[0])
 		cfg.archive, cfg.wait = args[1], time.Duration(wait)
 		return adopt(cfg, cmd.OutOrStdout(), stderr)
 	})
