@@ -199,7 +199,7 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 			return err
 		}
 		defer f.Close()
-		r, err := archive.NewReaderWith(f, f.Size(), ids.Unseal)
+		r, err := archive.NewReaderWith(f, f.Size(), archive.ReadOptions{Unseal: ids.Unseal})
 		if err != nil {
 			return cause(err)
 		}

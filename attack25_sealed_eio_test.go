@@ -92,7 +92,7 @@ func TestAttack25SealedVerifyDropsReadAheadEIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := func(ra *rereadEIO) error {
-		r, err := archive.NewReaderWith(ra, int64(len(data)), ids.Unseal)
+		r, err := archive.NewReaderWith(ra, int64(len(data)), archive.ReadOptions{Unseal: ids.Unseal})
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	path := ref.path
-	ref.ids = cfg.ids
+	ref.ids, ref.notes = cfg.ids, true
 	r, err := ref.open(ctx)
 	if isNoIdentity(err) {
 		sayf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))

@@ -24,6 +24,9 @@ type archiveRef struct {
 	entry backupset.Entry
 	// ids decrypt an encrypted archive; without, opening one is seal.ErrNoIdentity.
 	ids *seal.Identities
+	// notes holds the manifest's records of what was skipped, excluded and warned about,
+	// which list shows (see archive.ReadOptions).
+	notes bool
 }
 
 // resolveArchive returns the archive an ARCHIVE argument names: the path itself, or, for a
@@ -63,12 +66,12 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 	var r *archive.Reader
 	var err error
 	if a.store == nil {
-		r, err = archive.OpenWith(a.path, a.ids.Unseal)
+		r, err = archive.OpenWith(a.path, archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes})
 	} else {
 		var f backupset.File
 		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
 			// The object holds no connection between reads, so the reader need not close it.
-			if r, err = archive.NewReaderWith(f, f.Size(), a.ids.Unseal); err == nil {
+			if r, err = archive.NewReaderWith(f, f.Size(), archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes}); err == nil {
 				spoolFor(f, r)
 			}
 		}

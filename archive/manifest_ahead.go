@@ -45,7 +45,7 @@ type manifestAhead struct {
 // read ahead: each read is a request, and the directory is read twice already. Nothing is
 // parsed when the archive has more than aheadMax entries or the record is not found as
 // backup writes it (one record of that name, sizes of 4 bytes).
-func readManifestAhead(ra io.ReaderAt, size int64) *manifestAhead {
+func readManifestAhead(ra io.ReaderAt, size int64, notes bool) *manifestAhead {
 	switch ra.(type) {
 	case *os.File, *bytes.Reader:
 	default:
@@ -66,7 +66,8 @@ func readManifestAhead(ra io.ReaderAt, size int64) *manifestAhead {
 	go func() {
 		defer close(a.done)
 		span := localSpan{data: a.data, end: a.data + int64(f.CompressedSize64)}
-		a.m, a.err = readManifestFrom(f, func() (io.ReadCloser, error) { return openData(f, loc, span) }, records-1)
+		in := format.Within{Entries: records - 1, Notes: notes}
+		a.m, a.err = readManifestFrom(f, func() (io.ReadCloser, error) { return openData(f, loc, span) }, in)
 	}()
 	return a
 }
@@ -80,19 +81,19 @@ func (a *manifestAhead) wait() {
 
 // take returns the manifest f, whose local header is at loc, as readManifest does: the one
 // read ahead when it was read from the same record.
-func (a *manifestAhead) take(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
+func (a *manifestAhead) take(f *zip.File, loc localRef, in format.Within) (*format.Manifest, error) {
 	if a != nil && a.f != nil {
 		<-a.done
 		span, err := dataAt(f, loc)
 		if err != nil { // what reading it again would meet first, and report
-			return readManifestFrom(f, func() (io.ReadCloser, error) { return nil, err }, files)
+			return readManifestFrom(f, func() (io.ReadCloser, error) { return nil, err }, in)
 		}
 		if a.same(f, loc, span) {
 			a.taken = true
 			return a.m, a.err
 		}
 	}
-	return readManifest(f, loc, files)
+	return readManifest(f, loc, in)
 }
 
 func (a *manifestAhead) same(f *zip.File, loc localRef, span localSpan) bool {

@@ -65,7 +65,7 @@ func TestManifestReadAheadCountWrapped(t *testing.T) {
 	if r.Manifest == nil {
 		t.Fatalf("no manifest: %v", r.ManifestErr)
 	}
-	if a := readManifestAhead(bytes.NewReader(data), int64(len(data))); a != nil && a.f != nil {
+	if a := readManifestAhead(bytes.NewReader(data), int64(len(data)), false); a != nil && a.f != nil {
 		a.wait()
 		t.Errorf("an archive of %d entries (more than aheadMax, %d) had its manifest read ahead: its end record counts %d",
 			len(r.Entries)+1, aheadMax, (extra+1)%65536)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"backup/format"
 )
 
 // sameManifest opens data as NewReader does in memory, with the manifest read ahead, and as
@@ -42,7 +44,7 @@ func TestManifestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	a := readManifestAhead(file, int64(len(data)))
+	a := readManifestAhead(file, int64(len(data)), false)
 	if a == nil {
 		t.Fatal("a file's manifest was not read ahead")
 	}
@@ -74,11 +76,11 @@ func TestManifestReadAheadOtherRecord(t *testing.T) {
 		func(a *manifestAhead) { a.f.UncompressedSize64-- },
 		func(a *manifestAhead) { a.off++ },
 	} {
-		a := readManifestAhead(bytes.NewReader(data), int64(len(data)))
+		a := readManifestAhead(bytes.NewReader(data), int64(len(data)), false)
 		a.wait()
 		a.m, a.err = nil, io.ErrUnexpectedEOF // what it would give, were it another's
 		change(a)
-		m, err := a.take(ref.f, ref.loc, len(r.Entries))
+		m, err := a.take(ref.f, ref.loc, format.Within{Entries: len(r.Entries)})
 		if err != nil || !reflect.DeepEqual(m, r.Manifest) {
 			t.Errorf("took %v, %v; want the manifest read again", m, err)
 		}

@@ -69,14 +69,23 @@ type manifestRef struct {
 // file itself for a file that is a zip, and an error for one it cannot open (no key).
 type Unseal func(file io.ReaderAt, size int64) (zip io.ReaderAt, zipSize int64, err error)
 
+// ReadOptions says how an archive is read.
+type ReadOptions struct {
+	// Unseal decrypts an archive file that is not a zip itself; nil for none.
+	Unseal Unseal
+	// Notes holds the manifest's records of what was skipped, excluded and warned about,
+	// which only a listing shows: without, the Manifest has none (see format.Within).
+	Notes bool
+}
+
 // Open opens the archive at path and reads its directory and manifest. It fails only when
 // the file is not a readable zip archive; a damaged manifest is reported in ManifestErr.
 func Open(path string) (*Reader, error) {
-	return OpenWith(path, nil)
+	return OpenWith(path, ReadOptions{})
 }
 
-// OpenWith is Open for an archive file that unseal (nil for none) may have to decrypt.
-func OpenWith(path string, unseal Unseal) (*Reader, error) {
+// OpenWith is Open, as opts says.
+func OpenWith(path string, opts ReadOptions) (*Reader, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -84,7 +93,7 @@ func OpenWith(path string, unseal Unseal) (*Reader, error) {
 	// The ranges read are recorded for Sum (see refsum.go): the manifest is read ahead
 	// beside Go's reader, so the recording takes a lock.
 	rec := &lockedRecorder{rec: recordingReader{ra: f}}
-	r, err := NewReaderWith(rec, size, unseal)
+	r, err := NewReaderWith(rec, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
@@ -134,8 +143,8 @@ func openFile(path string) (*os.File, int64, error) {
 
 // readFile reads the directory and manifest of the archive file f, as OpenWith does. The
 // Reader closes f; so does readFile when it fails.
-func readFile(f *os.File, size int64, unseal Unseal) (*Reader, error) {
-	r, err := NewReaderWith(f, size, unseal)
+func readFile(f *os.File, size int64, opts ReadOptions) (*Reader, error) {
+	r, err := NewReaderWith(f, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
@@ -144,17 +153,17 @@ func readFile(f *os.File, size int64, unseal Unseal) (*Reader, error) {
 	return r, nil
 }
 
-// NewReaderWith is NewReader for an archive file (size bytes) that unseal (nil for none) may
-// have to decrypt: entries are read from the zip unseal gives, and Verify hashes file.
-func NewReaderWith(file io.ReaderAt, size int64, unseal Unseal) (*Reader, error) {
+// NewReaderWith is NewReader for an archive file (size bytes), as opts says: when it is
+// sealed, entries are read from the zip opts.Unseal gives, and Verify hashes file.
+func NewReaderWith(file io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	ra, n := file, size
-	if unseal != nil {
+	if opts.Unseal != nil {
 		var err error
-		if ra, n, err = unseal(file, size); err != nil {
+		if ra, n, err = opts.Unseal(file, size); err != nil {
 			return nil, err
 		}
 	}
-	r, err := NewReader(ra, n)
+	r, err := newReader(ra, n, opts.Notes)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +174,12 @@ func NewReaderWith(file io.ReaderAt, size int64, unseal Unseal) (*Reader, error)
 // NewReader reads the archive of size bytes in ra, as Open does. Verify reads ra from
 // several goroutines at once, as the io.ReaderAt contract allows.
 func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
-	ahead := readManifestAhead(ra, size)
+	return newReader(ra, size, false)
+}
+
+// newReader is NewReader, holding the manifest's notes when notes.
+func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
+	ahead := readManifestAhead(ra, size, notes)
 	defer ahead.wait()
 	zr, err := zip.NewReader(ra, size)
 	// Insecure names are reported only under GODEBUG=zipinsecurepath=0, with a usable
@@ -217,7 +231,7 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		// unzip and 7-Zip would write the manifest's JSON at that name.
 		r.ManifestErr = errUnicodePath
 	default:
-		r.Manifest, r.ManifestErr = ahead.take(manifest, manifestAt, len(r.Entries))
+		r.Manifest, r.ManifestErr = ahead.take(manifest, manifestAt, format.Within{Entries: len(r.Entries), Notes: notes})
 	}
 	if r.Manifest != nil {
 		r.joinManifest()
@@ -321,21 +335,21 @@ func (r *Reader) Close() error {
 	return r.closer.Close()
 }
 
-// readManifest reads and parses the manifest f, at loc, of an archive of about files files.
-func readManifest(f *zip.File, loc localRef, files int) (*format.Manifest, error) {
-	return readManifestFrom(f, func() (io.ReadCloser, error) { return openEntry(f, loc) }, files)
+// readManifest reads and parses the manifest f, at loc, of an archive as in says.
+func readManifest(f *zip.File, loc localRef, in format.Within) (*format.Manifest, error) {
+	return readManifestFrom(f, func() (io.ReadCloser, error) { return openEntry(f, loc) }, in)
 }
 
 // readManifestFrom is readManifest, the data of f being read from what open opens.
-func readManifestFrom(f *zip.File, open func() (io.ReadCloser, error), files int) (*format.Manifest, error) {
+func readManifestFrom(f *zip.File, open func() (io.ReadCloser, error), in format.Within) (*format.Manifest, error) {
 	if f.UncompressedSize64 > format.MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", f.UncompressedSize64, format.MaxManifestSize)
 	}
 	// A manifest as backup writes it is read into a list made for the files the archive
 	// holds (format.ReadManifest); any other is parsed whole, and its answer taken.
-	m, err := parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, files) })
+	m, err := parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ReadManifest(r, in) })
 	if errors.Is(err, format.ErrNotAsWritten) {
-		m, err = parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ParseManifestOf(r, files) })
+		m, err = parseManifestEntry(open, func(r io.Reader) (*format.Manifest, error) { return format.ParseManifestOf(r, in) })
 	}
 	return m, err
 }

@@ -390,7 +390,7 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 		return nil, fmt.Errorf("manifest is %d bytes, more than the %d this reader accepts", rec.UncompressedSize64, format.MaxManifestSize)
 	}
 	m, err := ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) {
-		return format.ScanManifest(r, ref.entries, ref.join)
+		return format.ScanManifest(r, format.Within{Entries: ref.entries}, ref.join)
 	})
 	if !errors.Is(err, format.ErrNotAsWritten) {
 		return m, err
@@ -401,7 +401,9 @@ func (ref *Reference) readManifest(ra io.ReaderAt, rec *centralRecord) (*format.
 		f := &ref.files[i]
 		f.ctime, f.ino, f.mtimeNsec, f.sha = 0, 0, 0, format.Digest{}
 	}
-	m, err = ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) { return format.ParseManifestOf(r, ref.entries) })
+	m, err = ref.parseManifest(ra, rec, func(r io.Reader) (*format.Manifest, error) {
+		return format.ParseManifestOf(r, format.Within{Entries: ref.entries})
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func Verify(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult
 		// the other.
 		archiveSum = startSum(sumCtx, f, size)
 	}
-	r, err := readFile(f, size, opts.Unseal)
+	r, err := readFile(f, size, ReadOptions{Unseal: opts.Unseal})
 	if err != nil {
 		if archiveSum != nil {
 			cancelSum()

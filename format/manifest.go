@@ -1,6 +1,7 @@
 package format
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -116,29 +117,40 @@ const MaxManifestRecord = 16 << 20
 
 var errRecordTooLarge = fmt.Errorf("a record of more than %d bytes", MaxManifestRecord)
 
-// NoEntryLimit is the entries of ParseManifestOf for a manifest read from no archive: it
-// may list any number of files, folders and symlinks.
+// Within is what a reader knows of the archive a manifest is read from, and what it holds.
+type Within struct {
+	// Entries is how many entries the archive has besides the manifest; NoEntryLimit for a
+	// manifest read from no archive, which may list any number of files, folders and
+	// symlinks.
+	Entries int
+	// Notes holds the records of what was skipped, excluded and warned about, which only a
+	// listing shows. Without it each is checked as it is read and let go: the Manifest has
+	// none.
+	Notes bool
+}
+
+// NoEntryLimit is Within.Entries for a manifest read from no archive.
 const NoEntryLimit = -1
 
 // ParseManifest reads a manifest strictly: the schema must be ManifestSchema, no field may
 // be unknown, nothing may follow the JSON, and every file must have a name, a size and a
 // well-formed SHA-256, once. It reads at most MaxManifestSize bytes.
 func ParseManifest(r io.Reader) (*Manifest, error) {
-	return parseManifest(r, MaxManifestSize, NoEntryLimit)
+	return parseManifest(r, MaxManifestSize, Within{Entries: NoEntryLimit, Notes: true})
 }
 
-// ParseManifestOf is ParseManifest for the manifest of an archive of entries entries
-// besides it. Each of its records of a file, folder or symlink names an entry, so far more
-// of them than entries is refused as soon as it is read (see nameEntry): a small archive's
-// manifest of tiny records ("files": [{}, {}, …]: JSON that deflates a thousandfold) would
-// otherwise be held whole, gigabytes, before any check of a record.
-func ParseManifestOf(r io.Reader, entries int) (*Manifest, error) {
-	return parseManifest(r, MaxManifestSize, entries)
+// ParseManifestOf is ParseManifest for the manifest of an archive, as in says. Each of its
+// records of a file, folder or symlink names an entry, so far more of them than in.Entries
+// is refused as soon as it is read (see nameEntry): a small archive's manifest of tiny
+// records ("files": [{}, {}, …]: JSON that deflates a thousandfold) would otherwise be held
+// whole, gigabytes, before any check of a record.
+func ParseManifestOf(r io.Reader, in Within) (*Manifest, error) {
+	return parseManifest(r, MaxManifestSize, in)
 }
 
-func parseManifest(r io.Reader, limit int64, entries int) (*Manifest, error) {
+func parseManifest(r io.Reader, limit int64, in Within) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
-	d := newManifestDecoder(lr, entries)
+	d := newManifestDecoder(lr, in)
 	var wire manifestWire
 	if err := d.decode(&wire); err != nil {
 		if lr.N <= 0 {
@@ -167,12 +179,15 @@ func fromWire(wire *manifestWire) (*Manifest, error) {
 	}
 	if err == nil {
 		m.Skipped, err = values(wire.Skipped, skippedJSON.value)
+		err = cmp.Or(err, wire.dropped[0])
 	}
 	if err == nil {
 		m.Excluded, err = values(wire.Excluded, excludedJSON.value)
+		err = cmp.Or(err, wire.dropped[1])
 	}
 	if err == nil {
 		m.Warnings, err = values(wire.Warnings, warningJSON.value)
+		err = cmp.Or(err, wire.dropped[2])
 	}
 	if err == nil {
 		m.Created, err = values(wire.Created, createdJSON.value)

@@ -21,6 +21,9 @@ type manifestWire = struct {
 	Excluded []excludedJSON `json:"excluded"`
 	Warnings []warningJSON  `json:"warnings"`
 	Created  []createdJSON  `json:"created"`
+	// dropped is the first error in the skipped, excluded and warning records that were
+	// checked and let go (see decodeNotes), by list.
+	dropped [3]error
 }
 
 // manifestDecoder decodes a manifest from a stream into a manifestWire exactly as a
@@ -48,10 +51,11 @@ type manifestDecoder struct {
 	// entries is how many entries the archive has besides the manifest (NoEntryLimit:
 	// any), and named how many records of files, folders and symlinks have been read.
 	entries, named int
+	notes          bool // the notes are held (see Within)
 }
 
-func newManifestDecoder(r io.Reader, entries int) *manifestDecoder {
-	return &manifestDecoder{src: r, buf: make([]byte, 64<<10), entries: entries}
+func newManifestDecoder(r io.Reader, in Within) *manifestDecoder {
+	return &manifestDecoder{src: r, buf: make([]byte, 64<<10), entries: in.Entries, notes: in.Notes}
 }
 
 // nameEntry counts a record of the list name, which names an entry of the archive if it is
@@ -135,28 +139,30 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	if !ok {
 		return d.eofError()
 	}
-	if d.scan != nil && isFilesKey(key) && (c != '[' || key != `"files"`) {
+	if d.scan != nil && listName(key) == "files" && (c != '[' || key != `"files"`) {
 		d.scan.notAsWritten = true // files that encoding/json would decode as written
 		return ErrNotAsWritten
 	}
 	if c == '[' {
-		switch key {
-		case `"files"`:
+		// A list's key in another case ("Files") is the same field to encoding/json: it is
+		// decoded here too, record by record, within the same bounds.
+		switch listName(key) {
+		case "files":
 			if d.scan != nil {
 				return d.scanFiles()
 			}
 			return decodeList(d, &w.Files, "files", parseFileRecord)
-		case `"dirs"`:
+		case "dirs":
 			return decodeList(d, &w.Dirs, "dirs", parseDirRecord)
-		case `"symlinks"`:
+		case "symlinks":
 			return decodeList(d, &w.Symlinks, "symlinks", parseSymlinkRecord)
-		case `"skipped"`:
-			return decodeList(d, &w.Skipped, "skipped", parseSkippedRecord)
-		case `"excluded"`:
-			return decodeList(d, &w.Excluded, "excluded", parseExcludedRecord)
-		case `"warnings"`:
-			return decodeList(d, &w.Warnings, "warnings", parseWarningRecord)
-		case `"created"`:
+		case "skipped":
+			return decodeNotes(d, &w.Skipped, "skipped", parseSkippedRecord, skippedJSON.value, &w.dropped[0])
+		case "excluded":
+			return decodeNotes(d, &w.Excluded, "excluded", parseExcludedRecord, excludedJSON.value, &w.dropped[1])
+		case "warnings":
+			return decodeNotes(d, &w.Warnings, "warnings", parseWarningRecord, warningJSON.value, &w.dropped[2])
+		case "created":
 			return decodeList(d, &w.Created, "created", parseCreatedRecord)
 		}
 	}
@@ -172,6 +178,54 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	}
 	d.raw = append(d.raw, '}')
 	return d.note(decodeJSON(append([]byte{'{'}, d.raw...), w), "")
+}
+
+// listNames are the manifest's lists of records, as their fields are named.
+var listNames = []string{"files", "dirs", "symlinks", "skipped", "excluded", "warnings", "created"}
+
+// listName is the list that key, as JSON, names to encoding/json (which matches keys without
+// regard to case, as strings.EqualFold does); "" for none.
+func listName(key string) string {
+	var name string
+	if json.Unmarshal([]byte(key), &name) != nil {
+		return ""
+	}
+	for _, list := range listNames {
+		if strings.EqualFold(name, list) {
+			return list
+		}
+	}
+	return ""
+}
+
+// decodeNotes is decodeList for a list of notes (what was skipped, excluded or warned
+// about), which only a listing shows. Unless the reader keeps them (d.notes), each record
+// is decoded into the same one, checked as fromWire would check it, and let go, the first
+// error kept in *dropped for fromWire: millions of tiny records ("skipped": [{}, {}, …],
+// JSON that deflates a thousandfold) would otherwise be held, gigabytes, by a verify.
+func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool, value func(J) (V, error), dropped *error) error {
+	if d.notes {
+		return decodeList(d, list, name, fast)
+	}
+	if *list != nil && *dropped == nil {
+		// encoding/json would decode it over the first, merging records: not as backup
+		// writes it, and not worth holding the first for.
+		*dropped = fmt.Errorf("%s given twice", name)
+	}
+	*list = make([]J, 0)
+	one := make([]J, 1)
+	_, err := d.eachElement(func(_ int, c byte) error {
+		clear(one[:1])
+		one = one[:0]
+		if err := decodeElement(d, &one, 0, c, name, fast); err != nil {
+			return err
+		}
+		if d.stop == nil && *dropped == nil && len(one) == 1 {
+			_, *dropped = value(one[0])
+		}
+		return nil
+	})
+	return err
 }
 
 // eachElement walks a JSON array (the next byte is its '['): elem decodes each element,

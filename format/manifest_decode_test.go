@@ -49,13 +49,43 @@ func compareParsersLimit(t *testing.T, data []byte, limit int64) {
 	want, wantErr := parseManifestJSON(bytes.NewReader(data), limit)
 	// Read whole, and a few bytes at a time: records cut off by the end of what was read.
 	for _, chunk := range []int{len(data), 1, 7} {
-		got, err := parseManifest(&chunkReader{data, chunk}, limit, NoEntryLimit)
+		got, err := parseManifest(&chunkReader{data, chunk}, limit, all)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("input %q in reads of %d:\nerror %v\nwant  %v", data, chunk, err, wantErr)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("input %q in reads of %d:\ngot  %+v\nwant %+v", data, chunk, got, want)
 		}
+		compareWithoutNotes(t, data, chunk, limit, want, wantErr)
+	}
+}
+
+// compareWithoutNotes fails t unless a parse that lets the notes go gives data the manifest
+// want without its notes, or the same error wantErr; or, for a list of notes given twice
+// (which encoding/json decodes one over the other), says so.
+func compareWithoutNotes(t *testing.T, data []byte, chunk int, limit int64, want *Manifest, wantErr error) {
+	t.Helper()
+	got, err := parseManifest(&chunkReader{data, chunk}, limit, Within{Entries: NoEntryLimit})
+	if err != nil && strings.HasSuffix(err.Error(), " given twice") {
+		return
+	}
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("input %q in reads of %d, notes let go:\nerror %v\nwant  %v", data, chunk, err, wantErr)
+	}
+	if want != nil {
+		held := *want
+		held.Skipped, held.Excluded, held.Warnings = nil, nil, nil
+		want = &held
+	}
+	if got != nil && (len(got.Skipped) > 0 || len(got.Excluded) > 0 || len(got.Warnings) > 0) {
+		t.Fatalf("input %q in reads of %d, notes let go: %d skipped, %d excluded, %d warnings held",
+			data, chunk, len(got.Skipped), len(got.Excluded), len(got.Warnings))
+	}
+	if got != nil {
+		got.Skipped, got.Excluded, got.Warnings = nil, nil, nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("input %q in reads of %d, notes let go:\ngot  %+v\nwant %+v", data, chunk, got, want)
 	}
 }
 
@@ -123,6 +153,10 @@ var decodeCases = map[string]string{
 	"created forms":          `{"schema": "backup.manifest/v3", "status": "complete", "created": [{"path": "a", "type": "file", "size": 3, "sha256": "` + goodSum + `"}, {"path": "l", "type": "symlink", "target": "\ufffd", "target_b64": "/w=="}, {"path": "d", "type": "dir", "size": -1}, {"path": "e", "Type": "dir", "size": 1.5}]}`,
 	"unknown in dir":         `{"schema": "backup.manifest/v2", "status": "complete", "dirs": [{"path": "d", "target": "x"}]}`,
 	"space everywhere":       " \t\r\n{ \"schema\" : \"backup.manifest/v2\" ,\n\"status\":\"complete\" , \"files\" : [ { \"path\" : \"a\" , \"size\" : 1 , \"sha256\" : \"" + goodSum + "\" } , {\"path\":\"b\",\"size\":2,\"sha256\":\"" + goodSum + "\"} ] } \n",
+	"lists in other cases":   `{"schema": "backup.manifest/v2", "status": "complete", "Files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `"}], "DIRS": [{"path": "d"}], "SymLinks": [{"path": "l", "target": "a"}], "Skipped": [{"path": "s", "kind": "fifo"}], "EXCLUDED": [{"path": "x", "rule": "*"}], "\u017fkipped": [{"path": "t", "kind": "socket"}], "Warnings": [{"path": "w", "op": "open", "error": "e", "lost": false}]}`,
+	"notes given twice":      `{"schema": "backup.manifest/v2", "status": "complete", "skipped": [{"path": "\ufffd"}], "Skipped": [{"path_b64": "/w=="}]}`,
+	"bad note then type":     `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}, {"path": "b"}], "excluded": [{"path": 1}]}`,
+	"bad notes in order":     `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}], "skipped": [{"path": "b"}, {"path": "c", "path_b64": "YQ=="}]}`,
 	"empty object":           `{}`,
 	"null":                   `null`,
 	"top-level string":       `"x"`,
@@ -290,3 +324,6 @@ func TestParseManifestEscapedFieldsLinear(t *testing.T) {
 		t.Errorf("parsing a record of %d bytes allocated %d MiB; want at most 64", len(doc), n>>20)
 	}
 }
+
+// all reads a manifest from no archive, holding all it has, as ParseManifest does.
+var all = Within{Entries: NoEntryLimit, Notes: true}

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -25,10 +24,10 @@ var ErrNotAsWritten = errors.New("manifest not as backup writes it")
 // listed twice is found because backup writes the files sorted by path. For a manifest
 // that is not so, or that fails a check, it returns ErrNotAsWritten, having handed some
 // files to file already: the reader then takes ParseManifestOf's answer instead. Like
-// ParseManifestOf, it refuses more records of files, folders and symlinks than entries.
-func ScanManifest(r io.Reader, entries int, file func(*File)) (*Manifest, error) {
+// ParseManifestOf, it reads the manifest as in says.
+func ScanManifest(r io.Reader, in Within, file func(*File)) (*Manifest, error) {
 	lr := &io.LimitedReader{R: r, N: MaxManifestSize + 1}
-	d := newManifestDecoder(lr, entries)
+	d := newManifestDecoder(lr, in)
 	s := &fileScan{file: file, seed: maphash.MakeSeed()}
 	d.scan = s
 	var wire manifestWire
@@ -58,9 +57,9 @@ func ScanManifest(r io.Reader, entries int, file func(*File)) (*Manifest, error)
 // straight into a list made for about as many as the archive's entries: ParseManifest holds
 // the JSON records of all the files (128 bytes each) and then makes their list, 30% more of
 // it as it grows. It returns ErrNotAsWritten as ScanManifest does.
-func ReadManifest(r io.Reader, entries int) (*Manifest, error) {
-	files := GrowFiles(nil, entries)
-	m, err := ScanManifest(r, entries, func(f *File) { files = append(files, *f) })
+func ReadManifest(r io.Reader, in Within) (*Manifest, error) {
+	files := GrowFiles(nil, in.Entries)
+	m, err := ScanManifest(r, in, func(f *File) { files = append(files, *f) })
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +122,6 @@ func (s *fileScan) createdIsFile(created []Created) bool {
 		}
 	}
 	return false
-}
-
-// isFiles says whether key, as JSON, is one encoding/json takes for the files (it matches
-// keys without regard to case, as strings.EqualFold does).
-func isFilesKey(key string) bool {
-	var name string
-	return json.Unmarshal([]byte(key), &name) == nil && strings.EqualFold(name, "files")
 }
 
 // scanFiles decodes the list of files (the next byte is its '[') as decodeList would, each

@@ -16,7 +16,7 @@ func compareScan(t *testing.T, data []byte) {
 	t.Helper()
 	want, wantErr := ParseManifest(bytes.NewReader(data))
 	var files []File
-	got, err := ScanManifest(bytes.NewReader(data), NoEntryLimit, func(f *File) { files = append(files, *f) })
+	got, err := ScanManifest(bytes.NewReader(data), all, func(f *File) { files = append(files, *f) })
 	switch {
 	case errors.Is(err, ErrNotAsWritten):
 		return
@@ -35,7 +35,7 @@ func compareScan(t *testing.T, data []byte) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ScanManifest:\n%+v\nParseManifest:\n%+v", got, want)
 	}
-	read, err := ReadManifest(bytes.NewReader(data), NoEntryLimit)
+	read, err := ReadManifest(bytes.NewReader(data), all)
 	if err != nil || !reflect.DeepEqual(read, want) {
 		t.Fatalf("ReadManifest: %v\n%+v\nParseManifest:\n%+v", err, read, want)
 	}
@@ -83,7 +83,7 @@ func TestScanManifestNotAsWritten(t *testing.T) {
 		"v2 field in v1": `{"schema": "backup.manifest/v1", "status": "complete", "files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `", "uid": 1}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := ScanManifest(bytes.NewReader([]byte(input)), NoEntryLimit, func(*File) {}); !errors.Is(err, ErrNotAsWritten) {
+			if _, err := ScanManifest(bytes.NewReader([]byte(input)), all, func(*File) {}); !errors.Is(err, ErrNotAsWritten) {
 				t.Errorf("ScanManifest: %v, want ErrNotAsWritten", err)
 			}
 		})
@@ -114,7 +114,7 @@ func TestScanManifestHoldsNoFiles(t *testing.T) {
 	var before, at runtime.MemStats
 	runtime.ReadMemStats(&before)
 	seen := 0
-	_, err := ScanManifest(bytes.NewReader(buf.Bytes()), NoEntryLimit, func(f *File) {
+	_, err := ScanManifest(bytes.NewReader(buf.Bytes()), all, func(f *File) {
 		if seen++; seen == n {
 			runtime.GC()
 			runtime.ReadMemStats(&at)
@@ -144,7 +144,7 @@ func TestScanManifestOwnersAcrossSlabs(t *testing.T) {
 	}
 	b.WriteString(`]}`)
 	compareScan(t, b.Bytes())
-	m, err := ReadManifest(bytes.NewReader(b.Bytes()), n)
+	m, err := ReadManifest(bytes.NewReader(b.Bytes()), Within{Entries: n, Notes: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestParseManifest(t *testing.T) {
 func TestParseManifestSizeLimit(t *testing.T) {
 	// An endless document: the parser must stop at the limit, not read forever.
 	r := io.MultiReader(strings.NewReader(`{"schema": "`), endless('a'))
-	_, err := parseManifest(r, 1<<20, NoEntryLimit)
+	_, err := parseManifest(r, 1<<20, all)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("error %v, want the size limit", err)
 	}
@@ -165,8 +165,8 @@ func TestParseManifestOfEntries(t *testing.T) {
 			upTo + 1: fmt.Sprintf("%d files, folders and symlinks or more, for an archive of %d entries", upTo+1, entries),
 		} {
 			data := `{"schema":"` + ManifestSchema + `","status":"complete","files":[],"` + list + `":[` + records(n) + `]}`
-			_, err := ParseManifestOf(strings.NewReader(data), entries)
-			_, scanErr := ScanManifest(strings.NewReader(data), entries, func(*File) {})
+			_, err := ParseManifestOf(strings.NewReader(data), Within{Entries: entries})
+			_, scanErr := ScanManifest(strings.NewReader(data), Within{Entries: entries}, func(*File) {})
 			for _, err := range []error{err, scanErr} {
 				if errors.Is(err, ErrNotAsWritten) { // the scan's answer for "files": [{}]
 					continue

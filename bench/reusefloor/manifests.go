@@ -39,7 +39,7 @@ func readManifest(f *os.File) (*format.Manifest, error) {
 			return nil, err
 		}
 		defer rc.Close()
-		return format.ReadManifest(rc, len(z.File))
+		return format.ReadManifest(rc, format.Within{Entries: len(z.File)})
 	}
 	return nil, errors.New("no manifest")
 }
