@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -166,6 +167,9 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 			return decodeList(d, &w.Created, "created", parseCreatedRecord)
 		}
 	}
+	if k := slices.Index(noteLists, listName(key)); k >= 0 && c == 'n' {
+		w.dropped[k] = nil // null replaces the list, and what was wrong in it
+	}
 	// Anything else is decoded as the one field of an object, into the whole: so
 	// encoding/json matches the key (case-insensitively) and words the errors.
 	d.raw = append(d.raw[:0], key...)
@@ -180,8 +184,12 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	return d.note(decodeJSON(append([]byte{'{'}, d.raw...), w), "")
 }
 
-// listNames are the manifest's lists of records, as their fields are named.
-var listNames = []string{"files", "dirs", "symlinks", "skipped", "excluded", "warnings", "created"}
+// listNames are the manifest's lists of records, as their fields are named; noteLists
+// those of them that only a listing shows, in the order of manifestWire.dropped.
+var (
+	listNames = []string{"files", "dirs", "symlinks", "skipped", "excluded", "warnings", "created"}
+	noteLists = []string{"skipped", "excluded", "warnings"}
+)
 
 // listName is the list that key, as JSON, names to encoding/json (which matches keys without
 // regard to case, as strings.EqualFold does); "" for none.
