@@ -59,6 +59,13 @@ func hugeWarning(name string) func(map[string]any) {
 // rewrites, and checks that it is refused as want says, in little memory.
 func refusesManifestBomb(t *testing.T, edit func(map[string]any), want string, commands ...string) {
 	t.Helper()
+	runsManifestBomb(t, edit, exitFailed, want, commands...)
+}
+
+// runsManifestBomb runs each command on a backup of one file whose manifest edit rewrites,
+// and checks that it exits with code, saying want, in little memory.
+func runsManifestBomb(t *testing.T, edit func(map[string]any), code int, want string, commands ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
 	honest := filepath.Join(dir, "honest.zip")
@@ -70,9 +77,9 @@ func refusesManifestBomb(t *testing.T, edit func(map[string]any), want string, c
 		if command == "restore" {
 			args = append(args, filepath.Join(dir, "dest"))
 		}
-		code, output, rss := runMeasured(t, dir, args...)
-		if line := lastLines(output, 1); code != exitFailed || !strings.Contains(output, want) {
-			t.Errorf("%s: exit %d, %.200q; want %d and %q", command, code, line, exitFailed, want)
+		got, output, rss := runMeasured(t, dir, args...)
+		if line := lastLines(output, 1); got != code || !strings.Contains(output, want) {
+			t.Errorf("%s: exit %d, %.200q; want %d and %q", command, got, line, code, want)
 		}
 		if !raceEnabled && rss > maxBombRSS {
 			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", command, rss>>20, maxBombRSS>>20)
@@ -86,19 +93,6 @@ func refusesManifestBomb(t *testing.T, edit func(map[string]any), want string, c
 // are now checked as they are read and let go.
 func TestAttackManifestTinyNoteRecords(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "alpha\n"}})
-	honest := filepath.Join(dir, "honest.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", honest, "src/app"), exitComplete)
-	bomb := filepath.Join(dir, "bomb.zip")
-	rewriteManifest(t, honest, bomb, func(m map[string]any) { m["skipped"] = make([]struct{}, 5_000_000) })
-	for _, args := range [][]string{{"verify", bomb}, {"restore", bomb, filepath.Join(dir, "dest")}} {
-		code, output, rss := runMeasured(t, dir, args...)
-		if code != exitComplete {
-			t.Errorf("%s: exit %d, %.300q; want %d", args[0], code, output, exitComplete)
-		}
-		if !raceEnabled && rss > maxBombRSS {
-			t.Errorf("%s: peak RSS %d MiB, want at most %d MiB", args[0], rss>>20, maxBombRSS>>20)
-		}
-	}
+	tiny := func(m map[string]any) { m["skipped"] = make([]struct{}, 5_000_000) }
+	runsManifestBomb(t, tiny, exitComplete, "", "verify", "restore")
 }
