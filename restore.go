@@ -231,7 +231,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	if err := ref.matchesReceipt(ctx, r); err != nil {
+	if err := ref.matchesReceipt(ctx, r, cfg.include == nil); err != nil {
 		if ctx.Err() != nil {
 			out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive against its receipt; nothing written"
 		} else {
