@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,5 +34,71 @@ func TestAttackS3RestoreForgedArchive(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(dest, "app/f")); err == nil {
 		t.Errorf("restore wrote the forged file: %q", got)
+	}
+}
+
+// TestAttackS3RestoreHashReadFailureClaimsForgery: the whole restore of a bucket set hashes
+// LATEST's object against its receipt before it writes anything; a server that fails the
+// ranged reads of that hash (500, every attempt) must fail the restore as a read that
+// failed, naming the server's error, not as an archive that "is not the archive the backup
+// wrote": nothing was found wrong with its bytes.
+func TestAttackS3RestoreHashReadFailureClaimsForgery(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	// Incompressible, so that the archive spans blocks of 1 MiB.
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r.bin": {content: randomString(t, 3<<20)}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, _ int) fault {
+		// Block 0 is read as the archive is opened (the sniff for age's header), and its
+		// last as its directory is read: block 1 is read first by the hash.
+		if kind == "ranged read" && strings.HasPrefix(r.Header.Get("Range"), fmt.Sprintf("bytes=%d-", 1<<20)) {
+			return status500
+		}
+		return pass
+	})
+	env := append(slices.Clone(s.env), "AWS_ENDPOINT_URL_S3="+proxy, "AWS_MAX_ATTEMPTS=2")
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, runOpts{dir: dir, env: env}, "restore", s.loc, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "InternalError") {
+		t.Errorf("stderr does not name the server's error:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "not the archive the backup wrote") {
+		t.Errorf("a read that failed is claimed as a forged archive:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "app/r.bin")); err == nil {
+		t.Errorf("restore wrote the file:\n%s", r.stderr)
+	}
+}
+
+// TestAttackRestoreSetHashEIOClaimsForgery: the same in a folder set, whose restore has
+// always hashed LATEST's archive: an EIO from the disk while it hashes is reported as an
+// archive that "is not the archive the backup wrote".
+func TestAttackRestoreSetHashEIOClaimsForgery(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"r.bin": {content: randomString(t, 3<<20)}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	arch := filepath.Join(set, readLatest(t, set))
+	hit := 0
+	for n := 1; n <= 12; n++ {
+		dest := filepath.Join(dir, fmt.Sprint("dest", n))
+		failed, out, code := withEIO(t, dir, arch, n, "restore", set, dest)
+		if len(failed) == 0 {
+			continue
+		}
+		hit++
+		if code != exitFailed || !strings.Contains(out, "input/output error") {
+			t.Errorf("EIO injected at pread64 #%d of the archive: exit %d, and no word of it:\n%s", n, code, lastLines(out, 3))
+		}
+		if strings.Contains(out, "not the archive the backup wrote") {
+			t.Errorf("EIO injected at pread64 #%d of the archive: claimed as a forged archive:\n%s", n, lastLines(out, 3))
+		}
+	}
+	if hit == 0 {
+		t.Fatal("no pread64 of the archive was failed")
 	}
 }
