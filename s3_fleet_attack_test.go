@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"filippo.io/age"
 )
 
 // TestAttackS3RestoreForgedArchive: someone who may write the bucket, but cannot rewrite what
@@ -100,5 +104,85 @@ func TestAttackRestoreSetHashEIOClaimsForgery(t *testing.T) {
 	}
 	if hit == 0 {
 		t.Fatal("no pread64 of the archive was failed")
+	}
+}
+
+// TestS3RestoreForgedSealedArchive: the forgery of TestAttackS3RestoreForgedArchive in an
+// encrypted set, by someone who holds the key (or wrote the plaintext): the zip decrypted,
+// forged, and encrypted again to the set's recipient, of the same size. The whole restore
+// with the key hashes the ciphertext against the receipt and refuses it.
+func TestS3RestoreForgedSealedArchive(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f": {content: "good data 1\n"}})
+	run := runOpts{dir: dir, env: s.env}
+	mustExit(t, backup(t, run, "create", "--recipient", key.recipient, "--output-dir", s.loc, "app"), exitComplete)
+	reseal(t, key, filepath.Join(s.dir, readLatest(t, s.dir)), func(plain string) {
+		forgeSameSize(t, plain, "app/f", []byte("EVIL data 1\n"))
+	})
+
+	dest := filepath.Join(dir, "dest")
+	r := backup(t, run, "restore", "-i", key.identity, s.loc, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "does not match the receipt") {
+		t.Errorf("stderr does not say the archive is not its receipt's:\n%s", r.stderr)
+	}
+	if got, err := os.ReadFile(filepath.Join(dest, "app/f")); err == nil {
+		t.Errorf("restore wrote the forged file: %q", got)
+	}
+}
+
+// reseal decrypts the age file at path with key, lets edit change the plaintext (a file), and
+// encrypts it again to key's recipient, in place; it must keep its size.
+func reseal(t *testing.T, key ageKey, path string, edit func(plain string)) {
+	t.Helper()
+	keys, err := os.ReadFile(key.identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := age.ParseIdentities(bytes.NewReader(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := age.Decrypt(bytes.NewReader(sealed), ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "plain.zip")
+	data, err := io.ReadAll(r)
+	if err == nil {
+		err = os.WriteFile(plain, data, 0o600)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(plain)
+	if data, err = os.ReadFile(plain); err != nil {
+		t.Fatal(err)
+	}
+	rcp, err := age.ParseX25519Recipient(key.recipient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := age.Encrypt(&out, rcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != len(sealed) {
+		t.Fatalf("resealed archive is %d bytes, want %d", out.Len(), len(sealed))
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
