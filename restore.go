@@ -231,13 +231,17 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	if err := ref.matchesReceipt(ctx, r); err != nil {
-		if ctx.Err() != nil {
+	if err := ref.matchesReceipt(ctx, r, cfg.include == nil); err != nil {
+		var wrong notReceipts
+		switch {
+		case ctx.Err() != nil:
 			out.Status, out.Error = restoreInterrupted, "interrupted while checking the archive against its receipt; nothing written"
-		} else {
+		case errors.As(err, &wrong):
 			// Bit rot fails the check too: the archive file itself can still be restored
 			// by name, each file checked against its manifest, once the user has judged it.
-			out.fail(fmt.Errorf("%s: %w: it is not the archive the backup wrote; nothing written (backup verify says more; naming the archive file instead of the set restores what its manifest vouches for)", format.QuoteName(cfg.archive), cause(err)))
+			out.fail(fmt.Errorf("%s: %w: it is not the archive the backup wrote; nothing written (backup verify says more; naming the archive file instead of the set restores what its manifest vouches for)", format.QuoteName(cfg.archive), cause(wrong.error)))
+		default:
+			out.fail(fmt.Errorf("%s: %w: nothing written", format.QuoteName(cfg.archive), cause(err)))
 		}
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return

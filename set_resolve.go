@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,14 +123,17 @@ func (a archiveRef) proven(r *archive.Reader) error {
 	return a.entry.Receipt.StatusProven("its receipt", r.HasManifest, status)
 }
 
-// matchesReceipt says why r, a set's LATEST target in a folder, is not the archive its
-// receipt describes, by its SHA-256, or nil; nil too for an archive named as a file, or in a
-// bucket. Whoever may write the folder can swap a file's bytes and edit the manifest to
-// agree, keeping the size Latest compared: only the receipt's SHA-256 tells, and restore
-// checks every file against that manifest alone. A bucket's archive is not read a second
-// time for it (see docs/sets.md).
-func (a archiveRef) matchesReceipt(ctx context.Context, r *archive.Reader) error {
-	if a.entry.Receipt == nil || a.store != nil {
+// matchesReceipt says why r, a set's LATEST target, is not the archive its receipt
+// describes, by its SHA-256, as a notReceipts, or nil; nil too for an archive named as a
+// file. A read of it that fails is that error. Whoever may
+// write the set (a folder, a bucket) can swap a file's bytes and edit the manifest to agree,
+// keeping the size Latest compared: only the receipt's SHA-256 tells, and restore checks
+// every file against that manifest alone. whole says the command reads every entry: an
+// archive in a bucket is then hashed first, its blocks kept in the spool for the reads that
+// follow; a read of a few entries (restore --include) would fetch the whole object for it,
+// and is not (see docs/s3.md).
+func (a archiveRef) matchesReceipt(ctx context.Context, r *archive.Reader, whole bool) error {
+	if a.entry.Receipt == nil || a.store != nil && !whole {
 		return nil
 	}
 	want, ok := a.entry.Receipt.Summary()
@@ -137,11 +141,23 @@ func (a archiveRef) matchesReceipt(ctx context.Context, r *archive.Reader) error
 		return nil
 	}
 	got, err := r.Sum(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, archive.ErrChangedWhileRead):
+		return notReceipts{err}
+	case err != nil:
 		return err
 	}
-	return want.Match(got)
+	if err := want.Match(got); err != nil {
+		return notReceipts{err}
+	}
+	return nil
 }
+
+// notReceipts is matchesReceipt's verdict that the archive is not its receipt's; any other
+// error of it is a read that failed, which says nothing of the archive's bytes.
+type notReceipts struct{ error }
+
+func (e notReceipts) Unwrap() error { return e.error }
 
 // receipt returns the receipt to check the archive against and its path, as findReceipt
 // does; for an archive in a bucket, the one its set holds beside it (already read and

@@ -316,16 +316,17 @@ func (r *Reader) Sum(ctx context.Context) (format.Summary, error) {
 	err := s.skipTo(r.fileSize)
 	switch {
 	case errors.Is(err, ErrNotAsRecorded) || err == nil && !s.rc.done():
-		return format.Summary{}, errChangedWhileRead
+		return format.Summary{}, ErrChangedWhileRead
 	case err != nil:
 		return format.Summary{}, err
 	}
 	return format.Summary{Size: r.fileSize, SHA256: hex.EncodeToString(s.sum.sum())}, nil
 }
 
-// errChangedWhileRead is an archive file whose bytes changed between the reading of its
-// directory and manifest and the hash for its receipt (or that was cut short meanwhile).
-var errChangedWhileRead = errors.New("the archive file changed while it was read (its directory or manifest no longer holds what was read)")
+// ErrChangedWhileRead is Sum's verdict on an archive file whose bytes changed between the
+// reading of its directory and manifest and the hash for its receipt (or that was cut short
+// meanwhile): unlike a read that failed, it says the file is not what was read.
+var ErrChangedWhileRead = errors.New("the archive file changed while it was read (its directory or manifest no longer holds what was read)")
 
 // Close closes the archive file.
 func (r *Reader) Close() error {

@@ -152,7 +152,8 @@ func (s *Store) get(ctx context.Context, name string, in *s3.GetObjectInput, rea
 // closed before the length it announced), so that reading it again may work.
 func brokenBody(err error) bool {
 	var stall *StallError
-	return errors.As(err, &stall) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	var slow *SlowError
+	return errors.As(err, &stall) || errors.As(err, &slow) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary
 }
 

@@ -167,6 +167,9 @@ func Open(ctx context.Context, loc string, opt Options) (*Store, error) {
 			o.BaseEndpoint = aws.String(opt.Endpoint)
 		}
 		o.UsePathStyle = opt.PathStyle
+		// Wrapped here, not in the configuration, whose loading adds a CA bundle to the
+		// SDK's own client type only.
+		o.HTTPClient = boundedClient{client: o.HTTPClient, idle: opt.IdleTimeout}
 		if cfgErr != nil {
 			o.APIOptions = append(o.APIOptions, failEvery(cfgErr))
 		}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tricklingBody passes body on a byte at a time, every every: always within the idle
+// deadline, never done; until done (the client hung up).
+type tricklingBody struct {
+	body  io.ReadCloser
+	every time.Duration
+	done  <-chan struct{}
+}
+
+func (b tricklingBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.done:
+		return 0, io.ErrUnexpectedEOF
+	case <-time.After(b.every):
+	}
+	return b.body.Read(p[:min(len(p), 1)])
+}
+
+func (b tricklingBody) Close() error { return b.body.Close() }
+
+// startTricklingProxy starts a proxy in front of target that passes every request on, and
+// trickles the answer of each GET whose key ends in suffix a byte every every.
+func startTricklingProxy(t *testing.T, target, suffix string, every time.Duration) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1                    // each byte reaches the client as it is sent
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the hung-up trickles are the test's own
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method == http.MethodGet && strings.HasSuffix(resp.Request.URL.Path, suffix) {
+			resp.Body = tricklingBody{body: resp.Body, every: every, done: resp.Request.Context().Done()}
+		}
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestAttackS3TricklingServerHoldsTheRun: a server that sends LATEST's 25 bytes one every
+// 2.5 s, always within the idle deadline (3 s here, 60 s by default), holds a reader for a
+// minute per attempt (with the default, a byte every 59 s holds a 1 MiB block for two years,
+// and a create's lock is renewed all along). Every request needs a deadline: status must
+// fail within seconds, not wait for the last byte.
+func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy := startTricklingProxy(t, s.srv.Endpoint, "/LATEST", 2500*time.Millisecond)
+
+	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 40*time.Second, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), "the server did not get through the request in") {
+		t.Errorf("exit %d after %v, want %d and the slow server named; stderr:\n%s", code, took, exitFailed, stderr.String())
+	}
+}
