@@ -27,3 +27,25 @@ func TestAttackSetLockStatEIOSaysAnotherRun(t *testing.T) {
 		t.Errorf("one run in the set, an lstat of its lock failed (EIO), and create says:\n%s", r.stderr)
 	}
 }
+
+// TestAttackUndoCreatedStatEIOSaysComplete: restore --force into an empty DEST creates
+// app/sub/b.txt, and its before-state lists it as created; the undo lstats it to know
+// whether it is there to remove, and that lstat fails (EIO, every lstat of b.txt). The undo
+// took the failed lstat for "not there": it exited 0, "complete", with b.txt left in DEST and
+// no word of it but a warning that app/sub "is not empty", as if the user had put a file
+// there.
+// Correct: a created path that cannot be checked is not skipped: the undo removes it as one
+// that is there (it opens and reads it, which works), or says the error and does not exit 0.
+func TestAttackUndoCreatedStatEIOSaysComplete(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, dest, undo := forceRestoreOfA(t, dir)
+	r := straceRun(t, dir, "b.txt", "newfstatat", "newfstatat:error=EIO:when=1+", undo...)
+	left := exists(filepath.Join(dest, "app/sub/b.txt"))
+	if r.code == exitComplete && left {
+		t.Errorf("the undo could not lstat app/sub/b.txt (EIO), left it, and exits 0:\n%s", r.stderr)
+	}
+	if r.code != exitComplete && (!strings.Contains(r.stderr, "app/sub/b.txt") || !strings.Contains(r.stderr, "input/output error")) {
+		t.Errorf("the undo could not lstat app/sub/b.txt (EIO): exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
