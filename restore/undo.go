@@ -125,9 +125,14 @@ func (p *Plan) checkCreated() {
 		} else if missing {
 			continue
 		}
+		// One that cannot be checked (its lstat fails) is not taken for gone: it is refused as
+		// an entry is, except with --force, which removes it as one that is there, where its
+		// before-state and the removal meet the error and say it.
 		st := p.lstat(c.Path)
 		switch {
-		case st.missing || st.err != nil:
+		case st.missing:
+		case st.err != nil && !p.opts.Force:
+			p.Refused = append(p.Refused, archive.Problem{Entry: c.Path, Reason: fmt.Sprintf("created path: cannot check it in the destination: %v", st.err)})
 		case !p.opts.Force:
 			p.Conflicts = append(p.Conflicts, c.Path) // removing one is a change, as replacing is
 		default:
