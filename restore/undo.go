@@ -332,10 +332,13 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 	if err != nil {
 		return err
 	}
-	took, err := statID(dfd, tmp)
-	if err != nil || took.file != held.file {
+	took, statErr := statID(dfd, tmp)
+	if statErr != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
 			return &strandedError{tmp: tmp, err: err}
+		}
+		if statErr != nil { // what the move took is not known, and not by the user's doing
+			return statErr
 		}
 		return changedSince("replaced since the undo checked it")
 	}
