@@ -116,3 +116,33 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatalf("cp -a %s %s: %v\n%s", src, dst, err, out)
 	}
 }
+
+// TestAttackRestoreFolderStatEIOSaysMoved: a restore checks, before it writes in a folder
+// it opened, that the folder is still at its name (lstat of app in DEST). That lstat fails
+// (EIO, each lstat of app after its thread's first: strace counts each thread's calls
+// apart, so the test runs until one of the checks is the call that fails). The entries
+// below were refused as "app was moved or replaced during the restore": someone else's
+// doing, when it was an I/O error.
+// Correct: the entries are not restored (exit 3), with the error as it is.
+func TestAttackRestoreFolderStatEIOSaysMoved(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	log := filepath.Join(dir, "strace.log")
+	for range 20 {
+		os.RemoveAll(filepath.Join(dir, "dest"))
+		cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", "app", "-e", "trace=newfstatat",
+			"-e", "inject=newfstatat:error=EIO:when=2+", binary, "restore", arch, "dest")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOMAXPROCS=1")
+		r := runCmd(t, cmd)
+		if data, _ := os.ReadFile(log); !strings.Contains(string(data), "(INJECTED)") {
+			continue
+		}
+		if r.code != exitIncomplete || strings.Contains(r.stderr, "moved or replaced") || !strings.Contains(r.stderr, "input/output error") {
+			t.Errorf("an lstat of app in DEST failed (EIO): exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		return
+	}
+	t.Skip("strace never failed an lstat of app after the plan's")
+}
