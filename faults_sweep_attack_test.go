@@ -146,3 +146,38 @@ func TestAttackRestoreFolderStatEIOSaysMoved(t *testing.T) {
 	}
 	t.Skip("strace never failed an lstat of app after the plan's")
 }
+
+// TestAttackRestoreJournalStatEIOLeavesJournal: restore --force makes its journal in DEST
+// (O_EXCL), locks it, and checks with lstat that the name is still that file (another run's
+// sweep may have taken an unlocked new one). That lstat fails (EIO). The restore took the
+// journal for swept, made another one and went on: exit 0, complete, and DEST keeps the
+// first journal (.backup-restore-….journal), a file the archive does not hold, until some
+// later restore into DEST happens to sweep it. (Strace counts each thread's calls apart: the
+// test runs until the call that fails is the journal's lstat.)
+// Correct: the journal it cannot check is removed, as the run's own, before it makes
+// another.
+func TestAttackRestoreJournalStatEIOLeavesJournal(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	dest, mine := filepath.Join(dir, "dest"), filepath.Join(dir, "mine")
+	makeTree(t, mine, map[string]node{"app/a.txt": {content: "mine\n"}})
+	log := filepath.Join(dir, "strace.log")
+	for try := range 80 {
+		os.RemoveAll(dest)
+		copyTree(t, mine, dest)
+		cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-P", dest, "-e", "trace=newfstatat",
+			"-e", fmt.Sprintf("inject=newfstatat:error=EIO:when=%d", 3+try%3), binary, "restore", "--force", "--undo-dir", dir, arch, dest)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOMAXPROCS=1")
+		r := runCmd(t, cmd)
+		if data, _ := os.ReadFile(log); r.code != exitComplete || !injectedOn(string(data), ".journal") {
+			continue
+		}
+		if left, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*")); len(left) > 0 {
+			t.Errorf("the lstat of the journal failed (EIO); the restore exits 0 and leaves %q in DEST:\n%s", left, r.stderr)
+		}
+		return
+	}
+	t.Skip("strace never failed the journal's lstat alone")
+}
