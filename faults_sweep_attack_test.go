@@ -181,3 +181,31 @@ func TestAttackRestoreJournalStatEIOLeavesJournal(t *testing.T) {
 	}
 	t.Skip("strace never failed the journal's lstat alone")
 }
+
+// TestAttackSetListEIOTakesUsedName: a set holds a file of the user's (notes.txt) beside
+// its runs, and a run starts in the same second as the last. Listing the folder to name
+// the new archive past that run lstats each entry, and the lstat of notes.txt fails (EIO).
+// The run fell back to the second's first name, which the last run holds: it read and
+// wrote everything, then failed at the very end with "output …Z.zip exists (use --force to
+// replace it)", advice to replace a good backup, for a name it chose itself.
+// Correct: a name that is free is chosen all the same (each candidate is looked up), and
+// the run succeeds.
+func TestAttackSetListEIOTakesUsedName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	for range 10 {
+		set := filepath.Join(dir, "set")
+		os.RemoveAll(set)
+		makeTree(t, set, map[string]node{"notes.txt": {content: "mine\n"}})
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+		r := straceRun(t, dir, filepath.Join(set, "notes.txt"), "newfstatat", "newfstatat:error=EIO:when=1+",
+			"create", "-q", "--output-dir", set, "app")
+		if runs := setArchives(t, set); r.code == exitComplete && len(runs) == 4 && !strings.Contains(runs[2], "Z-2.zip") {
+			continue // the second run started in the next second: nothing to choose past
+		}
+		mustExit(t, r, exitComplete)
+		return
+	}
+	t.Skip("no second run started in the same second as the first")
+}
