@@ -19,6 +19,9 @@ func straceRun(t *testing.T, dir, path, trace, inject string, args ...string) re
 	}
 	cmd := exec.Command("strace", append(append(opts, binary), args...)...)
 	cmd.Dir = dir
+	// strace counts each thread's calls apart: with one thread running Go code, the nth call
+	// of the run is the nth of the thread that makes it, whatever the machine's load.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

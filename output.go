@@ -117,12 +117,13 @@ func (cfg *createConfig) series() string {
 // freeName returns dir/<name>-<UTC time>.zip (encrypted: dir/<UTC time>.zip.age), or with
 // -2, -3… past every run of that second
 // whose archive or receipt is in dir (backupset.FreeName, the one picker). A folder that
-// cannot be listed gives the first name: writing into that folder will say what is wrong
-// with it.
+// cannot be listed (write-only, or one entry's lstat fails) gives the first name free by
+// lookup (backupset.FirstFree): never a used one, which would fail the run at its end.
 func freeName(dir, name string, now time.Time) string {
-	file, err := backupset.FreeName(context.Background(), backupset.Folder{Dir: dir}, name, now)
+	st := backupset.Folder{Dir: dir}
+	file, err := backupset.FreeName(context.Background(), st, name, now)
 	if err != nil {
-		file = backupset.ArchiveName(name, now, 1)
+		file = backupset.FirstFree(context.Background(), st, name, now)
 	}
 	return filepath.Join(dir, file)
 }

@@ -105,6 +105,10 @@ func (k JournalKind) Create(dirfd int, taken func(name string) bool) (*Journal, 
 			j.Close()
 			continue
 		}
+		if errors.Is(err, errJournalUnchecked) && try < 10 {
+			j.Remove()
+			continue
+		}
 		if err != nil {
 			j.Remove()
 			return nil, err
@@ -116,6 +120,11 @@ func (k JournalKind) Create(dirfd int, taken func(name string) bool) (*Journal, 
 // errJournalGone says a new journal was swept before it was locked: another run's sweep
 // found it unlocked and without its header, as a killed run leaves one, and removed it.
 var errJournalGone = errors.New("journal removed before it was locked")
+
+// errJournalUnchecked says the name of a new, locked journal could not be looked up (an I/O
+// error): it is still this run's (a sweep cannot take a locked journal, and no other run
+// makes the same name), so it is removed before another is made.
+var errJournalUnchecked = errors.New("journal's name could not be checked")
 
 // testHookBeforeLock runs between a journal's creation and its lock, in tests only.
 var testHookBeforeLock func(dirfd int, name string)
@@ -135,7 +144,11 @@ func (j *Journal) start() error {
 	if err := eintr.Fstat(int(j.f.Fd()), &mine); err != nil {
 		return &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
-	if err := eintr.Fstatat(j.dir, name, &there, unix.AT_SYMLINK_NOFOLLOW); err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino {
+	err := eintr.Fstatat(j.dir, name, &there, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return errJournalUnchecked
+	case err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino:
 		return errJournalGone
 	}
 	if _, err := io.WriteString(j.f, j.kind.Header); err != nil {

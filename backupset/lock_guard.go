@@ -104,6 +104,12 @@ func (g *guard) check() {
 		}
 		return
 	}
+	// stillAt says no also when the name cannot be looked up (EIO): the file opened there
+	// may be one this run holds, whose flock the new descriptor would find taken.
+	if g.holds(f) {
+		f.Close()
+		return
+	}
 	if err := eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		g.lost = &fs.PathError{Op: "lock", Path: g.path, Err: errors.New("was replaced while this run held the set, and another process locked the new file")}
@@ -113,6 +119,20 @@ func (g *guard) check() {
 		writePid(f)
 	}
 	g.files = append(g.files, f)
+}
+
+// holds says whether f is one of the lock files this run holds (same device and inode).
+func (g *guard) holds(f *os.File) bool {
+	var opened, held unix.Stat_t
+	if eintr.Fstat(int(f.Fd()), &opened) != nil {
+		return false
+	}
+	for _, h := range g.files {
+		if eintr.Fstat(int(h.Fd()), &held) == nil && held.Dev == opened.Dev && held.Ino == opened.Ino {
+			return true
+		}
+	}
+	return false
 }
 
 // stop ends the watch and returns the lock files, for Release to close, and why the set

@@ -277,17 +277,22 @@ func removedDir(dir string, dfd int, err error) error {
 // above.
 func (t *destTree) verify(i int) error {
 	f := t.chain[i]
-	if !folderAt(t.parentFD(i), f.part, f.id) {
-		return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
-	}
-	return nil
+	return folderAt(t.parentFD(i), f.part, f.name, f.id)
 }
 
-// folderAt reports whether part, in the folder open as parent, is the folder id.
-func folderAt(parent int, part string, id fileID) bool {
+// folderAt checks that part, in the folder open as parent, is still the folder id, named
+// name in DEST. A lookup that fails for another reason than a missing name (an I/O error)
+// is that error: it says nothing of a move.
+func folderAt(parent int, part, name string, id fileID) error {
 	var st unix.Stat_t
 	err := eintr.Fstatat(parent, part, &st, unix.AT_SYMLINK_NOFOLLOW)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && idOf(&st) == id
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("%s: lstat: %w", format.QuoteName(name), err)
+	case err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || idOf(&st) != id:
+		return fmt.Errorf("%s %w", format.QuoteName(name), errMoved)
+	}
+	return nil
 }
 
 // fileID is a file's identity, whatever its name: its device and inode.
@@ -332,7 +337,11 @@ func (t *destTree) openChild(parent int, path, part string, create bool) (openFo
 	// Watched, then checked to be still at its name: a move before the watch is seen here,
 	// one after it by the guard.
 	t.guard.watch(fd, uint64(st.Dev))
-	if !folderAt(parent, part, id) || !t.claim(path, id) {
+	if err := folderAt(parent, part, path, id); err != nil {
+		unix.Close(fd)
+		return openFolder{}, err
+	}
+	if !t.claim(path, id) {
 		unix.Close(fd)
 		return openFolder{}, fmt.Errorf("%s %w", format.QuoteName(path), errMoved)
 	}

@@ -125,9 +125,14 @@ func (p *Plan) checkCreated() {
 		} else if missing {
 			continue
 		}
+		// One that cannot be checked (its lstat fails) is not taken for gone: it is refused as
+		// an entry is, except with --force, which removes it as one that is there, where its
+		// before-state and the removal meet the error and say it.
 		st := p.lstat(c.Path)
 		switch {
-		case st.missing || st.err != nil:
+		case st.missing:
+		case st.err != nil && !p.opts.Force:
+			p.Refused = append(p.Refused, archive.Problem{Entry: c.Path, Reason: fmt.Sprintf("created path: cannot check it in the destination: %v", st.err)})
 		case !p.opts.Force:
 			p.Conflicts = append(p.Conflicts, c.Path) // removing one is a change, as replacing is
 		default:
@@ -327,10 +332,13 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 	if err != nil {
 		return err
 	}
-	took, err := statID(dfd, tmp)
-	if err != nil || took.file != held.file {
+	took, statErr := statID(dfd, tmp)
+	if statErr != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
 			return &strandedError{tmp: tmp, err: err}
+		}
+		if statErr != nil { // what the move took is not known, and not by the user's doing
+			return statErr
 		}
 		return changedSince("replaced since the undo checked it")
 	}
