@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"backup/backupset"
 )
 
 // TestAttackSetLockStatEIOSaysAnotherRun: a set run holds .backup.lock, and its guard checks
@@ -183,29 +186,30 @@ func TestAttackRestoreJournalStatEIOLeavesJournal(t *testing.T) {
 }
 
 // TestAttackSetListEIOTakesUsedName: a set holds a file of the user's (notes.txt) beside
-// its runs, and a run starts in the same second as the last. Listing the folder to name
-// the new archive past that run lstats each entry, and the lstat of notes.txt fails (EIO).
-// The run fell back to the second's first name, which the last run holds: it read and
-// wrote everything, then failed at the very end with "output …Z.zip exists (use --force to
-// replace it)", advice to replace a good backup, for a name it chose itself.
+// its runs, and a run starts in a second whose first name a run holds. Listing the folder
+// to name the new archive past that run lstats each entry, and the lstat of notes.txt fails
+// (EIO). The run fell back to the second's first name, which the last run holds: it read
+// and wrote everything, then failed at the very end with "output …Z.zip exists (use
+// --force to replace it)", advice to replace a good backup, for a name it chose itself.
+// (The first name of each second of the next minute is taken beforehand, so that whatever
+// second the run starts in, its first name is.)
 // Correct: a name that is free is chosen all the same (each candidate is looked up), and
 // the run succeeds.
 func TestAttackSetListEIOTakesUsedName(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
-	for range 10 {
-		set := filepath.Join(dir, "set")
-		os.RemoveAll(set)
-		makeTree(t, set, map[string]node{"notes.txt": {content: "mine\n"}})
-		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
-		r := straceRun(t, dir, filepath.Join(set, "notes.txt"), "newfstatat", "newfstatat:error=EIO:when=1+",
-			"create", "-q", "--output-dir", set, "app")
-		if runs := setArchives(t, set); r.code == exitComplete && len(runs) == 4 && !strings.Contains(runs[2], "Z-2.zip") {
-			continue // the second run started in the next second: nothing to choose past
+	set := filepath.Join(dir, "set")
+	makeTree(t, set, map[string]node{"notes.txt": {content: "mine\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	now := time.Now()
+	for s := range 60 {
+		taken := filepath.Join(set, backupset.ArchiveName("app", now.Add(time.Duration(s)*time.Second), 1))
+		if f, err := os.OpenFile(taken, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			f.Close() // the first run's own is left as it is
 		}
-		mustExit(t, r, exitComplete)
-		return
 	}
-	t.Skip("no second run started in the same second as the first")
+	r := straceRun(t, dir, filepath.Join(set, "notes.txt"), "newfstatat", "newfstatat:error=EIO:when=1+",
+		"create", "-q", "--output-dir", set, "app")
+	mustExit(t, r, exitComplete)
 }
