@@ -159,6 +159,7 @@ var decodeCases = map[string]string{
 	"lists in other cases":   `{"schema": "backup.manifest/v2", "status": "complete", "Files": [{"path": "a", "size": 1, "sha256": "` + goodSum + `"}], "DIRS": [{"path": "d"}], "SymLinks": [{"path": "l", "target": "a"}], "Skipped": [{"path": "s", "kind": "fifo"}], "EXCLUDED": [{"path": "x", "rule": "*"}], "\u017fkipped": [{"path": "t", "kind": "socket"}], "Warnings": [{"path": "w", "op": "open", "error": "e", "lost": false}]}`,
 	"notes given twice":      `{"schema": "backup.manifest/v2", "status": "complete", "skipped": [{"path": "\ufffd"}], "Skipped": [{"path_b64": "/w=="}]}`,
 	"bad note then type":     `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}, {"path": "b"}], "excluded": [{"path": 1}]}`,
+	"bad notes given twice":  `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}], "warnings": [{"path_b64": ""}]}`,
 	"bad notes then null":    `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}], "Warnings": null}`,
 	"bad notes in order":     `{"schema": "backup.manifest/v2", "status": "complete", "warnings": [{"path": "a", "path_b64": "!"}], "skipped": [{"path": "b"}, {"path": "c", "path_b64": "YQ=="}]}`,
 	"bad created then more":  `{"schema": "backup.manifest/v3", "status": "complete", "created": [{"path": "a", "type": "dir"}, {}, {"path": "b", "type": "disk"}, {"path": "c", "type": 1}]}`,
