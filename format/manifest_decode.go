@@ -221,9 +221,10 @@ func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func
 	if d.notes {
 		return decodeList(d, list, name, fast)
 	}
-	if *list != nil && *dropped == nil {
-		// encoding/json would decode it over the first, merging records: not as backup
-		// writes it, and not worth holding the first for.
+	if *list != nil {
+		// encoding/json would decode it over the first, merging records (which may mend
+		// the one whose error was kept): not as backup writes it, and not worth holding the
+		// first for.
 		*dropped = fmt.Errorf("%s given twice", name)
 	}
 	*list = make([]J, 0)
