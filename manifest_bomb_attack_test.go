@@ -96,3 +96,14 @@ func TestAttackManifestTinyNoteRecords(t *testing.T) {
 	tiny := func(m map[string]any) { m["skipped"] = make([]struct{}, 5_000_000) }
 	runsManifestBomb(t, tiny, exitComplete, "", "verify", "restore")
 }
+
+// TestAttackManifestTinyCreatedRecords: a backup of one file whose manifest was rewritten to
+// list five million paths as created by a restore, each `{}` (15 MB of JSON, a 15 KB
+// archive), made verify hold 1.3 GB and restore and list 2 GB, 15 s each, before saying the
+// first has no path. What a before-state lists as created is not bounded by its entries (a
+// restore into an empty folder creates them all), but each record is checked as it is read.
+func TestAttackManifestTinyCreatedRecords(t *testing.T) {
+	t.Parallel()
+	tiny := func(m map[string]any) { m["created"] = make([]struct{}, 5_000_000) }
+	refusesManifestBomb(t, tiny, "a created path has no path", "verify", "restore", "list")
+}

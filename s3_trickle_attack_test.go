@@ -36,8 +36,9 @@ func (b tricklingBody) Read(p []byte) (int, error) {
 func (b tricklingBody) Close() error { return b.body.Close() }
 
 // startTricklingProxy starts a proxy in front of target that passes every request on, and
-// trickles the answer of each GET whose key ends in suffix a byte every every.
-func startTricklingProxy(t *testing.T, target, suffix string, every time.Duration) string {
+// trickles the answer of each GET whose key ends in suffix a byte every every, after the
+// edits given.
+func startTricklingProxy(t *testing.T, target, suffix string, every time.Duration, edits ...func(*http.Response)) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -48,6 +49,9 @@ func startTricklingProxy(t *testing.T, target, suffix string, every time.Duratio
 	rp.ErrorLog = log.New(io.Discard, "", 0) // the hung-up trickles are the test's own
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method == http.MethodGet && strings.HasSuffix(resp.Request.URL.Path, suffix) {
+			for _, edit := range edits {
+				edit(resp)
+			}
 			resp.Body = tricklingBody{body: resp.Body, every: every, done: resp.Request.Context().Done()}
 		}
 		return nil
@@ -68,7 +72,7 @@ func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
 	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	proxy := startTricklingProxy(t, s.srv.Endpoint, "/LATEST", 2500*time.Millisecond)
+	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond)
 
 	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
@@ -80,5 +84,48 @@ func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
 	code, took := waitExit(t, cmd, 40*time.Second, &stderr)
 	if code != exitFailed || !strings.Contains(stderr.String(), "the server did not get through the request in") {
 		t.Errorf("exit %d after %v, want %d and the slow server named; stderr:\n%s", code, took, exitFailed, stderr.String())
+	}
+}
+
+// paddedBody is body followed by spaces without end.
+type paddedBody struct{ body io.ReadCloser }
+
+func (b paddedBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err == io.EOF {
+		p[0] = ' '
+		return 1, nil
+	}
+	return n, err
+}
+
+func (b paddedBody) Close() error { return b.body.Close() }
+
+// TestAttackS3TricklingServerAnnouncesALargeAnswer: the same trickle, of a receipt the
+// server says is 1 GiB (its bytes, then spaces: JSON still), held status for ever: the
+// deadline as a whole allowed a second per KiB the answer announced, 12 days for a receipt,
+// which may be that large; only the bytes that came earn time.
+func TestAttackS3TricklingServerAnnouncesALargeAnswer(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
+	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond, func(resp *http.Response) {
+		resp.ContentLength = 1 << 30
+		resp.Header.Set("Content-Length", "1073741824")
+		resp.Body = paddedBody{resp.Body}
+	})
+
+	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code, took := waitExit(t, cmd, 40*time.Second, &stderr)
+	if code != exitFailed {
+		t.Errorf("exit %d after %v, want %d; stderr:\n%s", code, took, exitFailed, stderr.String())
 	}
 }

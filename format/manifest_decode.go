@@ -53,6 +53,9 @@ type manifestDecoder struct {
 	// any), and named how many records of files, folders and symlinks have been read.
 	entries, named int
 	notes          bool // the notes are held (see Within)
+	// createdCut says a record of what was created failed its check: those after it are
+	// let go (see decodeCreated).
+	createdCut bool
 }
 
 func newManifestDecoder(r io.Reader, in Within) *manifestDecoder {
@@ -164,11 +167,14 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 		case "warnings":
 			return decodeNotes(d, &w.Warnings, "warnings", parseWarningRecord, warningJSON.value, &w.dropped[2])
 		case "created":
-			return decodeList(d, &w.Created, "created", parseCreatedRecord)
+			return decodeCreated(d, &w.Created)
 		}
 	}
 	if k := slices.Index(noteLists, listName(key)); k >= 0 && c == 'n' {
 		w.dropped[k] = nil // null replaces the list, and what was wrong in it
+	}
+	if listName(key) == "created" && c == 'n' {
+		d.createdCut = false
 	}
 	// Anything else is decoded as the one field of an object, into the whole: so
 	// encoding/json matches the key (case-insensitively) and words the errors.
@@ -215,9 +221,10 @@ func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func
 	if d.notes {
 		return decodeList(d, list, name, fast)
 	}
-	if *list != nil && *dropped == nil {
-		// encoding/json would decode it over the first, merging records: not as backup
-		// writes it, and not worth holding the first for.
+	if *list != nil {
+		// encoding/json would decode it over the first, merging records (which may mend
+		// the one whose error was kept): not as backup writes it, and not worth holding the
+		// first for.
 		*dropped = fmt.Errorf("%s given twice", name)
 	}
 	*list = make([]J, 0)
@@ -263,6 +270,40 @@ func (d *manifestDecoder) eachElement(elem func(i int, c byte) error) (int, erro
 	return i, nil
 }
 
+// decodeCreated is decodeList for what a before-state lists as created, which restore
+// needs and which the archive's entries do not bound (a restore into an empty folder
+// creates every path it writes). Each record is checked as fromWire checks it as soon as it
+// is read, and those after the first that fails are decoded into one record and let go:
+// fromWire finds that error where it is, and millions of `{}` are refused in little memory
+// instead of held. A list given again after that is refused, as the notes' are:
+// encoding/json would decode it over the records let go.
+func decodeCreated(d *manifestDecoder, list *[]createdJSON) error {
+	if d.createdCut && d.stop == nil {
+		d.stop = errors.New("created given twice")
+	}
+	one := make([]createdJSON, 1)
+	i, err := d.eachElement(func(i int, c byte) error {
+		if d.createdCut {
+			clear(one[:1])
+			one = one[:0]
+			return decodeElement(d, &one, 0, c, "created", parseCreatedRecord)
+		}
+		if err := decodeElement(d, list, i, c, "created", parseCreatedRecord); err != nil {
+			return err
+		}
+		if d.stop == nil {
+			_, err := (*list)[i].value()
+			d.createdCut = err != nil
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	endList(d, list, i)
+	return nil
+}
+
 // decodeList decodes a JSON array (the next byte is its '[') into *list as encoding/json
 // decodes one into a slice, fast taking each element it can.
 func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool) error {
@@ -270,13 +311,18 @@ func decodeList[J any](d *manifestDecoder, list *[]J, name string, fast func(*J,
 	if err != nil {
 		return err
 	}
+	endList(d, list, i)
+	return nil
+}
+
+// endList leaves *list as encoding/json does after an array of i elements.
+func endList[J any](d *manifestDecoder, list *[]J, i int) {
 	if d.stop == nil {
 		*list = (*list)[:min(i, len(*list))]
 		if i == 0 {
 			*list = make([]J, 0)
 		}
 	}
-	return nil
 }
 
 // nextElement returns the i'th element of *list as encoding/json decodes into it: growing

@@ -38,10 +38,12 @@ func (e *SlowError) Temporary() bool { return true }
 // a server that sends (or takes) a byte a minute keeps a connection live for ever, and the
 // run with it, a create's lock renewed all along. A request gets twice the idle timeout (so
 // that a server that stops is still named a stall), and a second for each KiB it sends and
-// each KiB its answer holds (the range asked for, else what it announces); past that it
-// fails with SlowError, and is retried. A CompleteMultipartUpload is left to the idle
-// deadline: S3 keeps its connection live with whitespace while it assembles a large object,
-// which may take minutes.
+// each KiB of its answer that has come, up to what the answer may hold (the range asked
+// for, else what it announces): time is earned by bytes that came, not by those announced,
+// since a receipt may be announced at 1 GiB and then trickled. Past that it fails with
+// SlowError, and is retried. A CompleteMultipartUpload is left to the idle deadline: S3
+// keeps its connection live with whitespace while it assembles a large object, which may
+// take minutes.
 type boundedClient struct {
 	client aws.HTTPClient
 	idle   time.Duration
@@ -51,10 +53,10 @@ func (b boundedClient) Do(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPost && r.URL.Query().Has("uploadId") {
 		return b.client.Do(r)
 	}
-	start := time.Now()
+	start, sent := time.Now(), max(r.ContentLength, 0)
 	ctx, cancel := context.WithCancel(r.Context())
 	var slow atomic.Bool
-	timer := time.AfterFunc(2*b.idle+perRate(max(r.ContentLength, 0)), func() {
+	timer := time.AfterFunc(b.bound(sent), func() {
 		slow.Store(true)
 		cancel()
 	})
@@ -67,10 +69,14 @@ func (b boundedClient) Do(r *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	timer.Reset(2*b.idle + perRate(max(r.ContentLength, 0)+answerSize(r, resp)) - time.Since(start))
-	resp.Body = &boundedBody{body: resp.Body, start: start, slow: &slow, stop: func() { timer.Stop(); cancel() }}
+	resp.Body = &boundedBody{body: resp.Body, start: start, moved: sent, most: sent + answerSize(r, resp),
+		earn: func(moved int64) { timer.Reset(b.bound(moved) - time.Since(start)) },
+		slow: &slow, stop: func() { timer.Stop(); cancel() }}
 	return resp, nil
 }
+
+// bound is how long a request may take once moved bytes have gone either way.
+func (b boundedClient) bound(moved int64) time.Duration { return 2*b.idle + perRate(moved) }
 
 // perRate is how long n bytes may take at minRate.
 func perRate(n int64) time.Duration { return time.Duration(n/minRate+1) * time.Second }
@@ -98,17 +104,24 @@ func parseRange(s string) (from, to int64, ok bool) {
 	return from, to, err1 == nil && err2 == nil && to >= from
 }
 
-// boundedBody is an answer's body under its request's bound: a read cut by the bound is a
-// SlowError, and Close ends the bound.
+// boundedBody is an answer's body under its request's bound: the bytes read earn time, up
+// to most in all with those sent; a read cut by the bound is a SlowError, and Close ends
+// the bound.
 type boundedBody struct {
-	body  io.ReadCloser
-	start time.Time
-	slow  *atomic.Bool
-	stop  func()
+	body        io.ReadCloser
+	start       time.Time
+	moved, most int64
+	earn        func(moved int64)
+	slow        *atomic.Bool
+	stop        func()
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
+	if n > 0 && b.moved < b.most {
+		b.moved = min(b.moved+int64(n), b.most)
+		b.earn(b.moved)
+	}
 	if err != nil && err != io.EOF && b.slow.Load() {
 		err = &SlowError{After: time.Since(b.start)}
 	}
