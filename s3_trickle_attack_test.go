@@ -68,23 +68,31 @@ func startTricklingProxy(t *testing.T, target, suffix string, every time.Duratio
 // fail within seconds, not wait for the last byte.
 func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
 	t.Parallel()
+	code, took, stderr := statusThroughTrickle(t)
+	if code != exitFailed || !strings.Contains(stderr, "the server did not get through the request in") {
+		t.Errorf("exit %d after %v, want %d and the slow server named; stderr:\n%s", code, took, exitFailed, stderr)
+	}
+}
+
+// statusThroughTrickle runs status of a bucket set of one backup through a proxy that
+// trickles its receipt a byte every 2.5 s, its answer changed by edits, with an idle
+// timeout of 3 s and two attempts per request; it gives up on status after 40 s.
+func statusThroughTrickle(t *testing.T, edits ...func(*http.Response)) (code int, took time.Duration, stderr string) {
+	t.Helper()
 	s := newS3Set(t)
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
 	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond)
-
+	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond, edits...)
 	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	var out strings.Builder
+	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	code, took := waitExit(t, cmd, 40*time.Second, &stderr)
-	if code != exitFailed || !strings.Contains(stderr.String(), "the server did not get through the request in") {
-		t.Errorf("exit %d after %v, want %d and the slow server named; stderr:\n%s", code, took, exitFailed, stderr.String())
-	}
+	code, took = waitExit(t, cmd, 40*time.Second, &out)
+	return code, took, out.String()
 }
 
 // paddedBody is body followed by spaces without end.
@@ -107,25 +115,12 @@ func (b paddedBody) Close() error { return b.body.Close() }
 // which may be that large; only the bytes that came earn time.
 func TestAttackS3TricklingServerAnnouncesALargeAnswer(t *testing.T) {
 	t.Parallel()
-	s := newS3Set(t)
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
-	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond, func(resp *http.Response) {
+	code, took, stderr := statusThroughTrickle(t, func(resp *http.Response) {
 		resp.ContentLength = 1 << 30
 		resp.Header.Set("Content-Length", "1073741824")
 		resp.Body = paddedBody{resp.Body}
 	})
-
-	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	code, took := waitExit(t, cmd, 40*time.Second, &stderr)
 	if code != exitFailed {
-		t.Errorf("exit %d after %v, want %d; stderr:\n%s", code, took, exitFailed, stderr.String())
+		t.Errorf("exit %d after %v, want %d; stderr:\n%s", code, took, exitFailed, stderr)
 	}
 }
