@@ -125,13 +125,13 @@ func (a archiveRef) proven(r *archive.Reader) error {
 
 // matchesReceipt says why r, a set's LATEST target, is not the archive its receipt
 // describes, by its SHA-256, as a notReceipts, or nil; nil too for an archive named as a
-// file. A read of it that fails is that error. Whoever may
-// write the set (a folder, a bucket) can swap a file's bytes and edit the manifest to agree,
-// keeping the size Latest compared: only the receipt's SHA-256 tells, and restore checks
-// every file against that manifest alone. whole says the command reads every entry: an
-// archive in a bucket is then hashed first, its blocks kept in the spool for the reads that
-// follow; a read of a few entries (restore --include) would fetch the whole object for it,
-// and is not (see docs/s3.md).
+// file. A read of it that fails is that error. Whoever may write the set (a folder, a
+// bucket) can swap a file's bytes and edit the manifest to agree, keeping the size Latest
+// compared: only the receipt's SHA-256 tells, and restore checks every file against that
+// manifest alone. whole says the command reads every entry: an archive in a bucket is then
+// hashed first, its blocks kept in the spool for the reads that follow; a read of a few
+// entries (restore --include) would fetch the whole object for it, and is not (see
+// docs/s3.md).
 func (a archiveRef) matchesReceipt(ctx context.Context, r *archive.Reader, whole bool) error {
 	if a.entry.Receipt == nil || a.store != nil && !whole {
 		return nil
