@@ -143,14 +143,15 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	if !ok {
 		return d.eofError()
 	}
-	if d.scan != nil && listName(key) == "files" && (c != '[' || key != `"files"`) {
+	list := listName(key)
+	if d.scan != nil && list == "files" && (c != '[' || key != `"files"`) {
 		d.scan.notAsWritten = true // files that encoding/json would decode as written
 		return ErrNotAsWritten
 	}
 	if c == '[' {
 		// A list's key in another case ("Files") is the same field to encoding/json: it is
 		// decoded here too, record by record, within the same bounds.
-		switch listName(key) {
+		switch list {
 		case "files":
 			if d.scan != nil {
 				return d.scanFiles()
@@ -170,10 +171,10 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 			return decodeCreated(d, &w.Created)
 		}
 	}
-	if k := slices.Index(noteLists, listName(key)); k >= 0 && c == 'n' {
+	if k := slices.Index(noteLists, list); k >= 0 && c == 'n' {
 		w.dropped[k] = nil // null replaces the list, and what was wrong in it
 	}
-	if listName(key) == "created" && c == 'n' {
+	if list == "created" && c == 'n' {
 		d.createdCut = false
 	}
 	// Anything else is decoded as the one field of an object, into the whole: so
