@@ -61,11 +61,12 @@ func startTricklingProxy(t *testing.T, target, suffix string, every time.Duratio
 	return srv.URL
 }
 
-// TestAttackS3TricklingServerHoldsTheRun: a server that sends LATEST's 25 bytes one every
-// 2.5 s, always within the idle deadline (3 s here, 60 s by default), holds a reader for a
-// minute per attempt (with the default, a byte every 59 s holds a 1 MiB block for two years,
-// and a create's lock is renewed all along). Every request needs a deadline: status must
-// fail within seconds, not wait for the last byte.
+// TestAttackS3TricklingServerHoldsTheRun: a server that sends a receipt a byte a second,
+// always within the idle deadline (3 s here, 60 s by default), held a reader for as long as
+// the receipt has bytes (with the default, a byte every 59 s holds a 1 MiB block for two
+// years, and a create's lock is renewed all along). Every request needs a deadline: status
+// must fail within seconds, not wait for the last byte. (The trickle keeps well within the
+// idle deadline, so that a loaded machine's late byte is not taken for a stall.)
 func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
 	t.Parallel()
 	code, took, stderr := statusThroughTrickle(t)
@@ -75,15 +76,16 @@ func TestAttackS3TricklingServerHoldsTheRun(t *testing.T) {
 }
 
 // statusThroughTrickle runs status of a bucket set of one backup through a proxy that
-// trickles its receipt a byte every 2.5 s, its answer changed by edits, with an idle
-// timeout of 3 s and two attempts per request; it gives up on status after 40 s.
+// trickles its receipt a byte a second, its answer changed by edits, with an idle timeout
+// of 3 s and two attempts per request (each bound to 7 s as a whole); it gives up on status
+// after a minute.
 func statusThroughTrickle(t *testing.T, edits ...func(*http.Response)) (code int, took time.Duration, stderr string) {
 	t.Helper()
 	s := newS3Set(t)
 	dir := t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "first\n"}})
 	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "app"), exitComplete)
-	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", 2500*time.Millisecond, edits...)
+	proxy := startTricklingProxy(t, s.srv.Endpoint, ".receipt.json", time.Second, edits...)
 	cmd := exec.Command(binary, "status", "--s3-endpoint", proxy, "--s3-idle-timeout", "3s", s.loc)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), append(slices.Clone(s.env), "AWS_MAX_ATTEMPTS=2")...)
 	var out strings.Builder
@@ -91,7 +93,7 @@ func statusThroughTrickle(t *testing.T, edits ...func(*http.Response)) (code int
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	code, took = waitExit(t, cmd, 40*time.Second, &out)
+	code, took = waitExit(t, cmd, time.Minute, &out)
 	return code, took, out.String()
 }
 
