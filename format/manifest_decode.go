@@ -231,9 +231,7 @@ func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func
 	*list = make([]J, 0)
 	one := make([]J, 1)
 	_, err := d.eachElement(func(_ int, c byte) error {
-		clear(one[:1])
-		one = one[:0]
-		if err := decodeElement(d, &one, 0, c, name, fast); err != nil {
+		if err := decodeInto(d, &one, c, name, fast); err != nil {
 			return err
 		}
 		if d.stop == nil && *dropped == nil && len(one) == 1 {
@@ -242,6 +240,14 @@ func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func
 		return nil
 	})
 	return err
+}
+
+// decodeInto decodes the element of the list name that starts with c into the one record
+// *one holds (its capacity), as into a new element: the record of a list that is not held.
+func decodeInto[J any](d *manifestDecoder, one *[]J, c byte, name string, fast func(*J, *lexer) bool) error {
+	clear((*one)[:1])
+	*one = (*one)[:0]
+	return decodeElement(d, one, 0, c, name, fast)
 }
 
 // eachElement walks a JSON array (the next byte is its '['): elem decodes each element,
@@ -285,9 +291,7 @@ func decodeCreated(d *manifestDecoder, list *[]createdJSON) error {
 	one := make([]createdJSON, 1)
 	i, err := d.eachElement(func(i int, c byte) error {
 		if d.createdCut {
-			clear(one[:1])
-			one = one[:0]
-			return decodeElement(d, &one, 0, c, "created", parseCreatedRecord)
+			return decodeInto(d, &one, c, "created", parseCreatedRecord)
 		}
 		if err := decodeElement(d, list, i, c, "created", parseCreatedRecord); err != nil {
 			return err

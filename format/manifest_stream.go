@@ -135,9 +135,7 @@ func (d *manifestDecoder) scanFiles() error {
 	}
 	one := make([]fileJSON, 1)
 	_, err := d.eachElement(func(_ int, c byte) error {
-		clear(one[:1]) // each record decoded into a new one, as into a list
-		one = one[:0]
-		if err := decodeElement(d, &one, 0, c, "files", parseFileRecord); err != nil {
+		if err := decodeInto(d, &one, c, "files", parseFileRecord); err != nil {
 			return err
 		}
 		if d.stop == nil && d.saved == nil && !s.take(&one[0]) {
