@@ -97,8 +97,11 @@ func (e Entry) childNames() childNames {
 	return k
 }
 
+// stored is the stored name of the child name.
+func (k childNames) stored(name string) string { return k.prefix + name }
+
 func (k childNames) child(e Entry, d *dir, name string) Entry {
-	stored := k.prefix + name
+	stored := k.stored(name)
 	rel := ""
 	switch {
 	case k.relAt >= 0:

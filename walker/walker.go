@@ -80,9 +80,27 @@ func (w Walker) walkDir(ctx context.Context, e Entry) error {
 		}
 	}
 	kids := e.childNames()
-	for _, n := range names {
+	for len(names) > 0 {
+		n := min(len(names), aheadMost)
+		if err := w.visitNames(ctx, e, d, kids, names[:n]); err != nil {
+			return err
+		}
+		names = names[n:]
+	}
+	return nil
+}
+
+// visitNames stats and visits names, which are in the directory d of e.
+func (w Walker) visitNames(ctx context.Context, e Entry, d *dir, kids childNames, names []string) error {
+	ahead := w.statAhead(d, names, kids.stored)
+	defer ahead.end()
+	for i, n := range names {
 		c := kids.child(e, d, n)
-		c.Info, c.Err = w.stat(d, n, c.Name)
+		if ahead.take(i) {
+			c.Info, c.Err = w.stat(d, n, c.Name)
+		} else {
+			c.Info, c.Err = ahead.result(i)
+		}
 		if err := w.visit(ctx, c); err != nil {
 			return err
 		}
