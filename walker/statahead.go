@@ -30,7 +30,9 @@ type statsAhead struct {
 }
 
 // statAhead starts stat-ing names (of d, at most aheadMost) from the end; nil when there
-// are too few.
+// are too few. d is held for the goroutine, and let go as soon as the goroutine is done
+// with it, or can be known never to use it (see claim): a directory stays open no longer
+// than the walk is in it, or the goroutine in a stat.
 func (w Walker) statAhead(d *dir, names []string, stored func(string) string) *statsAhead {
 	if len(names) < aheadFrom {
 		return nil
@@ -53,7 +55,7 @@ func (s *statsAhead) run(w Walker, names []string, stored func(string) string) {
 	defer close(s.done)
 	last := len(names) - 1
 	if s.stop.Load() || !s.taken[last].CompareAndSwap(false, true) {
-		return // the walk claimed the last name, and let d go for this goroutine
+		return // the walk claimed the last name (or left, and claims it in end): it let d go
 	}
 	defer s.d.release()
 	for i := last; i >= 0; i-- {
