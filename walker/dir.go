@@ -155,11 +155,15 @@ func (d *dir) openRegular(name string) (*os.File, error) {
 	return f, nil
 }
 
-// readNames lists d, sorted. On an error it returns the names listed before it.
-func (d *dir) readNames() ([]string, error) {
+// readNames lists d, sorted, in batches that list reads (nil: (*os.File).Readdirnames).
+// On an error it returns the names listed before it.
+func (d *dir) readNames(list func(f *os.File, n int) ([]string, error)) ([]string, error) {
+	if list == nil {
+		list = (*os.File).Readdirnames
+	}
 	var names []string
 	for {
-		batch, err := d.f.Readdirnames(1024)
+		batch, err := list(d.f, 1024)
 		names = append(names, batch...)
 		if err == io.EOF {
 			break

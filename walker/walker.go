@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 )
 
 // Visit is called once for each path, in walk order, on the goroutine that called Walk.
@@ -30,6 +31,10 @@ type Walker struct {
 	// lstat stats an entry in an open directory; nil means lstatAt. Tests inject failures,
 	// and swaps of the tree, here.
 	lstat func(dirfd int, name string) (fs.FileInfo, error)
+	// readdirnames lists an open directory, n names at a time; nil means
+	// (*os.File).Readdirnames. Tests list a name twice here, as the kernel may for a
+	// directory changed while it is listed.
+	readdirnames func(f *os.File, n int) ([]string, error)
 }
 
 // Walk walks the tree at root, naming the root name in stored names. A root that is a
@@ -73,7 +78,7 @@ func (w Walker) walkDir(ctx context.Context, e Entry) error {
 	if err != nil {
 		return w.readDirFailed(e, err)
 	}
-	names, err := d.readNames()
+	names, err := d.readNames(w.readdirnames)
 	if err != nil {
 		if err := w.readDirFailed(e, err); err != nil {
 			return err
