@@ -155,8 +155,8 @@ func (d *dir) openRegular(name string) (*os.File, error) {
 	return f, nil
 }
 
-// readNames lists d, sorted, in batches that list reads (nil: (*os.File).Readdirnames).
-// On an error it returns the names listed before it.
+// readNames lists d, sorted, each name once, in batches that list reads (nil:
+// (*os.File).Readdirnames). On an error it returns the names listed before it.
 func (d *dir) readNames(list func(f *os.File, n int) ([]string, error)) ([]string, error) {
 	if list == nil {
 		list = (*os.File).Readdirnames
@@ -166,15 +166,20 @@ func (d *dir) readNames(list func(f *os.File, n int) ([]string, error)) ([]strin
 		batch, err := list(d.f, 1024)
 		names = append(names, batch...)
 		if err == io.EOF {
-			break
+			return sortedOnce(names), nil
 		}
 		if err != nil {
-			slices.Sort(names)
-			return names, err
+			return sortedOnce(names), err
 		}
 	}
+}
+
+// sortedOnce sorts names and drops repeats: a name deleted and made again while its
+// directory is listed may be listed twice (ext4 without dir_index, btrfs), and the archive
+// takes each name once. The walk stats it once, as the file it is now.
+func sortedOnce(names []string) []string {
 	slices.Sort(names)
-	return names, nil
+	return slices.Compact(names)
 }
 
 // subdir is a directory entry's own descriptor, opened on first use: by OpenFile while a rule
