@@ -273,3 +273,19 @@ func TestAttackPruneFutureRunEvictsRecent(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackPruneWithinReasonGoDuration: prune --keep-within 7d gives each run it keeps the
+// reason "within 168h0m0s", Go's form, where every duration the tool prints is written as
+// people write it (format.FormatDuration) and can be given back to the flag.
+func TestAttackPruneWithinReasonGoDuration(t *testing.T) {
+	t.Parallel()
+	set := t.TempDir()
+	r := simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete}
+	writeSimulated(t, set, r)
+	makeTree(t, set, map[string]node{"LATEST": {content: r.name() + "\n"}})
+	out := backup(t, runOpts{}, "prune", "--dry-run", "--keep-within", "1w", set)
+	mustExit(t, out, exitComplete)
+	if !strings.Contains(out.stdout, "within 7d,") {
+		t.Errorf("stdout %q; want the reason \"within 7d\"", out.stdout)
+	}
+}
