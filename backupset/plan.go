@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"backup/format"
 )
 
 // Policy says which complete archives to keep. The rules combine as in restic's forget: an
@@ -128,7 +130,7 @@ func applyRules(complete []*Decision, p Policy) {
 	newest := complete[0].Started
 	for _, d := range complete {
 		if p.Within > 0 && !d.Started.Before(newest.Add(-p.Within)) {
-			d.keep("within " + p.Within.String())
+			d.keep("within " + format.FormatDuration(p.Within))
 		}
 	}
 	complete[0].keep("newest complete")
