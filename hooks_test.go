@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"backup/backupset"
 )
 
 // pings is a local HTTP listener standing in for a healthchecks.io-style service: it
@@ -230,4 +232,38 @@ func TestExecAfterFailedRunKeepsOthersReceipt(t *testing.T) {
 		t.Errorf("the receipt of the archive at -o changed:\n%s", after)
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "verify", "a.zip"), exitComplete)
+}
+
+// TestAttackDryRunRunsHooks: create --dry-run ("write nothing") runs the --exec-before
+// hook, the database dump the docs show, without the set's lock, which a dry run never
+// takes: beside a real run that holds the set (here the test holds its lock), the dry run's
+// dump truncates the dump that run is archiving. Its --exec-after hook then reports
+// BACKUP_STATUS complete, exit code 0, to the dead man's switch, for a backup never made.
+// prune --dry-run does the same.
+// Correct: a dry run runs no hook.
+func TestAttackDryRunRunsHooks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src, set := filepath.Join(dir, "app"), filepath.Join(dir, "set")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, src), exitComplete)
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	marks := filepath.Join(dir, "marks")
+	hook := func(what string) string { return `echo "` + what + ` $BACKUP_STATUS $BACKUP_EXIT_CODE" >>` + marks }
+	for _, args := range [][]string{
+		{"create", "--dry-run", "--output-dir", set, src},
+		{"create", "--dry-run", src},
+		{"prune", "--dry-run", "--keep-last", "1", set},
+	} {
+		r := backup(t, runOpts{dir: dir}, append(args, "--exec-before", hook("before"), "--exec-after", hook("after"))...)
+		data, _ := os.ReadFile(marks)
+		if len(data) > 0 {
+			t.Errorf("%v: exit %d; the hooks ran:\n%s", args, r.code, data)
+		}
+		os.Remove(marks)
+	}
 }
