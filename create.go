@@ -163,7 +163,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")
 	cfg.hooks = addHookFlags(flags)
 	flags.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
-	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
+	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing, run no hook")
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
@@ -182,6 +182,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.policy.FailOn = f.failOn
 	cfg.method = format.Method(f.method)
 	cfg.allowPlaintext = f.keys.allowPlaintext
+	cfg.hooks = runHooks(cfg.hooks, cfg.dryRun)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
 	if err == nil {
 		cfg.recipients, err = f.keys.load(stderr)

@@ -82,7 +82,7 @@ func newPruneCmd() *cobra.Command {
 	cmd := newCommand("prune [flags] DIR", "delete a backup set's old backups by --keep-* rules", pruneLong, pruneExitCodes)
 	flags := cmd.Flags()
 	keep := addKeepFlags(flags)
-	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing")
+	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing, run no hook")
 	asJSON := flags.Bool("json", false, "print the decisions as JSON")
 	jsonLines := flags.Bool("json-lines", false, "print each decision and then the result to stdout, one JSON object a line")
 	var wait durationFlag
@@ -91,7 +91,7 @@ func newPruneCmd() *cobra.Command {
 	hookCmds := addHookFlags(flags)
 	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hookCmds}
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: runHooks(hookCmds, *dryRun)}
 		var err error
 		cfg.policy, err = keep.validated()
 		switch {
