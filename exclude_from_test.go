@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,5 +56,33 @@ func TestExcludeFromNotAFile(t *testing.T) {
 				t.Error("x.zip written")
 			}
 		})
+	}
+}
+
+// TestAttackExcludeDotSegmentMatchesNothing: a pattern is matched against the path below its
+// SOURCE, which never holds a "." or ".." component nor an empty one, so -x ./cache,
+// cache/./, ../app/cache, d/../cache and cache// (and the same lines in an --exclude-from
+// file) match nothing: the run says complete, 0 excluded, and archives the cache the user
+// excluded. "!" and "/" alone are refused for this very reason (git would match nothing,
+// which is never what someone typing --exclude meant).
+// Correct: a usage error naming the pattern, exit 2, nothing written.
+func TestAttackExcludeDotSegmentMatchesNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"cache/big": {content: "x"}, "d/f": {content: "y"}})
+	for _, pattern := range []string{"./cache", "cache/./", "../app/cache", "d/../cache", "cache//", "/./cache", `\./cache`} {
+		for _, from := range []bool{false, true} {
+			args := []string{"create", "-o", "a.zip", "-x", pattern, "app"}
+			if from {
+				os.WriteFile(filepath.Join(dir, "ex"), []byte("*.tmp\n"+pattern+"\n"), 0o644)
+				args = []string{"create", "-o", "a.zip", "--exclude-from", "ex", "app"}
+			}
+			r := backup(t, runOpts{dir: dir}, args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, strconv.Quote(pattern)) {
+				t.Errorf("%v: exit %d, stderr %q; want %d naming %q", args[1:], r.code, r.stderr, exitUsage, pattern)
+			}
+			os.Remove(filepath.Join(dir, "a.zip"))
+			os.Remove(filepath.Join(dir, "a.zip.receipt.json"))
+		}
 	}
 }
