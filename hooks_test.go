@@ -267,3 +267,22 @@ func TestAttackDryRunRunsHooks(t *testing.T) {
 		os.Remove(marks)
 	}
 }
+
+// TestAttackExcludeFromReadBeforeHook: the docs say the before hooks run "before anything
+// else", and the SOURCE is only looked at after them (a hook may make or mount it), but an
+// --exclude-from file is read when the flags are checked, before the hooks: a hook that
+// writes the list (the big files of the day, the volumes to leave out, as borgmatic's
+// before_backup hooks do) has no effect on the run, which goes by the list the last run's
+// hook left. Here the list said "old" and the hook wrote "big": app/big is archived.
+// Correct: the run goes by the list as the before hooks left it.
+func TestAttackExcludeFromReadBeforeHook(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/big": {content: "big"}, "app/f": {content: "f"}, "ex": {content: "old\n"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "--exclude-from", "ex", "--exec-before", "echo big >ex", "app")
+	mustExit(t, r, exitComplete)
+	rc := readReceipt(t, filepath.Join(dir, "a.zip.receipt.json"))
+	if len(rc.Excluded) != 1 || rc.Excluded[0].Path != "app/big" || rc.Excluded[0].Rule != "big" {
+		t.Errorf("excluded %+v; want app/big by the rule big, which the before hook wrote", rc.Excluded)
+	}
+}
