@@ -54,6 +54,7 @@ const maxJobs = 128
 type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
+	excludes, excludeFrom      []string // -x and --exclude-from as given, read again after the before hooks
 	level, jobs                int
 	method                     format.Method
 	policy                     report.Policy
@@ -253,6 +254,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 }
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {
+	cfg.excludes, cfg.excludeFrom = excludes, files
 	patterns := slices.Clone(excludes)
 	for _, name := range files {
 		// Opened without blocking and checked, as every file a command reads: a FIFO no one
