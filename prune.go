@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -263,8 +264,19 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 	return e.Result(out)
 }
 
+// setMarker names the file that makes the folder dir a backup set (as backup sets finds
+// them: LATEST, or the lock file every run leaves), or "" when it holds neither.
+func setMarker(dir string) string {
+	for _, name := range []string{backupset.LatestName, backupset.LockName} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return name
+		}
+	}
+	return ""
+}
+
 // atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
-// then only rename in place).
+// then only rename in place), nor another set.
 func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	dir, err := absPath(arg)
 	if err != nil {
@@ -284,6 +296,9 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 		if err := pc.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if marker := setMarker(dir); marker != "" {
+		return nil, fmt.Errorf("--attic %s: is a backup set (it holds %s): the runs moved there would be that set's, and its prune would delete them", arg, marker)
 	}
 	return &backupset.Attic{Dir: dir}, nil
 }
