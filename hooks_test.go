@@ -286,3 +286,27 @@ func TestAttackExcludeFromReadBeforeHook(t *testing.T) {
 		t.Errorf("excluded %+v; want app/big by the rule big, which the before hook wrote", rc.Excluded)
 	}
 }
+
+// TestAttackExecTimeoutOverflow: a timeout meant as "never" (--exec-timeout 300000d, past
+// the 292 years a time.Duration holds) is parsed into a negative duration: each hook times
+// out before it starts, and saying so ("timed out after …") recurses for ever in
+// FormatDuration (-d of the most negative duration is itself): the run dies of a stack
+// overflow, exit 2 and a goroutine dump, its backup not made. Durations summed past the
+// limit wrap around instead: --keep-within 106751d106751d2d keeps 25 minutes, and prune
+// deletes the rest.
+// Correct: a duration too long to hold is a usage error, as any bad duration is.
+func TestAttackExecTimeoutOverflow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "f"}})
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--exec-timeout", "300000d", "--exec-before", "true", "app"},
+		{"create", "-o", "b.zip", "--exec-timeout", "106751d106751d2d", "--exec-before", "true", "app"},
+		{"prune", "--keep-within", "106751d106751d2d", "set"},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, "backup "+args[0]+": invalid argument") || strings.Count(r.stderr, "\n") > 2 {
+			t.Errorf("%v: exit %d, stderr (%d bytes) %.300q; want a usage error", args, r.code, len(r.stderr), r.stderr)
+		}
+	}
+}
