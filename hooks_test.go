@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"backup/backupset"
+	"backup/format"
 )
 
 // pings is a local HTTP listener standing in for a healthchecks.io-style service: it
@@ -308,5 +310,36 @@ func TestAttackExecTimeoutOverflow(t *testing.T) {
 		if r.code != exitUsage || !strings.HasPrefix(r.stderr, "backup "+args[0]+": invalid argument") || strings.Count(r.stderr, "\n") > 2 {
 			t.Errorf("%v: exit %d, stderr (%d bytes) %.300q; want a usage error", args, r.code, len(r.stderr), r.stderr)
 		}
+	}
+}
+
+// TestAttackPruneHookErrorEmpty: create's after hooks learn why a run failed from
+// BACKUP_ERROR (a locked set: "… another backup of this set is running, pid N"), but
+// prune's get it empty in every outcome: locked (exit 4), a damaged LATEST (exit 1), a
+// failed before hook. What --json's "error" says, the hook that mails the failure never
+// learns.
+// Correct: prune's after hooks get the cause its --json prints.
+func TestAttackPruneHookErrorEmpty(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	r := simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete}
+	writeSimulated(t, set, r)
+	log := filepath.Join(dir, "log")
+	hook := `echo "$BACKUP_STATUS: $BACKUP_ERROR" >` + log
+	makeTree(t, set, map[string]node{"LATEST": {content: "junk\n"}})
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-after", hook, set), exitFailed)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "failed: not pruning: "+filepath.Join(set, "LATEST")) {
+		t.Errorf("a damaged LATEST: the after hook saw %q", data)
+	}
+	makeTree(t, set, map[string]node{"LATEST": {content: r.name() + "\n"}})
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-after", hook, set), exitLocked)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "locked: "+set+": another backup of this set is running") {
+		t.Errorf("a locked set: the after hook saw %q", data)
 	}
 }
