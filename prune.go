@@ -121,19 +121,26 @@ func newPruneCmd() *cobra.Command {
 }
 
 // prune runs the --exec-before hooks, prunes, and runs the --exec-after hooks whatever the
-// outcome (prune writes no receipt: a failed after hook is a line on stderr).
+// outcome (prune writes no receipt: a failed after hook is a line on stderr). The hooks get
+// what stopped the prune as BACKUP_ERROR, the cause --json prints, as create's get the
+// receipt's.
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
-	code := pruneSet(cfg, stdout, stderr)
+	code, err := pruneSet(cfg, stdout, stderr)
 	if len(cfg.hooks.After) > 0 {
-		cfg.hooks.RunAfter("backup prune", hooks.Env{Command: "prune", ExitCode: code, Status: outcome(code), Set: cfg.store.Location()}, stderr)
+		env := hooks.Env{Command: "prune", ExitCode: code, Status: outcome(code), Set: cfg.store.Location()}
+		if err != nil {
+			env.Error = err.Error()
+		}
+		cfg.hooks.RunAfter("backup prune", env, stderr)
 	}
 	return code
 }
 
 // pruneSet prunes and prints the outcome: --json and --json-lines whatever ended the prune
 // (with the cause in "error"), else the plan, unless prune was refused before it planned
-// (a damaged LATEST): the one line on stderr then says what happened.
-func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
+// (a damaged LATEST): the one line on stderr then says what happened. It returns the exit
+// code and what stopped the prune.
+func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) (int, error) {
 	plan, code, err := runPrune(cfg, stderr)
 	switch {
 	case cfg.json || cfg.jsonLines:
@@ -151,7 +158,7 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 	case plan != nil || err == nil:
 		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
 	}
-	return code
+	return code, err
 }
 
 // runPrune takes the set's lock, runs the --exec-before hooks and prunes. It returns the
