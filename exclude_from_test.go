@@ -86,3 +86,25 @@ func TestAttackExcludeDotSegmentMatchesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackExcludeAbsolutePathSaysNothing: restic's and borg's users name what to leave
+// out by its absolute path (-x /srv/app/secrets). Here a pattern is matched below each
+// SOURCE, so with SOURCE /srv/app it names /srv/app/srv/app/secrets: the secrets the user
+// meant to keep out of the backup are archived, exit 0, complete, "0 excluded", and nothing
+// says why.
+// Correct: a pattern that spells a SOURCE's own path is warned of, with the pattern that
+// does what was meant.
+func TestAttackExcludeAbsolutePathSaysNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{"secrets/key": {content: "k"}, "f": {content: "f"}})
+	for _, pattern := range []string{filepath.Join(src, "secrets"), filepath.Join(src, "secrets") + "/"} {
+		r := backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "--force", "-x", pattern, src)
+		mustExit(t, r, exitComplete)
+		want := "backup create: warning: --exclude " + strconv.Quote(pattern) + " is matched below each SOURCE: to leave out " + filepath.Join(src, "secrets") + ", write \"/secrets"
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("-x %s: stderr %q; want a line with %q", pattern, r.stderr, want)
+		}
+	}
+}
