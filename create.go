@@ -55,6 +55,7 @@ type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
 	excludes, excludeFrom      []string // -x and --exclude-from as given, read again after the before hooks
+	patterns                   []string // every exclude pattern, -x's and the files' lines, as last read
 	level, jobs                int
 	method                     format.Method
 	policy                     report.Policy
@@ -198,6 +199,11 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
 	if err == nil {
+		for _, w := range sourcePathPatterns(cfg.patterns, cfg.sources) {
+			sayf(stderr, "backup create: warning: %s\n", w)
+		}
+	}
+	if err == nil {
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
 	}
 	if err == nil {
@@ -274,8 +280,29 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 	if err != nil {
 		return fmt.Errorf("--exclude: %w", err)
 	}
-	cfg.rules.Exclude = m
+	cfg.rules.Exclude, cfg.patterns = m, patterns
 	return nil
+}
+
+// sourcePathPatterns warns of each pattern that spells a SOURCE's own path (-x
+// /srv/app/secrets with SOURCE /srv/app, as restic and borg take it): patterns are matched
+// below each SOURCE, so it names /srv/app/srv/app/secrets and what was meant to stay out is
+// archived. A warning, not an error: such a path may be there.
+func sourcePathPatterns(patterns []string, sources []engine.Source) []string {
+	var warnings []string
+	for _, p := range patterns {
+		for _, s := range sources {
+			root := filepath.Clean(s.Path)
+			rest, ok := strings.CutPrefix(p, root+"/")
+			if !ok || root == "/" || strings.Trim(rest, "/") == "" {
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("--exclude %q is matched below each SOURCE: to leave out %s, write %q",
+				p, strings.TrimRight(p, "/"), "/"+rest))
+			break
+		}
+	}
+	return warnings
 }
 
 // setSources makes each SOURCE absolute and names it by its base name, as zip -r and tar do.
