@@ -595,3 +595,23 @@ func TestAttackDryRunCreatesLockFile(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackPruneMakesFolderASet: prune (not a dry run) of a folder that is no set (the
+// parent of the sets, mistyped: backup prune --keep-last 3 /backups) finds nothing to
+// prune, exit 0, but takes the lock first and so leaves .backup.lock there: backup sets of
+// the fleet then counts the folder as a set with no backup (health missing) and fails,
+// exit 1, on every run after.
+// Correct: a folder that holds no lock file, no LATEST and no run is left as it was.
+func TestAttackPruneMakesFolderASet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "backups")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(fleet, "web1"), "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "3", fleet), exitComplete)
+	if left := leftovers(t, fleet, "web1"); len(left) > 0 {
+		t.Errorf("prune of a folder that is no set left %v in it", left)
+	}
+	r := backup(t, runOpts{}, "sets", fleet)
+	mustExit(t, r, exitComplete)
+}
