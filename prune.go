@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -164,15 +165,18 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) (int, error) {
 // runPrune takes the set's lock, runs the --exec-before hooks and prunes. It returns the
 // decisions carried out, the exit code, and what stopped the prune, which it has printed.
 func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, error) {
+	ctx, stop := interruptible()
+	defer stop()
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
 			sayf(stderr, "backup prune: %v\n", err)
 			return nil, exitFailed, err
 		}
+		if len(cfg.hooks.Before) == 0 && notASet(ctx, f) {
+			return nil, exitComplete, nil
+		}
 	}
-	ctx, stop := interruptible()
-	defer stop()
 	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup prune", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
 		return nil, code, err
@@ -269,6 +273,19 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 		e.Emit("decision", r)
 	}
 	return e.Result(out)
+}
+
+// notASet says whether the folder holds nothing of a set: no lock file (which every run
+// makes first), no LATEST and no run. Prune has nothing to do there, and takes no lock: the
+// lock file it would leave makes the folder a set to backup sets (a mistyped DIR, the
+// parent of the sets, would fail the fleet check for ever). With --exec-before the lock is
+// taken as ever: a hook may mount the set.
+func notASet(ctx context.Context, f backupset.Folder) bool {
+	if setMarker(f.Dir) != "" {
+		return false
+	}
+	entries, err := backupset.Scan(ctx, f)
+	return err == nil && len(entries) == 0
 }
 
 // setMarker names the file that makes the folder dir a backup set (as backup sets finds
