@@ -343,3 +343,23 @@ func TestAttackPruneHookErrorEmpty(t *testing.T) {
 		t.Errorf("a locked set: the after hook saw %q", data)
 	}
 }
+
+// TestAttackCreateHookErrorEmptyAfterPrune: a complete run whose prune then fails (EIO on
+// the unlink of the oldest archive) exits 1, and its after hooks get BACKUP_STATUS failed
+// with BACKUP_ERROR empty (the receipt, complete, has no error): the hook that mails the
+// failure cannot say what failed, where prune's own hooks now can.
+// Correct: BACKUP_ERROR says why the run exits 1 (the prune's error).
+func TestAttackCreateHookErrorEmptyAfterPrune(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	set, log := filepath.Join(dir, "set"), filepath.Join(dir, "log")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	oldest := filepath.Join(set, setArchives(t, set)[0])
+	r := straceRun(t, dir, oldest, "unlinkat", "unlinkat:error=EIO", "create", "-q", "--output-dir", set,
+		"--keep-last", "1", "--exec-after", `echo "$BACKUP_STATUS: $BACKUP_ERROR" >`+log, "app")
+	mustExit(t, r, exitFailed)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "failed: prune: ") || !strings.Contains(string(data), "input/output error") {
+		t.Errorf("the after hook saw %q; want the prune's error", data)
+	}
+}
