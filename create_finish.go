@@ -96,6 +96,9 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 			archive = rc.Archive.Path
 		}
 	}
+	if errText == "" && code != exitComplete {
+		errText = c.failure // a receipt that records no error, of a run that failed after it
+	}
 	env := hooks.Env{Command: "create", ExitCode: code, Status: outcome(code), Set: c.setDir(),
 		Archive: archive, Receipt: receipt, Error: errText}
 	ran := c.cfg.hooks.RunAfter("backup", env, stderr)
