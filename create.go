@@ -54,6 +54,8 @@ const maxJobs = 128
 type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
+	excludes, excludeFrom      []string // -x and --exclude-from as given, read again after the before hooks
+	patterns                   []string // every exclude pattern, -x's and the files' lines, as last read
 	level, jobs                int
 	method                     format.Method
 	policy                     report.Policy
@@ -163,7 +165,7 @@ func addCreateFlags(flags *pflag.FlagSet) *createFlags {
 	flags.StringVar(&cfg.metricsFile, "metrics-file", "", "write Prometheus metrics of the run to `PATH` (node_exporter textfile collector), whatever the outcome")
 	cfg.hooks = addHookFlags(flags)
 	flags.BoolVar(&cfg.force, "force", false, "replace an existing archive at --output once the new one is whole")
-	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing")
+	flags.BoolVarP(&cfg.dryRun, "dry-run", "n", false, "walk and classify only; write nothing, run no hook")
 	flags.BoolVar(&cfg.verify, "verify", false, "read the finished archive back and check it before putting it in place")
 	flags.Var(&f.wait, "wait", "backup set: wait up to `DURATION` for another run to finish instead of exiting 4")
 	flags.BoolVar(&f.activate, "activate-incomplete", false, "backup set: point LATEST at an incomplete backup too")
@@ -182,6 +184,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.policy.FailOn = f.failOn
 	cfg.method = format.Method(f.method)
 	cfg.allowPlaintext = f.keys.allowPlaintext
+	cfg.hooks = runHooks(cfg.hooks, cfg.dryRun)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
 	if err == nil {
 		cfg.recipients, err = f.keys.load(stderr)
@@ -194,6 +197,11 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	}
 	if err == nil {
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
+	}
+	if err == nil {
+		for _, w := range sourcePathPatterns(cfg.patterns, cfg.sources) {
+			sayf(stderr, "backup create: warning: %s\n", w)
+		}
 	}
 	if err == nil {
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
@@ -252,6 +260,7 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 }
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {
+	cfg.excludes, cfg.excludeFrom = excludes, files
 	patterns := slices.Clone(excludes)
 	for _, name := range files {
 		// Opened without blocking and checked, as every file a command reads: a FIFO no one
@@ -271,8 +280,29 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 	if err != nil {
 		return fmt.Errorf("--exclude: %w", err)
 	}
-	cfg.rules.Exclude = m
+	cfg.rules.Exclude, cfg.patterns = m, patterns
 	return nil
+}
+
+// sourcePathPatterns warns of each pattern that spells a SOURCE's own path (-x
+// /srv/app/secrets with SOURCE /srv/app, as restic and borg take it): patterns are matched
+// below each SOURCE, so it names /srv/app/srv/app/secrets and what was meant to stay out is
+// archived. A warning, not an error: such a path may be there.
+func sourcePathPatterns(patterns []string, sources []engine.Source) []string {
+	var warnings []string
+	for _, p := range patterns {
+		for _, s := range sources {
+			root := filepath.Clean(s.Path)
+			rest, ok := strings.CutPrefix(p, root+"/")
+			if !ok || root == "/" || strings.Trim(rest, "/") == "" {
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("--exclude %q is matched below each SOURCE: to leave out %s, write %q",
+				p, strings.TrimRight(p, "/"), "/"+rest))
+			break
+		}
+	}
+	return warnings
 }
 
 // setSources makes each SOURCE absolute and names it by its base name, as zip -r and tar do.

@@ -14,14 +14,18 @@ import (
 	"backup/hooks"
 )
 
-// runBefore runs the --exec-before hooks. One that fails fails the run before anything is
-// written: no archive, no receipt (the metrics and --exec-after hooks still report it).
+// runBefore runs the --exec-before hooks, then reads the --exclude-from files again. A hook
+// that fails, or a list it left unreadable or bad, fails the run before anything is written:
+// no archive, no receipt (the metrics and --exec-after hooks still report it).
 func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) {
 	if len(c.cfg.hooks.Before) == 0 {
 		return 0, true
 	}
 	ran, err := c.cfg.hooks.RunBefore(ctx, hooks.Env{Command: "create", Set: c.setDir()}, stderr)
 	c.hooks = ran
+	if err == nil {
+		err = c.rereadExcludes()
+	}
 	if err == nil {
 		return 0, true
 	}
@@ -32,6 +36,16 @@ func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) 
 	sayf(stderr, "backup: failed: %v\n", err)
 	c.final = rc
 	return exitCode(rc, err), false
+}
+
+// rereadExcludes reads the --exclude-from files again once the before hooks ran: the hooks
+// run before anything else, and one may write the list (the files to leave out today). The
+// read when the flags were checked found a missing or bad file as a usage error first.
+func (c *creation) rereadExcludes() error {
+	if len(c.cfg.excludeFrom) == 0 {
+		return nil
+	}
+	return c.cfg.readExcludes(c.cfg.excludes, c.cfg.excludeFrom)
 }
 
 // finish reports the outcome beyond the summary: the metrics file, the --exec-after hooks
@@ -81,6 +95,9 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 		if rc.Archive != nil && rc.Status != format.Failed {
 			archive = rc.Archive.Path
 		}
+	}
+	if errText == "" && code != exitComplete {
+		errText = c.failure // a receipt that records no error, of a run that failed after it
 	}
 	env := hooks.Env{Command: "create", ExitCode: code, Status: outcome(code), Set: c.setDir(),
 		Archive: archive, Receipt: receipt, Error: errText}

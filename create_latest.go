@@ -24,6 +24,7 @@ func (c *creation) finishSet(ctx context.Context, lock *backupset.Lock, rc *form
 	rc, err := c.activate(ctx, lock, name, rc, stderr)
 	c.print(rc, stderr)
 	if err != nil {
+		c.failure = "LATEST not moved: " + err.Error()
 		return latestNotMoved(ctx, err, stderr)
 	}
 	// LATEST moved: an interrupt that came meanwhile stopped nothing, and only a prune
@@ -140,7 +141,8 @@ func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *forma
 	if err == nil {
 		return exitCode(rc, nil)
 	}
-	sayf(stderr, "backup: prune: %s\n", setError(c.cfg.set.dir, err))
+	c.failure = "prune: " + setError(c.cfg.set.dir, err)
+	sayf(stderr, "backup: %s\n", c.failure)
 	if ctx.Err() != nil {
 		return exitInterrupted
 	}

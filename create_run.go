@@ -38,6 +38,9 @@ type creation struct {
 	hooks       []format.Hook   // what the --exec-before hooks did, for the receipt
 	final       *format.Receipt // the receipt of the outcome, once there is one
 	latestMoved bool            // in a set: LATEST names this run's archive
+	// failure is why a run whose receipt records no error still fails (LATEST not moved, the
+	// prune after it), for the after hooks' BACKUP_ERROR.
+	failure string
 	// lock is the set's, held from execute until finish has written all the run writes.
 	lock *backupset.Lock
 	// refReceipt is the receipt the reference is checked against when it is not beside

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,5 +56,55 @@ func TestExcludeFromNotAFile(t *testing.T) {
 				t.Error("x.zip written")
 			}
 		})
+	}
+}
+
+// TestAttackExcludeDotSegmentMatchesNothing: a pattern is matched against the path below its
+// SOURCE, which never holds a "." or ".." component nor an empty one, so -x ./cache,
+// cache/./, ../app/cache, d/../cache and cache// (and the same lines in an --exclude-from
+// file) match nothing: the run says complete, 0 excluded, and archives the cache the user
+// excluded. "!" and "/" alone are refused for this very reason (git would match nothing,
+// which is never what someone typing --exclude meant).
+// Correct: a usage error naming the pattern, exit 2, nothing written.
+func TestAttackExcludeDotSegmentMatchesNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"cache/big": {content: "x"}, "d/f": {content: "y"}})
+	for _, pattern := range []string{"./cache", "cache/./", "../app/cache", "d/../cache", "cache//", "/./cache", `\./cache`} {
+		for _, from := range []bool{false, true} {
+			args := []string{"create", "-o", "a.zip", "-x", pattern, "app"}
+			if from {
+				os.WriteFile(filepath.Join(dir, "ex"), []byte("*.tmp\n"+pattern+"\n"), 0o644)
+				args = []string{"create", "-o", "a.zip", "--exclude-from", "ex", "app"}
+			}
+			r := backup(t, runOpts{dir: dir}, args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, strconv.Quote(pattern)) {
+				t.Errorf("%v: exit %d, stderr %q; want %d naming %q", args[1:], r.code, r.stderr, exitUsage, pattern)
+			}
+			os.Remove(filepath.Join(dir, "a.zip"))
+			os.Remove(filepath.Join(dir, "a.zip.receipt.json"))
+		}
+	}
+}
+
+// TestAttackExcludeAbsolutePathSaysNothing: restic's and borg's users name what to leave
+// out by its absolute path (-x /srv/app/secrets). Here a pattern is matched below each
+// SOURCE, so with SOURCE /srv/app it names /srv/app/srv/app/secrets: the secrets the user
+// meant to keep out of the backup are archived, exit 0, complete, "0 excluded", and nothing
+// says why.
+// Correct: a pattern that spells a SOURCE's own path is warned of, with the pattern that
+// does what was meant.
+func TestAttackExcludeAbsolutePathSaysNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app")
+	makeTree(t, src, map[string]node{"secrets/key": {content: "k"}, "f": {content: "f"}})
+	for _, pattern := range []string{filepath.Join(src, "secrets"), filepath.Join(src, "secrets") + "/"} {
+		r := backup(t, runOpts{dir: dir}, "create", "-o", "a.zip", "--force", "-x", pattern, src)
+		mustExit(t, r, exitComplete)
+		want := "backup create: warning: --exclude " + strconv.Quote(pattern) + " is matched below each SOURCE: to leave out " + filepath.Join(src, "secrets") + ", write \"/secrets"
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("-x %s: stderr %q; want a line with %q", pattern, r.stderr, want)
+		}
 	}
 }

@@ -20,6 +20,17 @@ func addHookFlags(flags *pflag.FlagSet) *hooks.Commands {
 	return h
 }
 
+// runHooks is the hooks a run starts: none for a dry run. A dry run writes nothing and takes
+// no set's lock, so its --exec-before (a database dump into the source) would truncate the
+// dump a real run holding the set is archiving, and its --exec-after would report a backup
+// never made as complete to a dead man's switch.
+func runHooks(h *hooks.Commands, dryRun bool) *hooks.Commands {
+	if dryRun {
+		return &hooks.Commands{Timeout: h.Timeout}
+	}
+	return h
+}
+
 // outcome names what an exit code means, for hooks and metrics: complete, incomplete,
 // locked, interrupted or failed.
 func outcome(code int) string {

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"backup/backupset"
+	"backup/format"
 )
 
 // pings is a local HTTP listener standing in for a healthchecks.io-style service: it
@@ -230,4 +234,132 @@ func TestExecAfterFailedRunKeepsOthersReceipt(t *testing.T) {
 		t.Errorf("the receipt of the archive at -o changed:\n%s", after)
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "verify", "a.zip"), exitComplete)
+}
+
+// TestAttackDryRunRunsHooks: create --dry-run ("write nothing") runs the --exec-before
+// hook, the database dump the docs show, without the set's lock, which a dry run never
+// takes: beside a real run that holds the set (here the test holds its lock), the dry run's
+// dump truncates the dump that run is archiving. Its --exec-after hook then reports
+// BACKUP_STATUS complete, exit code 0, to the dead man's switch, for a backup never made.
+// prune --dry-run does the same.
+// Correct: a dry run runs no hook.
+func TestAttackDryRunRunsHooks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src, set := filepath.Join(dir, "app"), filepath.Join(dir, "set")
+	makeTree(t, src, map[string]node{"a.txt": {content: "hello"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, src), exitComplete)
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	marks := filepath.Join(dir, "marks")
+	hook := func(what string) string { return `echo "` + what + ` $BACKUP_STATUS $BACKUP_EXIT_CODE" >>` + marks }
+	for _, args := range [][]string{
+		{"create", "--dry-run", "--output-dir", set, src},
+		{"create", "--dry-run", src},
+		{"prune", "--dry-run", "--keep-last", "1", set},
+	} {
+		r := backup(t, runOpts{dir: dir}, append(args, "--exec-before", hook("before"), "--exec-after", hook("after"))...)
+		data, _ := os.ReadFile(marks)
+		if len(data) > 0 {
+			t.Errorf("%v: exit %d; the hooks ran:\n%s", args, r.code, data)
+		}
+		os.Remove(marks)
+	}
+}
+
+// TestAttackExcludeFromReadBeforeHook: the docs say the before hooks run "before anything
+// else", and the SOURCE is only looked at after them (a hook may make or mount it), but an
+// --exclude-from file is read when the flags are checked, before the hooks: a hook that
+// writes the list (the big files of the day, the volumes to leave out, as borgmatic's
+// before_backup hooks do) has no effect on the run, which goes by the list the last run's
+// hook left. Here the list said "old" and the hook wrote "big": app/big is archived.
+// Correct: the run goes by the list as the before hooks left it.
+func TestAttackExcludeFromReadBeforeHook(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/big": {content: "big"}, "app/f": {content: "f"}, "ex": {content: "old\n"}})
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "--exclude-from", "ex", "--exec-before", "echo big >ex", "app")
+	mustExit(t, r, exitComplete)
+	rc := readReceipt(t, filepath.Join(dir, "a.zip.receipt.json"))
+	if len(rc.Excluded) != 1 || rc.Excluded[0].Path != "app/big" || rc.Excluded[0].Rule != "big" {
+		t.Errorf("excluded %+v; want app/big by the rule big, which the before hook wrote", rc.Excluded)
+	}
+}
+
+// TestAttackExecTimeoutOverflow: a timeout meant as "never" (--exec-timeout 300000d, past
+// the 292 years a time.Duration holds) is parsed into a negative duration: each hook times
+// out before it starts, and saying so ("timed out after …") recurses for ever in
+// FormatDuration (-d of the most negative duration is itself): the run dies of a stack
+// overflow, exit 2 and a goroutine dump, its backup not made. Durations summed past the
+// limit wrap around instead: --keep-within 106751d106751d2d keeps 25 minutes, and prune
+// deletes the rest.
+// Correct: a duration too long to hold is a usage error, as any bad duration is.
+func TestAttackExecTimeoutOverflow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "f"}})
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--exec-timeout", "300000d", "--exec-before", "true", "app"},
+		{"create", "-o", "b.zip", "--exec-timeout", "106751d106751d2d", "--exec-before", "true", "app"},
+		{"prune", "--keep-within", "106751d106751d2d", "set"},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, "backup "+args[0]+": invalid argument") || strings.Count(r.stderr, "\n") > 2 {
+			t.Errorf("%v: exit %d, stderr (%d bytes) %.300q; want a usage error", args, r.code, len(r.stderr), r.stderr)
+		}
+	}
+}
+
+// TestAttackPruneHookErrorEmpty: create's after hooks learn why a run failed from
+// BACKUP_ERROR (a locked set: "… another backup of this set is running, pid N"), but
+// prune's get it empty in every outcome: locked (exit 4), a damaged LATEST (exit 1), a
+// failed before hook. What --json's "error" says, the hook that mails the failure never
+// learns.
+// Correct: prune's after hooks get the cause its --json prints.
+func TestAttackPruneHookErrorEmpty(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	r := simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete}
+	writeSimulated(t, set, r)
+	log := filepath.Join(dir, "log")
+	hook := `echo "$BACKUP_STATUS: $BACKUP_ERROR" >` + log
+	makeTree(t, set, map[string]node{"LATEST": {content: "junk\n"}})
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-after", hook, set), exitFailed)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "failed: not pruning: "+filepath.Join(set, "LATEST")) {
+		t.Errorf("a damaged LATEST: the after hook saw %q", data)
+	}
+	makeTree(t, set, map[string]node{"LATEST": {content: r.name() + "\n"}})
+	lock, err := backupset.Acquire(t.Context(), backupset.Folder{Dir: set}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "1", "--exec-after", hook, set), exitLocked)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "locked: "+set+": another backup of this set is running") {
+		t.Errorf("a locked set: the after hook saw %q", data)
+	}
+}
+
+// TestAttackCreateHookErrorEmptyAfterPrune: a complete run whose prune then fails (EIO on
+// the unlink of the oldest archive) exits 1, and its after hooks get BACKUP_STATUS failed
+// with BACKUP_ERROR empty (the receipt, complete, has no error): the hook that mails the
+// failure cannot say what failed, where prune's own hooks now can.
+// Correct: BACKUP_ERROR says why the run exits 1 (the prune's error).
+func TestAttackCreateHookErrorEmptyAfterPrune(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	set, log := filepath.Join(dir, "set"), filepath.Join(dir, "log")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	oldest := filepath.Join(set, setArchives(t, set)[0])
+	r := straceRun(t, dir, oldest, "unlinkat", "unlinkat:error=EIO", "create", "-q", "--output-dir", set,
+		"--keep-last", "1", "--exec-after", `echo "$BACKUP_STATUS: $BACKUP_ERROR" >`+log, "app")
+	mustExit(t, r, exitFailed)
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), "failed: prune: ") || !strings.Contains(string(data), "input/output error") {
+		t.Errorf("the after hook saw %q; want the prune's error", data)
+	}
 }

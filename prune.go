@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,7 +27,8 @@ are calendar buckets in local time (TZ), by the receipt's started_at.
 
 Never deleted: the LATEST target; the newest complete backup; a backup whose receipt cannot
 be read ("unknown, kept"); files without this tool's default archive names; backups of
-another source than LATEST's. Backups that are not complete are kept when newer than the
+another source than LATEST's; a run dated more than a minute in the future (its clock was
+wrong), which no rule counts. Backups that are not complete are kept when newer than the
 newest complete one and deleted (superseded) when older. A damaged or missing LATEST stops
 prune before it deletes anything. Prune holds the set's lock while it works.
 
@@ -81,7 +84,7 @@ func newPruneCmd() *cobra.Command {
 	cmd := newCommand("prune [flags] DIR", "delete a backup set's old backups by --keep-* rules", pruneLong, pruneExitCodes)
 	flags := cmd.Flags()
 	keep := addKeepFlags(flags)
-	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing")
+	dryRun := flags.BoolP("dry-run", "n", false, "print what would be deleted; delete nothing, run no hook")
 	asJSON := flags.Bool("json", false, "print the decisions as JSON")
 	jsonLines := flags.Bool("json-lines", false, "print each decision and then the result to stdout, one JSON object a line")
 	var wait durationFlag
@@ -90,7 +93,7 @@ func newPruneCmd() *cobra.Command {
 	hookCmds := addHookFlags(flags)
 	s3 := addS3Flags(flags)
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
-		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: hookCmds}
+		cfg := pruneConfig{wait: time.Duration(wait), dryRun: *dryRun, json: *asJSON, jsonLines: *jsonLines, hooks: runHooks(hookCmds, *dryRun)}
 		var err error
 		cfg.policy, err = keep.validated()
 		switch {
@@ -119,19 +122,26 @@ func newPruneCmd() *cobra.Command {
 }
 
 // prune runs the --exec-before hooks, prunes, and runs the --exec-after hooks whatever the
-// outcome (prune writes no receipt: a failed after hook is a line on stderr).
+// outcome (prune writes no receipt: a failed after hook is a line on stderr). The hooks get
+// what stopped the prune as BACKUP_ERROR, the cause --json prints, as create's get the
+// receipt's.
 func prune(cfg pruneConfig, stdout, stderr io.Writer) int {
-	code := pruneSet(cfg, stdout, stderr)
+	code, err := pruneSet(cfg, stdout, stderr)
 	if len(cfg.hooks.After) > 0 {
-		cfg.hooks.RunAfter("backup prune", hooks.Env{Command: "prune", ExitCode: code, Status: outcome(code), Set: cfg.store.Location()}, stderr)
+		env := hooks.Env{Command: "prune", ExitCode: code, Status: outcome(code), Set: cfg.store.Location()}
+		if err != nil {
+			env.Error = err.Error()
+		}
+		cfg.hooks.RunAfter("backup prune", env, stderr)
 	}
 	return code
 }
 
 // pruneSet prunes and prints the outcome: --json and --json-lines whatever ended the prune
 // (with the cause in "error"), else the plan, unless prune was refused before it planned
-// (a damaged LATEST): the one line on stderr then says what happened.
-func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
+// (a damaged LATEST): the one line on stderr then says what happened. It returns the exit
+// code and what stopped the prune.
+func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) (int, error) {
 	plan, code, err := runPrune(cfg, stderr)
 	switch {
 	case cfg.json || cfg.jsonLines:
@@ -149,21 +159,24 @@ func pruneSet(cfg pruneConfig, stdout, stderr io.Writer) int {
 	case plan != nil || err == nil:
 		writePlan(stdout, plan, cfg.dryRun, cfg.attic, err != nil)
 	}
-	return code
+	return code, err
 }
 
 // runPrune takes the set's lock, runs the --exec-before hooks and prunes. It returns the
 // decisions carried out, the exit code, and what stopped the prune, which it has printed.
 func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, error) {
+	ctx, stop := interruptible()
+	defer stop()
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
 			sayf(stderr, "backup prune: %v\n", err)
 			return nil, exitFailed, err
 		}
+		if len(cfg.hooks.Before) == 0 && notASet(ctx, f) {
+			return nil, exitComplete, nil
+		}
 	}
-	ctx, stop := interruptible()
-	defer stop()
 	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup prune", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
 		return nil, code, err
@@ -262,8 +275,32 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 	return e.Result(out)
 }
 
+// notASet says whether the folder holds nothing of a set: no lock file (which every run
+// makes first), no LATEST and no run. Prune has nothing to do there, and takes no lock: the
+// lock file it would leave makes the folder a set to backup sets (a mistyped DIR, the
+// parent of the sets, would fail the fleet check for ever). With --exec-before the lock is
+// taken as ever: a hook may mount the set.
+func notASet(ctx context.Context, f backupset.Folder) bool {
+	if setMarker(f.Dir) != "" {
+		return false
+	}
+	entries, err := backupset.Scan(ctx, f)
+	return err == nil && len(entries) == 0
+}
+
+// setMarker names the file that makes the folder dir a backup set (as backup sets finds
+// them: LATEST, or the lock file every run leaves), or "" when it holds neither.
+func setMarker(dir string) string {
+	for _, name := range []string{backupset.LatestName, backupset.LockName} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return name
+		}
+	}
+	return ""
+}
+
 // atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
-// then only rename in place).
+// then only rename in place), nor another set.
 func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	dir, err := absPath(arg)
 	if err != nil {
@@ -283,6 +320,9 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 		if err := pc.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if marker := setMarker(dir); marker != "" {
+		return nil, fmt.Errorf("--attic %s: is a backup set (it holds %s): the runs moved there would be that set's, and its prune would delete them", arg, marker)
 	}
 	return &backupset.Attic{Dir: dir}, nil
 }

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"backup/format"
 )
 
 // TestPruneAttic prunes with --attic into a folder on the set's file system (rename) and
@@ -320,5 +323,40 @@ func TestPruneAtticKeepsWhatItDidNotCopy(t *testing.T) {
 	}
 	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
 		t.Errorf("the set holds %v, want both runs whole", got)
+	}
+}
+
+// TestAttackPruneAtticIntoAnotherSet: --attic naming another backup set (of the same source,
+// as two hosts' sets of one app are) moves the runs prune does not keep into that set,
+// without its lock: they become that set's runs (its status lists them), and the next prune
+// or create --keep-* of that set deletes them as old, the backups the user kept by moving
+// them to an attic. The docs say an attic is not a set (sets: "a folder of archives without
+// either [LATEST or the lock file] (an --attic …) is not a set").
+// Correct: an --attic that is a set (holds LATEST or .backup.lock) is refused, exit 2, nothing moved.
+func TestAttackPruneAtticIntoAnotherSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	now := time.Now().UTC().Truncate(time.Second)
+	// Sets of app whose two runs each are an hour apart, LATEST the newer.
+	makeSet := func(set string, hours int) {
+		runs := []simulatedRun{{now.Add(-time.Duration(hours) * time.Hour), format.Complete}, {now.Add(-time.Duration(hours+1) * time.Hour), format.Complete}}
+		for _, r := range runs {
+			writeSimulated(t, filepath.Join(dir, set), r)
+		}
+		makeTree(t, filepath.Join(dir, set), map[string]node{"LATEST": {content: runs[0].name() + "\n"}})
+	}
+	makeSet("two", 10)
+	// Set three has lost its LATEST; its lock file says what it is, as for backup sets.
+	makeSet("three", 20)
+	os.Remove(filepath.Join(dir, "three", "LATEST"))
+	makeTree(t, filepath.Join(dir, "three"), map[string]node{".backup.lock": {}})
+	for _, other := range []string{"two", "three"} {
+		set := filepath.Join(dir, "one-"+other)
+		makeSet("one-"+other, 1)
+		before := setArchives(t, set)
+		r := backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--attic", other, set)
+		if after := setArchives(t, set); r.code != exitUsage || !slices.Equal(after, before) {
+			t.Errorf("--attic %s: exit %d, the set holds %v (was %v)\n%s%s", other, r.code, after, before, r.stdout, r.stderr)
+		}
 	}
 }

@@ -239,3 +239,53 @@ func TestAttackPruneStoppedHidesDeletedArchive(t *testing.T) {
 		t.Errorf("prune deleted the archive %s, but says:\n%s%s", a, stdout.String(), stderr.String())
 	}
 }
+
+// TestAttackPruneFutureRunEvictsRecent: a run made while its machine's clock was a year
+// ahead became LATEST, and the next run (clock fixed) moved LATEST past it, as create does
+// for a LATEST dated in the future. The future run is then the "newest complete" backup:
+// --keep-within 7d counts from it and deletes every backup of the last days but LATEST, and
+// --keep-last 3 gives it a slot.
+// Correct: a run dated in the future orders nothing (as for create and status): it is kept,
+// and the rules count from the newest run that is not.
+func TestAttackPruneFutureRunEvictsRecent(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, rule := range [][]string{{"--keep-within", "7d"}, {"--keep-last", "5"}, {"--keep-daily", "5"}} {
+		t.Run(rule[0], func(t *testing.T) {
+			set := t.TempDir()
+			var want []string
+			for days := 5; days >= 1; days-- {
+				r := simulatedRun{started: now.Add(-time.Duration(days) * 24 * time.Hour), status: format.Complete}
+				writeSimulated(t, set, r)
+				want = append(want, r.name())
+			}
+			future := simulatedRun{started: now.AddDate(1, 0, 0), status: format.Complete}
+			writeSimulated(t, set, future)
+			want = append(want, future.name())
+			makeTree(t, set, map[string]node{"LATEST": {content: want[4] + "\n"}})
+			r := backup(t, runOpts{}, append([]string{"prune"}, append(rule, set)...)...)
+			mustExit(t, r, exitComplete)
+			for _, name := range want {
+				if _, err := os.Stat(filepath.Join(set, name)); err != nil {
+					t.Errorf("%s: %v\n%s", name, err, r.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestAttackPruneWithinReasonGoDuration: prune --keep-within 7d gives each run it keeps the
+// reason "within 168h0m0s", Go's form, where every duration the tool prints is written as
+// people write it (format.FormatDuration) and can be given back to the flag.
+func TestAttackPruneWithinReasonGoDuration(t *testing.T) {
+	t.Parallel()
+	set := t.TempDir()
+	r := simulatedRun{started: time.Now().Add(-time.Hour), status: format.Complete}
+	writeSimulated(t, set, r)
+	makeTree(t, set, map[string]node{"LATEST": {content: r.name() + "\n"}})
+	out := backup(t, runOpts{}, "prune", "--dry-run", "--keep-within", "1w", set)
+	mustExit(t, out, exitComplete)
+	if !strings.Contains(out.stdout, "within 7d,") {
+		t.Errorf("stdout %q; want the reason \"within 7d\"", out.stdout)
+	}
+}

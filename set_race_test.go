@@ -561,3 +561,57 @@ func TestAttackDryRunOnReadOnlyMount(t *testing.T) {
 		t.Errorf("activate --dry-run of a set mounted read-only exits %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackDryRunCreatesLockFile: prune --dry-run and activate --dry-run "write nothing",
+// but take the set's lock, creating .backup.lock in a folder that has none: a mistyped DIR,
+// an attic, a set copied without its dot files. The folder is then a set to backup sets
+// (health "missing", exit 1: the fleet check alerts) and no longer takes --attic.
+// Correct: a dry run of a folder without a lock file writes nothing; it reads the folder
+// without the lock, as it reads a set it cannot lock (no run holds a lock it never made).
+func TestAttackDryRunCreatesLockFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "notes")
+	makeTree(t, plain, map[string]node{"notes.txt": {content: "x"}})
+	set := filepath.Join(dir, "set")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	// The set is then copied without its dot files, by the loop below.
+	for _, args := range [][]string{
+		{"prune", "--dry-run", "--keep-last", "1", plain},
+		{"prune", "--dry-run", "--keep-last", "1", set},
+		{"activate", "--dry-run", set, readLatest(t, set)},
+	} {
+		folder := args[len(args)-1]
+		if args[0] == "activate" {
+			folder = args[2]
+		}
+		os.Remove(filepath.Join(folder, ".backup.lock"))
+		before := leftovers(t, folder)
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitComplete)
+		if after := leftovers(t, folder); !slices.Equal(after, before) {
+			t.Errorf("%v wrote into %s: %v (was %v)", args, folder, after, before)
+		}
+	}
+}
+
+// TestAttackPruneMakesFolderASet: prune (not a dry run) of a folder that is no set (the
+// parent of the sets, mistyped: backup prune --keep-last 3 /backups) finds nothing to
+// prune, exit 0, but takes the lock first and so leaves .backup.lock there: backup sets of
+// the fleet then counts the folder as a set with no backup (health missing) and fails,
+// exit 1, on every run after.
+// Correct: a folder that holds no lock file, no LATEST and no run is left as it was.
+func TestAttackPruneMakesFolderASet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "backups")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(fleet, "web1"), "app"), exitComplete)
+	mustExit(t, backup(t, runOpts{}, "prune", "--keep-last", "3", fleet), exitComplete)
+	if left := leftovers(t, fleet, "web1"); len(left) > 0 {
+		t.Errorf("prune of a folder that is no set left %v in it", left)
+	}
+	r := backup(t, runOpts{}, "sets", fleet)
+	mustExit(t, r, exitComplete)
+}

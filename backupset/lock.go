@@ -72,8 +72,15 @@ func Acquire(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {
 
 // AcquireForDryRun is Acquire for a dry run, which writes nothing: a set its user may read
 // but not write, or one on a read-only mount, is read without the lock, which such a user
-// cannot take. The plan may then race a writer's run, as a dry run may.
+// cannot take; so is a folder without a lock file, which taking the lock would create (a
+// mistyped DIR would become a set to backup sets), and which no run holds. The plan may then
+// race a writer's run, as a dry run may.
 func AcquireForDryRun(ctx context.Context, st Store, wait time.Duration) (*Lock, error) {
+	if f, ok := st.(Folder); ok {
+		if _, err := os.Lstat(filepath.Join(f.Dir, LockName)); errors.Is(err, fs.ErrNotExist) {
+			return &Lock{store: st, held: unlocked{}}, nil
+		}
+	}
 	l, err := Acquire(ctx, st, wait)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		return &Lock{store: st, held: unlocked{}}, nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"backup/format"
 )
 
 // Policy says which complete archives to keep. The rules combine as in restic's forget: an
@@ -21,6 +23,9 @@ type Policy struct {
 	Within time.Duration
 	// Location is the time zone of the hour, day, week and month buckets; nil means UTC.
 	Location *time.Location
+	// Now is the time the plan is made at; zero means time.Now(). A run dated more than a
+	// clock's skew after it is kept and counted by no rule (see Plan).
+	Now time.Time
 }
 
 // Run is what a retention plan needs to know of one entry of a set.
@@ -45,15 +50,27 @@ type Decision struct {
 // on any history. latest is the name LATEST holds. The rules count complete archives only;
 // runs that are not complete are kept when newer than the newest complete archive and
 // deleted (superseded) when older. Never deleted: the LATEST target, the newest complete
-// archive, an Unknown entry, and any run of another source than LATEST's (all encrypted runs
-// count as one source, Sealed).
+// archive, an Unknown entry, any run of another source than LATEST's (all encrypted runs
+// count as one source, Sealed), and a run dated in the future.
+//
+// A complete run that started more than a clock's skew after p.Now was made by a machine
+// whose clock was wrong (create moves LATEST past it): it orders nothing, as for create and
+// status. Counted, it would be the newest complete archive for as long as it is dated
+// ahead, and --keep-within would count from it and delete every recent backup.
 func Plan(runs []Run, latest string, p Policy) []Decision {
 	source, _, _ := parseName(latest)
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	ds := make([]Decision, len(runs))
 	var complete []*Decision
 	for i, r := range runs {
 		ds[i].Run = r
-		if r.Source == source && r.State == Complete {
+		switch {
+		case r.Started.After(now.Add(skew)):
+			ds[i].keep("started in the future, check the clock")
+		case r.Source == source && r.State == Complete:
 			complete = append(complete, &ds[i])
 		}
 	}
@@ -113,7 +130,7 @@ func applyRules(complete []*Decision, p Policy) {
 	newest := complete[0].Started
 	for _, d := range complete {
 		if p.Within > 0 && !d.Started.Before(newest.Add(-p.Within)) {
-			d.keep("within " + p.Within.String())
+			d.keep("within " + format.FormatDuration(p.Within))
 		}
 	}
 	complete[0].keep("newest complete")

@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,10 @@ func ParseDuration(s string) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("invalid duration %q (use e.g. 90m, 26h, 7d, 2w)", s)
 		}
+		if d >= math.MaxInt64-total {
+			// Summed past what a Duration holds, it would wrap to a short or negative one.
+			return 0, fmt.Errorf("invalid duration %q: longer than %s", s, FormatDuration(math.MaxInt64))
+		}
 		total += d
 		rest = rest[unitEnd:]
 	}
@@ -50,6 +55,11 @@ func parsePart(num, unit string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A float past the range of int64 converts to any value (the most negative on amd64):
+	// the most a Duration holds, which ParseDuration refuses as too long.
+	if f*float64(per) >= math.MaxInt64 {
+		return math.MaxInt64, nil
+	}
 	return time.Duration(f * float64(per)), nil
 }
 
@@ -58,6 +68,9 @@ func parsePart(num, unit string) (time.Duration, error) {
 // age the tool prints goes through it, and what it prints can be given back to --max-age,
 // --wait or --keep-within.
 func FormatDuration(d time.Duration) string {
+	if d == math.MinInt64 {
+		d++ // whose negation is itself
+	}
 	if d < 0 {
 		return "-" + FormatDuration(-d)
 	}

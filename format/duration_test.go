@@ -1,6 +1,7 @@
 package format
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -28,6 +29,9 @@ func TestParseDuration(t *testing.T) {
 		{"1d-2h", 0, false},
 		{"1..5d", 0, false},
 		{"7 d", 0, false},
+		{"300000d", 0, false},          // past the 292 years a Duration holds
+		{"106751d106751d2d", 0, false}, // summed past it: wrapped to 25m
+		{"3000000h", 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -56,6 +60,7 @@ func TestFormatDuration(t *testing.T) {
 		{15*24*time.Hour + time.Minute, "15d"},
 		{time.Hour + 59*time.Minute + 59*time.Second, "1h59m"},
 		{999 * time.Millisecond, "0s"},
+		{math.MinInt64, "-106751d23h"}, // its negation is itself: this recursed for ever
 	}
 	for _, tt := range tests {
 		t.Run(tt.d.String(), func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,10 @@ type pattern struct {
 
 var errEmptyPattern = errors.New("pattern matches nothing")
 
+// errNeverComponent is the error of a pattern with an empty, "." or ".." component: a path
+// below its SOURCE has none, so the pattern would match nothing.
+var errNeverComponent = errors.New(`an empty, "." or ".." component never appears in a path below the SOURCE, so it matches nothing (write cache, or /cache to match at the top only)`)
+
 // ParsePatterns compiles patterns (one per element; blank lines and lines
 // starting with # are ignored, trailing unescaped spaces trimmed, "\#" "\!"
 // "\ " escapes). Returns an error naming the bad pattern (e.g. an
@@ -32,7 +37,8 @@ var errEmptyPattern = errors.New("pattern matches nothing")
 //
 // Besides an unterminated class, a trailing lone backslash, an unknown
 // [:name:] class, and a pattern that is empty once "!" and slashes are
-// removed ("!", "/") are errors: git would silently match nothing, which is
+// removed ("!", "/"), and one with an empty, "." or ".." component ("./cache",
+// "../app/x", "a//b"), are errors: git would silently match nothing, which is
 // never what someone typing --exclude meant.
 func ParsePatterns(patterns []string) (*Matcher, error) {
 	m := &Matcher{}
@@ -76,7 +82,24 @@ func parsePattern(line string) (p pattern, ok bool, err error) {
 	if p.segs, err = compileGlob(body); err != nil {
 		return pattern{}, false, err
 	}
+	if slices.ContainsFunc(p.segs, neverMatches) {
+		return pattern{}, false, errNeverComponent
+	}
 	return p, true, nil
+}
+
+// neverMatches says whether a segment can match only a component that no path below a
+// SOURCE has: an empty one, "." or "..".
+func neverMatches(s segment) bool {
+	switch {
+	case s.globstar:
+		return false
+	case len(s.toks) == 0:
+		return true
+	case len(s.toks) == 1 && s.toks[0].kind == tokLit:
+		return s.toks[0].lit == "." || s.toks[0].lit == ".."
+	}
+	return false
 }
 
 // trimTrailingSpaces removes trailing spaces that are not escaped by a

@@ -189,6 +189,13 @@ func TestParsePatternsErrors(t *testing.T) {
 		{"bang alone", "!", errEmptyPattern},
 		{"slash alone", "/", errEmptyPattern},
 		{"bang slash", "!/", errEmptyPattern},
+		{"dot component", "./cache", errNeverComponent},
+		{"dot dot component", "../app/cache", errNeverComponent},
+		{"dot dot inside", "d/../cache", errNeverComponent},
+		{"escaped dot", `\./cache`, errNeverComponent},
+		{"negated dot", "!./cache", errNeverComponent},
+		{"empty component", "cache//", errNeverComponent},
+		{"empty component inside", "a//b", errNeverComponent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
