@@ -6,7 +6,7 @@
 // run beyond its timeout and a second (a grandchild holding stderr open included), that the
 // before hooks stop at the first that fails and report it as an error, that the after hooks
 // all run whatever the others did and only warn, and that each hook is recorded as the
-// receipt records it (format.Hook: exit code -1 when it could not start, timed out or was
-// interrupted). It knows nothing of flags, sets or exit codes: the command gives it the
+// receipt records it (format.Hook: exit code -1 when it could not start, timed out, was
+// interrupted or was killed by a signal). It knows nothing of flags, sets or exit codes: the command gives it the
 // commands, the timeout and the outcome's words.
 package hooks
