@@ -118,6 +118,10 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	if f, ok := cfg.store.(backupset.Folder); ok && notASet(ctx, f) {
+		sayf(stderr, "backup activate: not activating %s: %s holds no backup set (no LATEST, no lock file, no backup)\n", cfg.name, f.Dir)
+		return exitFailed
+	}
 	lock, code, _ := takeLock(ctx, cfg.store, cfg.wait, "backup activate", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
 		return code

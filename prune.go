@@ -276,10 +276,10 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 }
 
 // notASet says whether the folder holds nothing of a set: no lock file (which every run
-// makes first), no LATEST and no run. Prune has nothing to do there, and takes no lock: the
-// lock file it would leave makes the folder a set to backup sets (a mistyped DIR, the
-// parent of the sets, would fail the fleet check for ever). With --exec-before the lock is
-// taken as ever: a hook may mount the set.
+// makes first), no LATEST and no run. Prune and activate have nothing to do there, and take
+// no lock: the lock file they would leave makes the folder a set to backup sets (a
+// mistyped DIR, the parent of the sets, would fail the fleet check for ever). With
+// --exec-before prune locks as ever: a hook may mount the set.
 func notASet(ctx context.Context, f backupset.Folder) bool {
 	if setMarker(f.Dir) != "" {
 		return false

@@ -615,3 +615,26 @@ func TestAttackPruneMakesFolderASet(t *testing.T) {
 	r := backup(t, runOpts{}, "sets", fleet)
 	mustExit(t, r, exitComplete)
 }
+
+// TestAttackActivateMakesFolderASet: activate (not a dry run) of a folder that is no set (a
+// mistyped DIR, the parent of the sets) refuses, exit 1, the archive missing, but takes the
+// lock first and so leaves .backup.lock there: backup sets of the fleet then counts the
+// folder as a set with no backup (health missing) and fails, exit 1, on every run after.
+// Correct: a folder that holds no lock file, no LATEST and no run is left as it was, and the
+// refusal says the folder holds no set.
+func TestAttackActivateMakesFolderASet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fleet := filepath.Join(dir, "backups")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", filepath.Join(fleet, "web1"), "app"), exitComplete)
+	r := backup(t, runOpts{}, "activate", fleet, "app-20261130T030000Z.zip")
+	mustExit(t, r, exitFailed)
+	if want := "backup activate: not activating app-20261130T030000Z.zip: " + fleet + " holds no backup set (no LATEST, no lock file, no backup)\n"; r.stderr != want {
+		t.Errorf("activate of a folder that is no set says:\n%s\nwant:\n%s", r.stderr, want)
+	}
+	if left := leftovers(t, fleet, "web1"); len(left) > 0 {
+		t.Errorf("activate of a folder that is no set left %v in it", left)
+	}
+	mustExit(t, backup(t, runOpts{}, "sets", fleet), exitComplete)
+}
