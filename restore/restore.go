@@ -105,6 +105,9 @@ func (p *Plan) mkdirMode(name string) uint32 {
 func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, res *Result, buf []byte, span *archive.Span) error {
 	if e.IsDir {
 		if _, err := t.dir(e.Name, true); err != nil {
+			if isFatal(err) { // a full inode table fails every folder after it too
+				return fmt.Errorf("%s: %w", format.QuoteName(e.StoredName()), err)
+			}
 			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			return nil
 		}
