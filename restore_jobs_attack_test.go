@@ -54,3 +54,30 @@ func TestAttackJobsFolderEntryDiskFull(t *testing.T) {
 		t.Errorf("the run again with room: exit %d, %d folders in DEST; want 0 and all 41\n%s", r.code, got, r.stderr)
 	}
 }
+
+// TestAttackJobsPlacedStatEIOSaysReplaced: a worker links its checked file app/victim into
+// place, then checks that the name holds it (an lstat), and that lstat fails (EIO). The
+// entry failed as "was changed or replaced in the destination during the restore; what is
+// there now is left as it is": an I/O error said as someone's swap, of a file that this run
+// put there from its own descriptor. Correct: the entry fails with the error as it is (exit
+// 3), as restore.md says of a check that cannot be made ("a check that cannot be made ...
+// fails them with that error ..., which says nothing of a move").
+func TestAttackJobsPlacedStatEIOSaysReplaced(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	nodes := map[string]node{"app/victim": {content: "v\n"}}
+	for i := range 6 {
+		nodes[fmt.Sprintf("app/f%d", i)] = node{content: fmt.Sprintf("%d\n", i)}
+	}
+	makeTree(t, dir, nodes)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	// DEST is missing, so the plan asks nothing of it: the first lstat of victim is the one
+	// after its link.
+	r := straceRun(t, dir, "victim", "newfstatat", "newfstatat:error=EIO:when=1", "restore", "--jobs", "4", arch, "dest")
+	if r.code != exitIncomplete || strings.Contains(r.stderr, "changed or replaced") ||
+		!strings.Contains(r.stderr, "app/victim: ") || !strings.Contains(r.stderr, "input/output error") {
+		t.Errorf("the lstat of app/victim after its link failed (EIO): exit %d, stderr:\n%s\nwant %d and the error as it is", r.code, r.stderr, exitIncomplete)
+	}
+}
