@@ -213,10 +213,14 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 // inode number cannot have passed to another file: whoever may write in the folder may
 // have removed or replaced it since. The ctime an fstat of the descriptor gives after a
 // removal could be a new file's too (attack pass 17). A file of a hard-link group also gets
-// its file handle recorded (see Plan.handles).
+// its file handle recorded (see Plan.handles). A lookup that fails for another reason than
+// a missing name (an I/O error) is that error: it says nothing of a swap.
 func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID) error {
 	id, err := statID(dfd, base)
-	if err != nil || id.file != made {
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return &fileOpError{fmt.Errorf("cannot check it at its name once placed: lstat: %w", err)}
+	case err != nil || id.file != made:
 		return &fileOpError{errReplaced}
 	}
 	if !p.place(e, id) {
