@@ -239,10 +239,13 @@ func (p *Plan) byContent(names []string) [][]string {
 
 // relinkGroup links the members of one group of the same recorded content, as relink says.
 func (p *Plan) relinkGroup(t *destTree, names []string) {
-	inGroup := p.inGroup(t, names)
+	inGroup, errs := p.inGroup(t, names)
 	anchor, outsider := "", ""
+	var unknown []int // members whose names could not be counted
 	for i, name := range names {
 		switch {
+		case errs[i] != nil:
+			unknown = append(unknown, i)
 		case !inGroup[i]:
 			outsider = cmp.Or(outsider, name)
 		case anchor == "":
@@ -256,6 +259,11 @@ func (p *Plan) relinkGroup(t *destTree, names []string) {
 	if outsider != "" && anchor != "" {
 		p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", format.QuoteName(outsider)))
 	}
+	for _, i := range unknown {
+		if of := cmp.Or(anchor, outsider); of != "" {
+			p.linkWarning(names[i], of, errs[i])
+		}
+	}
 }
 
 func (p *Plan) linkWarning(name, of string, err error) {
@@ -264,18 +272,28 @@ func (p *Plan) linkWarning(name, of string, err error) {
 }
 
 // inGroup reports, for each member of a link group, whether all the names of its file are
-// members (a file this run wrote has one name).
-func (p *Plan) inGroup(t *destTree, names []string) []bool {
+// members (a file this run wrote has one name), and the error of a member whose folder or
+// lstat failed for another reason than a missing name (an I/O error): nothing is known of
+// its names, and the error says why it is not linked.
+func (p *Plan) inGroup(t *destTree, names []string) ([]bool, []error) {
 	type seen struct {
 		id    fileID
 		nlink uint64
 	}
-	stats := make([]seen, len(names))
+	stats, errs := make([]seen, len(names)), make([]error, len(names))
 	for i, name := range names {
 		dfd, err := t.dir(parentOf(name), false)
 		var st unix.Stat_t
-		if err == nil && eintr.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if err == nil {
+			if err = eintr.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				err = fmt.Errorf("lstat: %w", err)
+			}
+		}
+		switch {
+		case err == nil:
 			stats[i] = seen{idOf(&st), st.Nlink}
+		case !errors.Is(err, unix.ENOENT):
+			errs[i] = err
 		}
 	}
 	ok := make([]bool, len(names))
@@ -288,7 +306,7 @@ func (p *Plan) inGroup(t *destTree, names []string) []bool {
 		}
 		ok[i] = s.nlink != 0 && s.nlink <= uint64(members)
 	}
-	return ok
+	return ok, errs
 }
 
 // link replaces name, the file this run put or kept there, by a link to anchor. A member that
