@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestAttackJobsFolderEntryDiskFull: an archive of 40 empty folders restored by 4 workers
@@ -115,4 +116,46 @@ func TestAttackJobsLinkGroupStatEIOSaysOutside(t *testing.T) {
 		}
 	}
 	t.Skip("strace never failed the lstat with which relink counts app/victim's names")
+}
+
+// TestAttackJobsReadOnlyDestFixes: DEST, on a file system mounted read-only, holds every file
+// of the archive, 30 of them with another mtime. Restored by 4 workers, each of the 30 kept
+// files failed on its own when its owner, mode and mtime were set ("app/f00: chown:
+// read-only file system (not restored)", 30 lines), and the restore ended incomplete (exit
+// 3). A read-only file system stops a restore (restore.go's fatalErrnos: every entry after
+// the first would fail the same way), as it does at a file's write: exit 1, status failed,
+// the cause said once.
+func TestAttackJobsReadOnlyDestFixes(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	nodes := map[string]node{}
+	for i := range 30 {
+		nodes[fmt.Sprintf("app/f%02d", i)] = node{content: fmt.Sprintf("%d\n", i)}
+	}
+	makeTree(t, dir, nodes)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o755)
+	mountTmpfs(t, ro, "1m")
+	dest := filepath.Join(ro, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name := range nodes {
+		if err := os.Chtimes(filepath.Join(dest, name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "4", "--json", arch, dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitFailed || out.Status != restoreFailed || len(out.Failed) != 0 || !strings.Contains(out.Error, "read-only file system") {
+		t.Errorf("exit %d, status %s, %d entries failed, error %q; want 1, failed, none, the cause\n%s",
+			r.code, out.Status, len(out.Failed), out.Error, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "read-only file system"); n != 1 {
+		t.Errorf("the cause said %d times, want once:\n%s", n, r.stderr)
+	}
 }
