@@ -115,8 +115,7 @@ func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, 
 		return nil
 	}
 	if fix, ok := p.present[e.Name]; ok {
-		p.keepPresent(t, e, fix, res)
-		return nil
+		return p.keepPresent(t, e, fix, res)
 	}
 	if e.Kind != "" {
 		return p.restoreSymlink(ctx, t, e, res)
