@@ -159,3 +159,43 @@ func TestAttackJobsReadOnlyDestFixes(t *testing.T) {
 		t.Errorf("the cause said %d times, want once:\n%s", n, r.stderr)
 	}
 }
+
+// TestAttackJobsReadOnlyDestFolders: as TestAttackJobsReadOnlyDestFixes, with the files as
+// recorded and 20 folders of another mtime: once the workers are done, each folder failed
+// on its own when its owner, mode and mtime were set ("app/d00/: chown: read-only file
+// system (not restored)", 20 lines), exit 3. Correct: the first stops the restore, exit 1,
+// failed, the cause said once.
+func TestAttackJobsReadOnlyDestFolders(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	nodes := map[string]node{}
+	for i := range 20 {
+		nodes[fmt.Sprintf("app/d%02d/f", i)] = node{content: fmt.Sprintf("%d\n", i)}
+	}
+	makeTree(t, dir, nodes)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o755)
+	mountTmpfs(t, ro, "1m")
+	dest := filepath.Join(ro, "dest")
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", arch, dest), exitComplete)
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 20 {
+		if err := os.Chtimes(filepath.Join(dest, fmt.Sprintf("app/d%02d", i)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--jobs", "4", "--json", arch, dest)
+	out := restoreJSONOf(t, r)
+	if r.code != exitFailed || out.Status != restoreFailed || len(out.Failed) != 0 || !strings.Contains(out.Error, "read-only file system") {
+		t.Errorf("exit %d, status %s, %d entries failed, error %q; want 1, failed, none, the cause\n%s",
+			r.code, out.Status, len(out.Failed), out.Error, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "read-only file system"); n != 1 {
+		t.Errorf("the cause said %d times, want once:\n%s", n, r.stderr)
+	}
+}
