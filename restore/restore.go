@@ -84,7 +84,9 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 		return res, err
 	}
 	t.journal.retry(t)
-	p.setDirTimes(t, res)
+	if err := p.setDirTimes(t, res); err != nil {
+		return res, err
+	}
 	t.journal.timesSet = true
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
@@ -319,8 +321,9 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with
 // other metadata their mode and mtime, deepest first: writing into a folder changes its
-// mtime, and a read-only parent would stop the change of a child.
-func (p *Plan) setDirTimes(t *destTree, res *Result) {
+// mtime, and a read-only parent would stop the change of a child. The error is one that
+// stops the restore (a read-only file system: every folder after would fail the same way).
+func (p *Plan) setDirTimes(t *destTree, res *Result) error {
 	var dirs []*archive.Entry
 	for name, e := range p.dirs {
 		if t.created[name] || p.fixDirs[name] || p.touched[name] {
@@ -331,10 +334,15 @@ func (p *Plan) setDirTimes(t *destTree, res *Result) {
 		return cmp.Or(cmp.Compare(strings.Count(b.Name, "/"), strings.Count(a.Name, "/")), strings.Compare(a.Name, b.Name))
 	})
 	for _, e := range dirs {
-		if err := p.setDirMeta(t, e); err != nil {
+		err := p.setDirMeta(t, e)
+		switch {
+		case isFatal(err):
+			return fmt.Errorf("%s: %w", format.QuoteName(e.StoredName()), err)
+		case err != nil:
 			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 		}
 	}
+	return nil
 }
 
 func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
