@@ -244,3 +244,30 @@ func TestAttackJobsTempCheckEIOLeavesTemp(t *testing.T) {
 		t.Skip("strace never failed the lstat of the temp symlink")
 	}
 }
+
+// TestAttackJobsFolderFstatEIOSaysMoved: while the move guard is quiet, a worker checks the
+// folder it holds open before each file it puts there with an fstat of its descriptor (a
+// folder removed while open has no link left). That fstat fails (EIO): the file failed as
+// "app was moved or replaced during the restore", an I/O error said as someone's move.
+// restore.md: "a check that cannot be made (the fstatat fails, an I/O error) fails them with
+// that error …, which says nothing of a move". Correct: that error, as it is (exit 3).
+func TestAttackJobsFolderFstatEIOSaysMoved(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	nodes := map[string]node{}
+	for i := range 6 {
+		nodes[fmt.Sprintf("app/f%d", i)] = node{content: fmt.Sprintf("%d\n", i)}
+	}
+	makeTree(t, dir, nodes)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	for n := 2; n <= 5; n++ {
+		os.RemoveAll(dest)
+		r := straceRun(t, dir, filepath.Join(dest, "app"), "fstat", fmt.Sprintf("fstat:error=EIO:when=%d", n), "restore", "--jobs", "4", arch, dest)
+		if r.code != exitIncomplete || strings.Contains(r.stderr, "moved or replaced") || !strings.Contains(r.stderr, "input/output error") {
+			t.Errorf("fstat number %d of the folder app failed (EIO): exit %d, stderr:\n%s\nwant %d and the error as it is", n, r.code, r.stderr, exitIncomplete)
+		}
+	}
+}
