@@ -336,8 +336,11 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	// folder may have put a file of theirs there since, which must not gain this name. The
 	// change time tells it from a new file given the freed inode number (ext4 hands it out
 	// again at once); each link this function makes moves it, and is recorded below.
-	if placed, ok := p.placed[anchor]; !ok || placed != want || !p.holdsHandle(anchor, src, baseOf(anchor)) {
+	if placed, ok := p.placed[anchor]; !ok || placed != want {
 		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
+	}
+	if err := p.checkHandle(anchor, src, baseOf(anchor)); err != nil {
+		return err
 	}
 	old, ok := p.placed[name]
 	switch {
@@ -362,10 +365,16 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 		return fmt.Errorf("link: %w", err)
 	}
 	// The link is to what anchor's name held by then: it must be the file checked above.
-	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file || !p.holdsHandle(anchor, dfd, tmp) {
+	got, err := statID(dfd, tmp)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		err = &uncheckedTempError{fmt.Errorf("lstat: %w", err)} // stays in the journal
+	case err != nil || got.file != want.file:
 		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
-	} else {
-		err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
+	default:
+		if err = p.checkHandle(anchor, dfd, tmp); err == nil {
+			err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
+		}
 	}
 	if err != nil {
 		t.dropTemp(parentOf(name), dfd, tmp, err)
@@ -381,23 +390,30 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	return nil
 }
 
-// holdsHandle reports whether name, in the folder dfd, is the file whose handle was recorded
-// for placed; true where none was.
-func (p *Plan) holdsHandle(placed string, dfd int, name string) bool {
+// checkHandle checks that name, in the folder dfd, is the file whose handle was recorded
+// for placed, where one was: errReplaced when it is another file, and the error as it is
+// when the handle cannot be read (an I/O error), which says nothing of a swap.
+func (p *Plan) checkHandle(placed string, dfd int, name string) error {
 	want, ok := p.handles[placed]
 	if !ok {
-		return true
+		return nil
 	}
-	got, ok := handleOf(dfd, name)
-	return ok && got == want
+	got, err := handleOf(dfd, name)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("%s: name_to_handle_at: %w", format.QuoteName(placed), err)
+	case err != nil || got != want:
+		return fmt.Errorf("%s %w", format.QuoteName(placed), errReplaced)
+	}
+	return nil
 }
 
 // handleOf is the file handle of name in the folder dfd (never following a symlink): its
 // type and bytes, which name the file's inode and its generation.
-func handleOf(dfd int, name string) (string, bool) {
+func handleOf(dfd int, name string) (string, error) {
 	h, _, err := eintr.NameToHandleAt(dfd, name, 0)
 	if err != nil {
-		return "", false
+		return "", err
 	}
-	return strconv.Itoa(int(h.Type())) + ":" + string(h.Bytes()), true
+	return strconv.Itoa(int(h.Type())) + ":" + string(h.Bytes()), nil
 }

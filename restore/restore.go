@@ -227,7 +227,7 @@ func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID)
 	if !p.place(e, id) {
 		return nil
 	}
-	if h, ok := handleOf(dfd, base); ok {
+	if h, err := handleOf(dfd, base); err == nil {
 		p.mu.Lock()
 		p.handles[e.Name] = h
 		p.mu.Unlock()
