@@ -307,3 +307,42 @@ func TestAttackJobsRelinkHandleEIOSaysReplaced(t *testing.T) {
 	}
 	t.Skip("strace never failed relink's name_to_handle_at of app/sub/victim2")
 }
+
+// TestAttackJobsForceDisplacedStatEIOSaysReplaced: restore --force exchanges its checked
+// temp file with the file at app/f (RENAME_EXCHANGE), then checks with an lstat that what
+// came out to the temp name is the file its plan saw. That lstat fails (EIO): the exchange
+// is undone, and the entry failed as "was changed or replaced in the destination during the
+// restore", of a file nobody touched. Undoing it is right (nothing is known of what came
+// out), the words are not. Correct: the entry fails with the error as it is (exit 3), and
+// app/f holds what it held. (Strace counts each thread's calls apart: the test fails each
+// lstat in turn, by its number.)
+func TestAttackJobsForceDisplacedStatEIOSaysReplaced(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "f\n"}, "app/g": {content: "g\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	hit := false
+	for try := 0; try < 4*40 && !hit; try++ {
+		n := 1 + try%40
+		os.RemoveAll(dest)
+		makeTree(t, dest, map[string]node{"app/f": {content: "mine\n"}})
+		r := straceRun(t, dir, "", "newfstatat", fmt.Sprintf("newfstatat:error=EIO:when=%d", n),
+			"restore", "--force", "--no-undo", "--jobs", "4", arch, dest)
+		if strings.Contains(r.stderr, "replaced in the destination during the restore") {
+			t.Fatalf("lstat number %d failed (EIO), and nothing was replaced; exit %d, stderr:\n%s", n, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "app/f: check what it replaced: lstat: input/output error") {
+			hit = true
+			if r.code != exitIncomplete {
+				t.Errorf("exit %d, want %d:\n%s", r.code, exitIncomplete, r.stderr)
+			}
+			assertContent(t, filepath.Join(dest, "app/f"), "mine\n")
+		}
+	}
+	if !hit {
+		t.Skip("strace never failed the lstat of what the exchange took out")
+	}
+}
