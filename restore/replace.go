@@ -193,6 +193,11 @@ func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
 	if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE, out.file); err != nil {
 		return &fileOpError{&strandedError{tmp: tmp, err: err}}
 	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		// Nothing is known of what came out, so the exchange is undone all the same; an
+		// I/O error says nothing of a swap.
+		return &fileOpError{fmt.Errorf("check what it replaced: lstat: %w", err)}
+	}
 	return &fileOpError{errReplaced}
 }
 
