@@ -354,3 +354,42 @@ func TestAttackJobsForceDisplacedStatEIOSaysReplaced(t *testing.T) {
 		t.Skip("strace never failed the lstat of what the exchange took out")
 	}
 }
+
+// TestAttackJobsDiskFullLeavesLinksSplit: app/a and app/b are one file (hard links) and
+// app/zbig does not fit in DEST. The workers write a and b, each a file of its own, then
+// zbig fills the disk and the restore stops (exit 1) before the group is linked again. Once
+// there is room, running it again finds a and b in place, each a file of its own with the
+// recorded bytes, and keeps them so for ever ("app/b: restored as a separate file, not a
+// hard link of app/a: it was there already as a file of its own", on every run after).
+// restore.md: a restore stopped by a full disk "is finished by running it again". Correct:
+// the members a stopped run wrote are linked again before it returns, so that the run
+// again finds them one file; after it, a and b are one file and nothing warns.
+func TestAttackJobsDiskFullLeavesLinksSplit(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a": {content: "same\n"}, "app/zbig": {content: randomString(t, 1500000)}})
+	if err := os.Link(filepath.Join(dir, "app/a"), filepath.Join(dir, "app/b")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	for _, jobs := range []string{"1", "4"} {
+		full := filepath.Join(dir, "full"+jobs)
+		os.Mkdir(full, 0o755)
+		mountTmpfs(t, full, "1m")
+		dest := filepath.Join(full, "dest")
+		if r := backup(t, runOpts{dir: dir}, "restore", "--jobs", jobs, arch, dest); r.code != exitFailed || !strings.Contains(r.stderr, "no space left on device") {
+			t.Fatalf("--jobs %s: exit %d, want %d and a full disk:\n%s", jobs, r.code, exitFailed, r.stderr)
+		}
+		if err := syscall.Mount("tmpfs", full, "tmpfs", syscall.MS_REMOUNT, "size=8m"); err != nil {
+			t.Fatal(err)
+		}
+		r := backup(t, runOpts{dir: dir}, "restore", "--jobs", jobs, arch, dest)
+		a, err1 := os.Stat(filepath.Join(dest, "app/a"))
+		b, err2 := os.Stat(filepath.Join(dest, "app/b"))
+		if r.code != exitComplete || strings.Contains(r.stderr, "warning") || err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			t.Errorf("--jobs %s, the run again with room: exit %d, app/a and app/b one file: %v (%v %v); want 0, one file, no warning:\n%s",
+				jobs, r.code, err1 == nil && err2 == nil && os.SameFile(a, b), err1, err2, r.stderr)
+		}
+	}
+}
