@@ -76,10 +76,14 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	// On every return, also a full disk's or an interrupt's: what was restored keeps its
 	// warnings (the folders' attributes, set last, warn too).
 	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
-	if err := p.restoreAll(ctx, t, res); err != nil {
-		return res, err
-	}
+	stop := p.restoreAll(ctx, t, res)
+	// Also when a full disk or an interrupt stopped the workers: the members of a group
+	// they wrote are linked now or never, since a run again keeps them, found in place, as
+	// files of their own.
 	p.relink(t, res)
+	if stop != nil {
+		return res, stop
+	}
 	if err := p.removeCreated(ctx, t, res); err != nil {
 		return res, err
 	}
