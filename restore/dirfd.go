@@ -239,7 +239,10 @@ func (t *destTree) recheck(i int) error {
 			}
 			held = fd
 		}
-		if err != nil || idOf(&st) != f.id {
+		switch {
+		case err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR):
+			return fmt.Errorf("%s: %w", format.QuoteName(f.name), err) // an I/O error says nothing of a move
+		case err != nil || idOf(&st) != f.id:
 			return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 		}
 		parent = fd
@@ -248,10 +251,14 @@ func (t *destTree) recheck(i int) error {
 }
 
 // alive checks that the chain's ith folder was not removed, nor renamed over, while open:
-// no move of it to tell the guard, but no longer at its name either.
+// no move of it to tell the guard, but no longer at its name either. An fstat that fails
+// (an I/O error) is that error: it says nothing of a move.
 func (t *destTree) alive(i int) error {
 	var st unix.Stat_t
-	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil || st.Nlink == 0 {
+	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil {
+		return fmt.Errorf("%s: stat: %w", format.QuoteName(t.chain[i].name), err)
+	}
+	if st.Nlink == 0 {
 		return fmt.Errorf("%s %w", format.QuoteName(t.chain[i].name), errMoved)
 	}
 	return nil

@@ -97,11 +97,18 @@ func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error
 // number cannot pass to another file put at the name later.
 func holdSymlink(dfd int, tmp string) (heldFile, error) {
 	fd, err := eintr.Openat(dfd, tmp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return heldFile{}, &fileOpError{&uncheckedTempError{fmt.Errorf("open: %w", err)}}
+	case err != nil:
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}
 	var st unix.Stat_t
-	if err := eintr.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
+	if err := eintr.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return heldFile{}, &fileOpError{&uncheckedTempError{fmt.Errorf("stat: %w", err)}}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
 		unix.Close(fd)
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}
@@ -239,10 +246,13 @@ func (p *Plan) byContent(names []string) [][]string {
 
 // relinkGroup links the members of one group of the same recorded content, as relink says.
 func (p *Plan) relinkGroup(t *destTree, names []string) {
-	inGroup := p.inGroup(t, names)
+	inGroup, errs := p.inGroup(t, names)
 	anchor, outsider := "", ""
+	var unknown []int // members whose names could not be counted
 	for i, name := range names {
 		switch {
+		case errs[i] != nil:
+			unknown = append(unknown, i)
 		case !inGroup[i]:
 			outsider = cmp.Or(outsider, name)
 		case anchor == "":
@@ -256,6 +266,11 @@ func (p *Plan) relinkGroup(t *destTree, names []string) {
 	if outsider != "" && anchor != "" {
 		p.linkWarning(anchor, outsider, fmt.Errorf("%s has names outside the group", format.QuoteName(outsider)))
 	}
+	for _, i := range unknown {
+		if of := cmp.Or(anchor, outsider); of != "" {
+			p.linkWarning(names[i], of, errs[i])
+		}
+	}
 }
 
 func (p *Plan) linkWarning(name, of string, err error) {
@@ -264,18 +279,28 @@ func (p *Plan) linkWarning(name, of string, err error) {
 }
 
 // inGroup reports, for each member of a link group, whether all the names of its file are
-// members (a file this run wrote has one name).
-func (p *Plan) inGroup(t *destTree, names []string) []bool {
+// members (a file this run wrote has one name), and the error of a member whose folder or
+// lstat failed for another reason than a missing name (an I/O error): nothing is known of
+// its names, and the error says why it is not linked.
+func (p *Plan) inGroup(t *destTree, names []string) ([]bool, []error) {
 	type seen struct {
 		id    fileID
 		nlink uint64
 	}
-	stats := make([]seen, len(names))
+	stats, errs := make([]seen, len(names)), make([]error, len(names))
 	for i, name := range names {
 		dfd, err := t.dir(parentOf(name), false)
 		var st unix.Stat_t
-		if err == nil && eintr.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if err == nil {
+			if err = eintr.Fstatat(dfd, baseOf(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				err = fmt.Errorf("lstat: %w", err)
+			}
+		}
+		switch {
+		case err == nil:
 			stats[i] = seen{idOf(&st), st.Nlink}
+		case !errors.Is(err, unix.ENOENT):
+			errs[i] = err
 		}
 	}
 	ok := make([]bool, len(names))
@@ -288,7 +313,7 @@ func (p *Plan) inGroup(t *destTree, names []string) []bool {
 		}
 		ok[i] = s.nlink != 0 && s.nlink <= uint64(members)
 	}
-	return ok
+	return ok, errs
 }
 
 // link replaces name, the file this run put or kept there, by a link to anchor. A member that
@@ -311,8 +336,11 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	// folder may have put a file of theirs there since, which must not gain this name. The
 	// change time tells it from a new file given the freed inode number (ext4 hands it out
 	// again at once); each link this function makes moves it, and is recorded below.
-	if placed, ok := p.placed[anchor]; !ok || placed != want || !p.holdsHandle(anchor, src, baseOf(anchor)) {
+	if placed, ok := p.placed[anchor]; !ok || placed != want {
 		return fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
+	}
+	if err := p.checkHandle(anchor, src, baseOf(anchor)); err != nil {
+		return err
 	}
 	old, ok := p.placed[name]
 	switch {
@@ -337,10 +365,16 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 		return fmt.Errorf("link: %w", err)
 	}
 	// The link is to what anchor's name held by then: it must be the file checked above.
-	if got, serr := statID(dfd, tmp); serr != nil || got.file != want.file || !p.holdsHandle(anchor, dfd, tmp) {
+	got, err := statID(dfd, tmp)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		err = &uncheckedTempError{fmt.Errorf("lstat: %w", err)} // stays in the journal
+	case err != nil || got.file != want.file:
 		err = fmt.Errorf("%s %w", format.QuoteName(anchor), errReplaced)
-	} else {
-		err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
+	default:
+		if err = p.checkHandle(anchor, dfd, tmp); err == nil {
+			err = t.checkedRename(parentOf(name), dfd, tmp, base, want.file, &old)
+		}
 	}
 	if err != nil {
 		t.dropTemp(parentOf(name), dfd, tmp, err)
@@ -356,23 +390,30 @@ func (p *Plan) link(t *destTree, anchor, name string) error {
 	return nil
 }
 
-// holdsHandle reports whether name, in the folder dfd, is the file whose handle was recorded
-// for placed; true where none was.
-func (p *Plan) holdsHandle(placed string, dfd int, name string) bool {
+// checkHandle checks that name, in the folder dfd, is the file whose handle was recorded
+// for placed, where one was: errReplaced when it is another file, and the error as it is
+// when the handle cannot be read (an I/O error), which says nothing of a swap.
+func (p *Plan) checkHandle(placed string, dfd int, name string) error {
 	want, ok := p.handles[placed]
 	if !ok {
-		return true
+		return nil
 	}
-	got, ok := handleOf(dfd, name)
-	return ok && got == want
+	got, err := handleOf(dfd, name)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("%s: name_to_handle_at: %w", format.QuoteName(placed), err)
+	case err != nil || got != want:
+		return fmt.Errorf("%s %w", format.QuoteName(placed), errReplaced)
+	}
+	return nil
 }
 
 // handleOf is the file handle of name in the folder dfd (never following a symlink): its
 // type and bytes, which name the file's inode and its generation.
-func handleOf(dfd int, name string) (string, bool) {
+func handleOf(dfd int, name string) (string, error) {
 	h, _, err := eintr.NameToHandleAt(dfd, name, 0)
 	if err != nil {
-		return "", false
+		return "", err
 	}
-	return strconv.Itoa(int(h.Type())) + ":" + string(h.Bytes()), true
+	return strconv.Itoa(int(h.Type())) + ":" + string(h.Bytes()), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"backup/archive"
 	"backup/eintr"
+	"backup/format"
 )
 
 // A re-run of a restore (after Ctrl-C, a crash, a full disk) must not rewrite what the
@@ -155,8 +156,9 @@ func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 }
 
 // keepPresent counts a file the destination holds already, and gives it its owner, mode,
-// attributes and mtime when they differ.
-func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) {
+// attributes and mtime when they differ. The error is one that stops the restore (a
+// read-only file system: every fix after would fail the same way).
+func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) error {
 	res.Present++
 	if p.place(e, p.existing[e.Name].id) {
 		p.mu.Lock()
@@ -165,11 +167,16 @@ func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result)
 	}
 	p.restored(e)
 	if !fix {
-		return
+		return nil
 	}
-	if err := p.fixMeta(t, e); err != nil {
+	err := p.fixMeta(t, e)
+	switch {
+	case isFatal(err):
+		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
+	case err != nil:
 		res.Failed = append(res.Failed, archive.Problem{Entry: e.Name, Reason: err.Error()})
 	}
+	return nil
 }
 
 // errNotInPlace says why a file's metadata were left alone.

@@ -79,12 +79,24 @@ func (t *destTree) checkedRename(dir string, dfd int, tmp, base string, made fil
 // there: whoever may write in the folder may have put a file of theirs at it.
 var errTempReplaced = errors.New("its temp file was replaced in the destination during the restore; what is there now is left as it is")
 
+// uncheckedTempError is a check of a temp name that could not be made (its lstat failed: an
+// I/O error): nothing is known of what the name holds, so it is neither removed nor taken
+// for someone else's, and stays pending in the journal (see dropTemp).
+type uncheckedTempError struct{ err error }
+
+func (e *uncheckedTempError) Error() string { return "check its temp file: " + e.err.Error() }
+func (e *uncheckedTempError) Unwrap() error { return e.err }
+
 // checkTemp checks that the temp name tmp in the folder dfd still holds made, the file this
 // run wrote (or linked) there: a file put at the name by someone else must not be renamed
 // into place as this restore's, nor given its owner.
 func checkTemp(dfd int, tmp string, made fileID) error {
 	var st unix.Stat_t
-	if err := eintr.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&st) != made {
+	err := eintr.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return &fileOpError{&uncheckedTempError{fmt.Errorf("lstat: %w", err)}}
+	case err != nil || idOf(&st) != made:
 		return &fileOpError{errTempReplaced}
 	}
 	return nil
@@ -181,6 +193,11 @@ func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
 	if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE, out.file); err != nil {
 		return &fileOpError{&strandedError{tmp: tmp, err: err}}
 	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		// Nothing is known of what came out, so the exchange is undone all the same; an
+		// I/O error says nothing of a swap.
+		return &fileOpError{fmt.Errorf("check what it replaced: lstat: %w", err)}
+	}
 	return &fileOpError{errReplaced}
 }
 
@@ -198,8 +215,12 @@ func (e *strandedError) Error() string {
 
 // dropTemp removes this run's temp file tmp in the folder dir (open as dfd) after err,
 // unless tmp now holds something that is not this run's. A temp file that cannot be removed
-// stays pending in the journal.
+// stays pending in the journal, as does one whose check could not be made: the end of the
+// run removes it once it is seen to be this run's (journal.retry), else the next restore.
 func (t *destTree) dropTemp(dir string, dfd int, tmp string, err error) {
+	if errors.As(err, new(*uncheckedTempError)) {
+		return
+	}
 	notOurs := errors.As(err, new(*strandedError)) || errors.Is(err, errTempReplaced)
 	if notOurs || eintr.Unlinkat(dfd, tmp, 0) == nil {
 		t.journal.settle(dir, tmp)

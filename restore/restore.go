@@ -76,15 +76,21 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	// On every return, also a full disk's or an interrupt's: what was restored keeps its
 	// warnings (the folders' attributes, set last, warn too).
 	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
-	if err := p.restoreAll(ctx, t, res); err != nil {
-		return res, err
-	}
+	stop := p.restoreAll(ctx, t, res)
+	// Also when a full disk or an interrupt stopped the workers: the members of a group
+	// they wrote are linked now or never, since a run again keeps them, found in place, as
+	// files of their own.
 	p.relink(t, res)
+	if stop != nil {
+		return res, stop
+	}
 	if err := p.removeCreated(ctx, t, res); err != nil {
 		return res, err
 	}
 	t.journal.retry(t)
-	p.setDirTimes(t, res)
+	if err := p.setDirTimes(t, res); err != nil {
+		return res, err
+	}
 	t.journal.timesSet = true
 	if err := t.journal.err; err != nil {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
@@ -105,6 +111,9 @@ func (p *Plan) mkdirMode(name string) uint32 {
 func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, res *Result, buf []byte, span *archive.Span) error {
 	if e.IsDir {
 		if _, err := t.dir(e.Name, true); err != nil {
+			if isFatal(err) { // a full inode table fails every folder after it too
+				return fmt.Errorf("%s: %w", format.QuoteName(e.StoredName()), err)
+			}
 			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 			return nil
 		}
@@ -112,8 +121,7 @@ func (p *Plan) restoreEntry(ctx context.Context, t *destTree, e *archive.Entry, 
 		return nil
 	}
 	if fix, ok := p.present[e.Name]; ok {
-		p.keepPresent(t, e, fix, res)
-		return nil
+		return p.keepPresent(t, e, fix, res)
 	}
 	if e.Kind != "" {
 		return p.restoreSymlink(ctx, t, e, res)
@@ -210,16 +218,20 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 // inode number cannot have passed to another file: whoever may write in the folder may
 // have removed or replaced it since. The ctime an fstat of the descriptor gives after a
 // removal could be a new file's too (attack pass 17). A file of a hard-link group also gets
-// its file handle recorded (see Plan.handles).
+// its file handle recorded (see Plan.handles). A lookup that fails for another reason than
+// a missing name (an I/O error) is that error: it says nothing of a swap.
 func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID) error {
 	id, err := statID(dfd, base)
-	if err != nil || id.file != made {
+	switch {
+	case err != nil && !errors.Is(err, unix.ENOENT):
+		return &fileOpError{fmt.Errorf("cannot check it at its name once placed: lstat: %w", err)}
+	case err != nil || id.file != made:
 		return &fileOpError{errReplaced}
 	}
 	if !p.place(e, id) {
 		return nil
 	}
-	if h, ok := handleOf(dfd, base); ok {
+	if h, err := handleOf(dfd, base); err == nil {
 		p.mu.Lock()
 		p.handles[e.Name] = h
 		p.mu.Unlock()
@@ -313,8 +325,9 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with
 // other metadata their mode and mtime, deepest first: writing into a folder changes its
-// mtime, and a read-only parent would stop the change of a child.
-func (p *Plan) setDirTimes(t *destTree, res *Result) {
+// mtime, and a read-only parent would stop the change of a child. The error is one that
+// stops the restore (a read-only file system: every folder after would fail the same way).
+func (p *Plan) setDirTimes(t *destTree, res *Result) error {
 	var dirs []*archive.Entry
 	for name, e := range p.dirs {
 		if t.created[name] || p.fixDirs[name] || p.touched[name] {
@@ -325,10 +338,15 @@ func (p *Plan) setDirTimes(t *destTree, res *Result) {
 		return cmp.Or(cmp.Compare(strings.Count(b.Name, "/"), strings.Count(a.Name, "/")), strings.Compare(a.Name, b.Name))
 	})
 	for _, e := range dirs {
-		if err := p.setDirMeta(t, e); err != nil {
+		err := p.setDirMeta(t, e)
+		switch {
+		case isFatal(err):
+			return fmt.Errorf("%s: %w", format.QuoteName(e.StoredName()), err)
+		case err != nil:
 			res.Failed = append(res.Failed, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
 		}
 	}
+	return nil
 }
 
 func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
