@@ -230,7 +230,9 @@ func (t *destTree) recheck(i int) error {
 	for _, f := range t.chain[i-1:] {
 		fd, err := eintr.Openat(parent, f.part, childFlags, 0)
 		var st unix.Stat_t
+		op := "open"
 		if err == nil {
+			op = "fstat"
 			err = eintr.Fstat(fd, &st)
 		}
 		if fd >= 0 {
@@ -239,7 +241,11 @@ func (t *destTree) recheck(i int) error {
 			}
 			held = fd
 		}
-		if err != nil || idOf(&st) != f.id {
+		switch {
+		case err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR):
+			// An I/O error says nothing of a move.
+			return fmt.Errorf("%s: %s: %w", format.QuoteName(f.name), op, err)
+		case err != nil || idOf(&st) != f.id:
 			return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 		}
 		parent = fd
@@ -251,7 +257,11 @@ func (t *destTree) recheck(i int) error {
 // no move of it to tell the guard, but no longer at its name either.
 func (t *destTree) alive(i int) error {
 	var st unix.Stat_t
-	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil || st.Nlink == 0 {
+	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil {
+		// A check that cannot be made (an I/O error) says nothing of a move.
+		return fmt.Errorf("%s: fstat: %w", format.QuoteName(t.chain[i].name), err)
+	}
+	if st.Nlink == 0 {
 		return fmt.Errorf("%s %w", format.QuoteName(t.chain[i].name), errMoved)
 	}
 	return nil
