@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,6 +29,43 @@ func TestAttackSweepFolderFstatEIOSaysMoved(t *testing.T) {
 		}
 		if r.code != exitComplete && !strings.Contains(r.stderr, "input/output error") {
 			t.Errorf("fstat %d of app failed (EIO): exit %d without the error:\n%s", k, r.code, r.stderr)
+		}
+	}
+}
+
+// TestAttackSweepLatestStatEIOAfterMoveSaysNotMoved: a set run writes LATEST (temp file,
+// fsync, rename, folder fsync), then lstats it for its new ETag. That lstat fails (EIO, the
+// 5th or 6th lstat of LATEST's path in the run). The run said "LATEST not moved: lstat …/LATEST:
+// input/output error" and exited 1, while LATEST named the new archive: the exit code, stderr
+// and the metrics say the set still holds the old backup, and the next run of a monitor
+// trusts that.
+// Correct: whatever lstat of LATEST fails, what the run says of LATEST is what LATEST holds:
+// "LATEST -> NAME" (exit 0) when it names the new archive, the old name when it says "not
+// moved".
+func TestAttackSweepLatestStatEIOAfterMoveSaysNotMoved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	latest := filepath.Join(set, "LATEST")
+	for k := 1; k <= 8; k++ {
+		old, err := os.ReadFile(latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := straceRun(t, dir, latest, "newfstatat", fmt.Sprintf("newfstatat:error=EIO:when=%d", k),
+			"create", "--output-dir", set, "app")
+		now, err := os.ReadFile(latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := string(now) != string(old)
+		if moved && (r.code != exitComplete || strings.Contains(r.stderr, "LATEST not moved")) {
+			t.Errorf("lstat %d of LATEST failed (EIO): LATEST moved from %q to %q, but exit %d:\n%s", k, old, now, r.code, r.stderr)
+		}
+		if !moved && !strings.Contains(r.stderr, "LATEST not moved") {
+			t.Errorf("lstat %d of LATEST failed (EIO): LATEST still %q, exit %d:\n%s", k, old, r.code, r.stderr)
 		}
 	}
 }
