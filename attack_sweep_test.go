@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAttackSweepFolderFstatEIOSaysMoved: a restore into an empty DEST opens app, and
@@ -67,5 +68,33 @@ func TestAttackSweepLatestStatEIOAfterMoveSaysNotMoved(t *testing.T) {
 		if !moved && !strings.Contains(r.stderr, "LATEST not moved") {
 			t.Errorf("lstat %d of LATEST failed (EIO): LATEST still %q, exit %d:\n%s", k, old, r.code, r.stderr)
 		}
+	}
+}
+
+// TestAttackSweepTargetStatEIOSaysMissing: a set run looks up the archive LATEST names, to
+// copy its unchanged files (and, before LATEST moves, the new archive, to activate it). The
+// lstat of that archive fails (EIO, every lstat of its path). create said "LATEST: names
+// app-….zip: the archive is missing" (and, for the new archive, "not activating …: the
+// archive is missing", exit 1): an archive that is there, said to be gone, and the I/O error
+// nowhere. The same lookup told status, restore and prune so.
+// Correct: the lookup that failed is said as it failed ("lstat …: input/output error").
+func TestAttackSweepTargetStatEIOSaysMissing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	name, err := os.ReadFile(filepath.Join(set, "LATEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(set, strings.TrimSpace(string(name)))
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) // the new run's name is another
+	r := straceRun(t, dir, archive, "newfstatat", "newfstatat:error=EIO:when=1+", "create", "--output-dir", set, "app")
+	if _, err := os.Stat(archive); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.stderr, "missing") || !strings.Contains(r.stderr, "input/output error") {
+		t.Errorf("every lstat of %s failed (EIO), the archive is there; create says (exit %d):\n%s", archive, r.code, r.stderr)
 	}
 }
