@@ -98,3 +98,29 @@ func TestAttackSweepTargetStatEIOSaysMissing(t *testing.T) {
 		t.Errorf("every lstat of %s failed (EIO), the archive is there; create says (exit %d):\n%s", archive, r.code, r.stderr)
 	}
 }
+
+// TestAttackSweepPublishStatEIOSaysExists: create --force -o out.zip over an old out.zip.
+// Publishing the new archive lstats out.zip to choose between swapping with the old file
+// (RENAME_EXCHANGE) and a rename into a free name (RENAME_NOREPLACE); that lstat fails (EIO,
+// the 3rd or 5th lstat of out.zip on the thread that makes it). Publish took the failure for
+// "no file there", renamed with RENAME_NOREPLACE, met the old file (EEXIST) and create said
+// "output …/out.zip exists (use --force to replace it)", exit 1, to a run given --force,
+// the I/O error nowhere. (The same lstat publishes LATEST, a receipt, a metrics file: there
+// "rename …: file exists".)
+// Correct: the lstat's error is the cause said ("lstat …/out.zip: input/output error").
+func TestAttackSweepPublishStatEIOSaysExists(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	out := filepath.Join(dir, "out.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "app"), exitComplete)
+	for k := 1; k <= 12; k++ {
+		r := straceRun(t, dir, out, "newfstatat", fmt.Sprintf("newfstatat:error=EIO:when=%d", k), "create", "-q", "--force", "-o", out, "app")
+		if strings.Contains(r.stderr, "file exists") {
+			t.Errorf("lstat %d of out.zip failed (EIO), and create --force says (exit %d):\n%s", k, r.code, r.stderr)
+		}
+		if r.code != exitComplete && !strings.Contains(r.stderr, "input/output error") {
+			t.Errorf("lstat %d of out.zip failed (EIO): exit %d without the error:\n%s", k, r.code, r.stderr)
+		}
+	}
+}
