@@ -124,3 +124,43 @@ func TestAttackSweepPublishStatEIOSaysExists(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackSweepRestoreStatEIOSaysReplaced: restore into an empty DEST, each run failing
+// one fstatat (EIO, the Nth of the thread that makes it, N from 1 to 40). Where the failed
+// lstat was a check of the restore's own work (its temp file before the rename, the
+// symlink it made, the file just renamed into place), the restore said "its temp file was
+// replaced in the destination during the restore; what is there now is left as it is" or
+// "was changed or replaced in the destination during the restore": someone's doing, when no
+// one touched DEST, and the I/O error nowhere. A temp file so judged someone else's was left
+// (.link.restore-…), and no later restore removed it: the rerun's DEST held it still.
+// Correct: a check that cannot be made fails the entry with its error; the restore's own
+// temp file is removed (or stays in its journal for the next restore to remove).
+func TestAttackSweepRestoreStatEIOSaysReplaced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f1": {content: "1\n"}, "f2": {content: "2\n"},
+		"sub/f3": {content: "3\n"}, "link": {kind: "symlink", content: "f1"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--symlinks", "store", "-o", "a.zip", "app"), exitComplete)
+	want := []string{"app", "app/f1", "app/f2", "app/link", "app/sub", "app/sub/f3"}
+	for n := 1; n <= 40; n++ {
+		dest := filepath.Join(dir, fmt.Sprintf("dest%d", n))
+		r := straceRun(t, dir, "", "newfstatat", fmt.Sprintf("newfstatat:error=EIO:when=%d", n), "restore", "--symlinks", "store", "a.zip", dest)
+		if strings.Contains(r.stderr, "replaced") {
+			t.Errorf("fstatat %d failed (EIO), no one touched DEST, and restore says (exit %d):\n%s", n, r.code, r.stderr)
+		}
+		if _, err := os.Stat(dest); err != nil {
+			continue
+		}
+		mustExit(t, backup(t, runOpts{dir: dir}, "restore", "-q", "--force", "--no-undo", "--symlinks", "store", "a.zip", dest), exitComplete)
+		var got []string
+		filepath.WalkDir(dest, func(p string, _ os.DirEntry, err error) error {
+			if rel, _ := filepath.Rel(dest, p); err == nil && rel != "." {
+				got = append(got, rel)
+			}
+			return nil
+		})
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("fstatat %d failed (EIO); after a restore again DEST holds %q, want %q", n, got, want)
+		}
+	}
+}
