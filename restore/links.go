@@ -97,11 +97,18 @@ func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error
 // number cannot pass to another file put at the name later.
 func holdSymlink(dfd int, tmp string) (heldFile, error) {
 	fd, err := eintr.Openat(dfd, tmp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) {
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}
+	if err != nil {
+		return heldFile{}, &fileOpError{fmt.Errorf("open %s: %w", format.QuoteName(tmp), err)} // an I/O error says nothing of a swap
+	}
 	var st unix.Stat_t
-	if err := eintr.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
+	if err := eintr.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return heldFile{}, &fileOpError{fmt.Errorf("fstat %s: %w", format.QuoteName(tmp), err)}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK || int(st.Uid) != os.Geteuid() {
 		unix.Close(fd)
 		return heldFile{}, &fileOpError{errTempReplaced}
 	}

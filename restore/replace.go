@@ -84,10 +84,20 @@ var errTempReplaced = errors.New("its temp file was replaced in the destination 
 // into place as this restore's, nor given its owner.
 func checkTemp(dfd int, tmp string, made fileID) error {
 	var st unix.Stat_t
-	if err := eintr.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || idOf(&st) != made {
+	err := eintr.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fileOpError{checkFailed(tmp, err)} // an I/O error says nothing of a swap
+	}
+	if err != nil || idOf(&st) != made {
 		return &fileOpError{errTempReplaced}
 	}
 	return nil
+}
+
+// checkFailed is the cause when a check of what this run made at name cannot be made
+// (lstat fails with an I/O error): that error, which says nothing of anyone's change.
+func checkFailed(name string, err error) error {
+	return fmt.Errorf("lstat %s: %w", format.QuoteName(name), err)
 }
 
 // replacedSince is what a file the plan saw as old is now expected to be: old, unless this
@@ -180,6 +190,9 @@ func checkDisplaced(dfd int, tmp, base string, seen nodeID) error {
 	}
 	if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_EXCHANGE, out.file); err != nil {
 		return &fileOpError{&strandedError{tmp: tmp, err: err}}
+	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fileOpError{checkFailed(tmp, err)} // exchanged back all the same: not checked
 	}
 	return &fileOpError{errReplaced}
 }

@@ -213,6 +213,9 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 // its file handle recorded (see Plan.handles).
 func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID) error {
 	id, err := statID(dfd, base)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fileOpError{checkFailed(base, err)}
+	}
 	if err != nil || id.file != made {
 		return &fileOpError{errReplaced}
 	}
