@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"backup/backupset"
 )
 
 // TestAttackSweepFolderFstatEIOSaysMoved: a restore into an empty DEST opens app, and
@@ -162,5 +165,39 @@ func TestAttackSweepRestoreStatEIOSaysReplaced(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("fstatat %d failed (EIO); after a restore again DEST holds %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestAttackSweepSetNameLookupEIOTakesUsedName: a set run starts in a second whose first
+// name a run holds (app-…Z.zip), and every lstat of that name fails (EIO). Listing the
+// folder fails on it, and the name picker, falling back to looking each name up, took the
+// name whose lookup failed ("writing it will say what is wrong"): the run read and wrote
+// everything, then failed at its end with "output …Z.zip exists (use --force to replace
+// it)", advice to replace a good backup, for a name it chose itself.
+// (The first name of each second of the next minute is taken beforehand and looked up with
+// EIO, so that whatever second the run starts in, its first name is.)
+// Correct: a name whose lookup fails may be used: it is passed over, and a free one taken.
+func TestAttackSweepSetNameLookupEIOTakesUsedName(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set := filepath.Join(dir, "set")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	opts := []string{"-f", "-qq", "-o", os.DevNull, "-e", "trace=newfstatat", "-e", "inject=newfstatat:error=EIO:when=1+"}
+	now := time.Now()
+	for s := range 60 {
+		taken := filepath.Join(set, backupset.ArchiveName("app", now.Add(time.Duration(s)*time.Second), 1))
+		if f, err := os.OpenFile(taken, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			f.Close() // the first run's own is left as it is
+		}
+		opts = append(opts, "-P", taken)
+	}
+	cmd := exec.Command("strace", append(append(opts, binary), "create", "-q", "--output-dir", set, "app")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	r := runCmd(t, cmd)
+	if r.code != exitComplete || strings.Contains(r.stderr, "use --force") {
+		t.Errorf("the lookup of the second's first name failed (EIO): exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
