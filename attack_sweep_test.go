@@ -201,3 +201,21 @@ func TestAttackSweepSetNameLookupEIOTakesUsedName(t *testing.T) {
 		t.Errorf("the lookup of the second's first name failed (EIO): exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackSweepRestoreGetwdEIOIsUsage: restore --force --undo-dir DIR, whose check of
+// the before-state's folder makes DEST absolute; the current folder's stat in getwd fails
+// (EIO, the first fstatat of "."). restore said "stat .: input/output error" and "Run
+// 'backup help restore' for usage.", exit 2: an I/O error told as a usage error, which
+// README's table keeps for bad flags and arguments.
+// Correct: nothing is wrong with the command line: the restore goes on (the folder is
+// looked up again when the before-state is written), or fails with exit 1, not 2.
+func TestAttackSweepRestoreGetwdEIOIsUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	r := straceRun(t, dir, ".", "newfstatat", "newfstatat:error=EIO:when=1", "restore", "--force", "--undo-dir", ".", "a.zip", "dest")
+	if r.code == 2 || strings.Contains(r.stderr, "for usage") {
+		t.Errorf("the stat of the current folder failed (EIO), the command line is right, and restore says (exit %d):\n%s", r.code, r.stderr)
+	}
+}
