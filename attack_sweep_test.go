@@ -219,3 +219,22 @@ func TestAttackSweepRestoreGetwdEIOIsUsage(t *testing.T) {
 		t.Errorf("the stat of the current folder failed (EIO), the command line is right, and restore says (exit %d):\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAttackSweepSetStatEIOSaysDirectory: verify (list, restore) SET, whose stat of the
+// argument, to tell a set's folder from an archive file, fails (EIO). The failure was taken
+// for "not a folder", the argument opened as an archive file, and verify said "set: is a
+// directory", exit 1: of a set's folder, as if the user had named a folder that is no set,
+// the I/O error nowhere.
+// Correct: the stat's error is what is said ("stat set: input/output error").
+func TestAttackSweepSetStatEIOSaysDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app"), exitComplete)
+	for _, args := range [][]string{{"verify", "set"}, {"list", "set"}, {"restore", "set", "dest"}} {
+		r := straceRun(t, dir, "set", "newfstatat", "newfstatat:error=EIO:when=1", args...)
+		if r.code != exitFailed || strings.Contains(r.stderr, "is a directory") || !strings.Contains(r.stderr, "input/output error") {
+			t.Errorf("%s: the stat of the set's folder failed (EIO): exit %d, stderr:\n%s", args[0], r.code, r.stderr)
+		}
+	}
+}
