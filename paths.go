@@ -17,8 +17,19 @@ func absPath(path string) (string, error) {
 	if p, err := kernelPath(path); err != nil || p != path {
 		return p, err
 	}
-	return filepath.Abs(path)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", &cwdError{err}
+	}
+	return abs, nil
 }
+
+// cwdError is absPath's error when the current folder cannot be read (getwd's stat of "."
+// fails, an I/O error): no fault of the path given.
+type cwdError struct{ err error }
+
+func (e *cwdError) Error() string { return "the current folder: " + e.err.Error() }
+func (e *cwdError) Unwrap() error { return e.err }
 
 // reachedOrAsGiven is absPath(path), or path itself when the kernel cannot reach it
 // (missing/..): a set's DIR then fails where it is read, as a missing DIR does, and not as

@@ -87,6 +87,11 @@ func (cfg restoreConfig) checkUndoFlags() error {
 		return errors.New("--undo-dir and --no-undo: choose one")
 	}
 	_, err := cfg.beforeStateDir()
+	if errors.As(err, new(*cwdError)) {
+		// Nothing is wrong with the command line: the before-state's folder is checked
+		// again when it is written, and the restore fails there if it must.
+		return nil
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,6 +48,11 @@ func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, e
 		return archiveRef{path: st.Location() + "/" + e.Name, store: st, entry: e}, nil
 	}
 	info, err := os.Stat(arg)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// An I/O error: a set's folder or an archive file, which is not known; opening it as
+		// a file would say "is a directory" of a set.
+		return archiveRef{}, err
+	}
 	if err != nil || !info.IsDir() {
 		return archiveRef{path: arg}, nil // the command's own open reports a missing or unreadable archive
 	}

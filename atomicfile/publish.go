@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,9 @@ func distinct(files []*Staged) error {
 func place(f *Staged) (placed, error) {
 	if !f.NoReplace {
 		info, err := os.Lstat(f.Final)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return placed{}, err // an I/O error: whether a file is there is not known
+		}
 		if err == nil && info.IsDir() {
 			return placed{}, &os.LinkError{Op: "rename", Old: f.Temp, New: f.Final, Err: syscall.EISDIR}
 		}

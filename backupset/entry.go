@@ -41,6 +41,10 @@ type Entry struct {
 	// ReceiptETag is the receipt's ETag as read; a prune deletes only what it judged.
 	ReceiptETag string
 	Problem     error // why the entry is Unknown; nil otherwise
+	// lookupErr is the error of the archive's lookup, when it failed for another reason
+	// than a missing file (an I/O error): Archive is false then, but not because it is
+	// missing.
+	lookupErr error
 }
 
 // State classifies the entry from its receipt and the files present.
@@ -105,6 +109,7 @@ func inspect(ctx context.Context, st Store, name string) Entry {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e := inspectObject(ctx, st, name, Object{}, false)
 		e.Problem = firstErr(err, e.Problem)
+		e.lookupErr = err
 		return e
 	}
 	return inspectObject(ctx, st, name, o, err == nil)

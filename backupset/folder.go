@@ -121,17 +121,24 @@ type folderFile struct {
 func (f *folderFile) Size() int64 { return f.size }
 
 // Put writes the file atomically (temp file, fsync, rename, folder fsync), after checking
-// its condition.
+// its condition. The new ETag is the temp file's, taken before the rename (which keeps its
+// inode, size and mtime): once the rename is made no failure may say the file was not
+// written.
 func (f Folder) Put(ctx context.Context, name string, data []byte, ifMatch string) (string, error) {
 	path := f.path(name)
 	if err := f.check(ctx, name, ifMatch); err != nil {
 		return "", err
 	}
-	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+	s, err := atomicfile.Stage(path, data, 0o644)
+	if err != nil {
 		return "", err
 	}
-	info, err := os.Lstat(path)
+	info, err := os.Lstat(s.Temp)
 	if err != nil {
+		s.Discard()
+		return "", err
+	}
+	if err := atomicfile.Publish(s); err != nil {
 		return "", err
 	}
 	return folderETag(info), nil

@@ -78,9 +78,12 @@ func target(ctx context.Context, st Store, name string) (Entry, error) {
 	return e, nil
 }
 
-// checkTarget refuses a LATEST target that is missing, not a regular file, or whose receipt
-// is unreadable, does not match it, or records a failed run.
+// checkTarget refuses a LATEST target that is missing (or cannot be looked up), not a
+// regular file, or whose receipt is unreadable, does not match it, or records a failed run.
 func checkTarget(e Entry) error {
+	if !e.Archive && e.lookupErr != nil {
+		return e.lookupErr // not known to be missing: the lookup failed
+	}
 	if !e.Archive {
 		return errors.New("the archive is missing")
 	}

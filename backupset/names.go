@@ -145,16 +145,32 @@ func FreeName(ctx context.Context, st Store, source string, started time.Time) (
 // FirstFree is the first default name of a run of source that started at started whose
 // archive and receipt are both absent from st, each looked up by name: the picker for a
 // store that cannot be listed (a write-only folder, an entry whose lstat fails), which
-// cannot order the run past the others of its second but never takes a used name. A lookup
-// that fails gives that name: writing it will say what is wrong.
+// cannot order the run past the others of its second but never takes a used name. A name
+// whose lookup fails (an I/O error) may be used, and is passed over; only when the lookups
+// of maxLookupFailures names in a row fail is the first of them given: writing it will say
+// what is wrong.
 func FirstFree(ctx context.Context, st Store, source string, started time.Time) string {
-	for n := 1; ; n++ {
+	failed := ""
+	for n, fails := 1, 0; ; n++ {
 		name := ArchiveName(source, started, n)
-		if free, err := isFree(ctx, st, name); free || err != nil {
+		free, err := isFree(ctx, st, name)
+		switch {
+		case free:
 			return name
+		case err == nil:
+			fails = 0
+			continue
+		case failed == "":
+			failed = name
+		}
+		if fails++; fails == maxLookupFailures {
+			return failed
 		}
 	}
 }
+
+// maxLookupFailures bounds the names FirstFree passes over because their lookups failed.
+const maxLookupFailures = 16
 
 // isFree says whether neither the archive name nor its receipt is in st.
 func isFree(ctx context.Context, st Store, name string) (bool, error) {

@@ -230,7 +230,9 @@ func (t *destTree) recheck(i int) error {
 	for _, f := range t.chain[i-1:] {
 		fd, err := eintr.Openat(parent, f.part, childFlags, 0)
 		var st unix.Stat_t
+		op := "open"
 		if err == nil {
+			op = "fstat"
 			err = eintr.Fstat(fd, &st)
 		}
 		if fd >= 0 {
@@ -241,7 +243,8 @@ func (t *destTree) recheck(i int) error {
 		}
 		switch {
 		case err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR):
-			return fmt.Errorf("%s: %w", format.QuoteName(f.name), err) // an I/O error says nothing of a move
+			// An I/O error says nothing of a move.
+			return fmt.Errorf("%s: %s: %w", format.QuoteName(f.name), op, err)
 		case err != nil || idOf(&st) != f.id:
 			return fmt.Errorf("%s %w", format.QuoteName(f.name), errMoved)
 		}
@@ -256,7 +259,8 @@ func (t *destTree) recheck(i int) error {
 func (t *destTree) alive(i int) error {
 	var st unix.Stat_t
 	if err := eintr.Fstat(t.chain[i].fd, &st); err != nil {
-		return fmt.Errorf("%s: stat: %w", format.QuoteName(t.chain[i].name), err)
+		// A check that cannot be made (an I/O error) says nothing of a move.
+		return fmt.Errorf("%s: fstat: %w", format.QuoteName(t.chain[i].name), err)
 	}
 	if st.Nlink == 0 {
 		return fmt.Errorf("%s %w", format.QuoteName(t.chain[i].name), errMoved)

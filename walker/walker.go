@@ -3,8 +3,11 @@ package walker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Visit is called once for each path, in walk order, on the goroutine that called Walk.
@@ -140,6 +143,10 @@ func (w Walker) stat(d *dir, name, stored string) (fs.FileInfo, error) {
 		return nil, statErr
 	}
 	f, openErr := d.openFile(name)
+	if errors.Is(openErr, unix.ELOOP) {
+		// A symlink, which the open never follows: the lstat's error is what lost it.
+		return nil, &fs.PathError{Op: OpOpen, Path: stored, Err: fmt.Errorf("lstat failed: %w", statErr.Err)}
+	}
 	if openErr != nil {
 		return nil, &fs.PathError{Op: OpOpen, Path: stored, Err: unwrapPathError(openErr)}
 	}
