@@ -155,26 +155,28 @@ func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 	return true
 }
 
-// keepPresent counts a file the destination holds already, and gives it its owner, mode,
-// attributes and mtime when they differ. The error is one that stops the restore (a
-// read-only file system: every fix after would fail the same way).
+// keepPresent keeps a file the destination holds already, and gives it its owner, mode,
+// attributes and mtime when they differ. It counts the file as present once it is as the
+// archive records it; one whose fix failed is counted once, as failed. The error is one
+// that stops the restore (a read-only file system: every fix after would fail the same way).
 func (p *Plan) keepPresent(t *destTree, e *archive.Entry, fix bool, res *Result) error {
-	res.Present++
 	if p.place(e, p.existing[e.Name].id) {
 		p.mu.Lock()
 		p.kept[e.Name] = true
 		p.mu.Unlock()
 	}
 	p.restored(e)
-	if !fix {
-		return nil
+	var err error
+	if fix {
+		err = p.fixMeta(t, e)
 	}
-	err := p.fixMeta(t, e)
 	switch {
 	case isFatal(err):
 		return fmt.Errorf("%s: %w", format.QuoteName(e.Name), err)
 	case err != nil:
 		res.Failed = append(res.Failed, archive.Problem{Entry: e.Name, Reason: err.Error()})
+	default:
+		res.Present++
 	}
 	return nil
 }

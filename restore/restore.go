@@ -26,7 +26,8 @@ type Result struct {
 	Files, Dirs, Symlinks int
 	Bytes                 int64
 	// Present counts the files the destination held already with the recorded content:
-	// kept, not written (their owner, mode and mtime set where they differed).
+	// kept, not written (their owner, mode and mtime set where they differed; one whose fix
+	// failed is in Failed instead).
 	Present int
 	// Removed counts the paths removed because the archive, the before-state of a restore,
 	// records that restore created them.
