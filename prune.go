@@ -26,7 +26,7 @@ as in restic's forget: a backup kept by any rule is kept. Hours, days, ISO weeks
 are calendar buckets in local time (TZ), by the receipt's started_at.
 
 Never deleted: the LATEST target; the newest complete backup; a backup whose receipt cannot
-be read ("unknown, kept"); files without this tool's default archive names; backups of
+be read ("unknown (CAUSE), kept"); files without this tool's default archive names; backups of
 another source than LATEST's; a run dated more than a minute in the future (its clock was
 wrong), which no rule counts. Backups that are not complete are kept when newer than the
 newest complete one and deleted (superseded) when older. A damaged or missing LATEST stops

@@ -91,7 +91,7 @@ func TestSetPruneRetention(t *testing.T) {
 	}
 	for _, line := range []string{
 		"keep          2025-12-19T03:00:00Z  complete    " + latest + "    LATEST, daily #1, monthly #1, newest complete",
-		"keep          2025-11-05T03:00:00Z  unknown     app-20251105T030000Z-2.zip  unknown, kept",
+		"keep          2025-11-05T03:00:00Z  unknown     app-20251105T030000Z-2.zip  unknown (its receipt is missing), kept",
 		"would delete  2025-12-18T03:00:00Z  incomplete  app-20251218T030000Z.zip    superseded by a newer complete backup",
 		"keep          2025-11-30T03:00:00Z  complete    app-20251130T030000Z.zip    monthly #2",
 		"would delete  2025-11-15T03:00:00Z  failed      app-20251115T030000Z.zip    superseded by a newer complete backup",

@@ -34,6 +34,7 @@ type Run struct {
 	Source  string // the source's name at the front of Name
 	Started time.Time
 	State   State
+	Problem error // why the run is Unknown, said in its reason; nil otherwise
 }
 
 // Decision is what a plan does with one run, and why.
@@ -146,6 +147,8 @@ func decideRest(d *Decision, complete []*Decision, latest, source string) {
 	case d.Keep:
 	case d.Source != source:
 		d.keep(otherSeries(d.Source, source))
+	case d.State == Unknown && d.Problem != nil:
+		d.keep("unknown (" + d.Problem.Error() + "), kept")
 	case d.State == Unknown:
 		d.keep("unknown, kept")
 	case d.State == Complete:

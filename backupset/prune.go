@@ -38,7 +38,7 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 	}
 	runs := make([]Run, len(entries))
 	for i, e := range entries {
-		runs[i] = Run{Name: e.Name, Source: e.Source, Started: e.Started(), State: e.State()}
+		runs[i] = Run{Name: e.Name, Source: e.Source, Started: e.Started(), State: e.State(), Problem: e.Problem}
 	}
 	plan := Plan(runs, latest.Name, p)
 	if dryRun {
