@@ -57,7 +57,7 @@ func (c *creation) rereadExcludes() error {
 func (c *creation) finish(code int, stdout, stderr io.Writer) {
 	rc := c.final
 	if rc != nil && c.cfg.metricsFile != "" && !c.cfg.dryRun {
-		if err := c.writeMetrics(rc, code); err != nil {
+		if err := c.writeMetrics(rc, code, stderr); err != nil {
 			sayf(stderr, "backup: could not write metrics %s: %v\n", c.cfg.metricsFile, cause(err))
 		}
 	}

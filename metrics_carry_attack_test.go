@@ -29,3 +29,21 @@ func TestAttackMetricsCarryUnreadSaysNothing(t *testing.T) {
 		t.Errorf("the last success was lost, and stderr says:\n%s\nwant the line:\n%s", r.stderr, want)
 	}
 }
+
+// TestMetricsCarryUnreadStatusSays: status of a set it cannot read carries the last success
+// over from the metrics file it replaces; when that file cannot be read either (EIO), the
+// value written is 0, unknown, and one line says why, as create's does.
+func TestMetricsCarryUnreadStatusSays(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	set, prom := filepath.Join(dir, "set"), filepath.Join(dir, "m.prom")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--metrics-file", prom, "--output-dir", set, "app"), exitComplete)
+	gone := filepath.Join(dir, "gone")
+	r := straceRun(t, dir, prom, "openat", "openat:error=EIO", "status", "--metrics-file", prom, gone)
+	mustExit(t, r, exitFailed)
+	want := "backup status: metrics " + prom + ": the last success it held cannot be carried over (open: input/output error); written as 0, unknown\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("status could not read the metrics file, and says:\n%s\nwant the line:\n%s", r.stderr, want)
+	}
+}

@@ -4,6 +4,7 @@ package main
 // (--metrics-file). Each file holds one set's last run; every series has a set label.
 
 import (
+	"io"
 	"time"
 
 	"backup/backupset"
@@ -61,7 +62,7 @@ func runGauges(set string, rc *format.Receipt, status format.Status, code int, l
 
 // writeMetrics writes the run's metrics, keeping the last success of the file it replaces
 // when this run is not complete.
-func (c *creation) writeMetrics(rc *format.Receipt, code int) error {
+func (c *creation) writeMetrics(rc *format.Receipt, code int, stderr io.Writer) error {
 	status := format.Status(outcome(code))
 	if status != format.Complete && status != format.Incomplete {
 		status = format.Failed // interrupted: the run failed
@@ -72,9 +73,20 @@ func (c *creation) writeMetrics(rc *format.Receipt, code int) error {
 	}
 	// Carried from the very file replaced: a run that found the set locked writes while the
 	// run holding it may write too, and must not put back the success before that run's.
-	return metrics.UpdateFile(c.cfg.metricsFile, func(old []byte) []metrics.Gauge {
-		return runGauges(c.setDir(), rc, status, code, carried(old), took)
+	return metrics.UpdateFile(c.cfg.metricsFile, func(old []byte, unread error) []metrics.Gauge {
+		success := carried(old)
+		if unread != nil {
+			notCarried(stderr, "backup", c.cfg.metricsFile, unread)
+		}
+		return runGauges(c.setDir(), rc, status, code, success, took)
 	})
+}
+
+// notCarried says that the last success of the metrics file at path, which could not be
+// read, is lost: it is written as 0, unknown, so that the alert on its age fires rather
+// than go quiet, and this line tells the operator why.
+func notCarried(stderr io.Writer, prefix, path string, unread error) {
+	sayf(stderr, "%s: metrics %s: the last success it held cannot be carried over (%v); written as 0, unknown\n", prefix, path, unread)
 }
 
 // succeeded says whether the run leaves a new complete backup in place: in a set, one that
@@ -151,4 +163,14 @@ func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, 
 	}
 	set("backup_set_healthy", "1 when backup status found the set healthy (with --max-age, also fresh and complete).", healthyValue)
 	return gauges
+}
+
+// knowsSuccess says whether gauges give a last success.
+func knowsSuccess(gauges []metrics.Gauge) bool {
+	for _, g := range gauges {
+		if g.Name == lastSuccessMetric && len(g.Samples) > 0 && g.Samples[0].Value > 0 {
+			return true
+		}
+	}
+	return false
 }

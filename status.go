@@ -145,8 +145,12 @@ func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, he
 	if path == "" {
 		return
 	}
-	err := metrics.UpdateFile(path, func(old []byte) []metrics.Gauge {
-		return statusGauges(dir, s, now, healthy, carried(old))
+	err := metrics.UpdateFile(path, func(old []byte, unread error) []metrics.Gauge {
+		gauges := statusGauges(dir, s, now, healthy, carried(old))
+		if unread != nil && !knowsSuccess(gauges) {
+			notCarried(stderr, "backup status", path, unread) // the set showed none to write instead
+		}
+		return gauges
 	})
 	if err != nil {
 		sayf(stderr, "backup status: could not write metrics %s: %v\n", path, cause(err))

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -38,7 +40,7 @@ func lockFinals(files []*Staged, finals bool) (unlock func()) {
 			paths = append(paths, f.Final)
 		}
 		for _, path := range paths {
-			if fd, ok := lockPath(path); ok {
+			if fd, err := lockPath(path); err == nil {
 				held = append(held, fd)
 			}
 		}
@@ -52,34 +54,44 @@ func lockFinals(files []*Staged, finals bool) (unlock func()) {
 
 // lockPath opens the file at path (never following a symlink, never blocking on a FIFO),
 // locks it, and checks that path still names it: a file renamed away meanwhile (by the
-// Publish that held the lock) is let go and the new one at path locked instead.
-func lockPath(path string) (int, bool) {
+// Publish that held the lock) is let go and the new one at path locked instead. The error
+// says why it holds no lock: one that is fs.ErrNotExist means nothing is at path.
+func lockPath(path string) (int, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
 		// Only a regular file is opened: opening a device may act on it (a tape rewinds).
 		var st unix.Stat_t
-		if eintr.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return -1, false
+		if err := eintr.Lstat(path, &st); err != nil {
+			return -1, fmt.Errorf("lstat: %w", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return -1, errNotRegular
 		}
 		fd, err := eintr.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return -1, false
+			return -1, fmt.Errorf("open: %w", err)
 		}
 		if !lockUntil(fd, deadline) {
 			unix.Close(fd)
-			return -1, false
+			return -1, errLockedLong
 		}
 		var mine, there unix.Stat_t
 		if eintr.Fstat(fd, &mine) == nil && mine.Mode&unix.S_IFMT == unix.S_IFREG && eintr.Lstat(path, &there) == nil &&
 			mine.Dev == there.Dev && mine.Ino == there.Ino {
-			return fd, true
+			return fd, nil
 		}
 		unix.Close(fd)
 		if time.Now().After(deadline) {
-			return -1, false // replaced again and again: go on without the lock
+			return -1, errReplacedLong // go on without the lock
 		}
 	}
 }
+
+var (
+	errNotRegular   = errors.New("not a regular file")
+	errLockedLong   = errors.New("another process holds it locked for over a minute")
+	errReplacedLong = errors.New("replaced again and again while it was locked")
+)
 
 // lockUntil takes an exclusive flock on fd, polling until deadline (a blocking flock could
 // not be interrupted); it reports whether it holds it.
@@ -97,18 +109,24 @@ func lockUntil(fd int, deadline time.Time) bool {
 }
 
 // Update replaces the file at path, as WriteFile does, with what data makes of the file
-// there now (nil when there is none, or it is not a regular file of at most limit bytes).
+// there now: nil when there is none, and then unread says why when a file was there but
+// could not be read (not a regular file of at most limit bytes, an I/O error, locked by
+// another process for over a minute).
 // That file is read under the lock a Publish takes, and held until the new one is in
 // place: a value carried over from it (a metrics file's last success) is never that of a
 // file another Publish replaced meanwhile, and no Publish replaces the new file with one
 // made from the old.
-func Update(path string, perm fs.FileMode, limit int64, data func(old []byte) []byte) error {
+func Update(path string, perm fs.FileMode, limit int64, data func(old []byte, unread error) []byte) error {
 	var old []byte
-	if fd, ok := lockPath(path); ok {
+	fd, unread := lockPath(path)
+	if unread == nil {
 		defer unix.Close(fd)
-		old = readFD(fd, limit)
+		old, unread = readFD(fd, limit)
 	}
-	s, err := Stage(path, data(old), perm)
+	if errors.Is(unread, fs.ErrNotExist) {
+		unread = nil
+	}
+	s, err := Stage(path, data(old, unread), perm)
 	if err != nil {
 		return err
 	}
@@ -116,19 +134,25 @@ func Update(path string, perm fs.FileMode, limit int64, data func(old []byte) []
 	return publish([]*Staged{s})
 }
 
-// readFD reads the regular file open at fd from its start, of at most limit bytes; nil
-// otherwise. It reads by offset: the descriptor's own offset is not for it to move.
-func readFD(fd int, limit int64) []byte {
+// readFD reads the regular file open at fd from its start, of at most limit bytes, or says
+// why not. It reads by offset: the descriptor's own offset is not for it to move.
+func readFD(fd int, limit int64) ([]byte, error) {
 	var st unix.Stat_t
-	if eintr.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
-		return nil
+	if err := eintr.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("fstat: %w", err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, errNotRegular
+	case st.Size > limit:
+		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
 	buf := make([]byte, st.Size+1) // one byte more finds a file grown past its stat
 	n := 0
 	for n < len(buf) {
 		k, err := unix.Pread(fd, buf[n:], int64(n))
 		if err != nil {
-			return nil
+			return nil, fmt.Errorf("read: %w", err)
 		}
 		if k == 0 {
 			break
@@ -136,7 +160,7 @@ func readFD(fd int, limit int64) []byte {
 		n += k
 	}
 	if int64(n) > limit {
-		return nil
+		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
-	return buf[:n]
+	return buf[:n], nil
 }

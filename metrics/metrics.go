@@ -114,11 +114,11 @@ func WriteFile(path string, gauges []Gauge) error {
 }
 
 // UpdateFile replaces path, as WriteFile does, with the gauges made from the file there
-// now (nil when there is none): a value carried over from it (Value) is read under the
-// lock of the rename that replaces it, so it is never that of a file another run replaced
-// meanwhile.
-func UpdateFile(path string, gauges func(old []byte) []Gauge) error {
-	return atomicfile.Update(path, 0o644, 1<<20, func(old []byte) []byte { return Format(gauges(old)) })
+// now (nil when there is none, or when it could not be read: unread says why): a value
+// carried over from it (Value) is read under the lock of the rename that replaces it, so
+// it is never that of a file another run replaced meanwhile.
+func UpdateFile(path string, gauges func(old []byte, unread error) []Gauge) error {
+	return atomicfile.Update(path, 0o644, 1<<20, func(old []byte, unread error) []byte { return Format(gauges(old, unread)) })
 }
 
 // ReadValue returns the value of the first sample of the metric name in the file at path,
