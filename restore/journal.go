@@ -152,9 +152,42 @@ func (p *Plan) sweep(t *destTree) {
 		}
 		journals.Sweep(t.root, name, func(tmp, token string) {
 			if isTempOf(tmp, token) && !p.holds(tmp) {
-				removeTemp(t, tmp)
+				sweepTemp(t, tmp)
 			}
 		})
+	}
+}
+
+// sweepTemp removes a temp file a killed run recorded, as removeTemp does. One that is
+// another name of a file (a killed run's link of a hard-link group, .NAME.link-*) moves that
+// file's ctime as it goes, which the check of a name the plan saw holding the file would take
+// for someone's change: the change is this restore's own, recorded as taking a name of a
+// file is (see replacedSince).
+func sweepTemp(t *destTree, name string) {
+	dfd, err := t.dir(parentOf(name), false)
+	if err != nil {
+		return
+	}
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	fd, err := eintr.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		removeTemp(t, name)
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		removeTemp(t, name)
+		return
+	}
+	before := nodeOf(&st)
+	if removeTemp(t, name) != nil {
+		return
+	}
+	if after, err := fdID(fd); err == nil && after.file == before.file && after != before {
+		t.replaceMu.Lock()
+		t.replaced[before] = after
+		t.replaceMu.Unlock()
 	}
 }
 
