@@ -408,10 +408,15 @@ func (p *Plan) checkHandle(placed string, dfd int, name string) error {
 	return nil
 }
 
-// handleOf is the file handle of name in the folder dfd (never following a symlink): its
-// type and bytes, which name the file's inode and its generation.
+// handleOf is the file handle of name in the folder dfd (never following a symlink), or of
+// the file open as dfd when name is "": its type and bytes, which name the file's inode and
+// its generation.
 func handleOf(dfd int, name string) (string, error) {
-	h, _, err := eintr.NameToHandleAt(dfd, name, 0)
+	flags := 0
+	if name == "" {
+		flags = unix.AT_EMPTY_PATH
+	}
+	h, _, err := eintr.NameToHandleAt(dfd, name, flags)
 	if err != nil {
 		return "", err
 	}

@@ -207,7 +207,7 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 		t.dropTemp(dirName, dfd, tmp, err)
 		return 0, err
 	}
-	if err := p.placeWritten(dfd, base, e, made.id); err != nil {
+	if err := p.placeWritten(dfd, base, e, made.fd, made.id); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -219,9 +219,12 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 // inode number cannot have passed to another file: whoever may write in the folder may
 // have removed or replaced it since. The ctime an fstat of the descriptor gives after a
 // removal could be a new file's too (attack pass 17). A file of a hard-link group also gets
-// its file handle recorded (see Plan.handles). A lookup that fails for another reason than
-// a missing name (an I/O error) is that error: it says nothing of a swap.
-func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID) error {
+// its file handle recorded (see Plan.handles), taken from fd, the descriptor of the file
+// written: taken by name, it was missing when the name was removed just after the check
+// above, and relink then trusted the ctime alone, which a file given the freed inode number
+// in the same clock tick has too. A lookup that fails for another reason than a missing
+// name (an I/O error) is that error: it says nothing of a swap.
+func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, fd int, made fileID) error {
 	id, err := statID(dfd, base)
 	switch {
 	case err != nil && !errors.Is(err, unix.ENOENT):
@@ -232,7 +235,7 @@ func (p *Plan) placeWritten(dfd int, base string, e *archive.Entry, made fileID)
 	if !p.place(e, id) {
 		return nil
 	}
-	if h, err := handleOf(dfd, base); err == nil {
+	if h, err := handleOf(fd, ""); err == nil {
 		p.mu.Lock()
 		p.handles[e.Name] = h
 		p.mu.Unlock()

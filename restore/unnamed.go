@@ -48,7 +48,7 @@ func (p *Plan) writeUnnamed(ctx context.Context, t *destTree, e *archive.Entry, 
 	if err != nil {
 		return 0, true, err
 	}
-	if err := p.placeWritten(dfd, base, e, idOf(&made)); err != nil {
+	if err := p.placeWritten(dfd, base, e, fd, idOf(&made)); err != nil {
 		return 0, true, err
 	}
 	return n, true, nil
