@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -281,22 +280,8 @@ func writePruneEvents(stdout io.Writer, out pruneJSON) error {
 // mistyped DIR, the parent of the sets, would fail the fleet check for ever). With
 // --exec-before prune locks as ever: a hook may mount the set.
 func notASet(ctx context.Context, f backupset.Folder) bool {
-	if setMarker(f.Dir) != "" {
-		return false
-	}
-	entries, err := backupset.Scan(ctx, f)
-	return err == nil && len(entries) == 0
-}
-
-// setMarker names the file that makes the folder dir a backup set (as backup sets finds
-// them: LATEST, or the lock file every run leaves), or "" when it holds neither.
-func setMarker(dir string) string {
-	for _, name := range []string{backupset.LatestName, backupset.LockName} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			return name
-		}
-	}
-	return ""
+	files, err := f.List(ctx)
+	return err == nil && backupset.SetMarker(files, true) == ""
 }
 
 // atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
@@ -321,7 +306,10 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 			return nil, err
 		}
 	}
-	if marker := setMarker(dir); marker != "" {
+	// Its runs, moved there, do not make it a set: LATEST or the lock file does. One that
+	// cannot be listed fails where the runs are moved into it.
+	files, _ := backupset.Folder{Dir: dir}.List(context.Background())
+	if marker := backupset.SetMarker(files, false); marker != "" {
 		return nil, fmt.Errorf("--attic %s: is a backup set (it holds %s): the runs moved there would be that set's, and its prune would delete them", arg, marker)
 	}
 	return &backupset.Attic{Dir: dir}, nil

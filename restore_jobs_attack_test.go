@@ -96,12 +96,7 @@ func TestAttackJobsLinkGroupStatEIOSaysOutside(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	makeTree(t, dir, map[string]node{"app/victim": {content: "v\n"}, "app/f": {content: "f\n"}, "app/sub/other": {content: "o\n"}})
-	if err := os.Link(filepath.Join(dir, "app/victim"), filepath.Join(dir, "app/sub/victim2")); err != nil {
-		t.Fatal(err)
-	}
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	arch := victimLinkArchive(t, dir, map[string]node{"app/victim": {content: "v\n"}, "app/f": {content: "f\n"}, "app/sub/other": {content: "o\n"}})
 	for try := range 30 {
 		os.RemoveAll(filepath.Join(dir, "dest"))
 		r := straceRun(t, dir, "victim", "newfstatat", fmt.Sprintf("newfstatat:error=EIO:when=%d", 2+try%2), "restore", "--jobs", "4", arch, "dest")
@@ -293,13 +288,7 @@ func TestAttackJobsRelinkHandleEIOSaysReplaced(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
-	makeTree(t, dir, map[string]node{"app/victim": {content: "v\n"}, "app/f": {content: "f\n"}})
-	os.Mkdir(filepath.Join(dir, "app/sub"), 0o755)
-	if err := os.Link(filepath.Join(dir, "app/victim"), filepath.Join(dir, "app/sub/victim2")); err != nil {
-		t.Fatal(err)
-	}
-	arch := filepath.Join(dir, "a.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	arch := victimLinkArchive(t, dir, map[string]node{"app/victim": {content: "v\n"}, "app/f": {content: "f\n"}})
 	for try := range 30 {
 		os.RemoveAll(filepath.Join(dir, "dest"))
 		r := straceRun(t, dir, "victim2", "name_to_handle_at", fmt.Sprintf("name_to_handle_at:error=EIO:when=%d", 1+try%2), "restore", "--jobs", "4", arch, "dest")
@@ -392,4 +381,18 @@ func TestAttackJobsDiskFullLeavesLinksSplit(t *testing.T) {
 				jobs, r.code, err1 == nil && err2 == nil && os.SameFile(a, b), err1, err2, r.stderr)
 		}
 	}
+}
+
+// victimLinkArchive lays out nodes in dir, makes app/sub/victim2 another name of
+// app/victim (a hard-link group), and backs up app into dir/a.zip.
+func victimLinkArchive(t *testing.T, dir string, nodes map[string]node) string {
+	t.Helper()
+	makeTree(t, dir, nodes)
+	os.MkdirAll(filepath.Join(dir, "app/sub"), 0o755)
+	if err := os.Link(filepath.Join(dir, "app/victim"), filepath.Join(dir, "app/sub/victim2")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"), exitComplete)
+	return arch
 }

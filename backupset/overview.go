@@ -45,13 +45,17 @@ func FindSets(files []Object, byRuns bool) []Found {
 	return found
 }
 
-func isSet(files []Object, byRuns bool) bool {
+func isSet(files []Object, byRuns bool) bool { return SetMarker(files, byRuns) != "" }
+
+// SetMarker names the file of a folder's listing that makes the folder a set, as FindSets
+// judges it (LATEST or the lock file; with byRuns, a run's archive or receipt too), or "".
+func SetMarker(files []Object, byRuns bool) string {
 	for _, f := range files {
 		if f.Name == LatestName || f.Name == LockName || byRuns && isRunFile(f.Name) {
-			return true
+			return f.Name
 		}
 	}
-	return false
+	return ""
 }
 
 // isRunFile says whether name is a run's archive or receipt by its name.
