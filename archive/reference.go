@@ -37,6 +37,7 @@ type Reference struct {
 	opts      ReuseOptions
 	status    string    // as the manifest records it
 	databases string    // as the manifest records it
+	older     string    // the manifest's schema when it records no compression (see Older)
 	files     []refFile // sorted by name
 	// names holds the names of files, one after the other: a string each would take 16
 	// bytes and an allocation more per file.
@@ -256,6 +257,9 @@ func (ref *Reference) keep(m *format.Manifest, comp format.Compression) (dropped
 	ref.status, ref.databases = m.Status, m.Databases
 	if m.Compression == nil || *m.Compression != comp {
 		dropped = len(ref.files) > 0
+		if m.Compression == nil && dropped {
+			ref.older = m.Schema
+		}
 		ref.files, ref.damage = nil, nil
 		return dropped
 	}
@@ -473,6 +477,17 @@ func (ref *Reference) Status() string { return ref.status }
 // A nil Reference did not.
 func (ref *Reference) LookedForDatabases() bool {
 	return ref != nil && ref.databases == format.DatabasesSQLite
+}
+
+// Older says why no entry of the reference can be reused when its manifest was written by a
+// version of backup from before reuse (v1, or v2 without compression, ctime_ns and ino:
+// every version since writes compression); nil otherwise. Other settings than the run's
+// are not said: the run chose them.
+func (ref *Reference) Older() error {
+	if ref == nil || ref.older == "" {
+		return nil
+	}
+	return fmt.Errorf("its manifest (%s) records nothing that reuse compares: an older version of backup wrote it", ref.older)
 }
 
 // Size is the reference archive's size in bytes.

@@ -28,6 +28,12 @@ func (e *Engine) openReference(ctx context.Context) error {
 		e.Hooks.NoReuse(fmt.Errorf("%s: %w", path, err))
 		return nil
 	}
+	if err := ref.Older(); err != nil {
+		// Trusted, but nothing to copy: a full run, said as for a reference not trusted.
+		ref.Close()
+		e.Hooks.NoReuse(fmt.Errorf("%s: %w", path, err))
+		return nil
+	}
 	e.ref = ref
 	e.Hooks.Expect(ref.Reusable())
 	return nil
