@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The archives in testdata/compat were written by released versions of backup, each the
@@ -81,5 +83,69 @@ func TestAttackCompatOldReferenceSaysFullRun(t *testing.T) {
 				t.Errorf("-q printed %q", r.stderr)
 			}
 		})
+	}
+}
+
+// TestAttackCompatV1RestoreKeepsPresentTree: a manifest v1 records no fraction of a second
+// (mtime_nsec came with v2), so the archive's whole seconds are all it knows of an mtime. A
+// restore of such an archive into the tree it was made of, whose files hold its bytes and
+// mode and an mtime in its very second, must find them there and change nothing: it set
+// every mtime's fraction to 0, and with --force replaced each file that has another name
+// (its hard link split off, which the undo leaves split), as though it differed.
+func TestAttackCompatV1RestoreKeepsPresentTree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	archivePath, err := filepath.Abs(filepath.Join("testdata", "compat", compatArchives[0].name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "dest")
+	compatTree(t, dest)
+	zr, err := zip.OpenReader(archivePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	mtimes := map[string]time.Time{}
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") || f.Name == ".backup-manifest.json" {
+			continue
+		}
+		// The file's mtime: the archive's second, and a fraction the archive does not record.
+		mtime := f.Modified.Add(400 * time.Millisecond)
+		p := filepath.Join(dest, filepath.FromSlash(f.Name))
+		if err := os.Chmod(p, f.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		mtimes[f.Name] = mtime
+	}
+	if len(mtimes) != 2 {
+		t.Fatalf("fixture holds files %v, want app/a.txt and app/sub/b.txt", mtimes)
+	}
+	// app/a.txt has a second name, outside what the archive holds.
+	if err := os.Link(filepath.Join(dest, "app", "a.txt"), filepath.Join(dest, "other-name")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, archivePath, dest)
+	mustExit(t, r, exitComplete)
+	if !strings.Contains(r.stderr, "2 files already there") || strings.Contains(r.stderr, "warning") {
+		t.Errorf("stderr:\n%s\nwant both files already there, no warning", r.stderr)
+	}
+	for name, want := range mtimes {
+		info, err := os.Stat(filepath.Join(dest, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.ModTime().Equal(want) {
+			t.Errorf("%s: mtime %v after the restore, want %v as it was (the archive records its second only)", name, info.ModTime(), want)
+		}
+	}
+	a, errA := os.Stat(filepath.Join(dest, "app", "a.txt"))
+	o, errO := os.Stat(filepath.Join(dest, "other-name"))
+	if errA != nil || errO != nil || !os.SameFile(a, o) {
+		t.Errorf("app/a.txt is no longer the file other-name names (%v, %v): a file already there was replaced", errA, errO)
 	}
 }
