@@ -80,6 +80,18 @@ func (p *Plan) mtime(e *archive.Entry) time.Time {
 	return e.Mtime(e.RecordedMeta(p.index))
 }
 
+// sameMtime says whether have, the mtime of a file DEST holds, is e's as the archive records
+// it: equal, or in the same second where the archive records whole seconds only (a manifest
+// v1, written before mtime_nsec, or none): it does not say such a fraction is wrong, and a
+// file of the tree the archive was made of is already as restored.
+func (p *Plan) sameMtime(e *archive.Entry, have time.Time) bool {
+	want := p.mtime(e)
+	if have.Equal(want) {
+		return true
+	}
+	return (p.index == nil || e.RecordedMeta(p.index) == nil) && have.Truncate(time.Second).Equal(want)
+}
+
 // xattrs sets e's recorded extended attributes through set, when Xattrs asks for them, in
 // name order; it returns what could not be set, one warning each.
 func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) error) []error {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -146,7 +147,7 @@ func fileSHA256(r io.Reader) (string, error) {
 // restore would give e.
 func (p *Plan) sameMeta(e *archive.Entry, info fs.FileInfo) bool {
 	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok || st.Mode&0o7777 != p.perm(e) || !info.ModTime().Equal(p.mtime(e)) {
+	if !ok || st.Mode&0o7777 != p.perm(e) || !p.sameMtime(e, info.ModTime()) {
 		return false
 	}
 	if uid, gid, ok := p.owner(e); ok && (int(st.Uid) != uid || int(st.Gid) != gid) {
@@ -256,8 +257,10 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		return err
 	}
 	p.warn(e, warn...)
-	if err := futimens(fd, p.mtime(e)); err != nil {
-		return err
+	if !p.sameMtime(e, time.Unix(st.Mtim.Unix())) {
+		if err := futimens(fd, p.mtime(e)); err != nil {
+			return err
+		}
 	}
 	if id, err := fdID(fd); err == nil {
 		p.place(e, id) // as relink will find it
