@@ -77,3 +77,26 @@ func TestAttackVersionExitCodes(t *testing.T) {
 		t.Errorf("version's help does not list exit 1:\n%s", help.stdout)
 	}
 }
+
+// TestAttackDocsUninstallLeavesOthersPages: docs/install.md has make uninstall undo make
+// install under the same PREFIX, and a packager's PREFIX=/usr holds other packages' pages
+// too. Uninstall removed man1/backup-*.1, every page whose name starts so: backup-manager's
+// own page went with ours.
+func TestAttackDocsUninstallLeavesOthersPages(t *testing.T) {
+	mustTool(t, "make")
+	dest := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "backup")
+	vars := []string{"DESTDIR=" + dest, "PREFIX=/usr", "BIN=" + bin}
+	makeTarget(t, append([]string{"install"}, vars...)...)
+	other := filepath.Join(dest, "usr/share/man/man1/backup-manager.1")
+	if err := os.WriteFile(other, []byte(".TH BACKUP-MANAGER 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	makeTarget(t, append([]string{"uninstall"}, vars...)...)
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("make uninstall removed another package's page: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "usr/share/man/man1/backup-create.1")); err == nil {
+		t.Errorf("make uninstall left backup-create.1")
+	}
+}
