@@ -100,3 +100,27 @@ func TestAttackDocsUninstallLeavesOthersPages(t *testing.T) {
 		t.Errorf("make uninstall left backup-create.1")
 	}
 }
+
+// TestAttackDocsVersionFlagExitCode: docs/install.md has backup --version print what
+// backup version prints first, and the README has version exit 1 when that cannot be
+// written. --version into a closed pipe exited 2, a usage error with "Run 'backup help' for
+// usage", which tells a script its arguments were wrong.
+func TestAttackDocsVersionFlagExitCode(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before anything is written
+	cmd := exec.Command(binary, "--version")
+	cmd.Stdout = w
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	w.Close()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || strings.Contains(stderr.String(), "usage") {
+		t.Errorf("backup --version into a closed pipe: exit %d (%q), want %d and no usage hint", code, stderr.String(), exitFailed)
+	}
+	if got := backup(t, runOpts{}, "--version"); got.code != exitComplete || !strings.HasPrefix(got.stdout, "backup ") {
+		t.Errorf("backup --version: exit %d, %q", got.code, got.stdout)
+	}
+}
