@@ -74,6 +74,9 @@ func newStatusCmd() *cobra.Command {
 		if len(args) != 1 {
 			err = argCount("one DIR", len(args))
 		}
+		if err == nil {
+			err = maxAgeErr(flags, maxAge)
+		}
 		if err != nil {
 			return usageError(stderr, "status", err)
 		}
