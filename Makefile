@@ -28,8 +28,12 @@ install: build
 	$(BIN) completion zsh > $(zshdir)/_backup
 	$(BIN) completion fish > $(fishdir)/backup.fish
 
+# The pages by name, not backup-*.1: under PREFIX=/usr that glob would also take other
+# packages' pages (backup-manager's). TestMakeInstall fails when a command's page is missing.
+MAN_COMMANDS = create verify list restore status sets prune activate adopt version completion
+
 uninstall:
-	rm -f $(bindir)/backup $(man1dir)/backup.1 $(man1dir)/backup-*.1
+	rm -f $(bindir)/backup $(man1dir)/backup.1 $(MAN_COMMANDS:%=$(man1dir)/backup-%.1)
 	rm -f $(bashdir)/backup $(zshdir)/_backup $(fishdir)/backup.fish
 
 # deadcode -test: a function nothing reaches, not even a test, is dead code (it says so with

@@ -202,3 +202,28 @@ func TestActivateIncomplete(t *testing.T) {
 		t.Errorf("--allow-incomplete left LATEST on %q, want %q", got, partial)
 	}
 }
+
+// TestAttackDocsRecoveryRollBack follows docs/recovery.md's "Roll back to an older backup"
+// as written: activate the last good backup, then restore --force the set into the folder
+// above the source. The recipe restored into the source itself (/srv/app), which gives the
+// tree stored as app/... a second copy in /srv/app/app and leaves the broken files as they
+// are.
+func TestAttackDocsRecoveryRollBack(t *testing.T) {
+	dir := t.TempDir()
+	srv, set := filepath.Join(dir, "srv"), filepath.Join(dir, "backups", "app")
+	src := filepath.Join(srv, "app")
+	makeTree(t, src, map[string]node{"config.toml": {content: "good\n"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, src), exitComplete)
+	good := readLatest(t, set)
+	makeTree(t, src, map[string]node{"config.toml": {content: "broken by the upgrade\n"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, src), exitComplete)
+
+	mustExit(t, backup(t, runOpts{}, "activate", set, good), exitComplete)
+	mustExit(t, backup(t, runOpts{}, "restore", "--force", set, srv), exitComplete)
+	if got, _ := os.ReadFile(filepath.Join(src, "config.toml")); string(got) != "good\n" {
+		t.Errorf("after the roll-back, %s holds %q, want the good backup's", filepath.Join(src, "config.toml"), got)
+	}
+	if _, err := os.Lstat(filepath.Join(src, "app")); err == nil {
+		t.Errorf("the roll-back made %s: a second copy inside the source", filepath.Join(src, "app"))
+	}
+}

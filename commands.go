@@ -53,14 +53,14 @@ func newRootCmd() *cobra.Command {
 		// Arbitrary arguments reach runRoot, which names an unknown command and suggests one.
 		Args:                       cobra.ArbitraryArgs,
 		RunE:                       withCode(runRoot),
-		Version:                    buildVersion().String(),
 		SilenceErrors:              true,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		DisableAutoGenTag:          true, // man pages carry no generation date noise
 		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.SetVersionTemplate("{{.Version}}")
+	// --version is runRoot's own, not cobra's, whose write error would come back as a usage
+	// error (exit 2).
 	root.Flags().Bool("version", false, "print the version") // no -v shorthand
 	root.AddCommand(newCreateCmd(), newVerifyCmd(), newListCmd(), newRestoreCmd(),
 		newStatusCmd(), newSetsCmd(), newPruneCmd(), newActivateCmd(), newAdoptCmd(),
@@ -86,9 +86,12 @@ func newCommand(use, short, long, exitCodes string) *cobra.Command {
 	return cmd
 }
 
-// runRoot runs for backup without a command (usage on stderr, exit 2) and for a command
-// that does not exist.
+// runRoot runs for backup --version, for backup without a command (usage on stderr, exit
+// 2) and for a command that does not exist.
 func runRoot(cmd *cobra.Command, args []string) int {
+	if v, _ := cmd.Flags().GetBool("version"); v {
+		return printVersion(cmd.OutOrStdout(), cmd.ErrOrStderr(), "backup --version")
+	}
 	if len(args) == 0 {
 		writeHelp(cmd.ErrOrStderr(), cmd)
 		return exitUsage

@@ -77,3 +77,50 @@ func TestAttackVersionExitCodes(t *testing.T) {
 		t.Errorf("version's help does not list exit 1:\n%s", help.stdout)
 	}
 }
+
+// TestAttackDocsUninstallLeavesOthersPages: docs/install.md has make uninstall undo make
+// install under the same PREFIX, and a packager's PREFIX=/usr holds other packages' pages
+// too. Uninstall removed man1/backup-*.1, every page whose name starts so: backup-manager's
+// own page went with ours.
+func TestAttackDocsUninstallLeavesOthersPages(t *testing.T) {
+	mustTool(t, "make")
+	dest := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "backup")
+	vars := []string{"DESTDIR=" + dest, "PREFIX=/usr", "BIN=" + bin}
+	makeTarget(t, append([]string{"install"}, vars...)...)
+	other := filepath.Join(dest, "usr/share/man/man1/backup-manager.1")
+	if err := os.WriteFile(other, []byte(".TH BACKUP-MANAGER 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	makeTarget(t, append([]string{"uninstall"}, vars...)...)
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("make uninstall removed another package's page: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "usr/share/man/man1/backup-create.1")); err == nil {
+		t.Errorf("make uninstall left backup-create.1")
+	}
+}
+
+// TestAttackDocsVersionFlagExitCode: docs/install.md has backup --version print what
+// backup version prints first, and the README has version exit 1 when that cannot be
+// written. --version into a closed pipe exited 2, a usage error with "Run 'backup help' for
+// usage", which tells a script its arguments were wrong.
+func TestAttackDocsVersionFlagExitCode(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before anything is written
+	cmd := exec.Command(binary, "--version")
+	cmd.Stdout = w
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	w.Close()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || strings.Contains(stderr.String(), "usage") {
+		t.Errorf("backup --version into a closed pipe: exit %d (%q), want %d and no usage hint", code, stderr.String(), exitFailed)
+	}
+	if got := backup(t, runOpts{}, "--version"); got.code != exitComplete || !strings.HasPrefix(got.stdout, "backup ") {
+		t.Errorf("backup --version: exit %d, %q", got.code, got.stdout)
+	}
+}

@@ -2,15 +2,26 @@ package main
 
 import (
 	"backup/archive"
+	"backup/format"
 	"backup/report"
 )
 
 // problemEvent is a --json-lines "problem" line of verify and restore: an entry and what is
 // wrong with it; kind says which list of the result it is in (restore: refused, damaged or
-// failed; verify: problem).
+// failed; verify: problem). It spells out archive.Problem's fields rather than embed it:
+// the embedded type's MarshalJSON would write the whole event, and kind with it gone.
 type problemEvent struct {
-	Kind string `json:"kind"`
-	archive.Problem
+	Kind     string `json:"kind"`
+	Entry    string `json:"entry"`
+	EntryB64 string `json:"entry_b64,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+// newProblemEvent is p as a line of kind, its entry with a base64 twin when not UTF-8.
+func newProblemEvent(kind string, p archive.Problem) problemEvent {
+	e := problemEvent{Kind: kind, Reason: p.Reason}
+	e.Entry, e.EntryB64 = format.JSONText(p.Entry)
+	return e
 }
 
 // emitProblems sends one "problem" event per problem, the lists in the order given. The
@@ -18,7 +29,7 @@ type problemEvent struct {
 func emitProblems(e *report.Events, lists ...problemList) {
 	for _, l := range lists {
 		for _, p := range l.problems {
-			e.Emit("problem", problemEvent{l.kind, p})
+			e.Emit("problem", newProblemEvent(l.kind, p))
 		}
 	}
 }

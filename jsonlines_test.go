@@ -222,3 +222,47 @@ func TestPruneJSONFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackDocsProblemEventKind: docs/operations.md gives a --json-lines "problem" line a
+// kind (verify: problem; restore: refused, damaged or failed), by which a wrapper tells an
+// entry restore refused from one it found damaged. The lines had entry and reason only: the
+// entry's own JSON form (with entry_b64) took the place of the whole event's.
+func TestAttackDocsProblemEventKind(t *testing.T) {
+	dir := t.TempDir()
+	src, archivePath := filepath.Join(dir, "app"), filepath.Join(dir, "a.zip")
+	makeTree(t, src, map[string]node{"big.txt": {content: strings.Repeat("some text to deflate\n", 4000)}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "-o", archivePath, src), exitComplete)
+	corruptAt(t, archivePath, dataOffset(t, archivePath, "app/big.txt"))
+	for _, tt := range []struct {
+		args []string
+		kind string
+	}{
+		{[]string{"verify", "--json-lines", archivePath}, "problem"},
+		{[]string{"restore", "--json-lines", archivePath, filepath.Join(dir, "out")}, "damaged"},
+	} {
+		r := backup(t, runOpts{}, tt.args...)
+		mustExit(t, r, exitFailed)
+		var kinds []any
+		for _, p := range eventsOf(readLines(t, r.stdout), "problem") {
+			if p["entry"] == "app/big.txt" {
+				kinds = append(kinds, p["kind"])
+			}
+		}
+		if len(kinds) != 1 || kinds[0] != tt.kind {
+			t.Errorf("%s --json-lines: the problem lines of app/big.txt have kinds %v, want one, %q", tt.args[0], kinds, tt.kind)
+		}
+	}
+}
+
+// corruptAt overwrites 4 bytes of the file at path from off.
+func corruptAt(t *testing.T, path string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("XXXX"), off); err != nil {
+		t.Fatal(err)
+	}
+}

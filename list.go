@@ -22,7 +22,8 @@ backup skipped and warned about: the first 20 paths of each, as create's summary
 how many more (--all prints them all). list reads the archive's directory and its manifest,
 not the files' data: use verify to check that.`
 
-const listExitCodes = `0 listed, 1 the archive or its manifest cannot be read, 2 usage.`
+const listExitCodes = `0 listed, 1 the archive or its manifest cannot be read, or the list could not be
+written (its reader gone, as with head -1), 2 usage.`
 
 // listEntryJSON is one entry as list --json prints it.
 type listEntryJSON struct {

@@ -200,3 +200,23 @@ func TestAttackMetricsSetLabelsCollide(t *testing.T) {
 		seen[series] = true
 	}
 }
+
+// TestAttackDocsStatusMetricsNoBackupYet: docs/operations.md has status write the last
+// success as 0 when none is known, so that BackupTooOld "also fires for a set that never had
+// one"; and so does create. Status of a set that holds no run yet (its first run killed, or
+// still going) wrote no last success at all: no series, no alert on its age.
+func TestAttackDocsStatusMetricsNoBackupYet(t *testing.T) {
+	dir := t.TempDir()
+	set, prom := filepath.Join(dir, "set"), filepath.Join(dir, "status.prom")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(set, ".backup.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{}, "status", "--metrics-file", prom, set), exitFailed)
+	series := `backup_last_success_timestamp_seconds{set="` + set + `"}`
+	if got := metricValue(t, prom, series); got != 0 {
+		t.Errorf("%s = %v, want 0", series, got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/engine"
 	"backup/format"
 	"backup/pathcheck"
@@ -86,13 +87,28 @@ func (cfg restoreConfig) checkUndoFlags() error {
 	if cfg.noUndo {
 		return errors.New("--undo-dir and --no-undo: choose one")
 	}
-	_, err := cfg.beforeStateDir()
+	dir, err := cfg.beforeStateDir()
 	if errors.As(err, new(*cwdError)) {
 		// Nothing is wrong with the command line: the before-state's folder is checked
 		// again when it is written, and the restore fails there if it must.
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return refuseSetAsUndoDir(cfg.undoDir, dir)
+}
+
+// refuseSetAsUndoDir refuses a --undo-dir that is a backup set (it holds LATEST or the lock
+// file), as prune refuses such an --attic: a before-state is named as a set's archive is
+// (DEST-before-restore-TIME.zip), so it would become one of that set's runs. One that
+// cannot be listed fails where the before-state is written.
+func refuseSetAsUndoDir(arg, dir string) error {
+	files, _ := backupset.Folder{Dir: dir}.List(context.Background())
+	if marker := backupset.SetMarker(files, false); marker != "" {
+		return fmt.Errorf("--undo-dir %s: is a backup set (it holds %s): the before-state would be one of its runs", arg, marker)
+	}
+	return nil
 }
 
 // writeBeforeState saves what the plan replaces, removes or changes the metadata of, as a

@@ -368,3 +368,29 @@ func straceUndo(dir, under, log, calls string, undo []string, injects ...string)
 	cmd.Dir = dir
 	return cmd
 }
+
+// TestAttackDocsUndoDirIsASet: docs/create.md has restore --undo-dir pass the one check of
+// outputs, which keeps them out of a backup set's folder, and prune --attic refuses a set
+// (a folder holding LATEST or .backup.lock), whose runs what it moves would become. A
+// before-state written into a set is named as a set's archive is (DEST-before-restore-TIME.zip):
+// status listed it among the set's runs, sets counted it, and prune kept it for ever as
+// another source's backup.
+func TestAttackDocsUndoDirIsASet(t *testing.T) {
+	dir := t.TempDir()
+	src, set, dest := filepath.Join(dir, "app"), filepath.Join(dir, "set"), filepath.Join(dir, "dest")
+	makeTree(t, src, map[string]node{"a.txt": {content: "backed up\n"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, src), exitComplete)
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "mine\n"}})
+	before := listDir(t, set)
+
+	r := backup(t, runOpts{}, "restore", "--force", "--undo-dir", set, set, dest)
+	if r.code != exitUsage {
+		t.Errorf("restore --force --undo-dir SET: exit %d, want %d (usage); stderr:\n%s", r.code, exitUsage, r.stderr)
+	}
+	if after := listDir(t, set); !slices.Equal(after, before) {
+		t.Errorf("the set holds %v after the restore, want %v as before", after, before)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "app", "a.txt")); string(got) != "mine\n" {
+		t.Errorf("dest/app/a.txt is %q after a refused restore, want it untouched", got)
+	}
+}

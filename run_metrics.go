@@ -139,9 +139,15 @@ func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, 
 	}
 	label := []metrics.Label{{Name: "set", Value: dir}}
 	var gauges []metrics.Gauge
-	if newest == nil && !lastSuccess.IsZero() {
+	if newest == nil {
+		// Written even when no success is known (0, as create writes it): a set that never
+		// had a backup is what the alert on its age is for.
+		success := 0.0
+		if !lastSuccess.IsZero() {
+			success = float64(lastSuccess.Unix())
+		}
 		gauges = append(gauges, metrics.Gauge{Name: lastSuccessMetric, Help: lastSuccessHelp,
-			Samples: []metrics.Sample{{Labels: label, Value: float64(lastSuccess.Unix())}}})
+			Samples: []metrics.Sample{{Labels: label, Value: success}}})
 	}
 	if newest != nil {
 		for _, g := range runGauges(dir, newest, newest.Status, 0, lastSuccess, newest.FinishedAt.Sub(newest.StartedAt)) {

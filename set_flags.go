@@ -31,6 +31,16 @@ func (d *durationFlag) String() string {
 
 func (d *durationFlag) Type() string { return "DURATION" }
 
+// maxAgeErr refuses a --max-age of zero given explicitly ("0s", "0d"): no backup is younger
+// than that, and zero is what the flag holds when not given, so it would turn the check off
+// and call an incomplete, old LATEST healthy.
+func maxAgeErr(flags *pflag.FlagSet, maxAge durationFlag) error {
+	if flags.Changed("max-age") && maxAge == 0 {
+		return fmt.Errorf("--max-age: must be more than 0")
+	}
+	return nil
+}
+
 // keepFlags are the retention rules of prune and create.
 type keepFlags struct {
 	policy backupset.Policy

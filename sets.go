@@ -48,6 +48,9 @@ func newSetsCmd() *cobra.Command {
 		if err == nil && len(args) != 1 {
 			err = argCount("one LOCATION", len(args))
 		}
+		if err == nil {
+			err = maxAgeErr(flags, maxAge)
+		}
 		var tree setTree
 		if err == nil {
 			tree, err = openTree(cmd.Context(), s3, args[0])

@@ -236,3 +236,23 @@ func TestSetsHostileFolder(t *testing.T) {
 		t.Errorf("the FIFO set is not the first row, damaged:\n%s", r.stdout)
 	}
 }
+
+// TestAttackDocsMaxAgeZero: docs/sets.md has status and sets with --max-age exit 0 only
+// when LATEST is complete and younger than the age given. --max-age 0s (or 0h, 0d: only a
+// bare 0 was refused) was taken as no --max-age at all, so a set whose LATEST is incomplete
+// and old was healthy, exit 0. No backup is younger than 0s: it is a usage error, as
+// --keep-within 0s is.
+func TestAttackDocsMaxAgeZero(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "sets", "app")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{}, "create", "-q", "--output-dir", set, filepath.Join(dir, "app")), exitComplete)
+	for _, args := range [][]string{
+		{"status", "--max-age", "0s", set}, {"status", "--max-age", "0d", set},
+		{"sets", "--max-age", "0s", filepath.Join(dir, "sets")}, {"sets", "--max-age", "0h", filepath.Join(dir, "sets")},
+	} {
+		if r := backup(t, runOpts{}, args...); r.code != exitUsage {
+			t.Errorf("backup %s: exit %d, want %d (usage); stderr %q", strings.Join(args, " "), r.code, exitUsage, r.stderr)
+		}
+	}
+}

@@ -27,7 +27,8 @@ When LATEST is not the newest complete backup, a line says so, and why: activate
 With --max-age, the check also requires the LATEST backup to be complete and to have started
 less than DURATION ago: what a monitoring check or a wrapper script calls.`
 
-const statusExitCodes = `0 healthy, 1 not (one line on stderr says why), 2 usage.`
+const statusExitCodes = `0 healthy, 1 not, or its --json could not be written (one line on stderr says
+why), 2 usage.`
 
 // statusJSON is what status --json prints.
 type statusJSON struct {
@@ -72,6 +73,9 @@ func newStatusCmd() *cobra.Command {
 		err := refuseEmpty(flags, []string{"metrics-file"}, args, "DIR")
 		if len(args) != 1 {
 			err = argCount("one DIR", len(args))
+		}
+		if err == nil {
+			err = maxAgeErr(flags, maxAge)
 		}
 		if err != nil {
 			return usageError(stderr, "status", err)

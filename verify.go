@@ -30,8 +30,9 @@ An encrypted archive (an age file) is decrypted with --identity and checked as a
 file against the receipt. Without --identity only its ciphertext is checked: the size and
 SHA-256 against the receipt, and that its age header parses; the line says so.`
 
-const verifyExitCodes = `0 verified, 1 anything wrong (each problem on its own line) or a receipt that
-cannot be read, 2 usage, 130 interrupted.`
+const verifyExitCodes = `0 verified, 1 anything wrong (each problem on its own line), a receipt that
+cannot be read, or a --json or --json-lines answer that could not be written, 2 usage,
+130 interrupted.`
 
 type verifyConfig struct {
 	receipt     string

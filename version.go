@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -62,13 +63,18 @@ func newVersionCmd() *cobra.Command {
 			}
 			return exitComplete
 		}
-		// A version a script asked for and did not get is not a success, as completion's
-		// script is not.
-		if _, err := fmt.Fprint(cmd.OutOrStdout(), v); err != nil {
-			sayf(cmd.ErrOrStderr(), "backup version: writing to stdout: %v\n", cause(err))
-			return exitFailed
-		}
-		return exitComplete
+		return printVersion(cmd.OutOrStdout(), cmd.ErrOrStderr(), "backup version")
 	})
 	return cmd
+}
+
+// printVersion prints the version for backup version and backup --version (who names the
+// command in the error). A version a script asked for and did not get is not a success, as
+// completion's script is not: exit 1, never the usage code.
+func printVersion(stdout, stderr io.Writer, who string) int {
+	if _, err := fmt.Fprint(stdout, buildVersion()); err != nil {
+		sayf(stderr, "%s: writing to stdout: %v\n", who, cause(err))
+		return exitFailed
+	}
+	return exitComplete
 }

@@ -20,7 +20,7 @@ import (
 
 // Parts are uploaded while the next one fills: memory stays at (partsInFlight+1) parts,
 // whatever the archive's size, and nothing is staged on disk. S3 allows 10,000 parts, so
-// the part size grows by basePart every 1,000 parts (up to about 880 GB in all).
+// the part size grows by basePart every 1,000 parts (up to about 859 GiB, 922 GB, in all).
 const (
 	basePart      = 16 << 20
 	partsInFlight = 2
