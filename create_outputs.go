@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,34 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if err := pc.Err(); err != nil {
 		return err
 	}
+	if err := cfg.checkNotIntoSet(); err != nil {
+		return err
+	}
 	return cfg.checkSetNotSource()
+}
+
+// checkNotIntoSet refuses a run that is not a set's (-o, or the implicit --output-dir .)
+// whose archive would be written into a backup set's folder: a set holds what its runs
+// write, under its lock and read back; another archive there is one of its runs to status
+// and prune, and -o SET/RUN --force would replace one of its backups. A folder that cannot
+// be listed is no set known, and fails where the archive is written.
+func (cfg *createConfig) checkNotIntoSet() error {
+	if cfg.set != nil || cfg.toStdout() {
+		return nil
+	}
+	// Without -o, the archive goes into --output-dir's default, the current folder.
+	folder, what := cfg.outputDir, "the current folder"
+	if cfg.output != "" {
+		folder, what = cfg.output, "-o "+format.QuoteName(cfg.output)+":"
+		if _, ok := cfg.explicitArchive(); ok {
+			folder, what = filepath.Dir(cfg.output), what+" its folder, "+format.QuoteName(filepath.Dir(cfg.output))+","
+		}
+	}
+	files, _ := backupset.Folder{Dir: folder}.List(context.Background())
+	if marker := backupset.SetMarker(files, false); marker != "" {
+		return fmt.Errorf("%s is a backup set (it holds %s): add a run to it with --output-dir %s", what, marker, format.QuoteName(folder))
+	}
+	return nil
 }
 
 // checkSetNotSource refuses a local backup set that is itself a SOURCE: each run would store
