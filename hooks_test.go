@@ -363,3 +363,25 @@ func TestAttackCreateHookErrorEmptyAfterPrune(t *testing.T) {
 		t.Errorf("the after hook saw %q; want the prune's error", data)
 	}
 }
+
+// TestAttackExecTimeoutZero: --exec-timeout 0s (or 0m, 0d; a bare 0 is no duration) was
+// taken, and every hook then timed out before it began: a create whose --exec-before is
+// `true` failed ("timed out after 0s"), exit 1. No hook can run in no time: a usage error,
+// as --max-age 0s is.
+func TestAttackExecTimeoutZero(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/f": {content: "f"}})
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--exec-timeout", "0s", "--exec-before", "true", "app"},
+		{"prune", "--keep-last", "1", "--exec-timeout", "0d", "--exec-after", "true", "set"},
+	} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--exec-timeout") || strings.Count(r.stderr, "\n") > 2 {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error naming --exec-timeout", args, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a.zip")); err == nil {
+		t.Error("a.zip was written")
+	}
+}
