@@ -5,6 +5,9 @@ package main
 // Package hooks runs them; here are the flags and what an exit code means to them.
 
 import (
+	"errors"
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"backup/format"
@@ -16,9 +19,27 @@ func addHookFlags(flags *pflag.FlagSet) *hooks.Commands {
 	h := &hooks.Commands{Timeout: hooks.DefaultTimeout}
 	flags.StringArrayVar(&h.Before, "exec-before", nil, "run `CMD` with sh -c first; if it fails, so does the run (exit 1, nothing written); repeatable")
 	flags.StringArrayVar(&h.After, "exec-after", nil, "run `CMD` with sh -c after every outcome, with BACKUP_STATUS, BACKUP_EXIT_CODE… set; repeatable")
-	flags.Var((*durationFlag)(&h.Timeout), "exec-timeout", "stop a hook that runs longer than `DURATION`")
+	flags.Var((*timeoutFlag)(&h.Timeout), "exec-timeout", "stop a hook that runs longer than `DURATION`")
 	return h
 }
+
+// timeoutFlag is --exec-timeout: a duration of more than 0, since no hook runs in no time (at
+// 0s every hook timed out before it began).
+type timeoutFlag time.Duration
+
+func (d *timeoutFlag) Set(s string) error {
+	if err := (*durationFlag)(d).Set(s); err != nil {
+		return err
+	}
+	if *d == 0 {
+		return errors.New("must be more than 0")
+	}
+	return nil
+}
+
+func (d *timeoutFlag) String() string { return (*durationFlag)(d).String() }
+
+func (d *timeoutFlag) Type() string { return "DURATION" }
 
 // runHooks is the hooks a run starts: none for a dry run. A dry run writes nothing and takes
 // no set's lock, so its --exec-before (a database dump into the source) would truncate the
