@@ -261,6 +261,9 @@ func (cfg *createConfig) validate(args, excludes, excludeFrom []string) error {
 
 func (cfg *createConfig) readExcludes(excludes, files []string) error {
 	cfg.excludes, cfg.excludeFrom = excludes, files
+	if err := checkPatternArgs("--exclude", excludes); err != nil {
+		return err
+	}
 	patterns := slices.Clone(excludes)
 	for _, name := range files {
 		// Opened without blocking and checked, as every file a command reads: a FIFO no one
@@ -281,6 +284,18 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		return fmt.Errorf("--exclude: %w", err)
 	}
 	cfg.rules.Exclude, cfg.patterns = m, patterns
+	return nil
+}
+
+// checkPatternArgs refuses a pattern given to flag on the command line that gitignore syntax
+// would read otherwise than typed (skiprules.CheckArg); a file of patterns keeps the syntax's
+// comments, blank lines and trimmed spaces.
+func checkPatternArgs(flag string, patterns []string) error {
+	for _, p := range patterns {
+		if err := skiprules.CheckArg(p); err != nil {
+			return fmt.Errorf("%s %q: %w", flag, p, err)
+		}
+	}
 	return nil
 }
 

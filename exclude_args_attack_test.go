@@ -11,8 +11,8 @@ import (
 // the run archived #notes# and said complete; an empty -x and -x '   ' were no pattern;
 // -x 'tmp ' excluded tmp, a name not typed; restore --include '#notes#' restored nothing
 // ("no entry matches"). Correct: each is a usage error naming the pattern and how to write
-// what was meant (\#*#, tmp\ ). And restore's --include errors spoke of exclude patterns and
-// the SOURCE, which restore has neither of.
+// what was meant (\#, a space escaped). And restore's --include errors spoke of exclude
+// patterns and the SOURCE, which restore has neither of.
 func TestAttackPatternArgsTakenAsGitignoreLines(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -22,11 +22,11 @@ func TestAttackPatternArgsTakenAsGitignoreLines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"create", "-o", "a.zip", "-x", "#*#", "app"}, `\#*#`},
+		{[]string{"create", "-o", "a.zip", "-x", "#*#", "app"}, `write \# for a #`},
 		{[]string{"create", "-o", "b.zip", "-x", "", "app"}, "--exclude"},
 		{[]string{"create", "-o", "c.zip", "-x", "   ", "app"}, "--exclude"},
-		{[]string{"create", "-o", "d.zip", "-x", "tmp ", "app"}, `tmp\ `},
-		{[]string{"restore", "--include", "#notes#", "app.zip", "dest"}, `\#notes#`},
+		{[]string{"create", "-o", "d.zip", "-x", "tmp ", "app"}, `write "\ " for a space`},
+		{[]string{"restore", "--include", "#notes#", "app.zip", "dest"}, `write \# for a #`},
 		{[]string{"restore", "--include", "", "app.zip", "dest"}, "--include"},
 	} {
 		r := backup(t, runOpts{dir: dir}, c.args...)
@@ -37,5 +37,10 @@ func TestAttackPatternArgsTakenAsGitignoreLines(t *testing.T) {
 	r := backup(t, runOpts{dir: dir}, "restore", "--include", "./app", "app.zip", "dest")
 	if r.code != exitUsage || strings.Contains(r.stderr, "exclude") || strings.Contains(r.stderr, "SOURCE") {
 		t.Errorf("restore --include ./app: exit %d, stderr %q; want a usage error that speaks of neither exclude patterns nor a SOURCE", r.code, r.stderr)
+	}
+	// The advice works: escaped, each matches the name typed.
+	r = backup(t, runOpts{dir: dir}, "create", "-o", "e.zip", "-x", `\#*#`, "-x", `tmp\ `, "app")
+	if r.code != exitComplete || !strings.Contains(r.stderr, " 1 file,") || !strings.Contains(r.stderr, "2 excluded") {
+		t.Errorf(`create -x '\#*#' -x 'tmp\ ': exit %d, stderr %q; want app/#notes# and app/tmp\  excluded`, r.code, r.stderr)
 	}
 }

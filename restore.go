@@ -170,6 +170,9 @@ func newRestoreCmd() *cobra.Command {
 		}
 		if len(*includes) > 0 {
 			m, err := skiprules.ParsePatterns(*includes)
+			if cerr := checkPatternArgs("--include", *includes); cerr != nil {
+				return usageError(stderr, "restore", cerr)
+			}
 			if err != nil {
 				return usageError(stderr, "restore", fmt.Errorf("--include: %w", err))
 			}

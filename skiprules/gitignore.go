@@ -28,7 +28,7 @@ var errEmptyPattern = errors.New("pattern matches nothing")
 
 // errNeverComponent is the error of a pattern with an empty, "." or ".." component: a path
 // below its SOURCE has none, so the pattern would match nothing.
-var errNeverComponent = errors.New(`an empty, "." or ".." component never appears in a path below the SOURCE, so it matches nothing (write cache, or /cache to match at the top only)`)
+var errNeverComponent = errors.New(`an empty, "." or ".." component never appears in a stored path, so it matches nothing (write cache, or /cache to match at the top only)`)
 
 // ParsePatterns compiles patterns (one per element; blank lines and lines
 // starting with # are ignored, trailing unescaped spaces trimmed, "\#" "\!"
@@ -45,7 +45,7 @@ func ParsePatterns(patterns []string) (*Matcher, error) {
 	for _, line := range patterns {
 		p, ok, err := parsePattern(line)
 		if err != nil {
-			return nil, fmt.Errorf("bad exclude pattern %q: %w", line, err)
+			return nil, fmt.Errorf("bad pattern %q: %w", line, err)
 		}
 		if ok {
 			m.patterns = append(m.patterns, p)
@@ -100,6 +100,23 @@ func neverMatches(s segment) bool {
 		return s.toks[0].lit == "." || s.toks[0].lit == ".."
 	}
 	return false
+}
+
+// CheckArg refuses a pattern given as a command-line argument that gitignore syntax, made for
+// the lines of a file, would read otherwise than it was typed: a blank one (no pattern), one
+// starting with # (a comment: -x '#*#' for Emacs's autosave files matched nothing) and one
+// whose trailing spaces would be dropped (-x 'tmp ' excluded tmp). Each error says how to
+// write what was meant.
+func CheckArg(pattern string) error {
+	switch {
+	case trimTrailingSpaces(pattern) == "":
+		return errEmptyPattern
+	case strings.HasPrefix(pattern, "#"):
+		return errors.New(`starts with #, which makes it a comment that matches nothing: write \# for a # at the start`)
+	case trimTrailingSpaces(pattern) != pattern:
+		return errors.New(`ends with a space, which is dropped: write "\ " for a space at the end`)
+	}
+	return nil
 }
 
 // trimTrailingSpaces removes trailing spaces that are not escaped by a
