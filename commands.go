@@ -30,6 +30,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteC()
 	var code exitStatus
 	switch {
+	case err == nil && root.Annotations[helpFailedKey] != "":
+		return exitFailed
 	case err == nil:
 		return exitComplete
 	case errors.As(err, &code):
@@ -66,9 +68,21 @@ func newRootCmd() *cobra.Command {
 		newStatusCmd(), newSetsCmd(), newPruneCmd(), newActivateCmd(), newAdoptCmd(),
 		newVersionCmd(), newCompletionCmd(), newManCmd())
 	root.SetHelpCommand(newHelpCmd())
-	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { writeHelp(cmd.OutOrStdout(), cmd) })
+	// Help asked for with -h or --help: cobra's help func returns nothing, so a failed write
+	// is noted on the root for run's exit code.
+	root.Annotations = map[string]string{}
+	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
+		if err := writeHelp(cmd.OutOrStdout(), cmd); err != nil {
+			helpUnwritten(cmd.ErrOrStderr(), err)
+			root.Annotations[helpFailedKey] = err.Error()
+		}
+	})
 	return root
 }
+
+// helpFailedKey is the root's annotation holding why help that -h or --help asked for could
+// not be written.
+const helpFailedKey = "help failed"
 
 // newCommand is a subcommand with what every one of them has: a usage line, a summary, a
 // description, the exit codes its help ends with, and flags listed in the order defined.
@@ -111,7 +125,7 @@ func unknownCommand(root *cobra.Command, name string) error {
 func newHelpCmd() *cobra.Command {
 	cmd := newCommand("help [COMMAND]", "show help for a command",
 		"Shows the usage, the description, the flags and the exit codes of COMMAND, or the list\nof commands.",
-		"0 help shown, 2 no such command.")
+		"0 help shown, 1 it could not be written to stdout, 2 no such command.")
 	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var names []cobra.Completion
 		for _, c := range cmd.Root().Commands() {
@@ -130,7 +144,9 @@ func newHelpCmd() *cobra.Command {
 		if err != nil {
 			return usageError(cmd.ErrOrStderr(), "", err)
 		}
-		writeHelp(cmd.OutOrStdout(), target)
+		if err := writeHelp(cmd.OutOrStdout(), target); err != nil {
+			return helpUnwritten(cmd.ErrOrStderr(), err)
+		}
 		return exitComplete
 	})
 	return cmd

@@ -14,20 +14,35 @@ import (
 const exitCodesKey = "exit codes"
 
 // writeHelp prints cmd's help, compact as man pages of small tools are: the usage line, the
-// description, the flags in the order a user needs them, then the exit codes.
-func writeHelp(w io.Writer, cmd *cobra.Command) {
+// description, the flags in the order a user needs them, then the exit codes. It is written
+// at once, so that a failed write is one error.
+func writeHelp(w io.Writer, cmd *cobra.Command) error {
+	var b strings.Builder
 	if !cmd.HasParent() {
-		writeCommands(w, cmd)
-		return
+		writeCommands(&b, cmd)
+	} else {
+		writeCommandHelp(&b, cmd)
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeCommandHelp(b *strings.Builder, cmd *cobra.Command) {
 	cmd.InitDefaultHelpFlag() // help may be asked of a command that is not the one run
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.UseLine(), strings.TrimSpace(cmd.Long))
+	fmt.Fprintf(b, "usage: %s\n\n%s\n", cmd.UseLine(), strings.TrimSpace(cmd.Long))
 	if cmd.HasAvailableFlags() {
-		fmt.Fprintf(w, "\nflags:\n%s", flagUsages(cmd.Flags(), helpWidth))
+		fmt.Fprintf(b, "\nflags:\n%s", flagUsages(cmd.Flags(), helpWidth))
 	}
 	if codes := cmd.Annotations[exitCodesKey]; codes != "" {
-		fmt.Fprintf(w, "\n%s\n", exitCodesText(codes))
+		fmt.Fprintf(b, "\n%s\n", exitCodesText(codes))
 	}
+}
+
+// helpUnwritten says that help asked for was not written, and returns the failure code: a
+// script saving it must not take an empty file for it.
+func helpUnwritten(stderr io.Writer, err error) int {
+	sayf(stderr, "backup help: writing to stdout: %v\n", cause(err))
+	return exitFailed
 }
 
 // exitCodesText is the paragraph a command's help and man page end with.
