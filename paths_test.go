@@ -448,3 +448,39 @@ func TestAttackRestoreMissingDotDotWrites(t *testing.T) {
 		t.Errorf("app/f = %q", got)
 	}
 }
+
+// TestAttackOutputInProc: an output given as a path in /proc itself (--metrics-file
+// /proc/self/fd/1, not a link to it) passed the check, which looked for /proc on the links
+// leading to the path, when stdout was a regular file: the run said complete, exit 0, and
+// only then warned that the metrics could not be written (no temp file can be made there).
+// /proc holds no place for a file: refused (exit 2) before anything runs, as the links are.
+func TestAttackOutputInProc(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello"}})
+	stdout, err := os.Create(filepath.Join(dir, "stdout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	for _, args := range [][]string{
+		{"create", "-o", "a.zip", "--metrics-file", "/proc/self/fd/1", "app"},
+		{"create", "-o", "b.zip", "--receipt", "/proc/self/fd/1", "app"},
+		{"status", "--metrics-file", "/proc/self/fd/1", "set"},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = dir
+		cmd.Stdout = stdout // a regular file: /proc/self/fd/1 resolves to it
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(stderr.String(), "/proc") {
+			t.Errorf("%v: exit %d, %q; want 2 and /proc named", args, code, stderr.String())
+		}
+	}
+	for _, name := range []string{"a.zip", "b.zip"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s was written", name)
+		}
+	}
+}
