@@ -90,6 +90,9 @@ func (out Arg) fileOutput() error {
 	if !out.File || out.Path == "" {
 		return nil
 	}
+	if inProc(out.Path) {
+		return fmt.Errorf("%s is in /proc, which holds descriptors, not files: give another path", out.What)
+	}
 	target, err := os.Stat(out.Path)
 	if err == nil && target.IsDir() {
 		return fmt.Errorf("%s is a folder", out.What)
@@ -111,6 +114,17 @@ func (out Arg) fileOutput() error {
 		return fmt.Errorf("%s is a symlink to %s, which the output would replace: give another path", out.What, via)
 	}
 	return nil
+}
+
+// inProc says whether path's folder is in /proc, its own links followed (/proc/self/fd/1,
+// /dev/fd/1): no file can be made there.
+func inProc(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	return err == nil && (dir == "/proc" || strings.HasPrefix(dir, "/proc/"))
 }
 
 // throughProc returns the first target, on the chain of symlinks at path, that is in /proc
