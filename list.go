@@ -96,6 +96,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		sayf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
 	}
+	defer ref.close()
 	path := ref.path
 	ref.ids, ref.notes = cfg.ids, true
 	r, err := ref.open(ctx)

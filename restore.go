@@ -215,6 +215,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
+	defer ref.close()
 	cfg.archive, out.Archive = ref.path, ref.path
 	ref.ids = cfg.ids
 	r, err := ref.open(ctx)

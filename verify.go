@@ -112,6 +112,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
+	defer ref.close()
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {

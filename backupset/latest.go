@@ -55,6 +55,13 @@ func latestOnce(ctx context.Context, st Store) (string, Entry, error) {
 // the pointer moved meanwhile: each time, a run moved LATEST within the reader's two reads.
 const rereads = 3
 
+// Moved says whether LATEST, read again, names an archive other than name: a reader that
+// resolved name with Latest and then found it gone (pruned once a run moved LATEST on) reads
+// the set again, instead of reporting a healthy set as damaged.
+func Moved(ctx context.Context, st Store, name string) bool {
+	return moved(ctx, st, name)
+}
+
 // moved says whether LATEST, read again, names an archive other than name: a run moved it
 // since name was read, and what was found wrong with name's target (pruned by that run, say)
 // says nothing about the set. A pointer that did not read (name "") is its own damage, not
