@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,4 +56,57 @@ func heldOpen(t *testing.T, dir, path string, args ...string) (*exec.Cmd, *strin
 	sargs := []string{"-f", "-qq", "-o", os.DevNull, "-P", path, "-e", "trace=openat",
 		"-e", "inject=openat:delay_enter=5000000:when=1", binary}
 	return startIn(t, dir, "strace", append(sargs, args...)...)
+}
+
+// TestAttackChaosS3ReaderTargetPrunedWhileRead: verify and restore of a set in a bucket
+// resolve LATEST, then read the object in ranges. A create --keep-last 1 that runs while they
+// read (strace holds the reader's first open of its spool, once reading began) moves LATEST
+// on and deletes the old target; the reader said "file does not exist" and exited 1 about a
+// healthy set instead of reading it again.
+func TestAttackChaosS3ReaderTargetPrunedWhileRead(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "strace")
+	for _, cmd := range []string{"verify", "restore"} {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			s := newS3Set(t)
+			dir := t.TempDir()
+			// Larger than the blocks a reader keeps in memory, so that it spools.
+			big := make([]byte, 40<<20)
+			rand.Read(big)
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"big": {content: string(big)}, "a": {content: "a\n"}})
+			run := func(args ...string) result { return backup(t, runOpts{dir: dir, env: s.env}, args...) }
+			mustExit(t, run("create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+			old := readLatest(t, s.dir)
+			args := []string{"-f", "-qq", "-o", os.DevNull, "-P", filepath.Join(s.srv.CacheHome, "backup"), "-e", "trace=openat",
+				"-e", "inject=openat:delay_enter=5000000:when=1", binary, cmd, s.loc}
+			if cmd == "restore" {
+				args = append(args, filepath.Join(dir, "dest"))
+			}
+			held := exec.Command("strace", args...)
+			held.Dir, held.Env = dir, append(os.Environ(), s.env...)
+			var stderr strings.Builder
+			held.Stderr = &stderr
+			if err := held.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { held.Process.Kill(); held.Wait() })
+			waitFor(t, "the reader held at its spool", inSyscall(held, unix.SYS_OPENAT))
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"c": {content: "c\n"}})
+			mustExit(t, run("create", "-q", "--output-dir", s.loc, "--keep-last", "1", "app"), exitComplete)
+			if _, err := os.Stat(filepath.Join(s.dir, old)); err == nil {
+				t.Fatalf("%s was not pruned: the race did not happen", old)
+			}
+			held.Wait()
+			if code := held.ProcessState.ExitCode(); code != exitComplete {
+				t.Fatalf("%s of the set whose LATEST moved on: exit %d, stderr %q; want %d, the new target read", cmd, code, stderr.String(), exitComplete)
+			}
+			if cmd == "restore" {
+				if _, err := os.Stat(filepath.Join(dir, "dest", "app", "c")); err != nil {
+					t.Errorf("the restore did not restore LATEST's new target: %v", err)
+				}
+			}
+		})
+	}
 }
