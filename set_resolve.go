@@ -94,7 +94,17 @@ func pinLatest(ctx context.Context, set backupset.Folder) (archiveRef, error) {
 	}
 }
 
-// pinTries bounds how often pinLatest reads a set again whose LATEST moved under it.
+// superseded says whether err, a read of a bucket set's LATEST target that found the object
+// gone, is a run having moved LATEST on and pruned that target while the command read it:
+// the command then starts again on the new target, as Latest reads the set again, instead
+// of calling a healthy set damaged. A folder set's target is held open (see pinLatest).
+func (a archiveRef) superseded(ctx context.Context, err error) bool {
+	return a.store != nil && a.entry.Name != "" && ctx.Err() == nil && errors.Is(err, fs.ErrNotExist) &&
+		backupset.Moved(ctx, a.store, a.entry.Name)
+}
+
+// pinTries bounds how often pinLatest, and a command whose target superseded says a run
+// pruned, read a set again whose LATEST moved under them.
 const pinTries = 4
 
 // close lets go of the pinned archive file.
