@@ -110,3 +110,30 @@ func TestAttackChaosS3ReaderTargetPrunedWhileRead(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackChaosStatusMixesTwoMoments: status lists the set's runs, then reads LATEST. A
+// create --keep-last 1 between the two (strace holds status's read of the receipts) moves
+// LATEST on and prunes every run listed: status printed the pruned runs as "unknown (its
+// receipt is missing)", not the one LATEST names (held at another call, it also said that
+// LATEST "is not the newest complete backup", naming an older, pruned run as newer). The
+// runs listed and LATEST must be of one moment.
+func TestAttackChaosStatusMixesTwoMoments(t *testing.T) {
+	t.Parallel()
+	dir, set, a, b := newestSet(t)
+	held, stderr := heldOpen(t, dir, filepath.Join(set, b+".receipt.json"), "status", set)
+	waitFor(t, "status held at its read of "+b+"'s receipt", inSyscall(held, unix.SYS_OPENAT))
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"c": {content: "c\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "--keep-last", "1", "app"), exitComplete)
+	c := readLatest(t, set)
+	if _, err := os.Stat(filepath.Join(set, b)); err == nil {
+		t.Fatalf("%s was not pruned: the race did not happen", b)
+	}
+	held.Wait()
+	out := held.Stdout.(*strings.Builder).String()
+	if code := held.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("status: exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(out, c+"  <- LATEST") || strings.Contains(out, a) || strings.Contains(out, "not the newest complete") {
+		t.Errorf("status of the set whose LATEST moved on to %s while it read:\n%s\nwant the runs of one moment: %s as LATEST, %s and %s gone, no newer backup", c, out, c, a, b)
+	}
+}
