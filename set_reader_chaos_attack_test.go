@@ -137,3 +137,27 @@ func TestAttackChaosStatusMixesTwoMoments(t *testing.T) {
 		t.Errorf("status of the set whose LATEST moved on to %s while it read:\n%s\nwant the runs of one moment: %s as LATEST, %s and %s gone, no newer backup", c, out, c, a, b)
 	}
 }
+
+// TestAttackChaosStatusShowsPrunedRunUnknown: a prune that deletes run A (its archive, then
+// its receipt) after status listed the set but before status read A's receipt (strace holds
+// that read) made status list A as "unknown (its receipt is missing)": a damaged backup,
+// where there is none any more. A run whose receipt and archive are both gone since the
+// listing was pruned meanwhile, and is not listed.
+func TestAttackChaosStatusShowsPrunedRunUnknown(t *testing.T) {
+	t.Parallel()
+	dir, set, a, b := newestSet(t)
+	held, stderr := heldOpen(t, dir, filepath.Join(set, a+".receipt.json"), "status", set)
+	waitFor(t, "status held at its read of "+a+"'s receipt", inSyscall(held, unix.SYS_OPENAT))
+	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitComplete)
+	if _, err := os.Stat(filepath.Join(set, a)); err == nil {
+		t.Fatalf("%s was not pruned: the race did not happen", a)
+	}
+	held.Wait()
+	out := held.Stdout.(*strings.Builder).String()
+	if code := held.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("status: exit %d, stderr %q", code, stderr)
+	}
+	if strings.Contains(out, a) || strings.Contains(out, "unknown") || !strings.Contains(out, b+"  <- LATEST") {
+		t.Errorf("status while prune deleted %s:\n%s\nwant %s alone, as LATEST, and no unknown run", a, out, b)
+	}
+}
