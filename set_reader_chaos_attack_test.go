@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -159,5 +160,32 @@ func TestAttackChaosStatusShowsPrunedRunUnknown(t *testing.T) {
 	}
 	if strings.Contains(out, a) || strings.Contains(out, "unknown") || !strings.Contains(out, b+"  <- LATEST") {
 		t.Errorf("status while prune deleted %s:\n%s\nwant %s alone, as LATEST, and no unknown run", a, out, b)
+	}
+}
+
+// TestAttackChaosPruneTermWhileCheckingFlags: SIGTERM reaches prune --json while it checks
+// its --attic (strace holds the check), before its own signal handling began: Go's default
+// action killed it (exit 143), and --json printed nothing, where docs/sets.md says that
+// whatever ends a prune once its flags parse, an interrupt too, --json still prints it, and
+// the exit code table says 130.
+func TestAttackChaosPruneTermWhileCheckingFlags(t *testing.T) {
+	t.Parallel()
+	dir, set, _, _ := newestSet(t)
+	attic := filepath.Join(dir, "attic")
+	if err := os.Mkdir(attic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	held, stderr := heldRun(t, dir, "newfstatat", attic, "prune", "--json", "--keep-last", "1", "--attic", attic, set)
+	waitFor(t, "prune held at its check of --attic", inSyscall(held, unix.SYS_NEWFSTATAT))
+	if err := syscall.Kill(tracee(t, held.Process.Pid), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	held.Wait()
+	out := held.Stdout.(*strings.Builder).String()
+	if code := held.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(out, `"error"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %d and the --json answer saying why", code, out, stderr, exitInterrupted)
+	}
+	if got := len(setArchives(t, set)); got != 4 {
+		t.Errorf("the set holds %d files of runs, want 4: nothing pruned", got)
 	}
 }
