@@ -17,11 +17,23 @@ func init() {
 // run is the single entry point: main calls it, and so do the in-process tests. It builds
 // a fresh command tree per call, runs it, and maps what happened to the exit code; cobra's
 // own errors (flags, unknown commands) become one-line usage errors.
+// interruptibleCommands are the commands that stop cleanly on SIGINT and SIGTERM
+// (interruptible): from the start of the process, not only once their work begins (see
+// catchEarly). Others (version, completion, help) keep Go's default action.
+var interruptibleCommands = map[string]bool{
+	"create": true, "verify": true, "list": true, "restore": true, "status": true,
+	"sets": true, "prune": true, "activate": true, "adopt": true,
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	// One rule for every command: a reader of stdout or stderr that went away (| head -1)
 	// never kills it with SIGPIPE, whatever it is doing; it stops printing on a stderr that
 	// failed, and says what a cut stdout cost (see outputCut).
 	survivePipes()
+	if len(args) > 0 && interruptibleCommands[args[0]] {
+		catchEarly()
+		defer endEarly() // a command that ended before interruptible (a usage error)
+	}
 	stderr = newStopOnError(stderr)
 	root := newRootCmd()
 	root.SetArgs(args)

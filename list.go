@@ -56,6 +56,7 @@ type listJSON struct {
 type listConfig struct {
 	json, long, all bool
 	s3              *s3Flags
+	rereads         int // how often the set was read again, its target gone (see superseded)
 	identity        *identityFlag
 	ids             *seal.Identities
 }
@@ -97,9 +98,14 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		sayf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
 	}
+	defer ref.close()
 	path := ref.path
 	ref.ids, ref.notes = cfg.ids, true
 	r, err := ref.open(ctx)
+	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+		cfg.rereads++
+		return listArchive(cfg, arg, stdout, stderr)
+	}
 	if isNoIdentity(err) {
 		sayf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))
 		return exitUsage

@@ -43,6 +43,7 @@ type restoreConfig struct {
 	force, json, quiet bool
 	jsonLines          bool
 	undoDir            string // --undo-dir; "": DEST's parent
+	rereads            int    // how often the set was read again, its target gone (see superseded)
 	noUndo             bool
 	events             *report.Events // --json-lines, once started
 	symlinks           string
@@ -212,15 +213,23 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
+	arg := cfg.archive
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		out.fail(errors.New(setError(cfg.archive, err)))
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
+	defer ref.close()
 	cfg.archive, out.Archive = ref.path, ref.path
 	ref.ids = cfg.ids
 	r, err := ref.open(ctx)
+	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+		cfg.archive = arg
+		cfg.rereads++
+		restoreInto(ctx, cfg, out, stderr)
+		return
+	}
 	if isNoIdentity(err) {
 		out.Status, out.Error = restoreUsage, needIdentity(format.QuoteName(cfg.archive)).Error()
 		sayf(stderr, "backup restore: %s\n", out.Error)
@@ -234,7 +243,15 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		return
 	}
 	defer r.Close()
-	if err := ref.matchesReceipt(ctx, r, cfg.include == nil); err != nil {
+	err = ref.matchesReceipt(ctx, r, cfg.include == nil)
+	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+		// Nothing is written yet: the new target is restored instead.
+		cfg.archive = arg
+		cfg.rereads++
+		restoreInto(ctx, cfg, out, stderr)
+		return
+	}
+	if err != nil {
 		var wrong notReceipts
 		switch {
 		case ctx.Err() != nil:

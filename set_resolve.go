@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"backup/backupset/s3store"
 	"backup/format"
 	"backup/seal"
+
+	"golang.org/x/sys/unix"
 )
 
 // archiveRef is the archive an ARCHIVE argument names.
@@ -29,6 +32,12 @@ type archiveRef struct {
 	// notes holds the manifest's records of what was skipped, excluded and warned about,
 	// which list shows (see archive.ReadOptions).
 	notes bool
+	// pinned is a folder set's LATEST target, open since it was resolved: a run may move
+	// LATEST on and prune that file before the command reads it, and the command must read
+	// the archive it resolved, not fail on its name. nil for an archive named as a file.
+	pinned *os.File
+	// pinnedSize is pinned's size.
+	pinnedSize int64
 }
 
 // resolveArchive returns the archive an ARCHIVE argument names: the path itself, or, for a
@@ -60,11 +69,63 @@ func resolveArchive(ctx context.Context, arg string, s3 *s3Flags) (archiveRef, e
 	if err != nil {
 		return archiveRef{}, err
 	}
-	e, err := backupset.Latest(ctx, backupset.Folder{Dir: dir})
-	if err != nil {
-		return archiveRef{}, err
+	return pinLatest(ctx, backupset.Folder{Dir: dir})
+}
+
+// pinLatest resolves the folder set's LATEST and opens its target. Readers take no lock: a
+// target gone by the time it is opened was pruned by a run that moved LATEST on (as Latest
+// itself allows for), and the set is read again, at most pinTries times. A target that
+// cannot be opened for another reason is left to the command's own open, which says why.
+func pinLatest(ctx context.Context, set backupset.Folder) (archiveRef, error) {
+	for try := 1; ; try++ {
+		e, err := backupset.Latest(ctx, set)
+		if err != nil {
+			return archiveRef{}, err
+		}
+		ref := archiveRef{path: filepath.Join(set.Dir, e.Name), entry: e}
+		f, size, err := openRegular(ref.path)
+		if errors.Is(err, fs.ErrNotExist) && try < pinTries && backupset.Moved(ctx, set, e.Name) {
+			continue
+		}
+		if err == nil {
+			ref.pinned, ref.pinnedSize = f, size
+		}
+		return ref, nil
 	}
-	return archiveRef{path: filepath.Join(dir, e.Name), entry: e}, nil
+}
+
+// superseded says whether err, a read of a bucket set's LATEST target that found the object
+// gone, is a run having moved LATEST on and pruned that target while the command read it:
+// the command then starts again on the new target, as Latest reads the set again, instead
+// of calling a healthy set damaged. A folder set's target is held open (see pinLatest).
+func (a archiveRef) superseded(ctx context.Context, err error) bool {
+	return a.store != nil && a.entry.Name != "" && ctx.Err() == nil && errors.Is(err, fs.ErrNotExist) &&
+		backupset.Moved(ctx, a.store, a.entry.Name)
+}
+
+// pinTries bounds how often pinLatest, and a command whose target superseded says a run
+// pruned, read a set again whose LATEST moved under them.
+const pinTries = 4
+
+// close lets go of the pinned archive file.
+func (a archiveRef) close() {
+	if a.pinned != nil {
+		a.pinned.Close()
+	}
+}
+
+// openLocal opens the archive file of a: the pinned file again (a description of its own,
+// whose offset no other reader moves, named by a's path in messages), else by its path,
+// without blocking, refused unless regular.
+func (a archiveRef) openLocal() (*os.File, int64, error) {
+	if a.pinned == nil {
+		return openRegular(a.path)
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", a.pinned.Fd()), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, &fs.PathError{Op: "open", Path: a.path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), a.path), a.pinnedSize, nil
 }
 
 // open reads the archive's directory and manifest. An archive in a bucket is read with
@@ -73,7 +134,11 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 	var r *archive.Reader
 	var err error
 	if a.store == nil {
-		r, err = archive.OpenWith(a.path, archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes})
+		var f *os.File
+		var size int64
+		if f, size, err = a.openLocal(); err == nil {
+			r, err = archive.OpenFile(f, size, archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes})
+		}
 	} else {
 		var f backupset.File
 		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
@@ -166,10 +231,10 @@ type notReceipts struct{ error }
 func (e notReceipts) Unwrap() error { return e.error }
 
 // receipt returns the receipt to check the archive against and its path, as findReceipt
-// does; for an archive in a bucket, the one its set holds beside it (already read and
-// matched by Latest).
+// does; for a set's LATEST target, the one the set holds beside it, already read and
+// matched by Latest (read again by name, it may be gone with a target pruned since).
 func (a archiveRef) receipt(explicit string) (string, *format.Receipt, error) {
-	if a.store == nil || explicit != "" {
+	if (a.store == nil && a.entry.Receipt == nil) || explicit != "" {
 		return findReceipt(a.path, explicit)
 	}
 	return a.path + format.ReceiptSuffix, a.entry.Receipt, nil
@@ -180,7 +245,11 @@ func (a archiveRef) receipt(explicit string) (string, *format.Receipt, error) {
 func (a archiveRef) verify(ctx context.Context, opts archive.VerifyOptions) (*archive.VerifyResult, error) {
 	opts.Unseal = a.ids.Unseal
 	if a.store == nil {
-		return archive.Verify(ctx, a.path, opts)
+		f, size, err := a.openLocal()
+		if err != nil {
+			return nil, err
+		}
+		return archive.VerifyFile(ctx, f, size, opts)
 	}
 	r, err := a.open(ctx)
 	if err != nil {
@@ -196,7 +265,7 @@ func (a archiveRef) file(ctx context.Context) (backupset.File, error) {
 	if a.store != nil {
 		return a.store.Open(ctx, a.entry.Name)
 	}
-	f, size, err := openRegular(a.path)
+	f, size, err := a.openLocal()
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,9 @@ func interruptible() (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if endEarly() {
+		cancel()
+	}
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -37,6 +40,50 @@ func interruptible() (ctx context.Context, stop func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// earlyCatcher holds a SIGINT or SIGTERM that comes while a command parses its flags and
+// opens its set, before interruptible: Go's default action would kill the run there, with
+// no --json answer and exit 143 instead of 130. The first such signal is kept for the first
+// interruptible, which starts cancelled; a second ends the process at once (exit 130), as
+// interruptible's does.
+type earlyCatcher struct {
+	sigs chan os.Signal
+	got  atomic.Bool
+	done chan struct{}
+}
+
+// early is the catcher run() started (catchEarly) until a command's interruptible, or the
+// end of run(), takes it.
+var early atomic.Pointer[earlyCatcher]
+
+// catchEarly starts catching SIGINT and SIGTERM until the command's interruptible takes
+// over.
+func catchEarly() {
+	e := &earlyCatcher{sigs: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(e.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		defer close(e.done)
+		for range e.sigs {
+			if e.got.Swap(true) {
+				os.Exit(exitInterrupted)
+			}
+		}
+	}()
+	early.Store(e)
+}
+
+// endEarly stops the early catching and says whether a signal came meanwhile. interruptible
+// calls it with its own handler in place: no signal falls between the two.
+func endEarly() bool {
+	e := early.Swap(nil)
+	if e == nil {
+		return false
+	}
+	signal.Stop(e.sigs) // no more deliveries once Stop returns
+	close(e.sigs)
+	<-e.done
+	return e.got.Load()
 }
 
 // pipeSignals receives SIGPIPE and is never read: it only has to exist.

@@ -40,6 +40,7 @@ type verifyConfig struct {
 	jsonLines   bool
 	jobs        int
 	events      *report.Events // --json-lines, once started
+	rereads     int            // how often the set was read again, its target gone (see superseded)
 	archive     string
 	s3          *s3Flags
 	identity    *identityFlag
@@ -102,9 +103,10 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) int {
-	if cfg.jsonLines {
+	if cfg.jsonLines && cfg.events == nil {
 		cfg.events = report.NewEvents(stdout, "verify")
 	}
+	arg := cfg.archive
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
@@ -113,6 +115,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
+	defer ref.close()
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
@@ -142,6 +145,11 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		if err := rc.StatusProven("receipt "+receiptPath, true, res.RecordedStatus); err != nil {
 			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 		}
+	}
+	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+		cfg.archive = arg
+		cfg.rereads++
+		return verifyArchive(ctx, cfg, stdout, stderr)
 	}
 	if err != nil {
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)

@@ -90,6 +90,13 @@ func OpenWith(path string, opts ReadOptions) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenFile(f, size, opts)
+}
+
+// OpenFile is OpenWith for the regular file f (size bytes), already open: a caller that
+// checked a file first reads that file, whatever its name names since. The Reader closes
+// f; so does OpenFile when it fails.
+func OpenFile(f *os.File, size int64, opts ReadOptions) (*Reader, error) {
 	// The ranges read are recorded for Sum (see refsum.go): the manifest is read ahead
 	// beside Go's reader, so the recording takes a lock.
 	rec := &lockedRecorder{rec: recordingReader{ra: f}}

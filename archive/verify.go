@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"runtime"
 	"sync/atomic"
 
@@ -94,6 +95,11 @@ func Verify(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult
 	if err != nil {
 		return nil, err
 	}
+	return VerifyFile(ctx, f, size, opts)
+}
+
+// VerifyFile is Verify for the regular file f (size bytes), already open, which it closes.
+func VerifyFile(ctx context.Context, f *os.File, size int64, opts VerifyOptions) (*VerifyResult, error) {
 	var archiveSum <-chan archiveSummary
 	sumCtx, cancelSum := context.WithCancel(ctx)
 	defer cancelSum()

@@ -45,6 +45,8 @@ type Entry struct {
 	// than a missing file (an I/O error): Archive is false then, but not because it is
 	// missing.
 	lookupErr error
+	// receiptMissing says the receipt was not there when it was read.
+	receiptMissing bool
 }
 
 // State classifies the entry from its receipt and the files present.
@@ -94,12 +96,24 @@ func Scan(ctx context.Context, st Store) ([]Entry, error) {
 	entries := make([]Entry, 0, len(names))
 	for _, name := range names {
 		o, ok := byName[name]
-		entries = append(entries, inspectObject(ctx, st, name, o, ok))
+		e := inspectObject(ctx, st, name, o, ok)
+		if _, listed := byName[name+format.ReceiptSuffix]; listed && e.receiptMissing && gone(ctx, st, name) {
+			continue // pruned since the listing: no run to show
+		}
+		entries = append(entries, e)
 	}
 	slices.SortFunc(entries, func(a, b Entry) int {
 		return compareRuns(a.Started(), a.Name, b.Started(), b.Name)
 	})
 	return entries, nil
+}
+
+// gone says whether the archive called name is missing now. A run whose receipt was listed
+// but then missing, and whose archive is gone too, was deleted whole while the set was read
+// (a prune, which takes no reader's lock): it is no damaged run.
+func gone(ctx context.Context, st Store, name string) bool {
+	_, err := st.Stat(ctx, name)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // inspect reads what st holds under the archive name: the archive's type and size, and its
@@ -129,6 +143,7 @@ func inspectObject(ctx context.Context, st Store, name string, o Object, found b
 	rc, etag, err := readReceipt(ctx, st, name+format.ReceiptSuffix)
 	e.ReceiptETag = etag
 	if errors.Is(err, fs.ErrNotExist) {
+		e.receiptMissing = true
 		err = errors.New("its receipt is missing")
 	} else if err != nil {
 		err = fmt.Errorf("its receipt cannot be read: %w", err)

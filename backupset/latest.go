@@ -55,6 +55,13 @@ func latestOnce(ctx context.Context, st Store) (string, Entry, error) {
 // the pointer moved meanwhile: each time, a run moved LATEST within the reader's two reads.
 const rereads = 3
 
+// Moved says whether LATEST, read again, names an archive other than name: a reader that
+// resolved name with Latest and then found it gone (pruned once a run moved LATEST on) reads
+// the set again, instead of reporting a healthy set as damaged.
+func Moved(ctx context.Context, st Store, name string) bool {
+	return moved(ctx, st, name)
+}
+
 // moved says whether LATEST, read again, names an archive other than name: a run moved it
 // since name was read, and what was found wrong with name's target (pruned by that run, say)
 // says nothing about the set. A pointer that did not read (name "") is its own damage, not
@@ -260,19 +267,27 @@ func (l *Lock) point(ctx context.Context, name string) error {
 	// A folder's Put does not look at ctx: an interrupt that came during the read-back
 	// stops the move here, so that "not moved" is what happened.
 	if err := ctx.Err(); err != nil {
-		return err
+		return &notMovedError{err}
 	}
 	if !l.pointerRead {
 		if _, err := l.Pointer(ctx); err != nil && !isLatestError(err) {
-			return err
+			return &notMovedError{err}
 		}
 	}
 	_, err := l.store.Put(ctx, LatestName, []byte(name+"\n"), l.pointerETag)
 	// A bucket's write whose answer never came (an interrupt, or retries that all failed
 	// in transit after the server made the first) may have moved LATEST all the same.
 	_, remote := l.store.(detacher)
-	if err != nil && (ctx.Err() != nil || remote) && l.movedAnyway(ctx, name) {
-		return nil
+	if err != nil && (ctx.Err() != nil || remote) {
+		moved, known := l.movedAnyway(ctx, name)
+		if moved {
+			return nil
+		}
+		if known && ctx.Err() != nil {
+			// LATEST, read back, still names another archive: the interrupt stopped the
+			// write, and the run says so in its receipt, as create's "not moved" does.
+			return &notMovedError{err}
+		}
 	}
 	if errors.Is(err, ErrChanged) || errors.Is(err, ErrExists) {
 		return latestError(l.store, fmt.Errorf("was moved by another writer while this run held the lock; not activating %s", format.QuoteName(name)))
@@ -282,12 +297,13 @@ func (l *Lock) point(ctx context.Context, name string) error {
 
 // movedAnyway says whether LATEST names name after a write of it was cancelled (an
 // interrupt): a server may have made the write and its answer never came back, and the run
-// must not say LATEST was not moved when it was. It asks within the cleanup's bound.
-func (l *Lock) movedAnyway(ctx context.Context, name string) bool {
+// must not say LATEST was not moved when it was. known is false when LATEST could not be
+// read back. It asks within the cleanup's bound.
+func (l *Lock) movedAnyway(ctx context.Context, name string) (moved, known bool) {
 	bctx, cancel := bounded(ctx, l.store)
 	defer cancel()
 	got, _, err := readPointer(bctx, l.store)
-	return err == nil && got == name
+	return err == nil && got == name, err == nil
 }
 
 // detacher is a store whose requests after an interrupt share a bound of its own (a bucket).

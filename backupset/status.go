@@ -27,18 +27,19 @@ type Status struct {
 // that cannot be trusted is reported in Status.LatestErr.
 //
 // No lock is taken (status runs while backups run): when LATEST's target is found wrong
-// but LATEST has moved since it was read, a run moved it (and may have pruned the old
-// target), and the whole set is read again, at most rereads times, so that the runs listed
-// and LATEST are of one moment.
+// but LATEST has moved since it was read, or LATEST moved while the runs were listed, a run
+// moved it (and may have pruned the runs listed), and the whole set is read again, at most
+// rereads times, so that the runs listed and LATEST are of one moment.
 func ReadStatus(ctx context.Context, st Store) (*Status, error) {
 	for try := 0; ; try++ {
+		before, _, _ := readPointer(ctx, st)
 		entries, err := Scan(ctx, st)
 		if err != nil {
 			return nil, err
 		}
 		s := &Status{Entries: entries}
 		name, latest, err := latestOnce(ctx, st)
-		if err != nil && try < rereads && moved(ctx, st, name) {
+		if try < rereads && ctx.Err() == nil && (name != before || err != nil && moved(ctx, st, name)) {
 			continue
 		}
 		if err != nil {
