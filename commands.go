@@ -14,9 +14,6 @@ func init() {
 	cobra.EnableCommandSorting = false
 }
 
-// run is the single entry point: main calls it, and so do the in-process tests. It builds
-// a fresh command tree per call, runs it, and maps what happened to the exit code; cobra's
-// own errors (flags, unknown commands) become one-line usage errors.
 // interruptibleCommands are the commands that stop cleanly on SIGINT and SIGTERM
 // (interruptible): from the start of the process, not only once their work begins (see
 // catchEarly). Others (version, completion, help) keep Go's default action.
@@ -25,6 +22,9 @@ var interruptibleCommands = map[string]bool{
 	"sets": true, "prune": true, "activate": true, "adopt": true,
 }
 
+// run is the single entry point: main calls it, and so do the in-process tests. It builds
+// a fresh command tree per call, runs it, and maps what happened to the exit code; cobra's
+// own errors (flags, unknown commands) become one-line usage errors.
 func run(args []string, stdout, stderr io.Writer) int {
 	// One rule for every command: a reader of stdout or stderr that went away (| head -1)
 	// never kills it with SIGPIPE, whatever it is doing; it stops printing on a stderr that
