@@ -1,0 +1,84 @@
+package main
+
+import (
+	"archive/zip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAttackRestoreDeepNameMemory: a zip name may be 65,535 bytes, so one entry can sit
+// 32,000 folders deep (d/d/…/f). Restore opens such a path one folder at a time, as
+// restore.md says, but it kept the full name of every folder on the way (each a copy of
+// the path so far), so one entry cost memory in the square of its depth: a 120 KB archive
+// of one such entry took 940 MB, and a 600 KB archive of five 4.7 GB, so that a few MB of
+// archive could exhaust any machine; the test's one entry 24,000 deep took 606 MiB.
+// Correct behaviour: memory in proportion to the names, well under 250 MB here.
+func TestAttackRestoreDeepNameMemory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "deep.zip")
+	writeDeepZip(t, arch, []string{"a"}, 24000)
+	dest := filepath.Join(dir, "dest")
+	t.Cleanup(func() { removeDeep(t, dest) })
+	cmd := exec.Command(binary, "restore", "-q", "--jobs", "1", arch, dest)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("restore: %v\n%.600s", err, out)
+	}
+	const limit = 250 << 20
+	if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10; rss > limit {
+		t.Errorf("restore of an entry 24000 folders deep peaked at %d MiB; want under %d MiB", rss>>20, limit>>20)
+	}
+}
+
+// removeDeep removes the tree at dir by moving each folder's contents up into dir before
+// removing the folder: Go's os.RemoveAll (t.TempDir's clean-up) runs out of descriptors
+// in a tree 32,000 folders deep, and rm -rf takes seconds.
+func removeDeep(t *testing.T, dir string) {
+	t.Helper()
+	for n := 0; ; {
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) == 0 {
+			os.Remove(dir)
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			children, _ := os.ReadDir(p)
+			for _, c := range children {
+				n++
+				os.Rename(filepath.Join(p, c.Name()), filepath.Join(dir, fmt.Sprint("up", n)))
+			}
+			os.Remove(p)
+		}
+	}
+}
+
+// writeDeepZip writes a zip at path of one file per top folder, each depth folders
+// below it (top/d/d/…/f).
+func writeDeepZip(t *testing.T, path string, tops []string, depth int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	for _, top := range tops {
+		fh := &zip.FileHeader{Name: top + "/" + strings.Repeat("d/", depth) + "f", Method: zip.Store}
+		fh.SetMode(0o644)
+		w, err := zw.CreateHeader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("hi"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
