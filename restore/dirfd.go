@@ -180,8 +180,15 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		kept++
 	}
 	t.truncate(kept)
+	// Each folder's name is a slice of name, not a copy: a 64 KiB name holds 32,000
+	// folders, and a copy of the path so far for each cost a gigabyte.
+	end := kept - 1 // where the name of the chain's ith folder ends in name
+	for _, p := range parts[:kept] {
+		end += len(p)
+	}
 	for i := kept; i < len(parts); i++ {
-		f, err := t.openChild(t.parentFD(i), strings.Join(parts[:i+1], "/"), parts[i], create)
+		end += 1 + len(parts[i])
+		f, err := t.openChild(t.parentFD(i), name[:end], parts[i], create)
 		if err != nil {
 			return -1, err
 		}
