@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strings"
 
 	"backup/format"
@@ -167,19 +168,41 @@ func CheckNames(entries []*Entry) []Problem {
 		}
 		byName[e.Name] = e
 	}
+	below := belowNonDirs(byName)
 	for _, e := range entries {
-		if byName[e.Name] != e {
-			continue
-		}
-		for i := strings.IndexByte(e.Name, '/'); i >= 0; i = nextSlash(e.Name, i) {
-			parent, ok := byName[e.Name[:i]]
-			if ok && !parent.IsDir {
-				problems = append(problems, Problem{Entry: e.StoredName(), Reason: belowNonDir(parent)})
-				break
-			}
+		if parent := below[e]; parent != nil && byName[e.Name] == e {
+			problems = append(problems, Problem{Entry: e.StoredName(), Reason: belowNonDir(parent)})
 		}
 	}
 	return problems
+}
+
+// belowNonDirs maps each entry of byName that lies below one that is not a directory to
+// the nearest such entry to the top. With the names sorted, those below a name n are the
+// run that starts with n+"/", found by binary search, so that each name is compared a few
+// times: looking up each prefix of each name took time in the cube of the depth of a deep
+// tree, whose folders' names are each the whole path.
+func belowNonDirs(byName map[string]*Entry) map[*Entry]*Entry {
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	below := map[*Entry]*Entry{}
+	for i, n := range names {
+		parent := byName[n]
+		// An entry below another non-directory is in that one's run already: n sorts
+		// after its parents and before whatever lies below it.
+		if parent.IsDir || below[parent] != nil {
+			continue
+		}
+		prefix := n + "/"
+		j, _ := slices.BinarySearch(names[i+1:], prefix)
+		for j += i + 1; j < len(names) && strings.HasPrefix(names[j], prefix); j++ {
+			below[byName[names[j]]] = parent
+		}
+	}
+	return below
 }
 
 func nextSlash(s string, i int) int {

@@ -179,9 +179,22 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].fd >= 0 && t.chain[kept].part == parts[kept] && (quiet || t.verify(kept) == nil) {
 		kept++
 	}
+	if quiet && t.extends(kept, parts) {
+		kept = len(t.chain)
+	}
+	if quiet && kept < len(parts) && t.climb(kept, parts) {
+		kept = len(parts)
+	}
 	t.truncate(kept)
+	// Each folder's name is a slice of name, not a copy: a 64 KiB name holds 32,000
+	// folders, and a copy of the path so far for each cost a gigabyte.
+	end := kept - 1 // where the name of the chain's ith folder ends in name
+	for _, p := range parts[:kept] {
+		end += len(p)
+	}
 	for i := kept; i < len(parts); i++ {
-		f, err := t.openChild(t.parentFD(i), strings.Join(parts[:i+1], "/"), parts[i], create)
+		end += 1 + len(parts[i])
+		f, err := t.openChild(t.parentFD(i), name[:end], parts[i], create)
 		if err != nil {
 			return -1, err
 		}
@@ -192,6 +205,66 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		t.chain = append(t.chain, f)
 	}
 	return t.chain[len(t.chain)-1].fd, nil
+}
+
+// extends reports whether parts lie at or below the folder the chain opened last, whose
+// folders from the kept-th on may be closed (below the top openChain ones): the walk then
+// goes on from that last folder, still open, instead of opening each closed one again,
+// which made restoring a tree N folders deep take N squared over two opens. Asked only
+// while the moveGuard reports that no folder can have moved: a closed folder cannot be
+// checked through its descriptor.
+func (t *destTree) extends(kept int, parts []string) bool {
+	n := len(t.chain)
+	if kept >= n || n > len(parts) || t.chain[n-1].fd < 0 {
+		return false
+	}
+	for i := kept; i < n; i++ {
+		if t.chain[i].part != parts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// climb opens again the folder of parts, a folder above the one the chain opened last
+// whose chain entries from the kept-th on may be closed, through ".." from the nearest
+// open one below it, each folder on the way checked to be the one first opened there: the
+// folders' times are set deepest first, and walking each path again from the top made a
+// tree N folders deep take N squared over two opens. It reports false, leaving the chain
+// as it was found open, where parts is not on the chain or a folder is not the one
+// recorded. Asked only while the moveGuard reports that no folder can have moved.
+func (t *destTree) climb(kept int, parts []string) bool {
+	last := len(parts) - 1
+	if len(t.chain) <= len(parts) {
+		return false
+	}
+	for i := kept; i <= last; i++ {
+		if t.chain[i].part != parts[i] {
+			return false
+		}
+	}
+	below := len(t.chain) - 1 // the chain's last folder is open
+	for i := below - 1; i >= last; i-- {
+		if t.chain[i].fd >= 0 {
+			below = i
+			break
+		}
+	}
+	for ; below > last; below-- {
+		fd, err := eintr.Openat(t.chain[below].fd, "..", childFlags, 0)
+		if err != nil {
+			return false
+		}
+		var st unix.Stat_t
+		if eintr.Fstat(fd, &st) != nil || idOf(&st) != t.chain[below-1].id {
+			unix.Close(fd)
+			return false
+		}
+		unix.Close(t.chain[below].fd) // below the folder asked for: truncated next
+		t.chain[below].fd = -1
+		t.chain[below-1].fd = fd
+	}
+	return true
 }
 
 // check reports whether the folders of name, which the last dir call opened, are all still
