@@ -243,8 +243,10 @@ func (t *destTree) climb(kept int, parts []string) bool {
 			return false
 		}
 	}
-	below := len(t.chain) - 1 // the chain's last folder is open
-	for i := below - 1; i >= last; i-- {
+	// The nearest open folder at or below parts' (the chain's last folder is open), so that
+	// every one climbed into is closed.
+	below := len(t.chain) - 1
+	for i := last; i < below; i++ {
 		if t.chain[i].fd >= 0 {
 			below = i
 			break
