@@ -12,6 +12,7 @@ import (
 	"backup/archive"
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/eintr"
 	"backup/format"
 	"backup/seal"
 
@@ -121,7 +122,7 @@ func (a archiveRef) openLocal() (*os.File, int64, error) {
 	if a.pinned == nil {
 		return openRegular(a.path)
 	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", a.pinned.Fd()), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Open(fmt.Sprintf("/proc/self/fd/%d", a.pinned.Fd()), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, 0, &fs.PathError{Op: "open", Path: a.path, Err: err}
 	}
