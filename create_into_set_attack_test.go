@@ -12,9 +12,9 @@ import (
 // folder, a file inside it, or no -o from inside it, whose default --output-dir "." is no set)
 // wrote an archive named as the set's runs are, without the set's lock or a read-back: status
 // listed it among the set's runs ("LATEST is not the newest complete backup"), prune counted
-// it, and -o SET/RUN.zip --force replaced one of the set's backups. A set's folder holds what
-// its runs write: each is refused (exit 2), nothing written, and the error says to use
-// --output-dir.
+// it, and -o SET/RUN.zip --force replaced one of the set's backups; a --receipt there, named
+// as a run's, was listed as a run of unknown status. A set's folder holds what its runs
+// write: each is refused (exit 2), nothing written, and the error says to use --output-dir.
 func TestAttackCreateIntoSetWithoutItsLock(t *testing.T) {
 	dir := t.TempDir()
 	src, set := filepath.Join(dir, "app"), filepath.Join(dir, "set")
@@ -31,6 +31,7 @@ func TestAttackCreateIntoSetWithoutItsLock(t *testing.T) {
 		{"-o SET/x.zip", dir, []string{"-o", filepath.Join(set, "x.zip")}},
 		{"-o SET/RUN --force", dir, []string{"--force", "-o", filepath.Join(set, run)}},
 		{"no -o, in SET", set, nil},
+		{"--receipt SET/RUN.receipt.json", dir, []string{"-o", filepath.Join(dir, "elsewhere.zip"), "--receipt", filepath.Join(set, "app-20991231T000000Z.zip.receipt.json")}},
 	} {
 		r := backup(t, runOpts{dir: c.cwd}, slices.Concat([]string{"create", "-q"}, c.args, []string{src})...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "--output-dir") {
