@@ -97,22 +97,43 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 }
 
 // checkNotIntoSet refuses a run that is not a set's (-o, or the implicit --output-dir .)
-// whose archive would be written into a backup set's folder: a set holds what its runs
-// write, under its lock and read back; another archive there is one of its runs to status
-// and prune, and -o SET/RUN --force would replace one of its backups. A folder that cannot
-// be listed is no set known, and fails where the archive is written.
+// whose archive or --receipt would be written into a backup set's folder: a set holds what
+// its runs write, under its lock and read back; another archive there is one of its runs to
+// status and prune (a receipt alone, one of unknown status), and -o SET/RUN --force would
+// replace one of its backups. A folder that cannot be listed is no set known, and fails
+// where the file is written.
 func (cfg *createConfig) checkNotIntoSet() error {
-	if cfg.set != nil || cfg.toStdout() {
+	if cfg.set != nil {
 		return nil
 	}
-	// Without -o, the archive goes into --output-dir's default, the current folder.
-	folder, what := cfg.outputDir, "the current folder"
-	if cfg.output != "" {
-		folder, what = cfg.output, "-o "+format.QuoteName(cfg.output)+":"
-		if _, ok := cfg.explicitArchive(); ok {
-			folder, what = filepath.Dir(cfg.output), what+" its folder, "+format.QuoteName(filepath.Dir(cfg.output))+","
+	if !cfg.toStdout() {
+		if err := refuseSetFolder(cfg.archiveFolder()); err != nil {
+			return err
 		}
 	}
+	if cfg.receipt != "" {
+		dir := filepath.Dir(cfg.receipt)
+		return refuseSetFolder(dir, "--receipt "+format.QuoteName(cfg.receipt)+": its folder, "+format.QuoteName(dir)+",")
+	}
+	return nil
+}
+
+// archiveFolder is the folder the archive of a run that is not a set's goes into, and how
+// an error names it.
+func (cfg *createConfig) archiveFolder() (folder, what string) {
+	if cfg.output == "" {
+		// Without -o, the archive goes into --output-dir's default, the current folder.
+		return cfg.outputDir, "the current folder"
+	}
+	what = "-o " + format.QuoteName(cfg.output) + ":"
+	if _, ok := cfg.explicitArchive(); ok {
+		return filepath.Dir(cfg.output), what + " its folder, " + format.QuoteName(filepath.Dir(cfg.output)) + ","
+	}
+	return cfg.output, what
+}
+
+// refuseSetFolder refuses folder, named by what, when it is a backup set.
+func refuseSetFolder(folder, what string) error {
 	files, _ := backupset.Folder{Dir: folder}.List(context.Background())
 	if marker := backupset.SetMarker(files, false); marker != "" {
 		return fmt.Errorf("%s is a backup set (it holds %s): add a run to it with --output-dir %s", what, marker, format.QuoteName(folder))
