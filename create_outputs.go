@@ -134,8 +134,7 @@ func (cfg *createConfig) archiveFolder() (folder, what string) {
 
 // refuseSetFolder refuses folder, named by what, when it is a backup set.
 func refuseSetFolder(folder, what string) error {
-	files, _ := backupset.Folder{Dir: folder}.List(context.Background())
-	if marker := backupset.SetMarker(files, false); marker != "" {
+	if marker := (backupset.Folder{Dir: folder}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("%s is a backup set (it holds %s): add a run to it with --output-dir %s", what, marker, format.QuoteName(folder))
 	}
 	return nil

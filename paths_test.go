@@ -170,14 +170,8 @@ func TestOutputSymlinkToDevice(t *testing.T) {
 		{"create", "--force", "-o", "nul", "app"},
 		{"status", "--metrics-file", "out", "set"},
 	} {
-		cmd := exec.Command(binary, args...)
-		cmd.Dir = dir
-		cmd.Stdout = stdout // a regular file: /proc/self/fd/1 resolves to it
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		cmd.Run()
-		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(stderr.String(), " is a symlink to ") {
-			t.Errorf("%v: exit %d, %q; want 2 and the link named", args, code, stderr.String())
+		if code, stderr := runStdoutTo(dir, stdout, args...); code != exitUsage || !strings.Contains(stderr, " is a symlink to ") {
+			t.Errorf("%v: exit %d, %q; want 2 and the link named", args, code, stderr)
 		}
 		for name, target := range links {
 			if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != target {
@@ -185,6 +179,18 @@ func TestOutputSymlinkToDevice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runStdoutTo runs the binary in dir with stdout the file given (a regular file, which
+// /proc/self/fd/1 resolves to), and returns its exit code and stderr.
+func runStdoutTo(dir string, stdout *os.File, args ...string) (int, string) {
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Stdout = stdout
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
 // TestAttackOutputDirDotDotInsideSource: --output-dir SRC/sub/lnk/.., lnk a symlink to a
@@ -468,14 +474,8 @@ func TestAttackOutputInProc(t *testing.T) {
 		{"create", "-o", "b.zip", "--receipt", "/proc/self/fd/1", "app"},
 		{"status", "--metrics-file", "/proc/self/fd/1", "set"},
 	} {
-		cmd := exec.Command(binary, args...)
-		cmd.Dir = dir
-		cmd.Stdout = stdout // a regular file: /proc/self/fd/1 resolves to it
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		cmd.Run()
-		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(stderr.String(), "/proc") {
-			t.Errorf("%v: exit %d, %q; want 2 and /proc named", args, code, stderr.String())
+		if code, stderr := runStdoutTo(dir, stdout, args...); code != exitUsage || !strings.Contains(stderr, "/proc") {
+			t.Errorf("%v: exit %d, %q; want 2 and /proc named", args, code, stderr)
 		}
 	}
 	for _, name := range []string{"a.zip", "b.zip"} {

@@ -308,8 +308,7 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 	}
 	// Its runs, moved there, do not make it a set: LATEST or the lock file does. One that
 	// cannot be listed fails where the runs are moved into it.
-	files, _ := backupset.Folder{Dir: dir}.List(context.Background())
-	if marker := backupset.SetMarker(files, false); marker != "" {
+	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
 		return nil, fmt.Errorf("--attic %s: is a backup set (it holds %s): the runs moved there would be that set's, and its prune would delete them", arg, marker)
 	}
 	return &backupset.Attic{Dir: dir}, nil

@@ -26,11 +26,7 @@ func TestAttackRestoreDeepNameMemory(t *testing.T) {
 	writeDeepZip(t, arch, []string{"a"}, 24000)
 	dest := filepath.Join(dir, "dest")
 	t.Cleanup(func() { removeDeep(t, dest) })
-	cmd := exec.Command(binary, "restore", "-q", "--jobs", "1", arch, dest)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("restore: %v\n%.600s", err, out)
-	}
+	cmd := mustRun(t, "restore", "-q", "--jobs", "1", arch, dest)
 	const limit = 250 << 20
 	// The race detector's binary takes memory of its own (as in TestAttackManifestBomb).
 	if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10; !raceEnabled && rss > limit {
@@ -97,11 +93,7 @@ func TestAttackVerifyDeepTreeTime(t *testing.T) {
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "deep.zip")
 	writeChainZip(t, arch, 6000)
-	cmd := exec.Command(binary, "verify", arch)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("verify: %v\n%.600s", err, out)
-	}
+	cmd := mustRun(t, "verify", arch)
 	if took, limit := cpuTime(cmd), timeLimit(3*time.Second); took > limit {
 		t.Errorf("verify of a zip of 6001 entries 6000 folders deep took %v of CPU; want under %v", took.Round(time.Millisecond), limit)
 	}
@@ -146,14 +138,21 @@ func TestAttackRestoreDeepTreeTime(t *testing.T) {
 	writeChainZip(t, arch, 2000)
 	dest := filepath.Join(dir, "dest")
 	t.Cleanup(func() { removeDeep(t, dest) })
-	cmd := exec.Command(binary, "restore", "-q", "--jobs", "1", arch, dest)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("restore: %v\n%.600s", err, out)
-	}
+	cmd := mustRun(t, "restore", "-q", "--jobs", "1", arch, dest)
 	if took, limit := cpuTime(cmd), timeLimit(3*time.Second); took > limit {
 		t.Errorf("restore of a zip of 2001 entries 2000 folders deep took %v of CPU; want under %v", took.Round(time.Millisecond), limit)
 	}
+}
+
+// mustRun runs the binary to its end, which must be a success, and returns it for its
+// resource use.
+func mustRun(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%.600s", args[0], err, out)
+	}
+	return cmd
 }
 
 // cpuTime is the CPU time (user and system) the finished cmd took: unlike its wall time,

@@ -104,8 +104,7 @@ func (cfg restoreConfig) checkUndoFlags() error {
 // (DEST-before-restore-TIME.zip), so it would become one of that set's runs. One that
 // cannot be listed fails where the before-state is written.
 func refuseSetAsUndoDir(arg, dir string) error {
-	files, _ := backupset.Folder{Dir: dir}.List(context.Background())
-	if marker := backupset.SetMarker(files, false); marker != "" {
+	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("--undo-dir %s: is a backup set (it holds %s): the before-state would be one of its runs", arg, marker)
 	}
 	return nil
