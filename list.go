@@ -102,8 +102,7 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	path := ref.path
 	ref.ids, ref.notes = cfg.ids, true
 	r, err := ref.open(ctx)
-	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
-		cfg.rereads++
+	if ref.readAgain(ctx, err, &cfg.rereads) {
 		return listArchive(cfg, arg, stdout, stderr)
 	}
 	if isNoIdentity(err) {

@@ -224,9 +224,8 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	cfg.archive, out.Archive = ref.path, ref.path
 	ref.ids = cfg.ids
 	r, err := ref.open(ctx)
-	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+	if ref.readAgain(ctx, err, &cfg.rereads) {
 		cfg.archive = arg
-		cfg.rereads++
 		restoreInto(ctx, cfg, out, stderr)
 		return
 	}
@@ -244,10 +243,9 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	}
 	defer r.Close()
 	err = ref.matchesReceipt(ctx, r, cfg.include == nil)
-	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+	if ref.readAgain(ctx, err, &cfg.rereads) {
 		// Nothing is written yet: the new target is restored instead.
 		cfg.archive = arg
-		cfg.rereads++
 		restoreInto(ctx, cfg, out, stderr)
 		return
 	}

@@ -104,6 +104,17 @@ func (a archiveRef) superseded(ctx context.Context, err error) bool {
 		backupset.Moved(ctx, a.store, a.entry.Name)
 }
 
+// readAgain says whether the command should start again on the set's new LATEST target:
+// err is a read that superseded says a run pruned, and rereads, the times it has started
+// again, is under pinTries, which it counts.
+func (a archiveRef) readAgain(ctx context.Context, err error, rereads *int) bool {
+	if err == nil || *rereads >= pinTries || !a.superseded(ctx, err) {
+		return false
+	}
+	*rereads++
+	return true
+}
+
 // pinTries bounds how often pinLatest, and a command whose target superseded says a run
 // pruned, read a set again whose LATEST moved under them.
 const pinTries = 4

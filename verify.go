@@ -146,9 +146,8 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 		}
 	}
-	if err != nil && cfg.rereads < pinTries && ref.superseded(ctx, err) {
+	if ref.readAgain(ctx, err, &cfg.rereads) {
 		cfg.archive = arg
-		cfg.rereads++
 		return verifyArchive(ctx, cfg, stdout, stderr)
 	}
 	if err != nil {
