@@ -68,8 +68,11 @@ func parseSkippedRecord(j *skippedJSON, l *lexer) bool {
 
 func parseExcludedRecord(j *excludedJSON, l *lexer) bool {
 	return l.record(func(key []byte) bool {
-		if string(key) == "rule" {
+		switch string(key) {
+		case "rule":
 			return l.str(&j.Rule)
+		case "rule_b64":
+			return l.str(&j.RuleB64)
 		}
 		return j.jsonPath.set(l, key)
 	})

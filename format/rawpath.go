@@ -118,19 +118,28 @@ func (s *Skipped) UnmarshalJSON(data []byte) error {
 	return unmarshalRecord(data, s, skippedJSON.value)
 }
 
+// A rule is a user's pattern, and bytes as a name is (an --exclude-from file in Latin-1): one
+// that is not UTF-8 has rule_b64 beside it, as a path has path_b64.
 type excludedJSON struct {
 	jsonPath
-	Rule string `json:"rule"`
+	Rule    string `json:"rule"`
+	RuleB64 string `json:"rule_b64,omitempty"`
 }
 
 func (j excludedJSON) value() (Excluded, error) {
 	path, err := j.decode()
-	return Excluded{Path: path, Rule: j.Rule}, err
+	rule, ruleErr := jsonPath{Path: j.Rule, PathB64: j.RuleB64}.decode()
+	if err == nil && ruleErr != nil {
+		err = fmt.Errorf("rule of %q: %w", path, ruleErr)
+	}
+	return Excluded{Path: path, Rule: rule}, err
 }
 
-// MarshalJSON writes the path losslessly (path_b64 beside it when it is not UTF-8).
+// MarshalJSON writes the path and the rule losslessly (a _b64 twin beside each that is not
+// UTF-8).
 func (e Excluded) MarshalJSON() ([]byte, error) {
-	return json.Marshal(excludedJSON{encodePath(e.Path), e.Rule})
+	rule := encodePath(e.Rule)
+	return json.Marshal(excludedJSON{encodePath(e.Path), rule.Path, rule.PathB64})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
