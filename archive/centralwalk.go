@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"cmp"
 	"io"
 	"math"
@@ -127,4 +128,38 @@ func zip64Field(extra []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// manifestAt is where the manifest's record of a central directory is: its offset in the
+// file, and its index among the directory's records.
+type manifestAt struct {
+	off   int64
+	index int
+	ok    bool
+}
+
+// readCentralAt reads and parses the central directory record at off.
+func readCentralAt(ra io.ReaderAt, off int64) (*centralRecord, error) {
+	var fixed [centralLen]byte
+	if _, err := ra.ReadAt(fixed[:], off); err != nil || le32(fixed[:]) != centralSig {
+		return nil, cmp.Or(readFailed(err), errCentral)
+	}
+	n, e, c := int(le16(fixed[28:])), int(le16(fixed[30:])), int(le16(fixed[32:]))
+	vari := make([]byte, n+e+c)
+	if _, err := ra.ReadAt(vari, off+centralLen); err != nil {
+		return nil, cmp.Or(readFailed(err), errCentral)
+	}
+	rec := new(centralRecord)
+	if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {
+		return nil, errCentral
+	}
+	return rec, nil
+}
+
+// sameRecord reports whether a and b record the same entry: the same local header, name,
+// method, flags, digest, sizes and extra field.
+func sameRecord(a, b *centralRecord) bool {
+	return a.local == b.local && a.Name == b.Name && a.Method == b.Method && a.Flags == b.Flags &&
+		a.CRC32 == b.CRC32 && a.CompressedSize64 == b.CompressedSize64 &&
+		a.UncompressedSize64 == b.UncompressedSize64 && bytes.Equal(a.Extra, b.Extra)
 }

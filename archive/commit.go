@@ -22,6 +22,8 @@ type Summary struct {
 	// written is the keyed digest of the bytes written to a file (Create), which ReadBack
 	// compares with the file's; unset for a stream.
 	written writtenKey
+	// manifestRecord is where the manifest's central record was written.
+	manifestRecord manifestAt
 }
 
 // writtenKey is a maphash digest of an archive's bytes as they were written, under a seed
@@ -64,6 +66,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	if err := w.zw.Close(); err != nil {
 		return Summary{}, err
 	}
+	manifestRecord := w.zw.lastRecord
 	w.zw = nil
 
 	if err := w.out.Flush(); err != nil {
@@ -77,6 +80,7 @@ func (w *Writer) close(manifest io.WriterTo) (Summary, error) {
 	sum := Summary{
 		Summary:        format.Summary{Size: w.out.n, SHA256: hex.EncodeToString(w.out.h.Sum(nil))},
 		ManifestSHA256: format.Digest(mh.Sum(nil)),
+		manifestRecord: manifestRecord,
 	}
 	if k := w.out.key; k != nil {
 		sum.written = writtenKey{seed: k.Seed(), sum: k.Sum64(), ok: true}

@@ -138,3 +138,49 @@ func TestManifestDamageReported(t *testing.T) {
 		t.Errorf("ManifestErr = %v, want %v", r.ManifestErr, errCRC)
 	}
 }
+
+// TestReadBackManifestFirst: the read-back checks the manifest's entry first, from the
+// record where the Writer says it wrote it, and once; where that record is not the
+// manifest's, or not known, the walk of the central directory checks it. Either way it
+// finds what Verify finds, in the archive as written and with the manifest damaged.
+func TestReadBackManifestFirst(t *testing.T) {
+	path, m, sum := writtenArchive(t)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := bytes.NewReader(good)
+	rec, err := readCentralAt(ra, sum.manifestRecord.off)
+	if !sum.manifestRecord.ok || err != nil || rec.Name != format.ManifestName {
+		t.Fatalf("the Writer's record of the manifest %+v reads %v, %v", sum.manifestRecord, rec, err)
+	}
+	_, _, dirOff, _, err := directoryEnd(ra, int64(len(good)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := sum.manifestRecord
+	for name, data := range map[string][]byte{"whole": good, "damaged": flipByteIn(t, good, format.ManifestName)} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v, err := Verify(t.Context(), path, VerifyOptions{Expect: &sum.Summary})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := problemStrings(v.Problems)
+		for where, at := range map[string]manifestAt{
+			"where written":       at,
+			"not known":           {},
+			"the first record":    {off: dirOff, index: 0, ok: true},
+			"not at a record":     {off: at.off + 1, index: at.index, ok: true},
+			"at another index":    {off: at.off, index: 0, ok: true},
+			"past the file's end": {off: int64(len(data)), index: at.index, ok: true},
+		} {
+			other := sum
+			other.manifestRecord = at
+			if got := readBackProblems(t, path, m, other); !slices.Equal(got, want) {
+				t.Errorf("%s, the manifest's record %s: ReadBack found %q, Verify %q", name, where, got, want)
+			}
+		}
+	}
+}

@@ -35,6 +35,7 @@ type dirRecords struct {
 	held   int // bytes in blocks
 	file   *os.File
 	count  uint64
+	last   int // the length of the last record added
 }
 
 // add encodes fh's central record, its local header being at off, as zip.Writer.Close
@@ -52,7 +53,8 @@ func (d *dirRecords) add(fh *zip.FileHeader, off uint64) error {
 	}
 	n := len(d.blocks[d.cur])
 	d.blocks[d.cur] = appendCentral(d.blocks[d.cur], fh, off)
-	d.held += len(d.blocks[d.cur]) - n
+	d.last = len(d.blocks[d.cur]) - n
+	d.held += d.last
 	d.count++
 	if d.held < dirMemory {
 		return nil

@@ -23,6 +23,9 @@ type zipWriter struct {
 	open  *deflateEntry // the manifest's, being written; nil otherwise
 	owed  *zip.FileHeader
 	files *chunkPool // the files' pool: the manifest is deflated with its buffers, by as many workers
+	// lastRecord is, once Close has written the central directory, where its last record
+	// is: the manifest's, which ReadBack checks first (see sendManifest).
+	lastRecord manifestAt
 }
 
 func newZipWriter(out io.Writer, spoolDir string, files *chunkPool) *zipWriter {
@@ -131,6 +134,9 @@ func (z *zipWriter) Close() error {
 		return err
 	}
 	end := z.cw.n
+	if z.dir.count > 0 {
+		z.lastRecord = manifestAt{off: end - int64(z.dir.last), index: int(z.dir.count) - 1, ok: true}
+	}
 	_, err := z.cw.Write(endRecords(z.dir.count, uint64(end-start), uint64(start), uint64(end)))
 	return err
 }
