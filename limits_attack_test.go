@@ -67,3 +67,37 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitAfter(s, "\n")
 	return strings.Join(lines[:min(n, len(lines))], "")
 }
+
+// inRemovedFolder runs the binary in a folder of dir removed once the shell is in it, as
+// cron runs a job whose folder was deleted.
+func inRemovedFolder(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(dir, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", append([]string{"-c", `cd gone && rmdir ../gone && exec "$@"`, "sh", binary}, args...)...)
+	cmd.Dir = dir
+	return runCmd(t, cmd)
+}
+
+// TestAttackRestoreIntoRemovedCurrentFolder: restore ARCHIVE . in a current folder that was
+// removed opened it (a folder with no name, where nothing can be made), then failed every
+// entry on its own ("app/: app: no such file or directory (not restored)", two lines for
+// each) and said "incomplete: 0 files, 0 dirs", exit 3, where --force (its undo) and a
+// relative DEST below it stop at once with exit 1. Correct: one line saying the
+// destination was removed, exit 1, as for any DEST that cannot be written.
+func TestAttackRestoreIntoRemovedCurrentFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app": {kind: "dir"}, "app/a": {content: "a\n"}, "app/b": {content: "b\n"}})
+	arch := filepath.Join(dir, "app.zip")
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "app"); r.code != exitComplete {
+		t.Fatalf("create: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"restore", arch, "."}, {"restore", "--json", arch, "."}, {"restore", "--jobs", "1", arch, "."}} {
+		r := inRemovedFolder(t, dir, args...)
+		if r.code != exitFailed || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "removed") {
+			t.Errorf("backup %s in a removed folder: exit %d, want %d and one line saying so:\n%s", strings.Join(args, " "), r.code, exitFailed, firstLines(r.stderr, 6))
+		}
+	}
+}
