@@ -101,3 +101,28 @@ func TestAttackRestoreIntoRemovedCurrentFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackCreateJobsUnderSmallLimit: create's --jobs workers each hold a file open, and
+// nothing fitted their number to the limit on open files, as restore's are: under
+// ulimit -n 16, create --jobs 8 of one flat folder of 500 files lost some ("open: too many
+// open files", exit 3) that --jobs 1 and --jobs 4 read whole under the same limit, where
+// create's page says only a tree deeper than the limit loses what is below that depth.
+// Correct: fewer files read at once, all of them read.
+func TestAttackCreateJobsUnderSmallLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	nodes := map[string]node{"flat": {kind: "dir"}}
+	for i := range 500 {
+		nodes[fmt.Sprintf("flat/f%03d", i)] = node{content: strings.Repeat("x", i)}
+	}
+	makeTree(t, dir, nodes)
+	for _, n := range []int{14, 16, 20} {
+		for _, jobs := range []string{"8", "128"} {
+			out := fmt.Sprintf("flat-%d-%s.zip", n, jobs)
+			r := underLimit(t, dir, n, "create", "--jobs", jobs, "-o", out, "flat")
+			if r.code != exitComplete || strings.Contains(r.stderr, "too many open files") {
+				t.Errorf("create --jobs %s under ulimit -n %d: exit %d, want %d:\n%s", jobs, n, r.code, exitComplete, firstLines(r.stderr, 4))
+			}
+		}
+	}
+}
