@@ -126,3 +126,55 @@ func TestAttackCreateJobsUnderSmallLimit(t *testing.T) {
 		}
 	}
 }
+
+// fullTmpfs mounts a tmpfs of 64 KiB on a new folder of dir and fills it.
+func fullTmpfs(t *testing.T, dir string) string {
+	t.Helper()
+	full := filepath.Join(dir, "full")
+	if err := os.Mkdir(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mountTmpfs(t, full, "64k")
+	pad, err := os.Create(filepath.Join(full, "pad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pad.Close()
+	pad.Write(make([]byte, 1<<20)) // fails once the tmpfs is full, as meant
+	return full
+}
+
+// TestAttackCreateSpoolInFullTmpdir: a streamed archive (-o -) and an encrypted one stage
+// the compressed entries that wait their turn in $TMPDIR. With $TMPDIR full, the run
+// failed as it should, but said "writing archive -: no space left on device" (or the
+// archive's path, on a disk with room to spare): the spool's path was dropped with the
+// rest of the error, and nothing pointed at $TMPDIR. Correct: the error names the folder
+// that is full.
+func TestAttackCreateSpoolInFullTmpdir(t *testing.T) {
+	mustRoot(t)
+	t.Parallel()
+	dir := t.TempDir()
+	full := fullTmpfs(t, dir)
+	nodes := map[string]node{"src": {kind: "dir"}}
+	for i := range 4 {
+		nodes[fmt.Sprintf("src/r%d", i)] = node{content: randomString(t, 4<<20)}
+	}
+	makeTree(t, dir, nodes)
+	out, err := os.Create(filepath.Join(dir, "stream.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(binary, "create", "--jobs", "4", "-o", "-", "--receipt", "stream.receipt.json", "src")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "TMPDIR="+full)
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if code != exitFailed || !strings.Contains(stderr.String(), full) {
+		t.Errorf("create -o - with $TMPDIR full: exit %d, want %d and the error naming %s:\n%s", code, exitFailed, full, stderr.String())
+	}
+	if rc := readReceipt(t, filepath.Join(dir, "stream.receipt.json")); rc.Status != "failed" || !strings.Contains(rc.Error, full) {
+		t.Errorf("receipt: status %q, error %q; want failed, naming %s", rc.Status, rc.Error, full)
+	}
+}
