@@ -178,3 +178,31 @@ func TestAttackCreateSpoolInFullTmpdir(t *testing.T) {
 		t.Errorf("receipt: status %q, error %q; want failed, naming %s", rc.Status, rc.Error, full)
 	}
 }
+
+// TestAttackStatusTableToFullStdout: status and sets, commands that only answer, wrote their
+// table to a stdout that took none of it (/dev/full, as a cron job's redirect to a full
+// disk) and exited 0 with nothing said, where list, version, help and their own --json
+// exit 1 with "writing to stdout: no space left on device". Correct: an answer that cannot
+// be written is one line on stderr and exit 1.
+func TestAttackStatusTableToFullStdout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src": {kind: "dir"}, "src/a": {content: "a\n"}})
+	if r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "src"); r.code != exitComplete {
+		t.Fatalf("create into a set: exit %d\n%s", r.code, r.stderr)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full")
+	}
+	defer full.Close()
+	for _, args := range [][]string{{"status", "set"}, {"status", "--max-age", "1h", "set"}, {"sets", "."}} {
+		cmd := exec.Command(binary, args...)
+		var stderr strings.Builder
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, full, &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "writing to stdout: no space left on device") {
+			t.Errorf("backup %s >/dev/full: exit %d, want %d and one line saying so:\n%s", strings.Join(args, " "), code, exitFailed, stderr.String())
+		}
+	}
+}
