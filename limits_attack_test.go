@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"backup/format"
 )
 
 // underLimit runs the binary in dir with its limit on open files at n (soft and hard, so
@@ -203,6 +206,29 @@ func TestAttackStatusTableToFullStdout(t *testing.T) {
 		cmd.Run()
 		if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "writing to stdout: no space left on device") {
 			t.Errorf("backup %s >/dev/full: exit %d, want %d and one line saying so:\n%s", strings.Join(args, " "), code, exitFailed, stderr.String())
+		}
+	}
+}
+
+// TestAttackPrunePosixTZ: prune's buckets are calendar days "in local time (set TZ to
+// choose)", but Go reads TZ only as a zone file's name: a POSIX rule, which cron, date and
+// every C program take (TZ=UTC+14, EST5EDT,M3.2.0,M11.1.0), was not found as a file and
+// made local time UTC, with nothing said. Two runs on one day in UTC that fall on two days
+// under TZ=UTC+14 (UTC-14 hours) were one day for --keep-daily 2, and the older one was
+// deleted; status printed their times in UTC. Correct: TZ as the C library takes it.
+func TestAttackPrunePosixTZ(t *testing.T) {
+	t.Parallel()
+	set := t.TempDir()
+	older := simulatedRun{started: time.Date(2025, 12, 5, 9, 0, 0, 0, time.UTC), status: format.Complete}
+	newer := simulatedRun{started: time.Date(2025, 12, 5, 15, 0, 0, 0, time.UTC), status: format.Complete}
+	writeSimulated(t, set, older)
+	writeSimulated(t, set, newer)
+	makeTree(t, set, map[string]node{"LATEST": {content: newer.name() + "\n"}})
+	for _, tz := range []string{"UTC+14", "<-14>+14", "XST14XDT,M3.2.0,M11.1.0"} {
+		r := backup(t, runOpts{env: []string{"TZ=" + tz}}, "prune", "--dry-run", "--keep-daily", "2", set)
+		mustExit(t, r, exitComplete)
+		if want := "keep  2025-12-04T19:00:00-14:00  complete  " + older.name() + "  daily #2"; !strings.Contains(r.stdout, want) {
+			t.Errorf("TZ=%s prune --keep-daily 2: lacks %q:\n%s", tz, want, r.stdout)
 		}
 	}
 }
