@@ -20,6 +20,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "backup: %v; nothing done\n", err)
 		os.Exit(exitFailed)
 	}
+	posixLocal()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
