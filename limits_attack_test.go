@@ -232,3 +232,26 @@ func TestAttackPrunePosixTZ(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackStreamToClosedStdout: cron's line "backup create -o - --receipt R SRC >&-" (or a
+// stdout left closed by whatever started it) streams the archive into nothing: Go's
+// runtime opens /dev/null on a closed stdout before main runs, every write succeeds, and
+// the run said complete, exit 0, with a receipt recording the SHA-256 of an archive that is
+// nowhere, where the docs say a closed stdout fails a run with -o -. Correct: an archive
+// sent to /dev/null is refused before anything is read, exit 2, as any output that cannot
+// hold it, and no receipt says complete.
+func TestAttackStreamToClosedStdout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"src": {kind: "dir"}, "src/a": {content: "a\n"}})
+	for name, redirect := range map[string]string{"closed": ">&-", "null": ">/dev/null"} {
+		receipt := filepath.Join(dir, name+".receipt.json")
+		cmd := exec.Command("sh", "-c", `"$0" create -o - --receipt "$1" src `+redirect, binary, receipt)
+		cmd.Dir = dir
+		r := runCmd(t, cmd)
+		_, err := os.Stat(receipt)
+		if r.code != exitUsage || err == nil {
+			t.Errorf("create -o - %s: exit %d (receipt written: %v), want %d and no receipt:\n%s", redirect, r.code, err == nil, exitUsage, r.stderr)
+		}
+	}
+}
