@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"backup/engine"
 	"backup/format"
@@ -37,6 +40,8 @@ func (cfg *createConfig) validateStdout() error {
 		return errors.New("--verify cannot read back an archive written to stdout; verify it where it lands")
 	case cfg.force:
 		return errors.New("--force means nothing with -o -: nothing is replaced")
+	case isNullDevice(os.Stdout):
+		return errors.New("-o - writes the archive to stdout, which is /dev/null (or was closed, which Go opens there): the archive would be lost")
 	}
 	// The receipt is written once the whole archive has streamed: a folder that is not there
 	// must stop the run before, not after, the archive is spent.
@@ -70,4 +75,19 @@ func (t *stdoutTarget) place(_ context.Context, _ *engine.Result, rc *format.Rec
 		return fmt.Errorf("writing receipt %s: %w", t.out.receipt, cause(err))
 	}
 	return nil
+}
+
+// isNullDevice says whether f is /dev/null (character device 1:3). Go's runtime opens
+// /dev/null on a standard descriptor that was closed before main runs, so a run with stdout
+// closed (>&-) saw every write succeed, and called an archive that went nowhere complete.
+func isNullDevice(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3
 }

@@ -107,6 +107,28 @@ func jsonFailed(stderr io.Writer, cmd string, err error) int {
 	return exitFailed
 }
 
+// tableFailed reports the table of a command that only answers (status, sets) that could
+// not be written to stdout: the answer is lost, which exit 1 says, as list's does.
+func tableFailed(stderr io.Writer, cmd string, err error) {
+	sayf(stderr, "backup %s: writing to stdout: %v\n", cmd, cause(err))
+}
+
+// firstErrWriter keeps the first error of the writes to w, and writes nothing after it: a
+// table cut short is told once, after it.
+type firstErrWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *firstErrWriter) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	f.err = err
+	return n, err
+}
+
 // outputCut reports a --json or --json-lines answer (flag) that could not be written to
 // stdout by a command whose work is done by then (restore, prune, adopt, activate, as
 // create): the work stands, and so does the exit code that says what it was; only this line

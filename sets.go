@@ -146,8 +146,10 @@ func showSets(tree setTree, opts setsOptions, stdout, stderr io.Writer) int {
 		if err := writeJSON(stdout, setsJSON(rows)); err != nil {
 			return jsonFailed(stderr, "sets", err)
 		}
-	} else {
-		writeSets(stdout, rows)
+	} else if err := writeSets(stdout, rows); err != nil {
+		tableFailed(stderr, "sets", err)
+		setsVerdict(tree.location(), rows, errs, stderr)
+		return exitFailed
 	}
 	return setsVerdict(tree.location(), rows, errs, stderr)
 }

@@ -106,8 +106,9 @@ func (r setRow) sources() []string {
 	return []string{l.Source}
 }
 
-// writeSets prints the table, one line per set.
-func writeSets(w io.Writer, rows []setRow) {
+// writeSets prints the table, one line per set. The error is the first write's that failed.
+func writeSets(out io.Writer, rows []setRow) error {
+	w := &firstErrWriter{w: out}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HEALTH\tAGE\tSTATUS\tSIZE\tRUNS\tSOURCE\tSET")
 	for _, r := range rows {
@@ -130,6 +131,7 @@ func writeSets(w io.Writer, rows []setRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.health, age, status, size, r.ov.Runs, source, format.QuoteName(r.loc))
 	}
 	tw.Flush()
+	return w.err
 }
 
 // setJSON is one element of the array backup sets --json prints.

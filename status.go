@@ -134,8 +134,11 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 		if err := writeJSON(stdout, newStatusJSON(dir, s, problem)); err != nil {
 			return jsonFailed(stderr, "status", err)
 		}
-	} else {
-		writeStatus(stdout, s, now, maxAge, problem)
+	} else if err := writeStatus(stdout, s, now, maxAge, problem); err != nil {
+		tableFailed(stderr, "status", err)
+		if problem == nil {
+			return exitFailed
+		}
 	}
 	if problem != nil {
 		sayf(stderr, "backup status: %s\n", setError(dir, problem))
@@ -162,8 +165,9 @@ func writeStatusMetrics(path, dir string, s *backupset.Status, now time.Time, he
 }
 
 // writeStatus prints one line per run, oldest first, then a verdict when the set is healthy
-// (a problem goes to stderr).
-func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Duration, problem error) {
+// (a problem goes to stderr). The error is the first write's that failed.
+func writeStatus(out io.Writer, s *backupset.Status, now time.Time, maxAge time.Duration, problem error) error {
+	w := &firstErrWriter{w: out}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  STARTED\tSTATUS\tSIZE\tFILES\tARCHIVE")
 	for _, e := range s.Entries {
@@ -185,7 +189,7 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 	}
 	tw.Flush()
 	if problem != nil {
-		return
+		return w.err
 	}
 	rc := s.Latest.Receipt
 	verdict := fmt.Sprintf("LATEST %s is %s, %s old", format.QuoteName(s.Latest.Name), rc.Status, format.FormatDuration(now.Sub(rc.StartedAt)))
@@ -196,6 +200,7 @@ func writeStatus(w io.Writer, s *backupset.Status, now time.Time, maxAge time.Du
 	if note := latestNote(s); note != "" {
 		fmt.Fprintln(w, note)
 	}
+	return w.err
 }
 
 // latestNote says why LATEST is not the newest complete backup, or that it was chosen by

@@ -2,7 +2,9 @@ package archive
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"sync/atomic"
 
@@ -62,6 +64,7 @@ func (s *spool) Write(p []byte) (int, error) {
 	var err error
 	if s.file != nil {
 		n, err = s.file.Write(p)
+		err = spoolErr(s.cfg.dir, err)
 	} else {
 		n, err = s.mem.Write(p)
 	}
@@ -83,7 +86,9 @@ func (s *spool) writeDirect(p []byte) (int, error) {
 // streamed says whether the bytes went into the archive.
 func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 
-func (s *spool) spill() error {
+func (s *spool) spill() error { return spoolErr(s.cfg.dir, s.spillFile()) }
+
+func (s *spool) spillFile() error {
 	f, err := eintr.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
 	if err != nil {
 		return err
@@ -136,4 +141,29 @@ func (s *spool) Close() error {
 		s.out.rollback()
 	}
 	return nil
+}
+
+// SpoolError is the failure of a spool, an unlinked temp file in Dir: for a streamed or an
+// encrypted archive Dir is $TMPDIR, of which the archive's path says nothing, and a full
+// $TMPDIR was told as "writing archive -: no space left on device".
+type SpoolError struct {
+	Dir string
+	Err error
+}
+
+func (e *SpoolError) Error() string { return "spooling in " + e.Dir + ": " + e.Err.Error() }
+
+func (e *SpoolError) Unwrap() error { return e.Err }
+
+// spoolErr is err, a spool's failure in dir, as a SpoolError without the temp file's name,
+// which is unlinked at once and would tell nobody anything.
+func spoolErr(dir string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &SpoolError{Dir: dir, Err: err}
 }

@@ -156,6 +156,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
 	}
+	opts.Jobs = fdJobs(opts.Jobs)
 	if opts.Open == nil {
 		opts.Open = openSource
 	}
@@ -180,6 +181,7 @@ func CreateStream(ctx context.Context, out io.Writer, spoolDir string, opts Opti
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
 	}
+	opts.Jobs = fdJobs(opts.Jobs)
 	if opts.Open == nil {
 		opts.Open = openSource
 	}

@@ -62,7 +62,9 @@ func (d *dirRecords) add(fh *zip.FileHeader, off uint64) error {
 	return d.spill()
 }
 
-func (d *dirRecords) spill() error {
+func (d *dirRecords) spill() error { return spoolErr(d.spoolDir, d.spillFile()) }
+
+func (d *dirRecords) spillFile() error {
 	if d.file == nil {
 		f, err := eintr.CreateTemp(d.spoolDir, atomicfile.SpoolPrefix+"*")
 		if err != nil {

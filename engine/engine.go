@@ -196,6 +196,10 @@ func (e *Engine) Progress() (files, bytes int64, current string) {
 
 // cause strips the path from an *fs.PathError whose path the message names already.
 func cause(err error) error {
+	var se *archive.SpoolError
+	if errors.As(err, &se) {
+		return se // names the folder that failed, which is not the archive's
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -72,9 +72,30 @@ func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}
+	if err := notRemoved(fd); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: %w", format.QuoteName(dest), err)
+	}
 	t := &destTree{destShared: &destShared{root: fd, guard: newMoveGuard(fd), mkdirMode: mkdirMode, created: map[string]bool{}, seen: map[string]fileID{}, replaced: map[nodeID]nodeID{}}}
 	t.unnamed.Store(!t.guard.tripped.Load()) // procfs at /proc, as the guard found
 	return t, nil
+}
+
+// errRemovedDest is the cause when the destination folder was removed before the restore
+// opened it: a current folder deleted under a shell still opens as ".".
+var errRemovedDest = errors.New("the folder was removed (nothing can be made in it)")
+
+// notRemoved refuses a destination folder that was removed (no links left), where every
+// entry would fail on its own, as if each had its own cause.
+func notRemoved(fd int) error {
+	var st unix.Stat_t
+	if err := eintr.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Nlink == 0 {
+		return errRemovedDest
+	}
+	return nil
 }
 
 func (t *destTree) close() {
