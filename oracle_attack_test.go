@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"backup/format"
 )
 
 // excludedPaths returns the stored names a receipt lists as excluded.
@@ -46,6 +49,40 @@ func TestAttackExcludeArgBeatsExcludeFrom(t *testing.T) {
 		}
 		if got := excludedPaths(t, filepath.Join(dir, "a.zip.receipt.json")); !slices.Equal(got, tt.want) {
 			t.Errorf("%v: excluded %q, want %q (as git decides)", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestAttackDryRunCountsLinkGroups: a dry run's receipt counts what the run would store
+// (its files, bytes and reused files are the real run's), but it counted no hard-link
+// group: a tree holding a file under two names said link_groups 0 with --dry-run, 1 without.
+func TestAttackDryRunCountsLinkGroups(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{
+		"a": {content: "shared\n"}, "c": {content: "own\n"}, "l": {kind: "symlink", content: "a"},
+		"fifo": {kind: "fifo"}, "x.tmp": {content: "t"}, "d/e": {content: "e"},
+	})
+	if err := os.Link(filepath.Join(dir, "app", "a"), filepath.Join(dir, "app", "d", "b")); err != nil {
+		t.Fatal(err)
+	}
+	for _, symlinks := range []string{"skip", "store"} {
+		args := []string{"-x", "*.tmp", "--symlinks", symlinks, "--json", "app"}
+		dry := backup(t, runOpts{dir: dir}, slices.Concat([]string{"create", "--dry-run"}, args)...)
+		real := backup(t, runOpts{dir: dir}, slices.Concat([]string{"create", "-o", "a.zip", "--force"}, args)...)
+		if dry.code != 0 || real.code != 0 {
+			t.Fatalf("--symlinks %s: exit %d (dry run) and %d: %s%s", symlinks, dry.code, real.code, dry.stderr, real.stderr)
+		}
+		want := readReceipt(t, filepath.Join(dir, "a.zip.receipt.json")).Counts
+		if want.LinkGroups != 1 {
+			t.Fatalf("--symlinks %s: the run counted %d link groups, want 1", symlinks, want.LinkGroups)
+		}
+		var got format.Receipt
+		if err := json.Unmarshal([]byte(dry.stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Counts != want {
+			t.Errorf("--symlinks %s: the dry run counted %+v, the run %+v", symlinks, got.Counts, want)
 		}
 	}
 }
