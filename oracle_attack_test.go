@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"backup/format"
@@ -83,6 +84,42 @@ func TestAttackDryRunCountsLinkGroups(t *testing.T) {
 		}
 		if got.Counts != want {
 			t.Errorf("--symlinks %s: the dry run counted %+v, the run %+v", symlinks, got.Counts, want)
+		}
+	}
+}
+
+// TestAttackRestoreIncludeOnlyDamaged: --include selects by name, and an entry it selects
+// that is damaged (here a file the manifest records and the archive lacks) is reported as
+// damaged, status failed, whatever else the patterns select. Selected alone, it was not
+// counted as a match: restore said "no entry matches --include", status refused and no
+// damage, for the very name that --include 'app/' reports damaged.
+func TestAttackRestoreIncludeOnlyDamaged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch := backupOf(t, dir, "a")
+	hostile := filepath.Join(dir, "hostile.zip")
+	rewriteManifest(t, arch, hostile, func(m map[string]any) {
+		files := m["files"].([]any)
+		rec := map[string]any{}
+		for k, v := range files[0].(map[string]any) {
+			rec[k] = v
+		}
+		rec["path"] = "app/lost.txt"
+		m["files"] = append(files, rec)
+	})
+	for i, include := range []string{"app/", "app/lost.txt", "lost.txt"} {
+		dest := filepath.Join(dir, "dest"+strconv.Itoa(i))
+		r := backup(t, runOpts{dir: dir}, "restore", "--json", "--include", include, hostile, dest)
+		var out struct {
+			Status  string
+			Damaged []struct{ Entry string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("--include %s: %v: %s", include, err, r.stderr)
+		}
+		if r.code != exitFailed || out.Status != "failed" || len(out.Damaged) != 1 || out.Damaged[0].Entry != "app/lost.txt" {
+			t.Errorf("--include %s: exit %d, status %s, damaged %+v; want exit 1, failed, app/lost.txt damaged\n%s",
+				include, r.code, out.Status, out.Damaged, r.stderr)
 		}
 	}
 }
