@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"backup/format"
 )
 
@@ -121,5 +123,49 @@ func TestAttackRestoreIncludeOnlyDamaged(t *testing.T) {
 			t.Errorf("--include %s: exit %d, status %s, damaged %+v; want exit 1, failed, app/lost.txt damaged\n%s",
 				include, r.code, out.Status, out.Damaged, r.stderr)
 		}
+	}
+}
+
+// TestAttackUnreadableXattrsRecordedAsNone: run as a user who may not read a folder, create
+// --xattrs cannot read its user.* attributes (getxattr needs read permission); it warned
+// (xattr, lost) but recorded "xattrs": {}, which the manifest's format says means "read, and
+// there are none" (it omits them where they could not be read). restore --force --xattrs
+// takes that record for the folder's whole set and took user.a away from the folder of that
+// name in DEST, the very attribute the backup could not read.
+func TestAttackUnreadableXattrsRecordedAsNone(t *testing.T) {
+	t.Parallel()
+	mustRoot(t) // a folder unreadable to nobody
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"d": {kind: "dir"}, "f": {content: "f"}})
+	makeTree(t, filepath.Join(dir, "out"), map[string]node{".": {kind: "dir", mode: 0o777}})
+	if err := unix.Setxattr(filepath.Join(dir, "app", "d"), "user.a", []byte("1"), 0); err != nil {
+		t.Skipf("no user.* attributes here: %v", err)
+	}
+	os.Chmod(filepath.Join(dir, "app", "d"), 0o711)
+	arch := filepath.Join(dir, "out", "a.zip")
+	r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "--xattrs", "-o", arch, "app")
+	mustExit(t, r, exitIncomplete)
+	var m struct {
+		Dirs []struct {
+			Path   string
+			Xattrs map[string]*string
+		}
+	}
+	if err := json.Unmarshal([]byte(readZipGo(t, arch)[format.ManifestName]), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Dirs {
+		if d.Path == "app/d" && d.Xattrs != nil {
+			t.Errorf("app/d recorded with xattrs %v, though user.a could not be read; want none recorded", d.Xattrs)
+		}
+	}
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), map[string]node{"d": {kind: "dir"}})
+	if err := unix.Setxattr(filepath.Join(dest, "app", "d"), "user.a", []byte("1"), 0); err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "--force", "--no-undo", "--xattrs", arch, dest), exitComplete)
+	if _, err := unix.Getxattr(filepath.Join(dest, "app", "d"), "user.a", make([]byte, 16)); err != nil {
+		t.Errorf("restore --force --xattrs took away user.a, which the backup could not read: %v", err)
 	}
 }
