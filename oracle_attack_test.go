@@ -169,3 +169,36 @@ func TestAttackUnreadableXattrsRecordedAsNone(t *testing.T) {
 		t.Errorf("restore --force --xattrs took away user.a, which the backup could not read: %v", err)
 	}
 }
+
+// TestAttackOneFileSystemReadsNoCacheTagAcross: --one-file-system is "do not cross into other
+// file systems", but with --exclude-caches too the walk opened a mount point inside the
+// SOURCE and read the CACHEDIR.TAG on the file system mounted there (a hung NFS server would
+// hang the run; an automount would be triggered), and the receipt gave the tag as the rule.
+// Another device is decided first, from the lstat alone: the rule is one-file-system.
+func TestAttackOneFileSystemReadsNoCacheTagAcross(t *testing.T) {
+	t.Parallel()
+	mustRoot(t) // mounts a tmpfs
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a"}, "mnt": {kind: "dir"}, "cache/x": {content: "x"}})
+	mnt := filepath.Join(dir, "app", "mnt")
+	mountTmpfs(t, mnt, "64k")
+	tag := "Signature: 8a477f597d28d172789f06886806bc55\n"
+	makeTree(t, mnt, map[string]node{"CACHEDIR.TAG": {content: tag}, "other": {content: "on another file system"}})
+	makeTree(t, filepath.Join(dir, "app", "cache"), map[string]node{"CACHEDIR.TAG": {content: tag}})
+	for _, dry := range []bool{false, true} {
+		args := []string{"create", "--one-file-system", "--exclude-caches", "--json", "-o", "a.zip", "--force", "app"}
+		if dry {
+			args = []string{"create", "--one-file-system", "--exclude-caches", "--json", "--dry-run", "app"}
+		}
+		r := backup(t, runOpts{dir: dir}, args...)
+		mustExit(t, r, exitComplete)
+		var rc format.Receipt
+		if err := json.Unmarshal([]byte(r.stdout), &rc); err != nil {
+			t.Fatal(err)
+		}
+		want := []format.Excluded{{Path: "app/cache", Rule: "CACHEDIR.TAG"}, {Path: "app/mnt", Rule: "one-file-system"}}
+		if !slices.Equal(rc.Excluded, want) {
+			t.Errorf("dry run %v: excluded %+v, want %+v", dry, rc.Excluded, want)
+		}
+	}
+}
