@@ -264,7 +264,7 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 	if err := checkPatternArgs("--exclude", excludes); err != nil {
 		return err
 	}
-	patterns := slices.Clone(excludes)
+	var patterns []string
 	for _, name := range files {
 		// Opened without blocking and checked, as every file a command reads: a FIFO no one
 		// writes to would hang the run before it starts, a device would be read for ever.
@@ -279,6 +279,9 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		}
 		patterns = append(patterns, lines...)
 	}
+	// The last matching pattern decides, and git lets a pattern on the command line decide
+	// over a file's lines (ls-files --exclude over --exclude-from), wherever each flag stands.
+	patterns = append(patterns, excludes...)
 	m, err := skiprules.ParsePatterns(patterns)
 	if err != nil {
 		return fmt.Errorf("--exclude: %w", err)

@@ -300,7 +300,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		out.Status = restoreRefused
 		writeRefusal(stderr, r, plan, cfg.force)
 		return
-	case cfg.include != nil && plan.Files+plan.Dirs+plan.Symlinks+len(plan.Skipped) == 0:
+	case cfg.include != nil && plan.Selected == 0:
 		out.Status, out.Error = restoreRefused, "no entry matches --include"
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return

@@ -55,22 +55,27 @@ func metaOrOwner(it *item) format.Meta {
 // fileID is a file's identity: files of one run with the same one are hard links.
 type fileID struct{ dev, ino uint64 }
 
-// linkGroup returns the hard-link group of a file with more than one link, numbered in the
-// order the groups are met (the reporter drops groups of which one member only was stored);
-// 0 for a file with one link.
-func (w *Writer) linkGroup(info fs.FileInfo) int {
+// LinkGroups numbers the hard-link groups of one run's files. A dry run, which has no
+// Writer, keeps one of its own, so that it counts the groups the run would store. Not safe
+// for concurrent use: the walk's goroutine alone adds files.
+type LinkGroups struct{ ids map[fileID]int }
+
+// Of returns the hard-link group of a file with more than one link, numbered in the order
+// the groups are met (the reporter drops groups of which one member only was stored); 0 for
+// a file with one link.
+func (g *LinkGroups) Of(info fs.FileInfo) int {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok || st.Nlink < 2 {
 		return 0
 	}
 	id := fileID{uint64(st.Dev), st.Ino}
-	if w.links == nil {
-		w.links = map[fileID]int{}
+	if g.ids == nil {
+		g.ids = map[fileID]int{}
 	}
-	n, ok := w.links[id]
+	n, ok := g.ids[id]
 	if !ok {
-		n = len(w.links) + 1
-		w.links[id] = n
+		n = len(g.ids) + 1
+		g.ids[id] = n
 	}
 	return n
 }

@@ -114,8 +114,8 @@ type Writer struct {
 	written chan struct{}
 	wait    sync.Once
 
-	names nameOrder      // on the goroutine that adds entries
-	links map[fileID]int // hard-link groups by device and inode; on that goroutine too
+	names nameOrder  // on the goroutine that adds entries
+	links LinkGroups // hard-link groups by device and inode; on that goroutine too
 
 	mu     sync.Mutex
 	fatal  error
@@ -264,7 +264,7 @@ func (w *Writer) AddFile(src walker.Handle, name string, info fs.FileInfo, meta 
 	}
 	it := &item{name: name, src: src, info: info, meta: meta}
 	if meta != nil {
-		it.link = w.linkGroup(info)
+		it.link = w.links.Of(info)
 	}
 	if e, ok := w.opts.Reference.lookup(name, info); ok {
 		it.reuse = &e

@@ -115,6 +115,8 @@ type Engine struct {
 	owners archive.Owners
 	// wouldSnapshot is, in a dry run, the files that would be snapshotted.
 	wouldSnapshot []format.WouldCopy
+	// dryLinks numbers, in a dry run, the hard-link groups the Writer would.
+	dryLinks archive.LinkGroups
 
 	// The progress counters, read from any goroutine.
 	files   atomic.Int64

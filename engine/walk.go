@@ -85,7 +85,7 @@ func (e *Engine) addFile(en walker.Entry) error {
 		return e.addSymlink(en, meta)
 	case e.w == nil:
 		e.dryRunSnapshot(en)
-		e.Hooks.File(format.File{Path: en.Name, Size: en.Info.Size(), Meta: meta, Reused: e.reusable(en)})
+		e.Hooks.File(format.File{Path: en.Name, Size: en.Info.Size(), Meta: meta, Reused: e.reusable(en), Link: e.dryRunLink(en, meta)})
 		return nil
 	}
 	e.current.Store(&en.Name)
@@ -156,4 +156,13 @@ func (e *Engine) Count(ctx context.Context) (files, bytes int64, err error) {
 	}}
 	err = walkSources(ctx, w, e.opts.Sources)
 	return files, bytes, err
+}
+
+// dryRunLink returns the hard-link group the Writer would give en, so that a dry run counts
+// the groups the run would store.
+func (e *Engine) dryRunLink(en walker.Entry, meta *format.Meta) int {
+	if meta == nil {
+		return 0
+	}
+	return e.dryLinks.Of(en.Info)
 }

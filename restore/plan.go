@@ -78,6 +78,10 @@ type Plan struct {
 	// Files, Dirs, Symlinks and Bytes count what is to be restored.
 	Files, Dirs, Symlinks int
 	Bytes                 int64
+	// Selected counts the entries, and the manifest's records the archive lacks, that
+	// Include selects, whatever becomes of them: an entry selected and found damaged is a
+	// match, reported as damage, not a selection that matched nothing.
+	Selected int
 
 	r        *archive.Reader
 	opts     Options
@@ -212,6 +216,7 @@ func (p *Plan) selectEntries() {
 			continue // DEST is the user's: unzip and Python's zipfile leave it as it is
 		}
 		picked[i] = true
+		p.Selected++
 		for dir := parentOf(e.Name); dir != "" && !needed[dir]; dir = parentOf(dir) {
 			needed[dir] = true
 		}
@@ -318,6 +323,7 @@ func (p *Plan) checkManifest() {
 			continue
 		}
 		if p.included(&archive.Entry{Name: f.Path}) {
+			p.Selected++
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: f.Path, Reason: "in the manifest but missing from the archive"})
 		}
 	}
@@ -328,6 +334,7 @@ func (p *Plan) checkManifest() {
 			continue
 		}
 		if p.included(&archive.Entry{Name: d.Path, IsDir: true}) {
+			p.Selected++
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: d.Path + "/", Reason: "directory in the manifest but missing from the archive"})
 		}
 	}
@@ -336,6 +343,7 @@ func (p *Plan) checkManifest() {
 			continue
 		}
 		if p.included(&archive.Entry{Name: l.Path}) {
+			p.Selected++
 			p.Damaged = append(p.Damaged, archive.Problem{Entry: l.Path, Reason: "symlink in the manifest but missing from the archive"})
 		}
 	}

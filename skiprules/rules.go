@@ -49,10 +49,12 @@ type Rules struct {
 // root's lstat result).
 //
 // The order is: self; user patterns (the user named the path, so that beats
-// being skipped by kind); kind; then, for directories only, CACHEDIR.TAG and
-// another device. A directory on another device than rootDev is excluded
+// being skipped by kind); kind; then, for directories only, another device and
+// CACHEDIR.TAG. A directory on another device than rootDev is excluded
 // with RuleOtherFS and not descended, like borg, so the receipt shows the
-// mount point that was left out. Only the CACHEDIR.TAG rule does I/O.
+// mount point that was left out; it is decided before the tag, whose lookup
+// would open the mount point and read a file on the other file system. Only
+// the CACHEDIR.TAG rule does I/O.
 func (r Rules) Decide(dir Dir, rel string, info fs.FileInfo, rootDev uint64) Decision {
 	if r.isSelf(info) {
 		return Decision{Action: Exclude, Rule: RuleSelf}
@@ -68,11 +70,11 @@ func (r Rules) Decide(dir Dir, rel string, info fs.FileInfo, rootDev uint64) Dec
 	if rel == "" || !info.IsDir() {
 		return Decision{Action: Archive}
 	}
-	if r.ExcludeCaches && IsCacheDir(dir) {
-		return Decision{Action: Exclude, Rule: RuleCacheDir}
-	}
 	if r.OneFileSystem && DeviceOf(info) != rootDev {
 		return Decision{Action: Exclude, Rule: RuleOtherFS}
+	}
+	if r.ExcludeCaches && IsCacheDir(dir) {
+		return Decision{Action: Exclude, Rule: RuleCacheDir}
 	}
 	return Decision{Action: Archive}
 }

@@ -47,7 +47,7 @@ func TestDecideOrder(t *testing.T) {
 		{"pattern beats cache tag", Rules{ExcludeCaches: true, Exclude: mustParse(t, "cache/")}, "cache", "cache", false, exclude("cache/")},
 		{"cache tag", Rules{ExcludeCaches: true}, "cache", "cache", false, exclude(RuleCacheDir)},
 		{"cache tag ignored when off", Rules{}, "cache", "cache", false, archive()},
-		{"cache tag beats other device", Rules{ExcludeCaches: true, OneFileSystem: true}, "cache", "cache", true, exclude(RuleCacheDir)},
+		{"other device beats cache tag, read across", Rules{ExcludeCaches: true, OneFileSystem: true}, "cache", "cache", true, exclude(RuleOtherFS)},
 		{"other device", Rules{OneFileSystem: true}, "dir", "dir", true, exclude(RuleOtherFS)},
 		{"other device ignored when off", Rules{}, "dir", "dir", true, archive()},
 		{"other device only for dirs", Rules{OneFileSystem: true}, "file", "file", true, archive()},

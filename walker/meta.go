@@ -32,8 +32,9 @@ func (e Entry) Readlink() (string, error) {
 }
 
 // Xattrs returns the extended attributes of e (of the symlink itself, for a symlink) by
-// name; nil when it has none. An attribute that cannot be read is left out, and the first
-// such error returned with the others. They are read through the entry's directory descriptor
+// name; empty when it has none. When one cannot be read it returns nil and the first such
+// error: a record of the others would say the entry has those only, and restore --force
+// would take the one not read away. They are read through the entry's directory descriptor
 // (/proc/self/fd/N/name), never by a path from the root. Call it during Visit.
 func (e Entry) Xattrs() (map[string][]byte, error) {
 	if e.IsDir() && e.self != nil {
@@ -67,7 +68,7 @@ func FdXattrs(fd int, name string) (map[string][]byte, error) {
 }
 
 // readXattrs lists the attributes with list and reads each with get; errors name the entry
-// name.
+// name. Any error returns nil: the attributes were not read, not read as none.
 func readXattrs(name string, list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
 	names, err := listXattrs(list)
 	if errors.Is(err, unix.ENOTSUP) { // a file system without them: read, and none
@@ -92,7 +93,10 @@ func readXattrs(name string, list func([]byte) (int, error), get func(string, []
 			return nil, xattrError(name, errXattrsTooLarge)
 		}
 	}
-	return attrs, first
+	if first != nil {
+		return nil, first
+	}
+	return attrs, nil
 }
 
 // MaxXattrsSize bounds the extended attributes read of one file, names and values: a
