@@ -108,3 +108,24 @@ func TestAttackExcludeAbsolutePathSaysNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackExcludeFromBadLineNamed: a line of an --exclude-from file that is no pattern
+// was told as `--exclude: bad pattern "[abc"`, the flag the user did not give, with neither
+// the file nor the line: in a file of hundreds of lines, or several files, nothing said
+// where to look. The error names the file and the line, as a compiler's does.
+func TestAttackExcludeFromBadLineNamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src"), map[string]node{"a": {content: "1"}})
+	good, bad := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
+	for path, text := range map[string]string{good: "*.tmp\n", bad: "# caches\n*.tmp\n\n[abc\n"} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "-o", filepath.Join(dir, "a.zip"), "--exclude-from", good, "--exclude-from", bad, "src")
+	mustExit(t, r, exitUsage)
+	if want := "--exclude-from " + bad + ": line 4: bad pattern \"[abc\""; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q, want it to say %q", r.stderr, want)
+	}
+}
