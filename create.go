@@ -274,6 +274,9 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		}
 		lines, err := skiprules.ReadPatterns(f)
 		f.Close()
+		if err == nil {
+			err = checkPatternLines(lines)
+		}
 		if err != nil {
 			return fmt.Errorf("--exclude-from %s: %w", name, err)
 		}
@@ -287,6 +290,16 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		return fmt.Errorf("--exclude: %w", err)
 	}
 	cfg.rules.Exclude, cfg.patterns = m, patterns
+	return nil
+}
+
+// checkPatternLines says which line of a file of patterns is no pattern, if one is.
+func checkPatternLines(lines []string) error {
+	for i, line := range lines {
+		if _, err := skiprules.ParsePatterns([]string{line}); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+	}
 	return nil
 }
 
