@@ -76,3 +76,42 @@ func TestAttackDirUnknownMethod(t *testing.T) {
 		t.Errorf("restore: exit %d, %q; want %d and the method named", r.code, r.stderr, exitFailed)
 	}
 }
+
+// TestAttackEndRecordSpansDisks: the end of central directory record of a backup's archive
+// given a disk number of 1, or one entry fewer on "this disk" than in all, as a split archive
+// has. Go's reader ignores those fields, so verify said ok and restore wrote the tree; unzip
+// -t takes the archive for the last part of a split one (a warning, exit 1), and 7-Zip asks
+// for the missing volume (disk number) or reports a headers error (count) and extracts
+// nothing. Every tool must read an archive alike, or it is damaged.
+func TestAttackEndRecordSpansDisks(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		field int // offset in the end record
+		delta int
+	}{
+		{"disk number", 4, 1},
+		{"entries on this disk", 8, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			arch, data := mutateArchive(t, dir)
+			end := bytes.LastIndex(data, []byte("PK\x05\x06"))
+			v := bin.LittleEndian.Uint16(data[end+tt.field:])
+			bin.LittleEndian.PutUint16(data[end+tt.field:], uint16(int(v)+tt.delta))
+			if err := os.WriteFile(arch, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"verify", arch}, {"list", arch}, {"restore", arch, filepath.Join(dir, "dest")}} {
+				r := backup(t, runOpts{dir: dir}, args...)
+				if r.code != exitFailed || !strings.Contains(r.stderr, "damaged") || !strings.Contains(r.stderr, "disks") {
+					t.Errorf("%s: exit %d, %q%q; want %d and the archive damaged, split over disks", args[0], r.code, r.stdout, r.stderr, exitFailed)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "dest/app")); err == nil {
+				t.Errorf("restore wrote dest/app; want nothing written")
+			}
+		})
+	}
+}
