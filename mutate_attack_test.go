@@ -115,3 +115,46 @@ func TestAttackEndRecordSpansDisks(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackModeNotCovered: a backup's archive whose central record gives app/sub/f.txt, a
+// file of mode 0600, the mode 0644, or says it was made on MS-DOS (host 0, whose entries
+// restore gives the default 0644), or gives the folder app/sub/ 0777 instead of 0755. A mode
+// is in the central record only (no local header repeats it) and the manifest did not record
+// it, so nothing was compared with it: one flipped bit made verify say ok and restore give
+// everyone read access to a private file (or write access to a folder), exit 0. The manifest
+// records each entry's mode now, and an entry whose mode is not the recorded one is damaged.
+func TestAttackModeNotCovered(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, entry string
+		change      func(rec []byte)
+	}{
+		{"file mode", "app/sub/f.txt", func(rec []byte) { bin.LittleEndian.PutUint16(rec[40:], 0o100644) }},
+		{"file host", "app/sub/f.txt", func(rec []byte) { rec[5] = 0 }},
+		{"folder mode", "app/sub/", func(rec []byte) { bin.LittleEndian.PutUint16(rec[40:], 0o40777) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			arch, data := mutateArchive(t, dir)
+			tt.change(data[centralRecordAt(t, data, tt.entry):])
+			if err := os.WriteFile(arch, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			v := backup(t, runOpts{dir: dir}, "verify", arch)
+			if v.code != exitFailed || !strings.Contains(v.stderr, tt.entry+": ") || !strings.Contains(v.stderr, "mode") {
+				t.Errorf("verify: exit %d, %q%q; want %d and %s: ...mode...", v.code, v.stdout, v.stderr, exitFailed, tt.entry)
+			}
+			dest := filepath.Join(dir, "dest")
+			r := backup(t, runOpts{dir: dir}, "restore", arch, dest)
+			if r.code != exitFailed || !strings.Contains(r.stderr, "mode") {
+				t.Errorf("restore: exit %d, %q; want %d and the mode named", r.code, r.stderr, exitFailed)
+			}
+			for name, want := range map[string]os.FileMode{"app/sub/f.txt": 0o600, "app/sub": 0o755 | os.ModeDir} {
+				if info, err := os.Lstat(filepath.Join(dest, name)); err == nil && info.Mode() != want {
+					t.Errorf("restore made %s %v; want %v or nothing", name, info.Mode(), want)
+				}
+			}
+		})
+	}
+}
