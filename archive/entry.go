@@ -108,6 +108,19 @@ func dotSlash(name string, isDir bool) (string, bool) {
 	return rest, true
 }
 
+// restoredMode is the mode an entry of the header f is restored with, and whether it is a
+// default rather than the archive's (see restoreMode); a special entry's is its own.
+func restoredMode(f *zip.FileHeader) (fs.FileMode, bool) {
+	mode := f.Mode()
+	switch {
+	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
+		return restoreMode(f, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	case mode.IsRegular():
+		return restoreMode(f, mode)
+	}
+	return mode, false
+}
+
 func newEntry(f *zip.File) *Entry {
 	mode := f.Mode()
 	e := &Entry{
@@ -129,13 +142,12 @@ func newEntry(f *zip.File) *Entry {
 		e.hdr.bits |= hdrOtherName
 	}
 	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
+	e.Mode, e.noUnixMode = restoredMode(&f.FileHeader)
 	switch {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	case mode.IsRegular():
-		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, mode)
 	default:
 		e.Kind = skiprules.KindOf(mode)
 		if e.Kind == "" {
