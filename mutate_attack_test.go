@@ -158,3 +158,32 @@ func TestAttackModeNotCovered(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackVersionNeeded: the central record of the folder app/sub/ of a backup's archive
+// says version 5.2 of the zip specification is needed to extract it (one bit of 2.0 flipped).
+// Nothing backup reads depends on that field, so verify said ok and restore made the folder;
+// unzip 6.0, which extracts up to version 4.6, skips the entry (need PK compat. v5.2) and
+// exits 81, as it does for a file so marked.
+func TestAttackVersionNeeded(t *testing.T) {
+	t.Parallel()
+	for _, entry := range []string{"app/sub/", "app/sub/f.txt"} {
+		t.Run(entry, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			arch, data := mutateArchive(t, dir)
+			c := centralRecordAt(t, data, entry)
+			data[c+6] |= 0x20 // 20 is 0x14: 52
+			if err := os.WriteFile(arch, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			v := backup(t, runOpts{dir: dir}, "verify", arch)
+			if v.code != exitFailed || !strings.Contains(v.stderr, entry+": ") || !strings.Contains(v.stderr, "5.2") {
+				t.Errorf("verify: exit %d, %q%q; want %d and %s: ...5.2...", v.code, v.stdout, v.stderr, exitFailed, entry)
+			}
+			r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest"))
+			if r.code != exitFailed || !strings.Contains(r.stderr, "5.2") {
+				t.Errorf("restore: exit %d, %q; want %d and the version named", r.code, r.stderr, exitFailed)
+			}
+		})
+	}
+}
