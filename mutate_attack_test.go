@@ -187,3 +187,49 @@ func TestAttackVersionNeeded(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackLocalFlagsDiffer: one bit of the general purpose flags of app/sub/f.txt flipped,
+// in its local header or in its central record: bit 1 (a deflate option, meaningless for
+// this stored entry) or bit 4 (reserved). verify compared only the bits that change what
+// the bytes mean, said ok, and restore wrote the file; 7-Zip compares every bit but the
+// data descriptor's, the UTF-8 flag of a name in ASCII, bit 15 and, for deflate, its options
+// (bits 1 and 2), and fails the entry (Headers Error, exit 2). Every tool must read an entry
+// alike, as for the other fields of a local header.
+func TestAttackLocalFlagsDiffer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		local bool
+		bit   uint
+	}{
+		{"local bit 1", true, 1},
+		{"central bit 4", false, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			arch, data := mutateArchive(t, dir)
+			c := centralRecordAt(t, data, "app/sub/f.txt")
+			at := c + 8
+			if tt.local {
+				at = int(bin.LittleEndian.Uint32(data[c+42:])) + 6
+			}
+			data[at] ^= 1 << tt.bit
+			if err := os.WriteFile(arch, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			const reason = "app/sub/f.txt: damaged: local header says flags"
+			v := backup(t, runOpts{dir: dir}, "verify", arch)
+			if v.code != exitFailed || !strings.Contains(v.stderr, reason) {
+				t.Errorf("verify: exit %d, %q%q; want %d and %q", v.code, v.stdout, v.stderr, exitFailed, reason)
+			}
+			r := backup(t, runOpts{dir: dir}, "restore", arch, filepath.Join(dir, "dest"))
+			if r.code != exitFailed || !strings.Contains(r.stderr, "local header says flags") {
+				t.Errorf("restore: exit %d, %q; want %d and the flags named", r.code, r.stderr, exitFailed)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "dest/app/sub/f.txt")); err == nil {
+				t.Errorf("restore wrote app/sub/f.txt; want it not written")
+			}
+		})
+	}
+}
