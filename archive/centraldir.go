@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"slices"
@@ -49,18 +50,15 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 	if base < 0 || base+dirOff >= size {
 		return nil, 0, errCentral
 	}
-	// Like Go's reader, trust a directory found where the end record says it is over the
-	// offset the end record implies.
+	// Go's reader trusts a directory found where the end record says it is over the offset
+	// the end record implies; other tools do not.
 	if base > 0 && len(files) > 0 {
 		name, err := centralNameAt(ra, dirOff)
 		if err != nil {
 			return nil, 0, err
 		}
 		if name == files[0].Name {
-			if err := secondDirectory(ra, base+dirOff); err != nil {
-				return nil, 0, err
-			}
-			base = 0
+			return nil, 0, directoryShort(ra, base, dirOff)
 		}
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, size-base-dirOff), 64<<10)
@@ -162,6 +160,21 @@ func secondDirectory(ra io.ReaderAt, off int64) error {
 	}
 	return nil
 }
+
+// directoryShort is the error of an end record whose directory, found at dirOff from the
+// start of the file as Go's reader finds it, ends base bytes before the end record: other
+// tools take those for bytes before the archive, and look for the directory base bytes
+// further (errTwoDirectories when one is there). A read that failed is its error.
+func directoryShort(ra io.ReaderAt, base, dirOff int64) error {
+	if err := secondDirectory(ra, base+dirOff); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %d bytes between the central directory and the end record, which unzip, Python and 7-Zip take for bytes before the archive, looking for the directory that much further", errDirSize, base)
+}
+
+// errDirSize is an end record whose directory's size is not the one it takes up to the end
+// record.
+var errDirSize = errors.New("damaged: the end record gives the central directory another size than it has")
 
 // errTwoDirectories is an end record whose directory offset finds one central directory
 // from the start of the file, as Go's reader takes it, and another after the bytes before
