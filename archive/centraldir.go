@@ -110,7 +110,7 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 		return 0, 0, 0, 0, errCentral
 	}
 	records16, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
-	if split(uint64(le16(rec[4:])), uint64(le16(rec[8:])), uint64(records16), 0xffff) {
+	if split(uint64(le16(rec[4:])), uint64(le16(rec[6:])), uint64(le16(rec[8:])), uint64(records16), 0xffff) {
 		return 0, 0, 0, 0, errSplit
 	}
 	dirSize, dirOff, records = int64(size32), int64(off32), uint64(records16)
@@ -130,7 +130,7 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 			return 0, 0, 0, 0, err
 		}
 		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
-		if split(uint64(le32(b[16:])), le64(b[24:]), records64, 0) {
+		if split(uint64(le32(b[16:])), uint64(le32(b[20:])), le64(b[24:]), records64, 0) {
 			return 0, 0, 0, 0, errSplit
 		}
 		if records16 != 0xffff && uint64(records16) != records64 || size32 != uint32max && int64(size32) != size64 ||
@@ -207,16 +207,19 @@ func secondZip64End(ra io.ReaderAt, p, end int64) error {
 var errTwoZip64Ends = errors.New("damaged: the zip64 locator names one zip64 end record and another lies before it (an archive appended to another?), which Go's reader and Python's zipfile read differently")
 
 // split says whether an end record describes one part of an archive split over several
-// disks: its disk number is not 0 (nor maxed, the classic record's 0xffff deferring to a zip64
-// one), or it counts fewer entries on its disk than in all. Go's reader ignores both, while
-// unzip -t takes the archive for the last part of a split one and 7-Zip reads nothing of it.
-func split(disk, onDisk, total, maxed uint64) bool {
-	return disk != 0 && (maxed == 0 || disk != maxed) || onDisk != total
+// disks: its disk number, or that of its directory's start, is not 0 (nor maxed, the classic
+// record's 0xffff deferring to a zip64 one), or it counts fewer entries on its disk than in
+// all. Go's reader ignores all three, while unzip -t takes the archive for the last part of
+// a split one (and of a zip64 archive whose directory starts on another disk, reads
+// nothing), and 7-Zip reads nothing of it.
+func split(disk, dirDisk, onDisk, total, maxed uint64) bool {
+	other := func(n uint64) bool { return n != 0 && (maxed == 0 || n != maxed) }
+	return other(disk) || other(dirDisk) || onDisk != total
 }
 
 // errSplit is an end record of an archive split over several disks, which backup never
 // writes and other tools read as a part of one.
-var errSplit = errors.New("damaged: the end record describes one part of an archive split over several disks (its disk number, or its count of entries on this disk), which unzip and 7-Zip read as such")
+var errSplit = errors.New("damaged: the end record describes one part of an archive split over several disks (its disk numbers, or its count of entries on this disk), which unzip and 7-Zip read as such")
 
 // errEndRecords is a zip64 end record that disagrees with the classic one.
 var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")
