@@ -129,6 +129,11 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 		if err := secondZip64End(ra, p, end); err != nil {
 			return 0, 0, 0, 0, err
 		}
+		// The record's own size (after its first 12 bytes) must end it at its locator: unzip
+		// reads what lies between as extensible data, and past the locator as an overlap.
+		if le64(b[4:]) != uint64(end-eocd64LocLen-p-12) {
+			return 0, 0, 0, 0, errZip64EndSize
+		}
 		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
 		if split(uint64(le32(b[16:])), uint64(le32(b[20:])), le64(b[24:]), records64, 0) {
 			return 0, 0, 0, 0, errSplit
@@ -220,6 +225,9 @@ func split(disk, dirDisk, onDisk, total, maxed uint64) bool {
 // errSplit is an end record of an archive split over several disks, which backup never
 // writes and other tools read as a part of one.
 var errSplit = errors.New("damaged: the end record describes one part of an archive split over several disks (its disk numbers, or its count of entries on this disk), which unzip and 7-Zip read as such")
+
+// errZip64EndSize is a zip64 end record whose size does not end it at its locator.
+var errZip64EndSize = errors.New("damaged: the zip64 end record gives a size that does not end it at its locator, which unzip reads as extensible data overlapping it and 7-Zip refuses")
 
 // errEndRecords is a zip64 end record that disagrees with the classic one.
 var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")
