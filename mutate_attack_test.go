@@ -360,3 +360,25 @@ func TestAttackZip64EndRecordSize(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackEntryOnOtherDisk: the central record of app/sub/f.txt says the entry starts on
+// disk 1 ("disk number start"). Go's reader, unzip and Python ignore the field, so verify
+// said ok and restore wrote the file; 7-Zip looks for the entry on that volume and reads
+// none of it (Unavailable data, exit 2). An entry of a split archive, as the end record's
+// disk fields are.
+func TestAttackEntryOnOtherDisk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arch, data := mutateArchive(t, dir)
+	c := centralRecordAt(t, data, "app/sub/f.txt")
+	bin.LittleEndian.PutUint16(data[c+34:], 1)
+	if err := os.WriteFile(arch, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"verify", arch}, {"list", arch}, {"restore", arch, filepath.Join(dir, "dest")}} {
+		r := backup(t, runOpts{dir: dir}, args...)
+		if r.code != exitFailed || !strings.Contains(r.stderr, "damaged") || !strings.Contains(r.stderr, "disk") {
+			t.Errorf("%s: exit %d, %q%q; want %d and the archive damaged, split over disks", args[0], r.code, r.stdout, r.stderr, exitFailed)
+		}
+	}
+}
