@@ -74,6 +74,9 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
 			return nil, 0, cmp.Or(readFailed(err), errCentral)
 		}
+		if disk := le16(rec[34:]); disk != 0 {
+			return nil, 0, onOtherDisk(f.Name, disk)
+		}
 		off := int64(le32(rec[42:]))
 		if off == uint32max {
 			var ok bool
@@ -225,6 +228,16 @@ func split(disk, dirDisk, onDisk, total, maxed uint64) bool {
 // errSplit is an end record of an archive split over several disks, which backup never
 // writes and other tools read as a part of one.
 var errSplit = errors.New("damaged: the end record describes one part of an archive split over several disks (its disk numbers, or its count of entries on this disk), which unzip and 7-Zip read as such")
+
+// onOtherDisk is the error of a central record that says its entry, name, starts on disk,
+// not the first: Go's reader, unzip and Python ignore the field, 7-Zip looks for the entry
+// on that volume and reads none of it.
+func onOtherDisk(name string, disk uint16) error {
+	return fmt.Errorf("%w: %q on disk %d", errEntryDisk, name, disk)
+}
+
+// errEntryDisk is a central record of an entry of an archive split over several disks.
+var errEntryDisk = errors.New("damaged: a central record says its entry starts on another disk of an archive split over several, where 7-Zip looks for it")
 
 // errZip64EndSize is a zip64 end record whose size does not end it at its locator.
 var errZip64EndSize = errors.New("damaged: the zip64 end record gives a size that does not end it at its locator, which unzip reads as extensible data overlapping it and 7-Zip refuses")

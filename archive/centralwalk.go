@@ -57,6 +57,9 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 			return cmp.Or(readFailed(err), errCentral)
 		}
 		read += int64(centralLen + n + e + c)
+		if disk := le16(fixed[34:]); disk != 0 {
+			return onOtherDisk(string(vari[:n]), disk)
+		}
 		if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {
 			return errCentral
 		}
