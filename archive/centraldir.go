@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"slices"
@@ -49,18 +50,15 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 	if base < 0 || base+dirOff >= size {
 		return nil, 0, errCentral
 	}
-	// Like Go's reader, trust a directory found where the end record says it is over the
-	// offset the end record implies.
+	// Go's reader trusts a directory found where the end record says it is over the offset
+	// the end record implies; other tools do not.
 	if base > 0 && len(files) > 0 {
 		name, err := centralNameAt(ra, dirOff)
 		if err != nil {
 			return nil, 0, err
 		}
 		if name == files[0].Name {
-			if err := secondDirectory(ra, base+dirOff); err != nil {
-				return nil, 0, err
-			}
-			base = 0
+			return nil, 0, directoryShort(ra, base, dirOff)
 		}
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, base+dirOff, size-base-dirOff), 64<<10)
@@ -75,6 +73,9 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 		vari = slices.Grow(vari[:0], n+e+c)[:n+e+c]
 		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
 			return nil, 0, cmp.Or(readFailed(err), errCentral)
+		}
+		if disk := le16(rec[34:]); disk != 0 {
+			return nil, 0, onOtherDisk(f.Name, disk)
 		}
 		off := int64(le32(rec[42:]))
 		if off == uint32max {
@@ -112,6 +113,9 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 		return 0, 0, 0, 0, errCentral
 	}
 	records16, size32, off32 := le16(rec[10:]), le32(rec[12:]), le32(rec[16:])
+	if split(uint64(le16(rec[4:])), uint64(le16(rec[6:])), uint64(le16(rec[8:])), uint64(records16), 0xffff) {
+		return 0, 0, 0, 0, errSplit
+	}
 	dirSize, dirOff, records = int64(size32), int64(off32), uint64(records16)
 	// A zip64 end record is read whenever its locator is there, as Python's zipfile and
 	// libarchive read it even when the classic record is not maxed out: the two must then
@@ -128,7 +132,15 @@ func directoryEnd(ra io.ReaderAt, size int64) (end, dirSize, dirOff int64, recor
 		if err := secondZip64End(ra, p, end); err != nil {
 			return 0, 0, 0, 0, err
 		}
+		// The record's own size (after its first 12 bytes) must end it at its locator: unzip
+		// reads what lies between as extensible data, and past the locator as an overlap.
+		if le64(b[4:]) != uint64(end-eocd64LocLen-p-12) {
+			return 0, 0, 0, 0, errZip64EndSize
+		}
 		size64, off64, records64 := int64(le64(b[40:])), int64(le64(b[48:])), le64(b[32:])
+		if split(uint64(le32(b[16:])), uint64(le32(b[20:])), le64(b[24:]), records64, 0) {
+			return 0, 0, 0, 0, errSplit
+		}
 		if records16 != 0xffff && uint64(records16) != records64 || size32 != uint32max && int64(size32) != size64 ||
 			off32 != uint32max && int64(off32) != off64 {
 			return 0, 0, 0, 0, errEndRecords
@@ -156,6 +168,21 @@ func secondDirectory(ra io.ReaderAt, off int64) error {
 	}
 	return nil
 }
+
+// directoryShort is the error of an end record whose directory, found at dirOff from the
+// start of the file as Go's reader finds it, ends base bytes before the end record: other
+// tools take those for bytes before the archive, and look for the directory base bytes
+// further (errTwoDirectories when one is there). A read that failed is its error.
+func directoryShort(ra io.ReaderAt, base, dirOff int64) error {
+	if err := secondDirectory(ra, base+dirOff); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %d bytes between the central directory and the end record, which unzip, Python and 7-Zip take for bytes before the archive, looking for the directory that much further", errDirSize, base)
+}
+
+// errDirSize is an end record whose directory's size is not the one it takes up to the end
+// record.
+var errDirSize = errors.New("damaged: the end record gives the central directory another size than it has")
 
 // errTwoDirectories is an end record whose directory offset finds one central directory
 // from the start of the file, as Go's reader takes it, and another after the bytes before
@@ -186,6 +213,34 @@ func secondZip64End(ra io.ReaderAt, p, end int64) error {
 // errTwoZip64Ends is a zip64 locator that names one zip64 end record while another lies
 // just before it.
 var errTwoZip64Ends = errors.New("damaged: the zip64 locator names one zip64 end record and another lies before it (an archive appended to another?), which Go's reader and Python's zipfile read differently")
+
+// split says whether an end record describes one part of an archive split over several
+// disks: its disk number, or that of its directory's start, is not 0 (nor maxed, the classic
+// record's 0xffff deferring to a zip64 one), or it counts fewer entries on its disk than in
+// all. Go's reader ignores all three, while unzip -t takes the archive for the last part of
+// a split one (and of a zip64 archive whose directory starts on another disk, reads
+// nothing), and 7-Zip reads nothing of it.
+func split(disk, dirDisk, onDisk, total, maxed uint64) bool {
+	other := func(n uint64) bool { return n != 0 && (maxed == 0 || n != maxed) }
+	return other(disk) || other(dirDisk) || onDisk != total
+}
+
+// errSplit is an end record of an archive split over several disks, which backup never
+// writes and other tools read as a part of one.
+var errSplit = errors.New("damaged: the end record describes one part of an archive split over several disks (its disk numbers, or its count of entries on this disk), which unzip and 7-Zip read as such")
+
+// onOtherDisk is the error of a central record that says its entry, name, starts on disk,
+// not the first: Go's reader, unzip and Python ignore the field, 7-Zip looks for the entry
+// on that volume and reads none of it.
+func onOtherDisk(name string, disk uint16) error {
+	return fmt.Errorf("%w: %q on disk %d", errEntryDisk, name, disk)
+}
+
+// errEntryDisk is a central record of an entry of an archive split over several disks.
+var errEntryDisk = errors.New("damaged: a central record says its entry starts on another disk of an archive split over several, where 7-Zip looks for it")
+
+// errZip64EndSize is a zip64 end record whose size does not end it at its locator.
+var errZip64EndSize = errors.New("damaged: the zip64 end record gives a size that does not end it at its locator, which unzip reads as extensible data overlapping it and 7-Zip refuses")
 
 // errEndRecords is a zip64 end record that disagrees with the classic one.
 var errEndRecords = errors.New("damaged: the zip64 end record and the classic one name different central directories")

@@ -37,10 +37,7 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 			return err
 		}
 		if name != "" {
-			if err := secondDirectory(ra, base+dirOff); err != nil {
-				return err
-			}
-			base = 0 // as Go's reader: a directory where the end record says it is wins
+			return directoryShort(ra, base, dirOff) // where Go's reader finds it, not others
 		}
 	}
 	if base < 0 || base+dirOff+dirSize > size {
@@ -60,6 +57,9 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 			return cmp.Or(readFailed(err), errCentral)
 		}
 		read += int64(centralLen + n + e + c)
+		if disk := le16(fixed[34:]); disk != 0 {
+			return onOtherDisk(string(vari[:n]), disk)
+		}
 		if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {
 			return errCentral
 		}

@@ -72,11 +72,21 @@ func checkMethod(f *zip.File) error {
 		return errDirData
 	case !isDir && f.Mode().IsDir():
 		return errDirByMode
-	case !isDir && f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
+	case f.Method != zip.Store && f.Method != zip.Deflate && f.Method != MethodZstd:
+		// A folder too: it holds no data, but unzip -t skips one of a method it lacks
+		// as it skips such a file, and exits 81.
 		return unsupportedMethod(f.Method)
+	case f.Method != MethodZstd && f.ReaderVersion&0xff > unzipVersion:
+		// Zstandard needs 6.3, and unzip 6.0 cannot read it whatever the field says.
+		v := f.ReaderVersion & 0xff
+		return fmt.Errorf("damaged: needs version %d.%d of the zip format to extract, which unzip 6.0 (up to 4.6) skips", v/10, v%10)
 	}
 	return nil
 }
+
+// unzipVersion is the last version of the zip format Info-ZIP unzip 6.0 extracts: it skips
+// an entry that says it needs a later one (need PK compat. v5.2), and exits 81.
+const unzipVersion = 46
 
 // emptyDeflateMax bounds the compressed size of a directory's empty deflate stream: jar's
 // is 2 bytes, an empty stored block 5.

@@ -192,8 +192,19 @@ func (r *Reader) CopyCheckedIn(s *Span, w io.Writer, e *Entry, buf []byte) (n in
 
 // wantSum returns the SHA-256 (hex) that the data of e must have, "" when there is nothing
 // to compare them with, and why e is not what the manifest records, found in the manifest's
-// index (joinManifest).
+// index (joinManifest): its record, or its mode, which restore would give it.
 func (r *Reader) wantSum(e *Entry) (string, error) {
+	sum, err := r.recordSum(e)
+	if err == nil && r.Manifest != nil {
+		if p := compareMode(e, e.RecordedMeta(r.index)); p != nil {
+			err = errors.New(p.Reason)
+		}
+	}
+	return sum, err
+}
+
+// recordSum is wantSum from e's record alone.
+func (r *Reader) recordSum(e *Entry) (string, error) {
 	switch {
 	case r.Manifest == nil:
 		return "", nil

@@ -108,6 +108,19 @@ func dotSlash(name string, isDir bool) (string, bool) {
 	return rest, true
 }
 
+// restoredMode is the mode an entry of the header f is restored with, and whether it is a
+// default rather than the archive's (see restoreMode); a special entry's is its own.
+func restoredMode(f *zip.FileHeader) (fs.FileMode, bool) {
+	mode := f.Mode()
+	switch {
+	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
+		return restoreMode(f, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	case mode.IsRegular():
+		return restoreMode(f, mode)
+	}
+	return mode, false
+}
+
 func newEntry(f *zip.File) *Entry {
 	mode := f.Mode()
 	e := &Entry{
@@ -117,7 +130,7 @@ func newEntry(f *zip.File) *Entry {
 		Modified: modTime(&f.FileHeader),
 		Host:     Host(f.CreatorVersion >> 8),
 		hdr: entryHeader{method: f.Method, flags: f.Flags, crc: f.CRC32, csize: f.CompressedSize64,
-			extra: uint16(len(f.Extra)), dosTime: f.ModifiedTime, dosDate: f.ModifiedDate},
+			extra: uint16(len(f.Extra)), dosTime: f.ModifiedTime, dosDate: f.ModifiedDate, needs: uint8(f.ReaderVersion)},
 	}
 	if strings.HasSuffix(f.Name, "/") {
 		e.hdr.bits |= hdrSlash
@@ -129,13 +142,12 @@ func newEntry(f *zip.File) *Entry {
 		e.hdr.bits |= hdrOtherName
 	}
 	e.UID, e.GID, e.HasOwner = ownerField(f.Extra)
+	e.Mode, e.noUnixMode = restoredMode(&f.FileHeader)
 	switch {
 	case strings.HasSuffix(f.Name, "/") || mode.IsDir():
 		e.IsDir = true
 		e.Name = strings.TrimSuffix(f.Name, "/")
-		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, fs.ModeDir|mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	case mode.IsRegular():
-		e.Mode, e.noUnixMode = restoreMode(&f.FileHeader, mode)
 	default:
 		e.Kind = skiprules.KindOf(mode)
 		if e.Kind == "" {
@@ -161,7 +173,10 @@ type entryHeader struct {
 	extra  uint16 // the length of its extra field, which verify's read-ahead expects locally too
 	// dosTime and dosDate are its MS-DOS time, which the local header must repeat.
 	dosTime, dosDate uint16
-	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime, hdrOtherName, hdrDotSlash; one byte keeps Entry at 176
+	bits             uint8 // hdrSlash, hdrAfterManifest, hdrExtTime, hdrOtherName, hdrDotSlash; one byte keeps Entry at 144
+	// needs is the version of the zip format it needs to extract (the low byte, the one
+	// unzip compares), in the byte bits leaves free.
+	needs uint8
 }
 
 // The bits of an entryHeader. Here, not in Entry, where they would make an Entry 8 bytes
@@ -184,7 +199,7 @@ func (h *entryHeader) afterManifest() bool { return h.bits&hdrAfterManifest != 0
 
 // file is the central record of e, as far as the checks of its headers and data read it.
 func (e *Entry) file() *zip.File {
-	return &zip.File{FileHeader: zip.FileHeader{Name: e.rawName(), Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
+	return &zip.File{FileHeader: zip.FileHeader{Name: e.rawName(), ReaderVersion: uint16(e.hdr.needs), Method: e.hdr.method, Flags: e.hdr.flags, CRC32: e.hdr.crc,
 		CompressedSize64: e.hdr.csize, UncompressedSize64: uint64(e.Size),
 		ModifiedTime: e.hdr.dosTime, ModifiedDate: e.hdr.dosDate, Extra: e.metaExtra(),
 		ExternalAttrs: e.dirAttr()}}

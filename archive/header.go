@@ -85,6 +85,9 @@ func baseHeader(name string, info fs.FileInfo, meta *format.Meta) *zip.FileHeade
 	setModified(fh, info.ModTime())
 	if meta != nil {
 		fh.Extra = addOwner(fh.Extra, meta)
+		// The manifest records the very mode this header holds, whatever info the meta
+		// was made from, so that verify can tell the central record's changed.
+		meta.Mode = fh.ExternalAttrs >> 16
 	}
 	return fh
 }

@@ -23,10 +23,29 @@ const (
 	descriptorSig = 0x08074b50
 )
 
-// flagsMeaning are the flags that change what an entry's bytes mean: encrypted (bit 0),
-// strong encryption (6) and a masked local header (13). Bit 3 is compared on its own terms
-// (above) and the UTF-8 flag (11) only for names that are not ASCII, where it changes them.
-const flagsMeaning = 0x1 | 0x40 | 0x2000
+// flagsCompared are the flags a local header must repeat, as 7-Zip compares them (it fails
+// the entry otherwise, Headers Error): all but bit 15, and for deflate its options (bits 1
+// and 2), which change nothing the reader does. Bit 3 is compared on its own terms (above)
+// and the UTF-8 flag (11) only for names that are not ASCII, where it changes them, as
+// 7-Zip does too. Unzip and Go compare fewer: encrypted (bit 0), strong encryption (6) and
+// a masked local header (13), which change what the bytes mean.
+func flagsCompared(f *zip.File) uint16 {
+	flags := uint16(0x7fff &^ flagDataDesc &^ flagUTF8)
+	switch {
+	case f.Method == zip.Deflate:
+		flags &^= 0x6
+	case f.Method > implode:
+		flags |= 0x8000
+	}
+	if strings.ContainsFunc(f.Name, func(r rune) bool { return r >= 0x80 }) {
+		flags |= flagUTF8
+	}
+	return flags
+}
+
+// implode is the last of the old methods (PKWARE's Implode, 6) for which 7-Zip leaves bit
+// 15 out of the comparison.
+const implode = 6
 
 // localRef says where an entry's local header is: in ra at off; off is -1 when the central
 // directory could not be walked a second time, and ra nil when nobody looked.
@@ -173,10 +192,7 @@ func (lh *localHeader) compare(f *zip.File) error {
 // compareAs is compare, of the owner and times too when meta is set; a reader that copies
 // an entry's data under a local header of its own (refpass.go) need not compare them.
 func (lh *localHeader) compareAs(f *zip.File, meta bool) error {
-	flags := uint16(flagsMeaning)
-	if strings.ContainsFunc(f.Name, func(r rune) bool { return r >= 0x80 }) {
-		flags |= flagUTF8
-	}
+	flags := flagsCompared(f)
 	var metaErr error
 	if meta {
 		metaErr = cmp.Or(lh.metaErr, compareMeta(lh.meta, centralMeta(&f.FileHeader)))

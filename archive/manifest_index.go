@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/zip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -65,6 +66,24 @@ func compareOwner(e *Entry, m *format.Meta) *Problem {
 		return &Problem{Entry: e.StoredName(), Reason: "no owner field, the manifest records one"}
 	case e.UID != m.UID || e.GID != m.GID:
 		return &Problem{Entry: e.StoredName(), Reason: fmt.Sprintf("owner %d:%d, the manifest says %d:%d", e.UID, e.GID, m.UID, m.GID)}
+	}
+	return nil
+}
+
+// compareMode says what is wrong when e would be restored with another mode than the one m
+// records, or with none of the archive's (made on another host): the central record holds
+// the only copy of the mode in the archive (no local header repeats it). What restore makes
+// of each is compared, not their bits, which Entry does not keep.
+func compareMode(e *Entry, m *format.Meta) *Problem {
+	if m == nil || m.Mode == 0 {
+		return nil
+	}
+	want, _ := restoredMode(&zip.FileHeader{Name: e.rawName(), CreatorVersion: creatorUnix << 8, ExternalAttrs: m.Mode << 16})
+	switch {
+	case !e.Host.unixLike() || e.noUnixMode:
+		return &Problem{Entry: e.StoredName(), Reason: fmt.Sprintf("no Unix mode (made on host %d), the manifest says %v", e.Host, want)}
+	case e.Mode != want:
+		return &Problem{Entry: e.StoredName(), Reason: fmt.Sprintf("mode %v, the manifest says %v", e.Mode, want)}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/zip"
 	"encoding/binary"
 	"io/fs"
 	"syscall"
@@ -11,7 +12,7 @@ import (
 // OwnerOf returns the owner numbers lstat gave and the mtime's fraction of a second (and its
 // seconds, when the extended timestamp cannot hold them), without names or attributes.
 func OwnerOf(info fs.FileInfo) format.Meta {
-	m := format.Meta{MtimeNsec: info.ModTime().Nanosecond()}
+	m := format.Meta{MtimeNsec: info.ModTime().Nanosecond(), Mode: zipMode(info.Mode())}
 	if s := info.ModTime().Unix(); s != clampUnix32(s) {
 		m.MtimeSec = s
 	}
@@ -19,6 +20,13 @@ func OwnerOf(info fs.FileInfo) format.Meta {
 		m.UID, m.GID = st.Uid, st.Gid
 	}
 	return m
+}
+
+// zipMode is the Unix mode a zip entry of mode holds, as zip.FileHeader.SetMode writes it.
+func zipMode(mode fs.FileMode) uint32 {
+	var fh zip.FileHeader
+	fh.SetMode(mode)
+	return fh.ExternalAttrs >> 16
 }
 
 // FileMetaOf is OwnerOf for a regular file, with what reuse compares as well.

@@ -84,6 +84,8 @@ func ReadBack(ctx context.Context, path string, m *format.Manifest, sum Summary,
 		return nil, ctx.Err()
 	case walkErr != nil && readFailed(walkErr) != nil && !errors.Is(walkErr, errCentral) &&
 		!errors.Is(walkErr, errEndRecords) && !errors.Is(walkErr, errTwoDirectories) && !errors.Is(walkErr, errTwoZip64Ends) &&
+		!errors.Is(walkErr, errSplit) && !errors.Is(walkErr, errDirSize) && !errors.Is(walkErr, errZip64EndSize) &&
+		!errors.Is(walkErr, errEntryDisk) &&
 		!errors.Is(walkErr, errStopped):
 		var pe *fs.PathError
 		if errors.As(walkErr, &pe) {

@@ -209,6 +209,9 @@ func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
 	if p == nil {
 		p = compareOwner(e, meta)
 	}
+	if p == nil {
+		p = compareMode(e, meta)
+	}
 	return sum, p
 }
 

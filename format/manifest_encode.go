@@ -77,6 +77,9 @@ func appendDigest(b []byte, d *Digest) []byte {
 func appendMeta(b []byte, m *Meta) []byte {
 	b = strconv.AppendUint(appendKey(b, "uid"), uint64(m.UID), 10)
 	b = strconv.AppendUint(appendKey(b, "gid"), uint64(m.GID), 10)
+	if m.Mode != 0 {
+		b = strconv.AppendUint(appendKey(b, "mode"), uint64(m.Mode), 10)
+	}
 	if m.MtimeNsec != 0 {
 		b = strconv.AppendInt(appendKey(b, "mtime_nsec"), int64(m.MtimeNsec), 10)
 	}

@@ -129,6 +129,8 @@ func (m *Meta) set(l *lexer, key []byte) bool {
 		return l.uint32(&m.UID)
 	case "gid":
 		return l.uint32(&m.GID)
+	case "mode":
+		return l.uint32(&m.Mode)
 	case "mtime_nsec":
 		n := int64(m.MtimeNsec)
 		ok := l.int(&n)

@@ -8,6 +8,10 @@ import "time"
 type Meta struct {
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`
+	// Mode is the Unix mode (type and permission bits, as st_mode) that the entry's central
+	// record holds, which nothing else covers: no local header repeats it. 0 where it was
+	// not recorded (backup before it), since a mode always has its type bits.
+	Mode uint32 `json:"mode,omitempty"`
 	// MtimeNsec is the fraction of a second of the mtime, in nanoseconds, which the zip's
 	// extended timestamp (whole seconds) cannot hold.
 	MtimeNsec int `json:"mtime_nsec,omitempty"`
