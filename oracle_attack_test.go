@@ -100,15 +100,7 @@ func TestAttackRestoreIncludeOnlyDamaged(t *testing.T) {
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	hostile := filepath.Join(dir, "hostile.zip")
-	rewriteManifest(t, arch, hostile, func(m map[string]any) {
-		files := m["files"].([]any)
-		rec := map[string]any{}
-		for k, v := range files[0].(map[string]any) {
-			rec[k] = v
-		}
-		rec["path"] = "app/lost.txt"
-		m["files"] = append(files, rec)
-	})
+	addRecordAs(t, arch, hostile, "files", "app/lost.txt")
 	for i, include := range []string{"app/", "app/lost.txt", "lost.txt"} {
 		dest := filepath.Join(dir, "dest"+strconv.Itoa(i))
 		r := backup(t, runOpts{dir: dir}, "restore", "--json", "--include", include, hostile, dest)

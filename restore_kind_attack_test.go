@@ -16,15 +16,7 @@ func TestAttackRestoreCompleteDirRecordedAsFile(t *testing.T) {
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	hostile := filepath.Join(dir, "hostile.zip")
-	rewriteManifest(t, arch, hostile, func(m map[string]any) {
-		dirs := m["dirs"].([]any)
-		rec := map[string]any{}
-		for k, v := range dirs[0].(map[string]any) {
-			rec[k] = v
-		}
-		rec["path"] = "app/a.txt"
-		m["dirs"] = append(dirs, rec)
-	})
+	addRecordAs(t, arch, hostile, "dirs", "app/a.txt")
 	v := backup(t, runOpts{dir: dir}, "verify", hostile)
 	mustExit(t, v, exitFailed)
 	if !strings.Contains(v.stderr, "app/a.txt/: directory in the manifest but missing from the archive") {

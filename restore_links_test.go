@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,19 @@ func TestRestoreRerunSymlinks(t *testing.T) {
 
 // rewriteManifest copies the archive in to out, every entry as it is stored, except the
 // manifest, which edit changes (as decoded JSON) and which is written last, as backup writes
+// addRecordAs writes to out the archive in with its manifest's list (files, dirs) holding
+// one record more: a copy of the list's first, under path, which the archive has no entry
+// of.
+func addRecordAs(t *testing.T, in, out, list, path string) {
+	t.Helper()
+	rewriteManifest(t, in, out, func(m map[string]any) {
+		recs := m[list].([]any)
+		rec := maps.Clone(recs[0].(map[string]any))
+		rec["path"] = path
+		m[list] = append(recs, rec)
+	})
+}
+
 // it: a hostile archive whose manifest lies.
 func rewriteManifest(t *testing.T, in, out string, edit func(m map[string]any)) {
 	t.Helper()

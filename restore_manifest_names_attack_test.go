@@ -15,15 +15,7 @@ func TestAttackRestoreCompleteWithUnsafeManifestRecord(t *testing.T) {
 	dir := t.TempDir()
 	arch := backupOf(t, dir, "a")
 	hostile := filepath.Join(dir, "hostile.zip")
-	rewriteManifest(t, arch, hostile, func(m map[string]any) {
-		files := m["files"].([]any)
-		rec := map[string]any{}
-		for k, v := range files[0].(map[string]any) {
-			rec[k] = v
-		}
-		rec["path"] = "app/x/"
-		m["files"] = append(files, rec)
-	})
+	addRecordAs(t, arch, hostile, "files", "app/x/")
 	v := backup(t, runOpts{dir: dir}, "verify", hostile)
 	mustExit(t, v, exitFailed)
 	r := backup(t, runOpts{dir: dir}, "restore", hostile, filepath.Join(dir, "dest"))
