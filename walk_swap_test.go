@@ -866,13 +866,13 @@ func runHeldEach(t *testing.T, dir, inject string, traced []string, held func(st
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// waitForCount waits until n lines of the file at path satisfy match.
+// waitForCount waits until n calls strace logged in the file at path satisfy match.
 func waitForCount(t *testing.T, path string, match func(string) bool, n int) {
 	t.Helper()
 	for range 3000 {
 		data, _ := os.ReadFile(path)
 		got := 0
-		for _, l := range strings.Split(string(data), "\n") {
+		for _, l := range straceCalls(string(data)) {
 			if match(l) {
 				got++
 			}
@@ -884,6 +884,32 @@ func waitForCount(t *testing.T, path string, match func(string) bool, n int) {
 	}
 	data, _ := os.ReadFile(path)
 	t.Fatalf("fewer than %d matching lines in %s:\n%s", n, path, data)
+}
+
+// straceCalls is the calls of a log strace -f wrote, one a line: a call that another
+// thread's call cut ("12 pread64(7</a/db>,  <unfinished ...>", later "12 <... pread64
+// resumed>"..., 4096, 16384) = 4096"), as strace writes under load, is joined again, so
+// that a match on both halves of a call sees them.
+func straceCalls(log string) []string {
+	var calls []string
+	open := map[string]int{} // the pid of a call cut short, and its line in calls
+	for _, l := range strings.Split(log, "\n") {
+		pid, rest, _ := strings.Cut(l, " ")
+		if head, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
+			open[pid] = len(calls)
+			calls = append(calls, pid+" "+head)
+			continue
+		}
+		if i, ok := open[pid]; ok && strings.HasPrefix(rest, "<... ") {
+			if _, tail, found := strings.Cut(rest, " resumed>"); found {
+				calls[i] += tail
+				delete(open, pid)
+				continue
+			}
+		}
+		calls = append(calls, l)
+	}
+	return calls
 }
 
 // TestAttackLastChangedCopyMixesGroupAndSetgid: the default run, no flag. app/prog is
