@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -265,7 +266,10 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		return err
 	}
 	var patterns []string
+	// Where each file's lines begin in patterns, and (last) where the files' lines end.
+	starts := make([]int, 0, len(files)+1)
 	for _, name := range files {
+		starts = append(starts, len(patterns))
 		// Opened without blocking and checked, as every file a command reads: a FIFO no one
 		// writes to would hang the run before it starts, a device would be read for ever.
 		f, _, err := openRegular(name)
@@ -274,33 +278,36 @@ func (cfg *createConfig) readExcludes(excludes, files []string) error {
 		}
 		lines, err := skiprules.ReadPatterns(f)
 		f.Close()
-		if err == nil {
-			err = checkPatternLines(lines)
-		}
 		if err != nil {
 			return fmt.Errorf("--exclude-from %s: %w", name, err)
 		}
 		patterns = append(patterns, lines...)
 	}
+	starts = append(starts, len(patterns))
 	// The last matching pattern decides, and git lets a pattern on the command line decide
 	// over a file's lines (ls-files --exclude over --exclude-from), wherever each flag stands.
 	patterns = append(patterns, excludes...)
 	m, err := skiprules.ParsePatterns(patterns)
 	if err != nil {
-		return fmt.Errorf("--exclude: %w", err)
+		return excludeFromError(err, files, starts)
 	}
 	cfg.rules.Exclude, cfg.patterns = m, patterns
 	return nil
 }
 
-// checkPatternLines says which line of a file of patterns is no pattern, if one is.
-func checkPatternLines(lines []string) error {
-	for i, line := range lines {
-		if _, err := skiprules.ParsePatterns([]string{line}); err != nil {
-			return fmt.Errorf("line %d: %w", i+1, err)
+// excludeFromError names where the user wrote the pattern ParsePatterns refused: the file
+// and line of an --exclude-from file (file i's lines are patterns[starts[i]:starts[i+1]]),
+// else --exclude.
+func excludeFromError(err error, files []string, starts []int) error {
+	var pe *skiprules.PatternError
+	if errors.As(err, &pe) {
+		for i, name := range files {
+			if pe.Index >= starts[i] && pe.Index < starts[i+1] {
+				return fmt.Errorf("--exclude-from %s: line %d: %w", name, pe.Index-starts[i]+1, err)
+			}
 		}
 	}
-	return nil
+	return fmt.Errorf("--exclude: %w", err)
 }
 
 // checkPatternArgs refuses a pattern given to flag on the command line that gitignore syntax

@@ -42,10 +42,10 @@ var errNeverComponent = errors.New(`an empty, "." or ".." component never appear
 // never what someone typing --exclude meant.
 func ParsePatterns(patterns []string) (*Matcher, error) {
 	m := &Matcher{}
-	for _, line := range patterns {
+	for i, line := range patterns {
 		p, ok, err := parsePattern(line)
 		if err != nil {
-			return nil, fmt.Errorf("bad pattern %q: %w", line, err)
+			return nil, &PatternError{Index: i, Pattern: line, Err: err}
 		}
 		if ok {
 			m.patterns = append(m.patterns, p)
@@ -53,6 +53,18 @@ func ParsePatterns(patterns []string) (*Matcher, error) {
 	}
 	return m, nil
 }
+
+// PatternError is a pattern that could not be parsed, the Index-th given to ParsePatterns,
+// so that a caller can say where the user wrote it (a file's line).
+type PatternError struct {
+	Index   int
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string { return fmt.Sprintf("bad pattern %q: %v", e.Pattern, e.Err) }
+
+func (e *PatternError) Unwrap() error { return e.Err }
 
 // parsePattern compiles one line; ok is false for a blank or comment line.
 func parsePattern(line string) (p pattern, ok bool, err error) {
