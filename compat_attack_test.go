@@ -2,11 +2,14 @@ package main
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"backup/format"
 )
 
 // The archives in testdata/compat were written by released versions of backup, each the
@@ -16,6 +19,9 @@ import (
 //	app-20261205T220822Z.zip  manifest v1, by 13721b1: backup create app --output-dir set
 //	app-20261205T220829Z.zip  manifest v2 before reuse (no ctime_ns, no compression), by
 //	                          8b8f3f8: the same command
+//	app-20261206T043927Z.zip  manifest v2 with what reuse compares and each file's
+//	                          raw_sha256 (of 2026-12-01, before v3), by b9bbcaf: the same
+//	                          command
 //
 // (git worktree add /tmp/wt COMMIT && cd /tmp/wt && go build -o /tmp/old . ; each receipt
 // beside its archive is the one that run wrote).
@@ -148,4 +154,70 @@ func TestAttackCompatV1RestoreKeepsPresentTree(t *testing.T) {
 	if errA != nil || errO != nil || !os.SameFile(a, o) {
 		t.Errorf("app/a.txt is no longer the file other-name names (%v, %v): a file already there was replaced", errA, errO)
 	}
+}
+
+// TestCompatV2ReferenceReused: a set whose LATEST backup of 2026-12-01 wrote (manifest v2
+// with ctime_ns, ino and compression, and each file's raw_sha256, which v3 no longer writes)
+// is reused from by the first run after an upgrade, as docs/formats.md and reuse.md say: v2
+// records what reuse compares, and raw_sha256 is read and ignored (the receipt's SHA-256
+// proves the reference). The tree is the fixture's, with its recorded mtimes and modes;
+// --ignore-inode leaves out the inode and change time, which no checked-in file can keep.
+func TestCompatV2ReferenceReused(t *testing.T) {
+	t.Parallel()
+	const name = "app-20261206T043927Z.zip"
+	dir := t.TempDir()
+	compatTree(t, dir)
+	set := compatSet(t, dir, name)
+	zr, err := zip.OpenReader(filepath.Join(set, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Files []struct {
+			Path      string `json:"path"`
+			MtimeNsec int64  `json:"mtime_nsec"`
+			RawSHA256 string `json:"raw_sha256"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(readZipGo(t, filepath.Join(set, name))[format.ManifestName]), &m); err != nil {
+		t.Fatal(err)
+	}
+	nsec := map[string]int64{}
+	for _, f := range m.Files {
+		if f.RawSHA256 == "" {
+			t.Fatalf("fixture: %s has no raw_sha256", f.Path)
+		}
+		nsec[f.Path] = f.MtimeNsec
+	}
+	for _, f := range zr.File {
+		n, ok := nsec[f.Name]
+		if !ok {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		mtime := f.Modified.Add(time.Duration(n))
+		if err := os.Chmod(p, f.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zr.Close()
+	if len(nsec) != 2 {
+		t.Fatalf("fixture holds files %v, want app/a.txt and app/sub/b.txt", nsec)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "--ignore-inode", "--output-dir", set, "app")
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stderr, "reading every file") {
+		t.Errorf("stderr:\n%s\nwant no full run: a v2 manifest with compression records what reuse compares", r.stderr)
+	}
+	latest := filepath.Join(set, readLatest(t, set))
+	if got := reusedIn(t, latest); got != 2 {
+		t.Errorf("%d files reused from the v2 reference, want 2", got)
+	}
+	if got := readZipGo(t, latest)[format.ManifestName]; !strings.Contains(got, `"backup.manifest/v3"`) || strings.Contains(got, "raw_sha256") {
+		t.Errorf("the new run's manifest:\n%s\nwant v3, without raw_sha256", got)
+	}
+	mustExit(t, backup(t, runOpts{dir: dir}, "verify", set), exitComplete)
 }

@@ -59,7 +59,8 @@ type Options struct {
 	ReferenceReceipt *format.Receipt
 	// ReferenceReadBack says that the Reference was read back whole by the run that made
 	// it, before anything trusted it (a set's LATEST): the entries copied from it need not
-	// be inflated again by Result.ReadBack. Any other reference's are.
+	// be inflated again by Result.ReadBack, unless its receipt says it was read back as
+	// ciphertext only (see readBackWhole). Any other reference's are.
 	ReferenceReadBack bool
 	Reuse             archive.ReuseOptions
 	// Pick, when set, narrows the walk to the stored names it holds (and the folders above
@@ -107,12 +108,15 @@ type Engine struct {
 	// Hooks are how the run reports what became of each path; see Hooks.
 	Hooks Hooks
 
-	opts   Options
-	rules  skiprules.Rules // opts.Rules and the run's own files
-	ref    *archive.Reference
-	w      *archive.Writer // nil in a dry run
-	sealer *sealer         // an encrypted archive's; nil otherwise
-	owners archive.Owners
+	opts  Options
+	rules skiprules.Rules // opts.Rules and the run's own files
+	ref   *archive.Reference
+	// refReadBack says that ref was read back whole by the run that made it: its copied
+	// entries need not be inflated again (Options.ReferenceReadBack, and see readBackWhole).
+	refReadBack bool
+	w           *archive.Writer // nil in a dry run
+	sealer      *sealer         // an encrypted archive's; nil otherwise
+	owners      archive.Owners
 	// wouldSnapshot is, in a dry run, the files that would be snapshotted.
 	wouldSnapshot []format.WouldCopy
 	// dryLinks numbers, in a dry run, the hard-link groups the Writer would.

@@ -20,7 +20,7 @@ func (e *Engine) openReference(ctx context.Context) error {
 	}
 	opts := e.opts.Reuse
 	opts.Unseal = e.opts.Identities.Unseal // an encrypted reference needs one of them
-	ref, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, opts)
+	ref, rc, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -35,6 +35,7 @@ func (e *Engine) openReference(ctx context.Context) error {
 		return nil
 	}
 	e.ref = ref
+	e.refReadBack = e.opts.ReferenceReadBack && readBackWhole(rc)
 	e.Hooks.Expect(ref.Reusable())
 	return nil
 }
@@ -45,30 +46,39 @@ func (e *Engine) openReference(ctx context.Context) error {
 // says complete too. Every entry copied is still checked against the SHA-256 its manifest
 // records for its compressed bytes. method and level are the run's: an entry compressed
 // otherwise is not copied.
-func openTrusted(ctx context.Context, path string, rc *format.Receipt, method format.Method, level int, opts archive.ReuseOptions) (*archive.Reference, error) {
+func openTrusted(ctx context.Context, path string, rc *format.Receipt, method format.Method, level int, opts archive.ReuseOptions) (*archive.Reference, *format.Receipt, error) {
 	if rc == nil {
 		var err error
 		if rc, err = format.ReadReceipt(format.ReceiptPath(path)); err != nil {
-			return nil, fmt.Errorf("its receipt: %w", cause(err))
+			return nil, nil, fmt.Errorf("its receipt: %w", cause(err))
 		}
 	}
 	if rc.Status != format.Complete {
-		return nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)
+		return nil, nil, fmt.Errorf("its receipt says %s; only a complete backup is a reference", rc.Status)
 	}
 	want, ok := rc.Summary()
 	if !ok {
-		return nil, errors.New("its receipt describes no archive")
+		return nil, nil, errors.New("its receipt describes no archive")
 	}
 	opts.Started = rc.StartedAt
 	ref, err := archive.OpenReference(ctx, path, want, method, level, opts)
 	if err != nil {
-		return nil, cause(err)
+		return nil, nil, cause(err)
 	}
 	if s := ref.Status(); s != string(format.Complete) { // a receipt edited to say complete
 		ref.Close()
-		return nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
+		return nil, nil, fmt.Errorf("its manifest says %s; only a complete backup is a reference", s)
 	}
-	return ref, nil
+	return ref, rc, nil
+}
+
+// readBackWhole says whether rc, a set's LATEST's receipt, records an archive read back
+// whole before LATEST named it: a plain one always is; an encrypted one only when its run
+// could decrypt it (read_back "contents"). One checked as ciphertext alone (a run without
+// an identity) had no entry inflated by anyone, so the entries copied from it are
+// inflated by the read-back, as those of a --reference are.
+func readBackWhole(rc *format.Receipt) bool {
+	return rc.Encryption == nil || rc.Encryption.ReadBack == format.ReadBackContents
 }
 
 // closeReference closes the reference once every entry it gives is in the archive.

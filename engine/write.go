@@ -33,7 +33,7 @@ type Result struct {
 	// the read-back (nil when none does).
 	sealed bool
 	ids    *seal.Identities
-	// inflateCopied is !Options.ReferenceReadBack.
+	// inflateCopied is !Engine.refReadBack.
 	inflateCopied bool
 }
 
@@ -204,7 +204,7 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, e.archiveError(err)
 	}
-	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace, inflateCopied: !e.opts.ReferenceReadBack}
+	res := &Result{Sum: sum, Manifest: m, path: e.opts.Output.Path, replace: e.opts.Output.Replace, inflateCopied: !e.refReadBack}
 	if e.sealer != nil {
 		res.sealed, res.seal = true, e.sealer
 		if e.opts.Recipients.OpenableBy(e.opts.Identities) {

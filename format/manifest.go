@@ -215,8 +215,8 @@ func (m *Manifest) check() error {
 	if m.Schema != ManifestSchema && m.Schema != ManifestSchemaV2 && m.Schema != ManifestSchemaV1 {
 		return fmt.Errorf("schema %q, want %q, %q or %q", m.Schema, ManifestSchema, ManifestSchemaV2, ManifestSchemaV1)
 	}
-	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
-		return errors.New("owners, links, dirs and symlinks are v2 fields, in a v1 manifest")
+	if m.Schema == ManifestSchemaV1 && (m.Dirs != nil || m.Symlinks != nil || m.Compression != nil || slices.ContainsFunc(m.Files, hasV2Fields)) {
+		return errors.New("owners, links, dirs, symlinks and what reuse compares are v2 fields, in a v1 manifest")
 	}
 	if m.Schema != ManifestSchema && m.Databases != "" {
 		return errors.New("databases is a v3 field, in a manifest of an earlier version")
@@ -344,7 +344,10 @@ func checkStatus(s string) error {
 	return nil
 }
 
-func hasV2Fields(f File) bool { return f.Meta != nil || f.Link != 0 }
+// hasV2Fields says whether f holds what only v2 and later record: an owner (Meta), a link
+// group, or the raw_sha256 that reuse compared. A snapshot is not one: backup wrote it in
+// v1 manifests too (13721b1, before v2).
+func hasV2Fields(f File) bool { return f.Meta != nil || f.Link != 0 || f.RawSHA256 != nil }
 
 func isHexSHA256(s string) bool {
 	if len(s) != 2*sha256.Size {

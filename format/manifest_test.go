@@ -45,6 +45,11 @@ func TestParseManifest(t *testing.T) {
 		{"v1", doc(ManifestSchemaV1, "complete", file), ""},
 		{"v1 with a dir", `{"schema": "backup.manifest/v1", "status": "complete", "dirs": [{"path": "a", "uid": 0, "gid": 0}]}`, "v2 fields"},
 		{"v1 with an owner", doc(ManifestSchemaV1, "complete", `{"path": "a", "size": 1, "sha256": "`+goodSum+`", "uid": 1, "gid": 2}`), "v2 fields"},
+		// What reuse compares came with v2 too: no version wrote it in a v1 manifest.
+		{"v1 with compression", `{"schema": "backup.manifest/v1", "status": "complete", "compression": {"method": "deflate", "level": 6}, "files": []}`, "v2 fields"},
+		{"v1 with a raw sum", doc(ManifestSchemaV1, "complete", `{"path": "a", "size": 1, "sha256": "`+goodSum+`", "raw_sha256": "`+goodSum+`"}`), "v2 fields"},
+		// A snapshot was written in v1 manifests (13721b1, before v2): read.
+		{"v1 with a snapshot", doc(ManifestSchemaV1, "complete", `{"path": "a", "size": 1, "sha256": "`+goodSum+`", "snapshot": {"kind": "sqlite", "source_size": 1, "source_mtime": "2026-12-01T03:00:00Z"}}`), ""},
 		{"v2 owner, link, xattr", doc(ManifestSchema, "complete", `{"path": "a", "size": 1, "sha256": "`+goodSum+`", "link": 1, "uid": 1, "gid": 2, "user": "u", "group": "g", "xattrs": {"user.a": "eA=="}}`), ""},
 		{"v2 symlink", `{"schema": "backup.manifest/v2", "status": "complete", "symlinks": [{"path": "a", "target": "/", "uid": 0, "gid": 0}]}`, ""},
 		{"symlink twice", `{"schema": "backup.manifest/v2", "status": "complete", "symlinks": [{"path": "a", "target": "/", "uid": 0, "gid": 0}, {"path": "a", "target": "b", "uid": 0, "gid": 0}]}`, "listed twice"},
