@@ -75,6 +75,9 @@ func TestParseManifest(t *testing.T) {
 		{"unknown field in a warning", `{"schema": "backup.manifest/v1", "status": "complete", "warnings": [{"path": "a", "x": 1}]}`, `unknown field "x"`},
 		{"raw path in a skip", `{"schema": "backup.manifest/v1", "status": "complete", "skipped": [{"path": "a", "path_b64": "YQ==", "kind": "fifo"}]}`, "is valid UTF-8"},
 		{"huge size", doc(ManifestSchema, "complete", `{"path": "a", "size": 1e30, "sha256": "`+goodSum+`"}`), "cannot unmarshal number"},
+		{"raw rule that is UTF-8", `{"schema": "backup.manifest/v3", "status": "complete", "excluded": [{"path": "app/x", "rule": "x", "rule_b64": "eA=="}]}`, `rule of "app/x": rule_b64 "eA==" is valid UTF-8: the rule alone says it`},
+		{"raw rule not base64", `{"schema": "backup.manifest/v3", "status": "complete", "excluded": [{"path": "app/x", "rule": "x", "rule_b64": "!!"}]}`, `rule of "app/x": rule_b64 "!!": illegal base64`},
+		{"raw rule shown wrong", `{"schema": "backup.manifest/v3", "status": "complete", "excluded": [{"path": "app/x", "rule": "x", "rule_b64": "eP8="}]}`, `rule of "app/x": rule "x" does not show rule_b64 "eP8="`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,17 +43,23 @@ func displayPath(name string) string { return strings.ToValidUTF8(name, "\uFFFD"
 // decode returns the name p records, refusing a path_b64 that is not base64, that a plain
 // path would have said, or that its display path does not match.
 func (p jsonPath) decode() (string, error) {
-	if p.PathB64 == "" {
-		return p.Path, nil
+	return decodeTwin(p.Path, p.PathB64, "path")
+}
+
+// decodeTwin returns the bytes a field named field records as text, or, when they are not
+// UTF-8, as b64 in its twin field_b64, which decode checks as it does a path's.
+func decodeTwin(text, b64, field string) (string, error) {
+	if b64 == "" {
+		return text, nil
 	}
-	raw, err := base64.StdEncoding.Strict().DecodeString(p.PathB64)
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("path_b64 %q: %w", p.PathB64, err)
+		return "", fmt.Errorf("%s_b64 %q: %w", field, b64, err)
 	case utf8.Valid(raw):
-		return "", fmt.Errorf("path_b64 %q is valid UTF-8: the path alone says it", p.PathB64)
-	case displayPath(string(raw)) != p.Path:
-		return "", fmt.Errorf("path %q does not show path_b64 %q", p.Path, p.PathB64)
+		return "", fmt.Errorf("%s_b64 %q is valid UTF-8: the %s alone says it", field, b64, field)
+	case displayPath(string(raw)) != text:
+		return "", fmt.Errorf("%s %q does not show %s_b64 %q", field, text, field, b64)
 	}
 	return string(raw), nil
 }
@@ -128,7 +134,7 @@ type excludedJSON struct {
 
 func (j excludedJSON) value() (Excluded, error) {
 	path, err := j.decode()
-	rule, ruleErr := jsonPath{Path: j.Rule, PathB64: j.RuleB64}.decode()
+	rule, ruleErr := decodeTwin(j.Rule, j.RuleB64, "rule")
 	if err == nil && ruleErr != nil {
 		err = fmt.Errorf("rule of %q: %w", path, ruleErr)
 	}
