@@ -130,6 +130,7 @@ func newRestoreCmd() *cobra.Command {
 	identity := addIdentityFlag(flags, identityUsage)
 	flags.IntVarP(&cfg.owners.Jobs, "jobs", "j", 0, fmt.Sprintf("restore `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.s3 = addS3Flags(flags)
+	cmd.RegisterFlagCompletionFunc("symlinks", cobra.FixedCompletions([]string{"skip", "store"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		// A spool leaves free what the restore writes, which the archive tells; a
