@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,4 +80,85 @@ func TestDocsJSONDryRunAlwaysPresent(t *testing.T) {
 		t.Fatalf("prune --json-lines: last line %q (%v)", lines[len(lines)-1], err)
 	}
 	hasDryRun("prune --json-lines result", string(last.Result), false)
+}
+
+// TestDocsVerifyJSONEncryptedWhenUnread: verify --json's `encrypted` says the archive is an
+// age file (docs/verify-list.md). An encrypted archive that none of the identities given
+// opens (exit 1, `no identity matches`) was answered with "encrypted": false, as if it were
+// a plain zip that could not be read; so was one whose ciphertext is cut short.
+func TestDocsVerifyJSONEncryptedWhenUnread(t *testing.T) {
+	t.Parallel()
+	key, other := newAgeKey(t), newAgeKey(t)
+	dir, archive := sealedArchive(t, key)
+	check := func(what string, r result) {
+		t.Helper()
+		mustExit(t, r, exitFailed)
+		var out struct {
+			OK              *bool `json:"ok"`
+			Encrypted       *bool `json:"encrypted"`
+			ContentsChecked *bool `json:"contents_checked"`
+			Problems        []struct {
+				Reason string `json:"reason"`
+			} `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%s: %v in %q", what, err, r.stdout)
+		}
+		if out.OK == nil || *out.OK || out.Encrypted == nil || !*out.Encrypted || out.ContentsChecked == nil || *out.ContentsChecked || len(out.Problems) != 1 {
+			t.Errorf("%s: %s, want ok false, encrypted true, contents_checked false, one problem", what, r.stdout)
+		}
+	}
+	check("verify --json -i (another key)", backup(t, runOpts{dir: dir}, "verify", "--json", "-i", other.identity, archive))
+	data := must(os.ReadFile(archive))
+	cut := filepath.Join(dir, "cut.zip.age")
+	if err := os.WriteFile(cut, data[:len(data)-40], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("verify --json -i of a cut archive", backup(t, runOpts{dir: dir}, "verify", "--json", "-i", key.identity, cut))
+}
+
+// TestDocsVerifyJSONAnswersBadReceipt: a receipt that cannot be read fails verify (exit 1,
+// README), and --json and --json-lines answer every way out: docs/operations.md says the
+// last line of --json-lines is always the `result`, and verify --json gives an `entry` of ""
+// for a problem of the archive as a whole. A receipt that was not JSON printed nothing on
+// stdout with --json, and only the `start` line with --json-lines.
+func TestDocsVerifyJSONAnswersBadReceipt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a.txt": {content: "a"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	if err := os.WriteFile(filepath.Join(dir, "a.zip.receipt.json"), []byte("garbage\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		OK       *bool `json:"ok"`
+		Problems []struct {
+			Entry  *string `json:"entry"`
+			Reason string  `json:"reason"`
+		} `json:"problems"`
+	}
+	check := func(what, text string) {
+		t.Helper()
+		var out answer
+		if err := json.Unmarshal([]byte(text), &out); err != nil {
+			t.Fatalf("%s: %v in %q", what, err, text)
+		}
+		if out.OK == nil || *out.OK || len(out.Problems) != 1 || out.Problems[0].Entry == nil || *out.Problems[0].Entry != "" || !strings.Contains(out.Problems[0].Reason, "not a receipt") {
+			t.Errorf("%s: %s, want ok false and one problem of the archive as a whole naming the receipt", what, text)
+		}
+	}
+	r := backup(t, runOpts{dir: dir}, "verify", "--json", "a.zip")
+	mustExit(t, r, exitFailed)
+	check("verify --json", r.stdout)
+	r = backup(t, runOpts{dir: dir}, "verify", "--json-lines", "a.zip")
+	mustExit(t, r, exitFailed)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct {
+		Type   string          `json:"type"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "result" {
+		t.Fatalf("verify --json-lines: last line %q (%v), want the result", lines[len(lines)-1], err)
+	}
+	check("verify --json-lines result", string(last.Result))
 }
