@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -161,4 +162,41 @@ func TestDocsVerifyJSONAnswersBadReceipt(t *testing.T) {
 		t.Fatalf("verify --json-lines: last line %q (%v), want the result", lines[len(lines)-1], err)
 	}
 	check("verify --json-lines result", string(last.Result))
+}
+
+// TestDocsRestoreHelpNamesTheUndo: restore --help names the command that undoes a restore
+// --force, and docs/restore.md says it is exactly `backup restore --force --same-permissions
+// --xattrs BEFORE-STATE DEST`, as the restore prints it. The help named `restore --force
+// --xattrs BEFORE-STATE DEST`, without --same-permissions, which the undo needs to give back
+// a setuid bit or a capability it replaced.
+func TestDocsRestoreHelpNamesTheUndo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a.txt": {content: "a"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	makeTree(t, dir, map[string]node{"dest/app/a.txt": {content: "changed"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "a.zip", "dest")
+	mustExit(t, r, exitComplete)
+	_, undo, ok := strings.Cut(r.stderr, "(undo: backup ")
+	if !ok {
+		t.Fatalf("restore --force printed no undo: %q", r.stderr)
+	}
+	// restore --force --same-permissions --xattrs /…/dest-before-restore-….zip dest)
+	fields := strings.Fields(undo)
+	var flags []string
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, "-") {
+			break
+		}
+		flags = append(flags, f)
+	}
+	want := "restore " + strings.Join(flags, " ") + " BEFORE-STATE DEST"
+	if fields[0] != "restore" || !slices.Contains(flags, "--same-permissions") {
+		t.Fatalf("undo %q: want restore with --same-permissions", undo)
+	}
+	help := backup(t, runOpts{}, "restore", "--help")
+	mustExit(t, help, exitComplete)
+	if !strings.Contains(strings.Join(strings.Fields(help.stdout), " "), want) {
+		t.Errorf("restore --help does not name the undo as printed, %q:\n%s", want, help.stdout)
+	}
 }
