@@ -200,3 +200,43 @@ func TestDocsRestoreHelpNamesTheUndo(t *testing.T) {
 		t.Errorf("restore --help does not name the undo as printed, %q:\n%s", want, help.stdout)
 	}
 }
+
+// TestDocsOutputTrailingSlash: -o PATH is "an existing directory means the default name
+// inside it" (docs/create.md), and a path is taken as the kernel takes it. A trailing slash
+// says PATH is a folder: `-o backups/` where backups does not exist wrote an archive file
+// named backups (and backups.receipt.json), `--force -o a.zip/` replaced the file a.zip,
+// and `--receipt r/` wrote a receipt file named r. Each is now refused as the kernel
+// refuses such a path (exit 1, nothing written); an existing folder with the slash still
+// gets the default name inside.
+func TestDocsOutputTrailingSlash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a.txt": {content: "a"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	before := must(os.ReadFile(filepath.Join(dir, "a.zip")))
+	makeTree(t, dir, map[string]node{"app/a.txt": {content: "b"}}) // a run now writes other bytes
+	for _, tt := range []struct {
+		args []string
+		gone []string // what must not be there afterwards
+	}{
+		{[]string{"-o", "backups/"}, []string{"backups", "backups.receipt.json"}},
+		{[]string{"--force", "-o", "a.zip/"}, nil},
+		{[]string{"-o", "b.zip", "--receipt", "r/"}, []string{"r", "b.zip", "b.zip.receipt.json"}},
+	} {
+		r := backup(t, runOpts{dir: dir}, append(append([]string{"create", "-q"}, tt.args...), "app")...)
+		if r.code != exitFailed || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("create %v: exit %d, stderr %q; want exit 1 and one line", tt.args, r.code, r.stderr)
+		}
+		for _, name := range tt.gone {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				t.Errorf("create %v made %s", tt.args, name)
+			}
+		}
+	}
+	if got := must(os.ReadFile(filepath.Join(dir, "a.zip"))); string(got) != string(before) {
+		t.Error("create --force -o a.zip/ replaced the file a.zip")
+	}
+	os.Mkdir(filepath.Join(dir, "out"), 0o755)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "out/", "app"), exitComplete)
+	onlyFile(t, filepath.Join(dir, "out"), ".zip")
+}
