@@ -240,3 +240,50 @@ func TestDocsOutputTrailingSlash(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "out/", "app"), exitComplete)
 	onlyFile(t, filepath.Join(dir, "out"), ".zip")
 }
+
+// TestDocsSourceNames holds docs/create.md's names of a SOURCE: its base name, a symlink's
+// own name, `.` the name of the folder it is, and `/` root.
+func TestDocsSourceNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"srv/app/a.txt": {content: "a"}})
+	if err := os.Symlink("srv/app", filepath.Join(dir, "current")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		cwd, source, want string
+	}{
+		{dir, "srv/app", "app/a.txt"},
+		{dir, "current", "current/a.txt"},
+		{filepath.Join(dir, "srv", "app"), ".", "app/a.txt"},
+		{dir, "srv/app/.", "app/a.txt"},
+	} {
+		r := backup(t, runOpts{dir: tt.cwd}, "create", "-q", "-o", filepath.Join(t.TempDir(), "a.zip"), "--json", tt.source)
+		mustExit(t, r, exitComplete)
+		var rc struct {
+			Archive struct{ Path string } `json:"archive"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rc); err != nil {
+			t.Fatal(err)
+		}
+		list := backup(t, runOpts{}, "list", rc.Archive.Path)
+		mustExit(t, list, exitComplete)
+		if !slices.Contains(strings.Split(list.stdout, "\n"), tt.want) {
+			t.Errorf("create %s in %s stored %q, want %s", tt.source, tt.cwd, list.stdout, tt.want)
+		}
+	}
+	// / is stored under root/: a dry run that leaves out everything below it names the rest.
+	r := backup(t, runOpts{}, "create", "-n", "--json", "-x", "/*", "/")
+	mustExit(t, r, exitComplete)
+	var rc struct {
+		Excluded []struct{ Path string } `json:"excluded"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rc); err != nil || len(rc.Excluded) == 0 {
+		t.Fatalf("create -n -x '/*' /: %v, %q", err, r.stdout)
+	}
+	for _, e := range rc.Excluded {
+		if !strings.HasPrefix(e.Path, "root/") {
+			t.Errorf("/ stored %s, want it below root/", e.Path)
+		}
+	}
+}
