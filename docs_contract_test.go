@@ -287,3 +287,24 @@ func TestDocsSourceNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsAdoptReceiptHint: adopt reads ARCHIVE's receipt from `--receipt PATH`, else
+// ARCHIVE.receipt.json (docs/sets.md). A receipt missing beside ARCHIVE says to give it with
+// --receipt; one given with --receipt that cannot be read said so too, a hint that points
+// back at what was just done.
+func TestDocsAdoptReceiptHint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]node{"app/a.txt": {content: "a"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "a.zip", "app"), exitComplete)
+	os.Remove(filepath.Join(dir, "a.zip.receipt.json"))
+	r := backup(t, runOpts{dir: dir}, "adopt", "set", "a.zip")
+	mustExit(t, r, exitFailed)
+	oneLine(t, r, "give it with --receipt")
+	r = backup(t, runOpts{dir: dir}, "adopt", "--receipt", "nope.json", "set", "a.zip")
+	mustExit(t, r, exitFailed)
+	oneLine(t, r, "receipt nope.json: no such file or directory")
+	if strings.Contains(r.stderr, "give it with --receipt") {
+		t.Errorf("adopt --receipt nope.json: %q, a hint to give what was given", r.stderr)
+	}
+}
