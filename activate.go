@@ -42,7 +42,7 @@ type activateJSON struct {
 	DirB64   string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Archive  string `json:"archive"`
 	Previous string `json:"previous"` // what LATEST named before; "" for none
-	DryRun   bool   `json:"dry_run,omitempty"`
+	DryRun   bool   `json:"dry_run"`
 	Status   string `json:"status"` // the archive's receipt status
 }
 

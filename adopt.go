@@ -221,6 +221,10 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 	}
 	rc, source, err := readAdopteeReceipt(path)
 	if err != nil {
+		if cfg.receipt == "" {
+			// The receipt looked for beside ARCHIVE: one elsewhere is given with --receipt.
+			err = fmt.Errorf("%w (give it with --receipt)", err)
+		}
 		return adoptee{}, err
 	}
 	f, size, err := openRegular(cfg.archive)
@@ -244,7 +248,7 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 func readAdopteeReceipt(path string) (*format.Receipt, string, error) {
 	rc, err := format.ReadReceipt(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("receipt %s: %w (give it with --receipt)", path, cause(err))
+		return nil, "", fmt.Errorf("receipt %s: %w", path, cause(err))
 	}
 	if rc.Archive == nil || (rc.Status != format.Complete && rc.Status != format.Incomplete) {
 		return nil, "", fmt.Errorf("receipt %s says %s and records no usable archive", path, rc.Status)

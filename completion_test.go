@@ -41,6 +41,10 @@ func TestBashCompletion(t *testing.T) {
 		{"backup create --exc", []string{"--exclude", "--exclude-caches", "--exclude-from"}},
 		{"backup pr", []string{"prune"}},
 		{"backup completion ", []string{"bash", "fish", "zsh"}},
+		// Both --symlinks take MODE skip or store (docs/create.md, docs/restore.md):
+		// restore's offered file names instead.
+		{"backup create --symlinks ", []string{"skip", "store"}},
+		{"backup restore --symlinks ", []string{"skip", "store"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

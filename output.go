@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"backup/backupset"
@@ -69,12 +70,32 @@ func (cfg *createConfig) resolveOutput(now time.Time) (outputPaths, error) {
 	}
 	out.receipt = format.ReceiptPath(out.archive)
 	if cfg.receipt != "" {
+		if err := folderAsTyped("--receipt", cfg.receipt); err != nil {
+			return out, err
+		}
 		out.receipt, err = absPath(cfg.receipt)
 	}
 	return out, err
 }
 
+// folderAsTyped refuses a path typed with a trailing slash that the kernel would not take
+// as a folder (missing, or a file): absPath cleans the slash away, and the output would
+// then be a file of that name (-o backups/ made the file backups; --force -o a.zip/
+// replaced a.zip). A folder with the slash is left to the caller.
+func folderAsTyped(flag, path string) error {
+	if !strings.HasSuffix(path, "/") {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, cause(err))
+	}
+	return nil
+}
+
 func (cfg *createConfig) explicitOutput(now time.Time) (string, error) {
+	if err := folderAsTyped("output", cfg.output); err != nil {
+		return "", err
+	}
 	path, err := absPath(cfg.output)
 	if err != nil {
 		return "", err

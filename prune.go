@@ -44,7 +44,7 @@ const pruneExitCodes = `0 done, 1 refused or failed, 2 usage, 4 the set is locke
 type pruneJSON struct {
 	Dir     string `json:"dir"`
 	DirB64  string `json:"dir_b64,omitempty"` // its bytes in base64 when it is not UTF-8
-	DryRun  bool   `json:"dry_run,omitempty"`
+	DryRun  bool   `json:"dry_run"`
 	Deleted int    `json:"deleted"`
 	// Attic and Moved say where the runs not kept went, with --attic; Deleted is then 0.
 	Attic    string         `json:"attic,omitempty"`

@@ -27,7 +27,8 @@ restore before anything is written, and so do files that exist already with othe
 unless --force. Files already there with the archived content (size, SHA-256) are kept, so a
 re-run after an interruption writes only the rest. --force first saves what it replaces in a
 before-state archive beside DEST (or in --undo-dir); the command it prints, restore --force
---xattrs BEFORE-STATE DEST (with the other flags the undo needs), undoes the restore.
+--same-permissions --xattrs BEFORE-STATE DEST (--numeric-owner too after a restore with it),
+undoes the restore.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
 archives another tool made), then renamed into place. Symlinks the backup stored are created
 (never followed); symlinks, devices and other special entries of foreign archives are
@@ -130,6 +131,7 @@ func newRestoreCmd() *cobra.Command {
 	identity := addIdentityFlag(flags, identityUsage)
 	flags.IntVarP(&cfg.owners.Jobs, "jobs", "j", 0, fmt.Sprintf("restore `N` entries in parallel, 1 to %d; 0 (the default): one per CPU", maxJobs))
 	cfg.s3 = addS3Flags(flags)
+	cmd.RegisterFlagCompletionFunc("symlinks", cobra.FixedCompletions([]string{"skip", "store"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		// A spool leaves free what the restore writes, which the archive tells; a

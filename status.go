@@ -27,8 +27,8 @@ When LATEST is not the newest complete backup, a line says so, and why: activate
 With --max-age, the check also requires the LATEST backup to be complete and to have started
 less than DURATION ago: what a monitoring check or a wrapper script calls.`
 
-const statusExitCodes = `0 healthy, 1 not, or its --json could not be written (one line on stderr says
-why), 2 usage.`
+const statusExitCodes = `0 healthy, 1 not, or its table or --json could not be written (one line on
+stderr says why), 2 usage.`
 
 // statusJSON is what status --json prints.
 type statusJSON struct {

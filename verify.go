@@ -111,7 +111,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
 		if cfg.json || cfg.jsonLines {
-			return writeVerifyFailed(cfg, setError(cfg.archive, err), stdout, stderr)
+			return writeVerifyFailed(cfg, setError(cfg.archive, err), false, stdout, stderr)
 		}
 		return exitFailed
 	}
@@ -120,11 +120,18 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", err.Error())
+		if cfg.json || cfg.jsonLines {
+			return writeVerifyFailed(cfg, err.Error(), false, stdout, stderr)
+		}
 		return exitFailed
 	}
 	sealed, err := ref.sealed(ctx)
 	if err != nil {
-		return readFailed(ctx, stderr, "verify", cfg.archive, err)
+		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
+		if code == exitFailed && (cfg.json || cfg.jsonLines) {
+			code = writeVerifyFailed(cfg, cause(err).Error(), false, stdout, stderr)
+		}
+		return code
 	}
 	if sealed && cfg.ids.Len() == 0 {
 		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
@@ -154,7 +161,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
 		if code == exitFailed && (cfg.json || cfg.jsonLines) {
 			// A script reading stdout gets an answer even when nothing could be read.
-			code = writeVerifyFailed(cfg, cause(err).Error(), stdout, stderr)
+			code = writeVerifyFailed(cfg, cause(err).Error(), sealed, stdout, stderr)
 		}
 		return code
 	}
@@ -221,9 +228,11 @@ func findReceipt(archivePath, explicit string) (string, *format.Receipt, error) 
 	return path, rc, nil
 }
 
-// writeVerifyFailed prints the --json answer for an archive that could not be read at all.
-func writeVerifyFailed(cfg verifyConfig, reason string, stdout, stderr io.Writer) int {
-	out := verifyJSON{Archive: cfg.archive, VerifyResult: &archive.VerifyResult{Problems: []archive.Problem{{Reason: reason}}}}
+// writeVerifyFailed prints the --json answer for an archive that could not be read at all;
+// encrypted says it is an age file (one no identity given opens, or cut short), as far as
+// that was found.
+func writeVerifyFailed(cfg verifyConfig, reason string, encrypted bool, stdout, stderr io.Writer) int {
+	out := verifyJSON{Archive: cfg.archive, Encrypted: encrypted, VerifyResult: &archive.VerifyResult{Problems: []archive.Problem{{Reason: reason}}}}
 	if err := cfg.writeResult(stdout, out); err != nil {
 		return jsonFailed(stderr, "verify", err)
 	}

@@ -32,13 +32,17 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		if d >= math.MaxInt64-total {
 			// Summed past what a Duration holds, it would wrap to a short or negative one.
-			return 0, fmt.Errorf("invalid duration %q: longer than %s", s, FormatDuration(math.MaxInt64))
+			return 0, fmt.Errorf("invalid duration %q: longer than %s", s, longestDuration)
 		}
 		total += d
 		rest = rest[unitEnd:]
 	}
 	return total, nil
 }
+
+// longestDuration is the most a Duration holds, in whole seconds and every unit:
+// FormatDuration's two units (106751d23h) would name a bound shorter than the true one.
+const longestDuration = "106751d23h47m16s"
 
 // parsePart parses one number and its unit, handing the units Go knows to time.ParseDuration.
 func parsePart(num, unit string) (time.Duration, error) {

@@ -2,6 +2,7 @@ package format
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,5 +69,19 @@ func TestFormatDuration(t *testing.T) {
 				t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseDurationTooLongSaysTheMost: docs/sets.md gives the longest duration as
+// 106751d23h47m16s, and a longer one's error should name that bound. It said "longer than
+// 106751d23h" (two units, as output shows durations), a bound that 106751d23h30m, which
+// is taken, is longer than.
+func TestParseDurationTooLongSaysTheMost(t *testing.T) {
+	if _, err := ParseDuration("106751d23h47m16s"); err != nil {
+		t.Fatalf("the longest duration the docs give: %v", err)
+	}
+	_, err := ParseDuration("106751d23h47m17s")
+	if err == nil || !strings.HasSuffix(err.Error(), "longer than 106751d23h47m16s") {
+		t.Errorf("ParseDuration(106751d23h47m17s): %v, want it to end in: longer than 106751d23h47m16s", err)
 	}
 }
