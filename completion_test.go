@@ -45,6 +45,8 @@ func TestBashCompletion(t *testing.T) {
 		// restore's offered file names instead.
 		{"backup create --symlinks ", []string{"skip", "store"}},
 		{"backup restore --symlinks ", []string{"skip", "store"}},
+		// --level takes N, 0 to 9: it offered the current folder's file names.
+		{"backup create --level ", []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

@@ -117,7 +117,7 @@ type createFlags struct {
 func newCreateCmd() *cobra.Command {
 	cmd := newCommand("create [flags] SOURCE...", "back up SOURCE... into a new zip archive", createLong, createExitCodes)
 	f := addCreateFlags(cmd.Flags())
-	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": format.FailOnOps, "symlinks": {"skip", "store"}} {
+	for flag, values := range map[string][]string{"method": {"deflate", "zstd"}, "sqlite": {"auto", "off"}, "progress": {"auto", "always", "never"}, "fail-on": format.FailOnOps, "symlinks": {"skip", "store"}, "level": {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}} {
 		cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
