@@ -160,6 +160,11 @@ func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefi
 	lock, err := acquire(ctx, st, wait)
 	var locked *backupset.LockedError
 	switch {
+	case errors.As(err, &locked) && wait > 0:
+		// Read without the wait, the line would say the run gave up at once.
+		err = fmt.Errorf("%s: %w (still, after --wait %s)", st.Location(), err, format.FormatDuration(wait))
+		sayf(stderr, "%s: %v\n", prefix, err)
+		return nil, exitLocked, err
 	case errors.As(err, &locked):
 		sayf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
 		return nil, exitLocked, fmt.Errorf("%s: %w", st.Location(), err)

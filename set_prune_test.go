@@ -164,6 +164,19 @@ func TestSetPruneLocked(t *testing.T) {
 	if r.code != exitLocked || !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("prune on a locked set: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitLocked, want)
 	}
+	// A wait that runs out says so: the same line as an immediate refusal read as if no
+	// --wait had been given.
+	for _, cmd := range [][]string{{"prune", "--keep-last", "1"}, {"create", "-q", "--output-dir", set, t.TempDir()}} {
+		args := append(cmd, "--wait", "1s")
+		if cmd[0] == "prune" {
+			args = append(args, set)
+		}
+		r = backup(t, runOpts{}, args...)
+		want = "another backup of this set is running, pid " + strconv.Itoa(os.Getpid()) + " (still, after --wait 1s)\n"
+		if r.code != exitLocked || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s --wait 1s on a locked set: exit %d, stderr %q; want %d and %q", cmd[0], r.code, r.stderr, exitLocked, want)
+		}
+	}
 	time.AfterFunc(500*time.Millisecond, func() { lock.Release() })
 	r = backup(t, runOpts{}, "prune", "--keep-last", "1", "--wait", "30s", set)
 	mustExit(t, r, exitComplete)
