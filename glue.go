@@ -160,14 +160,13 @@ func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefi
 	lock, err := acquire(ctx, st, wait)
 	var locked *backupset.LockedError
 	switch {
-	case errors.As(err, &locked) && wait > 0:
-		// Read without the wait, the line would say the run gave up at once.
-		err = fmt.Errorf("%s: %w (still, after --wait %s)", st.Location(), err, format.FormatDuration(wait))
+	case errors.As(err, &locked):
+		err = fmt.Errorf("%s: %w", st.Location(), err)
+		if wait > 0 { // read without the wait, the line would say the run gave up at once
+			err = fmt.Errorf("%w (still, after --wait %s)", err, format.FormatDuration(wait))
+		}
 		sayf(stderr, "%s: %v\n", prefix, err)
 		return nil, exitLocked, err
-	case errors.As(err, &locked):
-		sayf(stderr, "%s: %s: %v\n", prefix, st.Location(), err)
-		return nil, exitLocked, fmt.Errorf("%s: %w", st.Location(), err)
 	case errors.Is(err, context.Canceled):
 		sayf(stderr, "%s: interrupted while waiting for the set's lock\n", prefix)
 		return nil, exitInterrupted, errInterrupted

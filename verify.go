@@ -127,11 +127,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	}
 	sealed, err := ref.sealed(ctx)
 	if err != nil {
-		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
-		if code == exitFailed && (cfg.json || cfg.jsonLines) {
-			code = writeVerifyFailed(cfg, cause(err).Error(), false, stdout, stderr)
-		}
-		return code
+		return cfg.readFailed(ctx, err, false, stdout, stderr)
 	}
 	if sealed && cfg.ids.Len() == 0 {
 		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
@@ -158,12 +154,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		return verifyArchive(ctx, cfg, stdout, stderr)
 	}
 	if err != nil {
-		code := readFailed(ctx, stderr, "verify", cfg.archive, err)
-		if code == exitFailed && (cfg.json || cfg.jsonLines) {
-			// A script reading stdout gets an answer even when nothing could be read.
-			code = writeVerifyFailed(cfg, cause(err).Error(), sealed, stdout, stderr)
-		}
-		return code
+		return cfg.readFailed(ctx, err, sealed, stdout, stderr)
 	}
 	out := verifyJSON{Archive: cfg.archive, OK: res.OK(), VerifyResult: res, Encrypted: sealed, ContentsChecked: true}
 	return cfg.finish(out, receiptPath, verifiedLine(res, receiptPath), stdout, stderr)
@@ -226,6 +217,16 @@ func findReceipt(archivePath, explicit string) (string, *format.Receipt, error) 
 		return "", nil, fmt.Errorf("receipt %s: records no archive (status %s)", path, rc.Status)
 	}
 	return path, rc, nil
+}
+
+// readFailed reports an archive that could not be read at all (see the function readFailed),
+// and answers --json with it: a script reading stdout gets an answer even then.
+func (cfg verifyConfig) readFailed(ctx context.Context, err error, sealed bool, stdout, stderr io.Writer) int {
+	code := readFailed(ctx, stderr, "verify", cfg.archive, err)
+	if code == exitFailed && (cfg.json || cfg.jsonLines) {
+		code = writeVerifyFailed(cfg, cause(err).Error(), sealed, stdout, stderr)
+	}
+	return code
 }
 
 // writeVerifyFailed prints the --json answer for an archive that could not be read at all;
