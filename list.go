@@ -91,6 +91,7 @@ func newListCmd() *cobra.Command {
 }
 
 func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
+	defer limitMemory()()
 	ctx, stop := interruptible()
 	defer stop()
 	ref, err := resolveArchive(ctx, arg, cfg.s3)

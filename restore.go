@@ -191,6 +191,7 @@ func newRestoreCmd() *cobra.Command {
 // restoreArchive restores, prints the result with --json, and returns the exit code its
 // status decides.
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
+	defer limitMemory()()
 	out := &restoreJSON{Archive: cfg.archive, Dest: cfg.dest}
 	if cfg.jsonLines {
 		cfg.events = report.NewEvents(stdout, "restore")

@@ -17,18 +17,21 @@ import (
 // that no entry covers. The files' data are checked
 // as they are written. It returns ctx's error when the plan is interrupted.
 func (p *Plan) checkEntries() error {
-	selected := make(map[*archive.Entry]bool, len(p.entries))
-	for _, e := range p.entries {
-		selected[e] = true
-	}
 	special := make(map[string]bool, len(p.Skipped))
 	for _, s := range p.Skipped {
 		special[s.Path] = true
 	}
 	isSpecial := func(e *archive.Entry) bool { return e.Kind != "" && special[e.Name] }
-	var checked []*archive.Entry
+	// p.entries keeps the archive's order (selectEntries), so one walk of both finds them,
+	// where a set of the selected entries took 36 MB at a million files.
+	checked := make([]*archive.Entry, 0, len(p.entries)+len(p.Skipped))
+	next := 0
 	for _, e := range p.r.Entries {
-		if selected[e] || isSpecial(e) {
+		selected := next < len(p.entries) && p.entries[next] == e
+		if selected {
+			next++
+		}
+		if selected || isSpecial(e) {
 			checked = append(checked, e)
 		}
 	}
@@ -65,8 +68,15 @@ func (p *Plan) checkEntries() error {
 	}
 	// Bytes no entry covers, or entries that overlap, are damage of the archive, reported
 	// whatever is selected; an entry they name is not restored.
+	var wasChecked map[*archive.Entry]bool // made only for an archive with such damage
 	for _, c := range covering {
-		if c.Entry != nil && (selected[c.Entry] || isSpecial(c.Entry)) {
+		if wasChecked == nil {
+			wasChecked = make(map[*archive.Entry]bool, len(checked))
+			for _, e := range checked {
+				wasChecked[e] = true
+			}
+		}
+		if c.Entry != nil && wasChecked[c.Entry] {
 			if damaged[c.Entry] {
 				continue
 			}

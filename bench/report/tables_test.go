@@ -123,3 +123,41 @@ func TestSecondCorpus(t *testing.T) {
 		t.Errorf("second-corpus rows without the second corpus:\n%s", b.String())
 	}
 }
+
+// TestMillionFileReaders: restore and list of the million files get their peak RSS rows
+// after verify's, and their lines in the Scale table, when they ran; results from before
+// them keep verify's row alone and no line that says they failed.
+func TestMillionFileReaders(t *testing.T) {
+	walls := map[string]float64{bigFile: 5, files100k: 1, files1M: 10, verify1M: 8}
+	old := reuseReport(t, walls)
+	walls[restore1M], walls[list1M] = 80, 20
+	now := reuseReport(t, walls)
+	for _, c := range []struct {
+		r    *report
+		rows []string
+		none []string
+	}{
+		{old, []string{"| 1,000,000 files of 100 bytes: peak RSS of `verify` | ≤ 600 MiB | 50 MiB | yes |"}, []string{restore1M, list1M, "`restore`", "`list`"}},
+		{now, []string{
+			"| 1,000,000 files of 100 bytes: peak RSS of `restore` | ≤ 600 MiB | 50 MiB | yes |",
+			"| 1,000,000 files of 100 bytes: peak RSS of `list` | ≤ 600 MiB | 50 MiB | yes |",
+			"| " + restore1M + " | 80.00 | 80.0 | 0.0 | 120.00 | 50 |",
+			"| " + list1M + " | 20.00 | 20.0 | 0.0 | 30.00 | 50 |",
+		}, nil},
+	} {
+		var b bytes.Buffer
+		c.r.targets(&b)
+		c.r.scale(&b)
+		doc := b.String()
+		for _, row := range c.rows {
+			if !strings.Contains(doc, row) {
+				t.Errorf("no row %q in:\n%s", row, doc)
+			}
+		}
+		for _, s := range c.none {
+			if strings.Contains(doc, s) {
+				t.Errorf("%q in a report of a bench that did not run it:\n%s", s, doc)
+			}
+		}
+	}
+}
