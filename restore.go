@@ -311,7 +311,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		undo, err := writeBeforeState(ctx, cfg, plan, stderr)
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
-			out.Error = beforeStateFailed(err).Error()
+			out.Error = beforeStateFailed(ctx, err).Error()
 			sayf(stderr, "backup restore: %s\n", out.Error)
 			return
 		}
