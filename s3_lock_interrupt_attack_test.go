@@ -67,3 +67,53 @@ func TestAttackS3InterruptedReadingSetExitsFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackS3InterruptedReadingLatestExitsFailed: SIGINT while verify or restore of a set in
+// a bucket reads the set's LATEST (its answer held by the server). Nothing was read or
+// written, but both exited 1, "backup verify: s3://…/LATEST: interrupted: context
+// canceled" (restore's --json: status failed), where the README promises 130 for an
+// interrupted verify or restore. Found by the race pass (restore and verify of a bucket set
+// while create --keep-last 1 runs, each signalled at a random moment).
+// Correct: exit 130, said as an interrupt.
+func TestAttackS3InterruptedReadingLatestExitsFailed(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+	for _, tt := range []struct {
+		args       []string
+		stderr     string
+		jsonStatus string
+	}{
+		{[]string{"verify"}, "backup verify: interrupted\n", ""},
+		{[]string{"restore", "--json"}, "backup restore: interrupted while reading the backup set; nothing written\n", "interrupted"},
+	} {
+		var held atomic.Bool
+		proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, kind string, _ int) fault {
+			if kind == "GET" && strings.HasSuffix(r.URL.Path, "/LATEST") && !held.Swap(true) {
+				return stall
+			}
+			return pass
+		})
+		args := append(append(tt.args, "--s3-endpoint", proxy, s.loc), map[bool][]string{true: {filepath.Join(dir, "dest")}}[tt.args[0] == "restore"]...)
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the run reading LATEST", held.Load)
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != tt.stderr {
+			t.Errorf("%s: exit %d, stderr %q; want %d, %q", tt.args[0], code, stderr.String(), exitInterrupted, tt.stderr)
+		}
+		if tt.jsonStatus != "" && !strings.Contains(stdout.String(), `"status": "`+tt.jsonStatus+`"`) {
+			t.Errorf("%s --json: %s\nwant status %s", tt.args[0], stdout.String(), tt.jsonStatus)
+		}
+	}
+}
