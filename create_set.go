@@ -84,7 +84,7 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	if lock == nil {
 		return nil, code, err
 	}
-	if _, err := lock.RemoveStale(ctx); err != nil {
+	if _, err := lock.RemoveStale(ctx); err != nil && ctx.Err() == nil {
 		sayf(stderr, "backup: %s: could not remove what a killed run left: %v\n", set.dir, err)
 	}
 	if cfg.allowPlaintext {
@@ -97,6 +97,11 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	code = exitFailed
 	if err == nil && w.Name != "" {
 		code, err = cfg.checkLatest(ctx, w, stderr)
+	}
+	if err != nil && ctx.Err() != nil {
+		// What stopped the reading of the set is the interrupt, whatever the request that
+		// it cut short says (a bucket's listing: "context canceled").
+		code, err = exitInterrupted, errInterrupted
 	}
 	if err != nil {
 		lock.Release()

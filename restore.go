@@ -218,7 +218,13 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	}
 	arg := cfg.archive
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// A bucket's LATEST read cut short says only "context canceled".
+		out.Status, out.Error = restoreInterrupted, "interrupted while reading the backup set; nothing written"
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	case err != nil:
 		out.fail(errors.New(setError(cfg.archive, err)))
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
@@ -312,7 +318,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		undo, err := writeBeforeState(ctx, cfg, plan, stderr)
 		if err != nil {
 			out.Status = restoreOutcome(ctx, nil, err)
-			out.Error = beforeStateFailed(err).Error()
+			out.Error = beforeStateFailed(ctx, err).Error()
 			sayf(stderr, "backup restore: %s\n", out.Error)
 			return
 		}

@@ -175,6 +175,11 @@ func firstLoss(rc *format.Receipt) string {
 // errNoUndo says how to restore without a before-state.
 var errNoUndo = errors.New("nothing restored (--no-undo restores without one)")
 
-func beforeStateFailed(err error) error {
+// beforeStateFailed says why no before-state was saved, and so nothing restored. An
+// interrupt is said as such: what it leaves in err is only a cancelled context.
+func beforeStateFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while saving the before-state; %w", errNoUndo)
+	}
 	return fmt.Errorf("before-state: %v; %w", cause(err), errNoUndo)
 }

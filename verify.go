@@ -108,6 +108,11 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	}
 	arg := cfg.archive
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
+	if err != nil && ctx.Err() != nil {
+		// A bucket's LATEST read cut short says only "context canceled".
+		sayf(stderr, "backup verify: interrupted\n")
+		return exitInterrupted
+	}
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
 		if cfg.json || cfg.jsonLines {

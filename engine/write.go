@@ -12,6 +12,7 @@ import (
 	"backup/atomicfile"
 	"backup/format"
 	"backup/seal"
+	"backup/sqlitesnap"
 )
 
 // Result is what a run made.
@@ -84,10 +85,15 @@ func (r *Result) Abort() {
 // archive: what is staged is plaintext, and an output folder may be a network file system,
 // where plaintext must never go.
 func (e *Engine) stagingDir() string {
-	if e.opts.Output.Stream != nil || e.opts.Recipients != nil {
+	if e.stagesInTemp() {
 		return os.TempDir()
 	}
 	return filepath.Dir(e.opts.Output.Path)
+}
+
+// stagesInTemp says whether the run stages in $TMPDIR (see stagingDir).
+func (e *Engine) stagesInTemp() bool {
+	return e.opts.Output.Stream != nil || e.opts.Recipients != nil
 }
 
 // open starts the archive's Writer into the Output.
@@ -112,6 +118,11 @@ func (e *Engine) open(ctx context.Context) error {
 		Xattrs:      e.opts.Xattrs,
 	}
 	if e.opts.SQLite {
+		if e.stagesInTemp() {
+			// No set's clean-up reaches $TMPDIR: the copies that killed runs staged there
+			// (plaintext, for an encrypted archive) go now.
+			sqlitesnap.Sweep(dir)
+		}
 		opts.Open = snapshotOpener(ctx, dir, e.opts.SQLiteTimeout)
 		// A file unchanged since a reference whose run looked for databases too was found
 		// not to be one then (a database's entry is a snapshot, never reused): it is not

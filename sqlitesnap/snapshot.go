@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"backup/atomicfile"
 	"backup/eintr"
 )
 
@@ -75,11 +74,11 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := eintr.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
+	stage, err := stageFile(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
-	stage.Close()
+	defer stage.Close() // the lock goes once the name is gone
 	// The copy is open by then, if it was made: its name can go on every path.
 	defer removeStaged(stage.Name())
 	return take(ctx, src, info, stage.Name(), opts)
@@ -163,7 +162,7 @@ func checkOpened(src Source, opened string) error {
 // removeStaged removes the staged copy and the files SQLite may have made beside it.
 func removeStaged(name string) {
 	// A removal that fails leaves a .backup-spool-* file, which a backup set's next run
-	// removes; there is nothing better to do here.
+	// removes (Sweep, in $TMPDIR); there is nothing better to do here.
 	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
 		eintr.Remove(name + suffix)
 	}
