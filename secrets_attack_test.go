@@ -49,3 +49,45 @@ func TestAttackSecretKeyGivenAsKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackCredentialProcessOutputShown: an AWS credential_process (a profile's helper
+// that prints the keys as JSON) whose output the SDK cannot parse (here an Expiration not in
+// RFC 3339) fails every command that reaches the bucket, exit 1, by a line that says so
+// without the output, which holds the keys: not on stderr, not in --json, not in the hooks'
+// BACKUP_ERROR. Before, the SDK's "parse failed of process output: {…}" was printed whole.
+func TestAttackCredentialProcessOutputShown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "x"}})
+	const secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYzq7x9kwKEY"
+	helper := filepath.Join(dir, "creds.sh")
+	out := `{"SecretAccessKey":"` + secret + `","SessionToken":"` + secret + `","Version":1,"AccessKeyId":"AKIDzq7x9kw","Expiration":"2026-12-06 10:00:00"}`
+	writeFile(t, helper, "#!/bin/sh\necho '"+out+"'\n")
+	os.Chmod(helper, 0o755)
+	creds := filepath.Join(dir, "credentials")
+	writeFile(t, creds, "[default]\ncredential_process = "+helper+"\n")
+	env := []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=", "AWS_PROFILE=default",
+		"AWS_SHARED_CREDENTIALS_FILE=" + creds, "AWS_CONFIG_FILE=" + filepath.Join(dir, "no-config"),
+		"AWS_ENDPOINT_URL_S3=http://127.0.0.1:9", "AWS_MAX_ATTEMPTS=1", "XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
+	hookOut := filepath.Join(dir, "hook-error")
+	for _, args := range [][]string{
+		{"create", "--output-dir", "s3://bucket/set", "--json", "--exec-after", `printf %s "$BACKUP_ERROR" > ` + hookOut, "app"},
+		{"status", "--json", "s3://bucket/set"},
+		{"verify", "--json", "s3://bucket/set"},
+		{"list", "s3://bucket/set"},
+		{"restore", "s3://bucket/set", "restored"},
+		{"prune", "--keep-last", "1", "s3://bucket/set"},
+		{"sets", "s3://bucket"},
+	} {
+		r := backup(t, runOpts{dir: dir, env: env}, args...)
+		if r.code != exitFailed || strings.Contains(r.stdout+r.stderr, secret[:12]) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and no key", args[0], r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "credential_process printed no credentials backup can read (its output is not shown: it holds keys): ") {
+			t.Errorf("%s: stderr %q; want it to say its output is not shown", args[0], r.stderr)
+		}
+	}
+	if got := string(must(os.ReadFile(hookOut))); got == "" || strings.Contains(got, secret[:12]) {
+		t.Errorf("the hook's BACKUP_ERROR: %q", got)
+	}
+}
