@@ -219,6 +219,10 @@ func CheckEndpoint(endpoint string) error {
 		return errors.New("the S3 endpoint is not a URL")
 	case u.User != nil:
 		return errors.New("the S3 endpoint URL holds a user name or password; give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	case u.Opaque != "":
+		// USER:PASSWORD@HOST, its scheme forgotten, parses as the scheme USER and the
+		// opaque PASSWORD@HOST, which Redacted keeps.
+		return errors.New("the S3 endpoint is not an http:// or https:// URL")
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("the S3 endpoint %s: want an http:// or https:// URL", u.Redacted())
 	}
