@@ -91,3 +91,47 @@ func TestAttackCredentialProcessOutputShown(t *testing.T) {
 		t.Errorf("the hook's BACKUP_ERROR: %q", got)
 	}
 }
+
+// TestAttackCacheFolderOthersCanMove: the local copy of a bucket set's archive is written,
+// kept and its predecessor removed by path, long after the cache's folders were checked. A
+// folder on that path that another user owns (sudo keeping HOME=/home/alice), or may write
+// without the sticky bit, lets them move the set's folder away in between and put a
+// symlink there: the run would write its copy, and remove every file named like an archive,
+// in a folder of their choosing. Such a cache is not used: a full run, said in one line,
+// nothing written under it. A sticky folder (as /tmp) moves nothing of the run's and is
+// used. Before, only the set's two folders inside the cache folder were checked.
+func TestAttackCacheFolderOthersCanMove(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "alpha\n"}})
+	for _, c := range []struct {
+		name  string
+		mode  os.FileMode
+		owner int
+		why   string
+	}{
+		{"another user's", 0o755, 65534, "belongs to another user (uid 65534)"},
+		{"writable by all", 0o777, 0, "may be written by others (mode -rwxrwxrwx) and is not sticky"},
+		{"sticky", 0o777 | os.ModeSticky, 0, ""},
+	} {
+		above := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+		if err := os.Mkdir(above, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(above, c.mode)
+		os.Chown(above, c.owner, c.owner)
+		cache := filepath.Join(above, "cache")
+		r := backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--cache-dir", cache, "app")
+		mustExit(t, r, exitComplete)
+		copies, _ := filepath.Glob(filepath.Join(cache, "s3", "*", "*.zip"))
+		line := "backup: reading every file: no unchanged entry is copied: cache folder " + cache + ": " + above + " " + c.why
+		switch {
+		case c.why == "" && len(copies) != 1:
+			t.Errorf("%s: copies %q, stderr %q; want the cache used", c.name, copies, r.stderr)
+		case c.why != "" && (len(copies) != 0 || !strings.Contains(r.stderr, line)):
+			t.Errorf("%s: copies %q, stderr %q; want none, and the line %q", c.name, copies, r.stderr, line)
+		}
+	}
+}
