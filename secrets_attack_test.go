@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"filippo.io/age"
 )
@@ -134,4 +137,60 @@ func TestAttackCacheFolderOthersCanMove(t *testing.T) {
 			t.Errorf("%s: copies %q, stderr %q; want none, and the line %q", c.name, copies, r.stderr, line)
 		}
 	}
+}
+
+// TestAttackSealedForcedExitLeavesStagedCopy: an encrypted run stages a database's snapshot,
+// plaintext, in $TMPDIR; docs/encryption.md promises it is removed on every path out of the
+// run, Ctrl-C included. A second signal ends the process at once (a user pressing Ctrl-C
+// twice, or SIGINT then systemd's SIGTERM): the staged copy must go too. Before, the
+// process exited with the part of the database copied so far left in $TMPDIR (0600, for
+// good); the first signal's cleanup won the race now and then, so the test tries a few
+// times.
+func TestAttackSealedForcedExitLeavesStagedCopy(t *testing.T) {
+	t.Parallel()
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "big.db"), "delete")
+	addRows(t, db, 3000, 16<<10) // 48 MiB: the copy takes long enough to be caught midway
+	db.Close()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	for try := range 4 {
+		out := filepath.Join(dir, "out", strings.Repeat("x", try+1)+".zip.age")
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		cmd := exec.Command(binary, "create", "--recipient", key.recipient, "-o", out, "app")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		for deadline := time.Now().Add(30 * time.Second); stagedBytes(t, tmp) == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the run never staged the snapshot")
+			}
+		}
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Fatalf("try %d: exit %d, want %d", try, code, exitInterrupted)
+		}
+		if n := stagedBytes(t, tmp); n > 0 {
+			t.Fatalf("try %d: %d bytes of the database's copy are left in $TMPDIR: %q", try, n, spoolsIn(t, tmp))
+		}
+	}
+}
+
+// stagedBytes is how many bytes the staged copies in dir hold.
+func stagedBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	for _, name := range spoolsIn(t, dir) {
+		if info, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
 }

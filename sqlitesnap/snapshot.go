@@ -75,11 +75,14 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := eintr.CreateTemp(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*")
+	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
+	// what an encrypted archive must not leave in clear.
+	stage, forget, err := atomicfile.CreateTempRemovedAtExit(opts.Dir, atomicfile.SpoolPrefix+"sqlite-*", sidecarSuffixes...)
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
 	stage.Close()
+	defer forget()
 	// The copy is open by then, if it was made: its name can go on every path.
 	defer removeStaged(stage.Name())
 	return take(ctx, src, info, stage.Name(), opts)
