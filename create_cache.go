@@ -63,9 +63,14 @@ func newSetCache(root, endpoint, loc string) *setCache {
 // prepare creates the cache folder (0700, tagged) and the set's folder in it. The folders
 // below the cache folder must be this user's own, real folders: in a cache folder others
 // may write to (--cache-dir /tmp/c), a planted symlink s3/KEY would have the run write its
-// copy, and remove files named like archives, in a folder of the attacker's choosing.
+// copy, and remove files named like archives, in a folder of the attacker's choosing. The
+// run reaches them by path long after this check, so no other user may move them either:
+// see fixedPath.
 func (c *setCache) prepare() error {
 	if err := os.MkdirAll(c.root, 0o700); err != nil {
+		return err
+	}
+	if err := fixedPath(c.root); err != nil {
 		return err
 	}
 	tag := filepath.Join(c.root, "CACHEDIR.TAG")
@@ -81,6 +86,49 @@ func (c *setCache) prepare() error {
 		if err := ownFolder(dir); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fixedPath says why another user could move dir, or a folder above it, and put a folder or
+// symlink of theirs in its place: a folder on the way that they own (sudo keeping
+// HOME=/home/alice), or may write to without the sticky bit (which lets only an entry's
+// owner move it, as in /tmp). Both the path as given and as its symlinks resolve are
+// checked; a symlink itself cannot be changed, only replaced through its folder.
+func fixedPath(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{abs, resolved} {
+		for d := p; ; d = filepath.Dir(d) {
+			if err := fixedFolder(d); err != nil {
+				return err
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// fixedFolder says why another user could move or replace what the folder d holds.
+func fixedFolder(d string) error {
+	info, err := os.Lstat(d)
+	if err != nil || info.Mode()&fs.ModeSymlink != 0 {
+		return err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	switch {
+	case ok && st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in the cache's place", d, st.Uid)
+	case info.Mode().Perm()&0o022 != 0 && info.Mode()&fs.ModeSticky == 0:
+		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in the cache's place", d, info.Mode().Perm())
 	}
 	return nil
 }

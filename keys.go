@@ -32,7 +32,10 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 			return nil, fmt.Errorf("--recipient (#%d): %w", i+1, err)
 		}
 	}
-	for _, name := range f.files {
+	for i, name := range f.files {
+		if seal.IsSecretKey(name) {
+			return nil, errSecretAsFile("--recipients-file", i, "give a file of public keys (age-keygen -y prints the one of a secret key)")
+		}
 		warning, err := r.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("--recipients-file %s: %w", name, cause(err))
@@ -66,7 +69,10 @@ func (f *identityFlag) load(stderr io.Writer, prefix string) (*seal.Identities, 
 		return nil, nil
 	}
 	ids := &seal.Identities{}
-	for _, p := range f.paths {
+	for i, p := range f.paths {
+		if seal.IsSecretKey(p) {
+			return nil, errSecretAsFile("--identity", i, "write it to a file of mode 0600 and give that")
+		}
 		warning, err := ids.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("--identity %s: %w", p, cause(err))
@@ -76,6 +82,12 @@ func (f *identityFlag) load(stderr io.Writer, prefix string) (*seal.Identities, 
 		}
 	}
 	return ids, nil
+}
+
+// errSecretAsFile refuses the i-th value of flag, a secret key given where the name of a file
+// goes, naming the flag and not the value, which would put the key in a log.
+func errSecretAsFile(flag string, i int, hint string) error {
+	return fmt.Errorf("%s (#%d) is a secret key, not the name of a file: %s", flag, i+1, hint)
 }
 
 // needIdentity is the usage error of a command given an encrypted archive and no

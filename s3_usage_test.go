@@ -42,7 +42,10 @@ func TestS3LocationUsageOneRule(t *testing.T) {
 	}{
 		{"endpoint flag with credentials", "s3://bucket/set", []string{"--s3-endpoint", withCreds}, nil, "user name or password"},
 		{"endpoint variable with credentials", "s3://bucket/set", nil, []string{"AWS_ENDPOINT_URL_S3=" + withCreds}, "user name or password"},
+		{"endpoint with a query", "s3://bucket/set", []string{"--s3-endpoint", "http://127.0.0.1:9/?token=" + secret}, nil, "holds a query"},
 		{"endpoint not http", "s3://bucket/set", []string{"--s3-endpoint", "ftp://127.0.0.1:9"}, nil, "want an http:// or https:// URL"},
+		{"endpoint with credentials and no scheme", "s3://bucket/set", []string{"--s3-endpoint", "AK:" + secret + "@127.0.0.1:9"}, nil, "not an http:// or https:// URL"},
+		{"endpoint variable with credentials and no scheme", "s3://bucket/set", nil, []string{"AWS_ENDPOINT_URL_S3=AK:" + secret + "@127.0.0.1:9"}, "not an http:// or https:// URL"},
 		{"no bucket", "s3:///set", nil, nil, "no bucket named"},
 		{"dot-dot prefix", "s3://bucket/a/../b", nil, nil, "segment"},
 		{"credentials in the location", "s3://AK:" + secret + "@bucket/set", nil, nil, "not a bucket name"},

@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+
+	"backup/atomicfile"
 )
 
 // interruptible returns the context every command runs under. The first SIGINT or SIGTERM
@@ -31,7 +33,7 @@ func interruptible() (ctx context.Context, stop func()) {
 		}
 		select {
 		case <-sigs:
-			os.Exit(exitInterrupted)
+			forcedExit()
 		case <-done:
 		}
 	}()
@@ -66,7 +68,7 @@ func catchEarly() {
 		defer close(e.done)
 		for range e.sigs {
 			if e.got.Swap(true) {
-				os.Exit(exitInterrupted)
+				forcedExit()
 			}
 		}
 	}()
@@ -140,4 +142,12 @@ func (s *stopOnError) ForChild() io.Writer {
 		return nil
 	}
 	return s.w
+}
+
+// forcedExit ends the process at once on a second signal, removing first the temp files
+// that must not outlive it (atomicfile.RemoveExitTemps); other temp names stay, for the next
+// run to clean.
+func forcedExit() {
+	atomicfile.RemoveExitTemps()
+	os.Exit(exitInterrupted)
 }

@@ -44,6 +44,16 @@ func (ids *Identities) ReadFile(path string) (warning string, err error) {
 	return warning, nil
 }
 
+// IsSecretKey reports whether s, given where a key file's name goes, is a secret key's
+// text instead (pasted, as keys are): an error that repeated the name would put the key in
+// a log. Bech32 lets age's keys be written in lower case, and holds no / or . that a file's
+// name might; a pasted PEM key begins with its armor.
+func IsSecretKey(s string) bool {
+	upper := strings.ToUpper(strings.TrimSpace(s))
+	ageKey := strings.HasPrefix(upper, "AGE-SECRET-KEY-") || strings.HasPrefix(upper, "AGE-PLUGIN-")
+	return ageKey && !strings.ContainsAny(upper, "/.") || strings.HasPrefix(upper, "-----BEGIN")
+}
+
 // Len is how many identities there are.
 func (ids *Identities) Len() int {
 	if ids == nil {

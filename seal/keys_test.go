@@ -77,3 +77,23 @@ func writeFile(t *testing.T, name string, data []byte, perm os.FileMode) string 
 	}
 	return path
 }
+
+// TestIsSecretKey: what a key file's flag refuses unechoed is a pasted key's text, never a
+// file's name that only looks like one.
+func TestIsSecretKey(t *testing.T) {
+	for s, want := range map[string]bool{
+		"AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3290GG": true,
+		"age-secret-key-1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gg": true,
+		" AGE-SECRET-KEY-PQ-1QYQSZQGPQYQSZQGP\n":                                     true,
+		"AGE-PLUGIN-YUBIKEY-1QYQSZQGP":                                               true,
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA":              true,
+		"key.txt":                          false,
+		"/etc/backup/age-secret-key-1.txt": false,
+		"AGE-SECRET-KEY-backup.txt":        false,
+		"/home/u/.ssh/my private key":      false,
+	} {
+		if got := IsSecretKey(s); got != want {
+			t.Errorf("IsSecretKey(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -74,10 +74,13 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage, err := stageFile(opts.Dir)
+	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
+	// what an encrypted archive must not leave in clear.
+	stage, forget, err := stageFile(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)
 	}
+	defer forget()
 	defer stage.Close() // the lock goes once the name is gone
 	// The copy is open by then, if it was made: its name can go on every path.
 	defer removeStaged(stage.Name())

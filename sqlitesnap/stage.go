@@ -24,21 +24,26 @@ const stagePrefix = atomicfile.SpoolPrefix + "sqlite-"
 // errSwept says that a new staged copy was removed by a sweep before its run locked it.
 var errSwept = errors.New("staged copy removed before it was locked")
 
-// stageFile creates a staged copy in dir, locked. A sweep may take the new file for a dead
-// run's between the create and the lock, and remove it: once locked, the name must still
-// lead to the file, or SQLite would write a copy that no lock keeps from the next sweep.
-func stageFile(dir string) (*os.File, error) {
+// stageFile creates a staged copy in dir, locked, and registered for removal at a forced
+// exit until forget is called. A sweep may take the new file for a dead run's between the
+// create and the lock, and remove it: once locked, the name must still lead to the file,
+// or SQLite would write a copy that no lock keeps from the next sweep.
+func stageFile(dir string) (f *os.File, forget func(), err error) {
 	for try := 0; ; try++ {
-		f, err := eintr.CreateTemp(dir, stagePrefix+"*")
+		f, forget, err = atomicfile.CreateTempRemovedAtExit(dir, stagePrefix+"*", sidecarSuffixes...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err = lockNamed(f, unix.LOCK_EX); err == nil {
-			return f, nil
+			return f, forget, nil
 		}
 		f.Close()
+		if !errors.Is(err, errSwept) {
+			eintr.Remove(f.Name()) // still ours: the lock failed, not the name
+		}
+		forget()
 		if !errors.Is(err, errSwept) || try == 10 {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials/processcreds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -83,11 +85,30 @@ func causeOf(err error) error {
 	if errors.As(err, &ne) {
 		return fmt.Errorf("%w%s", ne, attempts)
 	}
+	var pe *processcreds.ProviderError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%w%s", credentialProcessError(pe), attempts)
+	}
 	var oe *smithy.OperationError
 	if errors.As(err, &oe) {
 		err = oe.Err
 	}
 	return fmt.Errorf("%w%s", err, attempts)
+}
+
+// credentialProcessError is the failure of a profile's credential_process without what the
+// process printed, which the SDK quotes when it cannot parse it ("parse failed of process
+// output: {…}"): that output holds the keys. Only the SDK's own words and the process's
+// exit are kept; any other cause is the parse's.
+func credentialProcessError(pe *processcreds.ProviderError) error {
+	inner := errors.Unwrap(pe.Err)
+	var exit *exec.ExitError
+	var start *exec.Error
+	var notRun *fs.PathError
+	if inner == nil || errors.As(inner, &exit) || errors.As(inner, &start) || errors.As(inner, &notRun) {
+		return pe
+	}
+	return fmt.Errorf("the AWS credential_process printed no credentials backup can read (its output is not shown: it holds keys): %w", inner)
 }
 
 // List lists the objects directly under the prefix (not those in deeper "folders").

@@ -204,8 +204,8 @@ func isLocalEndpoint(endpoint string) bool {
 	return net.ParseIP(u.Hostname()) != nil || u.Hostname() == "localhost"
 }
 
-// CheckEndpoint refuses an endpoint URL that carries a user name or password: they would
-// show in messages, and credentials belong in the AWS variables.
+// CheckEndpoint refuses an endpoint URL that carries a user name, a password or a query:
+// they would show in messages, and credentials belong in the AWS variables.
 func CheckEndpoint(endpoint string) error {
 	if endpoint == "" {
 		endpoint = EnvEndpoint()
@@ -219,6 +219,14 @@ func CheckEndpoint(endpoint string) error {
 		return errors.New("the S3 endpoint is not a URL")
 	case u.User != nil:
 		return errors.New("the S3 endpoint URL holds a user name or password; give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	case u.RawQuery != "" || u.ForceQuery:
+		// The SDK refuses such an endpoint at each request, echoing it whole, and a query
+		// is where a token would be put.
+		return errors.New("the S3 endpoint URL holds a query (?…); give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	case u.Opaque != "":
+		// USER:PASSWORD@HOST, its scheme forgotten, parses as the scheme USER and the
+		// opaque PASSWORD@HOST, which Redacted keeps.
+		return errors.New("the S3 endpoint is not an http:// or https:// URL")
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("the S3 endpoint %s: want an http:// or https:// URL", u.Redacted())
 	}
