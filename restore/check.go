@@ -14,7 +14,8 @@ import (
 // a local header that disagrees with the central directory, bytes that overlap another
 // entry's, as in a zip bomb), and special entries whose data
 // fail their check, since restore never reads those otherwise, and bytes between the entries
-// that no entry covers. The files' data are checked
+// that no entry covers. The entry "./", which restore passes over, is checked too: it is one
+// of the archive's entries, damaged or not as verify says. The files' data are checked
 // as they are written. It returns ctx's error when the plan is interrupted.
 func (p *Plan) checkEntries() error {
 	selected := make(map[*archive.Entry]bool, len(p.entries))
@@ -28,7 +29,7 @@ func (p *Plan) checkEntries() error {
 	isSpecial := func(e *archive.Entry) bool { return e.Kind != "" && special[e.Name] }
 	var checked []*archive.Entry
 	for _, e := range p.r.Entries {
-		if selected[e] || isSpecial(e) {
+		if selected[e] || isSpecial(e) || e.IsRoot() {
 			checked = append(checked, e)
 		}
 	}
@@ -66,7 +67,7 @@ func (p *Plan) checkEntries() error {
 	// Bytes no entry covers, or entries that overlap, are damage of the archive, reported
 	// whatever is selected; an entry they name is not restored.
 	for _, c := range covering {
-		if c.Entry != nil && (selected[c.Entry] || isSpecial(c.Entry)) {
+		if c.Entry != nil && (selected[c.Entry] || isSpecial(c.Entry) || c.Entry.IsRoot()) {
 			if damaged[c.Entry] {
 				continue
 			}
@@ -85,6 +86,8 @@ func (p *Plan) drop(damaged map[*archive.Entry]bool) {
 	p.entries = slices.DeleteFunc(p.entries, func(e *archive.Entry) bool { return damaged[e] })
 	for e := range damaged {
 		switch {
+		case e.IsRoot():
+			// Never in the plan: restore passes it over.
 		case p.storedSymlink(e) && !p.opts.SkipSymlinks:
 			p.Symlinks--
 		case e.Kind != "":
