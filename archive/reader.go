@@ -227,13 +227,17 @@ func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = manifests > 0
+	var notManifest error
+	if manifest != nil {
+		notManifest = notAManifest(&manifest.FileHeader)
+	}
 	switch {
 	case manifests == 0:
 	case manifests > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case manifest.Name != format.ManifestName:
-		r.ManifestErr = errors.New("a directory, not a manifest")
+	case notManifest != nil:
+		r.ManifestErr = notManifest
 	case otherUnicodeName(manifest.Name, manifest.Extra):
 		// unzip and 7-Zip would write the manifest's JSON at that name.
 		r.ManifestErr = errUnicodePath
@@ -247,6 +251,20 @@ func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// notAManifest says why f, an entry of the manifest's name, is not the regular file backup
+// writes: a directory, or a symlink, FIFO or device by its Unix mode, which unzip and
+// bsdtar extract as such (a symlink whose target is the JSON text), so that a reader of
+// the zip alone finds no manifest in it. nil for a file.
+func notAManifest(f *zip.FileHeader) error {
+	if f.Name != format.ManifestName {
+		return errors.New("a directory, not a manifest")
+	}
+	if kind := skiprules.KindOf(f.Mode()); kind != "" {
+		return fmt.Errorf("a %s entry, not a manifest", kind)
+	}
+	return nil
 }
 
 // errAfterManifest is the damage of a directory entry stored after the manifest. The
