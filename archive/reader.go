@@ -448,7 +448,30 @@ func (p *pooledFlate) Read(b []byte) (int, error) {
 	if p.flateState == nil {
 		return 0, errors.New("read after close")
 	}
-	return p.fr.Read(b)
+	n, err := p.fr.Read(b)
+	if err == io.EOF {
+		err = p.trailing()
+	}
+	return n, err
+}
+
+// errTrailer is the damage of an entry whose compressed size runs on past the end of its
+// deflate stream: a reader of the central directory stops at the stream's end, a streaming
+// reader (bsdtar reading a pipe) goes on from there, and takes what follows for a data
+// descriptor and the next local entry, which may be one the central directory never lists.
+var errTrailer = errors.New("damaged: its compressed data go on after the end of its deflate stream, where a streaming reader (bsdtar reading a pipe) looks for the next entry")
+
+// trailing is io.EOF when the deflate stream ended with the entry's compressed data, else
+// errTrailer. The decompressor reads its source byte by byte (an io.ByteReader), never past
+// the stream's end.
+func (p *pooledFlate) trailing() error {
+	switch _, err := p.src.ReadByte(); {
+	case err == nil:
+		return errTrailer
+	case err != io.EOF:
+		return err
+	}
+	return io.EOF
 }
 
 func (p *pooledFlate) Close() error {
