@@ -10,6 +10,8 @@ import (
 	"io"
 	"iter"
 	"slices"
+
+	"backup/format"
 )
 
 // Go's zip reader keeps where each entry's local header starts to itself, and the local
@@ -76,6 +78,9 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 		}
 		if disk := le16(rec[34:]); disk != 0 {
 			return nil, 0, onOtherDisk(f.Name, disk)
+		}
+		if err := checkCentralExtra(f.Name, vari[n:n+e]); err != nil {
+			return nil, 0, err
 		}
 		off := int64(le32(rec[42:]))
 		if off == uint32max {
@@ -315,6 +320,31 @@ func zip64Offset(extra []byte, usize, csize bool) (int64, bool) {
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+
+// extraOverflow reports a field of the zip extra block extra that runs past the block's
+// end: the length it declares and the bytes left for it. Bytes too few to start a field
+// (zipalign pads local headers so) are none: unzip, Python and bsdtar pass them over.
+func extraOverflow(extra []byte) (need, left int, bad bool) {
+	for len(extra) >= 4 {
+		n := int(le16(extra[2:]))
+		if extra = extra[4:]; n > len(extra) {
+			return n, len(extra), true
+		}
+		extra = extra[n:]
+	}
+	return 0, 0, false
+}
+
+// checkCentralExtra is the damage of the central record of the entry name whose extra
+// block extra holds a field that runs past its end: Python's zipfile refuses to open
+// such an archive, and bsdtar to read the entry, where Go's reader passes over it.
+func checkCentralExtra(name string, extra []byte) error {
+	if need, left, bad := extraOverflow(extra); bad {
+		return fmt.Errorf("damaged: the central record of %s has an extra field of %d bytes where %d remain, which Python's zipfile and bsdtar refuse",
+			format.QuoteName(name), need, left)
+	}
+	return nil
+}
 
 // extraFields yields the fields of a zip extra block: each one's id and data. A field that
 // runs past the block's end ends it, as Info-ZIP reads one.

@@ -60,6 +60,9 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 		if disk := le16(fixed[34:]); disk != 0 {
 			return onOtherDisk(string(vari[:n]), disk)
 		}
+		if err := checkCentralExtra(string(vari[:n]), vari[n:n+e]); err != nil {
+			return err
+		}
 		if !rec.parse(fixed[:], vari[:n], vari[n:n+e]) {
 			return errCentral
 		}

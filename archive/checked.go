@@ -192,13 +192,20 @@ func (r *Reader) CopyCheckedIn(s *Span, w io.Writer, e *Entry, buf []byte) (n in
 
 // wantSum returns the SHA-256 (hex) that the data of e must have, "" when there is nothing
 // to compare them with, and why e is not what the manifest records, found in the manifest's
-// index (joinManifest): its record, or its mode, which restore would give it.
+// index (joinManifest): its record, its mode, which restore would give it, or the owner of
+// its ux field, which unzip -X and bsdtar give it where restore gives the manifest's.
 func (r *Reader) wantSum(e *Entry) (string, error) {
 	sum, err := r.recordSum(e)
-	if err == nil && r.Manifest != nil {
-		if p := compareMode(e, e.RecordedMeta(r.index)); p != nil {
-			err = errors.New(p.Reason)
-		}
+	if err != nil || r.Manifest == nil {
+		return sum, err
+	}
+	meta := e.RecordedMeta(r.index)
+	p := compareOwner(e, meta) // in verify's order
+	if p == nil {
+		p = compareMode(e, meta)
+	}
+	if p != nil {
+		err = errors.New(p.Reason)
 	}
 	return sum, err
 }

@@ -154,6 +154,9 @@ func readLocal(loc localRef, nameLen, extraLen int) (*localHeader, error) {
 			return nil, fmt.Errorf("local header unreadable: %w", err)
 		}
 	}
+	if need, left, bad := extraOverflow(extra); bad {
+		return nil, fmt.Errorf("damaged: its local header has an extra field of %d bytes where %d remain, which unzip -t and bsdtar refuse", need, left)
+	}
 	lh.meta, lh.metaErr = localMeta(le16(buf[10:]), le16(buf[12:]), extra)
 	_, lh.zip64 = zip64Field(extra)
 	lh.otherName = otherUnicodeName(lh.name, extra)

@@ -4,8 +4,10 @@ import (
 	"archive/zip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"backup/format"
@@ -54,6 +56,18 @@ func (e *Entry) RecordedMeta(x *format.Index) *format.Meta {
 func targetSum(target string) string {
 	sum := sha256.Sum256([]byte(target))
 	return hex.EncodeToString(sum[:])
+}
+
+// ErrTarget is the damage of a symlink whose target no Linux symlink holds: restore cannot
+// create it, so verify reports it too.
+var ErrTarget = errors.New("symlink target is empty or holds a NUL")
+
+// CheckTarget is ErrTarget when target is empty or holds a NUL byte.
+func CheckTarget(target string) error {
+	if target == "" || strings.IndexByte(target, 0) >= 0 {
+		return ErrTarget
+	}
+	return nil
 }
 
 // compareOwner says what is wrong when the owner e's ux field holds is not the one the

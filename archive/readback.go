@@ -139,8 +139,8 @@ func (rb *readBack) entry(rec *centralRecord) error {
 		switch {
 		case rb.manifests > 1:
 			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: errDuplicateName.Error()})
-		case f.Name != format.ManifestName:
-			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: "a directory, not a manifest"})
+		case notAManifest(&f.FileHeader) != nil:
+			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: notAManifest(&f.FileHeader).Error()})
 		case e.hdr.bits&hdrOtherName != 0:
 			rb.names = append(rb.names, Problem{Entry: format.ManifestName, Reason: errUnicodePath.Error()})
 		}

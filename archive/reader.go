@@ -227,13 +227,17 @@ func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
 		r.Entries = append(r.Entries, e)
 	}
 	r.HasManifest = manifests > 0
+	var notManifest error
+	if manifest != nil {
+		notManifest = notAManifest(&manifest.FileHeader)
+	}
 	switch {
 	case manifests == 0:
 	case manifests > 1:
 		// Which one would a tool restore? unzip keeps the last, Go's fs.FS the first.
 		r.ManifestErr = errDuplicateName
-	case manifest.Name != format.ManifestName:
-		r.ManifestErr = errors.New("a directory, not a manifest")
+	case notManifest != nil:
+		r.ManifestErr = notManifest
 	case otherUnicodeName(manifest.Name, manifest.Extra):
 		// unzip and 7-Zip would write the manifest's JSON at that name.
 		r.ManifestErr = errUnicodePath
@@ -247,6 +251,20 @@ func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// notAManifest says why f, an entry of the manifest's name, is not the regular file backup
+// writes: a directory, or a symlink, FIFO or device by its Unix mode, which unzip and
+// bsdtar extract as such (a symlink whose target is the JSON text), so that a reader of
+// the zip alone finds no manifest in it. nil for a file.
+func notAManifest(f *zip.FileHeader) error {
+	if f.Name != format.ManifestName {
+		return errors.New("a directory, not a manifest")
+	}
+	if kind := skiprules.KindOf(f.Mode()); kind != "" {
+		return fmt.Errorf("a %s entry, not a manifest", kind)
+	}
+	return nil
 }
 
 // errAfterManifest is the damage of a directory entry stored after the manifest. The
@@ -430,7 +448,30 @@ func (p *pooledFlate) Read(b []byte) (int, error) {
 	if p.flateState == nil {
 		return 0, errors.New("read after close")
 	}
-	return p.fr.Read(b)
+	n, err := p.fr.Read(b)
+	if err == io.EOF {
+		err = p.trailing()
+	}
+	return n, err
+}
+
+// errTrailer is the damage of an entry whose compressed size runs on past the end of its
+// deflate stream: a reader of the central directory stops at the stream's end, a streaming
+// reader (bsdtar reading a pipe) goes on from there, and takes what follows for a data
+// descriptor and the next local entry, which may be one the central directory never lists.
+var errTrailer = errors.New("damaged: its compressed data go on after the end of its deflate stream, where a streaming reader (bsdtar reading a pipe) looks for the next entry")
+
+// trailing is io.EOF when the deflate stream ended with the entry's compressed data, else
+// errTrailer. The decompressor reads its source byte by byte (an io.ByteReader), never past
+// the stream's end.
+func (p *pooledFlate) trailing() error {
+	switch _, err := p.src.ReadByte(); {
+	case err == nil:
+		return errTrailer
+	case err != io.EOF:
+		return err
+	}
+	return io.EOF
 }
 
 func (p *pooledFlate) Close() error {

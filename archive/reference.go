@@ -335,8 +335,9 @@ func (ref *Reference) readCentral(ra io.ReaderAt, size int64) (*centralRecord, e
 		return nil, errors.New("no manifest: not made by backup")
 	case manifests > 1:
 		return nil, errDuplicateName
-	case manifest.Name != format.ManifestName:
-		return nil, errors.New("a directory, not a manifest")
+	}
+	if err := notAManifest(&manifest.FileHeader); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(ref.files, func(a, b refFile) int { return strings.Compare(ref.nameOf(&a), ref.nameOf(&b)) })
 	ref.files = ref.withoutRepeats(ref.files)

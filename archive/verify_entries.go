@@ -234,6 +234,9 @@ func (x *manifestIndex) compareSymlink(e *Entry) (string, *Problem) {
 	if e.Size != int64(len(want.Target)) {
 		return targetSum(want.Target), &Problem{Entry: e.Name, Reason: fmt.Sprintf("symlink target of %d bytes, the manifest says %q", e.Size, want.Target)}
 	}
+	if err := CheckTarget(want.Target); err != nil {
+		return targetSum(want.Target), &Problem{Entry: e.Name, Reason: err.Error()}
+	}
 	return targetSum(want.Target), nil
 }
 

@@ -245,7 +245,27 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("symlink %q has no path or is listed twice", l.Path)
 		}
 	}
+	if err := m.checkDirs(); err != nil {
+		return err
+	}
 	return m.checkCreated()
+}
+
+// checkDirs refuses a directory listed twice: each record gives a mode and an owner, and
+// readers would differ on which one a folder gets. backup writes them sorted by path, so
+// that a repeat is next to itself; the list of another manifest is sorted in a copy.
+func (m *Manifest) checkDirs() error {
+	byPath := func(a, b Dir) int { return strings.Compare(a.Path, b.Path) }
+	dirs := m.Dirs
+	if !slices.IsSortedFunc(dirs, byPath) {
+		dirs = slices.SortedFunc(slices.Values(dirs), byPath)
+	}
+	for i := 1; i < len(dirs); i++ {
+		if dirs[i].Path == dirs[i-1].Path {
+			return fmt.Errorf("directory %q is listed twice", dirs[i].Path)
+		}
+	}
+	return nil
 }
 
 // checkCreated refuses a created path (what restoring this before-state removes) that is

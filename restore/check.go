@@ -14,7 +14,8 @@ import (
 // a local header that disagrees with the central directory, bytes that overlap another
 // entry's, as in a zip bomb), and special entries whose data
 // fail their check, since restore never reads those otherwise, and bytes between the entries
-// that no entry covers. The files' data are checked
+// that no entry covers. The entry "./", which restore passes over, is checked too: it is one
+// of the archive's entries, damaged or not as verify says. The files' data are checked
 // as they are written. It returns ctx's error when the plan is interrupted.
 func (p *Plan) checkEntries() error {
 	special := make(map[string]bool, len(p.Skipped))
@@ -31,7 +32,7 @@ func (p *Plan) checkEntries() error {
 		if selected {
 			next++
 		}
-		if selected || isSpecial(e) {
+		if selected || isSpecial(e) || e.IsRoot() {
 			checked = append(checked, e)
 		}
 	}
@@ -95,6 +96,8 @@ func (p *Plan) drop(damaged map[*archive.Entry]bool) {
 	p.entries = slices.DeleteFunc(p.entries, func(e *archive.Entry) bool { return damaged[e] })
 	for e := range damaged {
 		switch {
+		case e.IsRoot():
+			// Never in the plan: restore passes it over.
 		case p.storedSymlink(e) && !p.opts.SkipSymlinks:
 			p.Symlinks--
 		case e.Kind != "":

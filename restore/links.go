@@ -61,10 +61,11 @@ func (p *Plan) readTarget(e *archive.Entry) (string, error) {
 		}
 		return "", err
 	}
-	if bytes.IndexByte(b.Bytes(), 0) >= 0 || b.Len() == 0 {
-		return "", errors.New("symlink target is empty or holds a NUL")
+	target := b.String()
+	if err := archive.CheckTarget(target); err != nil {
+		return "", err
 	}
-	return b.String(), nil
+	return target, nil
 }
 
 func (p *Plan) createSymlink(t *destTree, e *archive.Entry, target string) error {

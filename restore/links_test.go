@@ -67,8 +67,9 @@ func sumOf(s string) format.Digest { return format.Digest(sha256.Sum256([]byte(s
 // one in DEST that --force replaces, not one just made), with their mtime; left out with
 // SkipSymlinks; not created when their data is not the recorded target.
 func TestRestoreSymlinks(t *testing.T) {
-	entries := []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd"}, {name: "app/up", target: "../../outside"},
-		{name: "app/f", body: "new"}}
+	root := &format.Meta{} // the owner the manifest records for each symlink, 0:0, in its ux field too
+	entries := []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", owner: root},
+		{name: "app/up", target: "../../outside", owner: root}, {name: "app/f", body: "new"}}
 	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}},
 		Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}, {Path: "app/up", Target: "../../outside"}}}
 	data := buildLinkZip(t, entries, &m)
@@ -119,7 +120,7 @@ func TestRestoreSymlinks(t *testing.T) {
 		}
 	})
 	t.Run("wrong target", func(t *testing.T) {
-		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow"}},
+		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
 			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
 		dest := t.TempDir()
 		_, res := restoreInto(t, bad, dest, Options{})
@@ -133,7 +134,6 @@ func TestRestoreSymlinks(t *testing.T) {
 	// Skipped, it is still checked as verify checks it (archive.Reader.CopyChecked): against
 	// its recorded target, not only its CRC-32.
 	t.Run("wrong target, skipped", func(t *testing.T) {
-		root := &format.Meta{} // the owner the manifest records, 0:0, in the ux field too
 		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
 			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
 		res, err := archive.Verify(t.Context(), writeZip(t, bad), archive.VerifyOptions{})

@@ -229,15 +229,15 @@ func (p *Plan) selectEntries() {
 }
 
 func (p *Plan) add(e *archive.Entry) {
-	stored := p.storedSymlink(e)
-	if !stored && (e.Kind != "" || e.IsDir) {
-		// In a backup's archive: a special entry the manifest does not list (backup stores
-		// files, directories and the symlinks it lists), or a directory stored after it.
-		if err := p.r.CheckRecord(e); err != nil {
-			p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
-			return
-		}
+	// In a backup's archive: an entry that is not what the manifest records (a special entry
+	// it does not list, a directory stored after it, another size, mode or owner), checked
+	// before the plan looks in DEST, so that a file DEST holds already is not kept, its
+	// owner and mode set from a record that verify calls damaged.
+	if err := p.r.CheckRecord(e); err != nil {
+		p.Damaged = append(p.Damaged, archive.Problem{Entry: e.StoredName(), Reason: err.Error()})
+		return
 	}
+	stored := p.storedSymlink(e)
 	switch {
 	case stored && p.opts.SkipSymlinks:
 		p.Skipped = append(p.Skipped, format.Skipped{Path: e.Name, Kind: string(e.Kind)})

@@ -79,7 +79,7 @@ func TestForkedTreesAgreeOnFolders(t *testing.T) {
 // interrupt once the symlink is in place). Every worker restores a symlink this way; one
 // entry is restored by one worker.
 func TestInterruptedSymlinkCounted(t *testing.T) {
-	data := buildLinkZip(t, []linkEntry{{name: "l", target: "/etc/passwd"}},
+	data := buildLinkZip(t, []linkEntry{{name: "l", target: "/etc/passwd", owner: &format.Meta{}}},
 		&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "l", Target: "/etc/passwd"}}})
 	dest := t.TempDir()
 	plan, err := NewPlan(t.Context(), openZip(t, data), dest, Options{Jobs: 4})
