@@ -25,7 +25,8 @@
 //     proves them (this user's, no live run holding it, the run's own token in each name).
 //   - Stored symlinks are created as they are, never followed; hard-link groups are linked
 //     again, or left as copies with a warning. As root, owners are restored; setuid, setgid
-//     and sticky bits only with Options.SamePermissions and the owner; extended attributes
+//     and sticky bits only with Options.SamePermissions and the owner (a folder's sticky bit
+//     always: it only restricts); extended attributes
 //     with Options.Xattrs; folders get their mode and mtime last, deepest first.
 //
 // A restore that may be undone leaves a before-state: an archive of what it replaces

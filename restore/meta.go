@@ -22,8 +22,8 @@ import (
 )
 
 // What restore gives back beside names, data, modes and mtimes: owners (as root, unless
-// told not to), setuid, setgid and sticky bits (only with the owners, and only when asked),
-// and extended attributes (when asked). The order per entry is chown, attributes, chmod,
+// told not to), setuid, setgid and sticky bits (only with the owners, and only when asked;
+// a folder's sticky bit always), and extended attributes (when asked). The order per entry is chown, attributes, chmod,
 // mtime: chown clears the setuid bits and security.capability, so both come after it.
 
 // owner returns the uid and gid to give e, and whether to give any: only as root, only
@@ -42,10 +42,10 @@ func (p *Plan) owner(e *archive.Entry) (uid, gid int, ok bool) {
 	return int(u), int(g), true
 }
 
-// perm is the mode to give e: its permission bits under the umask (Entry.Perm), plus its
-// setuid, setgid and sticky bits when SamePermissions asks for them and its owner is
-// restored too; never for a file that keeps the restoring user as its owner in place of
-// another.
+// perm is the mode to give e: its permission bits under the umask (Entry.Perm), a folder's
+// sticky bit, plus its setuid, setgid and sticky bits when SamePermissions asks for them
+// and its owner is restored too; never for a file that keeps the restoring user as its
+// owner in place of another.
 func (p *Plan) perm(e *archive.Entry) uint32 {
 	perm := uint32(e.Perm(p.umask))
 	if !p.asRoot {
@@ -53,6 +53,12 @@ func (p *Plan) perm(e *archive.Entry) uint32 {
 		// read bit (a re-run's check, the before-state of --force, the undo's): a 0000 file
 		// comes back 0400, a 0000 folder dr-x------. Root reads everything, and gets 0000.
 		perm |= 0o400
+	}
+	if e.IsDir && e.Mode&fs.ModeSticky != 0 {
+		// The sticky bit grants nothing: it lets only an entry's owner remove or rename it in
+		// the folder. A folder anyone may write to (/tmp in a system's backup) that lost it
+		// would let anyone remove anyone's files there.
+		perm |= unix.S_ISVTX
 	}
 	if !p.opts.SamePermissions {
 		return perm

@@ -38,7 +38,8 @@ type Options struct {
 	// restores no owner. Other users never restore owners.
 	NumericOwner, NoSameOwner bool
 	// SamePermissions restores setuid, setgid and sticky bits, together with the owner they
-	// belong to (so as root only); without it they are dropped.
+	// belong to (so as root only); without it they are dropped, but for a folder's sticky
+	// bit, which is always restored.
 	SamePermissions bool
 	// Xattrs sets the extended attributes (and ACLs) the manifest records.
 	Xattrs bool

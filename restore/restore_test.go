@@ -119,7 +119,7 @@ func TestRestoreModes(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(filepath.Join(dest, "app/ro"), 0o700) })
 	want := map[string]fs.FileMode{
 		"app": fs.ModeDir | 0o750, "app/ro": fs.ModeDir | 0o500, "app/ro/inside": 0o400,
-		"app/setuid": 0o755, "app/sticky": fs.ModeDir | 0o777, "app/private": 0o600,
+		"app/setuid": 0o755, "app/sticky": fs.ModeDir | fs.ModeSticky | 0o777, "app/private": 0o600,
 	}
 	for name, mode := range want {
 		info, err := os.Lstat(filepath.Join(dest, name))
