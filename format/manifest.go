@@ -238,11 +238,16 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("file %q has size %d", f.Path, f.Size)
 		case f.SHA256.IsZero():
 			return fmt.Errorf("file %q has no sha256", f.Path)
+		case f.Meta != nil && badNsec(f.Meta):
+			return fmt.Errorf("file %q has mtime_nsec %d, not a fraction of a second", f.Path, f.Meta.MtimeNsec)
 		}
 	}
 	for k, l := range m.Symlinks {
 		if l.Path == "" || listed(len(m.Files)+k, l.Path) {
 			return fmt.Errorf("symlink %q has no path or is listed twice", l.Path)
+		}
+		if badNsec(&l.Meta) {
+			return fmt.Errorf("symlink %q has mtime_nsec %d, not a fraction of a second", l.Path, l.Meta.MtimeNsec)
 		}
 	}
 	if err := m.checkDirs(); err != nil {
@@ -265,8 +270,17 @@ func (m *Manifest) checkDirs() error {
 			return fmt.Errorf("directory %q is listed twice", dirs[i].Path)
 		}
 	}
+	for _, d := range dirs {
+		if badNsec(&d.Meta) {
+			return fmt.Errorf("directory %q has mtime_nsec %d, not a fraction of a second", d.Path, d.Meta.MtimeNsec)
+		}
+	}
 	return nil
 }
+
+// badNsec reports a recorded mtime_nsec that is no fraction of a second, which restore
+// would pass over, leaving whole seconds where the record claims more.
+func badNsec(m *Meta) bool { return m.MtimeNsec < 0 || m.MtimeNsec >= 1e9 }
 
 // checkCreated refuses a created path (what restoring this before-state removes) that is
 // also one of its files, symlinks or dirs (what it puts back): a restore would write or keep

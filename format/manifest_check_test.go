@@ -67,3 +67,35 @@ func TestCheckSortedAllocatesNothing(t *testing.T) {
 		t.Errorf("check allocates %.0f times, want at most 4", allocs)
 	}
 }
+
+// TestCheckMtimeNsec: an mtime_nsec that is no fraction of a second (which restore would
+// pass over, giving whole seconds) is refused for files, folders and symlinks alike, and the
+// two ends of the range are kept.
+func TestCheckMtimeNsec(t *testing.T) {
+	for _, tt := range []struct {
+		nsec int
+		want string
+	}{
+		{0, ""}, {999_999_999, ""},
+		{1_000_000_000, "has mtime_nsec 1000000000, not a fraction of a second"},
+		{-1, "has mtime_nsec -1, not a fraction of a second"},
+	} {
+		for kind, m := range map[string]*Manifest{
+			`file "f"`:      {Files: []File{{Path: "f", SHA256: Digest{1}, Meta: &Meta{MtimeNsec: tt.nsec}}}},
+			`directory "d"`: {Dirs: []Dir{{Path: "d", Meta: Meta{MtimeNsec: tt.nsec}}}},
+			`symlink "l"`:   {Symlinks: []Symlink{{Path: "l", Target: "t", Meta: Meta{MtimeNsec: tt.nsec}}}},
+		} {
+			m.Schema, m.Status = ManifestSchema, string(Complete)
+			got, want := "", ""
+			if err := m.check(); err != nil {
+				got = err.Error()
+			}
+			if tt.want != "" {
+				want = kind + " " + tt.want
+			}
+			if got != want {
+				t.Errorf("%s with mtime_nsec %d: check() = %q, want %q", kind, tt.nsec, got, want)
+			}
+		}
+	}
+}
