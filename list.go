@@ -30,7 +30,7 @@ type listEntryJSON struct {
 	Name     string    `json:"name"`
 	NameB64  string    `json:"name_b64,omitempty"` // the name's bytes when it is not UTF-8
 	Type     string    `json:"type"`
-	Size     int64     `json:"size"`
+	Size     uint64    `json:"size"` // as the header declares it: unsigned, as zip64's field is
 	Mode     string    `json:"mode"`
 	Modified time.Time `json:"mtime"`
 	SHA256   string    `json:"sha256,omitempty"`
@@ -147,7 +147,7 @@ func writeListLine(w io.Writer, e *archive.Entry, mtime time.Time, long bool) er
 	if e.Target != "" {
 		target = " -> " + format.QuoteName(e.Target)
 	}
-	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", lsMode(e.Mode), e.Size, mtime.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
+	_, err := fmt.Fprintf(w, "%s %12d %s %s%s\n", lsMode(e.Mode), uint64(e.Size), mtime.UTC().Format("2006-01-02 15:04:05"), format.QuoteName(e.StoredName()), target)
 	return err
 }
 
@@ -161,7 +161,7 @@ func newListJSON(path string, r *archive.Reader) listJSON {
 		}
 		entry := listEntryJSON{
 			Type:     e.Type(),
-			Size:     e.Size,
+			Size:     uint64(e.Size),
 			Mode:     fmt.Sprintf("%04o", unixPerm(e.Mode)),
 			Modified: r.RecordedMtime(e).UTC(),
 			SHA256:   sum,

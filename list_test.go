@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +120,35 @@ func TestListSymlinkTargets(t *testing.T) {
 	want := map[string]string{"app/l": "f <nil>", "app/abs": "/etc/x y <nil>", "app/esc": "a\x1b[2J\nb <nil>", "app/raw": "\ufffd /w=="}
 	if !maps.Equal(targets, want) {
 		t.Errorf("--json targets %q, want %q", targets, want)
+	}
+}
+
+// TestListHugeDeclaredSize: an entry whose header declares 2^64-1 bytes (a zip64 field;
+// verify and restore call it damaged) is listed with that size, where list -l and --json
+// showed -1, the declared size taken as a signed number.
+func TestListHugeDeclaredSize(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.zip")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "huge", Method: zip.Store, CompressedSize64: 1, UncompressedSize64: math.MaxUint64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("x"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "list", "-l", path)
+	if !strings.Contains(r.stdout, " 18446744073709551615 ") {
+		t.Errorf("list -l: exit %d stdout %q stderr %q, want the size 18446744073709551615", r.code, r.stdout, r.stderr)
+	}
+	r = backup(t, runOpts{dir: dir}, "list", "--json", path)
+	if !strings.Contains(r.stdout, `"size":18446744073709551615`) && !strings.Contains(r.stdout, `"size": 18446744073709551615`) {
+		t.Errorf("list --json: exit %d stdout %q, want the size 18446744073709551615", r.code, r.stdout)
 	}
 }
