@@ -65,7 +65,8 @@ type Snapshot struct {
 
 // Take copies the database src with the online backup API, in one step from a read-only
 // connection, into a file staged in opts.Dir, and checks the copy with PRAGMA quick_check.
-// It returns the copy open and unlinked, or an error with nothing left in opts.Dir.
+// It returns the copy open and unlinked, or an error with nothing left in opts.Dir but, when
+// the copy's name could not be removed, that name, emptied.
 func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -82,9 +83,22 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	}
 	defer forget()
 	defer stage.Close() // the lock goes once the name is gone
+	snap, err := take(ctx, src, info, stage.Name(), opts)
 	// The copy is open by then, if it was made: its name can go on every path.
-	defer removeStaged(stage.Name())
-	return take(ctx, src, info, stage.Name(), opts)
+	if rmErr := removeStaged(stage.Name()); rmErr != nil {
+		// The name would keep the whole database (plaintext, for an encrypted archive, in
+		// $TMPDIR) until some later run's sweep: its bytes go instead, and with them the
+		// snapshot, which reads the same file.
+		stage.Truncate(0)
+		if snap != nil {
+			snap.Close()
+		}
+		if err == nil {
+			err = fmt.Errorf("removing the staged copy %s (emptied instead): %w", stage.Name(), rmErr)
+		}
+		return nil, err
+	}
+	return snap, err
 }
 
 func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts Options) (*Snapshot, error) {
@@ -162,13 +176,19 @@ func checkOpened(src Source, opened string) error {
 	return nil
 }
 
-// removeStaged removes the staged copy and the files SQLite may have made beside it.
-func removeStaged(name string) {
-	// A removal that fails leaves a .backup-spool-* file, which a backup set's next run
-	// removes (Sweep, in $TMPDIR); there is nothing better to do here.
-	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+// removeStaged removes the staged copy and the files SQLite may have made beside it, and
+// says why the copy's own name could not go. A sidecar left (SQLite removes its own before
+// the copy is done) is a .backup-spool-* file, which a backup set's next run removes
+// (Sweep, in $TMPDIR).
+func removeStaged(name string) error {
+	err := eintr.Unlink(name)
+	if isNotExist(err) {
+		err = nil
+	}
+	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
 		eintr.Remove(name + suffix)
 	}
+	return err
 }
 
 // isNotExist reports whether err says a path does not exist, from os or from a syscall.

@@ -49,7 +49,7 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 }
 
 // lockNamed takes the flock how (LOCK_EX, or with LOCK_NB) on f, and checks that f's name
-// still leads to it.
+// still leads to it: errSwept when the name is gone or leads elsewhere.
 func lockNamed(f *os.File, how int) error {
 	if err := eintr.Flock(int(f.Fd()), how); err != nil {
 		return err
@@ -58,8 +58,13 @@ func lockNamed(f *os.File, how int) error {
 	if err := eintr.Fstat(int(f.Fd()), &held); err != nil {
 		return err
 	}
-	if err := eintr.Lstat(f.Name(), &named); err != nil || named.Dev != held.Dev || named.Ino != held.Ino {
+	err := eintr.Lstat(f.Name(), &named)
+	switch {
+	case errors.Is(err, unix.ENOENT) || err == nil && (named.Dev != held.Dev || named.Ino != held.Ino):
 		return errSwept
+	case err != nil:
+		// No sign of a sweep: the file may still be there, and is removed as this run's.
+		return err
 	}
 	return nil
 }
