@@ -84,3 +84,29 @@ func TestAttackStageLstatEIOLeavesCopy(t *testing.T) {
 	}
 	t.Skip("strace never failed the lstat of the staged copy (each thread counts its own calls)")
 }
+
+// TestStageWithoutFlock: where $TMPDIR's file system has no flock (ENOLCK: NFS without its
+// lock daemon), a database is staged unlocked and backed up, as before the sweep of killed
+// runs' copies: no run can lock such a copy to sweep it either. It was lost (exit 3).
+func TestStageWithoutFlock(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "app.db"), "delete")
+	addRows(t, db, 10, 1<<10)
+	db.Close()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", filepath.Join(dir, "strace.log"), "-e", "trace=flock", "-e", "inject=flock:error=ENOLCK",
+		binary, "create", "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json", "app")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	r := runCmd(t, cmd)
+	if r.code != exitComplete || r.stderr != "" {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit %d and nothing", r.code, r.stderr, exitComplete)
+	}
+	if left := spoolsIn(t, tmp); len(left) > 0 {
+		t.Errorf("$TMPDIR holds %q", left)
+	}
+}

@@ -34,7 +34,7 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err = lockNamed(f, unix.LOCK_EX); err == nil {
+		if err = lockNamed(f, unix.LOCK_EX); err == nil || noFlock(err) {
 			return f, forget, nil
 		}
 		f.Close()
@@ -46,6 +46,13 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 			return nil, nil, err
 		}
 	}
+}
+
+// noFlock reports a file system that has no flock (ENOLCK: NFS without its lock daemon;
+// EOPNOTSUPP or ENOSYS: some FUSE file systems). A copy staged there goes unlocked, as
+// before the sweep: no run can lock it to sweep it either.
+func noFlock(err error) bool {
+	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS)
 }
 
 // lockNamed takes the flock how (LOCK_EX, or with LOCK_NB) on f, and checks that f's name
