@@ -18,19 +18,9 @@ func TestAttackSealedStageUnlinkEIOLeavesPlaintext(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
 	key := newAgeKey(t)
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
-	db := openSQLite(t, filepath.Join(dir, "app", "app.db"), "delete")
-	addRows(t, db, 10, 1<<10)
-	db.Close()
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o700)
-	out := filepath.Join(dir, "out.zip.age")
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=unlinkat", "-e", "inject=unlinkat:error=EIO:when=1",
-		binary, "create", "--recipient", key.recipient, "-o", out, "app")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "GOMAXPROCS=1")
-	r := runCmd(t, cmd)
+	dir, tmp := stagedDatabaseTree(t)
+	r := createUnderStrace(t, dir, tmp, os.DevNull, "unlinkat:error=EIO:when=1",
+		"--recipient", key.recipient, "-o", filepath.Join(dir, "out.zip.age"))
 	if n := stagedBytes(t, tmp); n > 0 {
 		t.Errorf("%d bytes of the database's plaintext copy are left in $TMPDIR: %q", n, spoolsIn(t, tmp))
 	}
@@ -51,20 +41,10 @@ func TestAttackSealedStageUnlinkEIOLeavesPlaintext(t *testing.T) {
 func TestAttackStageLstatEIOLeavesCopy(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
-	db := openSQLite(t, filepath.Join(dir, "app", "app.db"), "delete")
-	addRows(t, db, 10, 1<<10)
-	db.Close()
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o700)
+	dir, tmp := stagedDatabaseTree(t)
 	log := filepath.Join(dir, "strace.log")
 	run := func(inject string) result {
-		cmd := exec.Command("strace", "-f", "-qq", "-o", log, "-e", "trace=newfstatat", "-e", "inject="+inject,
-			binary, "create", "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json", "app")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "GOMAXPROCS=1")
-		return runCmd(t, cmd)
+		return createUnderStrace(t, dir, tmp, log, inject, "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json")
 	}
 	// Which call is the staged copy's lstat varies from run to run, as the threads take
 	// turns: the nth of each thread fails until one is.
@@ -91,22 +71,38 @@ func TestAttackStageLstatEIOLeavesCopy(t *testing.T) {
 func TestStageWithoutFlock(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
-	db := openSQLite(t, filepath.Join(dir, "app", "app.db"), "delete")
-	addRows(t, db, 10, 1<<10)
-	db.Close()
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o700)
-	cmd := exec.Command("strace", "-f", "-qq", "-o", filepath.Join(dir, "strace.log"), "-e", "trace=flock", "-e", "inject=flock:error=ENOLCK",
-		binary, "create", "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json", "app")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	r := runCmd(t, cmd)
+	dir, tmp := stagedDatabaseTree(t)
+	r := createUnderStrace(t, dir, tmp, os.DevNull, "flock:error=ENOLCK", "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json")
 	if r.code != exitComplete || r.stderr != "" {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit %d and nothing", r.code, r.stderr, exitComplete)
 	}
 	if left := spoolsIn(t, tmp); len(left) > 0 {
 		t.Errorf("$TMPDIR holds %q", left)
 	}
+}
+
+// stagedDatabaseTree makes dir/app, holding a SQLite database (which a run stages), and an
+// empty dir/tmp for $TMPDIR.
+func stagedDatabaseTree(t *testing.T) (dir, tmp string) {
+	t.Helper()
+	dir = t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "app.db"), "delete")
+	addRows(t, db, 10, 1<<10)
+	db.Close()
+	tmp = filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	return dir, tmp
+}
+
+// createUnderStrace runs create with flags on app in dir, $TMPDIR tmp, under strace with
+// the fault inject (SYSCALL:…) and its log in log; on one thread of Go's (GOMAXPROCS=1).
+func createUnderStrace(t *testing.T, dir, tmp, log, inject string, flags ...string) result {
+	t.Helper()
+	call, _, _ := strings.Cut(inject, ":")
+	args := append([]string{"-f", "-qq", "-o", log, "-e", "trace=" + call, "-e", "inject=" + inject, binary, "create"}, flags...)
+	cmd := exec.Command("strace", append(args, "app")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "GOMAXPROCS=1")
+	return runCmd(t, cmd)
 }

@@ -38,11 +38,12 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 			return f, forget, nil
 		}
 		f.Close()
-		if !errors.Is(err, errSwept) {
+		swept := errors.Is(err, errSwept)
+		if !swept {
 			eintr.Remove(f.Name()) // still ours: the lock failed, not the name
 		}
 		forget()
-		if !errors.Is(err, errSwept) || try == 10 {
+		if !swept || try == 10 {
 			return nil, nil, err
 		}
 	}
