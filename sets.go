@@ -131,7 +131,9 @@ func showSets(tree setTree, opts setsOptions, stdout, stderr io.Writer) int {
 	defer stop()
 	files, errs, err := tree.list(ctx)
 	if err != nil {
-		writeSetsMetrics(opts.metricsFile, nil, false, stderr)
+		if ctx.Err() == nil { // an interrupt says nothing of the location: the last file stays
+			writeSetsMetrics(opts.metricsFile, nil, false, stderr)
+		}
 		return setsFailed(ctx, stderr, err)
 	}
 	rows := readSets(ctx, tree, backupset.FindSets(files, tree.byRuns()), opts.maxAge)
