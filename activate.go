@@ -128,12 +128,15 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	}
 	defer releaseSet(lock, "backup activate", stderr)
 	if !cfg.dryRun {
-		if _, err := lock.RemoveStale(ctx); err != nil {
+		if _, err := lock.RemoveStale(ctx); err != nil && ctx.Err() == nil {
 			sayf(stderr, "backup activate: %s: could not remove what a killed run left: %v\n", cfg.store.Location(), err)
 		}
 	}
 	previous, err := lock.Pointer(ctx)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return activateInterrupted(stderr)
+	case err != nil:
 		sayf(stderr, "backup activate: %v; activating replaces it\n", err)
 	}
 	verify := storeVerifier(ctx, cfg.store, cfg.ids, previous)
@@ -150,8 +153,7 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 		// LATEST moved: the activation stands, only its record is missing.
 		sayf(stderr, "backup activate: %v\n", unrecorded)
 	case err != nil && ctx.Err() != nil:
-		fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
-		return exitInterrupted
+		return activateInterrupted(stderr)
 	case err != nil:
 		sayf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
 		return exitFailed
@@ -218,4 +220,11 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 		}
 		return entriesOfSet(ctx, st, ids, name, latest, r.Entries)
 	}
+}
+
+// activateInterrupted says that an interrupt stopped activate before LATEST moved; what it
+// cut short would only say "context canceled".
+func activateInterrupted(stderr io.Writer) int {
+	fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
+	return exitInterrupted
 }

@@ -191,9 +191,10 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 	plan, err := lock.PruneInto(ctx, cfg.policy, cfg.dryRun, cfg.attic)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		err = fmt.Errorf("interrupted: %s", setError(cfg.store.Location(), err))
-		sayf(stderr, "backup prune: %v\n", err)
-		return plan, exitInterrupted, err
+		// The plan says what left the set before the interrupt; the error it cut short
+		// would only say "context canceled".
+		fmt.Fprintln(stderr, "backup prune: interrupted")
+		return plan, exitInterrupted, errInterrupted
 	case err != nil:
 		err = errors.New(setError(cfg.store.Location(), err))
 		sayf(stderr, "backup prune: %v\n", err)

@@ -199,8 +199,8 @@ func TestPruneAtticInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("exit %d, stderr %q; want %d and that it was interrupted", code, stderr.String(), exitInterrupted)
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup prune: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), exitInterrupted, "backup prune: interrupted\n")
 	}
 	if got := setArchives(t, set); !slices.Equal(got, []string{a, a + ".receipt.json", b, b + ".receipt.json"}) {
 		t.Errorf("the set holds %v, want both runs whole", got)
