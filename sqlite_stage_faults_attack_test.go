@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,41 +27,6 @@ func TestAttackSealedStageUnlinkEIOLeavesPlaintext(t *testing.T) {
 	if r.code != exitIncomplete || !strings.Contains(r.stderr, lost) || !strings.Contains(r.stderr, " (emptied instead): input/output error\n") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit %d and a line %q…", r.code, r.stderr, exitIncomplete, lost)
 	}
-}
-
-// TestAttackStageLstatEIOLeavesCopy: a run stages a database's snapshot in $TMPDIR, locks
-// the new file and checks with lstat that its name still leads to it (a sweep may have
-// taken it for a dead run's); that lstat fails (EIO). The run took the failure for a sweep's
-// removal and made another file, leaving the first in $TMPDIR, and had every lstat failed,
-// it would have said "staged copy removed before it was locked" of eleven files it left
-// (faults pass).
-// Correct: a name that cannot be checked is no sign of a sweep: the file is removed, and
-// the database lost with the error.
-func TestAttackStageLstatEIOLeavesCopy(t *testing.T) {
-	t.Parallel()
-	mustTool(t, "strace")
-	dir, tmp := stagedDatabaseTree(t)
-	log := filepath.Join(dir, "strace.log")
-	run := func(inject string) result {
-		return createUnderStrace(t, dir, tmp, log, inject, "-q", "--sqlite", "auto", "-o", "-", "--receipt", "r.json")
-	}
-	// Which call is the staged copy's lstat varies from run to run, as the threads take
-	// turns: the nth of each thread fails until one is.
-	for n := 1; n <= 150; n++ {
-		r := run(fmt.Sprintf("newfstatat:error=EIO:when=%d", n))
-		if data, _ := os.ReadFile(log); !injectedOn(string(data), ".backup-spool-sqlite-") {
-			continue
-		}
-		if left := spoolsIn(t, tmp); len(left) > 0 {
-			t.Errorf("the lstat of the staged copy failed (EIO), and $TMPDIR holds %q", left)
-		}
-		const want = "  lost app/app.db: snapshot: staging the copy: input/output error\n"
-		if r.code != exitIncomplete || !strings.Contains(r.stderr, want) {
-			t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, exitIncomplete, want)
-		}
-		return
-	}
-	t.Skip("strace never failed the lstat of the staged copy (each thread counts its own calls)")
 }
 
 // TestStageWithoutFlock: where $TMPDIR's file system has no flock (ENOLCK: NFS without its
