@@ -76,6 +76,13 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	if pc.Err() != nil {
 		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
 	}
+	if cfg.undoDir == "" {
+		// DEST's parent is a backup set when DEST is a folder in one: the before-state would
+		// be one of its runs, as with --undo-dir SET, which checkUndoFlags refuses.
+		if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
+			return "", fmt.Errorf("the before-state's folder %s, DEST's parent, is a backup set (it holds %s): the before-state would be one of its runs (give --undo-dir outside it)", dir, marker)
+		}
+	}
 	return dir, nil
 }
 
