@@ -105,7 +105,10 @@ func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer
 	if metricsFile != "" {
 		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + metricsFile, Path: metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.Err()
+	if err := pc.Err(); err != nil {
+		return err
+	}
+	return refuseMetricsInSet(metricsFile)
 }
 
 func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {
