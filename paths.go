@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"backup/backupset/s3store"
+	"backup/format"
 	"backup/pathcheck"
 )
 
@@ -107,4 +110,34 @@ func hasEmpty(v pflag.Value) bool {
 		}
 	}
 	return false
+}
+
+// checkStdoutNotInput refuses a read-only command (verify, list) whose stdout goes into a
+// regular file that is one of the files it reads: the archive, its receipt, an identity
+// file, or a file in the backup set it reads (verify --json a.zip >> a.zip appended the
+// report to the archive, which then failed verify; >> SET/LATEST made the set's pointer
+// junk). A shell's > emptied that file already; >> is caught before anything is appended.
+func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities []string) error {
+	out, ok := stdoutFile(stdout, "stdout")
+	if !ok || strings.HasPrefix(archive, s3store.Scheme) {
+		return nil
+	}
+	pc := pathcheck.Check{Outputs: []pathcheck.Arg{out}}
+	if info, err := os.Stat(archive); err == nil && info.IsDir() {
+		// A set's folder: stdout's file is known by its inode only (the check's Sealed rule
+		// needs a path), so each file the set holds is an input.
+		names, _ := os.ReadDir(archive)
+		for _, e := range names {
+			p := filepath.Join(archive, e.Name())
+			pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "the backup set's " + format.QuoteName(p), Path: p})
+		}
+	} else {
+		if receipt == "" {
+			receipt = format.ReceiptPath(archive)
+		}
+		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "ARCHIVE " + archive, Path: archive},
+			pathcheck.Arg{What: "the receipt " + receipt, Path: receipt})
+	}
+	pc.Inputs = append(pc.Inputs, fileArgs("--identity", identities)...)
+	return pc.Err()
 }
