@@ -162,6 +162,9 @@ func newRestoreCmd() *cobra.Command {
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
+		if err := checkStdoutNotInput(cmd.OutOrStdout(), args[0], "", identity.paths); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		cfg.archive = args[0]
 		dest, err := kernelPath(args[1])
 		if err != nil {
