@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,4 +142,16 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 	}
 	pc.Inputs = append(pc.Inputs, fileArgs("--identity", identities)...)
 	return pc.Err()
+}
+
+// mkdirFolder is os.MkdirAll(dir, 0o755), but a dir that is a symlink to nothing is said
+// as such: MkdirAll's "file exists" named a file the user could not see. The link's target
+// is not made: it may be anywhere.
+func mkdirFolder(dir string) error {
+	err := os.MkdirAll(dir, 0o755)
+	target, lerr := os.Readlink(dir)
+	if err == nil || !errors.Is(err, fs.ErrExist) || lerr != nil {
+		return err
+	}
+	return fmt.Errorf("a symlink to %s, which does not exist", format.QuoteName(target))
 }

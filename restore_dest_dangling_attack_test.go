@@ -28,3 +28,24 @@ func TestAttackRestoreDestDanglingSymlink(t *testing.T) {
 		t.Error("the symlink's target was made")
 	}
 }
+
+// TestAttackOutputDirDanglingSymlink: create --output-dir DIR, DIR a symlink to a folder
+// that does not exist (a set, and the implicit --output-dir of a run in such a folder
+// given as -o's folder). It failed, rightly, with "output folder DIR: file exists". Correct:
+// exit 1, saying DIR is a symlink to what is missing; the target not made.
+func TestAttackOutputDirDanglingSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "f\n"}})
+	if err := os.Symlink("gone/set", filepath.Join(dir, "set")); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "set", "app")
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, "symlink") || !strings.Contains(r.stderr, "gone/set") {
+		t.Errorf("stderr = %q, want it to say set is a symlink to gone/set, which is missing", r.stderr)
+	}
+	if exists(filepath.Join(dir, "gone")) {
+		t.Error("the symlink's target was made")
+	}
+}
