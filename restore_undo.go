@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"backup/archive"
 	"backup/backupset"
@@ -166,7 +167,24 @@ func beforeStateName(dest string) string {
 	if err != nil || filepath.Base(abs) == string(filepath.Separator) {
 		return "root-before-restore"
 	}
-	return filepath.Base(abs) + "-before-restore"
+	return cutName(filepath.Base(abs), maxBeforeStateDest) + "-before-restore"
+}
+
+// maxBeforeStateDest is how many bytes of DEST's name a before-state's name keeps: with
+// "-before-restore-", the time, a "-NN" of a busy second and ".zip.receipt.json", the
+// receipt's temp name (".NAME.tmp-" and ten digits) stays within NAME_MAX (255). A DEST
+// named longer made every restore --force into it fail with "file name too long".
+const maxBeforeStateDest = 255 - len(".-before-restore-20261206T105648Z-99.zip.receipt.json.tmp-1234567890")
+
+// cutName is name cut to at most n bytes, not inside a UTF-8 character.
+func cutName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
 // firstLoss names the first warning that made a before-state incomplete.
