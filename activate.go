@@ -79,6 +79,9 @@ func newActivateCmd() *cobra.Command {
 			cfg.store, err = s3.open(cmd.Context(), args[0])
 		}
 		if err == nil {
+			err = checkStatusOutputs(cfg.store, "", cmd.OutOrStdout())
+		}
+		if err == nil {
 			cfg.name, err = nameInSet(cfg.store, args[1])
 		}
 		if err == nil && backupset.IsSealedName(cfg.name) && cfg.ids == nil {

@@ -88,6 +88,11 @@ func newAdoptCmd() *cobra.Command {
 			err = fmt.Errorf("%s: %w", args[0], backupset.ErrAdoptUnsupported)
 		case cfg.allowIncomplete && !cfg.activate:
 			err = errors.New("--allow-incomplete needs --activate")
+		default:
+			err = checkStatusOutputs(backupset.Folder{Dir: args[0]}, "", cmd.OutOrStdout())
+			if err == nil {
+				err = checkStdoutNotInput(cmd.OutOrStdout(), args[1], cfg.receipt, identity.paths)
+			}
 		}
 		if err != nil {
 			return usageError(stderr, "adopt", err)

@@ -316,7 +316,7 @@ func excludeFromError(err error, files []string, starts []int) error {
 func checkPatternArgs(flag string, patterns []string) error {
 	for _, p := range patterns {
 		if err := skiprules.CheckArg(p); err != nil {
-			return fmt.Errorf("%s %q: %w", flag, p, err)
+			return fmt.Errorf("%s %s: %w", flag, skiprules.QuotePattern(p), err)
 		}
 	}
 	return nil

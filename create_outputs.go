@@ -90,6 +90,11 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if err := pc.Err(); err != nil {
 		return err
 	}
+	if !cfg.dryRun {
+		if err := refuseMetricsInSet(cfg.metricsFile); err != nil {
+			return err
+		}
+	}
 	if err := cfg.checkNotIntoSet(); err != nil {
 		return err
 	}
@@ -136,6 +141,20 @@ func (cfg *createConfig) archiveFolder() (folder, what string) {
 func refuseSetFolder(folder, what string) error {
 	if marker := (backupset.Folder{Dir: folder}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("%s is a backup set (it holds %s): add a run to it with --output-dir %s", what, marker, format.QuoteName(folder))
+	}
+	return nil
+}
+
+// refuseMetricsInSet refuses a --metrics-file in the folder of any backup set, not only the
+// one the command runs on (the one check's Sealed folder): written there it would replace
+// that set's LATEST or lock, or be a foreign file among its runs.
+func refuseMetricsInSet(metricsFile string) error {
+	if metricsFile == "" {
+		return nil
+	}
+	dir := filepath.Dir(metricsFile)
+	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
+		return fmt.Errorf("--metrics-file %s: its folder, %s, is a backup set (it holds %s): write the metrics outside it", format.QuoteName(metricsFile), format.QuoteName(dir), marker)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -74,7 +73,7 @@ func (set *setConfig) local() bool {
 func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backupset.Lock, int, error) {
 	set := cfg.set
 	if set.local() {
-		if err := os.MkdirAll(set.dir, 0o755); err != nil {
+		if err := mkdirFolder(set.dir); err != nil {
 			err = fmt.Errorf("output folder %s: %w", set.dir, cause(err))
 			sayf(stderr, "backup: failed: %v\n", err)
 			return nil, exitFailed, err

@@ -85,6 +85,9 @@ func newListCmd() *cobra.Command {
 		if err := cfg.s3.check(args[0]); err != nil {
 			return usageError(stderr, "list", err)
 		}
+		if err := checkStdoutNotInput(cmd.OutOrStdout(), args[0], "", cfg.identity.paths); err != nil {
+			return usageError(stderr, "list", err)
+		}
 		return listArchive(cfg, args[0], cmd.OutOrStdout(), stderr)
 	})
 	return cmd

@@ -118,7 +118,7 @@ func (cfg *createConfig) defaultOutput(now time.Time) (string, error) {
 		return "", err
 	}
 	if !cfg.dryRun {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := mkdirFolder(dir); err != nil {
 			return "", fmt.Errorf("output folder %s: %w", dir, cause(err))
 		}
 	}

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"backup/backupset/s3store"
+	"backup/format"
 	"backup/pathcheck"
 )
 
@@ -107,4 +112,46 @@ func hasEmpty(v pflag.Value) bool {
 		}
 	}
 	return false
+}
+
+// checkStdoutNotInput refuses a read-only command (verify, list) whose stdout goes into a
+// regular file that is one of the files it reads: the archive, its receipt, an identity
+// file, or a file in the backup set it reads (verify --json a.zip >> a.zip appended the
+// report to the archive, which then failed verify; >> SET/LATEST made the set's pointer
+// junk). A shell's > emptied that file already; >> is caught before anything is appended.
+func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities []string) error {
+	out, ok := stdoutFile(stdout, "stdout")
+	if !ok || strings.HasPrefix(archive, s3store.Scheme) {
+		return nil
+	}
+	pc := pathcheck.Check{Outputs: []pathcheck.Arg{out}}
+	if info, err := os.Stat(archive); err == nil && info.IsDir() {
+		// A set's folder: stdout's file is known by its inode only (the check's Sealed rule
+		// needs a path), so each file the set holds is an input.
+		names, _ := os.ReadDir(archive)
+		for _, e := range names {
+			p := filepath.Join(archive, e.Name())
+			pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "the backup set's " + format.QuoteName(p), Path: p})
+		}
+	} else {
+		if receipt == "" {
+			receipt = format.ReceiptPath(archive)
+		}
+		pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "ARCHIVE " + archive, Path: archive},
+			pathcheck.Arg{What: "the receipt " + receipt, Path: receipt})
+	}
+	pc.Inputs = append(pc.Inputs, fileArgs("--identity", identities)...)
+	return pc.Err()
+}
+
+// mkdirFolder is os.MkdirAll(dir, 0o755), but a dir that is a symlink to nothing is said
+// as such: MkdirAll's "file exists" named a file the user could not see. The link's target
+// is not made: it may be anywhere.
+func mkdirFolder(dir string) error {
+	err := os.MkdirAll(dir, 0o755)
+	target, lerr := os.Readlink(dir)
+	if err == nil || !errors.Is(err, fs.ErrExist) || lerr != nil {
+		return err
+	}
+	return fmt.Errorf("a symlink to %s, which does not exist", format.QuoteName(target))
 }

@@ -109,6 +109,9 @@ func newPruneCmd() *cobra.Command {
 		if err == nil {
 			cfg.store, err = s3.open(cmd.Context(), args[0])
 		}
+		if err == nil {
+			err = checkStatusOutputs(cfg.store, "", cmd.OutOrStdout())
+		}
 		if err == nil && flags.Changed("attic") {
 			cfg.attic, err = atticFolder(*attic, cfg.store)
 		}

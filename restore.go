@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"backup/archive"
+	"backup/backupset"
 	"backup/format"
 	"backup/report"
 	"backup/restore"
@@ -159,6 +162,9 @@ func newRestoreCmd() *cobra.Command {
 		if cfg.symlinks != "store" && cfg.symlinks != "skip" {
 			return usageError(stderr, "restore", fmt.Errorf("--symlinks %q: must be store or skip", cfg.symlinks))
 		}
+		if err := checkStdoutNotInput(cmd.OutOrStdout(), args[0], "", identity.paths); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		cfg.archive = args[0]
 		dest, err := kernelPath(args[1])
 		if err != nil {
@@ -168,6 +174,9 @@ func newRestoreCmd() *cobra.Command {
 			dest = args[1]
 		}
 		cfg.dest = dest
+		if err := cfg.checkDestNotSet(); err != nil {
+			return usageError(stderr, "restore", err)
+		}
 		if err := cfg.checkUndoFlags(); err != nil {
 			return usageError(stderr, "restore", err)
 		}
@@ -406,4 +415,21 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 		}
 	}
 	return o
+}
+
+// checkDestNotSet refuses a DEST that is a backup set's folder (it holds LATEST or the lock
+// file), as create refuses -o into one: a set holds what its runs write, under its lock, and
+// an archive's entries written there (a file named LATEST, NAME.zip with its receipt) would
+// replace its pointer or become its runs. The two names are looked up, DEST not listed: it
+// may be a large tree, and the restore's plan is the first to look at what DEST holds.
+func (cfg restoreConfig) checkDestNotSet() error {
+	if cfg.unreachable != nil {
+		return nil
+	}
+	for _, marker := range []string{backupset.LatestName, backupset.LockName} {
+		if info, err := os.Lstat(filepath.Join(cfg.dest, marker)); err == nil && info.Mode().IsRegular() {
+			return fmt.Errorf("DEST %s is a backup set (it holds %s): restore into another folder", format.QuoteName(cfg.dest), marker)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"backup/archive"
 	"backup/backupset"
@@ -75,6 +76,13 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{Path: dest}}, Outputs: []pathcheck.Arg{{Path: dir}}}
 	if pc.Err() != nil {
 		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
+	}
+	if cfg.undoDir == "" {
+		// DEST's parent is a backup set when DEST is a folder in one: the before-state would
+		// be one of its runs, as with --undo-dir SET, which checkUndoFlags refuses.
+		if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
+			return "", fmt.Errorf("the before-state's folder %s, DEST's parent, is a backup set (it holds %s): the before-state would be one of its runs (give --undo-dir outside it)", dir, marker)
+		}
 	}
 	return dir, nil
 }
@@ -159,7 +167,24 @@ func beforeStateName(dest string) string {
 	if err != nil || filepath.Base(abs) == string(filepath.Separator) {
 		return "root-before-restore"
 	}
-	return filepath.Base(abs) + "-before-restore"
+	return cutName(filepath.Base(abs), maxBeforeStateDest) + "-before-restore"
+}
+
+// maxBeforeStateDest is how many bytes of DEST's name a before-state's name keeps: with
+// "-before-restore-", the time, a "-NN" of a busy second and ".zip.receipt.json", the
+// receipt's temp name (".NAME.tmp-" and ten digits) stays within NAME_MAX (255). A DEST
+// named longer made every restore --force into it fail with "file name too long".
+const maxBeforeStateDest = 255 - len(".-before-restore-20261206T105648Z-99.zip.receipt.json.tmp-1234567890")
+
+// cutName is name cut to at most n bytes, not inside a UTF-8 character.
+func cutName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
 // firstLoss names the first warning that made a before-state incomplete.

@@ -245,5 +245,8 @@ func checkSetsOutputs(rows []setRow, metricsFile string, stdout io.Writer) error
 	if metricsFile != "" {
 		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + metricsFile, Path: metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.Err()
+	if err := pc.Err(); err != nil {
+		return err
+	}
+	return refuseMetricsInSet(metricsFile)
 }

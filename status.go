@@ -93,7 +93,8 @@ func newStatusCmd() *cobra.Command {
 }
 
 // checkStatusOutputs puts --metrics-file and stdout's file through the one check: neither
-// inside the set status reads, nor one the other.
+// inside the set status reads, nor one the other. prune, activate and adopt, which print to
+// stdout too, check it with no --metrics-file: their report appended to a file of the set.
 func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer) error {
 	var pc pathcheck.Check
 	if f, ok := st.(backupset.Folder); ok {
@@ -105,7 +106,10 @@ func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer
 	if metricsFile != "" {
 		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + metricsFile, Path: metricsFile, Kind: metricsKind, File: true})
 	}
-	return pc.Err()
+	if err := pc.Err(); err != nil {
+		return err
+	}
+	return refuseMetricsInSet(metricsFile)
 }
 
 func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFile string, stdout, stderr io.Writer) int {

@@ -94,6 +94,9 @@ func newVerifyCmd() *cobra.Command {
 		if cfg.jobs < 0 || cfg.jobs > maxJobs {
 			return usageError(stderr, "verify", fmt.Errorf("--jobs %d: must be 1 to %d (0: one per CPU)", cfg.jobs, maxJobs))
 		}
+		if err := checkStdoutNotInput(stdout, args[0], cfg.receipt, cfg.identity.paths); err != nil {
+			return usageError(stderr, "verify", err)
+		}
 		cfg.archive = args[0]
 		ctx, stop := interruptible()
 		defer stop()

@@ -195,6 +195,9 @@ func sameFile(a, b Arg) bool {
 // inside reports whether p is below the folder dir: one of the folders above p, resolved, is
 // dir by path or by device and inode (a bind mount, a second name of a folder).
 func inside(p, dir Arg) bool {
+	if p.Path == "" && p.Info != nil && dir.Path != "" {
+		return holds(dir.Path, p.Info)
+	}
 	if p.Path == "" || dir.Path == "" {
 		return false
 	}
@@ -213,6 +216,19 @@ func inside(p, dir Arg) bool {
 			return false
 		}
 	}
+}
+
+// holds reports whether the file info is (by device and inode) one of the files directly in
+// the folder dir: an output known only as an open file (stdout's, which the shell opened)
+// has no path to walk up from. One level is enough for what Sealed holds (a set's files).
+func holds(dir string, info fs.FileInfo) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil && os.SameFile(fi, info) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p Arg) stat() fs.FileInfo {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -62,7 +63,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 		return nil, errors.New("restore refused")
 	}
 	if err := os.MkdirAll(p.Dest, 0o755); err != nil {
-		return nil, err
+		return nil, danglingDest(p.Dest, err)
 	}
 	p.umask = currentUmask()
 	t, err := openDestTree(p.Dest, p.mkdirMode)
@@ -390,4 +391,15 @@ func (w *progressWriter) Write(b []byte) (int, error) {
 		return n, &writeError{err}
 	}
 	return n, nil
+}
+
+// danglingDest is MkdirAll's error for a DEST that is a symlink to nothing, said as such:
+// its "mkdir DEST: file exists" named a file the user could not see. The target is not
+// made: it may be anywhere.
+func danglingDest(dest string, err error) error {
+	target, lerr := os.Readlink(dest)
+	if !errors.Is(err, fs.ErrExist) || lerr != nil {
+		return err
+	}
+	return fmt.Errorf("%s is a symlink to %s, which does not exist", format.QuoteName(dest), format.QuoteName(target))
 }

@@ -62,7 +62,20 @@ type PatternError struct {
 	Err     error
 }
 
-func (e *PatternError) Error() string { return fmt.Sprintf("bad pattern %q: %v", e.Pattern, e.Err) }
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("bad pattern %s: %v", QuotePattern(e.Pattern), e.Err)
+}
+
+// QuotePattern is pattern quoted for a message, cut to its first 64 bytes (and its length
+// said) when longer: a line of a binary file named by --exclude-from by mistake may be a
+// megabyte, and printed whole it was a 900 KB line of stderr that journald cuts.
+func QuotePattern(pattern string) string {
+	const max = 64
+	if len(pattern) <= max {
+		return fmt.Sprintf("%q", pattern)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", pattern[:max], len(pattern))
+}
 
 func (e *PatternError) Unwrap() error { return e.Err }
 
@@ -170,7 +183,10 @@ func ReadPatterns(r io.Reader) ([]string, error) {
 		}
 		lines = append(lines, line)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		// The scanner's own message names no line.
+		return nil, fmt.Errorf("line %d: longer than 1 MiB (not a file of patterns?)", len(lines)+1)
+	} else if err != nil {
 		return nil, fmt.Errorf("read exclude patterns: %w", err)
 	}
 	return lines, nil
