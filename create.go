@@ -42,9 +42,10 @@ Files are deflated (level 6 unless --level says otherwise), so every unzip reads
 --method zstd writes Zstandard entries instead, which 7-Zip, bsdtar and backup verify, list
 and restore read, but Info-ZIP unzip 6.0 (the usual unzip on Linux) cannot.`
 
-const createExitCodes = `0 complete, 1 failed (no new archive, or LATEST could not be moved), 2 usage,
-3 incomplete (some data could not be read), 4 the set is locked by another run,
-130 interrupted.`
+const createExitCodes = `0 complete, 1 failed (no new archive; in a set also a new archive that failed its
+read-back, a LATEST that could not be moved, or a --keep-* prune that failed after LATEST
+moved), 2 usage, 3 incomplete (some data could not be read), 4 the set is locked by another
+run, 130 interrupted.`
 
 // maxJobs caps --jobs. Each job holds up to three 1 MiB read buffers and two compressors, so
 // 128 jobs may take some 400 MiB, and more jobs than cores only help while reads wait on

@@ -102,7 +102,13 @@ func (c *creation) runAfter(rc *format.Receipt, code int, stderr io.Writer) {
 	env := hooks.Env{Command: "create", ExitCode: code, Status: outcome(code), Set: c.setDir(),
 		Archive: archive, Receipt: receipt, Error: errText}
 	ran := c.cfg.hooks.RunAfter("backup", env, stderr)
-	if rc == nil || !c.written {
+	if rc == nil {
+		return
+	}
+	if !c.written {
+		// No receipt file to rewrite, but --json and --json-lines still print the run's
+		// receipt, and it records every hook that ran.
+		rc.Hooks = append(rc.Hooks, ran...)
 		return
 	}
 	written, err := rc.Stored().Marshal()

@@ -135,7 +135,9 @@ func (c *creation) sayMoved(name string, handMade *backupset.Activation, rc *for
 // pruneSet prunes the set after a complete run, and returns the exit code.
 func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *format.Receipt, stderr io.Writer) int {
 	plan, err := lock.Prune(ctx, c.cfg.set.keep, false)
-	if !c.cfg.quiet {
+	// A prune that stopped fails the run: -q keeps quiet about a good run only, and cron's
+	// mail must say what left the set before the error that follows.
+	if !c.cfg.quiet || err != nil {
 		writePruned(stderr, plan, err != nil)
 	}
 	if err == nil {

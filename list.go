@@ -23,7 +23,7 @@ how many more (--all prints them all). list reads the archive's directory and it
 not the files' data: use verify to check that.`
 
 const listExitCodes = `0 listed, 1 the archive or its manifest cannot be read, or the list could not be
-written (its reader gone, as with head -1), 2 usage.`
+written (its reader gone, as with head -1), 2 usage, 130 interrupted.`
 
 // listEntryJSON is one entry as list --json prints it.
 type listEntryJSON struct {
@@ -98,6 +98,9 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	ref, err := resolveArchive(ctx, arg, cfg.s3)
+	if err != nil && ctx.Err() != nil {
+		return listInterrupted(stderr)
+	}
 	if err != nil {
 		sayf(stderr, "backup list: %s\n", setError(arg, err))
 		return exitFailed
@@ -109,6 +112,9 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 	if ref.readAgain(ctx, err, &cfg.rereads) {
 		return listArchive(cfg, arg, stdout, stderr)
 	}
+	if err != nil && ctx.Err() != nil {
+		return listInterrupted(stderr)
+	}
 	if isNoIdentity(err) {
 		sayf(stderr, "backup list: %v\n", needIdentity(format.QuoteName(path)))
 		return exitUsage
@@ -118,12 +124,18 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer r.Close()
+	if ctx.Err() != nil {
+		return listInterrupted(stderr)
+	}
 	if cfg.json {
 		if err := writeJSON(stdout, newListJSON(path, r)); err != nil {
 			return jsonFailed(stderr, "list", err)
 		}
 	} else {
 		for _, e := range r.Entries {
+			if ctx.Err() != nil {
+				return listInterrupted(stderr)
+			}
 			// The list is list's answer: a reader gone (| head -1) cuts it, and list stops.
 			if err := writeListLine(stdout, e, r.RecordedMtime(e), cfg.long); err != nil {
 				sayf(stderr, "backup list: writing to stdout: %v\n", cause(err))
@@ -139,6 +151,13 @@ func listArchive(cfg listConfig, arg string, stdout, stderr io.Writer) int {
 		writeManifestSummary(stderr, r, cfg.all)
 	}
 	return exitComplete
+}
+
+// listInterrupted ends a list that a SIGINT or SIGTERM stopped: one line and exit 130, never
+// the cancelled read's error, which would say the archive could not be read (exit 1).
+func listInterrupted(stderr io.Writer) int {
+	fmt.Fprintln(stderr, "backup list: interrupted")
+	return exitInterrupted
 }
 
 func writeListLine(w io.Writer, e *archive.Entry, mtime time.Time, long bool) error {

@@ -132,7 +132,7 @@ func showSets(tree setTree, opts setsOptions, stdout, stderr io.Writer) int {
 	files, errs, err := tree.list(ctx)
 	if err != nil {
 		if ctx.Err() == nil { // an interrupt says nothing of the location: the last file stays
-			writeSetsMetrics(opts.metricsFile, nil, false, stderr)
+			writeSetsMetrics(opts.metricsFile, nil, false, false, stderr)
 		}
 		return setsFailed(ctx, stderr, err)
 	}
@@ -143,7 +143,7 @@ func showSets(tree setTree, opts setsOptions, stdout, stderr io.Writer) int {
 	if err := checkSetsOutputs(rows, opts.metricsFile, stdout); err != nil {
 		return usageError(stderr, "sets", err)
 	}
-	writeSetsMetrics(opts.metricsFile, rows, true, stderr)
+	writeSetsMetrics(opts.metricsFile, rows, true, len(errs) == 0, stderr)
 	if opts.json {
 		if err := writeJSON(stdout, setsJSON(rows)); err != nil {
 			return jsonFailed(stderr, "sets", err)

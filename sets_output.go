@@ -175,20 +175,24 @@ func setsJSON(rows []setRow) []setJSON {
 // writeSetsMetrics writes --metrics-file, if given: one series per set of each gauge, and
 // whether the location could be listed at all (listed false: rows is nil, and the file
 // says only that, so that an alert on it fires rather than every set's series vanishing
-// quietly).
-func writeSetsMetrics(path string, rows []setRow, listed bool, stderr io.Writer) {
+// quietly), and whole (see setsGauges).
+func writeSetsMetrics(path string, rows []setRow, listed, whole bool, stderr io.Writer) {
 	if path == "" {
 		return
 	}
-	if err := metrics.WriteFile(path, setsGauges(rows, listed)); err != nil {
+	if err := metrics.WriteFile(path, setsGauges(rows, listed, whole)); err != nil {
 		sayf(stderr, "backup sets: could not write metrics %s: %v\n", path, cause(err))
 	}
 }
 
-func setsGauges(rows []setRow, listed bool) []metrics.Gauge {
+// listed says the location could be listed, whole that every folder below it could be too.
+// A folder that could not be listed hides the sets in it, whose series would simply vanish
+// (no alert fires on a series that is not there): backup_sets_listed is then 0 as well, and
+// the sets found elsewhere still follow.
+func setsGauges(rows []setRow, listed, whole bool) []metrics.Gauge {
 	gauges := []metrics.Gauge{
-		{Name: "backup_sets_listed", Help: "1 when backup sets could list the location, 0 when it could not (and no set's series follow).",
-			Samples: []metrics.Sample{{Value: b2f(listed)}}},
+		{Name: "backup_sets_listed", Help: "1 when backup sets could list the location and every folder below it, 0 when not (and when the location itself could not be, no set's series follow).",
+			Samples: []metrics.Sample{{Value: b2f(listed && whole)}}},
 	}
 	if !listed {
 		return gauges

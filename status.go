@@ -28,7 +28,7 @@ With --max-age, the check also requires the LATEST backup to be complete and to 
 less than DURATION ago: what a monitoring check or a wrapper script calls.`
 
 const statusExitCodes = `0 healthy, 1 not, or its table or --json could not be written (one line on
-stderr says why), 2 usage.`
+stderr says why), 2 usage, 130 interrupted (the metrics file left as it was).`
 
 // statusJSON is what status --json prints.
 type statusJSON struct {
@@ -117,6 +117,12 @@ func showStatus(st backupset.Store, maxAge time.Duration, asJSON bool, metricsFi
 	defer stop()
 	dir := st.Location()
 	s, err := backupset.ReadStatus(ctx, st)
+	if ctx.Err() != nil {
+		// An interrupt says nothing of the set: the metrics file keeps what the last status
+		// wrote, rather than a set that "cannot be read" (healthy 0) that would fire the alert.
+		fmt.Fprintln(stderr, "backup status: interrupted")
+		return exitInterrupted
+	}
 	now := time.Now()
 	if err != nil {
 		// A set that cannot be read is not healthy: the metrics must stop saying it is.

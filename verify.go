@@ -113,8 +113,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	ref, err := resolveArchive(ctx, cfg.archive, cfg.s3)
 	if err != nil && ctx.Err() != nil {
 		// A bucket's LATEST read cut short says only "context canceled".
-		sayf(stderr, "backup verify: interrupted\n")
-		return exitInterrupted
+		return cfg.interrupted(false, stdout, stderr)
 	}
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", setError(cfg.archive, err))
@@ -230,11 +229,29 @@ func findReceipt(archivePath, explicit string) (string, *format.Receipt, error) 
 // readFailed reports an archive that could not be read at all (see the function readFailed),
 // and answers --json with it: a script reading stdout gets an answer even then.
 func (cfg verifyConfig) readFailed(ctx context.Context, err error, sealed bool, stdout, stderr io.Writer) int {
+	if ctx.Err() != nil {
+		return cfg.interrupted(sealed, stdout, stderr)
+	}
 	code := readFailed(ctx, stderr, "verify", cfg.archive, err)
 	if code == exitFailed && (cfg.json || cfg.jsonLines) {
 		code = writeVerifyFailed(cfg, cause(err).Error(), sealed, stdout, stderr)
 	}
 	return code
+}
+
+// interrupted ends a verify that a SIGINT or SIGTERM stopped: one line on stderr, and with
+// --json or --json-lines still the result (not ok, the problem "interrupted"), as create,
+// restore and prune still answer, so that a --json-lines stream ends with its result; exit
+// 130 whatever the answer's fate.
+func (cfg verifyConfig) interrupted(sealed bool, stdout, stderr io.Writer) int {
+	sayf(stderr, "backup verify: interrupted\n")
+	if cfg.json || cfg.jsonLines {
+		out := verifyJSON{Archive: cfg.archive, Encrypted: sealed, VerifyResult: &archive.VerifyResult{Problems: []archive.Problem{{Reason: "interrupted"}}}}
+		if err := cfg.writeResult(stdout, out); err != nil {
+			jsonFailed(stderr, "verify", err)
+		}
+	}
+	return exitInterrupted
 }
 
 // writeVerifyFailed prints the --json answer for an archive that could not be read at all;

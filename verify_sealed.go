@@ -16,7 +16,7 @@ import (
 func verifyCiphertext(ctx context.Context, cfg verifyConfig, ref archiveRef, receiptPath string, rc *format.Receipt, stdout, stderr io.Writer) int {
 	f, err := ref.file(ctx)
 	if err != nil {
-		return readFailed(ctx, stderr, "verify", cfg.archive, err)
+		return cfg.readFailed(ctx, err, true, stdout, stderr)
 	}
 	defer f.Close()
 	var want *format.Summary
@@ -26,7 +26,7 @@ func verifyCiphertext(ctx context.Context, cfg verifyConfig, ref archiveRef, rec
 	}
 	h, err := seal.CheckCiphertext(ctx, f, f.Size(), want)
 	if ctx.Err() != nil {
-		return readFailed(ctx, stderr, "verify", cfg.archive, ctx.Err())
+		return cfg.interrupted(true, stdout, stderr)
 	}
 	res := &archive.VerifyResult{ArchiveChecked: want != nil, Problems: []archive.Problem{}}
 	if err != nil {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+)
+
+// TestAttackVerifyInterruptedJSONAnswers: verify --json and --json-lines interrupted
+// (SIGTERM) while reading a bucket set's archive printed no result: --json nothing at all,
+// --json-lines a start line and no end, where operations.md says of every --json-lines
+// stream that "the last is result", and that an interrupted command's "--json still
+// answers", as create's, restore's and prune's do. Correct: exit 130, one line on stderr,
+// and the result (not ok, the problem "interrupted") on stdout.
+func TestAttackVerifyInterruptedJSONAnswers(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+
+	for _, flag := range []string{"--json", "--json-lines"} {
+		var stalled atomic.Bool
+		proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(_ *http.Request, kind string, _ int) fault {
+			if kind == "ranged read" && !stalled.Swap(true) {
+				return stall
+			}
+			return pass
+		})
+		cmd := exec.Command(binary, "verify", flag, "--s3-endpoint", proxy, s.loc)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		waitFor(t, "verify reading the archive", stalled.Load)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup verify: interrupted\n" {
+			t.Errorf("%s: exit %d, stderr %q; want %d, %q", flag, code, stderr.String(), exitInterrupted, "backup verify: interrupted\n")
+		}
+		out := strings.TrimSpace(stdout.String())
+		if flag == "--json-lines" {
+			lines := strings.Split(out, "\n")
+			var last struct {
+				Type   string          `json:"type"`
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "result" {
+				t.Errorf("%s: last line %q (%v); want the result", flag, lines[len(lines)-1], err)
+				continue
+			}
+			out = string(last.Result)
+		}
+		var res struct {
+			OK       *bool `json:"ok"`
+			Problems []struct {
+				Reason string `json:"reason"`
+			} `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.OK == nil || *res.OK || len(res.Problems) != 1 || res.Problems[0].Reason != "interrupted" {
+			t.Errorf("%s: stdout %q (%v); want a result, not ok, its problem \"interrupted\"", flag, stdout.String(), err)
+		}
+	}
+}
