@@ -202,7 +202,7 @@ func writeStatus(out io.Writer, s *backupset.Status, now time.Time, maxAge time.
 		return w.err
 	}
 	rc := s.Latest.Receipt
-	verdict := fmt.Sprintf("LATEST %s is %s, %s old", format.QuoteName(s.Latest.Name), rc.Status, format.FormatDuration(now.Sub(rc.StartedAt)))
+	verdict := fmt.Sprintf("LATEST %s is %s, %s", format.QuoteName(s.Latest.Name), rc.Status, ageOf(now.Sub(rc.StartedAt)))
 	if maxAge > 0 {
 		verdict = fmt.Sprintf("ok: %s (max %s)", verdict, format.FormatDuration(maxAge))
 	}
@@ -211,6 +211,15 @@ func writeStatus(out io.Writer, s *backupset.Status, now time.Time, maxAge time.
 		fmt.Fprintln(w, note)
 	}
 	return w.err
+}
+
+// ageOf says how old a backup that started age ago is; a start in the future (the clock of
+// the host that made it, or this one's, is wrong) is said as such, not as a negative age.
+func ageOf(age time.Duration) string {
+	if age < 0 {
+		return "dated " + format.FormatDuration(-age) + " in the future: check the clock"
+	}
+	return format.FormatDuration(age) + " old"
 }
 
 // latestNote says why LATEST is not the newest complete backup, or that it was chosen by

@@ -87,7 +87,7 @@ func (s *Status) Check(now time.Time, maxAge time.Duration) error {
 	case rc.Status != format.Complete:
 		return fmt.Errorf("LATEST %s is %s", format.QuoteName(s.Latest.Name), rc.Status)
 	case age < -skew:
-		return fmt.Errorf("LATEST %s started in the future (%s), check the clock", s.Latest.Name, rc.StartedAt.Format(time.RFC3339))
+		return fmt.Errorf("LATEST %s started in the future (%s), check the clock", format.QuoteName(s.Latest.Name), rc.StartedAt.Format(time.RFC3339))
 	case age > maxAge:
 		return fmt.Errorf("LATEST %s is %s old, older than %s", format.QuoteName(s.Latest.Name), format.FormatDuration(age), format.FormatDuration(maxAge))
 	}
