@@ -209,6 +209,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		err = cfg.validateSet(flags, time.Duration(f.wait), f.activate, f.keep, f.s3)
 	}
 	if err == nil {
+		err = cfg.checkSeriesName()
+	}
+	if err == nil {
 		err = cfg.validateCache(flags, f.cache, f.s3)
 	}
 	if err == nil {

@@ -135,6 +135,29 @@ func (cfg *createConfig) series() string {
 	return cfg.sources[0].Name
 }
 
+// maxSeriesName is how many bytes of a SOURCE's name a default archive name can hold: with
+// the time, a "-NN" of a busy second and ".zip.receipt.json", the receipt's temp name
+// (".NAME.tmp-" and ten digits) stays within NAME_MAX (255). The name is not cut to fit: a
+// set matches its runs to their source by the whole name (backupset.SourceOf).
+const maxSeriesName = 255 - len(".-20261206T105648Z-99.zip.receipt.json.tmp-1234567890")
+
+// checkSeriesName refuses, before anything is done, a run whose archive would get a default
+// name (no -o, or -o naming a folder; not encrypted, whose names hold no source) that
+// cannot fit: it failed at the write of the archive, or of its receipt after the archive
+// was written. A set in a bucket has no such limit (its keys are not file names).
+func (cfg *createConfig) checkSeriesName() error {
+	name := cfg.series()
+	if len(name) <= maxSeriesName || cfg.toStdout() || cfg.bucket() != nil {
+		return nil
+	}
+	if cfg.output != "" {
+		if info, err := os.Stat(cfg.output); err != nil || !info.IsDir() {
+			return nil // -o FILE names the archive itself
+		}
+	}
+	return fmt.Errorf("source %q: its name is %d bytes, too long for a default archive name (NAME-<UTC time>.zip, at most %d bytes of NAME); give -o FILE", cfg.sources[0].Path, len(name), maxSeriesName)
+}
+
 // freeName returns dir/<name>-<UTC time>.zip (encrypted: dir/<UTC time>.zip.age), or with
 // -2, -3… past every run of that second
 // whose archive or receipt is in dir (backupset.FreeName, the one picker). A folder that

@@ -155,3 +155,28 @@ func mkdirFolder(dir string) error {
 	}
 	return fmt.Errorf("a symlink to %s, which does not exist", format.QuoteName(target))
 }
+
+// existingFolder checks the folder a flag names that the command moves or writes files into
+// but does not make (prune's --attic, restore's --undo-dir): it must exist and be a folder
+// (a symlink to one is followed: the user named it), checked before anything is done so
+// that a typo is a usage error, not a run that fails half-way. It returns the folder's
+// absolute path; a *cwdError when the current folder cannot be read.
+func existingFolder(flag, arg string) (string, error) {
+	dir, err := absPath(arg)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, arg, err)
+	}
+	info, err := os.Stat(dir) // a stat, not an open: a FIFO does not block
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if target, lerr := os.Readlink(dir); lerr == nil {
+			return "", fmt.Errorf("%s %s: a symlink to %s, which does not exist", flag, arg, format.QuoteName(target))
+		}
+		return "", fmt.Errorf("%s %s: %w", flag, arg, cause(err))
+	case err != nil:
+		return "", fmt.Errorf("%s %s: %w", flag, arg, cause(err))
+	case !info.IsDir():
+		return "", fmt.Errorf("%s %s: not a folder", flag, arg)
+	}
+	return dir, nil
+}

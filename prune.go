@@ -291,16 +291,9 @@ func notASet(ctx context.Context, f backupset.Folder) bool {
 // atticFolder checks --attic: an existing folder, not the set's own (whose archives it would
 // then only rename in place), nor another set.
 func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
-	dir, err := absPath(arg)
+	dir, err := existingFolder("--attic", arg)
 	if err != nil {
-		return nil, fmt.Errorf("--attic %s: %w", arg, cause(err))
-	}
-	info, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("--attic %s: %w", arg, cause(err))
-	case !info.IsDir():
-		return nil, fmt.Errorf("--attic %s: not a folder", arg)
+		return nil, err
 	}
 	if f, ok := st.(backupset.Folder); ok {
 		// A symlink to the set, set/. or a bind mount of it is the set too.

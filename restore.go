@@ -288,6 +288,13 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
+	if set := (*restore.SetFolderError)(nil); errors.As(err, &set) {
+		// Refused, as a path through a symlink in DEST is: found by the plan in what the
+		// archive holds, not by the command line alone (a DEST that is a set is a usage error).
+		out.Status, out.Error = restoreRefused, set.Error()+"; nothing written"
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	if err != nil {
 		out.fail(err)
 		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), err.Error())
@@ -300,6 +307,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 func (cfg restoreConfig) options() restore.Options {
 	opts := cfg.owners
 	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
+	opts.SetMarkers = []string{backupset.LatestName, backupset.LockName}
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)

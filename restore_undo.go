@@ -87,7 +87,8 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	return dir, nil
 }
 
-// checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir inside DEST.
+// checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir that is not an
+// existing folder, is inside DEST, or is a backup set.
 func (cfg restoreConfig) checkUndoFlags() error {
 	if cfg.undoDir == "" || cfg.unreachable != nil { // the restore fails on DEST itself
 		return nil
@@ -96,6 +97,12 @@ func (cfg restoreConfig) checkUndoFlags() error {
 		return errors.New("--undo-dir and --no-undo: choose one")
 	}
 	dir, err := cfg.beforeStateDir()
+	if err == nil {
+		// A folder that must exist, as prune's --attic: the restore makes no folder outside
+		// DEST, and one missing or not a folder failed only when the before-state was written.
+		// Inside DEST is said first: making the folder would not help.
+		_, err = existingFolder("--undo-dir", cfg.undoDir)
+	}
 	if errors.As(err, new(*cwdError)) {
 		// Nothing is wrong with the command line: the before-state's folder is checked
 		// again when it is written, and the restore fails there if it must.

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -103,8 +106,45 @@ func (p *Plan) onTheWay(name string) (missing bool, reason string) {
 		case !st.mode.IsDir():
 			return false, fmt.Sprintf("would pass through %s, which is not a directory in the destination", format.QuoteName(dir))
 		}
+		p.through[dir] = true
 	}
 	return false, ""
+}
+
+// SetFolderError is NewPlan's refusal of a restore that would write into a backup set's
+// folder below DEST: its LATEST replaced outside the set's lock, or new names taken for its
+// runs.
+type SetFolderError struct {
+	Dir    string // the folder's path: DEST joined with its name in the archive
+	Marker string // the file that makes it a set's
+}
+
+func (e *SetFolderError) Error() string {
+	return fmt.Sprintf("%s, a folder in DEST, is a backup set (it holds %s): a restore never writes into one (restore into another folder, or leave it out with --include)", format.QuoteName(e.Dir), e.Marker)
+}
+
+// checkSets fails the plan when a folder of DEST it passes through is a backup set's: two
+// lookups of the marker names in each, relative to its descriptor, not a listing. Folders
+// the restore creates itself cannot be a set's, so only those the plan found are checked,
+// once each, after the entries were looked at: what the plan reads of each entry is read
+// as before, in the same order.
+func (p *Plan) checkSets() error {
+	if p.tree == nil || len(p.opts.SetMarkers) == 0 {
+		return nil
+	}
+	for _, dir := range slices.Sorted(maps.Keys(p.through)) {
+		dfd, err := p.tree.dir(dir, false)
+		if err != nil {
+			continue // what is written there fails where it is written, and says why
+		}
+		for _, marker := range p.opts.SetMarkers {
+			var s unix.Stat_t
+			if eintr.Fstatat(dfd, marker, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFREG {
+				return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
+			}
+		}
+	}
+	return nil
 }
 
 func (p *Plan) refuse(e *archive.Entry, reason string) {

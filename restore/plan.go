@@ -45,6 +45,11 @@ type Options struct {
 	Xattrs bool
 	// Jobs is how many entries Run restores at once; 0 means one per CPU.
 	Jobs int
+	// SetMarkers names the files (LATEST, the lock file) whose presence as a regular file
+	// makes a folder a backup set's, which only the set's commands write into, under its
+	// lock: NewPlan fails with a *SetFolderError when a folder of DEST the restore would pass
+	// through holds one. Empty: no folder is checked.
+	SetMarkers []string
 }
 
 // Plan is a restore checked against the archive and the destination before
@@ -97,6 +102,7 @@ type Plan struct {
 	linkat   func(olddirfd int, oldpath string, newdirfd int, newpath string, flags int, linking eintr.ID) error
 	matched  map[string]bool      // Include's answers for directories
 	existing map[string]destState // what dest holds, by name
+	through  map[string]bool      // the folders dest holds that the plan passes through
 	present  map[string]bool      // the files dest holds already; true: their metadata differ
 	fixDirs  map[string]bool      // the folders dest holds already with other metadata
 	touched  map[string]bool      // the folders Run wrote into (their mtime changed)
@@ -152,7 +158,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		return nil, fmt.Errorf("%s: %w", format.ManifestName, r.ManifestErr)
 	}
 	p := &Plan{Dest: dest, r: r, opts: opts, dirs: map[string]*archive.Entry{}, matched: map[string]bool{},
-		existing: map[string]destState{}, present: map[string]bool{},
+		existing: map[string]destState{}, through: map[string]bool{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: eintr.Linkat,
 		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, kept: map[string]bool{}, handles: map[string]string{}, ctx: ctx}
 	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
@@ -190,6 +196,9 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		p.checkDest(e)
 	}
 	p.checkCreated()
+	if err := p.checkSets(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // a hash cut short said "not present": the plan is not to be used
 	}
