@@ -149,8 +149,9 @@ func isPrivileged(name string) bool {
 
 // fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
 // or chmod is an error; attributes that cannot be set are returned as warn. With made, the
-// file as this run created it, an owner or mode it has already is not set again.
-func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error, err error) {
+// file as this run created it, an owner or mode it has already is not set again; fresh says
+// that this run made the file or folder (a file with made, a folder it created).
+func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t, fresh bool) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok && (made == nil || int(made.Uid) != uid || int(made.Gid) != gid) {
 		if err := eintr.Fchown(fd, uid, gid); err != nil {
 			return nil, fmt.Errorf("chown: %w", err)
@@ -179,9 +180,12 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 		changed = changed || strings.HasPrefix(name, aclPrefix)
 		return eintr.Fsetxattr(fd, name, v, 0)
 	})
-	if made == nil { // a file kept as present, which may hold others (its mode is set below)
-		warn = append(warn, p.removeOtherXattrs(fd, e, prepare)...)
-	}
+	// A file kept as present may hold others, and one made here may too: the kernel gives a
+	// new file or folder an ACL from its folder's default ACL (its mode is set below).
+	warn = append(warn, p.removeOtherXattrs(fd, e, fresh, func() error {
+		changed = true
+		return prepare()
+	})...)
 	// A chown clears the setuid and setgid bits, which made cannot have had.
 	if changed || made == nil || made.Mode&07777 != perm {
 		if err := eintr.Fchmod(fd, perm); err != nil {

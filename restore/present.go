@@ -252,7 +252,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		p.warn(e, risk)
 		return nil
 	}
-	warn, err := p.fdMeta(fd, e, nil)
+	warn, err := p.fdMeta(fd, e, nil, false)
 	if err != nil {
 		return err
 	}
