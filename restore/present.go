@@ -269,14 +269,16 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 }
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
-// or mtime: Run sets them, as for a folder it creates.
+// or mtime, or other attributes (compared as a file kept as present is: an ACL the archive
+// does not record may grant another user the folder): Run sets them, as for a folder it
+// creates.
 func (p *Plan) checkDirMeta(e *archive.Entry) {
 	f, err := p.openDest(e.Name)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) {
+	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) && p.sameXattrs(e, int(f.Fd())) {
 		return
 	}
 	p.fixDirs[e.Name] = true
