@@ -115,11 +115,20 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", format.QuoteName(name)))
 			continue
 		}
-		if err := set(name, m.Xattrs[name]); err != nil {
+		if err := set(name, p.xattrValue(name, m.Xattrs[name])); err != nil {
 			errs = append(errs, fmt.Errorf("set %s: %w", format.QuoteName(name), err))
 		}
 	}
 	return errs
+}
+
+// xattrValue is the value restore gives the recorded attribute name: an ACL's named users
+// and groups by name where owners go by name (see aclValue), any other as recorded.
+func (p *Plan) xattrValue(name string, v []byte) []byte {
+	if strings.HasPrefix(name, aclPrefix) {
+		return p.aclValue(v)
+	}
+	return v
 }
 
 // aclPrefix begins the names of the POSIX ACLs, access and default.

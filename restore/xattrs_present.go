@@ -73,7 +73,7 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 			continue
 		}
 		got, ok := have[name]
-		if ok && bytes.Equal(got, v) || !ok && unsettable(fd, name) {
+		if ok && bytes.Equal(got, p.xattrValue(name, v)) || !ok && unsettable(fd, name) {
 			continue
 		}
 		return false
