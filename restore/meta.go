@@ -161,9 +161,21 @@ func isPrivileged(name string) bool {
 // file as this run created it, an owner or mode it has already is not set again; fresh says
 // that this run made the file or folder (a file with made, a folder it created).
 func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t, fresh bool) (warn []error, err error) {
-	if uid, gid, ok := p.owner(e); ok && (made == nil || int(made.Uid) != uid || int(made.Gid) != gid) {
-		if err := eintr.Fchown(fd, uid, gid); err != nil {
-			return nil, fmt.Errorf("chown: %w", err)
+	if uid, gid, ok := p.owner(e); ok {
+		// Only an owner the file lacks is given: the kernel drops setuid bits and
+		// security.capability on every chown, to the same owner too, and a file kept as
+		// present whose mtime alone differs would lose what the restore does not set.
+		have := made
+		if have == nil {
+			var st unix.Stat_t
+			if err := eintr.Fstat(fd, &st); err == nil {
+				have = &st
+			}
+		}
+		if have == nil || int(have.Uid) != uid || int(have.Gid) != gid {
+			if err := eintr.Fchown(fd, uid, gid); err != nil {
+				return nil, fmt.Errorf("chown: %w", err)
+			}
 		}
 	}
 	perm := p.perm(e)
