@@ -364,6 +364,9 @@ func rewriteAtFchown(t *testing.T, dir, path, evil string, args ...string) (resu
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Run()
+	// A restore that never called fchown (it gave no owner in place) is over: the attacker,
+	// who writes only while one is held, has nothing left to wait for.
+	attacker.Process.Kill()
 	attacker.Wait()
 	b, _ := os.ReadFile(path)
 	var st syscall.Stat_t

@@ -115,11 +115,20 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", format.QuoteName(name)))
 			continue
 		}
-		if err := set(name, m.Xattrs[name]); err != nil {
+		if err := set(name, p.xattrValue(name, m.Xattrs[name])); err != nil {
 			errs = append(errs, fmt.Errorf("set %s: %w", format.QuoteName(name), err))
 		}
 	}
 	return errs
+}
+
+// xattrValue is the value restore gives the recorded attribute name: an ACL's named users
+// and groups by name where owners go by name (see aclValue), any other as recorded.
+func (p *Plan) xattrValue(name string, v []byte) []byte {
+	if strings.HasPrefix(name, aclPrefix) {
+		return p.aclValue(v)
+	}
+	return v
 }
 
 // aclPrefix begins the names of the POSIX ACLs, access and default.
@@ -149,11 +158,24 @@ func isPrivileged(name string) bool {
 
 // fdMeta gives the file or folder open as fd its owner, mode and attributes. A failed chown
 // or chmod is an error; attributes that cannot be set are returned as warn. With made, the
-// file as this run created it, an owner or mode it has already is not set again.
-func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error, err error) {
-	if uid, gid, ok := p.owner(e); ok && (made == nil || int(made.Uid) != uid || int(made.Gid) != gid) {
-		if err := eintr.Fchown(fd, uid, gid); err != nil {
-			return nil, fmt.Errorf("chown: %w", err)
+// file as this run created it, an owner or mode it has already is not set again; fresh says
+// that this run made the file or folder (a file with made, a folder it created).
+func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t, fresh bool) (warn []error, err error) {
+	if uid, gid, ok := p.owner(e); ok {
+		// Only an owner the file lacks is given: the kernel drops setuid bits and
+		// security.capability on every chown, to the same owner too, and a file kept as
+		// present whose mtime alone differs would lose what the restore does not set.
+		have := made
+		if have == nil {
+			var st unix.Stat_t
+			if err := eintr.Fstat(fd, &st); err == nil {
+				have = &st
+			}
+		}
+		if have == nil || int(have.Uid) != uid || int(have.Gid) != gid {
+			if err := eintr.Fchown(fd, uid, gid); err != nil {
+				return nil, fmt.Errorf("chown: %w", err)
+			}
 		}
 	}
 	perm := p.perm(e)
@@ -179,9 +201,12 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t) (warn []error
 		changed = changed || strings.HasPrefix(name, aclPrefix)
 		return eintr.Fsetxattr(fd, name, v, 0)
 	})
-	if made == nil { // a file kept as present, which may hold others (its mode is set below)
-		warn = append(warn, p.removeOtherXattrs(fd, e, prepare)...)
-	}
+	// A file kept as present may hold others, and one made here may too: the kernel gives a
+	// new file or folder an ACL from its folder's default ACL (its mode is set below).
+	warn = append(warn, p.removeOtherXattrs(fd, e, fresh, func() error {
+		changed = true
+		return prepare()
+	})...)
 	// A chown clears the setuid and setgid bits, which made cannot have had.
 	if changed || made == nil || made.Mode&07777 != perm {
 		if err := eintr.Fchmod(fd, perm); err != nil {

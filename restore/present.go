@@ -191,7 +191,7 @@ const errNotInPlace = "owner, mode and mtime not set in place, where they would 
 // setuid root program (or merely a file given to its recorded owner) would hold their
 // bytes. A write after the chmod cannot do that: the kernel clears setuid, setgid and
 // security.capability on a write by anyone but root.
-var errOthersMayWrite = errors.New("another user than root may write to it (its owner, or group or others): an owner, group, setuid or setgid bit or file capability it lacks is not given in place, where its content could change while they are given")
+var errOthersMayWrite = errors.New("another user than root may write to it (its owner, or group or others): an owner, group, setuid or setgid bit, file capability or other security.* or trusted.* attribute is not given in place, where its content could change while they are given")
 
 // inPlaceRisk says why e's owner, mode and mtime must not be given in place to a file of
 // owner uid, group gid, mode and nlink names, or nil. Only where the restore gives owners
@@ -206,23 +206,27 @@ func (p *Plan) inPlaceRisk(e *archive.Entry, uid, gid, mode uint32, nlink uint64
 	if !ok || uid == 0 && mode&0o022 == 0 {
 		return nil
 	}
-	if int(uid) != want || int(gid) != wantGID || p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesCapability(e) {
+	if int(uid) != want || int(gid) != wantGID || p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesPrivilege(e) {
 		return errOthersMayWrite
 	}
 	return nil
 }
 
-// givesCapability says whether restoring e's attributes gives it a file capability.
-func (p *Plan) givesCapability(e *archive.Entry) bool {
-	if !p.opts.Xattrs || p.index == nil {
+// givesPrivilege says whether restoring e's attributes sets one that grants or marks
+// privilege (security.*, trusted.*: a file capability, a Smack exec label, an SELinux type
+// that a program enters its domain by), as a setuid bit does. Each is set again whatever
+// the file holds: the kernel drops security.capability on a write, and setting it back would
+// give the written bytes the capability.
+func (p *Plan) givesPrivilege(e *archive.Entry) bool {
+	if !p.opts.Xattrs || p.index == nil || !p.privileged(e) {
 		return false
 	}
-	m := e.RecordedMeta(p.index)
-	if m == nil {
-		return false
+	for name := range p.recordedXattrs(e) {
+		if isPrivileged(name) {
+			return true
+		}
 	}
-	_, ok := m.Xattrs["security.capability"]
-	return ok
+	return false
 }
 
 func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
@@ -252,7 +256,7 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 		p.warn(e, risk)
 		return nil
 	}
-	warn, err := p.fdMeta(fd, e, nil)
+	warn, err := p.fdMeta(fd, e, nil, false)
 	if err != nil {
 		return err
 	}
@@ -269,14 +273,16 @@ func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
 }
 
 // checkDirMeta notes an archived folder that the destination holds with another owner, mode
-// or mtime: Run sets them, as for a folder it creates.
+// or mtime, or other attributes (compared as a file kept as present is: an ACL the archive
+// does not record may grant another user the folder): Run sets them, as for a folder it
+// creates.
 func (p *Plan) checkDirMeta(e *archive.Entry) {
 	f, err := p.openDest(e.Name)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) {
+	if info, err := f.Stat(); err != nil || !info.IsDir() || p.sameMeta(e, info) && p.sameXattrs(e, int(f.Fd())) {
 		return
 	}
 	p.fixDirs[e.Name] = true

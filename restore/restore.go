@@ -285,7 +285,7 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 // finish gives the checked file its owner, permission bits (setuid, setgid and sticky only
 // as perm allows), attributes and mtime.
 func (p *Plan) finish(fd int, made *unix.Stat_t, e *archive.Entry) error {
-	warn, err := p.fdMeta(fd, e, made)
+	warn, err := p.fdMeta(fd, e, made, true)
 	if err != nil {
 		return &fileOpError{err}
 	}
@@ -355,7 +355,7 @@ func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
 	if err != nil {
 		return err
 	}
-	warn, err := p.fdMeta(fd, e, nil)
+	warn, err := p.fdMeta(fd, e, nil, t.created[e.Name])
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func (p *Plan) sameXattrs(e *archive.Entry, fd int) bool {
 			continue
 		}
 		got, ok := have[name]
-		if ok && bytes.Equal(got, v) || !ok && unsettable(fd, name) {
+		if ok && bytes.Equal(got, p.xattrValue(name, v)) || !ok && unsettable(fd, name) {
 			continue
 		}
 		return false
@@ -104,10 +104,12 @@ func unsettable(fd int, name string) bool {
 }
 
 // removeOtherXattrs removes from the file open as fd the attributes restore sets that e's
-// record does not hold, with Force only; prepare is called before the first removal. It
-// returns what it could not remove, one warning each.
-func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, prepare func() error) []error {
-	if !p.opts.Xattrs || !p.opts.Force || p.index == nil {
+// record does not hold: with Force, or on a file or folder this run made (fresh), which
+// holds only what the kernel gave it, an ACL inherited from its folder's default ACL (one
+// granting another user what the archive does not). prepare is called before each removal.
+// It returns what it could not remove, one warning each.
+func (p *Plan) removeOtherXattrs(fd int, e *archive.Entry, fresh bool, prepare func() error) []error {
+	if !p.opts.Xattrs || !p.opts.Force && !fresh || p.index == nil {
 		return nil
 	}
 	recorded, privileged := p.recordedXattrs(e), p.privileged(e)
