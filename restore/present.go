@@ -191,7 +191,7 @@ const errNotInPlace = "owner, mode and mtime not set in place, where they would 
 // setuid root program (or merely a file given to its recorded owner) would hold their
 // bytes. A write after the chmod cannot do that: the kernel clears setuid, setgid and
 // security.capability on a write by anyone but root.
-var errOthersMayWrite = errors.New("another user than root may write to it (its owner, or group or others): an owner, group, setuid or setgid bit, file capability or other security.* or trusted.* attribute is not given in place, where its content could change while they are given")
+var errOthersMayWrite = errors.New("another user than root may write to it (its owner, or group or others): an owner, group, setuid or setgid bit or file capability it lacks is not given in place, where its content could change while they are given")
 
 // inPlaceRisk says why e's owner, mode and mtime must not be given in place to a file of
 // owner uid, group gid, mode and nlink names, or nil. Only where the restore gives owners
@@ -206,27 +206,23 @@ func (p *Plan) inPlaceRisk(e *archive.Entry, uid, gid, mode uint32, nlink uint64
 	if !ok || uid == 0 && mode&0o022 == 0 {
 		return nil
 	}
-	if int(uid) != want || int(gid) != wantGID || p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesPrivilege(e) {
+	if int(uid) != want || int(gid) != wantGID || p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesCapability(e) {
 		return errOthersMayWrite
 	}
 	return nil
 }
 
-// givesPrivilege says whether restoring e's attributes sets one that grants or marks
-// privilege (security.*, trusted.*: a file capability, a Smack exec label, an SELinux type
-// that a program enters its domain by), as a setuid bit does. Each is set again whatever
-// the file holds: the kernel drops security.capability on a write, and setting it back would
-// give the written bytes the capability.
-func (p *Plan) givesPrivilege(e *archive.Entry) bool {
-	if !p.opts.Xattrs || p.index == nil || !p.privileged(e) {
+// givesCapability says whether restoring e's attributes gives it a file capability.
+func (p *Plan) givesCapability(e *archive.Entry) bool {
+	if !p.opts.Xattrs || p.index == nil {
 		return false
 	}
-	for name := range p.recordedXattrs(e) {
-		if isPrivileged(name) {
-			return true
-		}
+	m := e.RecordedMeta(p.index)
+	if m == nil {
+		return false
 	}
-	return false
+	_, ok := m.Xattrs["security.capability"]
+	return ok
 }
 
 func (p *Plan) fixMeta(t *destTree, e *archive.Entry) error {
