@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -49,7 +50,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return int(code)
 	}
-	return usageError(stderr, commandPath(cmd), err)
+	return usageError(stderr, commandPath(cmd), shortValueError(err))
+}
+
+// maxShownValue is how much of a bad flag value its usage error shows. A value is a word, a
+// number or a duration; one longer is a file's content pasted in, which pflag's error (the
+// value, and again in its cause) would print whole on one line, up to the kernel's 128 KiB
+// per argument.
+const maxShownValue = 64
+
+// shortValueError is err, or for a flag value over maxShownValue bytes, the flag named with
+// the start of its value and its length.
+func shortValueError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) || len(bad.GetValue()) <= maxShownValue {
+		return err
+	}
+	v := bad.GetValue()
+	return fmt.Errorf("invalid argument %q… (%d bytes) for \"--%s\" flag", v[:maxShownValue], len(v), bad.GetFlag().Name)
 }
 
 // commandPath is cmd's path below backup ("create"), "" for backup itself.
