@@ -177,11 +177,10 @@ func beforeStateName(dest string) string {
 	return cutName(filepath.Base(abs), maxBeforeStateDest) + "-before-restore"
 }
 
-// maxBeforeStateDest is how many bytes of DEST's name a before-state's name keeps: with
-// "-before-restore-", the time, a "-NN" of a busy second and ".zip.receipt.json", the
-// receipt's temp name (".NAME.tmp-" and ten digits) stays within NAME_MAX (255). A DEST
-// named longer made every restore --force into it fail with "file name too long".
-const maxBeforeStateDest = 255 - len(".-before-restore-20261206T105648Z-99.zip.receipt.json.tmp-1234567890")
+// maxBeforeStateDest is how many bytes of DEST's name a before-state's name keeps: a
+// before-state is named as a run of the series NAME-before-restore is (see maxSeriesName).
+// A DEST named longer made every restore --force into it fail with "file name too long".
+const maxBeforeStateDest = maxSeriesName - len("-before-restore")
 
 // cutName is name cut to at most n bytes, not inside a UTF-8 character.
 func cutName(name string, n int) string {
