@@ -2,12 +2,8 @@ package main
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -44,28 +40,10 @@ func TestAttackSetCommandsInterruptedSayWhat(t *testing.T) {
 			mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
 			latest := readLatest(t, s.dir)
 
-			var held atomic.Bool
-			proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(r *http.Request, _ string, _ int) fault {
-				if tc.held(r) && !held.Swap(true) {
-					return stall
-				}
-				return pass
-			})
-			cmd := exec.Command(binary, append(tc.args(s.loc, first), "--s3-endpoint", proxy)...)
-			cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			waitFor(t, "the held request", held.Load)
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != tc.wantE {
-				t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), exitInterrupted, tc.wantE)
+			held := func(r *http.Request, _ string) bool { return tc.held(r) }
+			code, _, stderr := interruptAtRequest(t, s, dir, held, tc.args(s.loc, first)...)
+			if code != exitInterrupted || stderr != tc.wantE {
+				t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr, exitInterrupted, tc.wantE)
 			}
 			if got := readLatest(t, s.dir); got != latest {
 				t.Errorf("LATEST names %s, want %s as before", got, latest)

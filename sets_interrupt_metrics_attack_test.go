@@ -1,13 +1,9 @@
 package main
 
 import (
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -32,28 +28,9 @@ func TestAttackSetsInterruptedKeepsMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var listing atomic.Bool
-	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(_ *http.Request, kind string, _ int) fault {
-		if kind == "list" && !listing.Swap(true) {
-			return stall
-		}
-		return pass
-	})
-	cmd := exec.Command(binary, "sets", "--metrics-file", prom, "--s3-endpoint", proxy, fleet)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "sets listing the bucket", listing.Load)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup sets: interrupted\n" {
-		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), exitInterrupted, "backup sets: interrupted\n")
+	code, _, stderr := interruptAtRequest(t, s, dir, requestOfKind("list"), "sets", "--metrics-file", prom, fleet)
+	if code != exitInterrupted || stderr != "backup sets: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr, exitInterrupted, "backup sets: interrupted\n")
 	}
 	if after, err := os.ReadFile(prom); err != nil || string(after) != string(before) {
 		t.Errorf("the metrics file after the interrupt (%v):\n%s\nwant the last listing's:\n%s", err, after, before)

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -31,31 +26,12 @@ func TestAttackStatusInterruptedKeepsMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var listing atomic.Bool
-	proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(_ *http.Request, kind string, _ int) fault {
-		if kind == "list" && !listing.Swap(true) {
-			return stall
-		}
-		return pass
-	})
-	cmd := exec.Command(binary, "status", "--json", "--metrics-file", prom, "--s3-endpoint", proxy, s.loc)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "status listing the bucket", listing.Load)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup status: interrupted\n" {
-		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), exitInterrupted, "backup status: interrupted\n")
+	code, stdout, stderr := interruptAtRequest(t, s, dir, requestOfKind("list"), "status", "--json", "--metrics-file", prom, s.loc)
+	if code != exitInterrupted || stderr != "backup status: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr, exitInterrupted, "backup status: interrupted\n")
 	}
 	if after, err := os.ReadFile(prom); err != nil || string(after) != string(before) {
 		t.Errorf("the metrics file after the interrupt (%v):\n%s\nwant the last status's:\n%s", err, after, before)
 	}
-	t.Logf("stdout: %s", stdout.String())
+	t.Logf("stdout: %s", stdout)
 }

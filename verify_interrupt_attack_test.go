@@ -2,13 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -26,30 +21,11 @@ func TestAttackVerifyInterruptedJSONAnswers(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
 
 	for _, flag := range []string{"--json", "--json-lines"} {
-		var stalled atomic.Bool
-		proxy, _ := startRequestFaultProxy(t, s.srv.Endpoint, func(_ *http.Request, kind string, _ int) fault {
-			if kind == "ranged read" && !stalled.Swap(true) {
-				return stall
-			}
-			return pass
-		})
-		cmd := exec.Command(binary, "verify", flag, "--s3-endpoint", proxy, s.loc)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), s.env...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		code, stdout, stderr := interruptAtRequest(t, s, dir, requestOfKind("ranged read"), "verify", flag, s.loc)
+		if code != exitInterrupted || stderr != "backup verify: interrupted\n" {
+			t.Errorf("%s: exit %d, stderr %q; want %d, %q", flag, code, stderr, exitInterrupted, "backup verify: interrupted\n")
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		waitFor(t, "verify reading the archive", stalled.Load)
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stderr.String() != "backup verify: interrupted\n" {
-			t.Errorf("%s: exit %d, stderr %q; want %d, %q", flag, code, stderr.String(), exitInterrupted, "backup verify: interrupted\n")
-		}
-		out := strings.TrimSpace(stdout.String())
+		out := strings.TrimSpace(stdout)
 		if flag == "--json-lines" {
 			lines := strings.Split(out, "\n")
 			var last struct {
@@ -69,7 +45,7 @@ func TestAttackVerifyInterruptedJSONAnswers(t *testing.T) {
 			} `json:"problems"`
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.OK == nil || *res.OK || len(res.Problems) != 1 || res.Problems[0].Reason != "interrupted" {
-			t.Errorf("%s: stdout %q (%v); want a result, not ok, its problem \"interrupted\"", flag, stdout.String(), err)
+			t.Errorf("%s: stdout %q (%v); want a result, not ok, its problem \"interrupted\"", flag, stdout, err)
 		}
 	}
 }
