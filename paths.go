@@ -126,13 +126,9 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 	}
 	pc := pathcheck.Check{Outputs: []pathcheck.Arg{out}}
 	if info, err := os.Stat(archive); err == nil && info.IsDir() {
-		// A set's folder: stdout's file is known by its inode only (the check's Sealed rule
-		// needs a path), so each file the set holds is an input.
-		names, _ := os.ReadDir(archive)
-		for _, e := range names {
-			p := filepath.Join(archive, e.Name())
-			pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "the backup set's " + format.QuoteName(p), Path: p})
-		}
+		// A set's folder: the check finds stdout's file, known by its inode only, among
+		// the files the set holds.
+		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + format.QuoteName(archive), Path: archive})
 	} else {
 		if receipt == "" {
 			receipt = format.ReceiptPath(archive)
