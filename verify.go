@@ -42,6 +42,7 @@ type verifyConfig struct {
 	events      *report.Events // --json-lines, once started
 	rereads     int            // how often the set was read again, its target gone (see superseded)
 	archive     string
+	found       string // the receipt the archive is checked against, once found; "" for none
 	s3          *s3Flags
 	identity    *identityFlag
 	ids         *seal.Identities
@@ -125,6 +126,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	defer ref.close()
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
+	cfg.found = receiptPath
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", err.Error())
 		if cfg.json || cfg.jsonLines {
@@ -164,17 +166,14 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		return cfg.readFailed(ctx, err, sealed, stdout, stderr)
 	}
 	out := verifyJSON{Archive: cfg.archive, OK: res.OK(), VerifyResult: res, Encrypted: sealed, ContentsChecked: true}
-	return cfg.finish(out, receiptPath, verifiedLine(res, receiptPath), stdout, stderr)
+	return cfg.finish(out, verifiedLine(res, receiptPath), stdout, stderr)
 }
 
 // finish prints the verdict out holds (--json, --json-lines, or its problems and the FAILED
 // line, or line when it verified) and returns the exit code.
-func (cfg verifyConfig) finish(out verifyJSON, receiptPath, line string, stdout, stderr io.Writer) int {
+func (cfg verifyConfig) finish(out verifyJSON, line string, stdout, stderr io.Writer) int {
 	res := out.VerifyResult
 	if cfg.json || cfg.jsonLines {
-		if receiptPath != "" {
-			out.Receipt = &receiptPath
-		}
 		if err := cfg.writeResult(stdout, out); err != nil {
 			return jsonFailed(stderr, "verify", err)
 		}
@@ -266,12 +265,13 @@ func writeVerifyFailed(cfg verifyConfig, reason string, encrypted bool, stdout, 
 }
 
 // writeResult prints the result as --json does, or with --json-lines as the end of the
-// stream: one "problem" line per problem, then the result. A path that is not UTF-8 gets
-// its base64 twin here, on every way out.
+// stream: one "problem" line per problem, then the result. The receipt found and a path's
+// base64 twin (when it is not UTF-8) are added here, on every way out: an interrupted or
+// unreadable archive's answer names the receipt it was to be checked against too.
 func (cfg verifyConfig) writeResult(stdout io.Writer, out verifyJSON) error {
 	out.Archive, out.ArchiveB64 = format.JSONText(out.Archive)
-	if out.Receipt != nil {
-		text, b64 := format.JSONText(*out.Receipt)
+	if cfg.found != "" {
+		text, b64 := format.JSONText(cfg.found)
 		out.Receipt, out.ReceiptB64 = &text, b64
 	}
 	if !cfg.jsonLines {

@@ -33,7 +33,7 @@ func verifyCiphertext(ctx context.Context, cfg verifyConfig, ref archiveRef, rec
 		res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 	}
 	out := verifyJSON{Archive: cfg.archive, OK: res.OK(), Encrypted: true, VerifyResult: res}
-	return cfg.finish(out, receiptPath, ciphertextLine(h, receiptPath), stdout, stderr)
+	return cfg.finish(out, ciphertextLine(h, receiptPath), stdout, stderr)
 }
 
 // ciphertextLine is verify's line for an encrypted archive checked without a key.
