@@ -303,7 +303,7 @@ func atticFolder(arg string, st backupset.Store) (*backupset.Attic, error) {
 			return nil, err
 		}
 	}
-	// Its runs, moved there, do not make it a set: LATEST or the lock file does. One that
+	// Its runs, moved there, do not make it a set: the lock file or a LATEST naming a run does. One that
 	// cannot be listed fails where the runs are moved into it.
 	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
 		return nil, fmt.Errorf("--attic %s: is a backup set (it holds %s): the runs moved there would be that set's, and its prune would delete them", arg, marker)

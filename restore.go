@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/eintr"
 	"backup/format"
 	"backup/report"
 	"backup/restore"
@@ -307,7 +307,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 func (cfg restoreConfig) options() restore.Options {
 	opts := cfg.owners
 	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
-	opts.SetMarkers = []string{backupset.LatestName, backupset.LockName}
+	opts.SetMarker = backupset.MarkerAt
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)
@@ -425,19 +425,22 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 	return o
 }
 
-// checkDestNotSet refuses a DEST that is a backup set's folder (it holds LATEST or the lock
-// file), as create refuses -o into one: a set holds what its runs write, under its lock, and
-// an archive's entries written there (a file named LATEST, NAME.zip with its receipt) would
-// replace its pointer or become its runs. The two names are looked up, DEST not listed: it
-// may be a large tree, and the restore's plan is the first to look at what DEST holds.
+// checkDestNotSet refuses a DEST that is a backup set's folder (backupset.MarkerAt), as
+// create refuses -o into one: a set holds what its runs write, under its lock, and an
+// archive's entries written there (a file named LATEST, NAME.zip with its receipt) would
+// replace its pointer or become its runs. DEST is looked into, not listed: it may be a large
+// tree, and the restore's plan is the first to look at what DEST holds.
 func (cfg restoreConfig) checkDestNotSet() error {
 	if cfg.unreachable != nil {
 		return nil
 	}
-	for _, marker := range []string{backupset.LatestName, backupset.LockName} {
-		if info, err := os.Lstat(filepath.Join(cfg.dest, marker)); err == nil && info.Mode().IsRegular() {
-			return fmt.Errorf("DEST %s is a backup set (it holds %s): restore into another folder", format.QuoteName(cfg.dest), marker)
-		}
+	dfd, err := eintr.Open(cfg.dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // a DEST that is missing is made; one that cannot be opened fails where it is
+	}
+	defer unix.Close(dfd)
+	if marker := backupset.MarkerAt(dfd); marker != "" {
+		return fmt.Errorf("DEST %s is a backup set (it holds %s): restore into another folder", format.QuoteName(cfg.dest), marker)
 	}
 	return nil
 }

@@ -114,8 +114,8 @@ func (cfg restoreConfig) checkUndoFlags() error {
 	return refuseSetAsUndoDir(cfg.undoDir, dir)
 }
 
-// refuseSetAsUndoDir refuses a --undo-dir that is a backup set (it holds LATEST or the lock
-// file), as prune refuses such an --attic: a before-state is named as a set's archive is
+// refuseSetAsUndoDir refuses a --undo-dir that is a backup set (backupset.Folder.Marker), as
+// prune refuses such an --attic: a before-state is named as a set's archive is
 // (DEST-before-restore-TIME.zip), so it would become one of that set's runs. One that
 // cannot be listed fails where the before-state is written.
 func refuseSetAsUndoDir(arg, dir string) error {

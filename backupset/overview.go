@@ -58,14 +58,6 @@ func SetMarker(files []Object, byRuns bool) string {
 	return ""
 }
 
-// Marker names the file that makes the folder a set (LATEST or the lock file), or "", also
-// for a folder that cannot be listed: what is to be written there fails where it is written.
-// The check of a folder that must be no set (an attic, an undo folder, another run's output).
-func (f Folder) Marker(ctx context.Context) string {
-	files, _ := f.List(ctx)
-	return SetMarker(files, false)
-}
-
 // isRunFile says whether name is a run's archive or receipt by its name.
 func isRunFile(name string) bool {
 	_, _, ok := parseName(strings.TrimSuffix(name, format.ReceiptSuffix))

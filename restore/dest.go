@@ -123,13 +123,12 @@ func (e *SetFolderError) Error() string {
 	return fmt.Sprintf("%s, a folder in DEST, is a backup set (it holds %s): a restore never writes into one (restore into another folder, or leave it out with --include)", format.QuoteName(e.Dir), e.Marker)
 }
 
-// checkSets fails the plan when a folder of DEST it passes through is a backup set's: two
-// lookups of the marker names in each, relative to its descriptor, not a listing. Folders
-// the restore creates itself cannot be a set's, so only those the plan found are checked,
-// once each, after the entries were looked at: what the plan reads of each entry is read
-// as before, in the same order.
+// checkSets fails the plan when a folder of DEST it passes through is a backup set's
+// (Options.SetMarker, asked of its descriptor). Folders the restore creates itself cannot
+// be a set's, so only those the plan found are checked, once each, after the entries were
+// looked at: what the plan reads of each entry is read as before, in the same order.
 func (p *Plan) checkSets() error {
-	if p.tree == nil || len(p.opts.SetMarkers) == 0 {
+	if p.tree == nil || p.opts.SetMarker == nil {
 		return nil
 	}
 	for _, dir := range slices.Sorted(maps.Keys(p.through)) {
@@ -137,11 +136,8 @@ func (p *Plan) checkSets() error {
 		if err != nil {
 			continue // what is written there fails where it is written, and says why
 		}
-		for _, marker := range p.opts.SetMarkers {
-			var s unix.Stat_t
-			if eintr.Fstatat(dfd, marker, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFREG {
-				return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
-			}
+		if marker := p.opts.SetMarker(dfd); marker != "" {
+			return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
 		}
 	}
 	return nil

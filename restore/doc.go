@@ -6,8 +6,8 @@
 // where DEST has a folder or the reverse, files that exist with other content (conflicts,
 // which only Options.Force replaces), and those DEST holds already with the recorded size
 // and SHA-256, which are kept, so that a re-run writes only what is missing; it fails with a
-// *SetFolderError when a folder of DEST it would pass through holds one of
-// Options.SetMarkers (a backup set's). Plan.Run then carries it out. It promises:
+// *SetFolderError when a folder of DEST it would pass through is a backup set's
+// (Options.SetMarker). Plan.Run then carries it out. It promises:
 //
 //   - Nothing is written outside DEST: folders are opened one component at a time, relative
 //     to the folder above, never following a symlink, and each is checked to be still at its

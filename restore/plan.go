@@ -45,11 +45,11 @@ type Options struct {
 	Xattrs bool
 	// Jobs is how many entries Run restores at once; 0 means one per CPU.
 	Jobs int
-	// SetMarkers names the files (LATEST, the lock file) whose presence as a regular file
-	// makes a folder a backup set's, which only the set's commands write into, under its
-	// lock: NewPlan fails with a *SetFolderError when a folder of DEST the restore would pass
-	// through holds one. Empty: no folder is checked.
-	SetMarkers []string
+	// SetMarker names the file that makes the folder open as its descriptor a backup set's
+	// (its LATEST, its lock file), or "": only the set's commands write into one, under its
+	// lock, so NewPlan fails with a *SetFolderError when a folder of DEST the restore would
+	// pass through is one. Nil: no folder is checked.
+	SetMarker func(dfd int) string
 }
 
 // Plan is a restore checked against the archive and the destination before

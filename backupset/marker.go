@@ -1,0 +1,67 @@
+package backupset
+
+import (
+	"context"
+	"io"
+	"os"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"backup/eintr"
+)
+
+// The checks of a folder that must be no set's (an attic, an undo folder, another run's
+// output, a folder a restore writes into) take it for a set's when it holds the lock file,
+// which every run into a folder set creates first and leaves, or a LATEST that names a run
+// (a set copied without its lock). A file merely called LATEST is a user's: release trees
+// hold one, and a restore of such a tree over its last copy was refused.
+
+// Marker names the file that makes the folder a set's, or "", also for a folder that cannot
+// be listed: what is to be written there fails where it is written.
+func (f Folder) Marker(ctx context.Context) string {
+	files, _ := f.List(ctx)
+	has := func(name string) bool {
+		return slices.ContainsFunc(files, func(o Object) bool { return o.Name == name })
+	}
+	switch {
+	case has(LockName):
+		return LockName
+	case has(LatestName) && f.holdsPointer(ctx):
+		return LatestName
+	}
+	return ""
+}
+
+func (f Folder) holdsPointer(ctx context.Context) bool {
+	data, _, err := f.ReadFile(ctx, LatestName, maxPointer)
+	return err == nil && isPointer(data)
+}
+
+// MarkerAt is Marker for the folder open as dfd, by lookups relative to it rather than a
+// listing: a restore asks it of every folder of DEST it passes through.
+func MarkerAt(dfd int) string {
+	var st unix.Stat_t
+	if eintr.Fstatat(dfd, LockName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return LockName
+	}
+	fd, err := eintr.Openat(dfd, LatestName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	file := os.NewFile(uintptr(fd), LatestName)
+	defer file.Close()
+	if info, err := file.Stat(); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(file, maxPointer+1))
+	if err != nil || len(data) > maxPointer || !isPointer(data) {
+		return ""
+	}
+	return LatestName
+}
+
+func isPointer(data []byte) bool {
+	_, err := parsePointer(data)
+	return err == nil
+}
