@@ -37,17 +37,22 @@ func (p *Plan) checkDest(e *archive.Entry) {
 	case e.IsDir && st.mode&fs.ModeSymlink != 0:
 		p.refuse(e, "is a symlink in the destination")
 	case e.IsDir && !st.mode.IsDir():
-		p.refuse(e, "exists in the destination and is not a directory")
+		p.refuse(e, "exists in the destination and is not a directory, "+neverReplaced)
 	case e.IsDir:
 		p.checkDirMeta(e)
 	case !e.IsDir && st.mode.IsDir():
-		p.refuse(e, "exists in the destination as a directory")
+		p.refuse(e, "exists in the destination as a directory, "+neverReplaced)
 	case !e.IsDir && p.opts.Force && !p.opts.NoUndo && isSpecial(st.mode):
 		p.refuse(e, fmt.Sprintf("is a %s in the destination, which a before-state cannot hold (--no-undo replaces it)", specialKind(st.mode)))
 	case !e.IsDir:
 		p.checkFile(e, st)
 	}
 }
+
+// neverReplaced ends the refusal of an entry whose kind DEST holds otherwise (a file where
+// the archive has a folder, or the reverse): --force replaces files with files only, so the
+// way out is the user's.
+const neverReplaced = "which a restore never replaces (move it away, or restore into another folder)"
 
 // checkFile decides whether the file the destination holds at e's path is e's already, or
 // a conflict. One that cannot be read is refused, as one whose lstat fails is, except with

@@ -134,8 +134,8 @@ func TestRestoreConflicts(t *testing.T) {
 		os.WriteFile(filepath.Join(dest, "app/sub"), nil, 0o644)
 		clash := buildZip(t, []zent{{name: "app/a.txt", body: "x"}, {name: "app/sub/"}, {name: "app/sub/f", body: "y"}}, true)
 		plan, res := restoreInto(t, clash, dest, Options{Force: true})
-		want := []string{"app/a.txt: exists in the destination as a directory",
-			"app/sub/: exists in the destination and is not a directory",
+		want := []string{"app/a.txt: exists in the destination as a directory, " + neverReplaced,
+			"app/sub/: exists in the destination and is not a directory, " + neverReplaced,
 			"app/sub/f: would pass through app/sub, which is not a directory in the destination"}
 		if res != nil || !slices.Equal(problemStrings(plan.Refused), want) {
 			t.Errorf("refused %q, want %q", problemStrings(plan.Refused), want)
