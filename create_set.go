@@ -42,7 +42,13 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if err != nil {
 		return err
 	}
-	// The first SOURCE names the set's plain archives (an encrypted one's name holds none).
+	// A set is the runs of one source: its archives' names say it, and activate, verify,
+	// list and restore of the set check the entries against it, so a second SOURCE would
+	// make runs the set could not use.
+	if len(cfg.sources) > 1 {
+		return fmt.Errorf("a backup set holds one SOURCE, %d given: back each up into a set of its own, or back up the folder that holds them", len(cfg.sources))
+	}
+	// The SOURCE names the set's plain archives (an encrypted one's name holds none).
 	if err := backupset.CheckSourceName(cfg.sources[0].Name); err != nil && cfg.recipients == nil {
 		return fmt.Errorf("source %q: %w; back it up with -o, or rename it", cfg.sources[0].Path, err)
 	}
