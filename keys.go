@@ -101,9 +101,6 @@ func needIdentity(path string) error {
 // isNoIdentity reports whether err is an encrypted archive opened without an identity.
 func isNoIdentity(err error) bool { return errors.Is(err, seal.ErrNoIdentity) }
 
-// sealedExt ends the name of an encrypted archive, age's own extension.
-const sealedExt = ".age"
-
 // refusePlainAsSealed refuses a run without recipients whose -o names an encrypted archive
 // (NAME.zip.age): the name says the file is encrypted, and a script whose recipients went
 // missing (an empty variable) would put a plain copy of everything where only ciphertext
@@ -111,9 +108,9 @@ const sealedExt = ".age"
 // refuses such a run by its LATEST (checkLatest); this is -o's counterpart.
 func (cfg *createConfig) refusePlainAsSealed() error {
 	path, ok := cfg.explicitArchive()
-	if cfg.recipients != nil || !ok || !strings.HasSuffix(strings.ToLower(path), sealedExt) {
+	if cfg.recipients != nil || !ok || !strings.HasSuffix(strings.ToLower(path), seal.Ext) {
 		return nil
 	}
 	return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
-		format.QuoteName(path), sealedExt, sealedExt)
+		format.QuoteName(path), seal.Ext, seal.Ext)
 }
