@@ -47,9 +47,22 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 		}
 	}
 	if err := r.Check(); err != nil {
-		return nil, fmt.Errorf("--recipient: %w", err)
+		return nil, fmt.Errorf("%s: %w", f.given(), err)
 	}
 	return &r, nil
+}
+
+// given names the flags (and files) the recipients came from, for an error about all of
+// them together.
+func (f *recipientFlags) given() string {
+	var what []string
+	if len(f.recipients) > 0 {
+		what = append(what, "--recipient")
+	}
+	for _, name := range f.files {
+		what = append(what, "--recipients-file "+name)
+	}
+	return strings.Join(what, ", ")
 }
 
 // identityFlag is -i/--identity, of every command that reads an archive.
