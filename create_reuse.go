@@ -64,6 +64,9 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 // reference that no longer matches its receipt, or is a plain zip named as an encrypted
 // archive, is said: a backup is damaged or replaced, and nothing else would say so.
 func (c *creation) fullRun(stderr io.Writer, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the run was interrupted, which it says once: no fault of the reference's
+	}
 	quiet := c.cfg.quiet && !errors.Is(err, archive.ErrNotAsRecorded) && !errors.Is(err, engine.ErrNotAsNamed)
 	if !quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
 		more := ""
