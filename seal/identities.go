@@ -79,7 +79,7 @@ func parseIdentities(data []byte) ([]age.Identity, error) {
 	}
 	var found []age.Identity
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxKeyFile)
+	sc.Buffer(nil, len(data)+1) // a line may be as long as the file, bounded by maxKeyFile
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {

@@ -60,7 +60,7 @@ func (r *Recipients) ReadFile(path string) (warning string, err error) {
 func (r *Recipients) readRecipients(data []byte) error {
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxKeyFile)
+	sc.Buffer(nil, len(data)+1) // a line may be as long as the file, bounded by maxKeyFile
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
