@@ -201,6 +201,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		err = cfg.validate(args, f.excludes, f.excludeFrom)
 	}
 	if err == nil {
+		err = cfg.refusePlainAsSealed()
+	}
+	if err == nil {
 		for _, w := range sourcePathPatterns(cfg.patterns, cfg.sources) {
 			sayf(stderr, "backup create: warning: %s\n", w)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/engine"
 )
 
 // reuseFlags say where unchanged files' entries may be copied from.
@@ -60,10 +61,13 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 
 // fullRun says, in one line, why no entry is copied from a reference; nothing when the
 // run has said already that LATEST is damaged (one line for one fault). With -q only a
-// reference that no longer matches its receipt is said: a backup is damaged, and nothing
-// else would say so.
+// reference that no longer matches its receipt, or is a plain zip named as an encrypted
+// archive, is said: a backup is damaged or replaced, and nothing else would say so.
 func (c *creation) fullRun(stderr io.Writer, err error) {
-	quiet := c.cfg.quiet && !errors.Is(err, archive.ErrNotAsRecorded)
+	if errors.Is(err, context.Canceled) {
+		return // the run was interrupted, which it says once: no fault of the reference's
+	}
+	quiet := c.cfg.quiet && !errors.Is(err, archive.ErrNotAsRecorded) && !errors.Is(err, engine.ErrNotAsNamed)
 	if !quiet && (c.cfg.set == nil || !c.cfg.set.pointerSaid) {
 		more := ""
 		if isNoIdentity(err) {

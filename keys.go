@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"backup/format"
 	"backup/seal"
 )
 
@@ -45,9 +47,22 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 		}
 	}
 	if err := r.Check(); err != nil {
-		return nil, fmt.Errorf("--recipient: %w", err)
+		return nil, fmt.Errorf("%s: %w", f.given(), err)
 	}
 	return &r, nil
+}
+
+// given names the flags (and files) the recipients came from, for an error about all of
+// them together.
+func (f *recipientFlags) given() string {
+	var what []string
+	if len(f.recipients) > 0 {
+		what = append(what, "--recipient")
+	}
+	for _, name := range f.files {
+		what = append(what, "--recipients-file "+name)
+	}
+	return strings.Join(what, ", ")
 }
 
 // identityFlag is -i/--identity, of every command that reads an archive.
@@ -98,3 +113,17 @@ func needIdentity(path string) error {
 
 // isNoIdentity reports whether err is an encrypted archive opened without an identity.
 func isNoIdentity(err error) bool { return errors.Is(err, seal.ErrNoIdentity) }
+
+// refusePlainAsSealed refuses a run without recipients whose -o names an encrypted archive
+// (NAME.zip.age): the name says the file is encrypted, and a script whose recipients went
+// missing (an empty variable) would put a plain copy of everything where only ciphertext
+// should go, or replace an encrypted archive by one (--force), and say complete. A set
+// refuses such a run by its LATEST (checkLatest); this is -o's counterpart.
+func (cfg *createConfig) refusePlainAsSealed() error {
+	path, ok := cfg.explicitArchive()
+	if cfg.recipients != nil || !ok || !strings.HasSuffix(strings.ToLower(path), seal.Ext) {
+		return nil
+	}
+	return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
+		format.QuoteName(path), seal.Ext, seal.Ext)
+}

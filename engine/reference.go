@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"backup/archive"
 	"backup/format"
+	"backup/seal"
 )
 
 // openReference opens Options.Reference, the archive whose entries of unchanged files the
@@ -19,7 +22,7 @@ func (e *Engine) openReference(ctx context.Context) error {
 		return nil
 	}
 	opts := e.opts.Reuse
-	opts.Unseal = e.opts.Identities.Unseal // an encrypted reference needs one of them
+	opts.Unseal = asNamed(path, e.opts.Identities.Unseal) // an encrypted reference needs one of them
 	ref, rc, err := openTrusted(ctx, path, e.opts.ReferenceReceipt, e.opts.Method, e.opts.Level, opts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -38,6 +41,31 @@ func (e *Engine) openReference(ctx context.Context) error {
 	e.refReadBack = e.opts.ReferenceReadBack && readBackWhole(rc)
 	e.Hooks.Expect(ref.Reusable())
 	return nil
+}
+
+// ErrNotAsNamed is the error of a reference named as an encrypted archive that is a plain
+// zip: a backup someone replaced, which nothing else would report (verify without a key
+// reads it as the zip it is).
+var ErrNotAsNamed = errors.New("it is named as an encrypted archive (" + seal.Ext + "), but is a plain zip")
+
+// asNamed is unseal for the reference at path, refusing one named as an encrypted archive
+// (NAME.zip.age) that is a plain zip: every archive of an encrypted set is encrypted, and
+// whoever can write the set could put a zip there, with a receipt to match, that a run
+// without a key (which reads every file otherwise: it cannot open its set) would copy from.
+func asNamed(path string, unseal archive.Unseal) archive.Unseal {
+	if !strings.HasSuffix(path, seal.Ext) {
+		return unseal
+	}
+	return func(file io.ReaderAt, size int64) (io.ReaderAt, int64, error) {
+		sealed, err := seal.ReadsSealed(file)
+		switch {
+		case err != nil:
+			return nil, 0, err
+		case !sealed:
+			return nil, 0, ErrNotAsNamed
+		}
+		return unseal(file, size)
+	}
 }
 
 // openTrusted opens the archive at path as a reference when its receipt (rc, or when nil

@@ -44,14 +44,20 @@ func (ids *Identities) ReadFile(path string) (warning string, err error) {
 	return warning, nil
 }
 
-// IsSecretKey reports whether s, given where a key file's name goes, is a secret key's
+// IsSecretKey reports whether s, given where a key file's name goes, holds a secret key's
 // text instead (pasted, as keys are): an error that repeated the name would put the key in
-// a log. Bech32 lets age's keys be written in lower case, and holds no / or . that a file's
-// name might; a pasted PEM key begins with its armor.
+// a log. The key may come after other words: a whole identity file pasted ("-i
+// "$(cat key.txt)"") begins with age-keygen's comments. Bech32 lets age's keys be written
+// in lower case, and holds no / or . that a file's name might; a pasted PEM key begins with
+// its armor.
 func IsSecretKey(s string) bool {
-	upper := strings.ToUpper(strings.TrimSpace(s))
-	ageKey := strings.HasPrefix(upper, "AGE-SECRET-KEY-") || strings.HasPrefix(upper, "AGE-PLUGIN-")
-	return ageKey && !strings.ContainsAny(upper, "/.") || strings.HasPrefix(upper, "-----BEGIN")
+	for _, word := range strings.Fields(strings.ToUpper(s)) {
+		ageKey := strings.HasPrefix(word, "AGE-SECRET-KEY-") || strings.HasPrefix(word, "AGE-PLUGIN-")
+		if ageKey && !strings.ContainsAny(word, "/.") || strings.HasPrefix(word, "-----BEGIN") {
+			return true
+		}
+	}
+	return false
 }
 
 // Len is how many identities there are.
@@ -73,7 +79,7 @@ func parseIdentities(data []byte) ([]age.Identity, error) {
 	}
 	var found []age.Identity
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxKeyFile)
+	sc.Buffer(nil, len(data)+1) // a line may be as long as the file, bounded by maxKeyFile
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {

@@ -82,15 +82,18 @@ func writeFile(t *testing.T, name string, data []byte, perm os.FileMode) string 
 // file's name that only looks like one.
 func TestIsSecretKey(t *testing.T) {
 	for s, want := range map[string]bool{
-		"AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3290GG": true,
-		"age-secret-key-1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gg": true,
-		" AGE-SECRET-KEY-PQ-1QYQSZQGPQYQSZQGP\n":                                     true,
-		"AGE-PLUGIN-YUBIKEY-1QYQSZQGP":                                               true,
-		"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA":              true,
-		"key.txt":                          false,
-		"/etc/backup/age-secret-key-1.txt": false,
-		"AGE-SECRET-KEY-backup.txt":        false,
-		"/home/u/.ssh/my private key":      false,
+		"AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3290GG":          true,
+		"age-secret-key-1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gg":          true,
+		" AGE-SECRET-KEY-PQ-1QYQSZQGPQYQSZQGP\n":                                              true,
+		"AGE-PLUGIN-YUBIKEY-1QYQSZQGP":                                                        true,
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA":                       true,
+		"# created: 2026-12-06T13:11:24Z\n# public key: age1ql3z\nAGE-SECRET-KEY-1QYQSZQGP\n": true,
+		"my key: age-secret-key-1qyqszqgp":                                                    true,
+		"key.txt":                                                                             false,
+		"/home/u/keys dir/AGE-SECRET-KEY-1.txt":                                               false,
+		"/etc/backup/age-secret-key-1.txt":                                                    false,
+		"AGE-SECRET-KEY-backup.txt":                                                           false,
+		"/home/u/.ssh/my private key":                                                         false,
 	} {
 		if got := IsSecretKey(s); got != want {
 			t.Errorf("IsSecretKey(%q) = %v, want %v", s, got, want)

@@ -14,6 +14,9 @@ import (
 // magic begins every binary age file: what tells an encrypted archive from a zip.
 const magic = "age-encryption.org/v1\n"
 
+// Ext ends the name of an age file, and so of an encrypted archive (NAME.zip.age).
+const Ext = ".age"
+
 // IsSealed reports whether the file ra reads is an age file, by its first bytes; one that
 // cannot be read is not.
 func IsSealed(ra io.ReaderAt) bool {

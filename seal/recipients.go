@@ -60,7 +60,7 @@ func (r *Recipients) ReadFile(path string) (warning string, err error) {
 func (r *Recipients) readRecipients(data []byte) error {
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxKeyFile)
+	sc.Buffer(nil, len(data)+1) // a line may be as long as the file, bounded by maxKeyFile
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
@@ -89,12 +89,21 @@ func (r *Recipients) Len() int { return len(r.list) }
 // ssh-keygen -l prints ("ssh-ed25519 SHA256:…"), without its comment.
 func (r *Recipients) Names() []string { return append([]string(nil), r.names...) }
 
+// maxRecipients is the most recipients an archive may be encrypted to: age writes a file to
+// any number, one stanza each, but its parser refuses a header of more than 1024 stanzas,
+// so that no key (backup's or age -d's) would open one encrypted to more.
+const maxRecipients = 1024
+
 // Check says why the recipients cannot encrypt an archive together, or nil: age refuses to
 // mix post-quantum and classic recipients (the file would be as weak as the classic ones),
-// and a run must find that out before it writes anything.
+// and reads no file to more than maxRecipients; a run must find that out before it writes
+// anything.
 func (r *Recipients) Check() error {
-	if len(r.list) == 0 {
+	switch {
+	case len(r.list) == 0:
 		return errors.New("no recipients")
+	case len(r.list) > maxRecipients:
+		return fmt.Errorf("%d recipients: age reads no file encrypted to more than %d, so no key would open the archive", len(r.list), maxRecipients)
 	}
 	w, err := age.Encrypt(io.Discard, r.list...)
 	if err != nil {
