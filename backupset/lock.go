@@ -19,8 +19,8 @@ import (
 )
 
 // LockedError is returned by Acquire when another process holds the set's lock. Pid is the
-// holder's process id as it wrote it into the lock file; 0 when it could not be read (the
-// holder may have just taken the lock and not written it yet).
+// holder's process id: for a folder, the one the kernel lists as holding the flock (see
+// lockHolder); for a bucket, the one its lock object names; 0 when it is not known.
 type LockedError struct {
 	Dir string // the set's location
 	Pid int
@@ -163,7 +163,7 @@ func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.F
 			return nil, &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
 		}
 		if !time.Now().Before(deadline) {
-			pid := awaitPid(f)
+			pid := lockHolder(f)
 			f.Close()
 			return nil, &LockedError{Dir: dir, Pid: pid}
 		}
