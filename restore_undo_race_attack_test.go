@@ -19,12 +19,11 @@ import (
 // before the restore, not what the restore changed: a file that holds neither that nor what
 // the restore wrote was changed by someone else since, and the undo must leave it, with a
 // warning, as it leaves a created file edited since.
-//
-// The fix needs the before-state to record what the restore writes at each path it replaces
-// (a "replaced" list beside "created": path, size, SHA-256), and the undo's plan to leave,
-// with a warning, a conflict whose file holds neither.
+// The before-state now records what the restore writes over each file it replaces (its
+// manifest's "replaced": path, size, SHA-256), and the undo leaves a file that holds
+// neither that nor the saved one.
 func TestAttackUndoRevertsFileTheRestoreLeft(t *testing.T) {
-	t.Skip("known: a before-state records what was there, not what the restore changed; the undo needs a record of what the restore wrote at each path it replaces (a manifest list beside created) to leave a file changed since")
+
 	t.Parallel()
 	mustTool(t, "strace")
 	dir := t.TempDir()
@@ -64,5 +63,8 @@ func TestAttackUndoRevertsFileTheRestoreLeft(t *testing.T) {
 	assertContent(t, filepath.Join(dest, "app/a"), "old a\n")
 	if got := string(readFile(t, filepath.Join(dest, "app/c"))); got != "the user's new c\n" {
 		t.Errorf("the undo (exit %d) put %q in app/c, which the restore it undoes left as the user's %q\n%s", r.code, got, "the user's new c\n", r.stderr)
+	}
+	if r.code != exitComplete || !strings.Contains(r.stderr, "app/c: not put back: ") {
+		t.Errorf("undo: exit %d, want %d and a warning that app/c stays\n%s", r.code, exitComplete, r.stderr)
 	}
 }

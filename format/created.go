@@ -58,6 +58,15 @@ func (c Created) check() error {
 	return nil
 }
 
+// replacedValue is a record of Manifest.Replaced: a file's.
+func replacedValue(j createdJSON) (Created, error) {
+	c, err := j.value()
+	if err == nil && c.Type != CreatedFile {
+		err = fmt.Errorf("replaced %q has type %q, want file", c.Path, c.Type)
+	}
+	return c, err
+}
+
 // MarshalJSON writes the path and the target losslessly (path_b64 beside a path that is not
 // UTF-8).
 func (c Created) MarshalJSON() ([]byte, error) {

@@ -22,6 +22,7 @@ type manifestWire = struct {
 	Excluded []excludedJSON `json:"excluded"`
 	Warnings []warningJSON  `json:"warnings"`
 	Created  []createdJSON  `json:"created"`
+	Replaced []createdJSON  `json:"replaced"`
 	// dropped is the first error in the skipped, excluded and warning records that were
 	// checked and let go (see decodeNotes), by list.
 	dropped [3]error

@@ -54,9 +54,16 @@ func (p *Plan) checkDest(e *archive.Entry) {
 // --force: that replaces it (and its before-state, which reads it too, says the error).
 func (p *Plan) checkFile(e *archive.Entry, st destState) {
 	present, err := p.isPresent(e, st)
+	left := ""
+	if !present && (err == nil || p.opts.Force) {
+		left = p.leftSince(e)
+	}
 	switch {
 	case err != nil && !p.opts.Force:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", err))
+	case left != "":
+		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: left})
+		p.left[e.Name] = true
 	case !present:
 		p.Conflicts = append(p.Conflicts, e.Name)
 		p.replaces[e.Name] = st.id
