@@ -54,10 +54,11 @@ func kernelHolder(f *os.File) (pid int, ok bool) {
 }
 
 // flockLine parses one line of /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242 fe:00:131 0
-// EOF") and returns its pid when it is a held (not a waiting, "->") flock on the inode id.
+// EOF") and returns its pid when it is a held (not a waiting, "->") lock on the inode id: a
+// flock, or the POSIX lock NFS makes of one.
 func flockLine(line, id string) (int, bool) {
 	fields := strings.Fields(line)
-	if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != id {
+	if len(fields) < 6 || (fields[1] != "FLOCK" && fields[1] != "POSIX") || fields[5] != id {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(fields[4])
