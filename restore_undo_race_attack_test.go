@@ -68,3 +68,14 @@ func TestAttackUndoRevertsFileTheRestoreLeft(t *testing.T) {
 		t.Errorf("undo: exit %d, want %d and a warning that app/c stays\n%s", r.code, exitComplete, r.stderr)
 	}
 }
+
+// TestAttackManifestTinyReplacedRecords: the before-state's list of the files its restore
+// wrote ("replaced", added with the fix above) rewritten to five million `{}` records (15 MB
+// of JSON in a 15 KB archive) was decoded whole, as any other field, before the first was
+// found to have no path: the bomb the lists of created paths and notes were made safe from.
+// Each record is checked as it is read, as created's are.
+func TestAttackManifestTinyReplacedRecords(t *testing.T) {
+	t.Parallel()
+	tiny := func(m map[string]any) { m["replaced"] = make([]struct{}, 5_000_000) }
+	refusesManifestBomb(t, tiny, "a replaced file has no path", "verify", "restore", "list")
+}

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -60,6 +61,9 @@ func (c Created) check() error {
 
 // replacedValue is a record of Manifest.Replaced: a file's.
 func replacedValue(j createdJSON) (Created, error) {
+	if j.Path == "" && j.PathB64 == "" {
+		return Created{}, errors.New("a replaced file has no path")
+	}
 	c, err := j.value()
 	if err == nil && c.Type != CreatedFile {
 		err = fmt.Errorf("replaced %q has type %q, want file", c.Path, c.Type)
