@@ -37,6 +37,7 @@ func (c *creation) engineOptions(reference string) engine.Options {
 		Reuse:             cfg.reuse.opts,
 		Pick:              c.pick.names,
 		Created:           c.pick.created,
+		Replaced:          c.pick.replaced,
 		DryRun:            cfg.dryRun,
 		Verify:            cfg.verify,
 		BeforeVerify:      beforeVerify,

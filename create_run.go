@@ -52,6 +52,8 @@ type creation struct {
 type picking struct {
 	names   map[string]bool  // engine.Options.Pick; nil takes everything
 	created []format.Created // what the manifest records as created (Manifest.Created)
+	// replaced is what the manifest records as written over (Manifest.Replaced).
+	replaced []format.Created
 }
 
 // gcPercent is the GC target of a backup run, unless GOGC says otherwise; limitMemory caps

@@ -154,7 +154,7 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 		symlinks: "store", xattrs: true}
 	c.cfg.rules.StoreSymlinks = true
 	c.cfg.sources, c.pick.names = engine.Pick(cfg.dest, plan.Replaces())
-	c.pick.created = plan.Creates()
+	c.pick.created, c.pick.replaced = plan.Creates(), plan.ReplacedWith()
 	c.cfg.output = freeName(dir, beforeStateName(cfg.dest), now)
 	rc, err := c.run(ctx, stderr)
 	out := c.paths()

@@ -193,10 +193,18 @@ func spoolFor(f backupset.File, r *archive.Reader) {
 const spoolMargin = 256 << 20
 
 // proven says why a set's LATEST target cannot be read as its receipt describes it: Latest
-// trusted the receipt's status, which only the manifest proves. A damaged manifest is left to
-// the command, which reports it as such.
+// trusted the receipt's status, which only the manifest proves, and the archive's name,
+// which says the set's source: only the entries prove which source it holds (another set's
+// run put in its place, with its receipt, matches that receipt). A damaged manifest is left
+// to the command, which reports it as such.
 func (a archiveRef) proven(r *archive.Reader) error {
-	if a.entry.Receipt == nil || (r.HasManifest && r.Manifest == nil) {
+	if a.entry.Receipt == nil {
+		return nil
+	}
+	if err := targetOfSet(a.entry.Name, r.Entries); err != nil {
+		return err
+	}
+	if r.HasManifest && r.Manifest == nil {
 		return nil
 	}
 	status := ""

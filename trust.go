@@ -44,6 +44,17 @@ func entriesOfSet(ctx context.Context, st backupset.Store, ids *seal.Identities,
 	return sealedOfSet(ctx, st, ids, top, latest)
 }
 
+// targetOfSet says why entries, those of the set's LATEST target called name, are not a
+// backup of the set's source, or nil: as entriesOfSet, with nothing newer to compare an
+// encrypted archive's source with.
+func targetOfSet(name string, entries []*archive.Entry) error {
+	if backupset.IsSealedName(name) {
+		_, err := soleSource(entries)
+		return err
+	}
+	return entriesUnder(entries, backupset.SourceOf(name), "its name says")
+}
+
 // sealedOfSet says why an encrypted archive holding the source top is not of the set whose
 // LATEST names latest: when that is an encrypted archive ids decrypt, its source must be top.
 // Without a key nothing can be told: the set's archives name no source.

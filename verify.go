@@ -142,6 +142,10 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		return verifyCiphertext(ctx, cfg, ref, receiptPath, rc, stdout, stderr)
 	}
 	opts := archive.VerifyOptions{Jobs: cfg.jobs}
+	if ref.entry.Receipt != nil {
+		// A set's target: its entries must be of the source its name says (see proven).
+		opts.Entries = func(entries []*archive.Entry) error { return targetOfSet(ref.entry.Name, entries) }
+	}
 	if rc != nil {
 		sum, _ := rc.Summary() // findReceipt returns only a receipt that records an archive
 		opts.Expect = &sum

@@ -68,6 +68,10 @@ type VerifyOptions struct {
 	// Unseal, when set, opens an archive file that holds an encrypted zip (see Unseal): the
 	// entries are read from the zip, and Expect is compared with the file as stored.
 	Unseal Unseal
+	// Entries, when set, is given the archive's entries once its directory is read; an error
+	// it returns is a problem. The caller knows what the entries must be (a set's run holds
+	// its source's name only), which nothing in the archive says.
+	Entries func([]*Entry) error
 	// InflateCopied makes ReadBack inflate the entries copied from the reference too: the
 	// reference was not read back whole by the run that made it (see ReadBack).
 	InflateCopied bool
@@ -144,6 +148,11 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 		res.RecordedStatus, res.ManifestRead = r.Manifest.Status, true
 	}
 	res.Problems = append(res.Problems, CheckNames(r.Entries)...)
+	if opts.Entries != nil {
+		if err := opts.Entries(r.Entries); err != nil {
+			res.Problems = append(res.Problems, Problem{Reason: err.Error()})
+		}
+	}
 	if r.Manifest != nil {
 		// The paths a before-state's undo removes are names restore refuses as it refuses
 		// an entry's.

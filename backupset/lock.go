@@ -19,8 +19,8 @@ import (
 )
 
 // LockedError is returned by Acquire when another process holds the set's lock. Pid is the
-// holder's process id as it wrote it into the lock file; 0 when it could not be read (the
-// holder may have just taken the lock and not written it yet).
+// holder's process id: for a folder, the one the kernel lists as holding the flock (see
+// lockHolder); for a bucket, the one its lock object names; 0 when it is not known.
 type LockedError struct {
 	Dir string // the set's location
 	Pid int
@@ -163,7 +163,7 @@ func flockFile(ctx context.Context, dir, path string, deadline time.Time) (*os.F
 			return nil, &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
 		}
 		if !time.Now().Before(deadline) {
-			pid := awaitPid(f)
+			pid := lockHolder(f)
 			f.Close()
 			return nil, &LockedError{Dir: dir, Pid: pid}
 		}
@@ -224,11 +224,22 @@ func openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if dir, err := os.Stat(filepath.Dir(path)); err == nil && linkCount(f) == 1 {
+	if dir, err := os.Stat(filepath.Dir(path)); err == nil && linkCount(f) == 1 && holdsLockOnly(f, info) {
 		fitLockFile(f, info, dir)
 	}
 	return f, nil
 }
+
+// holdsLockOnly says whether f (whose fstat is info) holds what a lock file holds: nothing,
+// or a holder's pid. Anything else is a file put at the lock's name by whoever may write
+// the folder (a file of root's moved there from a folder that user may write): it is locked
+// as it is, and never given to the folder's owner, who would then read it.
+func holdsLockOnly(f *os.File, info fs.FileInfo) bool {
+	return info.Size() == 0 || info.Size() <= maxLockSize && readPid(f) != 0
+}
+
+// maxLockSize is the most a lock file holding a pid line may hold.
+const maxLockSize = 32
 
 // fitLockFile gives the lock file f (whose fstat is info) the owner and group of the set's
 // folder dir and lockMode, as far as this process may: root gives both, the file's owner
@@ -286,7 +297,7 @@ func awaitPid(f *os.File) int {
 }
 
 func readPid(f *os.File) int {
-	buf := make([]byte, 32)
+	buf := make([]byte, maxLockSize)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0

@@ -66,9 +66,10 @@ type Options struct {
 	// Pick, when set, narrows the walk to the stored names it holds (and the folders above
 	// them: see Pick), and stores a Source that is a symlink as the link: a restore's
 	// before-state, whose roots are names in a destination, not paths a user named. Created
-	// is recorded in the manifest (format.Manifest.Created).
-	Pick    map[string]bool
-	Created []format.Created
+	// and Replaced are recorded in the manifest (format.Manifest.Created and Replaced).
+	Pick     map[string]bool
+	Created  []format.Created
+	Replaced []format.Created
 	// DryRun walks and tells the hooks what would be stored; nothing is written.
 	DryRun bool
 	// Verify reads a file Output's temp archive back, as backup verify would with its

@@ -204,7 +204,7 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 		return nil, e.archiveError(err)
 	}
 	m := e.Hooks.Manifest()
-	m.Created = e.opts.Created
+	m.Created, m.Replaced = e.opts.Created, e.opts.Replaced
 	if e.opts.SQLite {
 		m.Databases = format.DatabasesSQLite
 	}

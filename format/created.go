@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -56,6 +57,18 @@ func (c Created) check() error {
 		return fmt.Errorf("created %q has type %q, want file, dir or symlink", c.Path, c.Type)
 	}
 	return nil
+}
+
+// replacedValue is a record of Manifest.Replaced: a file's.
+func replacedValue(j createdJSON) (Created, error) {
+	if j.Path == "" && j.PathB64 == "" {
+		return Created{}, errors.New("a replaced file has no path")
+	}
+	c, err := j.value()
+	if err == nil && c.Type != CreatedFile {
+		err = fmt.Errorf("replaced %q has type %q, want file", c.Path, c.Type)
+	}
+	return c, err
 }
 
 // MarshalJSON writes the path and the target losslessly (path_b64 beside a path that is not

@@ -41,6 +41,12 @@ type Manifest struct {
 	// Created is set in the before-state of a restore only: the paths that restore created,
 	// which restoring the before-state removes. Optional, so the schema stays v2.
 	Created []Created `json:"created,omitempty"`
+	// Replaced is set in the before-state of a restore only: for each file that restore
+	// replaces, the file it writes there (type "file", size, SHA-256). Restoring the
+	// before-state puts back the file it saved only where the destination still holds that
+	// one (or the saved one): a file changed since, or one the restore left as it was, is
+	// the user's. Optional, as Created is.
+	Replaced []Created `json:"replaced,omitempty"`
 	// Databases is DatabasesSQLite when the run looked at every file it read for an SQLite
 	// database (and stored those it found as snapshots): a later run need not open a file
 	// unchanged since to ask again. "" when it did not look; v3.
@@ -192,12 +198,16 @@ func fromWire(wire *manifestWire) (*Manifest, error) {
 	if err == nil {
 		m.Created, err = values(wire.Created, createdJSON.value)
 	}
+	if err == nil {
+		m.Replaced, err = values(wire.Replaced, replacedValue)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}
 	// The lists the writer leaves out when empty read as none either way, so that a
 	// manifest read back equals the one written ("dirs": [] and no "dirs" mean the same).
 	m.Dirs, m.Symlinks, m.Created = noneIfEmpty(m.Dirs), noneIfEmpty(m.Symlinks), noneIfEmpty(m.Created)
+	m.Replaced = noneIfEmpty(m.Replaced)
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("manifest is not valid: %w", err)
 	}

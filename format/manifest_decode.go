@@ -22,6 +22,7 @@ type manifestWire = struct {
 	Excluded []excludedJSON `json:"excluded"`
 	Warnings []warningJSON  `json:"warnings"`
 	Created  []createdJSON  `json:"created"`
+	Replaced []createdJSON  `json:"replaced"`
 	// dropped is the first error in the skipped, excluded and warning records that were
 	// checked and let go (see decodeNotes), by list.
 	dropped [3]error
@@ -54,8 +55,8 @@ type manifestDecoder struct {
 	entries, named int
 	notes          bool // the notes are held (see Within)
 	// createdCut says a record of what was created failed its check: those after it are
-	// let go (see decodeCreated).
-	createdCut bool
+	// let go (see decodeCreated); replacedCut the same of what was replaced.
+	createdCut, replacedCut bool
 }
 
 func newManifestDecoder(r io.Reader, in Within) *manifestDecoder {
@@ -168,7 +169,9 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 		case "warnings":
 			return decodeNotes(d, &w.Warnings, "warnings", parseWarningRecord, warningJSON.value, &w.dropped[2])
 		case "created":
-			return decodeCreated(d, &w.Created)
+			return decodeCreated(d, &w.Created, "created", &d.createdCut, createdJSON.value)
+		case "replaced":
+			return decodeCreated(d, &w.Replaced, "replaced", &d.replacedCut, replacedValue)
 		}
 	}
 	if k := slices.Index(noteLists, list); k >= 0 && c == 'n' {
@@ -176,6 +179,9 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	}
 	if list == "created" && c == 'n' {
 		d.createdCut = false
+	}
+	if list == "replaced" && c == 'n' {
+		d.replacedCut = false
 	}
 	// Anything else is decoded as the one field of an object, into the whole: so
 	// encoding/json matches the key (case-insensitively) and words the errors.
@@ -194,7 +200,7 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 // listNames are the manifest's lists of records, as their fields are named; noteLists
 // those of them that only a listing shows, in the order of manifestWire.dropped.
 var (
-	listNames = []string{"files", "dirs", "symlinks", "skipped", "excluded", "warnings", "created"}
+	listNames = []string{"files", "dirs", "symlinks", "skipped", "excluded", "warnings", "created", "replaced"}
 	noteLists = []string{"skipped", "excluded", "warnings"}
 )
 
@@ -283,22 +289,24 @@ func (d *manifestDecoder) eachElement(elem func(i int, c byte) error) (int, erro
 // is read, and those after the first that fails are decoded into one record and let go:
 // fromWire finds that error where it is, and millions of `{}` are refused in little memory
 // instead of held. A list given again after that is refused, as the notes' are:
-// encoding/json would decode it over the records let go.
-func decodeCreated(d *manifestDecoder, list *[]createdJSON) error {
-	if d.createdCut && d.stop == nil {
-		d.stop = errors.New("created given twice")
+// encoding/json would decode it over the records let go. The list of what a before-state's
+// restore wrote over ("replaced", records of the same shape) is read the same way: name,
+// its cut flag and its check.
+func decodeCreated(d *manifestDecoder, list *[]createdJSON, name string, cut *bool, value func(createdJSON) (Created, error)) error {
+	if *cut && d.stop == nil {
+		d.stop = errors.New(name + " given twice")
 	}
 	one := make([]createdJSON, 1)
 	i, err := d.eachElement(func(i int, c byte) error {
-		if d.createdCut {
-			return decodeInto(d, &one, c, "created", parseCreatedRecord)
+		if *cut {
+			return decodeInto(d, &one, c, name, parseCreatedRecord)
 		}
-		if err := decodeElement(d, list, i, c, "created", parseCreatedRecord); err != nil {
+		if err := decodeElement(d, list, i, c, name, parseCreatedRecord); err != nil {
 			return err
 		}
 		if d.stop == nil {
-			_, err := (*list)[i].value()
-			d.createdCut = err != nil
+			_, err := value((*list)[i])
+			*cut = err != nil
 		}
 		return nil
 	})

@@ -59,9 +59,16 @@ const neverReplaced = "which a restore never replaces (move it away, or restore 
 // --force: that replaces it (and its before-state, which reads it too, says the error).
 func (p *Plan) checkFile(e *archive.Entry, st destState) {
 	present, err := p.isPresent(e, st)
+	left := ""
+	if !present && (err == nil || p.opts.Force) {
+		left = p.leftSince(e)
+	}
 	switch {
 	case err != nil && !p.opts.Force:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", err))
+	case left != "":
+		p.warnings = append(p.warnings, archive.Problem{Entry: e.Name, Reason: left})
+		p.left[e.Name] = true
 	case !present:
 		p.Conflicts = append(p.Conflicts, e.Name)
 		p.replaces[e.Name] = st.id

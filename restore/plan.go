@@ -121,14 +121,19 @@ type Plan struct {
 	// hard-link group Run wrote, where the file system gives one: once this run's descriptor
 	// is closed, a new file can get the freed inode number and, made in the same clock tick,
 	// the same ctime, but not the same generation (attack pass 17).
-	handles    map[string]string
-	remove     []format.Created // the Removes' records
-	entryNames map[string]bool  // every entry's name, once holds asks (see sweep)
-	umask      fs.FileMode      // the process's, read when Run starts
-	asRoot     bool             // whether the process runs as root, asked once (owner)
-	ctx        context.Context  // stops the plan's reading of DEST
-	written    atomic.Int64
-	done       atomic.Int64
+	handles map[string]string
+	remove  []format.Created // the Removes' records
+	// replacedWith holds, in a before-state's plan, what the restore it undoes wrote over
+	// each file it replaced (Manifest.Replaced), by path; left the entries leftSince
+	// leaves out.
+	replacedWith map[string]format.Created
+	left         map[string]bool
+	entryNames   map[string]bool // every entry's name, once holds asks (see sweep)
+	umask        fs.FileMode     // the process's, read when Run starts
+	asRoot       bool            // whether the process runs as root, asked once (owner)
+	ctx          context.Context // stops the plan's reading of DEST
+	written      atomic.Int64
+	done         atomic.Int64
 	// While Run's workers run (see workers.go), mu guards touched, placed, handles, linked,
 	// warnings and owners, and stopped is closed when a worker meets an error that stops the
 	// run. pos is each entry's place in archive order, by which merge puts back the lists of
@@ -183,6 +188,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	}
 	if r.Manifest != nil {
 		p.index = format.NewIndex(r.Manifest)
+		p.noteReplaced(r.Manifest.Replaced)
 	}
 	p.selectEntries()
 	if err := p.checkEntries(); err != nil {
@@ -195,6 +201,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		}
 		p.checkDest(e)
 	}
+	p.dropLeft(p.left)
 	p.checkCreated()
 	if err := p.checkSets(); err != nil {
 		return nil, err

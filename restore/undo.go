@@ -47,6 +47,74 @@ func (p *Plan) Creates() []format.Created {
 	return p.withFolders(out)
 }
 
+// ReplacedWith lists, for the before-state's manifest (Replaced), the files Run writes over
+// the files it replaces: what its undo may put the saved files back over. A file changed
+// since (or one Run left as it was, because it changed during the run) holds neither.
+func (p *Plan) ReplacedWith() []format.Created {
+	var out []format.Created
+	for _, name := range p.Conflicts {
+		if _, ok := p.replaces[name]; !ok || p.index == nil {
+			continue // a created path the undo removes, not a file it writes
+		}
+		if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
+			out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+		}
+	}
+	return out
+}
+
+// leftSince says why the file at e's path, which differs from e (the file a before-state
+// saved), is not to be put back by this undo: it is not the file the restore undone wrote
+// there (its manifest's Replaced record), so it was changed since, or the restore left it
+// as it was. "" when it is that file, or the before-state records nothing of it.
+func (p *Plan) leftSince(e *archive.Entry) string {
+	rec, ok := p.replacedWith[e.Name]
+	if !ok {
+		return ""
+	}
+	fh, err := p.openDest(e.Name)
+	if err == nil {
+		defer fh.Close()
+		err = checkHeld(p.ctx, fh, rec)
+	}
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, new(changedSince)):
+		return errLeftSince
+	}
+	return errLeftSince + ": " + opError(err).Error()
+}
+
+// errLeftSince is the warning about a file an undo leaves as it is.
+const errLeftSince = "not put back: it is not the file the restore undone wrote there (changed since, or left as it was by that restore), and stays as it is"
+
+// noteReplaced indexes a before-state's Replaced records by path.
+func (p *Plan) noteReplaced(replaced []format.Created) {
+	p.left = map[string]bool{}
+	if len(replaced) == 0 {
+		return
+	}
+	p.replacedWith = make(map[string]format.Created, len(replaced))
+	for _, c := range replaced {
+		p.replacedWith[c.Path] = c
+	}
+}
+
+// dropLeft takes the entries leftSince spoke for out of the plan.
+func (p *Plan) dropLeft(left map[string]bool) {
+	if len(left) == 0 {
+		return
+	}
+	p.entries = slices.DeleteFunc(p.entries, func(e *archive.Entry) bool {
+		if left[e.Name] {
+			p.Files--
+			p.Bytes -= e.Size
+		}
+		return left[e.Name]
+	})
+}
+
 // withFolders adds to created the folders above them that Run makes though the archive has
 // no entry for them (DEST lacks them): the undo removes them too, when they are empty.
 func (p *Plan) withFolders(created []format.Created) []format.Created {
