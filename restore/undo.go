@@ -349,7 +349,23 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 		}
 		return err
 	}
+	t.tookName(held, int(f.Fd()))
 	return nil
+}
+
+// tookName records the ctime the removal of a name gives the file held open as fd, which
+// was held before: one of another name in DEST (a hard link the restore undone made to a
+// file it replaced) moves, and the check of that name before it is put back would take the
+// change for someone's (see replacedSince). Removing what was created first leaves room
+// for what is put back; this keeps that order from failing a hard-link group.
+func (t *destTree) tookName(held nodeID, fd int) {
+	after, err := fdID(fd)
+	if err != nil || after.file != held.file || after == held {
+		return
+	}
+	t.replaceMu.Lock()
+	t.replaced[held] = after
+	t.replaceMu.Unlock()
 }
 
 func readlinkat(dfd int, base string) (string, error) {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestAttackUndoFullDiskPutsNothingBack: DEST is a 256 KiB tmpfs holding app/f1 (100 KB of
+// the user's). restore --force replaces it with the archive's app/f1 (10 KB) and creates
+// app/f2 (225 KB): complete, DEST nearly full. The printed undo wrote the user's app/f1
+// back first and removed app/f2 only after: the temp file of f1 found no room ("app/f1:
+// write .f1.restore-…: no space left on device"), exit 1, nothing put back and app/f2 left;
+// and so did every run of it again. The undo of a restore that filled the disk could never
+// undo it without the user deleting the restore's files by hand.
+// Correct: the undo removes the paths the restore created first (that only frees room),
+// then puts back what it replaced: exit 0, DEST as it was.
+func TestAttackUndoFullDiskPutsNothingBack(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"f1": {content: randomString(t, 10_000)}, "f2": {content: randomString(t, 225_000)}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	mountTmpfs(t, dest, "256k")
+	mine := randomString(t, 100_000)
+	makeTree(t, dest, map[string]node{"app/f1": {content: mine}})
+
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "-j1", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	r = backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...)
+	if r.code != exitComplete {
+		t.Errorf("the undo: exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "app/f1")); string(got) != mine {
+		t.Errorf("app/f1 holds %d bytes, not the user's %d put back", len(got), len(mine))
+	}
+	if exists(filepath.Join(dest, "app/f2")) {
+		t.Errorf("app/f2, which the restore created, is still in DEST")
+	}
+}
