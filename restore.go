@@ -340,6 +340,13 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 			return
 		}
 		out.Undo = undo
+		// A second interrupt ends the process at once, DEST maybe half changed: the way
+		// back is said all the same.
+		done := sayAtForcedExit(func() {
+			sayf(stderr, "backup restore: interrupted again: stopped at once, %s may be half changed\n", format.QuoteName(cfg.dest))
+			writeUndoLine(stderr, cfg, out)
+		})
+		defer done()
 	}
 	opts := report.ProgressOptions{Events: cfg.events, Poll: func() (int64, int64, string) {
 		return plan.FilesDone(), plan.BytesWritten(), ""
