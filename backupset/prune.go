@@ -67,6 +67,9 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 				plan[i].ReceiptLeft = true
 				return plan[:i+1], err
 			}
+			if errors.As(err, new(*MovedError)) { // out of the set all the same
+				return plan[:i+1], err
+			}
 			return plan[:i], err
 		}
 	}
