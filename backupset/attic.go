@@ -132,7 +132,10 @@ func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []attic
 			// The set holds the run as it was: its copies leave the attic again.
 			return notMoved(run, a.remove(made), err)
 		case err != nil:
-			return fmt.Errorf("%s is in the attic, but %s stays in the set: %w", run, file.name, err)
+			// The archive has left the set: the run is moved, as a delete that leaves the
+			// receipt is a delete, and the next prune takes the receipt (the attic's copy
+			// has its bytes).
+			return &ReceiptLeftError{Name: run, Err: err, Attic: true}
 		}
 	}
 	return nil
