@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,4 +41,35 @@ func TestAttackUndoFullDiskPutsNothingBack(t *testing.T) {
 	if exists(filepath.Join(dest, "app/f2")) {
 		t.Errorf("app/f2, which the restore created, is still in DEST")
 	}
+}
+
+// TestAttackUndoFailedRemovalBlamesUser: restore --force replaced app/f1 (the user's) and
+// created app/h1, a hard link of the restored f1. Its undo removes h1 first (moved aside,
+// then unlinked), and that unlink fails (EIO): h1 is moved back, and listed as not removed.
+// The two renames moved f1's ctime (one file), which the undo then took for someone's
+// change: "app/f1: was changed or replaced in the destination during the restore", and the
+// user's f1 was not put back, though nobody but the undo had touched it.
+// Correct: the move aside and back is the undo's own change; f1 is put back, and only h1 is
+// listed (exit 3).
+func TestAttackUndoFailedRemovalBlamesUser(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f1": {content: "new\n"}})
+	if err := os.Link(filepath.Join(dir, "src/app/f1"), filepath.Join(dir, "src/app/h1")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/f1": {content: "mine\n"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	r = straceRun(t, dir, filepath.Join(dest, "app"), "unlinkat", "unlinkat:error=EIO:when=1", printedUndo(t, r.stderr)...)
+	if !strings.Contains(r.stderr, "app/h1: created by the restore undone, not removed: input/output error") {
+		t.Fatalf("the test needs the unlink of h1's aside name to fail; exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r.code != exitIncomplete || strings.Contains(r.stderr, "changed or replaced") {
+		t.Errorf("exit %d, want 3 with h1 alone not done; stderr:\n%s", r.code, r.stderr)
+	}
+	assertContent(t, filepath.Join(dest, "app/f1"), "mine\n")
 }

@@ -332,6 +332,9 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 	if err != nil {
 		return err
 	}
+	// Whatever comes next (the removal, or a move back), the file held has moved: its
+	// ctime is this undo's doing.
+	defer t.tookName(held, int(f.Fd()))
 	took, statErr := statID(dfd, tmp)
 	if statErr != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
@@ -349,12 +352,11 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 		}
 		return err
 	}
-	t.tookName(held, int(f.Fd()))
 	return nil
 }
 
-// tookName records the ctime the removal of a name gives the file held open as fd, which
-// was held before: one of another name in DEST (a hard link the restore undone made to a
+// tookName records the ctime the removal (or the move aside and back) of a name gives the
+// file held open as fd, which was held before: one of another name in DEST (a hard link the restore undone made to a
 // file it replaced) moves, and the check of that name before it is put back would take the
 // change for someone's (see replacedSince). Removing what was created first leaves room
 // for what is put back; this keeps that order from failing a hard-link group.
