@@ -73,3 +73,55 @@ func TestAttackUndoFailedRemovalBlamesUser(t *testing.T) {
 	}
 	assertContent(t, filepath.Join(dest, "app/f1"), "mine\n")
 }
+
+// TestAttackUndoDiskFullCannotRemove: as TestAttackUndoFullDiskPutsNothingBack, but the
+// disk is full to the last page (a file of the user's filled it after the restore). The
+// undo's removal of app/f2, the restore's 150 KB, which only frees room, first recorded the
+// aside name it moves the file to in its journal in DEST, whose write failed: "app/f2:
+// created by the restore undone, not removed: write .backup-restore-….journal: … no space
+// left on device", then app/f1 too: exit 1, nothing undone, and so on every run again. An
+// aside name is never removed by a journal's sweep (docs/restore.md): the record served
+// nothing.
+// Correct: the removal needs no room; app/f2 goes, and app/f1 is put back in the room it
+// frees: exit 0.
+func TestAttackUndoDiskFullCannotRemove(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"f1": {content: randomString(t, 10_000)}, "f2": {content: randomString(t, 150_000)}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	mountTmpfs(t, dest, "256k")
+	mine := randomString(t, 100_000)
+	makeTree(t, dest, map[string]node{"app/f1": {content: mine}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "-j1", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	fill(t, filepath.Join(dest, "filler"))
+	r = backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...)
+	if r.code != exitComplete {
+		t.Errorf("the undo: exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "app/f1")); string(got) != mine {
+		t.Errorf("app/f1 holds %d bytes, not the user's %d put back", len(got), len(mine))
+	}
+	if exists(filepath.Join(dest, "app/f2")) {
+		t.Errorf("app/f2, which the restore created, is still in DEST")
+	}
+}
+
+// fill writes zeros to a new file at path until its file system is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for buf := make([]byte, 4096); ; {
+		if _, err := f.Write(buf); err != nil {
+			return
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/eintr"
 	"backup/format"
 )
@@ -315,20 +316,17 @@ func checkHeld(ctx context.Context, f *os.File, c format.Created) error {
 // check, by a rename) is moved back, and stays. move makes a move, and may try it again.
 //
 // The aside name is of its own kind (".undo-"), which no sweep of a killed run's journal
-// removes, and it leaves the journal as soon as the move is made: what it holds may be the
-// user's file, so nothing ever removes it but this function, after the comparison. An undo
-// killed between the move and the removal leaves the name, which the docs tell of.
+// removes, and so is not recorded in one: what it holds may be the user's file, so nothing
+// ever removes it but this function, after the comparison. An undo killed between the move
+// and the removal leaves the name, which the docs tell of. Not writing the journal also lets
+// a removal, which frees room, be made on a full disk.
 func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move func(func() error) error) error {
 	held, err := fdID(int(f.Fd()))
 	if err != nil {
 		return err
 	}
-	tmp, err := t.journal.tempName(dir, base, "undo")
-	if err != nil {
-		return err
-	}
+	tmp := asideName(base)
 	err = move(func() error { return eintr.Renameat2(dfd, base, dfd, tmp, unix.RENAME_NOREPLACE, held.file) })
-	t.journal.settle(dir, tmp)
 	if err != nil {
 		return err
 	}
@@ -368,6 +366,16 @@ func (t *destTree) tookName(held nodeID, fd int) {
 	t.replaceMu.Lock()
 	t.replaced[held] = after
 	t.replaceMu.Unlock()
+}
+
+// asideName is the name the undo moves base aside to in its folder: ".BASE.undo-TOKEN", the
+// start of base kept to 200 bytes (a name is at most 255).
+func asideName(base string) string {
+	prefix := "." + base
+	if len(prefix) > 200 {
+		prefix = prefix[:200]
+	}
+	return prefix + ".undo-" + atomicfile.NewToken()
 }
 
 func readlinkat(dfd int, base string) (string, error) {
