@@ -125,3 +125,27 @@ func fill(t *testing.T, path string) {
 		}
 	}
 }
+
+// TestAttackRestoreFullJournalSaysTwice: restore --force into a DEST whose disk is full: its
+// journal's header cannot be written, and the one line said the journal twice, "app/f1:
+// write .backup-restore-….journal: write .backup-restore-….journal: no space left on
+// device": the file's own error, which names the step and the file, wrapped in the same
+// words again.
+// Correct: the step and the journal once.
+func TestAttackRestoreFullJournalSaysTwice(t *testing.T) {
+	mustRoot(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f1": {content: "new\n"}})
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	os.Mkdir(dest, 0o755)
+	mountTmpfs(t, dest, "64k")
+	makeTree(t, dest, map[string]node{"app/f1": {content: "mine\n"}})
+	fill(t, filepath.Join(dest, "filler"))
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitFailed)
+	if !strings.Contains(r.stderr, ".journal: no space left on device") || strings.Count(r.stderr, ".journal") != 1 {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
