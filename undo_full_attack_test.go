@@ -149,3 +149,30 @@ func TestAttackRestoreFullJournalSaysTwice(t *testing.T) {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 }
+
+// TestAttackUndoWarnsSplitOfRemovedLink: restore --force replaced app/f1 (the user's) and
+// created app/h1, a hard link of the restored f1. Its undo warned "app/f1: a hard link (2
+// names): replaced at this name only; its other names keep the old file", while the other
+// name is h1, which this same undo removes: after it, f1 is the user's file and no name
+// keeps anything.
+// Correct: no such warning when every other name of the file is one the undo removes.
+func TestAttackUndoWarnsSplitOfRemovedLink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"f1": {content: "new\n"}})
+	if err := os.Link(filepath.Join(dir, "src/app/f1"), filepath.Join(dir, "src/app/h1")); err != nil {
+		t.Fatal(err)
+	}
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, dest, map[string]node{"app/f1": {content: "mine\n"}})
+	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)
+	mustExit(t, r, exitComplete)
+	r = backup(t, runOpts{dir: dir}, printedUndo(t, r.stderr)...)
+	mustExit(t, r, exitComplete)
+	if strings.Contains(r.stderr, "a hard link") || exists(filepath.Join(dest, "app/h1")) {
+		t.Errorf("the undo removed h1, f1's other name, and says:\n%s", r.stderr)
+	}
+	assertContent(t, filepath.Join(dest, "app/f1"), "mine\n")
+}

@@ -196,6 +196,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		p.checkDest(e)
 	}
 	p.checkCreated()
+	p.dropSplitsUndone()
 	if err := p.checkSets(); err != nil {
 		return nil, err
 	}
