@@ -366,7 +366,10 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		out.Symlinks, out.Warnings, out.AlreadyPresent, out.Removed = res.Symlinks, res.Warnings, res.Present, res.Removed
 	}
 	out.Status = restoreOutcome(ctx, res, err)
-	if err != nil {
+	switch {
+	case out.Status == restoreInterrupted:
+		out.Error = interruptedAfter(out) // err says only "context canceled"
+	case err != nil:
 		out.Error = err.Error()
 	}
 	// -q is quiet when all is well; a warning is something the user must read.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -63,5 +64,42 @@ func TestAttackRestoreSecondSignalHidesUndo(t *testing.T) {
 	}
 	if got := listDir(t, filepath.Join(dest, "app")); len(got) != 3 {
 		t.Errorf("DEST/app holds %q after the undo, want f1 to f3 only", got)
+	}
+}
+
+// TestAttackRestoreInterruptedJSONSaysContextCanceled: SIGINT while restore --force --json
+// replaces DEST's files (held as it exchanges app/f2). stderr said "interrupted after 1
+// files; no partial file left", but --json's error was Go's words for a cancelled context,
+// "context canceled", where every other interrupt of a restore gives its own words.
+// Correct: --json's error says what stderr says.
+func TestAttackRestoreInterruptedJSONSaysContextCanceled(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	src, old := map[string]node{}, map[string]node{}
+	for i := 1; i <= 3; i++ {
+		src[fmt.Sprintf("f%d", i)] = node{content: fmt.Sprintf("new %d\n", i)}
+		old[fmt.Sprintf("f%d", i)] = node{content: fmt.Sprintf("old %d\n", i)}
+	}
+	makeTree(t, filepath.Join(dir, "src/app"), src)
+	arch := filepath.Join(dir, "a.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	dest := filepath.Join(dir, "dest")
+	makeTree(t, filepath.Join(dest, "app"), old)
+
+	log := filepath.Join(dir, "strace.log")
+	cmd, stderr := startIn(t, dir, "strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app"), "-e", "trace=renameat2",
+		"-e", "inject=renameat2:delay_enter=1500000:when=2", binary, "restore", "-j1", "--force", "--json", "--undo-dir", dir, arch, dest)
+	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2") && strings.Contains(l, ".f2.") })
+	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	var out restoreJSON
+	if err := json.Unmarshal([]byte(cmd.Stdout.(*strings.Builder).String()), &out); err != nil {
+		t.Fatalf("--json: %v; stderr:\n%s", err, stderr.String())
+	}
+	if out.Status != restoreInterrupted || !strings.HasPrefix(out.Error, "interrupted after ") || !strings.Contains(stderr.String(), "backup restore: "+out.Error+"\n") {
+		t.Errorf("--json says %s, %q; stderr:\n%s", out.Status, out.Error, stderr.String())
 	}
 }
