@@ -30,8 +30,8 @@ restore before anything is written, and so do files that exist already with othe
 unless --force. Files already there with the archived content (size, SHA-256) are kept, so a
 re-run after an interruption writes only the rest. --force first saves what it replaces in a
 before-state archive beside DEST (or in --undo-dir); the command it prints, restore --force
---same-permissions --xattrs BEFORE-STATE DEST (--numeric-owner too after a restore with it),
-undoes the restore.
+--same-permissions --xattrs BEFORE-STATE DEST (--numeric-owner and --undo-dir too after a
+restore with them), undoes the restore.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
 archives another tool made), then renamed into place. Symlinks the backup stored are created
 (never followed); symlinks, devices and other special entries of foreign archives are
