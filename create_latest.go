@@ -143,11 +143,15 @@ func (c *creation) pruneSet(ctx context.Context, lock *backupset.Lock, rc *forma
 	if err == nil {
 		return exitCode(rc, nil)
 	}
-	c.failure = "prune: " + setError(c.cfg.set.dir, err)
-	sayf(stderr, "backup: %s\n", c.failure)
 	if ctx.Err() != nil {
+		// What the interrupt cut short says only "context canceled"; the runs deleted
+		// before it are listed above, the rest stay.
+		c.failure = "prune: interrupted; the runs not listed above stay in the set"
+		sayf(stderr, "backup: %s\n", c.failure)
 		return exitInterrupted
 	}
+	c.failure = "prune: " + setError(c.cfg.set.dir, err)
+	sayf(stderr, "backup: %s\n", c.failure)
 	return exitFailed
 }
 

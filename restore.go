@@ -30,8 +30,8 @@ restore before anything is written, and so do files that exist already with othe
 unless --force. Files already there with the archived content (size, SHA-256) are kept, so a
 re-run after an interruption writes only the rest. --force first saves what it replaces in a
 before-state archive beside DEST (or in --undo-dir); the command it prints, restore --force
---same-permissions --xattrs BEFORE-STATE DEST (--numeric-owner too after a restore with it),
-undoes the restore.
+--same-permissions --xattrs BEFORE-STATE DEST (--numeric-owner and --undo-dir too after a
+restore with them), undoes the restore.
 Each file is written to a temp file, checked against the manifest's SHA-256 (the CRC-32 for
 archives another tool made), then renamed into place. Symlinks the backup stored are created
 (never followed); symlinks, devices and other special entries of foreign archives are
@@ -340,6 +340,13 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 			return
 		}
 		out.Undo = undo
+		// A second interrupt ends the process at once, DEST maybe half changed: the way
+		// back is said all the same.
+		done := sayAtForcedExit(func() {
+			sayf(stderr, "backup restore: interrupted again: stopped at once, %s may be half changed\n", format.QuoteName(cfg.dest))
+			writeUndoLine(stderr, cfg, out)
+		})
+		defer done()
 	}
 	opts := report.ProgressOptions{Events: cfg.events, Poll: func() (int64, int64, string) {
 		return plan.FilesDone(), plan.BytesWritten(), ""
@@ -359,7 +366,10 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		out.Symlinks, out.Warnings, out.AlreadyPresent, out.Removed = res.Symlinks, res.Warnings, res.Present, res.Removed
 	}
 	out.Status = restoreOutcome(ctx, res, err)
-	if err != nil {
+	switch {
+	case out.Status == restoreInterrupted:
+		out.Error = interruptedAfter(out) // err says only "context canceled"
+	case err != nil:
 		out.Error = err.Error()
 	}
 	// -q is quiet when all is well; a warning is something the user must read.

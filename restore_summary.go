@@ -64,7 +64,7 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 	defer writeUndoLine(w, cfg, out)
 	switch {
 	case out.Status == restoreInterrupted:
-		fmt.Fprintf(w, "backup restore: interrupted after %s; no partial file left\n", format.Plural(out.Files, "file", "files"))
+		fmt.Fprintf(w, "backup restore: %s\n", interruptedAfter(out))
 		return
 	case out.Status == restoreFailed && err != nil:
 		fmt.Fprintf(w, "backup restore: failed: %s\n", format.EscapeText(err.Error()))
@@ -93,6 +93,16 @@ func writeRestoreSummary(w io.Writer, cfg restoreConfig, r *archive.Reader, out 
 		fmt.Fprint(w, " (no manifest: checked by CRC-32 only)")
 	}
 	fmt.Fprintln(w)
+}
+
+// interruptedAfter says what a restore an interrupt stopped had done: the files in place,
+// and the paths an undo removed.
+func interruptedAfter(out *restoreJSON) string {
+	done := format.Plural(out.Files, "file", "files")
+	if out.Removed > 0 {
+		done += ", " + format.Plural(out.Removed, "path", "paths") + " created by the restore undone removed"
+	}
+	return "interrupted after " + done + "; no partial file left"
 }
 
 // writeUndoLine says where the before-state of a restore --force went, and how to undo it.

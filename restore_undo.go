@@ -164,7 +164,14 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 	case rc.Status != format.Complete:
 		return nil, fmt.Errorf("%s is %s: %s", out.archive, rc.Status, firstLoss(rc))
 	}
-	return &undoPaths{Archive: out.archive, Receipt: out.receipt, Flags: cfg.undoFlags()}, nil
+	flags := cfg.undoFlags()
+	if cfg.undoDir != "" {
+		// The undo is a restore --force too, whose before-state would go to DEST's parent,
+		// where this one was told not to put its own (read-only, full, or a set): the same
+		// folder takes it. dir is absolute: it never reads as a flag.
+		flags = append(flags, "--undo-dir", format.ShellQuote(dir))
+	}
+	return &undoPaths{Archive: out.archive, Receipt: out.receipt, Flags: flags}, nil
 }
 
 // beforeStateName is the name a before-state of a restore into dest is saved under: dest's

@@ -149,5 +149,20 @@ func (s *stopOnError) ForChild() io.Writer {
 // run to clean.
 func forcedExit() {
 	atomicfile.RemoveExitTemps()
+	if say := lastWords.Load(); say != nil {
+		(*say)()
+	}
 	os.Exit(exitInterrupted)
+}
+
+// lastWords, when set, is what a forced exit still says before it ends the process: what
+// the run leaves cannot be put right without it (restore --force's before-state, the only
+// way back for a DEST left half changed).
+var lastWords atomic.Pointer[func()]
+
+// sayAtForcedExit makes say the last words of a forced exit, until the returned func is
+// called.
+func sayAtForcedExit(say func()) (done func()) {
+	lastWords.Store(&say)
+	return func() { lastWords.CompareAndSwap(&say, nil) }
 }

@@ -151,14 +151,15 @@ func (j *Journal) start() error {
 	case err != nil || there.Dev != mine.Dev || there.Ino != mine.Ino:
 		return errJournalGone
 	}
+	// The file's own errors name the step and the journal already.
 	if _, err := io.WriteString(j.f, j.kind.Header); err != nil {
-		return &fs.PathError{Op: "write", Path: name, Err: err}
+		return err
 	}
 	if !j.kind.Sync {
 		return nil
 	}
 	if err := j.f.Sync(); err != nil {
-		return &fs.PathError{Op: "sync", Path: name, Err: err}
+		return err
 	}
 	if err := eintr.Fsync(j.dir); err != nil {
 		return &fs.PathError{Op: "sync the folder of", Path: name, Err: err}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backup/atomicfile"
+	"backup/eintr"
 	"backup/format"
 )
 
@@ -92,11 +93,17 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 	if err != nil {
 		return "", false, err
 	}
-	if _, err := copyInto(ctx, f.Dir, name, a.reader(), sum, nil); err != nil {
+	if made, err := copyInto(ctx, f.Dir, name, a.reader(), sum, nil); err != nil {
 		// A copy that failed (a full disk, a changed ARCHIVE) takes its receipt back: a
 		// receipt alone would be a run that lost its archive, and in an empty set one that
-		// lost its LATEST. Only a kill leaves it, for the next adoption to complete.
-		return "", false, errors.Join(err, l.store.Delete(ctx, name+format.ReceiptSuffix, written.ETag))
+		// lost its LATEST. Only a kill leaves it, for the next adoption to complete. A copy
+		// linked into place whose folder's sync failed goes first: an archive alone would
+		// be an unknown run, kept for ever.
+		var back error
+		if made {
+			back = eintr.Remove(f.path(name))
+		}
+		return "", false, errors.Join(err, back, l.store.Delete(ctx, name+format.ReceiptSuffix, written.ETag))
 	}
 	return name, false, nil
 }

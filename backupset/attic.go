@@ -87,8 +87,27 @@ func (a *Attic) renameAll(ctx context.Context, f Folder, run string, files []att
 			return true, notMoved(run, back, err)
 		}
 	}
-	return true, errors.Join(atomicfile.SyncDir(a.Dir), atomicfile.SyncDir(f.Dir))
+	if err := errors.Join(atomicfile.SyncDir(a.Dir), atomicfile.SyncDir(f.Dir)); err != nil {
+		// Both renames are made: the run is out of the set and in the attic, and is said
+		// so, with the error.
+		return true, &MovedError{Name: run, Err: err}
+	}
+	return true, nil
 }
+
+// MovedError is a prune's error when it moved a run into the attic whole but could not sync
+// the folders after (the run has left the set, and is counted as moved).
+type MovedError struct {
+	Name string // the archive's
+	Err  error  // the failed sync
+}
+
+func (e *MovedError) Error() string {
+	return fmt.Sprintf("moved %s to the attic, but a crash may still undo the move: %v", format.QuoteName(e.Name), e.Err)
+}
+
+// Unwrap returns the failed sync.
+func (e *MovedError) Unwrap() error { return e.Err }
 
 // copyAll copies the files into the attic, and only once all are there deletes them from
 // the set.
@@ -113,7 +132,10 @@ func (a *Attic) copyAll(ctx context.Context, st Store, run string, files []attic
 			// The set holds the run as it was: its copies leave the attic again.
 			return notMoved(run, a.remove(made), err)
 		case err != nil:
-			return fmt.Errorf("%s is in the attic, but %s stays in the set: %w", run, file.name, err)
+			// The archive has left the set: the run is moved, as a delete that leaves the
+			// receipt is a delete, and the next prune takes the receipt (the attic's copy
+			// has its bytes).
+			return &ReceiptLeftError{Name: run, Err: err, Attic: true}
 		}
 	}
 	return nil

@@ -67,6 +67,9 @@ func (l *Lock) PruneInto(ctx context.Context, p Policy, dryRun bool, attic *Atti
 				plan[i].ReceiptLeft = true
 				return plan[:i+1], err
 			}
+			if errors.As(err, new(*MovedError)) { // out of the set all the same
+				return plan[:i+1], err
+			}
 			return plan[:i], err
 		}
 	}
@@ -96,13 +99,18 @@ func (l *Lock) remove(ctx context.Context, e Entry) error {
 }
 
 // ReceiptLeftError is a prune's error when it deleted a run's archive but not its receipt:
-// the run has left the set (status shows it gone) and is counted as deleted.
+// the run has left the set (status shows it gone) and is counted as deleted (as moved, when
+// the archive went into the attic).
 type ReceiptLeftError struct {
-	Name string // the archive's
-	Err  error  // why the receipt stays
+	Name  string // the archive's
+	Err   error  // why the receipt stays
+	Attic bool   // the archive was moved into the attic, not deleted
 }
 
 func (e *ReceiptLeftError) Error() string {
+	if e.Attic {
+		return fmt.Sprintf("moved %s to the attic, but its receipt stays in the set (the next prune moves it): %v", format.QuoteName(e.Name), e.Err)
+	}
 	return fmt.Sprintf("deleted %s, but not its receipt (the next prune removes it): %v", format.QuoteName(e.Name), e.Err)
 }
 

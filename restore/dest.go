@@ -78,6 +78,25 @@ func (p *Plan) checkFile(e *archive.Entry, st destState) {
 	}
 }
 
+// dropSplitsUndone drops the errLinkSplit warning of a file whose other names are all paths
+// this restore removes, as created by the one it undoes (a hard link that restore made to
+// the file it wrote): once they are gone no name keeps anything.
+func (p *Plan) dropSplitsUndone() {
+	removed := map[fileID]uint64{}
+	for _, c := range p.remove {
+		if st := p.existing[c.Path]; c.Type == format.CreatedFile && st.err == nil && !st.missing {
+			removed[st.id.file]++
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	p.warnings = slices.DeleteFunc(p.warnings, func(w archive.Problem) bool {
+		st := p.existing[w.Entry]
+		return w.Reason == fmt.Sprintf(errLinkSplit, st.nlink) && st.nlink == removed[st.id.file]+1
+	})
+}
+
 // errLinkSplit is the warning about a file of several names that --force replaces: its other
 // names, which a before-state does not know, keep the old file, and the undo puts this name
 // back as a copy of its own.

@@ -203,6 +203,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	}
 	p.dropLeft(p.left)
 	p.checkCreated()
+	p.dropSplitsUndone()
 	if err := p.checkSets(); err != nil {
 		return nil, err
 	}

@@ -78,6 +78,11 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	// On every return, also a full disk's or an interrupt's: what was restored keeps its
 	// warnings (the folders' attributes, set last, warn too).
 	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
+	// What the restore undone created goes first: removing only frees room, and a restore
+	// that filled the disk leaves none for the files its undo puts back.
+	if err := p.removeCreated(ctx, t, res); err != nil {
+		return res, err
+	}
 	stop := p.restoreAll(ctx, t, res)
 	// Also when a full disk or an interrupt stopped the workers: the members of a group
 	// they wrote are linked now or never, since a run again keeps them, found in place, as
@@ -85,9 +90,6 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	p.relink(t, res)
 	if stop != nil {
 		return res, stop
-	}
-	if err := p.removeCreated(ctx, t, res); err != nil {
-		return res, err
 	}
 	t.journal.retry(t)
 	if err := p.setDirTimes(t, res); err != nil {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/eintr"
 	"backup/format"
 )
@@ -383,23 +384,23 @@ func checkHeld(ctx context.Context, f *os.File, c format.Created) error {
 // check, by a rename) is moved back, and stays. move makes a move, and may try it again.
 //
 // The aside name is of its own kind (".undo-"), which no sweep of a killed run's journal
-// removes, and it leaves the journal as soon as the move is made: what it holds may be the
-// user's file, so nothing ever removes it but this function, after the comparison. An undo
-// killed between the move and the removal leaves the name, which the docs tell of.
+// removes, and so is not recorded in one: what it holds may be the user's file, so nothing
+// ever removes it but this function, after the comparison. An undo killed between the move
+// and the removal leaves the name, which the docs tell of. Not writing the journal also lets
+// a removal, which frees room, be made on a full disk.
 func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move func(func() error) error) error {
 	held, err := fdID(int(f.Fd()))
 	if err != nil {
 		return err
 	}
-	tmp, err := t.journal.tempName(dir, base, "undo")
-	if err != nil {
-		return err
-	}
+	tmp := asideName(base)
 	err = move(func() error { return eintr.Renameat2(dfd, base, dfd, tmp, unix.RENAME_NOREPLACE, held.file) })
-	t.journal.settle(dir, tmp)
 	if err != nil {
 		return err
 	}
+	// Whatever comes next (the removal, or a move back), the file held has moved: its
+	// ctime is this undo's doing.
+	defer t.tookName(held, int(f.Fd()))
 	took, statErr := statID(dfd, tmp)
 	if statErr != nil || took.file != held.file {
 		if err := eintr.Renameat2(dfd, tmp, dfd, base, unix.RENAME_NOREPLACE, took.file); err != nil {
@@ -418,6 +419,31 @@ func (t *destTree) removeHeld(dir string, dfd int, base string, f *os.File, move
 		return err
 	}
 	return nil
+}
+
+// tookName records the ctime the removal (or the move aside and back) of a name gives the
+// file held open as fd, which was held before: one of another name in DEST (a hard link the restore undone made to a
+// file it replaced) moves, and the check of that name before it is put back would take the
+// change for someone's (see replacedSince). Removing what was created first leaves room
+// for what is put back; this keeps that order from failing a hard-link group.
+func (t *destTree) tookName(held nodeID, fd int) {
+	after, err := fdID(fd)
+	if err != nil || after.file != held.file || after == held {
+		return
+	}
+	t.replaceMu.Lock()
+	t.replaced[held] = after
+	t.replaceMu.Unlock()
+}
+
+// asideName is the name the undo moves base aside to in its folder: ".BASE.undo-TOKEN", the
+// start of base kept to 200 bytes (a name is at most 255).
+func asideName(base string) string {
+	prefix := "." + base
+	if len(prefix) > 200 {
+		prefix = prefix[:200]
+	}
+	return prefix + ".undo-" + atomicfile.NewToken()
 }
 
 func readlinkat(dfd int, base string) (string, error) {
