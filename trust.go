@@ -19,12 +19,21 @@ import (
 // nil: create stores every entry under its source's name, so the entries prove which source
 // an archive holds whatever its receipt or its file name says. who says what claims name
 // ("its receipt names").
+//
+// A run of several SOURCEs, which earlier versions made into a set, holds the one its name
+// says first: it is told apart, as such a run is still read by its path.
 func entriesUnder(entries []*archive.Entry, name, who string) error {
+	named := false
 	for _, e := range entries {
-		if e.Name != name && !strings.HasPrefix(e.Name, name+"/") {
-			top, _, _ := strings.Cut(e.Name, "/")
-			return fmt.Errorf("the archive's entries are under %s, %s %s", format.Quote(top), who, format.Quote(name))
+		if e.Name == name || strings.HasPrefix(e.Name, name+"/") {
+			named = true
+			continue
 		}
+		top, _, _ := strings.Cut(e.Name, "/")
+		if named {
+			return fmt.Errorf("the archive holds %s beside %s, the source %s: a set holds one (read a run of several SOURCEs by its path)", format.Quote(top), format.Quote(name), who)
+		}
+		return fmt.Errorf("the archive's entries are under %s, %s %s", format.Quote(top), who, format.Quote(name))
 	}
 	return nil
 }
