@@ -202,6 +202,9 @@ func readSets(ctx context.Context, tree setTree, found []backupset.Found, maxAge
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			if backupset.UsersLatest(ctx, st, f.Files) {
+				return // a release folder's LATEST, say: no set, and left out
+			}
 			ov := backupset.Overlook(ctx, st, f.Files)
 			rows[i] = newSetRow(st.Location(), ov, hasFile(f.Files, backupset.LatestName), now, maxAge)
 			_, rows[i].folder = st.(backupset.Folder)

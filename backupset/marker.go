@@ -65,3 +65,29 @@ func isPointer(data []byte) bool {
 	_, err := parsePointer(data)
 	return err == nil
 }
+
+// UsersLatest says whether the folder whose listing is files (a set FindSets found by its
+// LATEST) holds a user's file named LATEST rather than a set's pointer, as Marker judges it:
+// no lock file and no run's archive or receipt beside it, and a LATEST that names no run (or
+// is no regular file: a release folder's LATEST -> v2). backup sets listed such a folder (a
+// test restore below the fleet's location) as a damaged set for ever. A LATEST that cannot
+// be read is not judged: the set is listed, with the error.
+func UsersLatest(ctx context.Context, st Store, files []Object) bool {
+	var latest *Object
+	for i, f := range files {
+		switch {
+		case f.Name == LockName || isRunFile(f.Name):
+			return false
+		case f.Name == LatestName:
+			latest = &files[i]
+		}
+	}
+	if latest == nil {
+		return false
+	}
+	if latest.NotRegular != "" || latest.Size > maxPointer {
+		return true
+	}
+	data, _, err := st.ReadFile(ctx, LatestName, maxPointer)
+	return err == nil && !isPointer(data)
+}
