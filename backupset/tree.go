@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ListFolderTree lists every file below the folder root, at any depth, each named by its
@@ -26,6 +27,9 @@ func ListFolderTree(root string) (files []Object, errs []error, err error) {
 		if err != nil {
 			if p == walkRoot {
 				return err
+			}
+			if fsckFolder(p, err) {
+				return nil
 			}
 			errs = append(errs, err)
 			return nil
@@ -51,4 +55,24 @@ func ListFolderTree(root string) (files []Object, errs []error, err error) {
 		return nil
 	})
 	return files, errs, err
+}
+
+// fsckFolder says whether the folder at p that could not be read for err is the lost+found
+// of a file system's root, which mkfs makes root's and 0700: a monitor that is not root
+// (node_exporter's textfile cron) met it in every fleet on a mount of its own, and a
+// listing with a folder it cannot read is a failed one (exit 1, backup_sets_listed 0, which
+// pages). It holds no set, only what fsck recovers, which root alone may read. Any other
+// folder that cannot be read may hide sets, and is said.
+func fsckFolder(p string, err error) bool {
+	if filepath.Base(p) != "lost+found" || !errors.Is(err, fs.ErrPermission) {
+		return false
+	}
+	parent := filepath.Dir(p)
+	in, err1 := os.Stat(parent)
+	up, err2 := os.Stat(filepath.Join(parent, ".."))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	st, ust := in.Sys().(*syscall.Stat_t), up.Sys().(*syscall.Stat_t)
+	return st.Dev != ust.Dev || st.Ino == ust.Ino // a mount's root, or / itself
 }
