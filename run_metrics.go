@@ -4,6 +4,7 @@ package main
 // (--metrics-file). Each file holds one set's last run; every series has a set label.
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -77,10 +78,33 @@ func (c *creation) writeMetrics(rc *format.Receipt, code int, stderr io.Writer) 
 		success := carried(old)
 		if unread != nil {
 			notCarried(stderr, "backup", c.cfg.metricsFile, unread)
+		} else if success.IsZero() {
+			success = c.setSuccess()
 		}
 		return runGauges(c.setDir(), rc, status, code, success, took)
 	})
 }
+
+// setSuccess is when the backup LATEST names finished, when it is complete; zero outside a
+// set, or when the set shows none. A run that has no last success to carry (the first with
+// --metrics-file on a set backed up for months, which failed or found the set locked) wrote
+// 0, and the alert on the age of the last success paged over last night's good backup. The
+// read is bounded: an interrupted run, or a bucket that stalls, must not hold the run up.
+func (c *creation) setSuccess() time.Time {
+	if c.cfg.set == nil {
+		return time.Time{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setSuccessTimeout)
+	defer cancel()
+	e, err := backupset.Latest(ctx, c.cfg.set.store)
+	if err != nil || e.Receipt == nil || e.State() != backupset.Complete {
+		return time.Time{}
+	}
+	return e.Receipt.FinishedAt
+}
+
+// setSuccessTimeout bounds setSuccess's two small reads.
+const setSuccessTimeout = 10 * time.Second
 
 // notCarried says that the last success of the metrics file at path, which could not be
 // read, is lost: it is written as 0, unknown, so that the alert on its age fires rather
