@@ -151,7 +151,7 @@ func stepAll(ctx context.Context, b *sqlite.Backup, timeout time.Duration) error
 		case !isCode(err, sqlite3.SQLITE_BUSY) && !isCode(err, sqlite3.SQLITE_LOCKED):
 			return err
 		case time.Now().After(deadline):
-			return fmt.Errorf("%w (still locked after %v)", err, timeout)
+			return lockedError{err, timeout}
 		}
 		select {
 		case <-ctx.Done():
@@ -160,6 +160,21 @@ func stepAll(ctx context.Context, b *sqlite.Backup, timeout time.Duration) error
 		}
 	}
 }
+
+// lockedError is a database still locked when the wait ran out. Its text is not the
+// driver's, which for a backup step reads "database is locked: not an error (5)
+// (SQLITE_BUSY)": the line cron mails must not say it is no error. The driver's error stays
+// in the chain.
+type lockedError struct {
+	err     error
+	timeout time.Duration
+}
+
+func (e lockedError) Error() string {
+	return fmt.Sprintf("the database is locked by another process (still locked after %v; --sqlite-timeout waits longer)", e.timeout)
+}
+
+func (e lockedError) Unwrap() error { return e.err }
 
 // quickCheck runs PRAGMA quick_check on the staged copy, which nothing else uses: immutable,
 // so that SQLite makes no -shm or -wal beside it.
