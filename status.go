@@ -225,7 +225,8 @@ func ageOf(age time.Duration) string {
 // latestNote says why LATEST is not the newest complete backup, or that it was chosen by
 // hand; "" when a create run chose the newest.
 func latestNote(s *backupset.Status) string {
-	why := "not activated by hand (a run that could not move LATEST, or LATEST edited)"
+	// Adopting without --activate, which adopt's docs suggest, is the plain cause: named first.
+	why := "not activated by hand (adopted without --activate, a run that could not move LATEST, or LATEST edited)"
 	if a := s.Activation; a != nil {
 		why = fmt.Sprintf("activated by hand (backup %s) at %s", format.EscapeText(a.By), a.At.Local().Format(time.RFC3339))
 	}
