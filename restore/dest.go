@@ -78,22 +78,26 @@ func (p *Plan) checkFile(e *archive.Entry, st destState) {
 	}
 }
 
-// dropSplitsUndone drops the errLinkSplit warning of a file whose other names are all paths
-// this restore removes, as created by the one it undoes (a hard link that restore made to
-// the file it wrote): once they are gone no name keeps anything.
+// dropSplitsUndone drops the errLinkSplit warning of a file none of whose names keeps the
+// old file: each is a path this restore replaces (the before-state saves them all, as one
+// hard-link group its undo links again) or removes, as created by the one it undoes (a hard
+// link that restore made to the file it wrote). A snapshot put back over a file of two names
+// that both changed replaces both: nothing splits.
 func (p *Plan) dropSplitsUndone() {
-	removed := map[fileID]uint64{}
+	names := map[fileID]uint64{}
 	for _, c := range p.remove {
 		if st := p.existing[c.Path]; c.Type == format.CreatedFile && st.err == nil && !st.missing {
-			removed[st.id.file]++
+			names[st.id.file]++
 		}
 	}
-	if len(removed) == 0 {
-		return
+	for name, id := range p.replaces {
+		if st := p.existing[name]; st.mode.IsRegular() && st.nlink > 1 {
+			names[id.file]++
+		}
 	}
 	p.warnings = slices.DeleteFunc(p.warnings, func(w archive.Problem) bool {
 		st := p.existing[w.Entry]
-		return w.Reason == fmt.Sprintf(errLinkSplit, st.nlink) && st.nlink == removed[st.id.file]+1
+		return w.Reason == fmt.Sprintf(errLinkSplit, st.nlink) && st.nlink == names[st.id.file]
 	})
 }
 
