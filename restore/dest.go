@@ -158,24 +158,66 @@ func (e *SetFolderError) Error() string {
 	return fmt.Sprintf("%s, a folder in DEST, is a backup set (it holds %s): a restore never writes into one (restore into another folder, or leave it out with --include)", format.QuoteName(e.Dir), e.Marker)
 }
 
-// checkSets fails the plan when a folder of DEST it passes through is a backup set's
+// checkSets fails the plan when a folder of DEST it writes into is a backup set's
 // (Options.SetMarker, asked of its descriptor). Folders the restore creates itself cannot
 // be a set's, so only those the plan found are checked, once each, after the entries were
-// looked at: what the plan reads of each entry is read as before, in the same order.
+// looked at: what the plan reads of each entry is read as before, in the same order. A set
+// whose every entry the plan found there already, as recorded (a home holding a set,
+// restored again, or over itself), is written nothing into: the rule has nothing to guard.
 func (p *Plan) checkSets() error {
 	if p.tree == nil || p.opts.SetMarker == nil {
 		return nil
 	}
+	var written map[string]bool
 	for _, dir := range slices.Sorted(maps.Keys(p.through)) {
 		dfd, err := p.tree.dir(dir, false)
 		if err != nil {
 			continue // what is written there fails where it is written, and says why
 		}
 		if marker := p.opts.SetMarker(dfd); marker != "" {
-			return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
+			if written == nil {
+				written = p.writtenInto()
+			}
+			if written[dir] {
+				return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
+			}
 		}
 	}
 	return nil
+}
+
+// writtenInto returns every folder of DEST above a path the plan changes: one it creates,
+// replaces or removes, or one present whose metadata it sets again.
+func (p *Plan) writtenInto() map[string]bool {
+	folders := map[string]bool{}
+	add := func(name string) {
+		name = strings.TrimSuffix(name, "/")
+		for i := strings.LastIndexByte(name, '/'); i > 0; i = strings.LastIndexByte(name, '/') {
+			name = name[:i]
+			if folders[name] {
+				return
+			}
+			folders[name] = true
+		}
+	}
+	for _, e := range p.creates {
+		add(e.Name)
+	}
+	for _, name := range p.Conflicts {
+		add(name)
+	}
+	for _, c := range p.remove {
+		add(c.Path)
+	}
+	for name, fix := range p.present {
+		if fix {
+			add(name)
+		}
+	}
+	for name := range p.fixDirs {
+		add(name)
+	}
+	return folders
 }
 
 func (p *Plan) refuse(e *archive.Entry, reason string) {
