@@ -35,7 +35,7 @@ func (p *Plan) checkDest(e *archive.Entry) {
 	case st.err != nil:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
 	case e.IsDir && st.mode&fs.ModeSymlink != 0:
-		p.refuse(e, "is a symlink in the destination")
+		p.refuse(e, "is a symlink in the destination, "+neverThrough)
 	case e.IsDir && !st.mode.IsDir():
 		p.refuse(e, "exists in the destination and is not a directory, "+neverReplaced)
 	case e.IsDir:
@@ -53,6 +53,10 @@ func (p *Plan) checkDest(e *archive.Entry) {
 // the archive has a folder, or the reverse): --force replaces files with files only, so the
 // way out is the user's.
 const neverReplaced = "which a restore never replaces (move it away, or restore into another folder)"
+
+// neverThrough ends the refusal of a folder entry where DEST holds a symlink (a folder the
+// user moved elsewhere and linked): nothing is written through it, with --force or not.
+const neverThrough = "which a restore never writes through (restore into another folder)"
 
 // checkFile decides whether the file the destination holds at e's path is e's already, or
 // a conflict. One that cannot be read is refused, as one whose lstat fails is, except with
