@@ -190,22 +190,24 @@ func (p *Plan) checkSets() error {
 	return nil
 }
 
-// writtenInto returns every folder of DEST above a path the plan changes: one it creates,
-// replaces or removes, or one present whose metadata it sets again.
+// writtenInto returns every folder of DEST the plan writes into: the folder of a path it
+// creates, replaces or removes, or of one present whose metadata it sets again. Only the
+// folder itself counts, not those above it: a set's own files (LATEST, its runs and their
+// receipts) are in its folder, and a folder below it is none of them (a home holding the
+// empty .backup.lock of a `flock` line is no set's for the files of its subfolders).
 func (p *Plan) writtenInto() map[string]bool {
 	folders := map[string]bool{}
 	add := func(name string) {
-		name = strings.TrimSuffix(name, "/")
-		for i := strings.LastIndexByte(name, '/'); i > 0; i = strings.LastIndexByte(name, '/') {
-			name = name[:i]
-			if folders[name] {
-				return
-			}
-			folders[name] = true
-		}
+		folders[parentOf(strings.TrimSuffix(name, "/"))] = true
 	}
 	for _, e := range p.creates {
-		add(e.Name)
+		// Below a folder the restore makes (one an archive of another tool may not list),
+		// what is written into is the folder DEST holds that the first one is made in.
+		name := strings.TrimSuffix(e.Name, "/")
+		for dir := parentOf(name); dir != "" && p.lstat(dir).missing; dir = parentOf(dir) {
+			name = dir
+		}
+		add(name)
 	}
 	for _, name := range p.Conflicts {
 		add(name)
