@@ -35,7 +35,7 @@ func (p *Plan) checkDest(e *archive.Entry) {
 	case st.err != nil:
 		p.refuse(e, fmt.Sprintf("cannot check it in the destination: %v", st.err))
 	case e.IsDir && st.mode&fs.ModeSymlink != 0:
-		p.refuse(e, "is a symlink in the destination")
+		p.refuse(e, "is a symlink in the destination, "+neverThrough)
 	case e.IsDir && !st.mode.IsDir():
 		p.refuse(e, "exists in the destination and is not a directory, "+neverReplaced)
 	case e.IsDir:
@@ -53,6 +53,10 @@ func (p *Plan) checkDest(e *archive.Entry) {
 // the archive has a folder, or the reverse): --force replaces files with files only, so the
 // way out is the user's.
 const neverReplaced = "which a restore never replaces (move it away, or restore into another folder)"
+
+// neverThrough ends the refusal of a folder entry where DEST holds a symlink (a folder the
+// user moved elsewhere and linked): nothing is written through it, with --force or not.
+const neverThrough = "which a restore never writes through (restore into another folder)"
 
 // checkFile decides whether the file the destination holds at e's path is e's already, or
 // a conflict. One that cannot be read is refused, as one whose lstat fails is, except with
@@ -78,22 +82,26 @@ func (p *Plan) checkFile(e *archive.Entry, st destState) {
 	}
 }
 
-// dropSplitsUndone drops the errLinkSplit warning of a file whose other names are all paths
-// this restore removes, as created by the one it undoes (a hard link that restore made to
-// the file it wrote): once they are gone no name keeps anything.
+// dropSplitsUndone drops the errLinkSplit warning of a file none of whose names keeps the
+// old file: each is a path this restore replaces (the before-state saves them all, as one
+// hard-link group its undo links again) or removes, as created by the one it undoes (a hard
+// link that restore made to the file it wrote). A snapshot put back over a file of two names
+// that both changed replaces both: nothing splits.
 func (p *Plan) dropSplitsUndone() {
-	removed := map[fileID]uint64{}
+	names := map[fileID]uint64{}
 	for _, c := range p.remove {
 		if st := p.existing[c.Path]; c.Type == format.CreatedFile && st.err == nil && !st.missing {
-			removed[st.id.file]++
+			names[st.id.file]++
 		}
 	}
-	if len(removed) == 0 {
-		return
+	for name, id := range p.replaces {
+		if st := p.existing[name]; st.mode.IsRegular() && st.nlink > 1 {
+			names[id.file]++
+		}
 	}
 	p.warnings = slices.DeleteFunc(p.warnings, func(w archive.Problem) bool {
 		st := p.existing[w.Entry]
-		return w.Reason == fmt.Sprintf(errLinkSplit, st.nlink) && st.nlink == removed[st.id.file]+1
+		return w.Reason == fmt.Sprintf(errLinkSplit, st.nlink) && st.nlink == names[st.id.file]
 	})
 }
 
@@ -154,24 +162,68 @@ func (e *SetFolderError) Error() string {
 	return fmt.Sprintf("%s, a folder in DEST, is a backup set (it holds %s): a restore never writes into one (restore into another folder, or leave it out with --include)", format.QuoteName(e.Dir), e.Marker)
 }
 
-// checkSets fails the plan when a folder of DEST it passes through is a backup set's
+// checkSets fails the plan when a folder of DEST it writes into is a backup set's
 // (Options.SetMarker, asked of its descriptor). Folders the restore creates itself cannot
 // be a set's, so only those the plan found are checked, once each, after the entries were
-// looked at: what the plan reads of each entry is read as before, in the same order.
+// looked at: what the plan reads of each entry is read as before, in the same order. A set
+// whose every entry the plan found there already, as recorded (a home holding a set,
+// restored again, or over itself), is written nothing into: the rule has nothing to guard.
 func (p *Plan) checkSets() error {
 	if p.tree == nil || p.opts.SetMarker == nil {
 		return nil
 	}
+	var written map[string]bool
 	for _, dir := range slices.Sorted(maps.Keys(p.through)) {
 		dfd, err := p.tree.dir(dir, false)
 		if err != nil {
 			continue // what is written there fails where it is written, and says why
 		}
 		if marker := p.opts.SetMarker(dfd); marker != "" {
-			return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
+			if written == nil {
+				written = p.writtenInto()
+			}
+			if written[dir] {
+				return &SetFolderError{Dir: filepath.Join(p.Dest, dir), Marker: marker}
+			}
 		}
 	}
 	return nil
+}
+
+// writtenInto returns every folder of DEST the plan writes into: the folder of a path it
+// creates, replaces or removes, or of one present whose metadata it sets again. Only the
+// folder itself counts, not those above it: a set's own files (LATEST, its runs and their
+// receipts) are in its folder, and a folder below it is none of them (a home holding the
+// empty .backup.lock of a `flock` line is no set's for the files of its subfolders).
+func (p *Plan) writtenInto() map[string]bool {
+	folders := map[string]bool{}
+	add := func(name string) {
+		folders[parentOf(strings.TrimSuffix(name, "/"))] = true
+	}
+	for _, e := range p.creates {
+		// Below a folder the restore makes (one an archive of another tool may not list),
+		// what is written into is the folder DEST holds that the first one is made in.
+		name := strings.TrimSuffix(e.Name, "/")
+		for dir := parentOf(name); dir != "" && p.lstat(dir).missing; dir = parentOf(dir) {
+			name = dir
+		}
+		add(name)
+	}
+	for _, name := range p.Conflicts {
+		add(name)
+	}
+	for _, c := range p.remove {
+		add(c.Path)
+	}
+	for name, fix := range p.present {
+		if fix {
+			add(name)
+		}
+	}
+	for name := range p.fixDirs {
+		add(name)
+	}
+	return folders
 }
 
 func (p *Plan) refuse(e *archive.Entry, reason string) {

@@ -248,7 +248,7 @@ func (p *Plan) byContent(names []string) [][]string {
 // relinkGroup links the members of one group of the same recorded content, as relink says.
 func (p *Plan) relinkGroup(t *destTree, names []string) {
 	inGroup, errs := p.inGroup(t, names)
-	anchor, outsider := "", ""
+	anchor, outsider := p.anchorOf(names, inGroup, errs), ""
 	var unknown []int // members whose names could not be counted
 	for i, name := range names {
 		switch {
@@ -256,8 +256,7 @@ func (p *Plan) relinkGroup(t *destTree, names []string) {
 			unknown = append(unknown, i)
 		case !inGroup[i]:
 			outsider = cmp.Or(outsider, name)
-		case anchor == "":
-			anchor = name
+		case name == anchor:
 		default:
 			if err := p.link(t, anchor, name); err != nil {
 				p.linkWarning(name, anchor, err)
@@ -272,6 +271,25 @@ func (p *Plan) relinkGroup(t *destTree, names []string) {
 			p.linkWarning(names[i], of, errs[i])
 		}
 	}
+}
+
+// anchorOf picks the member the others are linked to: one kept as already present, when
+// there is one, since a kept member is never replaced by a link but may be linked to (all
+// its names are the group's); else the first. A group one of whose later members was
+// restored before (an --include, a restore cut short) so becomes one file again, as one
+// whose first member was.
+func (p *Plan) anchorOf(names []string, inGroup []bool, errs []error) string {
+	anchor := ""
+	for i, name := range names {
+		if errs[i] != nil || !inGroup[i] {
+			continue
+		}
+		if p.kept[name] {
+			return name
+		}
+		anchor = cmp.Or(anchor, name)
+	}
+	return anchor
 }
 
 func (p *Plan) linkWarning(name, of string, err error) {
