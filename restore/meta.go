@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -174,7 +175,7 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t, fresh bool) (
 		}
 		if have == nil || int(have.Uid) != uid || int(have.Gid) != gid {
 			if err := eintr.Fchown(fd, uid, gid); err != nil {
-				return nil, fmt.Errorf("chown: %w", err)
+				return nil, chownError(err)
 			}
 		}
 	}
@@ -216,13 +217,24 @@ func (p *Plan) fdMeta(fd int, e *archive.Entry, made *unix.Stat_t, fresh bool) (
 	return warn, nil
 }
 
+// chownError is a failed chown of a restored path. Where the owner cannot be given at all
+// (EINVAL: a container's root, whose user namespace maps no such id; EPERM: root squashed on
+// NFS) every path fails alike, and the way out is said: the entry is not restored, as a
+// file must not take another owner than the one recorded unless asked.
+func chownError(err error) error {
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("chown: %w (--no-same-owner restores without owners)", err)
+	}
+	return fmt.Errorf("chown: %w", err)
+}
+
 // linkMeta gives the symlink made, at name in the folder dfd, its owner (through its O_PATH
 // descriptor) and attributes (by name, each after a check that the name holds it still),
 // never following it.
 func (p *Plan) linkMeta(dfd int, name string, made heldFile, e *archive.Entry) (warn []error, err error) {
 	if uid, gid, ok := p.owner(e); ok {
 		if err := eintr.Fchownat(made.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, fmt.Errorf("chown: %w", err)
+			return nil, chownError(err)
 		}
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name
