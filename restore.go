@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -53,6 +54,7 @@ type restoreConfig struct {
 	symlinks           string
 	owners             restore.Options // NumericOwner, NoSameOwner, SamePermissions, Xattrs, Jobs
 	include            *skiprules.Matcher
+	includes           []string // include's patterns as given, for the line that none matched
 	archive, dest      string
 	unreachable        error // DEST as the kernel cannot reach it: the restore's error
 	s3                 *s3Flags
@@ -188,7 +190,7 @@ func newRestoreCmd() *cobra.Command {
 			if err != nil {
 				return usageError(stderr, "restore", fmt.Errorf("--include: %w", err))
 			}
-			cfg.include = m
+			cfg.include, cfg.includes = m, *includes
 		}
 		ctx, stop := interruptible()
 		defer stop()
@@ -317,6 +319,21 @@ func (cfg restoreConfig) options() restore.Options {
 	return opts
 }
 
+// noMatch says that no entry of r matches the --include patterns, and what they are matched
+// against, with a name of r's: a pattern written as a path on disk (/srv/app/f) or without
+// the SOURCE's name (f, where the archive stores app/f) is the usual slip.
+func noMatch(patterns []string, r *archive.Reader) string {
+	quoted := make([]string, len(patterns))
+	for i, p := range patterns {
+		quoted[i] = format.Quote(p)
+	}
+	line := "no entry matches --include " + strings.Join(quoted, ", ")
+	if len(r.Entries) > 0 {
+		line += " (patterns match the names the archive stores, as backup list prints them: " + format.Quote(r.Entries[0].StoredName()) + ")"
+	}
+	return line
+}
+
 // runPlan refuses or carries out the plan, printing what happened on stderr.
 func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *restore.Plan, out *restoreJSON, stderr io.Writer) {
 	// An unsafe name refuses the whole archive before any entry is selected: that, not an
@@ -327,7 +344,7 @@ func runPlan(ctx context.Context, cfg restoreConfig, r *archive.Reader, plan *re
 		writeRefusal(stderr, r, plan, cfg.force)
 		return
 	case cfg.include != nil && plan.Selected == 0:
-		out.Status, out.Error = restoreRefused, "no entry matches --include"
+		out.Status, out.Error = restoreRefused, noMatch(cfg.includes, r)
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}

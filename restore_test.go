@@ -191,7 +191,7 @@ func TestRestoreInclude(t *testing.T) {
 		})
 	}
 	r := backup(t, runOpts{dir: dir}, "restore", "--include", "nothing-like-this", arch, filepath.Join(dir, "none"))
-	if r.code != exitFailed || r.stderr != "backup restore: no entry matches --include\n" {
+	if want := `backup restore: no entry matches --include "nothing-like-this" (patterns match the names the archive stores, as backup list prints them: "app/")` + "\n"; r.code != exitFailed || r.stderr != want {
 		t.Errorf("no match: exit %d stderr %q", r.code, r.stderr)
 	}
 	if r := backup(t, runOpts{dir: dir}, "restore", "--include", "[z-", arch, "x"); r.code != exitUsage {
