@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"backup/archive"
 	"backup/backupset"
-	"backup/eintr"
 	"backup/format"
 	"backup/report"
 	"backup/restore"
@@ -452,7 +450,7 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 	return o
 }
 
-// checkDestNotSet refuses a DEST that is a backup set's folder (backupset.MarkerAt), as
+// checkDestNotSet refuses a DEST that is a backup set's folder (backupset.Folder.Marker), as
 // create refuses -o into one: a set holds what its runs write, under its lock, and an
 // archive's entries written there (a file named LATEST, NAME.zip with its receipt) would
 // replace its pointer or become its runs. DEST is looked into, not listed: it may be a large
@@ -461,12 +459,8 @@ func (cfg restoreConfig) checkDestNotSet() error {
 	if cfg.unreachable != nil {
 		return nil
 	}
-	dfd, err := eintr.Open(cfg.dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil // a DEST that is missing is made; one that cannot be opened fails where it is
-	}
-	defer unix.Close(dfd)
-	if marker := backupset.MarkerAt(dfd); marker != "" {
+	// A DEST that is missing is made; one that cannot be opened fails where it is.
+	if marker := (backupset.Folder{Dir: cfg.dest}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("DEST %s is a backup set (it holds %s): restore into another folder", format.QuoteName(cfg.dest), marker)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -18,28 +17,19 @@ import (
 // hold one, and a restore of such a tree over its last copy was refused.
 
 // Marker names the file that makes the folder a set's, or "", also for a folder that cannot
-// be listed: what is to be written there fails where it is written.
-func (f Folder) Marker(ctx context.Context) string {
-	files, _ := f.List(ctx)
-	has := func(name string) bool {
-		return slices.ContainsFunc(files, func(o Object) bool { return o.Name == name })
+// be opened: what is to be written there fails where it is written. Two lookups, as
+// MarkerAt makes them, not a listing of what may be a large folder.
+func (f Folder) Marker(context.Context) string {
+	dfd, err := eintr.Open(f.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
 	}
-	switch {
-	case has(LockName):
-		return LockName
-	case has(LatestName) && f.holdsPointer(ctx):
-		return LatestName
-	}
-	return ""
+	defer unix.Close(dfd)
+	return MarkerAt(dfd)
 }
 
-func (f Folder) holdsPointer(ctx context.Context) bool {
-	data, _, err := f.ReadFile(ctx, LatestName, maxPointer)
-	return err == nil && isPointer(data)
-}
-
-// MarkerAt is Marker for the folder open as dfd, by lookups relative to it rather than a
-// listing: a restore asks it of every folder of DEST it passes through.
+// MarkerAt is Marker for the folder open as dfd: a restore asks it of every folder of DEST it
+// passes through.
 func MarkerAt(dfd int) string {
 	var st unix.Stat_t
 	if eintr.Fstatat(dfd, LockName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
