@@ -147,3 +147,30 @@ func TestRestoreDamagedFileInMovedFolder(t *testing.T) {
 		t.Fatalf("damaged %q, failed %q; want none damaged and failed %q", problemStrings(res.Damaged), problemStrings(res.Failed), want)
 	}
 }
+
+// TestRestoreFolderRemovedBeforeLink: d is removed in place after d/two's data are written
+// and before its unnamed file is linked, while the guard is quiet (a removal queues no event
+// while the restore holds the folder open). The check before the link does not ask about
+// that removal; the kernel refuses the link (ENOENT), and d/two fails as moved or replaced,
+// not as the link's error.
+func TestRestoreFolderRemovedBeforeLink(t *testing.T) {
+	dest := t.TempDir()
+	entries := []zent{{name: "d/"}, {name: "d/one", body: "1"}, {name: "d/two", body: "2"}}
+	link := linkDescriptor
+	t.Cleanup(func() { linkDescriptor = link })
+	linkDescriptor = func(fd int, made fileID, dfd int, base string) error {
+		if base == "two" {
+			if err := os.RemoveAll(filepath.Join(dest, "d")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return link(fd, made, dfd, base)
+	}
+	_, res := restoreInto(t, buildZip(t, entries, true), dest, Options{Jobs: 1})
+	if res == nil || !slices.Contains(problemStrings(res.Failed), "d/two: d was moved or replaced during the restore") {
+		t.Fatalf("result %+v, failed %q, want d/two to fail as moved or replaced", res, problemStrings(res.Failed))
+	}
+	if got := listTree(t, dest); len(got) != 0 {
+		t.Errorf("DEST holds %q, want nothing", got)
+	}
+}

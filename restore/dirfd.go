@@ -293,6 +293,18 @@ func (t *destTree) climb(kept int, parts []string) bool {
 // check reports whether the folders of name, which the last dir call opened, are all still
 // at their names: asked again just before a file is renamed into the last of them.
 func (t *destTree) check(name string) error {
+	return t.checkFolders(name, true)
+}
+
+// checkBeforeLink is check before a link into the folder name: while the guard is quiet,
+// the one way the folder can have left its name, removed (or renamed over) while open, is
+// not asked about, since the kernel refuses a link into a removed folder (ENOENT), which
+// the caller words as that removal (removedDir). A system call per file fewer.
+func (t *destTree) checkBeforeLink(name string) error {
+	return t.checkFolders(name, false)
+}
+
+func (t *destTree) checkFolders(name string, alive bool) error {
 	if name == "" {
 		return nil
 	}
@@ -300,6 +312,9 @@ func (t *destTree) check(name string) error {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	if t.guard.quiet() {
+		if !alive {
+			return nil
+		}
 		return t.alive(len(t.chain) - 1)
 	}
 	for i := range t.chain {

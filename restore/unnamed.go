@@ -65,7 +65,7 @@ var openUnnamed = func(dfd int, perm uint32) (int, error) {
 // as dfd, once the folder is known to be still in its place in the destination; it replaces
 // nothing, not even a file that appeared since the plan was made.
 func (t *destTree) linkUnnamed(dir string, dfd, fd int, made fileID, base string) error {
-	if err := t.check(dir); err != nil {
+	if err := t.checkBeforeLink(dir); err != nil {
 		return &fileOpError{err}
 	}
 	err := t.linkFD(fd, made, dfd, base)
@@ -73,7 +73,7 @@ func (t *destTree) linkUnnamed(dir string, dfd, fd int, made fileID, base string
 		return &fileOpError{errAppeared}
 	}
 	if err != nil {
-		return &fileOpError{fmt.Errorf("link: %w", err)}
+		return &fileOpError{removedDir(dir, dfd, fmt.Errorf("link: %w", err))}
 	}
 	return nil
 }
