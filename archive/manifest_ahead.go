@@ -47,7 +47,7 @@ type manifestAhead struct {
 // backup writes it (one record of that name, sizes of 4 bytes).
 func readManifestAhead(ra io.ReaderAt, size int64, notes bool) *manifestAhead {
 	switch ra.(type) {
-	case *os.File, *bytes.Reader:
+	case *os.File, *lockedRecorder, *bytes.Reader: // OpenFile's file is a lockedRecorder
 	default:
 		return nil
 	}

@@ -55,6 +55,9 @@ type Reader struct {
 	// parsed are the ranges of the archive file the reading of its directory and manifest
 	// read, with the SHA-256 of what it got, when OpenWith opened it: Sum checks them.
 	parsed []readRecord
+	// aheadTaken says the manifest is the one parsed beside Go's reader (see
+	// manifest_ahead.go), which nothing but its speed tells apart: a test asks.
+	aheadTaken bool
 }
 
 // manifestRef is an entry of the manifest's name: its central record and local header.
@@ -119,13 +122,18 @@ type lockedRecorder struct {
 	rec recordingReader
 }
 
+// ReadAt reads and hashes outside the lock, which the record's append alone takes: held
+// over the read and the hash, it kept Go's reader and the parse beside it waiting on each
+// other for most of their reads.
 func (l *lockedRecorder) ReadAt(p []byte, off int64) (int, error) {
-	if l.rec.stopped.Load() {
-		return l.rec.ra.ReadAt(p, off)
+	n, err := l.rec.ra.ReadAt(p, off)
+	if n > 0 && !l.rec.stopped.Load() {
+		r := recordOf(p[:n], off)
+		l.mu.Lock()
+		l.rec.reads = append(l.rec.reads, r)
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rec.ReadAt(p, off)
+	return n, err
 }
 
 // openFile opens the archive file at path and returns its size. It follows a symlink (the
@@ -243,6 +251,7 @@ func newReader(ra io.ReaderAt, size int64, notes bool) (*Reader, error) {
 		r.ManifestErr = errUnicodePath
 	default:
 		r.Manifest, r.ManifestErr = ahead.take(manifest, manifestAt, format.Within{Entries: len(r.Entries), Notes: notes})
+		r.aheadTaken = ahead != nil && ahead.taken
 	}
 	if r.Manifest != nil {
 		r.joinManifest()

@@ -49,9 +49,14 @@ type recordingReader struct {
 func (r *recordingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := r.ra.ReadAt(p, off)
 	if n > 0 && !r.stopped.Load() {
-		r.reads = append(r.reads, readRecord{off: off, end: off + int64(n), sum: sha256.Sum256(p[:n])})
+		r.reads = append(r.reads, recordOf(p[:n], off))
 	}
 	return n, err
+}
+
+// recordOf is the record of b, read at off.
+func recordOf(b []byte, off int64) readRecord {
+	return readRecord{off: off, end: off + int64(len(b)), sum: sha256.Sum256(b)}
 }
 
 // hashBufSize is the size of the reads that hash a reference: large, since they are
