@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"backup/skiprules"
 )
@@ -30,7 +34,7 @@ func (e *Entry) CheckHeaders() error {
 // The local headers (and data descriptors) of neighbouring small entries are read with one
 // read of up to spanMax bytes, as verify's batches read them (see verify_batch.go), rather
 // than a read or two each: restore asks it of every entry it selects before it writes
-// anything, on one goroutine. It stops between spans once ctx is done, and returns ctx's
+// anything. It stops between spans once ctx is done, and returns ctx's
 // error: each span is a read, and a request when the archive is in a bucket.
 func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, error)) error {
 	return checkHeadersSpans(ctx, entries, func(_ int, e *Entry, _ localSpan, err error) { fn(e, err) })
@@ -72,25 +76,76 @@ func (r *Reader) CheckHeadersCovering(ctx context.Context, fn func(*Entry, error
 }
 
 // checkHeadersSpans is CheckHeadersAll, fn also given each entry's index in entries and,
-// when its headers read, where its data start and end.
+// when its headers read, where its data start and end. The spans of a block of entries are
+// checked by as many goroutines as there are CPUs (at most headerWorkers), and fn is then
+// called for each, in order: a check is mostly CPU (a header parsed and compared with its
+// record), some 1.5 µs an entry, and nothing can be written before all are done: 50 ms of
+// a restore of the bench corpus on one core. A block bounds what waits for fn.
 func checkHeadersSpans(ctx context.Context, entries []*Entry, fn func(int, *Entry, localSpan, error)) error {
-	// The span covers what the checks read, local headers and descriptors, not the
-	// entries' data: the plan checks files that DEST holds already, whose data restore
-	// never reads.
-	s := Span{spanOf: headerSpan}
-	for i := 0; i < len(entries); {
+	var found []headerFound
+	for start := 0; start < len(entries); {
+		runs := headerRuns(entries, start)
+		end := runs[len(runs)-1].end
+		found = slices.Grow(found[:0], end-start)[:end-start]
+		checkRuns(ctx, entries, runs, found[:end-start], start)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		j, _, _ := neighbours(entries, i, headerSpan)
-		s.Set(entries[i:j])
-		for k, e := range entries[i:j] {
-			span, err := dataAt(e.file(), s.loc(e))
-			fn(i+k, e, span, err)
+		for i, f := range found[:end-start] {
+			fn(start+i, entries[start+i], f.span, f.err)
 		}
-		i = j
+		start = end
 	}
 	return nil
+}
+
+const (
+	headerBlock   = 1 << 12 // entries whose headers are checked before fn is called for them
+	headerWorkers = 4
+)
+
+// headerFound is what the check of an entry's headers found.
+type headerFound struct {
+	span localSpan
+	err  error
+}
+
+// headerRun is a run of neighbouring entries, whose headers one read gets.
+type headerRun struct{ start, end int }
+
+// headerRuns splits the block of entries that begins at start into runs.
+func headerRuns(entries []*Entry, start int) []headerRun {
+	var runs []headerRun
+	for i := start; i < len(entries) && i-start < headerBlock; {
+		j, _, _ := neighbours(entries, i, headerSpan)
+		runs = append(runs, headerRun{i, j})
+		i = j
+	}
+	return runs
+}
+
+// checkRuns checks the headers of runs, putting what it finds of entries[i] at
+// found[i-base]; it stops between runs once ctx is done.
+func checkRuns(ctx context.Context, entries []*Entry, runs []headerRun, found []headerFound, base int) {
+	var next atomic.Int64
+	check := func() {
+		s := Span{spanOf: headerSpan}
+		for k := next.Add(1) - 1; k < int64(len(runs)) && ctx.Err() == nil; k = next.Add(1) - 1 {
+			r := runs[k]
+			s.Set(entries[r.start:r.end])
+			for i, e := range entries[r.start:r.end] {
+				span, err := dataAt(e.file(), s.loc(e))
+				found[r.start+i-base] = headerFound{span, err}
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), headerWorkers, len(runs))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(check)
+	}
+	check()
+	wg.Wait()
 }
 
 // Span reads a run of neighbouring entries (NextSpan) with one read, when the first of them

