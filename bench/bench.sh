@@ -68,11 +68,16 @@ install_peers() {
 }
 
 # measure NAME RUN OUTPUT CMD...: runs CMD in $work, records wall seconds, peak RSS (KiB) and
-# the size of OUTPUT (- for none). A command that fails is recorded as failed.
+# the size of OUTPUT (- for none). A command that fails is recorded as failed. Each command
+# runs after a sync, so that none is timed while the kernel writes out what the ones before
+# it wrote: it starts on pages 30 s old (dirty_expire), and in the table of tools 7z's
+# output turned 30 s old as backup's next round began, after python and readall (backup
+# took 2.5 to 4.0 s there, 2.2 to 2.7 s after a sync, on 2026-12-06).
 measure() {
 	local name=$1 run=$2 output=$3
 	shift 3
 	[ "$output" = - ] || { output=$work/$output && rm -f "$output"; }
+	sync
 	local status=ok
 	(cd "$work" && /usr/bin/time -f '%e %M %U %S' -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt") || status=failed
 	# A backup run that is complete or only incomplete (exit 3, e.g. an unreadable file) counts.
@@ -223,15 +228,12 @@ run_restore() {
 	# dirty) when it allocates new ones, checking each such inode on every allocation, which
 	# made whichever tool ran first after a large rm -rf several times slower (system time).
 	# Trees removed just before make bench cost the same: leave 6 minutes after such an rm.
-	# Each tool runs after a sync, so that none is timed while the kernel writes out what the
-	# one before it wrote (after 30 s, the default dirty_expire), and that the inode tables
-	# are clean (a dirty block stretches those 60 s to 360). Each round begins with another
-	# tool, so that a slow spell (the page cache filling, a deletion elsewhere) does not fall
-	# on one tool's runs.
-	rm -rf "$d" && mkdir -p "$d" && sync
+	# Each tool runs after a sync (measure), so that the inode tables are clean too (a dirty
+	# block stretches those 60 s to 360). Each round begins with another tool, so that a slow
+	# spell (the page cache filling, a deletion elsewhere) does not fall on one tool's runs.
+	rm -rf "$d" && mkdir -p "$d"
 	for run in $(seq "$runs"); do
 		for k in 0 1 2 3; do
-			sync
 			case $(((run + k) % 4)) in
 			0) measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run" ;;
 			1) measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run" ;;

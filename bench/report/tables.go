@@ -47,8 +47,8 @@ const mib = 1 << 20
 func (r *report) header(w io.Writer) {
 	m := r.meta
 	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` (`bench/bench.sh`) on %s. Every number below comes from that one run: "+
-		"the tools ran on the same corpus, %s times each, interleaved so that other load on the machine fell on all of them alike; "+
-		"the tables show medians. Wall time is what a user waits; peak RSS is that of the largest process "+
+		"the tools ran on the same corpus, %s times each, interleaved so that other load on the machine fell on all of them alike, each after a `sync` "+
+		"(none timed while the kernel wrote out what another wrote); the tables show medians. Wall time is what a user waits; peak RSS is that of the largest process "+
 		"(for a pipeline, the larger of `tar` and the compressor), from `/usr/bin/time -v`.\n\n", m["date"], m["runs"])
 	fmt.Fprintf(w, "- Machine: **%s cores**, %s, %s of memory, Linux %s.\n", m["cores"], m["cpu"], m["mem"], m["kernel"])
 	fmt.Fprintf(w, "- Corpus: **%s files, %.1f MB**: the Go toolchain's source tree (`$(go env GOROOT)/src`, %s) and generated files "+
