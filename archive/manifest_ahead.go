@@ -20,8 +20,8 @@ import (
 // What the parse read ahead gives is taken only when the record Go's reader gives is the
 // same in all that decides what the parse read and how it checked it: the local header's
 // offset, where the data start (found by dataAt, the full check of the headers), the name,
-// method, sizes and CRC-32. The same bytes checked the same way give the same manifest, or
-// the same error. Otherwise the manifest is read again, as it was before.
+// method, sizes and CRC-32, and the count of entries that bounds the manifest's records.
+// The same bytes checked the same way give the same manifest, or the same error. Otherwise the manifest is read again, as it was before.
 
 // aheadMax bounds the entries of an archive whose manifest is read ahead: with more, Go's
 // list of entries and the manifest would be in memory at once (266 and 190 MB at a million
@@ -34,6 +34,7 @@ type manifestAhead struct {
 	f     *zip.File   // the manifest's record, as far as the parse used it; nil if not found
 	off   int64       // where its local header starts
 	data  int64       // where its data start
+	in    format.Within
 	done  chan struct{}
 	m     *format.Manifest
 	err   error
@@ -63,11 +64,11 @@ func readManifestAhead(ra io.ReaderAt, size int64, notes bool) *manifestAhead {
 		return a
 	}
 	a.f, a.off, a.data = f, loc.off, lh.dataOffset
+	a.in = format.Within{Entries: records - 1, Notes: notes}
 	go func() {
 		defer close(a.done)
 		span := localSpan{data: a.data, end: a.data + int64(f.CompressedSize64)}
-		in := format.Within{Entries: records - 1, Notes: notes}
-		a.m, a.err = readManifestFrom(f, func() (io.ReadCloser, error) { return openData(f, loc, span) }, in)
+		a.m, a.err = readManifestFrom(f, func() (io.ReadCloser, error) { return openData(f, loc, span) }, a.in)
 	}()
 	return a
 }
@@ -88,7 +89,9 @@ func (a *manifestAhead) take(f *zip.File, loc localRef, in format.Within) (*form
 		if err != nil { // what reading it again would meet first, and report
 			return readManifestFrom(f, func() (io.ReadCloser, error) { return nil, err }, in)
 		}
-		if a.same(f, loc, span) {
+		// The walk's count of records bounds the parse; Go's reader can end the directory
+		// before the walk does (at a record it cannot read, where a lying count agrees).
+		if a.same(f, loc, span) && a.in == in {
 			a.taken = true
 			return a.m, a.err
 		}

@@ -1,7 +1,11 @@
 package archive
 
 import (
+	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,4 +118,61 @@ func FuzzManifestReadAhead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameManifest(t, data)
 	})
+}
+
+// TestAttackManifestAheadCountLies: Go's reader ends the directory at the first record it
+// cannot read (sizes of 0xffffffff and no zip64 field) and takes it as whole when the end
+// record's count, which lies, says so; the walk of the parse read ahead reads every record
+// there is. The parse read ahead then bounded the manifest's records by the walk's count of
+// entries, not by the count of Go's entries the manifest is read for: a manifest of more
+// records than Go's entries allow was taken, where reading it after refuses it. Correct:
+// the parse read ahead is taken only when it was bounded as reading after bounds it.
+func TestAttackManifestAheadCountLies(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	m := &format.Manifest{ToolVersion: "test", Status: "complete", Files: []format.File{}, Skipped: []format.Skipped{},
+		Excluded: []format.Excluded{}, Warnings: []format.Warning{}}
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "a", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("1"))
+	for i := range 66000 { // more than 2*1+65536: too many for an archive of one entry
+		m.Files = append(m.Files, format.File{Path: fmt.Sprintf("f%d", i), Size: 1, SHA256: format.Digest(sha256.Sum256([]byte("1")))})
+	}
+	addManifest(t, zw, m)
+	for i := range 300 { // records Go's reader does not read: the walk counts 301 entries
+		if _, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("b%d", i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	b0 := bytes.Index(data, []byte("PK\x01\x02"))
+	for ; string(data[b0+46:b0+48]) != "b0"; b0 += 46 + int(le16(data[b0+28:])) + int(le16(data[b0+30:])) + int(le16(data[b0+32:])) {
+	}
+	binary.LittleEndian.PutUint32(data[b0+20:], uint32max) // Go's reader stops here
+	end := len(data) - 22
+	binary.LittleEndian.PutUint16(data[end+8:], 2) // and finds the count it was told
+	binary.LittleEndian.PutUint16(data[end+10:], 2)
+	plain, err := NewReader(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
+	if err != nil || plain.ManifestErr == nil {
+		t.Fatalf("the archive does not make the case: %v, %v", err, plain.ManifestErr)
+	}
+	ahead, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(writeZip(t, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, got := range []*Reader{ahead, r} {
+		if errString(got.ManifestErr) != errString(plain.ManifestErr) || got.Manifest != nil {
+			t.Errorf("manifest read ahead: %v (files: %v); read after: %v", got.ManifestErr, got.Manifest != nil, plain.ManifestErr)
+		}
+	}
 }
