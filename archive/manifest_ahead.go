@@ -21,7 +21,8 @@ import (
 // same in all that decides what the parse read and how it checked it: the local header's
 // offset, where the data start (found by dataAt, the full check of the headers), the name,
 // method, sizes and CRC-32, and the count of entries that bounds the manifest's records.
-// The same bytes checked the same way give the same manifest, or the same error. Otherwise the manifest is read again, as it was before.
+// The same bytes checked the same way give the same manifest, or the same error. Otherwise
+// the manifest is read again, as it was before.
 
 // aheadMax bounds the entries of an archive whose manifest is read ahead: with more, Go's
 // list of entries and the manifest would be in memory at once (266 and 190 MB at a million
