@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"backup/archive"
@@ -56,16 +57,22 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		if err != nil {
 			return nil, err
 		}
-		info, db, err := databaseInfo(f)
-		switch {
-		case err != nil && info != nil:
-			// Not known to be no database, so not stored raw: lost, and said so.
-			f.Close()
-			return nil, &archive.OpError{Op: format.OpRead, Err: err}
-		case !db:
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
 			// The archive skips what is not a regular file, and reports a failed fstat.
 			return &statted{File: f, info: info}, nil
 		}
+		plain := &statted{File: f, info: info}
+		db, err := plain.readHead(info.Size())
+		switch {
+		case err != nil:
+			// Not known to be no database, so not stored raw: lost, and said so.
+			plain.Close()
+			return nil, &archive.OpError{Op: format.OpRead, Err: fmt.Errorf("reading its first bytes to tell an SQLite database: %w", err)}
+		case !db:
+			return plain, nil
+		}
+		plain.dropHead()
 		osf := f.OS()
 		defer osf.Close()
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
@@ -91,28 +98,80 @@ type statReaderAt interface {
 // isDatabase reports whether f is a regular file that begins like an SQLite database. Only
 // a regular file is read: a device may act on a read. An error says it could not be told.
 func isDatabase(f statReaderAt) (bool, error) {
-	_, db, err := databaseInfo(f)
-	return db, err
-}
-
-// databaseInfo is isDatabase, also returning the fstat it made (nil when that failed).
-func databaseInfo(f statReaderAt) (fs.FileInfo, bool, error) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return info, false, err
+		return false, err
 	}
 	db, err := sqlitesnap.IsDatabase(f)
 	if err != nil {
-		return info, false, fmt.Errorf("reading its first bytes to tell an SQLite database: %w", err)
+		return false, fmt.Errorf("reading its first bytes to tell an SQLite database: %w", err)
 	}
-	return info, db, nil
+	return db, nil
 }
 
 // statted answers the archive's first Stat, the one before reading, with the fstat made to
-// look for a database a moment before: a system call per file. Later ones ask again.
+// look for a database a moment before: a system call per file. Later ones ask again. And
+// its first Read gives the bytes read to look (readHead) before reading on.
 type statted struct {
 	*walker.File
 	info fs.FileInfo
+	head []byte          // what readHead read that Read has not given yet
+	buf  *[headSize]byte // head's buffer, back to heads on Close
+	more bool            // the file may hold more than head
+}
+
+// headSize is how much of a file the look for a database reads: the whole of most files
+// (88% of the bench corpus's), which the archive then takes from it instead of reading them
+// again. A small file takes one read(2), where a pread of 16 bytes and a read took two.
+const headSize = 4 << 10
+
+var heads = sync.Pool{New: func() any { return new([headSize]byte) }}
+
+// readHead reads the first bytes of the file, of size bytes by its fstat, with read(2), and
+// says whether they begin an SQLite database.
+func (s *statted) readHead(size int64) (bool, error) {
+	want := int(min(size, headSize))
+	if want == 0 {
+		return false, nil
+	}
+	s.buf = heads.Get().(*[headSize]byte)
+	n, err := io.ReadAtLeast(s.File, s.buf[:want], min(want, sqlitesnap.HeaderLen))
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return false, err // a file that shrank meanwhile is no error: the fstat after says
+	}
+	s.head, s.more = s.buf[:n], int64(n) < size
+	return sqlitesnap.Begins(s.head), nil
+}
+
+// Read gives what readHead read first and, in the same call, what follows it, so that a
+// file that fits the archive's buffer comes whole from one Read (see archive.fill).
+func (s *statted) Read(p []byte) (int, error) {
+	if len(s.head) == 0 {
+		return s.File.Read(p)
+	}
+	n := copy(p, s.head)
+	s.head = s.head[n:]
+	if len(s.head) > 0 || n == len(p) || !s.more {
+		return n, nil
+	}
+	m, err := s.File.Read(p[n:])
+	if err == io.EOF {
+		err = nil // said by the next Read
+	}
+	return n + m, err
+}
+
+// dropHead gives the head's buffer back.
+func (s *statted) dropHead() {
+	if s.buf != nil {
+		heads.Put(s.buf)
+		s.buf, s.head = nil, nil
+	}
+}
+
+func (s *statted) Close() error {
+	s.dropHead()
+	return s.File.Close()
 }
 
 func (s *statted) Stat() (fs.FileInfo, error) {
@@ -159,7 +218,7 @@ func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
 		return false, cannotTell(err)
 	}
 	defer f.Close()
-	_, isDB, err := databaseInfo(f)
+	isDB, err := isDatabase(f)
 	if err != nil {
 		return false, cannotTell(err)
 	}

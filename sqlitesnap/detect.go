@@ -8,7 +8,9 @@ import (
 )
 
 // header is how every SQLite 3 database file begins.
-var header = []byte("SQLite format 3\x00")
+var header = []byte(headerText)
+
+const headerText = "SQLite format 3\x00"
 
 // IsDatabase reports whether r begins like an SQLite 3 database. It reads 16 bytes at offset
 // 0; a shorter file is not a database.
@@ -21,8 +23,15 @@ func IsDatabase(r io.ReaderAt) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return bytes.Equal(buf, header), nil
+	return Begins(buf), nil
 }
+
+// Begins reports whether b, the first bytes of a file (all of them, if fewer), begin like
+// an SQLite 3 database.
+func Begins(b []byte) bool { return bytes.HasPrefix(b, header) }
+
+// HeaderLen is how many first bytes of a file Begins needs to tell.
+const HeaderLen = len(headerText)
 
 // sidecarSuffixes are the files SQLite keeps beside a database while it is in use.
 var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
