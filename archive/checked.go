@@ -34,8 +34,8 @@ func (e *Entry) CheckHeaders() error {
 // The local headers (and data descriptors) of neighbouring small entries are read with one
 // read of up to spanMax bytes, as verify's batches read them (see verify_batch.go), rather
 // than a read or two each: restore asks it of every entry it selects before it writes
-// anything. It stops between spans once ctx is done, and returns ctx's
-// error: each span is a read, and a request when the archive is in a bucket.
+// anything. It stops between spans once ctx is done, and returns ctx's error: each span is
+// a read, and a request when the archive is in a bucket.
 func CheckHeadersAll(ctx context.Context, entries []*Entry, fn func(*Entry, error)) error {
 	return checkHeadersSpans(ctx, entries, func(_ int, e *Entry, _ localSpan, err error) { fn(e, err) })
 }
@@ -129,6 +129,9 @@ func headerRuns(entries []*Entry, start int) []headerRun {
 func checkRuns(ctx context.Context, entries []*Entry, runs []headerRun, found []headerFound, base int) {
 	var next atomic.Int64
 	check := func() {
+		// The span covers what the checks read, local headers and descriptors, not the
+		// entries' data: the plan checks files that DEST holds already, whose data restore
+		// never reads.
 		s := Span{spanOf: headerSpan}
 		for k := next.Add(1) - 1; k < int64(len(runs)) && ctx.Err() == nil; k = next.Add(1) - 1 {
 			r := runs[k]
