@@ -233,7 +233,8 @@ func walOnlyDatabase(t *testing.T) (dir, path string) {
 // database whose commits are all in its -wal, without the -wal, and the receipt said
 // complete. The fault was a pread64's until the look became a read(2) (ad90bce); on a pread64
 // it now falls on other reads (the WAL header's, the sidecar check's), and the test still
-// passed with a head read error taken for an ordinary file. The database must be either a snapshot, or lost (exit 3).
+// passed with a head read error taken for an ordinary file. The database must be either a
+// snapshot, or lost (exit 3).
 func TestAttackSQLiteHeaderReadErrorStoresRawDatabase(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
