@@ -304,7 +304,9 @@ func (t *destTree) checkBeforeLink(name string) error {
 	return t.checkFolders(name, false)
 }
 
-func (t *destTree) checkFolders(name string, alive bool) error {
+// checkFolders is check, which asks whether the last folder was removed while open only
+// when askRemoved.
+func (t *destTree) checkFolders(name string, askRemoved bool) error {
 	if name == "" {
 		return nil
 	}
@@ -312,7 +314,7 @@ func (t *destTree) checkFolders(name string, alive bool) error {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	if t.guard.quiet() {
-		if !alive {
+		if !askRemoved {
 			return nil
 		}
 		return t.alive(len(t.chain) - 1)
