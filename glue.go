@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"backup/backupset"
 	"backup/format"
 	"backup/report"
+	"backup/seal"
 )
 
 // Exit codes; scripts depend on them.
@@ -39,11 +41,30 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 // cobra's RunE, so that every command ends through run().
 func withCode(body func(cmd *cobra.Command, args []string) int) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if i := secretArg(args); i >= 0 {
+			err := fmt.Errorf("argument #%d is a secret key, not a path (not repeated here): keep a key in a file of mode 0600, and give the file to --identity where one is wanted", i+1)
+			return exitStatus(usageError(cmd.ErrOrStderr(), commandPath(cmd), err))
+		}
 		if code := body(cmd, args); code != exitComplete {
 			return exitStatus(code)
 		}
 		return nil
 	}
+}
+
+// secretArg is the position of the first of args that holds a secret key (seal.IsSecretKey)
+// and names nothing on disk, -1 for none: a key pasted where a path goes came back in the
+// error that the path is missing, to a terminal, a cron job's mail or a CI log. A file or
+// folder of that name is one, and used as any other.
+func secretArg(args []string) int {
+	for i, a := range args {
+		if seal.IsSecretKey(a) {
+			if _, err := os.Lstat(a); err != nil {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // usageError prints err as one line with a hint, and returns the usage exit code. cmd is
