@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,7 +64,7 @@ func (h Commands) RunBefore(ctx context.Context, env Env, stderr io.Writer) ([]f
 		r := run(ctx, "before", cmd, env.vars(), h.Timeout, stderr)
 		done = append(done, r)
 		if r.Error != "" {
-			return done, fmt.Errorf("--exec-before %q: %s", cmd, r.Error)
+			return done, fmt.Errorf("--exec-before %q: %s%s", cmd, r.Error, timeoutHint(r))
 		}
 	}
 	return done, nil
@@ -77,11 +78,23 @@ func (h Commands) RunAfter(prefix string, env Env, stderr io.Writer) []format.Ho
 	for _, cmd := range h.After {
 		r := run(context.Background(), "after", cmd, env.vars(), h.Timeout, stderr)
 		if r.Error != "" {
-			fmt.Fprintf(stderr, "%s: --exec-after %q: %s\n", prefix, cmd, r.Error)
+			fmt.Fprintf(stderr, "%s: --exec-after %q: %s%s\n", prefix, cmd, r.Error, timeoutHint(r))
 		}
 		done = append(done, r)
 	}
 	return done
+}
+
+// timedOut begins the Error of a hook killed at the timeout.
+const timedOut = "timed out after "
+
+// timeoutHint is what the line of a hook killed at its timeout adds: the flag that gives it
+// longer, which the line's "timed out after 5m" does not name. The receipt keeps the Error.
+func timeoutHint(h format.Hook) string {
+	if strings.HasPrefix(h.Error, timedOut) {
+		return " (--exec-timeout gives hooks longer)"
+	}
+	return ""
 }
 
 // run runs cmd with sh -c, stdin closed (/dev/null) and its output on stderr, env added to
@@ -106,7 +119,7 @@ func run(ctx context.Context, when, cmd string, env []string, timeout time.Durat
 	var exit *exec.ExitError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		h.ExitCode, h.Error = -1, "timed out after "+format.FormatDuration(timeout)
+		h.ExitCode, h.Error = -1, timedOut+format.FormatDuration(timeout)
 	case ctx.Err() != nil:
 		h.ExitCode, h.Error = -1, "interrupted"
 	case errors.As(err, &exit) && h.ExitCode >= 0:
