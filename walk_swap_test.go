@@ -107,8 +107,24 @@ func createSwapping(t *testing.T, dir, folder, name string, swap func()) result 
 	// The stat by its full path (a walk by paths), or relative to the folder's descriptor.
 	byPath := "/" + folder + "/" + name + `"`
 	relative := "/" + folder + `>, "` + name + `"`
+	// Only once the stat is made: under load strace -f writes a call another thread's
+	// event cut as "<unfinished ...>" on entering it, and a swap then came before the stat
+	// itself (CI saw the walk find the symlink, complete, exit 0); its "<... resumed>"
+	// half, on the same thread, comes once it is made.
+	entered := map[string]bool{}
 	waitForLine(t, log, func(l string) bool {
-		return strings.Contains(l, "newfstatat(") && (strings.Contains(l, byPath) || strings.Contains(l, relative))
+		pid, call, _ := strings.Cut(l, " ")
+		if strings.HasPrefix(call, "<... newfstatat resumed>") {
+			return entered[pid]
+		}
+		if !strings.Contains(call, "newfstatat(") || !strings.Contains(call, byPath) && !strings.Contains(call, relative) {
+			return false
+		}
+		if strings.HasSuffix(call, "<unfinished ...>") {
+			entered[pid] = true
+			return false
+		}
+		return true
 	})
 	swap()
 	err := cmd.Wait()

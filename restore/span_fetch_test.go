@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -215,9 +216,9 @@ func (c *cancelReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // TestPlanHeaderCheckInterrupted: an interrupt during the plan's check of the selected
-// entries' local headers stops it at the span in hand. The check once took no context and
-// read every span (a request each from a bucket) before the plan noticed: 33 s after
-// Ctrl-C on a slow archive of 4,000 files.
+// entries' local headers stops it at the spans in hand, one a goroutine of the check's. The
+// check once took no context and read every span (a request each from a bucket) before the
+// plan noticed: 33 s after Ctrl-C on a slow archive of 4,000 files.
 func TestPlanHeaderCheckInterrupted(t *testing.T) {
 	var files []storedFile
 	for i := range 400 {
@@ -235,7 +236,7 @@ func TestPlanHeaderCheckInterrupted(t *testing.T) {
 	if _, err := NewPlan(ctx, r, dest, Options{Jobs: 1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("NewPlan: %v, want context.Canceled", err)
 	}
-	if n := src.reads.Load(); n != 1 {
-		t.Errorf("%d reads of the archive after the interrupt's; want none (7 spans)", n-1)
+	if n, most := src.reads.Load(), int64(min(runtime.GOMAXPROCS(0), 4)); n > most {
+		t.Errorf("%d reads of the archive; want at most %d, one a goroutine (7 spans)", n, most)
 	}
 }
