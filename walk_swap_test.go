@@ -107,24 +107,12 @@ func createSwapping(t *testing.T, dir, folder, name string, swap func()) result 
 	// The stat by its full path (a walk by paths), or relative to the folder's descriptor.
 	byPath := "/" + folder + "/" + name + `"`
 	relative := "/" + folder + `>, "` + name + `"`
-	// Only once the stat is made: under load strace -f writes a call another thread's
-	// event cut as "<unfinished ...>" on entering it, and a swap then came before the stat
-	// itself (CI saw the walk find the symlink, complete, exit 0); its "<... resumed>"
-	// half, on the same thread, comes once it is made.
-	entered := map[string]bool{}
-	waitForLine(t, log, func(l string) bool {
-		pid, call, _ := strings.Cut(l, " ")
-		if strings.HasPrefix(call, "<... newfstatat resumed>") {
-			return entered[pid]
-		}
-		if !strings.Contains(call, "newfstatat(") || !strings.Contains(call, byPath) && !strings.Contains(call, relative) {
-			return false
-		}
-		if strings.HasSuffix(call, "<unfinished ...>") {
-			entered[pid] = true
-			return false
-		}
-		return true
+	// Only once the stat is made (its result written): under load strace -f writes a call
+	// another thread's event cut as "<unfinished ...>" on entering it, and a swap then came
+	// before the stat itself (CI saw the walk find the symlink, complete, exit 0).
+	waitForCall(t, log, func(call string) bool {
+		return strings.Contains(call, "newfstatat(") && (strings.Contains(call, byPath) || strings.Contains(call, relative)) &&
+			strings.Contains(call, ") = ")
 	})
 	swap()
 	err := cmd.Wait()
@@ -155,6 +143,21 @@ func waitForLine(t *testing.T, path string, match func(string) bool) {
 	}
 	data, _ := os.ReadFile(path)
 	t.Fatalf("no matching line in %s:\n%s", path, data)
+}
+
+// waitForCall is waitForLine for the calls of an strace -f log, each whole as straceCalls
+// joins it: a call cut by another thread's event has its result only once its resumed half
+// is written.
+func waitForCall(t *testing.T, path string, match func(call string) bool) {
+	t.Helper()
+	for range 3000 {
+		if data, err := os.ReadFile(path); err == nil && slices.ContainsFunc(straceCalls(string(data)), match) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(path)
+	t.Fatalf("no matching call in %s:\n%s", path, data)
 }
 
 // TestAttackFileSwappedAfterStatKeepsOldOwner: the walk lstats app/a (root's file, 0644, in
