@@ -194,6 +194,11 @@ func belowNonDirs(entries []*Entry, byName map[string]*Entry) map[*Entry]*Entry 
 	slices.Sort(names)
 	below := map[*Entry]*Entry{}
 	for i, n := range names {
+		// The names that start with n follow it in one run, so when the next does not,
+		// nothing lies below n: most names are settled with one comparison.
+		if i+1 == len(names) || !strings.HasPrefix(names[i+1], n) {
+			continue
+		}
 		parent := byName[n]
 		// An entry below another non-directory is in that one's run already: n sorts
 		// after its parents and before whatever lies below it.
