@@ -13,7 +13,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,7 +47,7 @@ type Reference struct {
 	// index in files: few are, and an error in each record would take 16 bytes.
 	damage map[int32]error
 	seed   maphash.Seed
-	next   atomic.Int32 // where find looks first
+	next   format.Hints // where find looks first
 }
 
 // refFile is what reuse needs of a file of the reference: what its entry's central record

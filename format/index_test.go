@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"testing"
 )
 
@@ -73,7 +72,7 @@ func TestFindSortedAgain(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%05d", i)
 	}
-	var next atomic.Int32
+	var next Hints
 	calls := 0
 	key := func(i int) string { calls++; return keys[i] }
 	for _, want := range []int{0, 1, 2000, 4095} {
@@ -84,5 +83,36 @@ func TestFindSortedAgain(t *testing.T) {
 		if got := FindSorted(len(keys), keys[want], key, &next); got != want || calls > 4 {
 			t.Errorf("FindSorted(%q) again = %d after %d keys read, want %d after at most 4", keys[want], got, calls, want)
 		}
+	}
+}
+
+// TestFindSortedReaders: readers that each go through the list in order from a place of
+// their own, as restore's and verify's workers do, each keep their place: a search only for
+// each one's first find. One place shared made every find of one reader after the other's
+// a search.
+func TestFindSortedReaders(t *testing.T) {
+	keys := make([]string, 1<<12)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%05d", i)
+	}
+	var h Hints
+	calls := 0
+	key := func(i int) string { calls++; return keys[i] }
+	starts := []int{0, 1000, 2000, 3000}
+	searches := 0
+	for step := range 900 {
+		for _, start := range starts {
+			want := start + step
+			calls = 0
+			if got := FindSorted(len(keys), keys[want], key, &h); got != want {
+				t.Fatalf("FindSorted(%q) = %d, want %d", keys[want], got, want)
+			}
+			if calls > 8 {
+				searches++
+			}
+		}
+	}
+	if searches != len(starts) {
+		t.Errorf("%d readers made %d searches in %d finds, want one each", len(starts), searches, 900*len(starts))
 	}
 }
