@@ -327,9 +327,12 @@ func timespecs(mtime time.Time) [2]unix.Timespec {
 }
 
 // setDirTimes gives the archived folders this restore created, wrote into or found with
-// other metadata their mode and mtime, deepest first: writing into a folder changes its
-// mtime, and a read-only parent would stop the change of a child. The error is one that
-// stops the restore (a read-only file system: every folder after would fail the same way).
+// other metadata their mode and mtime, each after every folder below it: writing into a
+// folder changes its mtime, and a read-only parent would stop the change of a child. They
+// are taken in post-order (belowFirst), so that the folder set next is mostly a sibling or
+// the parent of the one before, open already: taking the deepest of the whole tree first
+// opened each folder twice. The error is one that stops the restore (a read-only file
+// system: every folder after would fail the same way).
 func (p *Plan) setDirTimes(t *destTree, res *Result) error {
 	var dirs []*archive.Entry
 	for name, e := range p.dirs {
@@ -337,9 +340,7 @@ func (p *Plan) setDirTimes(t *destTree, res *Result) error {
 			dirs = append(dirs, e)
 		}
 	}
-	slices.SortFunc(dirs, func(a, b *archive.Entry) int {
-		return cmp.Or(cmp.Compare(strings.Count(b.Name, "/"), strings.Count(a.Name, "/")), strings.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(dirs, func(a, b *archive.Entry) int { return belowFirst(a.Name, b.Name) })
 	for _, e := range dirs {
 		err := p.setDirMeta(t, e)
 		switch {
@@ -350,6 +351,34 @@ func (p *Plan) setDirTimes(t *destTree, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// belowFirst orders the paths a and b of a tree in post-order: a path after every path
+// below it, and otherwise as their first differing names sort (a slash sorting before any
+// other byte, so that a folder's subtree stays together: "a/b/c" before "a/b" before
+// "a/b.d").
+func belowFirst(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case i == len(a) && i == len(b):
+		return 0
+	case i == len(a) && b[i] == '/':
+		return 1 // b lies below a
+	case i == len(b) && a[i] == '/':
+		return -1 // a lies below b
+	case i == len(a):
+		return -1
+	case i == len(b):
+		return 1
+	case a[i] == '/':
+		return -1
+	case b[i] == '/':
+		return 1
+	}
+	return cmp.Compare(a[i], b[i])
 }
 
 func (p *Plan) setDirMeta(t *destTree, e *archive.Entry) error {
