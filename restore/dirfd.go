@@ -310,7 +310,7 @@ func (t *destTree) checkFolders(name string, askRemoved bool) error {
 	if name == "" {
 		return nil
 	}
-	if parts := strings.Split(name, "/"); len(parts) != len(t.chain) || t.chain[len(parts)-1].name != name {
+	if depth := strings.Count(name, "/") + 1; depth != len(t.chain) || t.chain[depth-1].name != name {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
 	if t.guard.quiet() {
