@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -23,6 +24,7 @@ type health string
 
 const (
 	healthDamaged    health = "damaged"    // LATEST cannot be trusted
+	healthUnreadable health = "unreadable" // this user may not read LATEST or its receipt: nothing is known
 	healthMissing    health = "missing"    // no LATEST: no backup yet, or the pointer was lost
 	healthClock      health = "clock"      // LATEST started in the future
 	healthStale      health = "stale"      // older than --max-age
@@ -30,7 +32,7 @@ const (
 	healthOK         health = "ok"
 )
 
-var healthOrder = []health{healthDamaged, healthMissing, healthClock, healthStale, healthIncomplete, healthOK}
+var healthOrder = []health{healthDamaged, healthUnreadable, healthMissing, healthClock, healthStale, healthIncomplete, healthOK}
 
 // setRow is one set as backup sets shows it.
 type setRow struct {
@@ -55,6 +57,10 @@ func newSetRow(loc string, ov backupset.Overview, pointer bool, now time.Time, m
 	case r.problem == nil:
 	case errors.Is(ov.LatestErr, backupset.ErrNoBackup) || ov.LatestErr != nil && !pointer:
 		r.health = healthMissing
+	case errors.Is(ov.LatestErr, fs.ErrPermission):
+		// Another user's set (root's receipts are 0600): a monitoring account that may not
+		// read it learns nothing of its health, which "damaged" would claim to know.
+		r.health = healthUnreadable
 	case ov.LatestErr != nil:
 		r.health = healthDamaged
 	case ov.Latest.Receipt.Status != format.Complete:
