@@ -134,6 +134,26 @@ func (l *DestLock) Release() {
 	}
 }
 
+// errDestMoved is Moved's cause.
+var errDestMoved = errors.New("was moved or replaced while the restore held it")
+
+// Moved fails when DEST's path no longer leads to the folder locked (renamed away, another
+// made in its place): what reads DEST by its path (the before-state) would read another
+// folder than the one the plan read and Run writes into. Nil without a descriptor.
+func (l *DestLock) Moved() error {
+	if l == nil || l.fd < 0 {
+		return nil
+	}
+	var held, at unix.Stat_t
+	if err := unix.Fstat(l.fd, &held); err != nil {
+		return fmt.Errorf("%s: %w", format.QuoteName(l.dest), err)
+	}
+	if err := unix.Stat(l.dest, &at); err != nil || held.Dev != at.Dev || held.Ino != at.Ino {
+		return fmt.Errorf("%s %w", format.QuoteName(l.dest), errDestMoved)
+	}
+	return nil
+}
+
 func (l *DestLock) stillAtPath() bool {
 	if l.fd < 0 {
 		return true // nothing opened: what was made is empty or not ours to remove
