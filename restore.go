@@ -242,6 +242,9 @@ func lockDest(cfg *restoreConfig, out *restoreJSON, stderr io.Writer) bool {
 	case err != nil:
 		out.fail(err)
 	default:
+		if lock.Ignored != nil {
+			sayf(stderr, "warning: %s: %v\n", format.QuoteName(cfg.dest), lock.Ignored)
+		}
 		cfg.lock = lock
 		return true
 	}

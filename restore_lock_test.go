@@ -338,3 +338,105 @@ func TestRestoreLockRefusedByFS(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackRestoreLockHeldByReader: any user who may read DEST may open and flock it. nobody
+// holding root's DEST (0755, root's) with flock(1) would have refused every restore into it,
+// exit 4, for as long as he liked; his lock is no restore's (he cannot write there): the
+// restore goes on without it, saying so. A holder who may write there (DEST's owner) is
+// respected.
+func TestAttackRestoreLockHeldByReader(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	mustTool(t, "setpriv")
+	f := newLockFixture(t)
+	if err := os.Chmod(f.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(f.dest, &st); err != nil {
+		t.Fatal(err)
+	}
+	hold := func() *exec.Cmd {
+		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", f.dest, "sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitForFlock(t, st.Ino)
+		return cmd
+	}
+	holder := hold()
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
+	killGroup(holder)
+	if r.code != exitComplete || !strings.Contains(r.stderr, "which cannot write into it") {
+		t.Errorf("restore while nobody holds root's DEST: exit %d, stderr %q; want 0 and a warning", r.code, r.stderr)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/a"), "archived a\n")
+
+	if err := os.Chown(f.dest, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for flockHeld(st.Ino) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	holder = hold()
+	defer killGroup(holder)
+	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
+	if r.code != exitLocked {
+		t.Errorf("restore while DEST's owner holds it: exit %d, stderr %q; want 4", r.code, r.stderr)
+	}
+}
+
+// TestAttackRestoreLockHolderKilled: a restore killed (SIGKILL) or interrupted (SIGINT) while
+// it holds DEST leaves no lock behind: the next restore runs at once.
+func TestAttackRestoreLockHolderKilled(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			mustRoot(t)
+			mustTool(t, "strace")
+			f := newLockFixture(t)
+			var st syscall.Stat_t
+			if err := syscall.Stat(f.dest, &st); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, "restore", "--force", "--no-undo", f.arch, f.dest)
+			delay := "60000000"
+			if sig == syscall.SIGINT {
+				delay = "2000000" // the interrupt is seen once the flock returns
+			}
+			strace := exec.Command("strace", append([]string{"-f", "-o", "/dev/null", "-e", "trace=flock",
+				"-e", "inject=flock:delay_exit=" + delay + ":when=1"}, cmd.Args...)...)
+			strace.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := strace.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killGroup(strace) })
+			waitForFlock(t, st.Ino)
+			// The binary is strace's child; signal it, not strace.
+			out, _ := exec.Command("pgrep", "-P", fmt.Sprint(strace.Process.Pid)).Output()
+			var pid int
+			fmt.Sscan(string(out), &pid)
+			if pid == 0 {
+				t.Fatal("no restore under strace")
+			}
+			syscall.Kill(pid, sig)
+			if sig == syscall.SIGINT {
+				strace.Wait()
+				if code := strace.ProcessState.ExitCode(); code != exitInterrupted {
+					t.Errorf("interrupted restore: exit %d, want 130", code)
+				}
+			}
+			killGroup(strace)
+			for range 300 {
+				if !flockHeld(st.Ino) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			mustExit(t, backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest), exitComplete)
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +33,9 @@ type DestLock struct {
 	// Unlocked is why the file system refused a flock on the folder (EOPNOTSUPP, ENOLCK,
 	// EINVAL, EBADF); nil when the lock is held. The restore goes on without it, as before.
 	Unlocked error
+	// Ignored, when not nil, says that the lock was held by a process that cannot write
+	// into DEST (see readerHolds): the restore goes on without it, and says so.
+	Ignored error
 }
 
 // BusyError is LockDest's error when another process holds DEST's lock.
@@ -64,6 +69,10 @@ func LockDest(dest string) (*DestLock, error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.EWOULDBLOCK):
+		if ignored := readerHolds(fd); ignored != nil {
+			l.Unlocked, l.Ignored = ignored, ignored
+			break
+		}
 		unix.Close(fd) // what it made, if anything, the holder now writes into
 		return nil, &BusyError{Dest: dest}
 	case isAny(err, flockUnsupported):
@@ -163,4 +172,65 @@ func (l *DestLock) stillAtPath() bool {
 		return false
 	}
 	return held.Dev == at.Dev && held.Ino == at.Ino
+}
+
+// readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
+// who may read a folder may open and flock it, and one who cannot write into it (not root,
+// not its owner, the folder not group- or world-writable) would otherwise refuse every
+// restore into it for as long as he liked. Nil when the holder may write there, or is not
+// known (/proc unreadable): its lock is respected.
+func readerHolds(fd int) error {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
+		return nil
+	}
+	pid := flockHolder(&st)
+	if pid <= 0 {
+		return nil
+	}
+	uid, ok := procEUID(pid)
+	if !ok || uid == 0 || uid == st.Uid {
+		return nil
+	}
+	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pid, uid)
+}
+
+// flockHolder returns the pid /proc/locks lists as holding a flock on the inode of st; 0
+// when none is found.
+func flockHolder(st *unix.Stat_t) int {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// The kernel prints the device as "%02x:%02x" and the inode in decimal.
+	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
+			pid, err := strconv.Atoi(fields[4])
+			if err == nil {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// procEUID is the effective uid of process pid, from /proc/PID/status.
+func procEUID(pid int) (uint32, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) < 2 {
+				return 0, false
+			}
+			uid, err := strconv.ParseUint(fields[1], 10, 32)
+			return uint32(uid), err == nil
+		}
+	}
+	return 0, false
 }
