@@ -136,18 +136,22 @@ func checkFirstRestore(t *testing.T, f lockFixture, dest string, r result, conte
 
 // TestRestoreLockRefusesSecond: a restore --force into DEST held just after it took DEST's
 // lock; a second restore into DEST, by each path that leads to the same folder (DEST, a
-// symlink to it, DEST/., DEST/../dest, a bind mount of it), exits 4 at once with one line,
+// symlink to it, DEST/., DEST/../dest, a bind mount of it; with --include, --jobs), exits 4 at once with one line,
 // writes nothing (no before-state either), and the first ends complete with a before-state
 // of the user's files only; the second then succeeds. Without the lock the second ran into
 // the first and its before-state recorded the first's files as the user's.
 func TestRestoreLockRefusesSecond(t *testing.T) {
 	t.Parallel()
-	for _, form := range []string{"same", "symlink", "dot", "dotdot", "bind"} {
+	for _, form := range []string{"same", "symlink", "dot", "dotdot", "bind", "include", "jobs"} {
 		t.Run(form, func(t *testing.T) {
 			t.Parallel()
 			f := newLockFixture(t)
-			other := f.dest
+			other, extra := f.dest, []string{}
 			switch form {
+			case "include":
+				extra = []string{"--include", "app/a"}
+			case "jobs":
+				extra = []string{"--jobs", "4"}
 			case "symlink":
 				other = filepath.Join(f.dir, "link")
 				if err := os.Symlink("dest", other); err != nil {
@@ -170,7 +174,7 @@ func TestRestoreLockRefusesSecond(t *testing.T) {
 			}
 			before, content := destState(t, f.dest), contentState(t, f.dest)
 			wait := heldRestore(t, f.dir, f.arch, f.dest, 3*time.Second)
-			r := backup(t, runOpts{dir: f.dir}, "restore", "--force", f.arch, other)
+			r := backup(t, runOpts{dir: f.dir}, append(append([]string{"restore", "--force"}, extra...), f.arch, other)...)
 			named := other
 			if form == "dotdot" {
 				named = f.dest // as the kernel resolves it, the way every restore line names DEST
