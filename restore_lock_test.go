@@ -444,3 +444,52 @@ func TestAttackRestoreLockHolderKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackRestoreLockRace: two real restore --force runs started together into one DEST,
+// 20 times: each ends complete or refused (exit 4), never both refused, and a before-state
+// holds the user's files only, never the other run's (which undoing it would then keep, and
+// its record of what it created remove).
+func TestAttackRestoreLockRace(t *testing.T) {
+	t.Parallel()
+	for i := range 20 {
+		f := newLockFixture(t)
+		var cmds []*exec.Cmd
+		var outs []*strings.Builder
+		for range 2 {
+			cmd := exec.Command(binary, "restore", "--force", "--json", f.arch, f.dest)
+			var stdout strings.Builder
+			cmd.Stdout, cmd.Dir = &stdout, f.dir
+			cmds, outs = append(cmds, cmd), append(outs, &stdout)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		complete := 0
+		for j, cmd := range cmds {
+			cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			if code != exitComplete && code != exitLocked {
+				t.Errorf("run %d.%d: exit %d, want 0 or 4\n%s", i, j, code, outs[j])
+				continue
+			}
+			out := restoreJSONOf(t, result{code: code, stdout: outs[j].String()})
+			if code == exitComplete {
+				complete++
+			}
+			if out.Undo == nil {
+				continue
+			}
+			held := readZipGo(t, out.Undo.Archive)
+			for _, name := range []string{"app/a", "app/b", "app/new"} {
+				if got, ok := held[name]; ok && strings.HasPrefix(got, "archived") || name == "app/new" && ok {
+					t.Errorf("run %d.%d: the before-state holds %s %q: the other run's", i, j, name, got)
+				}
+			}
+		}
+		if complete == 0 {
+			t.Errorf("run %d: both refused", i)
+		}
+	}
+}
