@@ -173,7 +173,7 @@ func TestRestoreLockRefusesSecond(t *testing.T) {
 				t.Cleanup(func() { exec.Command("umount", "-l", other).Run() })
 			}
 			before, content := destState(t, f.dest), contentState(t, f.dest)
-			wait := heldRestore(t, f.dir, f.arch, f.dest, 3*time.Second)
+			wait := heldRestore(t, f.dir, f.arch, f.dest, 5*time.Second)
 			r := backup(t, runOpts{dir: f.dir}, append(append([]string{"restore", "--force"}, extra...), f.arch, other)...)
 			named := other
 			if form == "dotdot" {
@@ -200,7 +200,7 @@ func TestRestoreLockRefusesSecond(t *testing.T) {
 func TestRestoreLockJSON(t *testing.T) {
 	t.Parallel()
 	f := newLockFixture(t)
-	wait := heldRestore(t, f.dir, f.arch, f.dest, 3*time.Second)
+	wait := heldRestore(t, f.dir, f.arch, f.dest, 5*time.Second)
 	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--json", f.arch, f.dest)
 	out := restoreJSONOf(t, r)
 	if r.code != exitLocked || out.Status != "locked" || !strings.HasSuffix(out.Error, "another restore is writing into it; try again when it ends") {
@@ -217,7 +217,7 @@ func TestRestoreLockJSON(t *testing.T) {
 func TestRestoreLockDestRenamed(t *testing.T) {
 	t.Parallel()
 	f := newLockFixture(t)
-	wait := heldRestore(t, f.dir, f.arch, f.dest, 3*time.Second)
+	wait := heldRestore(t, f.dir, f.arch, f.dest, 5*time.Second)
 	moved := filepath.Join(f.dir, "moved")
 	if err := os.Rename(f.dest, moved); err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestRestoreLockDestRenamedNoUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=flock",
-		"-e", "inject=flock:delay_exit=3000000:when=1", binary, "restore", "--force", "--no-undo", f.arch, f.dest)
+		"-e", "inject=flock:delay_exit=5000000:when=1", binary, "restore", "--force", "--no-undo", f.arch, f.dest)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestRestoreLockUndoAgainstRestore(t *testing.T) {
 	if r.code != exitComplete || out.Undo == nil {
 		t.Fatalf("restore: exit %d\n%s", r.code, r.stderr)
 	}
-	wait := heldRestore(t, f.dir, out.Undo.Archive, f.dest, 3*time.Second)
+	wait := heldRestore(t, f.dir, out.Undo.Archive, f.dest, 5*time.Second)
 	mid := destState(t, f.dest)
 	r = backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
 	if r.code != exitLocked || !strings.Contains(r.stderr, "another restore is writing into it") {
