@@ -214,6 +214,10 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	if lockDest(&cfg, out, stderr) {
 		defer cfg.lock.Release()
 		restoreInto(ctx, cfg, out, stderr)
+		if ignored := cfg.lock.Ignored; ignored != nil {
+			// Said on stderr when the lock was taken; --json and --json-lines keep it too.
+			out.Warnings = append(out.Warnings, archive.Problem{Reason: ignored.Error()})
+		}
 	}
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
 		outputCut(stderr, "restore", "--json-lines", err)

@@ -371,10 +371,12 @@ func TestAttackRestoreLockHeldByReader(t *testing.T) {
 		return cmd
 	}
 	holder := hold()
-	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", "--json", f.arch, f.dest)
 	killGroup(holder)
-	if r.code != exitComplete || !strings.Contains(r.stderr, "which cannot write into it") {
-		t.Errorf("restore while nobody holds root's DEST: exit %d, stderr %q; want 0 and a warning", r.code, r.stderr)
+	out := restoreJSONOf(t, r)
+	if r.code != exitComplete || !strings.Contains(r.stderr, "which cannot write into it") ||
+		len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0].Reason, "which cannot write into it") {
+		t.Errorf("restore while nobody holds root's DEST: exit %d, stderr %q, warnings %+v; want 0 and a warning in both", r.code, r.stderr, out.Warnings)
 	}
 	assertContent(t, filepath.Join(f.dest, "app/a"), "archived a\n")
 
