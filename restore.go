@@ -40,7 +40,8 @@ setgid bits only with --same-permissions; extended attributes with --xattrs.`
 
 const restoreExitCodes = `0 restored, 1 refused or failed (unsafe names, conflicts, unreadable or damaged
 archive; damaged entries and those it cannot read are never written), 2 usage, 3 some
-entries could not be written (each listed; the rest were), 130 interrupted.`
+entries could not be written (each listed; the rest were), 4 another restore is writing into
+DEST (nothing written), 130 interrupted.`
 
 type restoreConfig struct {
 	force, json, quiet bool
@@ -56,7 +57,8 @@ type restoreConfig struct {
 	archive, dest      string
 	unreachable        error // DEST as the kernel cannot reach it: the restore's error
 	s3                 *s3Flags
-	ids                *seal.Identities // --identity: decrypt an encrypted archive
+	ids                *seal.Identities  // --identity: decrypt an encrypted archive
+	lock               *restore.DestLock // DEST's, held from before the plan reads it until the restore ends
 }
 
 // restoreStatus is how a restore ended, as --json prints it; it decides the exit code.
@@ -68,6 +70,8 @@ const (
 	restoreRefused     restoreStatus = "refused"
 	restoreFailed      restoreStatus = "failed"
 	restoreInterrupted restoreStatus = "interrupted"
+	// restoreLocked: another restore is writing into DEST (its lock, restore.DestLock).
+	restoreLocked restoreStatus = "locked"
 	// restoreUsage: the archive cannot be read as asked (encrypted, and no --identity).
 	restoreUsage restoreStatus = "usage"
 )
@@ -82,6 +86,8 @@ func (s restoreStatus) exitCode() int {
 		return exitInterrupted
 	case restoreUsage:
 		return exitUsage
+	case restoreLocked:
+		return exitLocked
 	}
 	return exitFailed
 }
@@ -205,7 +211,14 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	if cfg.jsonLines {
 		cfg.events = report.NewEvents(stdout, "restore")
 	}
-	restoreInto(ctx, cfg, out, stderr)
+	if lockDest(&cfg, out, stderr) {
+		defer cfg.lock.Release()
+		restoreInto(ctx, cfg, out, stderr)
+		if ignored := cfg.lock.Ignored; ignored != nil {
+			// Said on stderr when the lock was taken; --json and --json-lines keep it too.
+			out.Warnings = append(out.Warnings, archive.Problem{Reason: ignored.Error()})
+		}
+	}
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
 		outputCut(stderr, "restore", "--json-lines", err)
 	}
@@ -215,6 +228,32 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 		}
 	}
 	return out.Status.exitCode()
+}
+
+// lockDest takes DEST's lock (restore.LockDest) into cfg.lock, before the archive is read:
+// a restore that is to be refused is refused at once. It reports false, the refusal in out
+// and on stderr, when another restore holds it or it cannot be taken. A DEST the kernel
+// cannot reach is not locked: the restore fails on it.
+func lockDest(cfg *restoreConfig, out *restoreJSON, stderr io.Writer) bool {
+	if cfg.unreachable != nil {
+		return true
+	}
+	lock, err := restore.LockDest(cfg.dest)
+	var busy *restore.BusyError
+	switch {
+	case errors.As(err, &busy):
+		out.Status, out.Error = restoreLocked, busy.Error()
+	case err != nil:
+		out.fail(err)
+	default:
+		if lock.Ignored != nil {
+			sayf(stderr, "warning: %s: %v\n", format.QuoteName(cfg.dest), lock.Ignored)
+		}
+		cfg.lock = lock
+		return true
+	}
+	sayf(stderr, "backup restore: %s\n", out.Error)
+	return false
 }
 
 // restoreInto opens the archive, plans and runs the restore, recording the outcome in out
@@ -308,6 +347,7 @@ func (cfg restoreConfig) options() restore.Options {
 	opts := cfg.owners
 	opts.Force, opts.NoUndo, opts.SkipSymlinks = cfg.force, cfg.noUndo, cfg.symlinks == "skip"
 	opts.SetMarker = backupset.MarkerAt
+	opts.Lock = cfg.lock
 	if cfg.include != nil {
 		opts.Include = func(name string, isDir bool) bool {
 			_, matched := cfg.include.Match(name, isDir)

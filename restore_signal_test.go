@@ -126,13 +126,33 @@ func TestRestoreKilledBeforeJournalHeader(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a": {content: "old\n"}})
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=flock",
-		"-e", "inject=flock:signal=SIGKILL:when=1", binary, "restore", "--force", "--no-undo", arch, dest)
-	if out, err := cmd.CombinedOutput(); err == nil {
-		t.Fatalf("the restore was not killed:\n%s", out)
+	// Each write is held on entry: the journal's header is its first, and the restore is
+	// killed while the journal is there, empty. (strace counts calls by thread, so the
+	// journal's flock cannot be told from DEST's lock, taken first, by its count.)
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=write",
+		"-e", "inject=write:delay_enter=3000000", binary, "restore", "-q", "--force", "--no-undo", arch, dest)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	journals, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal"))
+	t.Cleanup(func() { killGroup(cmd) })
+	var journals []string
+	for range 3000 {
+		journals, _ = filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal"))
+		if len(journals) == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if len(journals) != 1 {
+		t.Fatalf("journals %q, want one", journals)
+	}
+	if info, err := os.Stat(journals[0]); err != nil || info.Size() != 0 {
+		t.Fatalf("journal %v, %v: want it empty", info, err)
+	}
+	signalChild(t, cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(cmd)
+	if journals, _ := filepath.Glob(filepath.Join(dest, ".backup-restore-*.journal")); len(journals) != 1 {
 		t.Fatalf("journals %q after the kill, want one", journals)
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "--force", "--no-undo", arch, dest), exitComplete)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -156,8 +157,19 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 	c.cfg.sources, c.pick.names = engine.Pick(cfg.dest, plan.Replaces())
 	c.pick.created, c.pick.replaced = plan.Creates(), plan.ReplacedWith()
 	c.cfg.output = freeName(dir, beforeStateName(cfg.dest), now)
+	// The before-state reads DEST by its path, the plan and Run the folder locked: both
+	// must be the same folder, before the reading and after it.
+	if err := cfg.lock.Moved(); err != nil {
+		return nil, err
+	}
 	rc, err := c.run(ctx, stderr)
 	out := c.paths()
+	if err == nil {
+		if err = cfg.lock.Moved(); err != nil {
+			os.Remove(out.archive) // of another folder than the one the restore writes into
+			os.Remove(out.receipt)
+		}
+	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -67,8 +67,13 @@ var errNotBeneath = errors.New("is a symlink or not a directory")
 // errMoved is the cause when a folder this restore opened is no longer at its name.
 var errMoved = errors.New("was moved or replaced during the restore")
 
-func openDestTree(dest string, mkdirMode func(string) uint32) (*destTree, error) {
-	fd, err := eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// openDestTree opens dest, or takes a descriptor of its own of the folder lock holds when it
+// holds one: the folder locked, whatever dest's path leads to now.
+func openDestTree(dest string, mkdirMode func(string) uint32, lock *DestLock) (*destTree, error) {
+	fd, err := lock.dup()
+	if err == nil && fd < 0 {
+		fd, err = eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", format.QuoteName(dest), err)
 	}

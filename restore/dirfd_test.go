@@ -16,7 +16,7 @@ func openTestTree(t *testing.T, name string) (tree *destTree, dir, dest string) 
 	if err := os.MkdirAll(filepath.Join(dest, name), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := openDestTree(dest, func(string) uint32 { return 0o755 })
+	tree, err := openDestTree(dest, func(string) uint32 { return 0o755 }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

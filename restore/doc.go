@@ -30,6 +30,10 @@
 //     always: it only restricts); extended attributes
 //     with Options.Xattrs; folders get their mode and mtime last, deepest first.
 //
+// LockDest takes an exclusive flock on DEST's own folder descriptor, through which
+// NewPlan reads and Run writes (Options.Lock): two restores into one folder, by whatever
+// path, never interleave; the second gets a *BusyError before it reads anything.
+//
 // A restore that may be undone leaves a before-state: an archive of what it replaces
 // (Plan.Replaces), whose manifest lists what it creates (Plan.Creates), written by the
 // caller before Run. Restoring that archive puts back the one and removes the other, each

@@ -50,6 +50,9 @@ type Options struct {
 	// lock, so NewPlan fails with a *SetFolderError when a folder of DEST the restore would
 	// pass through is one. Nil: no folder is checked.
 	SetMarker func(dfd int) string
+	// Lock, when it holds DEST's descriptor (LockDest), is the folder NewPlan reads and Run
+	// writes into, whatever DEST's path leads to by then; nil: DEST is opened by its path.
+	Lock *DestLock
 }
 
 // Plan is a restore checked against the archive and the destination before
@@ -166,7 +169,14 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		existing: map[string]destState{}, through: map[string]bool{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: eintr.Linkat,
 		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, kept: map[string]bool{}, handles: map[string]string{}, ctx: ctx}
-	if info, err := os.Stat(dest); err == nil && !info.IsDir() {
+	if opts.Lock != nil && opts.Lock.fd >= 0 {
+		// The folder locked is the one read, as it is the one Run writes into.
+		var err error
+		if p.tree, err = openDestTree(dest, nil, opts.Lock); err != nil {
+			return nil, err
+		}
+		defer func() { p.tree.close(); p.tree = nil }()
+	} else if info, err := os.Stat(dest); err == nil && !info.IsDir() {
 		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -175,7 +185,7 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	} else {
 		// What the plan reads of the destination, it reads relative to folder descriptors
 		// opened without following a link, as Run writes: never through a swapped folder.
-		if p.tree, err = openDestTree(dest, nil); err != nil {
+		if p.tree, err = openDestTree(dest, nil, nil); err != nil {
 			return nil, err
 		}
 		defer func() { p.tree.close(); p.tree = nil }()

@@ -62,11 +62,13 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
 	}
-	if err := os.MkdirAll(p.Dest, 0o755); err != nil {
+	if lock := p.opts.Lock; lock != nil && lock.fd >= 0 {
+		lock.used.Store(true) // what it made is DEST now, kept as a restore keeps it
+	} else if err := os.MkdirAll(p.Dest, 0o755); err != nil {
 		return nil, danglingDest(p.Dest, err)
 	}
 	p.umask = currentUmask()
-	t, err := openDestTree(p.Dest, p.mkdirMode)
+	t, err := openDestTree(p.Dest, p.mkdirMode, p.opts.Lock)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func TestForkedTreesAgreeOnFolders(t *testing.T) {
 			if err := os.Mkdir(dest, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			root, err := openDestTree(dest, func(string) uint32 { return 0o755 })
+			root, err := openDestTree(dest, func(string) uint32 { return 0o755 }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,236 @@
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"backup/eintr"
+	"backup/format"
+)
+
+// DestLock is an exclusive flock on the destination folder's own descriptor: one restore
+// into a folder at a time, whatever path names it (a symlink to it, DEST/., a bind mount),
+// so that no restore records another's files as its own in its before-state. Nothing is
+// created in DEST for it, and the kernel releases it when the process ends, killed or not.
+// The plan reads DEST, and Run writes into it, through this descriptor (Options.Lock): a
+// folder renamed away and another made at DEST's path is not the one this restore writes
+// into, and another restore may lock that one.
+type DestLock struct {
+	dest string
+	fd   int // DEST's descriptor; -1 when it could not be opened (the plan says why)
+	// made lists the folders LockDest made (DEST and the missing folders above it),
+	// deepest first: removed again, while empty, when Run never ran.
+	made []string
+	used atomic.Bool
+	// Unlocked is why the file system refused a flock on the folder (EOPNOTSUPP, ENOLCK,
+	// EINVAL, EBADF); nil when the lock is held. The restore goes on without it, as before.
+	Unlocked error
+	// Ignored, when not nil, says that the lock was held by a process that cannot write
+	// into DEST (see readerHolds): the restore goes on without it, and says so.
+	Ignored error
+}
+
+// BusyError is LockDest's error when another process holds DEST's lock.
+type BusyError struct{ Dest string }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s: another restore is writing into it; try again when it ends", format.QuoteName(e.Dest))
+}
+
+// flockUnsupported are the errors of a file system that cannot flock a folder.
+var flockUnsupported = []error{unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL, unix.EBADF}
+
+// LockDest makes dest when missing, opens it as the plan does (a symlink given as dest is
+// followed) and takes its flock without waiting: a *BusyError when another process holds
+// it. A dest that cannot be made or opened as a folder is not locked and no error: the plan
+// or Run fails on it as before, saying why. Release must be called once the restore ends.
+func LockDest(dest string) (*DestLock, error) {
+	l := &DestLock{dest: dest, fd: -1}
+	made, err := mkdirs(dest)
+	if err != nil {
+		return l, nil
+	}
+	l.made = made
+	fd, err := eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		l.Release()
+		return &DestLock{dest: dest, fd: -1}, nil
+	}
+	l.fd = fd
+	err = eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.EWOULDBLOCK):
+		if ignored := readerHolds(fd); ignored != nil {
+			l.Unlocked, l.Ignored = ignored, ignored
+			break
+		}
+		unix.Close(fd) // what it made, if anything, the holder now writes into
+		return nil, &BusyError{Dest: dest}
+	case isAny(err, flockUnsupported):
+		l.Unlocked = err
+	default:
+		l.Release()
+		return nil, fmt.Errorf("%s: cannot lock it: %w", format.QuoteName(dest), err)
+	}
+	return l, nil
+}
+
+func isAny(err error, errs []error) bool {
+	for _, e := range errs {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// mkdirs makes dest and the missing folders above it, returning those it made, deepest
+// first.
+func mkdirs(dest string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(dest); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return nil, err
+	}
+	return missing, nil
+}
+
+// dup returns a descriptor of the locked folder of its own (close-on-exec), or -1 when l
+// holds none.
+func (l *DestLock) dup() (int, error) {
+	if l == nil || l.fd < 0 {
+		return -1, nil
+	}
+	return unix.FcntlInt(uintptr(l.fd), unix.F_DUPFD_CLOEXEC, 0)
+}
+
+// Release ends the lock. The folders LockDest made are removed again, while empty, when
+// no Run wrote into them: a restore refused or failed before writing leaves nothing made.
+// They are removed before the lock is given up, DEST only while its path still leads to
+// the folder locked.
+func (l *DestLock) Release() {
+	if l == nil {
+		return
+	}
+	if !l.used.Load() && len(l.made) > 0 && l.stillAtPath() {
+		for _, dir := range l.made {
+			if unix.Rmdir(dir) != nil {
+				break
+			}
+		}
+	}
+	l.made = nil
+	if l.fd >= 0 {
+		unix.Close(l.fd)
+		l.fd = -1
+	}
+}
+
+// errDestMoved is Moved's cause.
+var errDestMoved = errors.New("was moved or replaced while the restore held it")
+
+// Moved fails when DEST's path no longer leads to the folder locked (renamed away, another
+// made in its place): what reads DEST by its path (the before-state) would read another
+// folder than the one the plan read and Run writes into. Nil without a descriptor.
+func (l *DestLock) Moved() error {
+	if l == nil || l.fd < 0 {
+		return nil
+	}
+	var held, at unix.Stat_t
+	if err := unix.Fstat(l.fd, &held); err != nil {
+		return fmt.Errorf("%s: %w", format.QuoteName(l.dest), err)
+	}
+	if err := unix.Stat(l.dest, &at); err != nil || held.Dev != at.Dev || held.Ino != at.Ino {
+		return fmt.Errorf("%s %w", format.QuoteName(l.dest), errDestMoved)
+	}
+	return nil
+}
+
+func (l *DestLock) stillAtPath() bool {
+	if l.fd < 0 {
+		return true // nothing opened: what was made is empty or not ours to remove
+	}
+	var held, at unix.Stat_t
+	if unix.Fstat(l.fd, &held) != nil || unix.Lstat(l.dest, &at) != nil {
+		return false
+	}
+	return held.Dev == at.Dev && held.Ino == at.Ino
+}
+
+// readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
+// who may read a folder may open and flock it, and one who cannot write into it (not root,
+// not its owner, the folder not group- or world-writable) would otherwise refuse every
+// restore into it for as long as he liked. Nil when the holder may write there, or is not
+// known (/proc unreadable): its lock is respected.
+func readerHolds(fd int) error {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
+		return nil
+	}
+	pid := flockHolder(&st)
+	if pid <= 0 {
+		return nil
+	}
+	uid, ok := procEUID(pid)
+	if !ok || uid == 0 || uid == st.Uid {
+		return nil
+	}
+	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pid, uid)
+}
+
+// flockHolder returns the pid /proc/locks lists as holding a flock on the inode of st; 0
+// when none is found.
+func flockHolder(st *unix.Stat_t) int {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// The kernel prints the device as "%02x:%02x" and the inode in decimal.
+	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
+			pid, err := strconv.Atoi(fields[4])
+			if err == nil {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// procEUID is the effective uid of process pid, from /proc/PID/status.
+func procEUID(pid int) (uint32, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) < 2 {
+				return 0, false
+			}
+			uid, err := strconv.ParseUint(fields[1], 10, 32)
+			return uint32(uid), err == nil
+		}
+	}
+	return 0, false
+}
