@@ -209,7 +209,7 @@ func TestRestorePlanInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "read(") && returned(c) })
 	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
 	sent := time.Now()
 	cmd.Wait()
@@ -250,7 +250,7 @@ func TestRestoreUndoInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "read(") && returned(c) })
 	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
 	sent := time.Now()
 	cmd.Wait()
