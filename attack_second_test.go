@@ -35,7 +35,9 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `renameat2(`) && strings.Contains(l, `, "b.txt"`) })
+	waitForCall(t, log, func(c string) bool {
+		return strings.Contains(c, `renameat2(`) && strings.Contains(c, `, "b.txt"`) && !returned(c)
+	})
 	// The user saves work at b.txt by rename (first version).
 	save := func(content string) {
 		tmp := filepath.Join(sub, ".b.txt.swp")
@@ -186,9 +188,9 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	waitForLine(t, log, func(l string) bool {
-		if strings.Contains(l, `renameat2(`) && strings.Contains(l, `, "b.txt"`) {
-			fmt.Sscan(l, &pid)
+	waitForCall(t, log, func(c string) bool {
+		if strings.Contains(c, `renameat2(`) && strings.Contains(c, `, "b.txt"`) && !returned(c) {
+			fmt.Sscan(c, &pid)
 			return true
 		}
 		return false

@@ -405,7 +405,7 @@ func linkSwap(t *testing.T, temp bool) {
 		if i := strings.Index(c, `".a.txt.restore-`); temp && i >= 0 {
 			name = strings.SplitN(c[i+1:], `"`, 2)[0]
 		}
-		return strings.Contains(c, call+`(`) && strings.Contains(c, `"a.txt"`) && (returned(c) || temp)
+		return strings.Contains(c, call+`(`) && strings.Contains(c, `"a.txt"`) && returned(c) != temp
 	})
 	swap := exec.Command("sh", "-c", `cd "$1" && mv "$2" .old && printf 'EVIL\n' > "$2"`, "swap", filepath.Join(dest, "app"), name)
 	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}

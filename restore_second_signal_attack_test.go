@@ -39,7 +39,9 @@ func TestAttackRestoreSecondSignalHidesUndo(t *testing.T) {
 	log := filepath.Join(dir, "strace.log")
 	cmd, stderr := startIn(t, dir, "strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app"), "-e", "trace=renameat2",
 		"-e", "inject=renameat2:delay_enter=3000000:when=2", binary, "restore", "-j1", "--force", "--json", "--undo-dir", dir, arch, dest)
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2") && strings.Contains(l, ".f2.") })
+	waitForCall(t, log, func(c string) bool {
+		return strings.Contains(c, "renameat2") && strings.Contains(c, ".f2.") && !returned(c)
+	})
 	child := tracee(t, cmd.Process.Pid)
 	for range 2 {
 		if err := syscall.Kill(child, syscall.SIGINT); err != nil {
@@ -90,7 +92,9 @@ func TestAttackRestoreInterruptedJSONSaysContextCanceled(t *testing.T) {
 	log := filepath.Join(dir, "strace.log")
 	cmd, stderr := startIn(t, dir, "strace", "-f", "-qq", "-o", log, "-P", filepath.Join(dest, "app"), "-e", "trace=renameat2",
 		"-e", "inject=renameat2:delay_enter=1500000:when=2", binary, "restore", "-j1", "--force", "--json", "--undo-dir", dir, arch, dest)
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2") && strings.Contains(l, ".f2.") })
+	waitForCall(t, log, func(c string) bool {
+		return strings.Contains(c, "renameat2") && strings.Contains(c, ".f2.") && !returned(c)
+	})
 	if err := syscall.Kill(tracee(t, cmd.Process.Pid), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

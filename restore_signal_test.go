@@ -46,7 +46,9 @@ func TestRestoreInterruptedSaysUndo(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitForLine(t, log, func(l string) bool { return strings.Count(l, "rename") > 0 && strings.Contains(l, ".f4.") })
+			waitForCall(t, log, func(c string) bool {
+				return strings.Contains(c, "rename") && strings.Contains(c, ".f4.") && !returned(c)
+			})
 			signalChild(t, cmd.Process.Pid, sig)
 			err := cmd.Wait()
 			var exit *exec.ExitError

@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
@@ -130,26 +129,6 @@ func createSwapping(t *testing.T, dir, folder, name string, swap func()) result 
 // holds it after, its line whole, "= RESULT (DELAYED)", and the entry may show first. To act
 // while a call is held on entry, wait for it !returned; to act once it is made (delay_exit,
 // or its result checked), wait for it returned. Never for a bare name: it matches the entry.
-
-// waitForLine waits until a line of the file at path satisfies match.
-func waitForLine(t *testing.T, path string, match func(string) bool) {
-	t.Helper()
-	for range 3000 {
-		if f, err := os.Open(path); err == nil {
-			s := bufio.NewScanner(f)
-			for s.Scan() {
-				if match(s.Text()) {
-					f.Close()
-					return
-				}
-			}
-			f.Close()
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	data, _ := os.ReadFile(path)
-	t.Fatalf("no matching line in %s:\n%s", path, data)
-}
 
 // waitForCall waits until a call of the strace -f log at path, whole as straceCalls joins
 // it (the last, unended, too), satisfies match: a call cut by another thread's event has its
