@@ -39,8 +39,8 @@ func TestAttackUndoRemovesFileReplacedAfterItsCheck(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool {
-		return (strings.Contains(l, `unlinkat(`) || strings.Contains(l, `renameat2(`)) && strings.Contains(l, `, "b.txt"`)
+	waitForCall(t, log, func(c string) bool {
+		return (strings.Contains(c, `unlinkat(`) || strings.Contains(c, `renameat2(`)) && strings.Contains(c, `, "b.txt"`) && !returned(c)
 	})
 	// The user saves new work at app/sub/b.txt (by rename, as editors do).
 	tmp := filepath.Join(sub, ".b.txt.swp")

@@ -35,7 +35,9 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, `renameat2(`) && strings.Contains(l, `, "b.txt"`) })
+	waitForCall(t, log, func(c string) bool {
+		return strings.Contains(c, `renameat2(`) && strings.Contains(c, `, "b.txt"`) && !returned(c)
+	})
 	// The user saves work at b.txt by rename (first version).
 	save := func(content string) {
 		tmp := filepath.Join(sub, ".b.txt.swp")
@@ -48,14 +50,13 @@ func TestAttackUndoStrandedUserFileRemoved(t *testing.T) {
 	}
 	save("the user's first version\n")
 	// The held move takes it to the temp name; then the user saves again.
-	for i := 0; ; i++ {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Lstat(b); errors.Is(err, os.ErrNotExist) {
 			break
 		}
-		if i > 300 {
+		if time.Now().After(deadline) {
 			t.Fatal("the undo's move never took b.txt")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	save("the user's second version\n")
 	err := cmd.Wait()
@@ -186,9 +187,9 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	waitForLine(t, log, func(l string) bool {
-		if strings.Contains(l, `renameat2(`) && strings.Contains(l, `, "b.txt"`) {
-			fmt.Sscan(l, &pid)
+	waitForCall(t, log, func(c string) bool {
+		if strings.Contains(c, `renameat2(`) && strings.Contains(c, `, "b.txt"`) && !returned(c) {
+			fmt.Sscan(c, &pid)
 			return true
 		}
 		return false
@@ -203,14 +204,13 @@ func TestAttackUndoKilledAfterMovingUserFileSweepRemovesIt(t *testing.T) {
 	if err := os.Rename(tmp, b); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; ; i++ {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Lstat(b); errors.Is(err, os.ErrNotExist) {
 			break
 		}
-		if i > 400 {
+		if time.Now().After(deadline) {
 			t.Fatal("the undo's move never took b.txt")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	syscall.Kill(pid, syscall.SIGKILL) // the undo, held by strace after its move
 	cmd.Wait()

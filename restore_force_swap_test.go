@@ -90,7 +90,7 @@ func forceRestoreHeld(t *testing.T, dir, arch, dest string, swap func()) (int, s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "renameat") && !returned(c) })
 	swap()
 	err := cmd.Wait()
 	var exit *exec.ExitError

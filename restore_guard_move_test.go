@@ -49,7 +49,7 @@ func TestAttackMovedBeforeWatchUnnoticed(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := regexp.MustCompile(`openat\(\d+, "d1", O_RDONLY\|O_NOFOLLOW\|O_CLOEXEC\|O_DIRECTORY\) = \d+`)
-	waitForLine(t, log, opened.MatchString)
+	waitForCall(t, log, opened.MatchString)
 	if err := os.Rename(filepath.Join(dest, "app/d1"), moved); err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ exec "$BIN" restore --jobs 1 "$ARCH" "$DEST"`
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat2(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "renameat2(") && returned(c) })
 	if err := os.Rename(filepath.Join(dest, "app/d1"), moved); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ echo $$ > "$PIDFILE"; exec strace -f -o "$LOG" -e trace=linkat -e inject=linkat:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "linkat(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "linkat(") && returned(c) })
 	pid, err := os.ReadFile(pidfile)
 	if err != nil {
 		t.Fatal(err)

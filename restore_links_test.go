@@ -400,11 +400,12 @@ func linkSwap(t *testing.T, temp bool) {
 		t.Fatal(err)
 	}
 	name := "a.txt"
-	waitForLine(t, log, func(l string) bool {
-		if i := strings.Index(l, `".a.txt.restore-`); temp && i >= 0 {
-			name = strings.SplitN(l[i+1:], `"`, 2)[0]
+	// The rename held on entry (temp), the link held after it is made.
+	waitForCall(t, log, func(c string) bool {
+		if i := strings.Index(c, `".a.txt.restore-`); temp && i >= 0 {
+			name = strings.SplitN(c[i+1:], `"`, 2)[0]
 		}
-		return strings.Contains(l, call+`(`) && strings.Contains(l, `"a.txt"`)
+		return strings.Contains(c, call+`(`) && strings.Contains(c, `"a.txt"`) && returned(c) != temp
 	})
 	swap := exec.Command("sh", "-c", `cd "$1" && mv "$2" .old && printf 'EVIL\n' > "$2"`, "swap", filepath.Join(dest, "app"), name)
 	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}

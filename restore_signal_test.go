@@ -46,7 +46,9 @@ func TestRestoreInterruptedSaysUndo(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitForLine(t, log, func(l string) bool { return strings.Count(l, "rename") > 0 && strings.Contains(l, ".f4.") })
+			waitForCall(t, log, func(c string) bool {
+				return strings.Contains(c, "rename") && strings.Contains(c, ".f4.") && !returned(c)
+			})
 			signalChild(t, cmd.Process.Pid, sig)
 			err := cmd.Wait()
 			var exit *exec.ExitError
@@ -229,7 +231,7 @@ func TestRestorePlanInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "read(") && returned(c) })
 	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
 	sent := time.Now()
 	cmd.Wait()
@@ -270,7 +272,7 @@ func TestRestoreUndoInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "read(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "read(") && returned(c) })
 	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
 	sent := time.Now()
 	cmd.Wait()

@@ -83,7 +83,7 @@ func restoreSwapping(t *testing.T, dir, arch, dest string, swap func()) (int, st
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "linkat(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "linkat(") && returned(c) })
 	swap()
 	err := cmd.Wait()
 	var exit *exec.ExitError
@@ -119,7 +119,7 @@ func TestRestorePlanReadsNothingThroughALink(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "newfstatat(") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "newfstatat(") && returned(c) })
 	if err := os.Rename(filepath.Join(dest, "app"), filepath.Join(dir, "app.real")); err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +171,9 @@ func TestAttackSymlinkTempSwappedGetsOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tmp string
-	waitForLine(t, log, func(l string) bool {
-		if i := strings.Index(l, `".l.restore-`); i >= 0 {
-			tmp = strings.SplitN(l[i+1:], `"`, 2)[0]
+	waitForCall(t, log, func(c string) bool {
+		if i := strings.Index(c, `".l.restore-`); i >= 0 && returned(c) {
+			tmp = strings.SplitN(c[i+1:], `"`, 2)[0]
 			return true
 		}
 		return false

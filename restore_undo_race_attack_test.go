@@ -43,7 +43,7 @@ func TestAttackUndoRevertsFileTheRestoreLeft(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "renameat") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "renameat") && !returned(c) })
 	writeFile(t, filepath.Join(dest, "app/.c.swp"), "the user's new c\n")
 	if err := os.Rename(filepath.Join(dest, "app/.c.swp"), filepath.Join(dest, "app/c")); err != nil {
 		t.Fatal(err)

@@ -147,8 +147,8 @@ func TestAttackUnnamedSwappedAfterLinkReportedRestored(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool {
-		return (strings.Contains(l, "linkat(") || strings.Contains(l, "renameat2(")) && strings.Contains(l, `"a"`)
+	waitForCall(t, log, func(c string) bool {
+		return (strings.Contains(c, "linkat(") || strings.Contains(c, "renameat2(")) && strings.Contains(c, `"a"`) && returned(c)
 	})
 	swap := exec.Command("sh", "-c", `cd "$1" && mv a .old && printf 'EVIL\n' > a`, "swap", filepath.Join(dest, "app/pub"))
 	swap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}

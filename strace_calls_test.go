@@ -21,3 +21,21 @@ func TestStraceCalls(t *testing.T) {
 		t.Errorf("straceCalls:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestStraceCallsReturned: a call is returned once its result is written (whole, joined
+// again, padded to strace's column); its entry alone, cut or unended, is not.
+func TestStraceCallsReturned(t *testing.T) {
+	log := "12 renameat2(AT_FDCWD, \"a\", AT_FDCWD, \"b\", 0 <unfinished ...>\n" +
+		"13 read(3, \"hi\\n\", 131072)           = 3 (DELAYED)\n" +
+		"12 <... renameat2 resumed>)             = 0\n" +
+		"14 linkat(AT_FDCWD, \"x\", AT_FDCWD, \"y\", 0 <unfinished ...>\n" + // held on entry
+		"15 newfstatat(AT_FDCWD</tmp>, \"/tmp/t\", " // held on entry, nothing written since
+	want := []bool{true, true, false, false}
+	var got []bool
+	for _, c := range straceCalls(log) {
+		got = append(got, returned(c))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("returned of %q: %v, want %v", straceCalls(log), got, want)
+	}
+}

@@ -251,7 +251,7 @@ func TestVerifyInterruptedJobs(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLine(t, log, func(l string) bool { return strings.Contains(l, "pread64") })
+	waitForCall(t, log, func(c string) bool { return strings.Contains(c, "pread64") && !returned(c) })
 	start := time.Now()
 	signalChild(t, cmd.Process.Pid, syscall.SIGINT)
 	err := cmd.Wait()

@@ -106,7 +106,7 @@ func runHeldInjects(t *testing.T, dir string, injects, traced []string, held fun
 		t.Fatal(err)
 	}
 	for i, f := range during {
-		waitForCount(t, log, held, i+1)
+		waitForCount(t, log, heldAt(strings.Join(injects, ","), held), i+1)
 		f()
 	}
 	_ = cmd.Wait()

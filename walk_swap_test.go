@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,7 +112,7 @@ func createSwapping(t *testing.T, dir, folder, name string, swap func()) result 
 	// before the stat itself (CI saw the walk find the symlink, complete, exit 0).
 	waitForCall(t, log, func(call string) bool {
 		return strings.Contains(call, "newfstatat(") && (strings.Contains(call, byPath) || strings.Contains(call, relative)) &&
-			strings.Contains(call, ") = ")
+			returned(call)
 	})
 	swap()
 	err := cmd.Wait()
@@ -123,31 +123,18 @@ func createSwapping(t *testing.T, dir, folder, name string, swap func()) result 
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// waitForLine waits until a line of the file at path satisfies match. It is how the test
-// learns that the traced process is held in the syscall strace delays: strace writes the
-// line before the delay.
-func waitForLine(t *testing.T, path string, match func(string) bool) {
-	t.Helper()
-	for range 3000 {
-		if f, err := os.Open(path); err == nil {
-			s := bufio.NewScanner(f)
-			for s.Scan() {
-				if match(s.Text()) {
-					f.Close()
-					return
-				}
-			}
-			f.Close()
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	data, _ := os.ReadFile(path)
-	t.Fatalf("no matching line in %s:\n%s", path, data)
-}
+// Which moment to wait for in an strace -f log (strace 6.1, tried here): on a call's entry
+// strace writes "PID call(args" unended; delay_enter holds the call there, before the kernel
+// runs it (" <unfinished ...>" ends the line if another thread writes meanwhile); delay_exit
+// holds it after, its line whole, "= RESULT (DELAYED)", and the entry may show first. To act
+// while a call is held on entry, wait for it !returned; to act once it is made (delay_exit,
+// or its result checked), wait for it returned. Never for a bare name: it matches the entry.
 
-// waitForCall is waitForLine for the calls of an strace -f log, each whole as straceCalls
-// joins it: a call cut by another thread's event has its result only once its resumed half
-// is written.
+// waitForCall waits until a call of the strace -f log at path, whole as straceCalls joins
+// it (the last, unended, too), satisfies match: a call cut by another thread's event has its
+// result only once its resumed half is written. Matched on !returned, a call held on entry
+// that returned before the wait looked is not seen: the wait times out rather than let the
+// test act too late.
 func waitForCall(t *testing.T, path string, match func(call string) bool) {
 	t.Helper()
 	for range 3000 {
@@ -874,7 +861,7 @@ func runHeldEach(t *testing.T, dir, inject string, traced []string, held func(st
 		t.Fatal(err)
 	}
 	for i, f := range during {
-		waitForCount(t, log, held, i+1)
+		waitForCount(t, log, heldAt(inject, held), i+1)
 		f()
 	}
 	err := cmd.Wait()
@@ -883,6 +870,16 @@ func runHeldEach(t *testing.T, dir, inject string, traced []string, held func(st
 		t.Fatal(err)
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// heldAt is held for the calls inject holds: a call held on exit only once the kernel ran
+// it (strace writes its entry before, and a change then comes before the call). A call
+// held on entry is counted from its entry on.
+func heldAt(inject string, held func(string) bool) func(string) bool {
+	if !strings.Contains(inject, "delay_exit") || strings.Contains(inject, "delay_enter") {
+		return held
+	}
+	return func(call string) bool { return held(call) && returned(call) }
 }
 
 // waitForCount waits until n calls strace logged in the file at path satisfy match.
@@ -904,6 +901,14 @@ func waitForCount(t *testing.T, path string, match func(string) bool, n int) {
 	data, _ := os.ReadFile(path)
 	t.Fatalf("fewer than %d matching lines in %s:\n%s", n, path, data)
 }
+
+// returned reports whether a call of straceCalls has its result, written only once the
+// kernel ran it (strace pads a short call to column 40: `read(3, "hi", 8)      = 2`).
+func returned(call string) bool {
+	return resultRE.MatchString(call)
+}
+
+var resultRE = regexp.MustCompile(`\) +=`)
 
 // straceCalls is the calls of a log strace -f wrote, one a line: a call that another
 // thread's call cut ("12 pread64(7</a/db>,  <unfinished ...>", later "12 <... pread64
