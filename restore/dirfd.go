@@ -255,7 +255,7 @@ func (t *destTree) extends(kept int, parts []string) bool {
 // climb opens again the folder of parts, a folder above the one the chain opened last
 // whose chain entries from the kept-th on may be closed, through ".." from the nearest
 // open one below it, each folder on the way checked to be the one first opened there: the
-// folders' times are set deepest first, and walking each path again from the top made a
+// folders' times are set below first (post-order), and walking each path again from the top made a
 // tree N folders deep take N squared over two opens. It reports false, leaving the chain
 // as it was found open, where parts is not on the chain or a folder is not the one
 // recorded. Asked only while the moveGuard reports that no folder can have moved.

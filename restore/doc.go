@@ -28,7 +28,7 @@
 //     again, or left as copies with a warning. As root, owners are restored; setuid, setgid
 //     and sticky bits only with Options.SamePermissions and the owner (a folder's sticky bit
 //     always: it only restricts); extended attributes
-//     with Options.Xattrs; folders get their mode and mtime last, deepest first.
+//     with Options.Xattrs; folders get their mode and mtime last, each after all below it.
 //
 // LockDest takes an exclusive flock on DEST's own folder descriptor, through which
 // NewPlan reads and Run writes (Options.Lock): two restores into one folder, by whatever
