@@ -177,43 +177,80 @@ func (l *DestLock) stillAtPath() bool {
 // readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
 // who may read a folder may open and flock it, and one who cannot write into it (not root,
 // not its owner, the folder not group- or world-writable) would otherwise refuse every
-// restore into it for as long as he liked. Nil when the holder may write there, or is not
-// known (/proc unreadable): its lock is respected.
+// restore into it for as long as he liked. Nil when a holder may write there, or is not
+// known (/proc unreadable, none found): its lock is respected.
 func readerHolds(fd int) error {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
 		return nil
 	}
-	pid := flockHolder(&st)
-	if pid <= 0 {
+	pids := flockHolders(&st)
+	if len(pids) == 0 {
 		return nil
 	}
-	uid, ok := procEUID(pid)
-	if !ok || uid == 0 || uid == st.Uid {
-		return nil
+	var uid uint32
+	for _, pid := range pids {
+		u, ok := procEUID(pid)
+		if !ok || u == 0 || u == st.Uid {
+			return nil
+		}
+		uid = u
 	}
-	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pid, uid)
+	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pids[0], uid)
 }
 
-// flockHolder returns the pid /proc/locks lists as holding a flock on the inode of st; 0
-// when none is found.
-func flockHolder(st *unix.Stat_t) int {
-	data, err := os.ReadFile("/proc/locks")
+// flockHolders returns the processes that hold a flock on the inode of st: those with a
+// descriptor of the locked open file, whose fdinfo lists the lock. A flock belongs to the
+// open file, not to the process that took it, and /proc/locks names only that one: flock(1)
+// run on a shell's descriptor takes it and exits, and the shell, or any process the
+// descriptor was inherited by or passed to, holds it on under a pid /proc/locks does not
+// give. None when /proc cannot be read.
+func flockHolders(st *unix.Stat_t) []int {
+	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
 	// The kernel prints the device as "%02x:%02x" and the inode in decimal.
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
-			pid, err := strconv.Atoi(fields[4])
-			if err == nil {
-				return pid
+	self := os.Getpid()
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or a kernel thread
+		}
+		for _, f := range fds {
+			if holdsFlock(filepath.Join(dir, f.Name()), id) {
+				pids = append(pids, pid)
+				break
 			}
 		}
 	}
-	return 0
+	return pids
+}
+
+// holdsFlock reports whether the fdinfo file at path lists a flock on the inode id.
+func holdsFlock(path, id string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "lock:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // procEUID is the effective uid of process pid, from /proc/PID/status.
