@@ -55,10 +55,11 @@ var flockUnsupported = []error{unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL, unix.E
 func LockDest(dest string) (*DestLock, error) {
 	l := &DestLock{dest: dest, fd: -1}
 	made, err := mkdirs(dest)
-	if err != nil {
-		return l, nil
-	}
 	l.made = made
+	if err != nil {
+		l.Release() // the folders made before the one that failed
+		return &DestLock{dest: dest, fd: -1}, nil
+	}
 	fd, err := eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		l.Release()
@@ -94,7 +95,9 @@ func isAny(err error, errs []error) bool {
 }
 
 // mkdirs makes dest and the missing folders above it, returning those it made, deepest
-// first.
+// first. Each is made by a mkdir of its own and counted only when that mkdir made it: a
+// folder another made after it was found missing (EEXIST) is not this restore's, and
+// Release must not remove it.
 func mkdirs(dest string) ([]string, error) {
 	var missing []string
 	for p := filepath.Clean(dest); ; p = filepath.Dir(p) {
@@ -106,10 +109,21 @@ func mkdirs(dest string) ([]string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return nil, err
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err == nil {
+			made = append([]string{missing[i]}, made...)
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return made, err
+		}
 	}
-	return missing, nil
+	if err := os.MkdirAll(dest, 0o755); err != nil { // a folder made by another as a file, a symlink
+		return made, err
+	}
+	return made, nil
 }
 
 // dup returns a descriptor of the locked folder of its own (close-on-exec), or -1 when l
