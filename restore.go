@@ -214,9 +214,10 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	if lockDest(&cfg, out, stderr) {
 		defer cfg.lock.Release()
 		restoreInto(ctx, cfg, out, stderr)
-		if ignored := cfg.lock.Ignored; ignored != nil {
+		// A DEST the kernel cannot reach (cfg.unreachable) took no lock: cfg.lock is nil.
+		if cfg.lock != nil && cfg.lock.Ignored != nil {
 			// Said on stderr when the lock was taken; --json and --json-lines keep it too.
-			out.Warnings = append(out.Warnings, archive.Problem{Reason: ignored.Error()})
+			out.Warnings = append(out.Warnings, archive.Problem{Reason: cfg.lock.Ignored.Error()})
 		}
 	}
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {

@@ -55,10 +55,11 @@ var flockUnsupported = []error{unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL, unix.E
 func LockDest(dest string) (*DestLock, error) {
 	l := &DestLock{dest: dest, fd: -1}
 	made, err := mkdirs(dest)
-	if err != nil {
-		return l, nil
-	}
 	l.made = made
+	if err != nil {
+		l.Release() // the folders made before the one that failed
+		return &DestLock{dest: dest, fd: -1}, nil
+	}
 	fd, err := eintr.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		l.Release()
@@ -94,7 +95,9 @@ func isAny(err error, errs []error) bool {
 }
 
 // mkdirs makes dest and the missing folders above it, returning those it made, deepest
-// first.
+// first. Each is made by a mkdir of its own and counted only when that mkdir made it: a
+// folder another made after it was found missing (EEXIST) is not this restore's, and
+// Release must not remove it.
 func mkdirs(dest string) ([]string, error) {
 	var missing []string
 	for p := filepath.Clean(dest); ; p = filepath.Dir(p) {
@@ -106,10 +109,21 @@ func mkdirs(dest string) ([]string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return nil, err
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err == nil {
+			made = append([]string{missing[i]}, made...)
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return made, err
+		}
 	}
-	return missing, nil
+	if err := os.MkdirAll(dest, 0o755); err != nil { // a folder made by another as a file, a symlink
+		return made, err
+	}
+	return made, nil
 }
 
 // dup returns a descriptor of the locked folder of its own (close-on-exec), or -1 when l
@@ -177,43 +191,80 @@ func (l *DestLock) stillAtPath() bool {
 // readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
 // who may read a folder may open and flock it, and one who cannot write into it (not root,
 // not its owner, the folder not group- or world-writable) would otherwise refuse every
-// restore into it for as long as he liked. Nil when the holder may write there, or is not
-// known (/proc unreadable): its lock is respected.
+// restore into it for as long as he liked. Nil when a holder may write there, or is not
+// known (/proc unreadable, none found): its lock is respected.
 func readerHolds(fd int) error {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
 		return nil
 	}
-	pid := flockHolder(&st)
-	if pid <= 0 {
+	pids := flockHolders(&st)
+	if len(pids) == 0 {
 		return nil
 	}
-	uid, ok := procEUID(pid)
-	if !ok || uid == 0 || uid == st.Uid {
-		return nil
+	var uid uint32
+	for _, pid := range pids {
+		u, ok := procEUID(pid)
+		if !ok || u == 0 || u == st.Uid {
+			return nil
+		}
+		uid = u
 	}
-	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pid, uid)
+	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pids[0], uid)
 }
 
-// flockHolder returns the pid /proc/locks lists as holding a flock on the inode of st; 0
-// when none is found.
-func flockHolder(st *unix.Stat_t) int {
-	data, err := os.ReadFile("/proc/locks")
+// flockHolders returns the processes that hold a flock on the inode of st: those with a
+// descriptor of the locked open file, whose fdinfo lists the lock. A flock belongs to the
+// open file, not to the process that took it, and /proc/locks names only that one: flock(1)
+// run on a shell's descriptor takes it and exits, and the shell, or any process the
+// descriptor was inherited by or passed to, holds it on under a pid /proc/locks does not
+// give. None when /proc cannot be read.
+func flockHolders(st *unix.Stat_t) []int {
+	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
 	// The kernel prints the device as "%02x:%02x" and the inode in decimal.
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
-			pid, err := strconv.Atoi(fields[4])
-			if err == nil {
-				return pid
+	self := os.Getpid()
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or a kernel thread
+		}
+		for _, f := range fds {
+			if holdsFlock(filepath.Join(dir, f.Name()), id) {
+				pids = append(pids, pid)
+				break
 			}
 		}
 	}
-	return 0
+	return pids
+}
+
+// holdsFlock reports whether the fdinfo file at path lists a flock on the inode id.
+func holdsFlock(path, id string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "lock:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) >= 6 && fields[1] == "FLOCK" && fields[5] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // procEUID is the effective uid of process pid, from /proc/PID/status.

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAttackRestoreLockTakerGoneReaderHolds: a flock belongs to the open file, not to the
+// process that took it, and /proc/locks names only the taker. nobody opened root's DEST in a
+// shell (exec 9<DEST), took the lock with flock(1) on that descriptor (flock exits at once)
+// and kept the shell running: the pid /proc/locks gave was dead, its uid unknown, and the
+// lock was respected: every restore into root's DEST exited 4 for as long as he liked. The
+// holders are the processes with the locked file open (their fdinfo lists the lock); all of
+// them nobody, the lock is ignored with the warning, as for a lock nobody took himself.
+func TestAttackRestoreLockTakerGoneReaderHolds(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	mustTool(t, "setpriv")
+	f := newLockFixture(t)
+	if err := os.Chmod(f.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(f.dest, &st); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		"sh", "-c", `exec 9<"$1" && flock -n 9 && exec sleep 60`, "sh", f.dest)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer killGroup(cmd)
+	waitForFlock(t, st.Ino)
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
+	if r.code != exitComplete || !strings.Contains(r.stderr, "which cannot write into it") {
+		t.Errorf("restore while nobody's shell holds the lock flock(1) took: exit %d, stderr %q; want 0 and the warning", r.code, r.stderr)
+	}
+	assertContent(t, filepath.Join(f.dest, "app/a"), "archived a\n")
+}
+
+// TestAttackRestoreLockIgnoredTwoRestoresInterleave: nobody holds root's DEST's flock (a
+// reader's, ignored with the warning) and two restores into DEST run at once: each ignored
+// the lock and went on, and nothing else kept them apart, so the original defect came back
+// at nobody's will (the loser's before-state claiming the winner's files). Correct: a
+// reader's lock is ignored, but a real restore running in DEST still refuses the second,
+// exit 4.
+func TestAttackRestoreLockIgnoredTwoRestoresInterleave(t *testing.T) {
+	t.Skip("known: a reader's lock, ignored, leaves restores into DEST no lock at all; a second lock only root and DEST's owner can take (no file in DEST, none a reader can squat) is a design change")
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	mustTool(t, "setpriv")
+	mustTool(t, "strace")
+	f := newLockFixture(t)
+	if err := os.Chmod(f.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(f.dest, &st); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-s", f.dest, "sleep", "60")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer killGroup(holder)
+	waitForFlock(t, st.Ino)
+
+	log := filepath.Join(f.dir, "strace.log")
+	first := exec.Command("strace", "-f", "-o", log, "-e", "trace=flock",
+		"-e", "inject=flock:delay_exit=3000000:when=1", binary, "restore", "--force", "--no-undo", f.arch, f.dest)
+	first.Dir = f.dir
+	first.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer killGroup(first)
+	waitForCall(t, log, func(call string) bool { return strings.Contains(call, "flock(") })
+	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
+	first.Wait()
+	if r.code != exitLocked || first.ProcessState.ExitCode() != exitComplete {
+		t.Errorf("two restores into DEST while nobody holds its flock: first exit %d, second exit %d, stderr %q; want 0 and 4",
+			first.ProcessState.ExitCode(), r.code, r.stderr)
+	}
+}
