@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/eintr"
 	"backup/engine"
 	"backup/format"
 	"backup/pathcheck"
@@ -166,8 +166,8 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 	out := c.paths()
 	if err == nil {
 		if err = cfg.lock.Moved(); err != nil {
-			os.Remove(out.archive) // of another folder than the one the restore writes into
-			os.Remove(out.receipt)
+			eintr.Remove(out.archive) // of another folder than the one the restore writes into
+			eintr.Remove(out.receipt)
 		}
 	}
 	switch {

@@ -168,10 +168,10 @@ func (l *DestLock) Moved() error {
 		return nil
 	}
 	var held, at unix.Stat_t
-	if err := unix.Fstat(l.fd, &held); err != nil {
+	if err := eintr.Fstat(l.fd, &held); err != nil {
 		return fmt.Errorf("%s: %w", format.QuoteName(l.dest), err)
 	}
-	if err := unix.Stat(l.dest, &at); err != nil || held.Dev != at.Dev || held.Ino != at.Ino {
+	if err := eintr.Fstatat(unix.AT_FDCWD, l.dest, &at, 0); err != nil || held.Dev != at.Dev || held.Ino != at.Ino {
 		return fmt.Errorf("%s %w", format.QuoteName(l.dest), errDestMoved)
 	}
 	return nil
@@ -182,7 +182,7 @@ func (l *DestLock) stillAtPath() bool {
 		return true // nothing opened: what was made is empty or not ours to remove
 	}
 	var held, at unix.Stat_t
-	if unix.Fstat(l.fd, &held) != nil || unix.Lstat(l.dest, &at) != nil {
+	if eintr.Fstat(l.fd, &held) != nil || eintr.Lstat(l.dest, &at) != nil {
 		return false
 	}
 	return held.Dev == at.Dev && held.Ino == at.Ino
@@ -195,7 +195,7 @@ func (l *DestLock) stillAtPath() bool {
 // known (/proc unreadable, none found): its lock is respected.
 func readerHolds(fd int) error {
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
+	if eintr.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
 		return nil
 	}
 	pids := flockHolders(&st)
