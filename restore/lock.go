@@ -167,11 +167,11 @@ func (l *DestLock) Moved() error {
 	if l == nil || l.fd < 0 {
 		return nil
 	}
-	var held, at unix.Stat_t
-	if err := eintr.Fstat(l.fd, &held); err != nil {
+	at, err := l.atPath(0)
+	switch {
+	case err != nil:
 		return fmt.Errorf("%s: %w", format.QuoteName(l.dest), err)
-	}
-	if err := eintr.Fstatat(unix.AT_FDCWD, l.dest, &at, 0); err != nil || held.Dev != at.Dev || held.Ino != at.Ino {
+	case !at:
 		return fmt.Errorf("%s %w", format.QuoteName(l.dest), errDestMoved)
 	}
 	return nil
@@ -181,11 +181,18 @@ func (l *DestLock) stillAtPath() bool {
 	if l.fd < 0 {
 		return true // nothing opened: what was made is empty or not ours to remove
 	}
+	at, err := l.atPath(unix.AT_SYMLINK_NOFOLLOW)
+	return err == nil && at
+}
+
+// atPath reports whether DEST's path (followed as flags say) leads to the folder held; the
+// error is the held descriptor's.
+func (l *DestLock) atPath(flags int) (bool, error) {
 	var held, at unix.Stat_t
-	if eintr.Fstat(l.fd, &held) != nil || eintr.Lstat(l.dest, &at) != nil {
-		return false
+	if err := eintr.Fstat(l.fd, &held); err != nil {
+		return false, err
 	}
-	return held.Dev == at.Dev && held.Ino == at.Ino
+	return eintr.Fstatat(unix.AT_FDCWD, l.dest, &at, flags) == nil && idOf(&held) == idOf(&at), nil
 }
 
 // readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
