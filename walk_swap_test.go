@@ -918,7 +918,9 @@ func straceCalls(log string) []string {
 	var calls []string
 	open := map[string]int{} // the pid of a call cut short, and its line in calls
 	for _, l := range strings.Split(log, "\n") {
+		// strace pads a pid to 5 columns: "3804  call(", "12345 call(".
 		pid, rest, _ := strings.Cut(l, " ")
+		rest = strings.TrimLeft(rest, " ")
 		if head, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
 			open[pid] = len(calls)
 			calls = append(calls, pid+" "+head)
