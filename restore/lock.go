@@ -22,7 +22,8 @@ import (
 // created in DEST for it, and the kernel releases it when the process ends, killed or not.
 // The plan reads DEST, and Run writes into it, through this descriptor (Options.Lock): a
 // folder renamed away and another made at DEST's path is not the one this restore writes
-// into, and another restore may lock that one.
+// into, and another restore may lock that one. A second lock, the user's own (lockUser),
+// keeps the same user's restores apart when DEST's is ignored, held by a mere reader.
 type DestLock struct {
 	dest string
 	fd   int // DEST's descriptor; -1 when it could not be opened (the plan says why)
@@ -30,11 +31,13 @@ type DestLock struct {
 	// deepest first: removed again, while empty, when Run never ran.
 	made []string
 	used atomic.Bool
+	user *userLock // nil when the user has no folder for locks (lockUser)
 	// Unlocked is why the file system refused a flock on the folder (EOPNOTSUPP, ENOLCK,
 	// EINVAL, EBADF); nil when the lock is held. The restore goes on without it, as before.
 	Unlocked error
 	// Ignored, when not nil, says that the lock was held by a process that cannot write
-	// into DEST (see readerHolds): the restore goes on without it, and says so.
+	// into DEST (see readerHolds): the restore goes on without it, under the user's lock
+	// alone when it has one, and says so.
 	Ignored error
 }
 
@@ -49,8 +52,8 @@ func (e *BusyError) Error() string {
 var flockUnsupported = []error{unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL, unix.EBADF}
 
 // LockDest makes dest when missing, opens it as the plan does (a symlink given as dest is
-// followed) and takes its flock without waiting: a *BusyError when another process holds
-// it. A dest that cannot be made or opened as a folder is not locked and no error: the plan
+// followed) and takes its flock, then the user's lock on it, without waiting: a *BusyError
+// when another process holds either. A dest that cannot be made or opened as a folder is not locked and no error: the plan
 // or Run fails on it as before, saying why. Release must be called once the restore ends.
 func LockDest(dest string) (*DestLock, error) {
 	l := &DestLock{dest: dest, fd: -1}
@@ -67,20 +70,27 @@ func LockDest(dest string) (*DestLock, error) {
 	}
 	l.fd = fd
 	err = eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	var reader *lockHolder
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.EWOULDBLOCK):
-		if ignored := readerHolds(fd); ignored != nil {
-			l.Unlocked, l.Ignored = ignored, ignored
-			break
+		if reader = readerHolds(fd); reader == nil {
+			unix.Close(fd) // what it made, if anything, the holder now writes into
+			return nil, &BusyError{Dest: dest}
 		}
-		unix.Close(fd) // what it made, if anything, the holder now writes into
-		return nil, &BusyError{Dest: dest}
 	case isAny(err, flockUnsupported):
 		l.Unlocked = err
 	default:
 		l.Release()
 		return nil, fmt.Errorf("%s: cannot lock it: %w", format.QuoteName(dest), err)
+	}
+	if l.user, err = lockUserOf(fd); err != nil {
+		unix.Close(fd)
+		return nil, &BusyError{Dest: dest}
+	}
+	if reader != nil {
+		l.Ignored = reader.ignored(l.user != nil)
+		l.Unlocked = l.Ignored
 	}
 	return l, nil
 }
@@ -151,6 +161,8 @@ func (l *DestLock) Release() {
 		}
 	}
 	l.made = nil
+	l.user.release()
+	l.user = nil
 	if l.fd >= 0 {
 		unix.Close(l.fd)
 		l.fd = -1
@@ -195,12 +207,12 @@ func (l *DestLock) atPath(flags int) (bool, error) {
 	return eintr.Fstatat(unix.AT_FDCWD, l.dest, &at, flags) == nil && idOf(&held) == idOf(&at), nil
 }
 
-// readerHolds returns why DEST's flock, held by another process, is no restore's: anyone
-// who may read a folder may open and flock it, and one who cannot write into it (not root,
-// not its owner, the folder not group- or world-writable) would otherwise refuse every
-// restore into it for as long as he liked. Nil when a holder may write there, or is not
-// known (/proc unreadable, none found): its lock is respected.
-func readerHolds(fd int) error {
+// readerHolds returns the holder, when DEST's flock, held by another process, is no
+// restore's: anyone who may read a folder may open and flock it, and one who cannot write
+// into it (not root, not its owner, the folder not group- or world-writable) would
+// otherwise refuse every restore into it for as long as he liked. Nil when a holder may
+// write there, or is not known (/proc unreadable, none found): its lock is respected.
+func readerHolds(fd int) *lockHolder {
 	var st unix.Stat_t
 	if eintr.Fstat(fd, &st) != nil || st.Mode&0o022 != 0 {
 		return nil
@@ -217,7 +229,22 @@ func readerHolds(fd int) error {
 		}
 		uid = u
 	}
-	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", pids[0], uid)
+	return &lockHolder{pid: pids[0], uid: uid}
+}
+
+// lockHolder is a process holding DEST's flock that cannot write into DEST.
+type lockHolder struct {
+	pid int
+	uid uint32
+}
+
+// ignored is why the holder's lock was ignored; userLocked when the restore holds its
+// user's lock (lockUser), which still keeps this user's restores apart.
+func (h *lockHolder) ignored(userLocked bool) error {
+	if userLocked {
+		return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: ignored; this user's restores into it are still kept apart", h.pid, h.uid)
+	}
+	return fmt.Errorf("locked by pid %d (uid %d), which cannot write into it: restored without the lock", h.pid, h.uid)
 }
 
 // flockHolders returns the processes that hold a flock on the inode of st: those with a

@@ -1,0 +1,121 @@
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"backup/eintr"
+)
+
+// userLock is a restore's second lock on DEST, one no reader can hold or void: a flock on
+// a file named after DEST's device and inode in a folder only the restoring user may write
+// (root's /run/backup, another user's $XDG_RUNTIME_DIR/backup). DEST's own flock keeps
+// apart restores by different users, but anyone who may read DEST may hold it, and such a
+// lock is ignored (readerHolds); this one still keeps apart the same user's restores then.
+type userLock struct {
+	dir  int // the folder's descriptor
+	name string
+	fd   int
+}
+
+// userLockDir is the folder of the restoring user's locks, "" for a user who has none.
+var userLockDir = func() string {
+	if os.Geteuid() == 0 {
+		return "/run/backup"
+	}
+	if run := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(run) {
+		return filepath.Join(run, "backup")
+	}
+	return ""
+}
+
+// errUserLockBusy is lockUser's error when another restore by this user holds the lock.
+var errUserLockBusy = errors.New("held")
+
+// lockUser takes the user's lock on the folder st describes, without waiting. Nil and no
+// error when the user has no folder for locks that is his alone (missing and cannot be
+// made, or another may write into it): DEST's own flock is then the only one, as before.
+func lockUser(st *unix.Stat_t) (*userLock, error) {
+	dir := openUserLockDir(userLockDir())
+	if dir < 0 {
+		return nil, nil
+	}
+	l := &userLock{dir: dir, name: fmt.Sprintf("restore-%d-%d.lock", st.Dev, st.Ino), fd: -1}
+	// A lock file is removed by the restore that held it as it ends; one opened just
+	// before that removal is locked in vain, so the name is checked to lead to the file
+	// locked, and opened again when it does not.
+	for range 16 {
+		fd, err := eintr.Openat(dir, l.name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			unix.Close(dir)
+			return nil, nil
+		}
+		if err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(fd)
+			unix.Close(dir)
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, errUserLockBusy
+			}
+			return nil, nil
+		}
+		if sameFileAt(dir, l.name, fd) {
+			l.fd = fd
+			return l, nil
+		}
+		unix.Close(fd)
+	}
+	unix.Close(dir)
+	return nil, nil
+}
+
+// openUserLockDir makes and opens the folder of the user's locks: his own and no one
+// else's to write into, or -1.
+func openUserLockDir(path string) int {
+	if path == "" {
+		return -1
+	}
+	if err := eintr.Mkdirat(unix.AT_FDCWD, path, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1
+	}
+	fd, err := eintr.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+// sameFileAt reports whether name in the folder dir is the file open as fd.
+func sameFileAt(dir int, name string, fd int) bool {
+	var held, at unix.Stat_t
+	return eintr.Fstat(fd, &held) == nil &&
+		eintr.Fstatat(dir, name, &at, unix.AT_SYMLINK_NOFOLLOW) == nil && idOf(&held) == idOf(&at)
+}
+
+// release removes the lock file, while still holding it, and gives the lock up.
+func (l *userLock) release() {
+	if l == nil {
+		return
+	}
+	eintr.Unlinkat(l.dir, l.name, 0)
+	unix.Close(l.fd)
+	unix.Close(l.dir)
+}
+
+// lockUserOf takes the user's lock on the folder open as fd: errUserLockBusy when another
+// restore by this user holds it.
+func lockUserOf(fd int) (*userLock, error) {
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil {
+		return nil, nil
+	}
+	return lockUser(&st)
+}

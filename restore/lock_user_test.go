@@ -1,0 +1,131 @@
+package restore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// withUserLockDir makes the user's folder for locks dir for the test.
+func withUserLockDir(t *testing.T, dir string) {
+	old := userLockDir
+	userLockDir = func() string { return dir }
+	t.Cleanup(func() { userLockDir = old })
+}
+
+func statOf(t *testing.T, path string) *unix.Stat_t {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return &st
+}
+
+// TestLockUser: the user's lock on a folder is taken once; a second try is busy until the
+// first is released, which removes its file; a file left by a killed restore is reused.
+func TestLockUser(t *testing.T) {
+	locks := filepath.Join(t.TempDir(), "locks")
+	withUserLockDir(t, locks)
+	st := statOf(t, t.TempDir())
+	first, err := lockUser(st)
+	if err != nil || first == nil {
+		t.Fatalf("lockUser: %v, %v", first, err)
+	}
+	if fi, err := os.Stat(locks); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("folder of locks: %v, %v; want made 0700", fi, err)
+	}
+	if again, err := lockUser(st); !errors.Is(err, errUserLockBusy) {
+		t.Errorf("lockUser while held: %v, %v; want busy", again, err)
+	}
+	first.release()
+	if names, _ := os.ReadDir(locks); len(names) != 0 {
+		t.Errorf("left after release: %v", names)
+	}
+	if err := os.WriteFile(filepath.Join(locks, first.name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, err := lockUser(st)
+	if err != nil || again == nil {
+		t.Fatalf("lockUser over a file left behind: %v, %v", again, err)
+	}
+	again.release()
+}
+
+// TestLockUserFolderNotHisAlone: a folder for locks that another may write into, or that
+// is not a folder of the user's own, is not used: no lock, no error (DEST's flock alone).
+func TestLockUserFolderNotHisAlone(t *testing.T) {
+	st := statOf(t, t.TempDir())
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(base, "own")
+	if err := os.Mkdir(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink("own", link); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{"world-writable": open, "a symlink": link, "none": "", "unmakeable": filepath.Join(base, "missing", "x")}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(base, "other")
+		if err := os.Mkdir(other, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases["another user's"] = other
+	}
+	for name, dir := range cases {
+		withUserLockDir(t, dir)
+		if l, err := lockUser(st); l != nil || err != nil {
+			t.Errorf("%s folder for locks: %v, %v; want no lock", name, l, err)
+			l.release()
+		}
+	}
+}
+
+// TestLockUserNameReplaced: a lock file whose name leads to another file once locked (its
+// holder removed it as it ended, and another restore made a new one) is not the lock.
+func TestLockUserNameReplaced(t *testing.T) {
+	dir := t.TempDir()
+	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dirfd)
+	path := filepath.Join(dir, "l")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if !sameFileAt(dirfd, "l", fd) {
+		t.Fatal("sameFileAt of the file itself: false")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if sameFileAt(dirfd, "l", fd) {
+		t.Error("sameFileAt of a removed name: true")
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if sameFileAt(dirfd, "l", fd) {
+		t.Error("sameFileAt of a name made anew: true")
+	}
+}
