@@ -136,10 +136,15 @@ func mkdirs(dest string) ([]string, error) {
 	return made, nil
 }
 
+// held reports whether l holds DEST's descriptor (the plan reads and Run writes through it).
+func (l *DestLock) held() bool {
+	return l != nil && l.fd >= 0
+}
+
 // dup returns a descriptor of the locked folder of its own (close-on-exec), or -1 when l
 // holds none.
 func (l *DestLock) dup() (int, error) {
-	if l == nil || l.fd < 0 {
+	if !l.held() {
 		return -1, nil
 	}
 	return unix.FcntlInt(uintptr(l.fd), unix.F_DUPFD_CLOEXEC, 0)
@@ -176,7 +181,7 @@ var errDestMoved = errors.New("was moved or replaced while the restore held it")
 // made in its place): what reads DEST by its path (the before-state) would read another
 // folder than the one the plan read and Run writes into. Nil without a descriptor.
 func (l *DestLock) Moved() error {
-	if l == nil || l.fd < 0 {
+	if !l.held() {
 		return nil
 	}
 	at, err := l.atPath(0)

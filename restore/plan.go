@@ -169,23 +169,21 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 		existing: map[string]destState{}, through: map[string]bool{}, present: map[string]bool{},
 		fixDirs: map[string]bool{}, touched: map[string]bool{}, linked: map[int][]string{}, linkat: eintr.Linkat,
 		replaces: map[string]nodeID{}, placed: map[string]nodeID{}, kept: map[string]bool{}, handles: map[string]string{}, ctx: ctx}
-	if opts.Lock != nil && opts.Lock.fd >= 0 {
-		// The folder locked is the one read, as it is the one Run writes into.
-		var err error
-		if p.tree, err = openDestTree(dest, nil, opts.Lock); err != nil {
+	if !opts.Lock.held() {
+		if info, err := os.Stat(dest); err == nil && !info.IsDir() {
+			return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			p.existing[""] = destState{missing: true}
+		} else if err != nil {
 			return nil, err
 		}
-		defer func() { p.tree.close(); p.tree = nil }()
-	} else if info, err := os.Stat(dest); err == nil && !info.IsDir() {
-		return nil, &fs.PathError{Op: "restore", Path: dest, Err: errors.New("not a directory")}
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	} else if err != nil {
-		p.existing[""] = destState{missing: true}
-	} else {
+	}
+	if !p.existing[""].missing {
 		// What the plan reads of the destination, it reads relative to folder descriptors
-		// opened without following a link, as Run writes: never through a swapped folder.
-		if p.tree, err = openDestTree(dest, nil, nil); err != nil {
+		// opened without following a link, as Run writes: never through a swapped folder;
+		// the folder locked, when it is, as it is the one Run writes into.
+		var err error
+		if p.tree, err = openDestTree(dest, nil, opts.Lock); err != nil {
 			return nil, err
 		}
 		defer func() { p.tree.close(); p.tree = nil }()

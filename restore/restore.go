@@ -62,8 +62,8 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	if !p.OK() {
 		return nil, errors.New("restore refused")
 	}
-	if lock := p.opts.Lock; lock != nil && lock.fd >= 0 {
-		lock.used.Store(true) // what it made is DEST now, kept as a restore keeps it
+	if p.opts.Lock.held() {
+		p.opts.Lock.used.Store(true) // what it made is DEST now, kept as a restore keeps it
 	} else if err := os.MkdirAll(p.Dest, 0o755); err != nil {
 		return nil, danglingDest(p.Dest, err)
 	}
