@@ -43,7 +43,10 @@ type activateJSON struct {
 	Archive  string `json:"archive"`
 	Previous string `json:"previous"` // what LATEST named before; "" for none
 	DryRun   bool   `json:"dry_run"`
-	Status   string `json:"status"` // the archive's receipt status
+	Status   string `json:"status"` // the archive's receipt status; "" when activate failed
+	// Error says why activate failed, was refused or did not run (exit 1, 4 or 130);
+	// LATEST was not moved then.
+	Error string `json:"error,omitempty"`
 }
 
 type activateConfig struct {
@@ -111,23 +114,44 @@ func nameInSet(st backupset.Store, arg string) (string, error) {
 	return filepath.Base(abs), nil
 }
 
+// activate activates and prints the outcome: --json whatever ended it (the cause in
+// "error"), else the line of what it did.
 func activate(cfg activateConfig, stdout, stderr io.Writer) int {
+	out, code, err := runActivate(cfg, stderr)
+	out.Archive, out.DryRun = cfg.name, cfg.dryRun
+	out.Dir, out.DirB64 = format.JSONText(cfg.store.Location())
+	switch {
+	case cfg.json:
+		if err != nil {
+			out.Error = err.Error()
+		}
+		if werr := writeJSON(stdout, out); werr != nil {
+			outputCut(stderr, "activate", "--json", werr)
+		}
+	case err == nil:
+		writeActivated(stdout, out)
+	}
+	return code
+}
+
+// runActivate takes the set's lock and activates. It returns what it found and did, the
+// exit code, and what stopped it, which it has printed.
+func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error) {
+	var out activateJSON
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
-			sayf(stderr, "backup activate: %v\n", err)
-			return exitFailed
+			return out, exitFailed, activateFailed(stderr, err)
 		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
 	if f, ok := cfg.store.(backupset.Folder); ok && notASet(ctx, f) {
-		sayf(stderr, "backup activate: not activating %s: %s holds no backup set (no LATEST, no lock file, no backup)\n", cfg.name, f.Dir)
-		return exitFailed
+		return out, exitFailed, activateFailed(stderr, fmt.Errorf("not activating %s: %s holds no backup set (no LATEST, no lock file, no backup)", cfg.name, f.Dir))
 	}
-	lock, code, _ := takeLock(ctx, cfg.store, cfg.wait, "backup activate", stderr, acquireFor(cfg.dryRun))
+	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup activate", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
-		return code
+		return out, code, err
 	}
 	defer releaseSet(lock, "backup activate", stderr)
 	if !cfg.dryRun {
@@ -138,10 +162,11 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 	previous, err := lock.Pointer(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return activateInterrupted(stderr)
+		return out, exitInterrupted, activateInterrupted(stderr)
 	case err != nil:
 		sayf(stderr, "backup activate: %v; activating replaces it\n", err)
 	}
+	out.Previous = previous
 	verify := storeVerifier(ctx, cfg.store, cfg.ids, previous)
 	var e backupset.Entry
 	if cfg.dryRun {
@@ -156,21 +181,18 @@ func activate(cfg activateConfig, stdout, stderr io.Writer) int {
 		// LATEST moved: the activation stands, only its record is missing.
 		sayf(stderr, "backup activate: %v\n", unrecorded)
 	case err != nil && ctx.Err() != nil:
-		return activateInterrupted(stderr)
+		return out, exitInterrupted, activateInterrupted(stderr)
 	case err != nil:
-		sayf(stderr, "backup activate: %s\n", setError(cfg.store.Location(), err))
-		return exitFailed
+		return out, exitFailed, activateFailed(stderr, errors.New(setError(cfg.store.Location(), err)))
 	}
-	out := activateJSON{Archive: cfg.name, Previous: previous, DryRun: cfg.dryRun, Status: string(e.Receipt.Status)}
-	out.Dir, out.DirB64 = format.JSONText(cfg.store.Location())
-	if cfg.json {
-		if err := writeJSON(stdout, out); err != nil {
-			outputCut(stderr, "activate", "--json", err)
-		}
-		return exitComplete
-	}
-	writeActivated(stdout, out)
-	return exitComplete
+	out.Status = string(e.Receipt.Status)
+	return out, exitComplete, nil
+}
+
+// activateFailed says on stderr why activate failed, and returns it.
+func activateFailed(stderr io.Writer, err error) error {
+	sayf(stderr, "backup activate: %v\n", err)
+	return err
 }
 
 // writeActivated prints what activate did, or would do.
@@ -225,9 +247,11 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 	}
 }
 
-// activateInterrupted says that an interrupt stopped activate before LATEST moved; what it
-// cut short would only say "context canceled".
-func activateInterrupted(stderr io.Writer) int {
-	fmt.Fprintln(stderr, "backup activate: interrupted; LATEST not moved")
-	return exitInterrupted
+// errActivateInterrupted is why activate stopped on an interrupt; what it cut short would
+// only say "context canceled".
+var errActivateInterrupted = errors.New("interrupted; LATEST not moved")
+
+// activateInterrupted says that an interrupt stopped activate before LATEST moved.
+func activateInterrupted(stderr io.Writer) error {
+	return activateFailed(stderr, errActivateInterrupted)
 }

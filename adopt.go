@@ -53,6 +53,9 @@ type adoptJSON struct {
 	FromB64   string `json:"from_b64,omitempty"` // its bytes in base64 when it is not UTF-8
 	Already   bool   `json:"already_in_set"`
 	Activated bool   `json:"activated"`
+	// Error says why adopt failed, was refused or did not run (exit 1, 4 or 130); archive
+	// and already_in_set say whether the copy is in the set even so.
+	Error string `json:"error,omitempty"`
 }
 
 type adoptConfig struct {
@@ -104,26 +107,50 @@ func newAdoptCmd() *cobra.Command {
 	return cmd
 }
 
+// adopt adopts and prints the outcome: --json whatever ended it but a usage error (the
+// cause in "error"), else the lines of what it did.
 func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
+	out, code, err := runAdopt(cfg, stderr)
+	switch {
+	case cfg.json && code != exitUsage:
+		out.Dir, out.DirB64 = format.JSONText(cfg.dir)
+		out.From, out.FromB64 = format.JSONText(cfg.archive)
+		if err != nil {
+			out.Error = err.Error()
+		}
+		if werr := writeJSON(stdout, out); werr != nil {
+			outputCut(stderr, "adopt", "--json", werr)
+		}
+	case err == nil:
+		writeAdopted(stdout, out)
+	}
+	return code
+}
+
+// runAdopt checks ARCHIVE, takes the set's lock, copies it in and, with --activate,
+// activates it. It returns what it did, the exit code, and what stopped it, which it has
+// printed.
+func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
+	out := adoptJSON{Dir: cfg.dir, From: cfg.archive}
 	ctx, stop := interruptible()
 	defer stop()
 	a, err := checkAdoptee(ctx, cfg)
-	if isNoIdentity(err) {
-		sayf(stderr, "backup adopt: %v\n", needIdentity(format.QuoteName(cfg.archive)))
-		return exitUsage
-	}
-	if err != nil {
-		return readFailed(ctx, stderr, "adopt", cfg.archive, err)
+	switch {
+	case isNoIdentity(err):
+		return out, exitUsage, adoptFailed(stderr, needIdentity(format.QuoteName(cfg.archive)))
+	case err != nil && ctx.Err() != nil:
+		return out, exitInterrupted, adoptFailed(stderr, errInterrupted)
+	case err != nil:
+		return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s: %w", format.QuoteName(cfg.archive), cause(err)))
 	}
 	defer a.Close()
 	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
-		sayf(stderr, "backup adopt: %v\n", err)
-		return exitFailed
+		return out, exitFailed, adoptFailed(stderr, err)
 	}
 	st := backupset.Folder{Dir: cfg.dir}
-	lock, code := lockSet(ctx, st, cfg.wait, "backup adopt", stderr)
+	lock, code, err := takeLock(ctx, st, cfg.wait, "backup adopt", stderr, backupset.Acquire)
 	if lock == nil {
-		return code
+		return out, code, err
 	}
 	defer releaseSet(lock, "backup adopt", stderr)
 	if _, err := lock.RemoveStale(ctx); err != nil {
@@ -131,16 +158,14 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 	}
 	latest, _ := lock.Pointer(ctx)
 	name, already, err := adoptInto(ctx, lock, a, cfg.ids, latest)
+	out.Archive, out.Already = name, already
 	switch {
 	case ctx.Err() != nil && err != nil:
-		sayf(stderr, "backup adopt: interrupted; %s not adopted\n", cfg.archive)
-		return exitInterrupted
+		return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s not adopted", cfg.archive))
 	case err != nil:
-		sayf(stderr, "backup adopt: %s: %s\n", cfg.archive, setError(cfg.dir, err))
-		return exitFailed
+		return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s: %s", cfg.archive, setError(cfg.dir, err)))
 	case ctx.Err() != nil && cfg.activate:
-		sayf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
-		return exitInterrupted
+		return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
 		// A copy made now was read back against the receipt, whose archive was verified
@@ -157,24 +182,19 @@ func adopt(cfg adoptConfig, stdout, stderr io.Writer) int {
 			// LATEST moved: the activation stands, only its record is missing.
 			sayf(stderr, "backup adopt: %v\n", unrecorded)
 		case err != nil && ctx.Err() != nil:
-			sayf(stderr, "backup adopt: interrupted; %s is in the set as %s, LATEST not moved\n", cfg.archive, name)
-			return exitInterrupted
+			return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
 		case err != nil:
-			sayf(stderr, "backup adopt: %s is in the set as %s, but LATEST was not moved: %s\n", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err))
-			return exitFailed
+			return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s is in the set as %s, but LATEST was not moved: %s", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err)))
 		}
 	}
-	out := adoptJSON{Dir: cfg.dir, Archive: name, From: cfg.archive, Already: already, Activated: cfg.activate}
-	if cfg.json {
-		out.Dir, out.DirB64 = format.JSONText(cfg.dir)
-		out.From, out.FromB64 = format.JSONText(cfg.archive)
-		if err := writeJSON(stdout, out); err != nil {
-			outputCut(stderr, "adopt", "--json", err)
-		}
-		return exitComplete
-	}
-	writeAdopted(stdout, out)
-	return exitComplete
+	out.Activated = cfg.activate
+	return out, exitComplete, nil
+}
+
+// adoptFailed says on stderr why adopt failed, and returns it.
+func adoptFailed(stderr io.Writer, err error) error {
+	sayf(stderr, "backup adopt: %v\n", err)
+	return err
 }
 
 // adoptInto copies a into the set under lock (see backupset.Lock.Adopt), once an encrypted

@@ -158,14 +158,6 @@ func outputCut(stderr io.Writer, cmd, flag string, err error) {
 	sayf(stderr, "backup %s: writing %s to stdout: %v\n", cmd, flag, cause(err))
 }
 
-// lockSet takes the lock of the backup set in dir, waiting up to wait, as create and prune
-// do. On failure it prints one line starting with prefix ("backup", "backup prune") and
-// returns nil and the exit code: 4 locked, 130 interrupted while waiting, 1 anything else.
-func lockSet(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer) (*backupset.Lock, int) {
-	lock, code, _ := takeLock(ctx, st, wait, prefix, stderr, backupset.Acquire)
-	return lock, code
-}
-
 // acquireFor is how a command takes a set's lock: a dry run reads a set it cannot lock.
 func acquireFor(dryRun bool) func(context.Context, backupset.Store, time.Duration) (*backupset.Lock, error) {
 	if dryRun {
@@ -174,8 +166,11 @@ func acquireFor(dryRun bool) func(context.Context, backupset.Store, time.Duratio
 	return backupset.Acquire
 }
 
-// takeLock is lockSet, and also returns why the lock was not taken, for a receipt that
-// reports it. acquire takes it: backupset.Acquire, or for a dry run AcquireForDryRun.
+// takeLock takes the lock of the backup set st, waiting up to wait; acquire takes it:
+// backupset.Acquire, or for a dry run AcquireForDryRun. On failure it prints one line
+// starting with prefix ("backup", "backup prune") and returns nil, the exit code (4 locked,
+// 130 interrupted while waiting, 1 anything else) and why, for a receipt or a --json that
+// reports it.
 func takeLock(ctx context.Context, st backupset.Store, wait time.Duration, prefix string, stderr io.Writer,
 	acquire func(context.Context, backupset.Store, time.Duration) (*backupset.Lock, error)) (*backupset.Lock, int, error) {
 	lock, err := acquire(ctx, st, wait)
