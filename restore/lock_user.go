@@ -100,12 +100,16 @@ func sameFileAt(dir int, name string, fd int) bool {
 		eintr.Fstatat(dir, name, &at, unix.AT_SYMLINK_NOFOLLOW) == nil && idOf(&held) == idOf(&at)
 }
 
-// release removes the lock file, while still holding it, and gives the lock up.
+// release removes the lock file, while still holding it, and gives the lock up. Only while
+// its name still leads to the file held: one removed or renamed meanwhile (by hand, by a
+// cleaner of /run) left the name to another restore's new file, which that restore holds.
 func (l *userLock) release() {
 	if l == nil {
 		return
 	}
-	eintr.Unlinkat(l.dir, l.name, 0)
+	if sameFileAt(l.dir, l.name, l.fd) {
+		eintr.Unlinkat(l.dir, l.name, 0)
+	}
 	unix.Close(l.fd)
 	unix.Close(l.dir)
 }

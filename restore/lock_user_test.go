@@ -129,3 +129,34 @@ func TestLockUserNameReplaced(t *testing.T) {
 		t.Error("sameFileAt of a name made anew: true")
 	}
 }
+
+// TestAttackLockUserReleaseRemovesAnothersFile: a lock file removed or renamed while its
+// restore held it (rm by hand, a cleaner of /run) lets a second restore make a new one and
+// lock it; the first, as it ended, removed that second restore's file by its name, and a
+// third restore then made a third file and ran alongside the second. Release removes the
+// name only while it still leads to the file it holds.
+func TestAttackLockUserReleaseRemovesAnothersFile(t *testing.T) {
+	locks := filepath.Join(t.TempDir(), "locks")
+	withUserLockDir(t, locks)
+	st := statOf(t, t.TempDir())
+	first, err := lockUser(st)
+	if err != nil || first == nil {
+		t.Fatalf("lockUser: %v, %v", first, err)
+	}
+	if err := os.Rename(filepath.Join(locks, first.name), filepath.Join(locks, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	second, err := lockUser(st)
+	if err != nil || second == nil {
+		t.Fatalf("lockUser once the first's file was moved: %v, %v", second, err)
+	}
+	defer second.release()
+	first.release()
+	if third, err := lockUser(st); !errors.Is(err, errUserLockBusy) {
+		third.release()
+		t.Errorf("lockUser while the second holds it, after the first ended: %v, %v; want busy", third, err)
+	}
+	if _, err := os.Lstat(filepath.Join(locks, "moved")); err != nil {
+		t.Errorf("the first's own file, moved: %v; want left where it was moved (not its name)", err)
+	}
+}
