@@ -15,14 +15,12 @@ import (
 // lock and no error, and two restores by the same user into one DEST both go on: with a
 // reader holding DEST's flock, which both ignore, they interleave, the very voiding the
 // user's lock is for (the warning says "restored without the lock"). Right: the second is
-// refused, without refusing restores when no one else runs. Skipped: a lock that needs no
-// new inode (an OFD byte-range lock per DEST in one file, or the folder's own flock as a
-// fallback) is a change of design, not a small fix.
+// refused, without refusing restores when no one else runs: a restore that cannot make its
+// file holds the folder of locks alone, and every restore holds it shared.
 func TestAttackLockUserFolderFull(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}
-	t.Skip("known: a full file system under the user's folder for locks leaves the user's restores without their lock")
 	mnt := t.TempDir()
 	if err := unix.Mount("none", mnt, "tmpfs", 0, "size=64k,nr_inodes=3,mode=0755"); err != nil {
 		t.Fatal(err)
@@ -40,12 +38,22 @@ func TestAttackLockUserFolderFull(t *testing.T) {
 	withUserLockDir(t, locks)
 	st := statOf(t, t.TempDir())
 	first, err := lockUser(st)
-	if err != nil {
-		t.Fatalf("first lockUser on a full folder: %v; want no refusal", err)
+	if err != nil || first == nil {
+		t.Fatalf("first lockUser on a full folder: %v, %v; want a lock", first, err)
 	}
-	defer first.release()
 	if second, err := lockUser(st); !errors.Is(err, errUserLockBusy) {
 		second.release()
 		t.Errorf("second lockUser on a full folder while the first runs: %v, %v; want busy", second, err)
 	}
+	other := statOf(t, t.TempDir())
+	if third, err := lockUser(other); !errors.Is(err, errUserLockBusy) {
+		third.release()
+		t.Errorf("lockUser into another folder on a full folder while the first runs: %v, %v; want busy", third, err)
+	}
+	first.release()
+	again, err := lockUser(st)
+	if err != nil || again == nil {
+		t.Fatalf("lockUser on a full folder once the first ended: %v, %v; want a lock", again, err)
+	}
+	again.release()
 }

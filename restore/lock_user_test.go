@@ -55,7 +55,7 @@ func TestLockUser(t *testing.T) {
 	again.release()
 }
 
-// TestLockUserFolderNotHisAlone: a folder for locks that another may write into, or that
+// TestLockUserFolderNotHisAlone: a folder for locks that another may write into or open, or that
 // is not a folder of the user's own, is not used: no lock, no error (DEST's flock alone).
 func TestLockUserFolderNotHisAlone(t *testing.T) {
 	st := statOf(t, t.TempDir())
@@ -71,11 +71,18 @@ func TestLockUserFolderNotHisAlone(t *testing.T) {
 	if err := os.Mkdir(own, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	readable := filepath.Join(base, "readable") // anyone may open it, and flock it
+	if err := os.Mkdir(readable, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(readable, 0o744); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(base, "link")
 	if err := os.Symlink("own", link); err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string]string{"world-writable": open, "a symlink": link, "none": "", "unmakeable": filepath.Join(base, "missing", "x")}
+	cases := map[string]string{"world-writable": open, "world-readable": readable, "a symlink": link, "none": "", "unmakeable": filepath.Join(base, "missing", "x")}
 	if os.Geteuid() == 0 {
 		other := filepath.Join(base, "other")
 		if err := os.Mkdir(other, 0o700); err != nil {
