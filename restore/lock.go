@@ -85,7 +85,10 @@ func LockDest(dest string) (*DestLock, error) {
 		return nil, fmt.Errorf("%s: cannot lock it: %w", format.QuoteName(dest), err)
 	}
 	if l.user, err = lockUserOf(fd); err != nil {
-		unix.Close(fd)
+		// The user's other restore holds DEST (and made nothing we made), or, its folder
+		// of locks full, holds that folder alone while it writes elsewhere: what this one
+		// made, no one writes into.
+		l.Release()
 		return nil, &BusyError{Dest: dest}
 	}
 	if reader != nil {

@@ -21,20 +21,7 @@ func TestAttackLockUserFolderFull(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}
-	mnt := t.TempDir()
-	if err := unix.Mount("none", mnt, "tmpfs", 0, "size=64k,nr_inodes=3,mode=0755"); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Unmount(mnt, unix.MNT_DETACH)
-	locks := filepath.Join(mnt, "backup")
-	if err := os.Mkdir(locks, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ { // take every inode left
-		if err := os.WriteFile(filepath.Join(mnt, "fill"+string(rune('a'+i))), nil, 0o644); err != nil {
-			break
-		}
-	}
+	locks := fullLockDir(t)
 	withUserLockDir(t, locks)
 	st := statOf(t, t.TempDir())
 	first, err := lockUser(st)
@@ -56,4 +43,49 @@ func TestAttackLockUserFolderFull(t *testing.T) {
 		t.Fatalf("lockUser on a full folder once the first ended: %v, %v; want a lock", again, err)
 	}
 	again.release()
+}
+
+// fullLockDir is a folder for locks, the user's alone, on a file system with no inode left.
+func fullLockDir(t *testing.T) string {
+	t.Helper()
+	mnt := t.TempDir()
+	if err := unix.Mount("none", mnt, "tmpfs", 0, "size=64k,nr_inodes=3,mode=0755"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	locks := filepath.Join(mnt, "backup")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ { // take every inode left
+		if err := os.WriteFile(filepath.Join(mnt, "fill"+string(rune('a'+i))), nil, 0o644); err != nil {
+			break
+		}
+	}
+	return locks
+}
+
+// TestAttackLockDestFullFolderRefusedLeavesDest: a restore into a missing DEST, refused by
+// the user's lock (another of his restores holds the full folder of locks alone), left the
+// DEST it had made, empty: a refused restore leaves nothing made.
+func TestAttackLockDestFullFolderRefusedLeavesDest(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	withUserLockDir(t, fullLockDir(t))
+	first, err := lockUser(statOf(t, t.TempDir()))
+	if err != nil || first == nil {
+		t.Fatalf("lockUser on a full folder: %v, %v; want a lock", first, err)
+	}
+	defer first.release()
+	dest := filepath.Join(t.TempDir(), "new", "dest")
+	l, err := LockDest(dest)
+	var busy *BusyError
+	if !errors.As(err, &busy) {
+		l.Release()
+		t.Fatalf("LockDest while the folder of locks is held alone: %v; want busy", err)
+	}
+	if _, err := os.Lstat(filepath.Dir(dest)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the refusal %s: %v; want removed again", filepath.Dir(dest), err)
+	}
 }
