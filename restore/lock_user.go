@@ -111,11 +111,24 @@ func openUserLockDir(path string) int {
 		return -1
 	}
 	var st unix.Stat_t
-	if eintr.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o066 != 0 {
+	if eintr.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o066 != 0 || !safeParent(fd) {
 		unix.Close(fd)
 		return -1
 	}
 	return fd
+}
+
+// safeParent reports whether the folder open as fd is where it is for good: its parent is
+// root's or the user's, and no one else may rename what is in it (not writable by others,
+// or sticky as /tmp is). Another's parent ($XDG_RUNTIME_DIR set to a shared folder) could
+// move the folder away while a restore holds a lock in it, and the user's next restore
+// would make a new one, without that lock, and run alongside.
+func safeParent(fd int) bool {
+	var st unix.Stat_t
+	if eintr.Fstatat(fd, "..", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	return (st.Uid == 0 || st.Uid == uint32(os.Geteuid())) && (st.Mode&0o022 == 0 || st.Mode&unix.S_ISVTX != 0)
 }
 
 // sameFileAt reports whether name in the folder dir is the file open as fd.

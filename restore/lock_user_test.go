@@ -167,3 +167,50 @@ func TestAttackLockUserReleaseRemovesAnothersFile(t *testing.T) {
 		t.Errorf("the first's own file, moved: %v; want left where it was moved (not its name)", err)
 	}
 }
+
+// TestAttackLockUserFolderInAnothersFolder: $XDG_RUNTIME_DIR set to a folder another user
+// owns (a shared or mistyped path): the folder for locks made in it was the user's own,
+// 0700, and used, but its parent's owner may rename it away while a restore holds a lock
+// in it, and the user's next restore makes a new one, with no lock in it, and runs
+// alongside. A folder for locks is used only when its parent is root's or the user's, and
+// others may not rename what is in it (not writable by them, or sticky as /tmp is).
+func TestAttackLockUserFolderInAnothersFolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a folder to another user")
+	}
+	parent := filepath.Join(t.TempDir(), "theirs")
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(parent, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(t.TempDir(), "open") // root's, but anyone may rename in it
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	st := statOf(t, t.TempDir())
+	for _, dir := range []string{parent, open} {
+		withUserLockDir(t, filepath.Join(dir, "backup"))
+		if l, err := lockUser(st); l != nil || err != nil {
+			l.release()
+			t.Errorf("folder for locks in %s (mode %o): %v, %v; want no lock", dir, statOf(t, dir).Mode, l, err)
+		}
+	}
+	sticky := filepath.Join(t.TempDir(), "sticky") // as /tmp: others cannot rename ours
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	withUserLockDir(t, filepath.Join(sticky, "backup"))
+	l, err := lockUser(st)
+	if l == nil || err != nil {
+		t.Errorf("folder for locks in a sticky folder: %v, %v; want a lock", l, err)
+	}
+	l.release()
+}
