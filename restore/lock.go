@@ -42,9 +42,18 @@ type DestLock struct {
 }
 
 // BusyError is LockDest's error when another process holds DEST's lock.
-type BusyError struct{ Dest string }
+type BusyError struct {
+	Dest string
+	// Full, when not "", is the user's folder of locks, full and held by another restore of
+	// his that may write elsewhere: restores run one at a time until it has room.
+	Full string
+}
 
 func (e *BusyError) Error() string {
+	if e.Full != "" {
+		return fmt.Sprintf("%s: another restore is running and %s is full, so restores run one at a time; try again when it ends",
+			format.QuoteName(e.Dest), format.QuoteName(e.Full))
+	}
 	return fmt.Sprintf("%s: another restore is writing into it; try again when it ends", format.QuoteName(e.Dest))
 }
 
@@ -89,7 +98,11 @@ func LockDest(dest string) (*DestLock, error) {
 		// of locks full, holds that folder alone while it writes elsewhere: what this one
 		// made, no one writes into.
 		l.Release()
-		return nil, &BusyError{Dest: dest}
+		busy := &BusyError{Dest: dest}
+		if full := (*folderBusyError)(nil); errors.As(err, &full) {
+			busy.Full = full.dir
+		}
+		return nil, busy
 	}
 	if reader != nil {
 		l.Ignored = reader.ignored(l.user != nil)

@@ -17,7 +17,8 @@ import (
 // apart restores by different users, but anyone who may read DEST may hold it, and such a
 // lock is ignored (readerHolds); this one still keeps apart the same user's restores then.
 type userLock struct {
-	dir  int // the folder's descriptor
+	dir  int    // the folder's descriptor
+	path string // the folder's path, for messages
 	name string
 	fd   int
 }
@@ -36,6 +37,13 @@ var userLockDir = func() string {
 // errUserLockBusy is lockUser's error when another restore by this user holds the lock.
 var errUserLockBusy = errors.New("held")
 
+// folderBusyError is lockUser's errUserLockBusy when the folder of locks, its file system
+// full, is held alone (holdFolder): the other restore may write into another DEST.
+type folderBusyError struct{ dir string }
+
+func (e *folderBusyError) Error() string { return e.dir + " is full" }
+func (e *folderBusyError) Unwrap() error { return errUserLockBusy }
+
 // lockUser takes the user's lock on the folder st describes, without waiting. Nil and no
 // error when the user has no folder for locks that is his alone (missing and cannot be
 // made, or another may open it): DEST's own flock is then the only one, as before.
@@ -46,15 +54,16 @@ var errUserLockBusy = errors.New("held")
 // user's restores into one DEST unlocked. That one refuses, and is refused by, the user's
 // restores into other folders while it runs: only while the file system is full.
 func lockUser(st *unix.Stat_t) (*userLock, error) {
-	dir := openUserLockDir(userLockDir())
+	path := userLockDir()
+	dir := openUserLockDir(path)
 	if dir < 0 {
 		return nil, nil
 	}
-	l := &userLock{dir: dir, name: fmt.Sprintf("restore-%d-%d.lock", st.Dev, st.Ino), fd: -1}
+	l := &userLock{dir: dir, path: path, name: fmt.Sprintf("restore-%d-%d.lock", st.Dev, st.Ino), fd: -1}
 	if err := eintr.Flock(dir, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		unix.Close(dir)
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, errUserLockBusy
+			return nil, &folderBusyError{dir: path}
 		}
 		return nil, nil
 	}
@@ -92,7 +101,7 @@ func (l *userLock) holdFolder() (*userLock, error) {
 	}
 	unix.Close(l.dir)
 	if errors.Is(err, unix.EWOULDBLOCK) {
-		return nil, errUserLockBusy
+		return nil, &folderBusyError{dir: l.path}
 	}
 	return nil, nil
 }

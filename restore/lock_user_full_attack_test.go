@@ -89,3 +89,28 @@ func TestAttackLockDestFullFolderRefusedLeavesDest(t *testing.T) {
 		t.Errorf("after the refusal %s: %v; want removed again", filepath.Dir(dest), err)
 	}
 }
+
+// TestAttackLockDestFullFolderSaysWhy: a restore refused because another of the user's
+// restores, into another folder, holds his full folder of locks alone said "another restore
+// is writing into it", which nothing was; it says the folder of locks is full.
+func TestAttackLockDestFullFolderSaysWhy(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	locks := fullLockDir(t)
+	withUserLockDir(t, locks)
+	first, err := lockUser(statOf(t, t.TempDir()))
+	if err != nil || first == nil {
+		t.Fatalf("lockUser on a full folder: %v, %v; want a lock", first, err)
+	}
+	defer first.release()
+	dest := t.TempDir()
+	l, err := LockDest(dest)
+	if err == nil {
+		l.Release()
+	}
+	want := dest + ": another restore is running and " + locks + " is full, so restores run one at a time; try again when it ends"
+	if err == nil || err.Error() != want {
+		t.Errorf("LockDest while another holds the full folder of locks: %v; want %q", err, want)
+	}
+}
