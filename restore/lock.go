@@ -44,14 +44,15 @@ type DestLock struct {
 // BusyError is LockDest's error when another process holds DEST's lock.
 type BusyError struct {
 	Dest string
-	// Full, when not "", is the user's folder of locks, full and held by another restore of
-	// his that may write elsewhere: restores run one at a time until it has room.
+	// Full, when not "", is the user's folder of locks, in which a lock file could not be
+	// made (a full or read-only file system), held by another restore of his that may write
+	// elsewhere: restores run one at a time until one can be made.
 	Full string
 }
 
 func (e *BusyError) Error() string {
 	if e.Full != "" {
-		return fmt.Sprintf("%s: another restore is running and %s is full, so restores run one at a time; try again when it ends",
+		return fmt.Sprintf("%s: another restore is running and no lock file could be made in %s, so restores run one at a time; try again when it ends",
 			format.QuoteName(e.Dest), format.QuoteName(e.Full))
 	}
 	return fmt.Sprintf("%s: another restore is writing into it; try again when it ends", format.QuoteName(e.Dest))

@@ -37,11 +37,12 @@ var userLockDir = func() string {
 // errUserLockBusy is lockUser's error when another restore by this user holds the lock.
 var errUserLockBusy = errors.New("held")
 
-// folderBusyError is lockUser's errUserLockBusy when the folder of locks, its file system
-// full, is held alone (holdFolder): the other restore may write into another DEST.
+// folderBusyError is lockUser's errUserLockBusy when the folder of locks, in which a lock
+// file could not be made, is held alone (holdFolder): the other restore may write into
+// another DEST.
 type folderBusyError struct{ dir string }
 
-func (e *folderBusyError) Error() string { return e.dir + " is full" }
+func (e *folderBusyError) Error() string { return e.dir + ": held alone" }
 func (e *folderBusyError) Unwrap() error { return errUserLockBusy }
 
 // lockUser takes the user's lock on the folder st describes, without waiting. Nil and no

@@ -92,7 +92,7 @@ func TestAttackLockDestFullFolderRefusedLeavesDest(t *testing.T) {
 
 // TestAttackLockDestFullFolderSaysWhy: a restore refused because another of the user's
 // restores, into another folder, holds his full folder of locks alone said "another restore
-// is writing into it", which nothing was; it says the folder of locks is full.
+// is writing into it", which nothing was; it says no lock file could be made there.
 func TestAttackLockDestFullFolderSaysWhy(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
@@ -109,8 +109,40 @@ func TestAttackLockDestFullFolderSaysWhy(t *testing.T) {
 	if err == nil {
 		l.Release()
 	}
-	want := dest + ": another restore is running and " + locks + " is full, so restores run one at a time; try again when it ends"
+	want := dest + ": another restore is running and no lock file could be made in " + locks + ", so restores run one at a time; try again when it ends"
 	if err == nil || err.Error() != want {
 		t.Errorf("LockDest while another holds the full folder of locks: %v; want %q", err, want)
+	}
+}
+
+// TestAttackLockUserFolderReadOnly: the user's folder of locks on a read-only file system
+// (a service run with ProtectSystem=strict sees /run so) gave no lock, as a full one did;
+// the user's restores run one at a time there too.
+func TestAttackLockUserFolderReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if err := unix.Mount("none", mnt, "tmpfs", 0, "size=64k,mode=0755"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	locks := filepath.Join(mnt, "backup")
+	if err := os.Mkdir(locks, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("none", mnt, "tmpfs", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	withUserLockDir(t, locks)
+	st := statOf(t, t.TempDir())
+	first, err := lockUser(st)
+	if err != nil || first == nil {
+		t.Fatalf("lockUser on a read-only folder: %v, %v; want a lock", first, err)
+	}
+	defer first.release()
+	if second, err := lockUser(st); !errors.Is(err, errUserLockBusy) {
+		second.release()
+		t.Errorf("second lockUser on a read-only folder while the first runs: %v, %v; want busy", second, err)
 	}
 }
