@@ -76,7 +76,7 @@ func TestAttackRestoreLockIgnoredTwoRestoresInterleave(t *testing.T) {
 
 	log := filepath.Join(f.dir, "strace.log")
 	first := exec.Command("strace", "-f", "-y", "-o", log, "-e", "trace=flock",
-		"-e", "inject=flock:delay_exit=3000000", binary, "restore", "--force", "--no-undo", f.arch, f.dest)
+		"-e", "inject=flock:delay_exit=1500000", binary, "restore", "--force", "--no-undo", f.arch, f.dest)
 	first.Dir = f.dir
 	first.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := first.Start(); err != nil {

@@ -42,9 +42,19 @@ type DestLock struct {
 }
 
 // BusyError is LockDest's error when another process holds DEST's lock.
-type BusyError struct{ Dest string }
+type BusyError struct {
+	Dest string
+	// Full, when not "", is the user's folder of locks, in which a lock file could not be
+	// made (a full or read-only file system), held by another restore of his that may write
+	// elsewhere: restores run one at a time until one can be made.
+	Full string
+}
 
 func (e *BusyError) Error() string {
+	if e.Full != "" {
+		return fmt.Sprintf("%s: another restore is running and no lock file could be made in %s, so restores run one at a time; try again when it ends",
+			format.QuoteName(e.Dest), format.QuoteName(e.Full))
+	}
 	return fmt.Sprintf("%s: another restore is writing into it; try again when it ends", format.QuoteName(e.Dest))
 }
 
@@ -85,8 +95,15 @@ func LockDest(dest string) (*DestLock, error) {
 		return nil, fmt.Errorf("%s: cannot lock it: %w", format.QuoteName(dest), err)
 	}
 	if l.user, err = lockUserOf(fd); err != nil {
-		unix.Close(fd)
-		return nil, &BusyError{Dest: dest}
+		// The user's other restore holds DEST (and made nothing we made), or, its folder
+		// of locks full, holds that folder alone while it writes elsewhere: what this one
+		// made, no one writes into.
+		l.Release()
+		busy := &BusyError{Dest: dest}
+		if full := (*folderBusyError)(nil); errors.As(err, &full) {
+			busy.Full = full.dir
+		}
+		return nil, busy
 	}
 	if reader != nil {
 		l.Ignored = reader.ignored(l.user != nil)

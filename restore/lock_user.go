@@ -17,7 +17,8 @@ import (
 // apart restores by different users, but anyone who may read DEST may hold it, and such a
 // lock is ignored (readerHolds); this one still keeps apart the same user's restores then.
 type userLock struct {
-	dir  int // the folder's descriptor
+	dir  int    // the folder's descriptor
+	path string // the folder's path, for messages
 	name string
 	fd   int
 }
@@ -36,23 +37,44 @@ var userLockDir = func() string {
 // errUserLockBusy is lockUser's error when another restore by this user holds the lock.
 var errUserLockBusy = errors.New("held")
 
+// folderBusyError is lockUser's errUserLockBusy when the folder of locks, in which a lock
+// file could not be made, is held alone (holdFolder): the other restore may write into
+// another DEST.
+type folderBusyError struct{ dir string }
+
+func (e *folderBusyError) Error() string { return e.dir + ": held alone" }
+func (e *folderBusyError) Unwrap() error { return errUserLockBusy }
+
 // lockUser takes the user's lock on the folder st describes, without waiting. Nil and no
 // error when the user has no folder for locks that is his alone (missing and cannot be
-// made, or another may write into it): DEST's own flock is then the only one, as before.
+// made, or another may open it): DEST's own flock is then the only one, as before.
+//
+// Every restore holds the folder itself shared while it holds its file; one that cannot
+// have its file (a full file system: anyone may fill root's /run through /run/lock on many
+// systems) holds the folder alone instead, so that a full folder does not leave two of the
+// user's restores into one DEST unlocked. That one refuses, and is refused by, the user's
+// restores into other folders while it runs: only while the file system is full.
 func lockUser(st *unix.Stat_t) (*userLock, error) {
-	dir := openUserLockDir(userLockDir())
+	path := userLockDir()
+	dir := openUserLockDir(path)
 	if dir < 0 {
 		return nil, nil
 	}
-	l := &userLock{dir: dir, name: fmt.Sprintf("restore-%d-%d.lock", st.Dev, st.Ino), fd: -1}
+	l := &userLock{dir: dir, path: path, name: fmt.Sprintf("restore-%d-%d.lock", st.Dev, st.Ino), fd: -1}
+	if err := eintr.Flock(dir, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		unix.Close(dir)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &folderBusyError{dir: path}
+		}
+		return nil, nil
+	}
 	// A lock file is removed by the restore that held it as it ends; one opened just
 	// before that removal is locked in vain, so the name is checked to lead to the file
 	// locked, and opened again when it does not.
 	for range 16 {
 		fd, err := eintr.Openat(dir, l.name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
-			unix.Close(dir)
-			return nil, nil
+			break
 		}
 		if err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			unix.Close(fd)
@@ -68,12 +90,25 @@ func lockUser(st *unix.Stat_t) (*userLock, error) {
 		}
 		unix.Close(fd)
 	}
-	unix.Close(dir)
+	return l.holdFolder()
+}
+
+// holdFolder takes the folder of locks alone, for a restore that cannot have its file:
+// errUserLockBusy while another of the user's restores runs.
+func (l *userLock) holdFolder() (*userLock, error) {
+	err := eintr.Flock(l.dir, unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		return l, nil
+	}
+	unix.Close(l.dir)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, &folderBusyError{dir: l.path}
+	}
 	return nil, nil
 }
 
 // openUserLockDir makes and opens the folder of the user's locks: his own and no one
-// else's to write into, or -1.
+// else's to write into or open (whoever may open it may flock it: holdFolder), or -1.
 func openUserLockDir(path string) int {
 	if path == "" {
 		return -1
@@ -86,11 +121,24 @@ func openUserLockDir(path string) int {
 		return -1
 	}
 	var st unix.Stat_t
-	if eintr.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
+	if eintr.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o066 != 0 || !safeParent(fd) {
 		unix.Close(fd)
 		return -1
 	}
 	return fd
+}
+
+// safeParent reports whether the folder open as fd is where it is for good: its parent is
+// root's or the user's, and no one else may rename what is in it (not writable by others,
+// or sticky as /tmp is). Another's parent ($XDG_RUNTIME_DIR set to a shared folder) could
+// move the folder away while a restore holds a lock in it, and the user's next restore
+// would make a new one, without that lock, and run alongside.
+func safeParent(fd int) bool {
+	var st unix.Stat_t
+	if eintr.Fstatat(fd, "..", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	return (st.Uid == 0 || st.Uid == uint32(os.Geteuid())) && (st.Mode&0o022 == 0 || st.Mode&unix.S_ISVTX != 0)
 }
 
 // sameFileAt reports whether name in the folder dir is the file open as fd.
@@ -100,14 +148,21 @@ func sameFileAt(dir int, name string, fd int) bool {
 		eintr.Fstatat(dir, name, &at, unix.AT_SYMLINK_NOFOLLOW) == nil && idOf(&held) == idOf(&at)
 }
 
-// release removes the lock file, while still holding it, and gives the lock up.
+// release removes the lock file, while still holding it, and gives the lock up (and the
+// folder's). Only while
+// its name still leads to the file held: one removed or renamed meanwhile (by hand, by a
+// cleaner of /run) left the name to another restore's new file, which that restore holds.
 func (l *userLock) release() {
 	if l == nil {
 		return
 	}
-	eintr.Unlinkat(l.dir, l.name, 0)
-	unix.Close(l.fd)
-	unix.Close(l.dir)
+	if l.fd >= 0 && sameFileAt(l.dir, l.name, l.fd) {
+		eintr.Unlinkat(l.dir, l.name, 0)
+	}
+	if l.fd >= 0 {
+		unix.Close(l.fd)
+	}
+	unix.Close(l.dir) // and the folder's flock with it
 }
 
 // lockUserOf takes the user's lock on the folder open as fd: errUserLockBusy when another
