@@ -149,9 +149,9 @@ func sameFileAt(dir int, name string, fd int) bool {
 }
 
 // release removes the lock file, while still holding it, and gives the lock up (and the
-// folder's). Only while
-// its name still leads to the file held: one removed or renamed meanwhile (by hand, by a
-// cleaner of /run) left the name to another restore's new file, which that restore holds.
+// folder's). It removes the name only while it leads to the file held: one removed or
+// renamed meanwhile (by hand, by a cleaner of /run) left the name to another restore's new
+// file, which that restore holds.
 func (l *userLock) release() {
 	if l == nil {
 		return
