@@ -41,6 +41,7 @@ const (
 	status412          // answer 412 PreconditionFailed, as S3 may to a conditional write tried again
 	holdAnswer         // pass it on, let the server act on it, then answer nothing until the client hangs up
 	status409          // answer 409 ConditionalRequestConflict, as S3 does to conditional writes of one key racing
+	status403          // answer 403 AccessDenied, as S3 does to what the credentials may not do
 )
 
 // stallingBody passes left bytes of body on, then blocks until done (the client hung up).
@@ -148,6 +149,8 @@ func startRequestFaultProxy(t *testing.T, target string, decide func(r *http.Req
 			http.Error(w, "<Error><Code>NoSuchUpload</Code></Error>", http.StatusNotFound)
 		case status412:
 			http.Error(w, "<Error><Code>PreconditionFailed</Code></Error>", http.StatusPreconditionFailed)
+		case status403:
+			http.Error(w, "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>", http.StatusForbidden)
 		case status409:
 			http.Error(w, "<Error><Code>ConditionalRequestConflict</Code></Error>", http.StatusConflict)
 		case lostAnswer:

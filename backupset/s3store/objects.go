@@ -53,6 +53,8 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 		err = backupset.ErrExists
 	case status == http.StatusPreconditionFailed || conflict:
 		err = backupset.ErrChanged
+	case code != "" && status == http.StatusForbidden:
+		err = deniedError{fmt.Errorf("%s (HTTP %d): %s", serverText(code), status, serverText(api.ErrorMessage()))}
 	case code != "":
 		err = fmt.Errorf("%s (HTTP %d): %s", serverText(code), status, serverText(api.ErrorMessage()))
 	default:
@@ -60,6 +62,14 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	}
 	return &fs.PathError{Op: op, Path: s.loc + "/" + name, Err: err}
 }
+
+// deniedError is the server's refusal of what these credentials may not do (403,
+// AccessDenied), said in its words: it matches fs.ErrPermission, as a folder's EACCES does,
+// so that `sets` calls a set whose LATEST it may not read unreadable, not damaged, and a dry
+// run reads a set it may not lock.
+type deniedError struct{ error }
+
+func (deniedError) Is(target error) bool { return target == fs.ErrPermission }
 
 // causeOf strips the SDK's layers ("operation error S3: PutObject, exceeded maximum number
 // of attempts, 5, https response error StatusCode: 0…") down to the transport's error, for
