@@ -141,13 +141,13 @@ func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error
 	if f, ok := cfg.store.(backupset.Folder); ok {
 		// A folder's lock file would create the folder: a mistyped DIR must not.
 		if _, err := os.Stat(f.Dir); err != nil {
-			return out, exitFailed, activateFailed(stderr, err)
+			return out, exitFailed, stopped(stderr, "activate", err)
 		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
 	if f, ok := cfg.store.(backupset.Folder); ok && notASet(ctx, f) {
-		return out, exitFailed, activateFailed(stderr, fmt.Errorf("not activating %s: %s holds no backup set (no LATEST, no lock file, no backup)", cfg.name, f.Dir))
+		return out, exitFailed, stopped(stderr, "activate", fmt.Errorf("not activating %s: %s holds no backup set (no LATEST, no lock file, no backup)", cfg.name, f.Dir))
 	}
 	lock, code, err := takeLock(ctx, cfg.store, cfg.wait, "backup activate", stderr, acquireFor(cfg.dryRun))
 	if lock == nil {
@@ -162,7 +162,7 @@ func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error
 	previous, err := lock.Pointer(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return out, exitInterrupted, activateInterrupted(stderr)
+		return out, exitInterrupted, stopped(stderr, "activate", errActivateInterrupted)
 	case err != nil:
 		sayf(stderr, "backup activate: %v; activating replaces it\n", err)
 	}
@@ -181,18 +181,12 @@ func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error
 		// LATEST moved: the activation stands, only its record is missing.
 		sayf(stderr, "backup activate: %v\n", unrecorded)
 	case err != nil && ctx.Err() != nil:
-		return out, exitInterrupted, activateInterrupted(stderr)
+		return out, exitInterrupted, stopped(stderr, "activate", errActivateInterrupted)
 	case err != nil:
-		return out, exitFailed, activateFailed(stderr, errors.New(setError(cfg.store.Location(), err)))
+		return out, exitFailed, stopped(stderr, "activate", errors.New(setError(cfg.store.Location(), err)))
 	}
 	out.Status = string(e.Receipt.Status)
 	return out, exitComplete, nil
-}
-
-// activateFailed says on stderr why activate failed, and returns it.
-func activateFailed(stderr io.Writer, err error) error {
-	sayf(stderr, "backup activate: %v\n", err)
-	return err
 }
 
 // writeActivated prints what activate did, or would do.
@@ -250,8 +244,3 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 // errActivateInterrupted is why activate stopped on an interrupt; what it cut short would
 // only say "context canceled".
 var errActivateInterrupted = errors.New("interrupted; LATEST not moved")
-
-// activateInterrupted says that an interrupt stopped activate before LATEST moved.
-func activateInterrupted(stderr io.Writer) error {
-	return activateFailed(stderr, errActivateInterrupted)
-}

@@ -137,15 +137,15 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 	a, err := checkAdoptee(ctx, cfg)
 	switch {
 	case isNoIdentity(err):
-		return out, exitUsage, adoptFailed(stderr, needIdentity(format.QuoteName(cfg.archive)))
+		return out, exitUsage, stopped(stderr, "adopt", needIdentity(format.QuoteName(cfg.archive)))
 	case err != nil && ctx.Err() != nil:
-		return out, exitInterrupted, adoptFailed(stderr, errInterrupted)
+		return out, exitInterrupted, stopped(stderr, "adopt", errInterrupted)
 	case err != nil:
-		return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s: %w", format.QuoteName(cfg.archive), cause(err)))
+		return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s: %w", format.QuoteName(cfg.archive), cause(err)))
 	}
 	defer a.Close()
 	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
-		return out, exitFailed, adoptFailed(stderr, err)
+		return out, exitFailed, stopped(stderr, "adopt", err)
 	}
 	st := backupset.Folder{Dir: cfg.dir}
 	lock, code, err := takeLock(ctx, st, cfg.wait, "backup adopt", stderr, backupset.Acquire)
@@ -161,11 +161,11 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 	out.Archive, out.Already = name, already
 	switch {
 	case ctx.Err() != nil && err != nil:
-		return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s not adopted", cfg.archive))
+		return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s not adopted", cfg.archive))
 	case err != nil:
-		return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s: %s", cfg.archive, setError(cfg.dir, err)))
+		return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s: %s", cfg.archive, setError(cfg.dir, err)))
 	case ctx.Err() != nil && cfg.activate:
-		return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
+		return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
 		// A copy made now was read back against the receipt, whose archive was verified
@@ -182,19 +182,13 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 			// LATEST moved: the activation stands, only its record is missing.
 			sayf(stderr, "backup adopt: %v\n", unrecorded)
 		case err != nil && ctx.Err() != nil:
-			return out, exitInterrupted, adoptFailed(stderr, fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
+			return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
 		case err != nil:
-			return out, exitFailed, adoptFailed(stderr, fmt.Errorf("%s is in the set as %s, but LATEST was not moved: %s", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err)))
+			return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s is in the set as %s, but LATEST was not moved: %s", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err)))
 		}
 	}
 	out.Activated = cfg.activate
 	return out, exitComplete, nil
-}
-
-// adoptFailed says on stderr why adopt failed, and returns it.
-func adoptFailed(stderr io.Writer, err error) error {
-	sayf(stderr, "backup adopt: %v\n", err)
-	return err
 }
 
 // adoptInto copies a into the set under lock (see backupset.Lock.Adopt), once an encrypted

@@ -67,6 +67,13 @@ func secretArg(args []string) int {
 	return -1
 }
 
+// stopped says on stderr, as its one line, why the command cmd ("activate") stopped, and
+// returns it: for a --json answer that carries it as "error".
+func stopped(stderr io.Writer, cmd string, err error) error {
+	sayf(stderr, "backup %s: %v\n", cmd, err)
+	return err
+}
+
 // usageError prints err as one line with a hint, and returns the usage exit code. cmd is
 // the command's path below backup ("create"), or "" for backup itself.
 func usageError(stderr io.Writer, cmd string, err error) int {

@@ -222,11 +222,7 @@ func (l *DestLock) stillAtPath() bool {
 // atPath reports whether DEST's path (followed as flags say) leads to the folder held; the
 // error is the held descriptor's.
 func (l *DestLock) atPath(flags int) (bool, error) {
-	var held, at unix.Stat_t
-	if err := eintr.Fstat(l.fd, &held); err != nil {
-		return false, err
-	}
-	return eintr.Fstatat(unix.AT_FDCWD, l.dest, &at, flags) == nil && idOf(&held) == idOf(&at), nil
+	return sameFileAt(unix.AT_FDCWD, l.dest, flags, l.fd)
 }
 
 // readerHolds returns the holder, when DEST's flock, held by another process, is no

@@ -84,7 +84,7 @@ func lockUser(st *unix.Stat_t) (*userLock, error) {
 			}
 			return nil, nil
 		}
-		if sameFileAt(dir, l.name, fd) {
+		if l.lockNamed(fd) {
 			l.fd = fd
 			return l, nil
 		}
@@ -141,11 +141,20 @@ func safeParent(fd int) bool {
 	return (st.Uid == 0 || st.Uid == uint32(os.Geteuid())) && (st.Mode&0o022 == 0 || st.Mode&unix.S_ISVTX != 0)
 }
 
-// sameFileAt reports whether name in the folder dir is the file open as fd.
-func sameFileAt(dir int, name string, fd int) bool {
+// sameFileAt reports whether name in the folder dir (a symlink followed as flags say) is
+// the file open as fd; the error is fd's. A name that cannot be stat'ed is not the file.
+func sameFileAt(dir int, name string, flags int, fd int) (bool, error) {
 	var held, at unix.Stat_t
-	return eintr.Fstat(fd, &held) == nil &&
-		eintr.Fstatat(dir, name, &at, unix.AT_SYMLINK_NOFOLLOW) == nil && idOf(&held) == idOf(&at)
+	if err := eintr.Fstat(fd, &held); err != nil {
+		return false, err
+	}
+	return eintr.Fstatat(dir, name, &at, flags) == nil && idOf(&held) == idOf(&at), nil
+}
+
+// lockNamed reports whether the lock file's name leads to the file open as fd.
+func (l *userLock) lockNamed(fd int) bool {
+	same, _ := sameFileAt(l.dir, l.name, unix.AT_SYMLINK_NOFOLLOW, fd)
+	return same
 }
 
 // release removes the lock file, while still holding it, and gives the lock up (and the
@@ -156,10 +165,10 @@ func (l *userLock) release() {
 	if l == nil {
 		return
 	}
-	if l.fd >= 0 && sameFileAt(l.dir, l.name, l.fd) {
-		eintr.Unlinkat(l.dir, l.name, 0)
-	}
 	if l.fd >= 0 {
+		if l.lockNamed(l.fd) {
+			eintr.Unlinkat(l.dir, l.name, 0)
+		}
 		unix.Close(l.fd)
 	}
 	unix.Close(l.dir) // and the folder's flock with it
