@@ -353,23 +353,8 @@ func TestAttackRestoreLockHeldByReader(t *testing.T) {
 	mustRoot(t)
 	mustTool(t, "flock")
 	mustTool(t, "setpriv")
-	f := newLockFixture(t)
-	if err := os.Chmod(f.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(f.dest, &st); err != nil {
-		t.Fatal(err)
-	}
-	hold := func() *exec.Cmd {
-		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", f.dest, "sleep", "60")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitForFlock(t, st.Ino)
-		return cmd
-	}
+	f, st := readableLockFixture(t)
+	hold := func() *exec.Cmd { return holdAsNobody(t, st.Ino, "flock", f.dest, "sleep", "60") }
 	holder := hold()
 	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", "--json", f.arch, f.dest)
 	killGroup(holder)
@@ -455,43 +440,79 @@ func TestAttackRestoreLockRace(t *testing.T) {
 	t.Parallel()
 	for i := range 20 {
 		f := newLockFixture(t)
-		var cmds []*exec.Cmd
-		var outs []*strings.Builder
-		for range 2 {
-			cmd := exec.Command(binary, "restore", "--force", "--json", f.arch, f.dest)
-			var stdout strings.Builder
-			cmd.Stdout, cmd.Dir = &stdout, f.dir
-			cmds, outs = append(cmds, cmd), append(outs, &stdout)
-		}
-		for _, cmd := range cmds {
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		complete := 0
-		for j, cmd := range cmds {
-			cmd.Wait()
-			code := cmd.ProcessState.ExitCode()
-			if code != exitComplete && code != exitLocked {
-				t.Errorf("run %d.%d: exit %d, want 0 or 4\n%s", i, j, code, outs[j])
-				continue
-			}
-			out := restoreJSONOf(t, result{code: code, stdout: outs[j].String()})
-			if code == exitComplete {
-				complete++
-			}
-			if out.Undo == nil {
-				continue
-			}
-			held := readZipGo(t, out.Undo.Archive)
-			for _, name := range []string{"app/a", "app/b", "app/new"} {
-				if got, ok := held[name]; ok && strings.HasPrefix(got, "archived") || name == "app/new" && ok {
-					t.Errorf("run %d.%d: the before-state holds %s %q: the other run's", i, j, name, got)
-				}
-			}
-		}
-		if complete == 0 {
+		if raceRestores(t, f, i) == 0 {
 			t.Errorf("run %d: both refused", i)
 		}
 	}
+}
+
+// readableLockFixture is newLockFixture whose DEST nobody may reach and read (not write):
+// a reader who may flock it. It returns DEST's stat too.
+func readableLockFixture(t *testing.T) (lockFixture, syscall.Stat_t) {
+	t.Helper()
+	f := newLockFixture(t)
+	if err := os.Chmod(f.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(f.dest, &st); err != nil {
+		t.Fatal(err)
+	}
+	return f, st
+}
+
+// holdAsNobody starts args as nobody, in a process group of its own (killGroup ends it),
+// and waits until a flock on the inode ino is held.
+func holdAsNobody(t *testing.T, ino uint64, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForFlock(t, ino)
+	return cmd
+}
+
+// raceRestores starts two restore --force runs together into f's DEST and checks round i:
+// each ends complete or refused (exit 4), and a before-state holds the user's files only,
+// never the other run's. It returns how many ended complete.
+func raceRestores(t *testing.T, f lockFixture, i int) int {
+	t.Helper()
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		cmd := exec.Command(binary, "restore", "--force", "--json", f.arch, f.dest)
+		var stdout strings.Builder
+		cmd.Stdout, cmd.Dir = &stdout, f.dir
+		cmds, outs = append(cmds, cmd), append(outs, &stdout)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	complete := 0
+	for j, cmd := range cmds {
+		cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if code != exitComplete && code != exitLocked {
+			t.Errorf("run %d.%d: exit %d, want 0 or 4\n%s", i, j, code, outs[j])
+			continue
+		}
+		out := restoreJSONOf(t, result{code: code, stdout: outs[j].String()})
+		if code == exitComplete {
+			complete++
+		}
+		if out.Undo == nil {
+			continue
+		}
+		held := readZipGo(t, out.Undo.Archive)
+		for _, name := range []string{"app/a", "app/b", "app/new"} {
+			if got, ok := held[name]; ok && strings.HasPrefix(got, "archived") || name == "app/new" && ok {
+				t.Errorf("run %d.%d: the before-state holds %s %q: the other run's", i, j, name, got)
+			}
+		}
+	}
+	return complete
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,22 +21,8 @@ func TestAttackRestoreLockTakerGoneReaderHolds(t *testing.T) {
 	mustRoot(t)
 	mustTool(t, "flock")
 	mustTool(t, "setpriv")
-	f := newLockFixture(t)
-	if err := os.Chmod(f.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(f.dest, &st); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-		"sh", "-c", `exec 9<"$1" && flock -n 9 && exec sleep 60`, "sh", f.dest)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer killGroup(cmd)
-	waitForFlock(t, st.Ino)
+	f, st := readableLockFixture(t)
+	defer killGroup(holdAsNobody(t, st.Ino, "sh", "-c", `exec 9<"$1" && flock -n 9 && exec sleep 60`, "sh", f.dest))
 	r := backup(t, runOpts{dir: f.dir}, "restore", "--force", "--no-undo", f.arch, f.dest)
 	if r.code != exitComplete || !strings.Contains(r.stderr, "which cannot write into it") {
 		t.Errorf("restore while nobody's shell holds the lock flock(1) took: exit %d, stderr %q; want 0 and the warning", r.code, r.stderr)
@@ -58,21 +43,8 @@ func TestAttackRestoreLockIgnoredTwoRestoresInterleave(t *testing.T) {
 	mustTool(t, "flock")
 	mustTool(t, "setpriv")
 	mustTool(t, "strace")
-	f := newLockFixture(t)
-	if err := os.Chmod(f.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(f.dest, &st); err != nil {
-		t.Fatal(err)
-	}
-	holder := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-s", f.dest, "sleep", "60")
-	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer killGroup(holder)
-	waitForFlock(t, st.Ino)
+	f, st := readableLockFixture(t)
+	defer killGroup(holdAsNobody(t, st.Ino, "flock", "-s", f.dest, "sleep", "60"))
 
 	log := filepath.Join(f.dir, "strace.log")
 	first := exec.Command("strace", "-f", "-y", "-o", log, "-e", "trace=flock",

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -21,55 +20,9 @@ func TestAttackRestoreUserLockRaceWithReader(t *testing.T) {
 	mustTool(t, "flock")
 	mustTool(t, "setpriv")
 	for i := range 10 {
-		f := newLockFixture(t)
-		if err := os.Chmod(f.dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var st syscall.Stat_t
-		if err := syscall.Stat(f.dest, &st); err != nil {
-			t.Fatal(err)
-		}
-		reader := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-s", f.dest, "sleep", "60")
-		reader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := reader.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitForFlock(t, st.Ino)
-		var cmds []*exec.Cmd
-		var outs []*strings.Builder
-		for range 2 {
-			cmd := exec.Command(binary, "restore", "--force", "--json", f.arch, f.dest)
-			var stdout strings.Builder
-			cmd.Stdout, cmd.Dir = &stdout, f.dir
-			cmds, outs = append(cmds, cmd), append(outs, &stdout)
-		}
-		for _, cmd := range cmds {
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		complete := 0
-		for j, cmd := range cmds {
-			cmd.Wait()
-			code := cmd.ProcessState.ExitCode()
-			if code != exitComplete && code != exitLocked {
-				t.Errorf("run %d.%d: exit %d, want 0 or 4\n%s", i, j, code, outs[j])
-				continue
-			}
-			out := restoreJSONOf(t, result{code: code, stdout: outs[j].String()})
-			if code == exitComplete {
-				complete++
-			}
-			if out.Undo == nil {
-				continue
-			}
-			held := readZipGo(t, out.Undo.Archive)
-			for _, name := range []string{"app/a", "app/b", "app/new"} {
-				if got, ok := held[name]; ok && strings.HasPrefix(got, "archived") || name == "app/new" && ok {
-					t.Errorf("run %d.%d: the before-state holds %s %q: the other run's", i, j, name, got)
-				}
-			}
-		}
+		f, st := readableLockFixture(t)
+		reader := holdAsNobody(t, st.Ino, "flock", "-s", f.dest, "sleep", "60")
+		complete := raceRestores(t, f, i)
 		killGroup(reader)
 		if complete == 0 {
 			t.Errorf("run %d: both refused", i)
@@ -93,21 +46,8 @@ func TestAttackRestoreUserLockRunFull(t *testing.T) {
 	mustTool(t, "setpriv")
 	mustTool(t, "strace")
 	mustTool(t, "unshare")
-	f := newLockFixture(t)
-	if err := os.Chmod(f.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(f.dest, &st); err != nil {
-		t.Fatal(err)
-	}
-	reader := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-s", f.dest, "sleep", "60")
-	reader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := reader.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer killGroup(reader)
-	waitForFlock(t, st.Ino)
+	f, st := readableLockFixture(t)
+	defer killGroup(holdAsNobody(t, st.Ino, "flock", "-s", f.dest, "sleep", "60"))
 	// The first is held a second at each flock; once it holds /run/backup alone (or has
 	// ended, taking no lock there, before the fix), the second runs.
 	script := `mount -t tmpfs -o size=64k,nr_inodes=3,mode=0755 none /run && mkdir -m 700 /run/backup && : >/run/fill || exit 99
