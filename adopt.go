@@ -161,11 +161,11 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 	out.Archive, out.Already = name, already
 	switch {
 	case ctx.Err() != nil && err != nil:
-		return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s not adopted", cfg.archive))
+		return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s not adopted", format.QuoteName(cfg.archive)))
 	case err != nil:
-		return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s: %s", cfg.archive, setError(cfg.dir, err)))
+		return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s: %s", format.QuoteName(cfg.archive), setError(cfg.dir, err)))
 	case ctx.Err() != nil && cfg.activate:
-		return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
+		return out, exitInterrupted, stopped(stderr, "adopt", interruptedInSet(cfg.archive, name))
 	}
 	if latest, _ := lock.Pointer(ctx); cfg.activate && latest != name {
 		// A copy made now was read back against the receipt, whose archive was verified
@@ -182,13 +182,19 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 			// LATEST moved: the activation stands, only its record is missing.
 			sayf(stderr, "backup adopt: %v\n", unrecorded)
 		case err != nil && ctx.Err() != nil:
-			return out, exitInterrupted, stopped(stderr, "adopt", fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", cfg.archive, name))
+			return out, exitInterrupted, stopped(stderr, "adopt", interruptedInSet(cfg.archive, name))
 		case err != nil:
 			return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s is in the set as %s, but LATEST was not moved: %s", format.QuoteName(cfg.archive), format.QuoteName(name), setError(cfg.dir, err)))
 		}
 	}
 	out.Activated = cfg.activate
 	return out, exitComplete, nil
+}
+
+// interruptedInSet is why an adopt stopped when interrupted after its copy of archive was
+// in the set as name: the copy stays there, and LATEST was not moved to it.
+func interruptedInSet(archive, name string) error {
+	return fmt.Errorf("interrupted; %s is in the set as %s, LATEST not moved", format.QuoteName(archive), format.QuoteName(name))
 }
 
 // adoptInto copies a into the set under lock (see backupset.Lock.Adopt), once an encrypted
