@@ -17,7 +17,7 @@ import (
 // reads raw (an image she mounted) or serves herself, and read root's backup as it is
 // spooled. create's copy in the same cache folder is refused in such a folder
 // (docs/reuse.md: "a cache folder with a folder on its path ... that another user owns");
-// the spool was not held to that rule.
+// the spool was not held to that rule, and create made the folders before it checked them.
 // Correct: the spool's folder passes the same check as create's cache folder; where it
 // does not, nothing is made or written there, and the blocks read twice are fetched twice.
 func TestAttackS3SpoolInOtherUsersCache(t *testing.T) {
@@ -28,7 +28,7 @@ func TestAttackS3SpoolInOtherUsersCache(t *testing.T) {
 		name    string
 		cache   bool // alice's ~/.cache/backup is there, hers
 		command string
-	}{{"no cache folder", false, "verify"}, {"her cache folder", true, "restore"}} {
+	}{{"no cache folder", false, "verify"}, {"her cache folder", true, "restore"}, {"a run into the set", false, "create"}} {
 		home := filepath.Join(f.dir, "home-"+strings.ReplaceAll(tc.name, " ", "-"))
 		if err := os.Mkdir(home, 0o755); err != nil {
 			t.Fatal(err)
@@ -46,8 +46,11 @@ func TestAttackS3SpoolInOtherUsersCache(t *testing.T) {
 		}
 		log := filepath.Join(f.dir, "strace-"+filepath.Base(home))
 		args := []string{tc.command, f.s.loc}
-		if tc.command == "restore" {
+		switch tc.command {
+		case "restore":
 			args = append(args, filepath.Join(f.dir, "dest"))
+		case "create": // its copy of the archive goes in the same cache folder
+			args = []string{"create", "-q", "--output-dir", f.s.loc, "app"}
 		}
 		cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", log, "-e", "trace=openat,mkdirat,mkdir", binary}, args...)...)
 		cmd.Dir = f.dir
