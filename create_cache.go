@@ -144,9 +144,9 @@ func fixedFolder(d string) error {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	switch {
 	case ok && st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in the cache's place", d, st.Uid)
+		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in its place", d, st.Uid)
 	case info.Mode().Perm()&0o022 != 0 && info.Mode()&fs.ModeSticky == 0:
-		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in the cache's place", d, info.Mode().Perm())
+		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in its place", d, info.Mode().Perm())
 	}
 	return nil
 }
