@@ -224,7 +224,7 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 			return err
 		}
 		defer f.Close()
-		r, err := archive.NewReaderWith(f, f.Size(), archive.ReadOptions{Unseal: ids.Unseal})
+		r, err := archive.NewCheckedReader(f, f.Size(), archive.ReadOptions{Unseal: ids.Unseal})
 		if err != nil {
 			return cause(err)
 		}

@@ -298,7 +298,7 @@ func readAdopteeReceipt(path string) (*format.Receipt, string, error) {
 // verify does (an encrypted one decrypted with cfg.ids), checks what the receipt says against
 // what the archive proves, and returns the source its entries are stored under.
 func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, receiptPath string) (string, error) {
-	r, err := archive.NewReaderWith(a.Archive, a.Size, archive.ReadOptions{Unseal: cfg.ids.Unseal})
+	r, err := archive.NewCheckedReader(a.Archive, a.Size, archive.ReadOptions{Unseal: cfg.ids.Unseal})
 	if err != nil {
 		return "", err
 	}

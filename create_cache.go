@@ -67,10 +67,7 @@ func newSetCache(root, endpoint, loc string) *setCache {
 // run reaches them by path long after this check, so no other user may move them either:
 // see fixedPath.
 func (c *setCache) prepare() error {
-	if err := os.MkdirAll(c.root, 0o700); err != nil {
-		return err
-	}
-	if err := fixedPath(c.root); err != nil {
+	if err := makeFixed(c.root); err != nil {
 		return err
 	}
 	tag := filepath.Join(c.root, "CACHEDIR.TAG")
@@ -88,6 +85,27 @@ func (c *setCache) prepare() error {
 		}
 	}
 	return nil
+}
+
+// makeFixed makes the cache folder dir (0700) where missing, once the folder it is made in
+// passes fixedPath, then checks dir itself. Made first, the folders of root run by sudo
+// keeping HOME=/home/alice were root's in alice's home (her ~/.cache no longer hers to
+// write) before the check refused them.
+func makeFixed(dir string) error {
+	existing := dir
+	for {
+		if _, err := os.Lstat(existing); err == nil || existing == filepath.Dir(existing) {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	if err := fixedPath(existing); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return fixedPath(dir)
 }
 
 // fixedPath says why another user could move dir, or a folder above it, and put a folder or
@@ -126,9 +144,9 @@ func fixedFolder(d string) error {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	switch {
 	case ok && st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in the cache's place", d, st.Uid)
+		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in its place", d, st.Uid)
 	case info.Mode().Perm()&0o022 != 0 && info.Mode()&fs.ModeSticky == 0:
-		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in the cache's place", d, info.Mode().Perm())
+		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in its place", d, info.Mode().Perm())
 	}
 	return nil
 }

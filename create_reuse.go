@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"backup/archive"
 	"backup/backupset"
 	"backup/engine"
+	"backup/format"
 )
 
 // reuseFlags say where unchanged files' entries may be copied from.
@@ -39,6 +42,10 @@ func (c *creation) referencePath(ctx context.Context, stderr io.Writer) (string,
 		}
 		if err != nil {
 			return "", fmt.Errorf("--reference %s: %w", f.reference, cause(err))
+		}
+		if err := replaceable(f.reference); err != nil {
+			c.fullRun(stderr, fmt.Errorf("%s: %w", f.reference, err))
+			return "", nil
 		}
 		return f.reference, nil
 	case c.cfg.set == nil:
@@ -75,4 +82,39 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 		}
 		sayf(stderr, "backup: reading every file: no unchanged entry is copied: %v%s\n", err, more)
 	}
+}
+
+// replaceable says why another user could put an archive of theirs, with a receipt that
+// records it, at the reference at path: it or its receipt is theirs or writable by others,
+// or a folder on the way to either (as given and as its symlinks resolve) fails fixedPath,
+// the rule of the local copies of sets in a bucket. Such a reference would lend this run's
+// archive their bytes for files they cannot write, under the metadata stat shows anyone.
+// A receipt that is not there is the engine's to say.
+func replaceable(path string) error {
+	for _, p := range []string{path, format.ReceiptPath(path)} {
+		info, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) && p != path {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		switch {
+		case ok && st.Uid != 0 && int(st.Uid) != os.Geteuid():
+			return fmt.Errorf("%s belongs to another user (uid %d), who could put an archive of theirs there", p, st.Uid)
+		case info.Mode().Perm()&0o022 != 0:
+			return fmt.Errorf("%s may be written by others (mode %v)", p, info.Mode().Perm())
+		}
+		resolved, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return err
+		}
+		for _, d := range []string{filepath.Dir(p), filepath.Dir(resolved)} {
+			if err := fixedPath(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

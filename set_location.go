@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -50,10 +49,13 @@ func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error)
 
 // spoolDir is the cache folder (made, 0700, when missing), in which s3store keeps the
 // blocks of an archive read whole, in files with no name; "" when there is none, and then
-// blocks read twice are fetched twice.
+// blocks read twice are fetched twice. It passes the check of create's copies there
+// (makeFixed): in a folder another user owns (sudo keeping HOME=/home/alice) she could put
+// a symlink to a file system she reads raw, or serves herself, and read the archive as
+// it is spooled.
 func spoolDir() string {
 	root, err := defaultCacheRoot()
-	if err != nil || os.MkdirAll(root, 0o700) != nil {
+	if err != nil || makeFixed(root) != nil {
 		return ""
 	}
 	return root

@@ -100,19 +100,31 @@ func OpenWith(path string, opts ReadOptions) (*Reader, error) {
 // checked a file first reads that file, whatever its name names since. The Reader closes
 // f; so does OpenFile when it fails.
 func OpenFile(f *os.File, size int64, opts ReadOptions) (*Reader, error) {
-	// The ranges read are recorded for Sum (see refsum.go): the manifest is read ahead
-	// beside Go's reader, so the recording takes a lock.
-	rec := &lockedRecorder{rec: recordingReader{ra: f}}
-	r, err := NewReaderWith(rec, size, opts)
+	r, err := NewCheckedReader(f, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewCheckedReader is NewReaderWith, recording the ranges of file that the reading of its
+// directory and manifest read, so that Sum, and Verify's hash for its receipt, check on
+// their way that the file still holds them: a hash of the file as it was later vouches for
+// nothing read before it (see Sum).
+func NewCheckedReader(file io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
+	// The manifest is read ahead beside Go's reader, so the recording takes a lock.
+	rec := &lockedRecorder{rec: recordingReader{ra: file}}
+	r, err := NewReaderWith(rec, size, opts)
+	if err != nil {
+		return nil, err
 	}
 	rec.mu.Lock()
 	rec.rec.stopped.Store(true)
 	r.parsed = rec.rec.reads
 	rec.mu.Unlock()
-	r.closer, r.file = f, f
+	r.file = file
 	return r, nil
 }
 
@@ -154,18 +166,6 @@ func openFile(path string) (*os.File, int64, error) {
 		return nil, 0, &os.PathError{Op: "open", Path: path, Err: errors.New("is " + atomicfile.DescribeType(info.Mode()))}
 	}
 	return f, info.Size(), nil
-}
-
-// readFile reads the directory and manifest of the archive file f, as OpenWith does. The
-// Reader closes f; so does readFile when it fails.
-func readFile(f *os.File, size int64, opts ReadOptions) (*Reader, error) {
-	r, err := NewReaderWith(f, size, opts)
-	if err != nil {
-		f.Close()
-		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
-	}
-	r.closer = f
-	return r, nil
 }
 
 // NewReaderWith is NewReader for an archive file (size bytes), as opts says: when it is

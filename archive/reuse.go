@@ -163,7 +163,7 @@ func (w *Writer) writeReused(it *item, e *refEntry, held []byte, direct *directO
 			return err
 		}
 		if w.opts.OnFile != nil {
-			w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
+			w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: w.reusedMeta(it, e), Reused: true})
 		}
 		return nil
 	}
@@ -179,9 +179,31 @@ func (w *Writer) writeReused(it *item, e *refEntry, held []byte, direct *directO
 		return fmt.Errorf("copying %s from the reference: %w", it.name, cmp.Or(err, errChangedDuring))
 	}
 	if w.opts.OnFile != nil {
-		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: it.meta, Reused: true})
+		w.opts.OnFile(format.File{Path: it.name, Size: e.size, SHA256: e.sha, Link: it.link, Meta: w.reusedMeta(it, e), Reused: true})
 	}
 	return nil
+}
+
+// reusedMeta is the metadata the manifest records for it, whose entry was copied from the
+// reference's e: the file's, but for what the copy was not compared with. Under
+// IgnoreCtime the change time, under IgnoreInode the inode and change time, are those the
+// reference recorded, which vouched for the bytes: recorded as the file has them now, they
+// would let a later run that compares them (without the flag) take the bytes as checked
+// against them, and copy a file rewritten with its mtime put back stale for good.
+func (w *Writer) reusedMeta(it *item, e *refEntry) *format.Meta {
+	m := it.meta
+	if m == nil || !w.opts.IgnoreCtime && !w.opts.IgnoreInode {
+		return m
+	}
+	if m.CtimeNsec == e.ctime && (!w.opts.IgnoreInode || m.Ino == e.ino) {
+		return m // the same: a run with --reread records these too
+	}
+	c := *m
+	c.CtimeNsec = e.ctime
+	if w.opts.IgnoreInode {
+		c.Ino = e.ino
+	}
+	return &c
 }
 
 // copyKeyed copies the entry's compressed bytes from the reference to w through buf,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -103,38 +104,45 @@ func Verify(ctx context.Context, path string, opts VerifyOptions) (*VerifyResult
 }
 
 // VerifyFile is Verify for the regular file f (size bytes), already open, which it closes.
+//
+// The file is hashed once its directory and manifest are read, checking on its way that it
+// still holds what they read (see Sum). Hashed from the start beside their reading, as it
+// once was for speed, it proved the file as it was when the hash read it: its owner could
+// write a manifest saying complete while it was read, and the real one back for the hash.
 func VerifyFile(ctx context.Context, f *os.File, size int64, opts VerifyOptions) (*VerifyResult, error) {
-	var archiveSum <-chan archiveSummary
-	sumCtx, cancelSum := context.WithCancel(ctx)
-	defer cancelSum()
-	if opts.Expect != nil {
-		// Reading the directory and the manifest of a large archive keeps one core busy
-		// for a while (about 0.1 s for 31,000 files): hashing the file starts first, on
-		// the other.
-		archiveSum = startSum(sumCtx, f, size)
-	}
-	r, err := readFile(f, size, ReadOptions{Unseal: opts.Unseal})
+	r, err := OpenFile(f, size, ReadOptions{Unseal: opts.Unseal})
 	if err != nil {
-		if archiveSum != nil {
-			cancelSum()
-			<-archiveSum // no goroutine outlives the call
-		}
 		return nil, err
 	}
 	defer r.Close()
-	return r.verify(ctx, opts, archiveSum)
+	return r.Verify(ctx, opts)
 }
 
-// Verify checks the archive r reads, as the function Verify does.
+// Verify checks the archive r reads, as the function Verify does. The file is hashed
+// alongside the entries (a second core halves the wait); when r recorded what its reading
+// read (OpenFile, NewCheckedReader), the hash checks those ranges on its way, and a file
+// that no longer held them is a problem (ErrChangedWhileRead).
 func (r *Reader) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult, error) {
 	var archiveSum <-chan archiveSummary
 	if opts.Expect != nil {
-		// The archive file is hashed alongside the entries: a second core halves the wait.
 		sumCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		archiveSum = startSum(sumCtx, r.file, r.fileSize)
+		archiveSum = r.startSum(sumCtx)
 	}
 	return r.verify(ctx, opts, archiveSum)
+}
+
+// startSum hashes the archive file on a goroutine of its own, as Sum does.
+func (r *Reader) startSum(ctx context.Context) <-chan archiveSummary {
+	if r.parsed == nil {
+		return startSum(ctx, r.file, r.fileSize)
+	}
+	out := make(chan archiveSummary, 1)
+	go func() {
+		s, err := r.Sum(ctx)
+		out <- archiveSummary{s, err}
+	}()
+	return out
 }
 
 // verify is Verify with the archive's hash, when opts.Expect asks for it, already running:
@@ -176,11 +184,15 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 	err := r.verifyEntries(ctx, res, jobs, opts.oneByOne, progress)
 	if archiveSum != nil {
 		s := <-archiveSum
-		if err == nil {
+		switch {
+		case errors.Is(s.err, ErrChangedWhileRead):
+			res.problem("", s.err.Error()) // the file is not what was read: a verdict on it
+		case err == nil && s.err != nil:
 			err = s.err
+		default:
+			res.compare(s.Summary, *opts.Expect)
 		}
 		res.ArchiveChecked = true
-		res.compare(s.Summary, *opts.Expect)
 	}
 	if err != nil {
 		return nil, err
