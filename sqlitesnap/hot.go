@@ -1,8 +1,10 @@
 package sqlitesnap
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,9 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 	}
 	defer journal.Close()
 	err = copyPair(ctx, src, journal, stage, copied)
+	if err == nil {
+		err = checkNoSuperJournal(stage + "-journal")
+	}
 	if err != nil {
 		// The copy's journal is hot: it must not be beside stage when it is written again.
 		eintr.Remove(stage + "-journal")
@@ -67,6 +72,44 @@ func copyPair(ctx context.Context, src Source, journal *os.File, stage string, c
 	}
 	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + "-journal"}, jBefore) != nil {
 		return errChanged
+	}
+	return nil
+}
+
+// errSuperJournal is the cause when a hot journal names a super-journal.
+var errSuperJournal = errors.New("its hot journal names a super-journal (a transaction across databases), which SQLite would open by that name, anywhere, to roll it back: not rolled back here")
+
+// journalMagic begins each journal header and ends a super-journal record.
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// checkNoSuperJournal fails with errSuperJournal when the staged journal at name ends with a
+// super-journal record: the name of a file, written by whoever wrote the journal, that
+// SQLite's rollback checks for, opens and reads as a list of journals (blocking for ever on
+// a FIFO), and may delete. Such a journal is a crash in the middle of a commit across
+// databases, rare enough to fail closed: whether to roll it back at all depends on a file
+// elsewhere, which a backup must not go and open. The record is the last 16 bytes' length
+// and magic (readSuperJournal in SQLite's pager.c), checked more loosely than SQLite does,
+// so that whatever SQLite would take for one is refused.
+func checkNoSuperJournal(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() < 16 {
+		return nil
+	}
+	tail := make([]byte, 16)
+	if _, err := f.ReadAt(tail, info.Size()-16); err != nil {
+		return err
+	}
+	n := int64(binary.BigEndian.Uint32(tail))
+	if bytes.Equal(tail[8:], journalMagic) && n > 0 && n <= info.Size()-16 {
+		return errSuperJournal
 	}
 	return nil
 }
