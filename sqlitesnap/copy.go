@@ -35,13 +35,19 @@ var errChanged = errors.New("changed while it was read without locks")
 // writer came, and it is read the usual way. Any other database is read through a read-only
 // connection, which waits for a writer's lock up to opts.Timeout; one that a crashed writer
 // left with a hot journal, which that connection cannot roll back, is copied with its
-// journal and rolled back in the staging folder (see copyHot). A WAL database in a folder we
-// cannot write, without its -shm but with commits in its -wal, cannot be read consistently
-// (immutable=1 would silently leave out those commits), so its copy fails.
+// journal and rolled back in the staging folder (see copyHot). A WAL database without its
+// -shm but with commits in its -wal is copied with its -wal and recovered in the staging
+// folder (see copyWithWAL): SQLite would make a -shm beside it.
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage)
+		if !errors.Is(err, errChanged) {
+			return err
+		}
+	}
+	if isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
+		err := copyWithWAL(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
 			return err
 		}
@@ -53,9 +59,6 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 		if errors.Is(err, errChanged) { // a writer came and rolled it back: read it as usual
 			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
 		}
-	}
-	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
-		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
 	}
 	return err
 }

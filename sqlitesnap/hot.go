@@ -37,7 +37,7 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 		return fmt.Errorf("its hot journal: %w", err)
 	}
 	defer journal.Close()
-	err = copyPair(ctx, src, journal, stage, copied)
+	err = copyPair(ctx, src, journal, "-journal", stage, copied)
 	if err == nil {
 		err = checkNoSuperJournal(stage + "-journal")
 	}
@@ -47,17 +47,18 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 		os.Truncate(stage, 0)
 		return err
 	}
-	return rollBack(ctx, stage)
+	return settle(ctx, stage, "-journal", "rolling back the copy of its hot journal")
 }
 
-// copyPair copies the database src and its journal, as they are, to stage and beside it,
-// and checks that neither changed meanwhile (errChanged).
-func copyPair(ctx context.Context, src Source, journal *os.File, stage string, copied func()) error {
+// copyPair copies the database src and its sidecar (its -journal or -wal, opened as
+// journal), as they are, to stage and beside it, and checks that neither changed meanwhile
+// (errChanged).
+func copyPair(ctx context.Context, src Source, journal *os.File, suffix, stage string, copied func()) error {
 	dbBefore, jBefore, err := statBoth(src.File, journal)
 	if err != nil {
 		return err
 	}
-	if err := copyFile(ctx, stage+"-journal", os.O_CREATE|os.O_EXCL, journal); err != nil {
+	if err := copyFile(ctx, stage+suffix, os.O_CREATE|os.O_EXCL, journal); err != nil {
 		return err
 	}
 	if err := copyFile(ctx, stage, os.O_TRUNC, src.File); err != nil {
@@ -70,7 +71,7 @@ func copyPair(ctx context.Context, src Source, journal *os.File, stage string, c
 	if err != nil {
 		return err
 	}
-	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + "-journal"}, jBefore) != nil {
+	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + suffix}, jBefore) != nil {
 		return errChanged
 	}
 	return nil
@@ -172,9 +173,10 @@ func copyFile(ctx context.Context, name string, flag int, src *os.File) error {
 	return nil
 }
 
-// rollBack opens the staged copy read-write, which rolls its hot journal back, and checks
-// that the journal is gone.
-func rollBack(ctx context.Context, stage string) error {
+// settle opens the staged copy read-write, which rolls back its hot journal or recovers
+// its -wal (what, in errors) and, at close, checkpoints that -wal into it, and checks that
+// the sidecar (suffix) is gone: the copy is then whole in its own file.
+func settle(ctx context.Context, stage, suffix, what string) error {
 	db, err := sql.Open("sqlite", uri(stage, "mode=rw"))
 	if err != nil {
 		return err
@@ -182,13 +184,13 @@ func rollBack(ctx context.Context, stage string) error {
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
-		return fmt.Errorf("rolling back the copy of its hot journal: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := db.Close(); err != nil {
 		return err
 	}
-	if exists(stage + "-journal") {
-		return errors.New("rolling back the copy of its hot journal: the journal is still there")
+	if exists(stage + suffix) {
+		return fmt.Errorf("%s: its %s is still there", what, suffix)
 	}
 	return nil
 }
