@@ -71,6 +71,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if err := disableChown(); err != nil {
+		return nil, err
+	}
 	info, err := src.File.Stat()
 	if err != nil {
 		return nil, err
