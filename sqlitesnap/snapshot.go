@@ -71,7 +71,7 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if err := disableChown(); err != nil {
+	if err := guardVFS(); err != nil {
 		return nil, err
 	}
 	info, err := src.File.Stat()
