@@ -86,6 +86,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	}
 	defer forget()
 	defer stage.Close() // the lock goes once the name is gone
+	// SQLite may write this copy, and nothing else (see guardedOpen).
+	staged.Store(filepath.Base(stage.Name()), struct{}{})
+	defer staged.Delete(filepath.Base(stage.Name()))
 	snap, err := take(ctx, src, info, stage.Name(), opts)
 	// The copy is open by then, if it was made: its name can go on every path.
 	if rmErr := removeStaged(stage.Name()); rmErr != nil {

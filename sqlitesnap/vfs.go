@@ -3,6 +3,8 @@ package sqlitesnap
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -11,17 +13,24 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// SQLite opens a database's sidecars by name and, where it can, writes them: as root it may
-// open any -shm read-write, and with no other connection there it truncates the -shm and
-// writes its WAL index into it; it also gives each -journal, -wal and -shm it opens to the
-// database's owner (robustFchown in os_unix.c), even one it opens read-only, only to see
+// SQLite opens a database's sidecars by name and, where it can, writes them: even on a
+// read-only connection it opens the -shm read-write (root always may) and writes its read
+// marks there, or, with no other connection, truncates it and writes a whole new WAL index;
+// a folder swapped for a symlink meanwhile leads it to do so in any folder, creating the
+// file if need be. As root it also gives each -journal, -wal and -shm it opens to the
+// database's owner (robustFchown in os_unix.c), even one it opens read-only only to see
 // whether a journal is hot. A sidecar that the tree's writer made a hard link to someone
 // else's file (one he may write, which the kernel lets him link) would have that file
-// overwritten, or handed to the database's owner, him; and every chown, even to the owner
-// a file has, moves its change time. So, for this process, two of the unix VFS's system
-// calls are replaced: fchown does nothing, and open refuses to open for writing a file that
-// has other links (SQLite then opens a -shm read-only, and reads the -wal itself). Staged
-// copies are this process's own files, with one link, and need no other owner.
+// overwritten, or handed to him; and any of it moves files' mtimes or change times in a
+// tree that a backup must only read. So, for this process, two of the unix VFS's system
+// calls are replaced: fchown does nothing, and open opens for writing only this process's
+// staged copies (and, with O_EXCL, SQLite's new temp files): any other file it refuses with
+// EACCES, and SQLite opens it read-only instead (a -shm too: it then reads the -wal itself,
+// which readonly_shm in SQLite's documentation describes).
+
+// staged holds the base names of the staged copies being made (see Take): the files SQLite
+// may open for writing, with their -journal, -wal and -shm.
+var staged sync.Map
 
 // noFchown is what SQLite calls instead of fchown: it changes nothing.
 func noFchown(*libc.TLS, int32, uint32, uint32) int32 { return 0 }
@@ -29,21 +38,44 @@ func noFchown(*libc.TLS, int32, uint32, uint32) int32 { return 0 }
 // sqliteOpen is the VFS's own open, which guardedOpen calls.
 var sqliteOpen uintptr
 
-// guardedOpen is what SQLite calls instead of open: the VFS's open, and for a file opened
-// for writing, a check on the descriptor that it is a regular file with one link, or it is
-// closed again and the open fails with EPERM.
+// guardedOpen is what SQLite calls instead of open. A file opened for writing must be a
+// staged copy or one of its sidecars, or a new file (O_EXCL: SQLite's temp files), and,
+// checked on the descriptor, a regular file with one link; otherwise the open fails with
+// EACCES (and a descriptor already opened is closed).
 func guardedOpen(tls *libc.TLS, name uintptr, flags, mode int32) int32 {
+	writes := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_CREAT != 0
+	if writes && flags&unix.O_EXCL == 0 && !isStaged(libc.GoString(name)) {
+		return failOpen(tls)
+	}
 	fd := (*(*func(*libc.TLS, uintptr, int32, int32) int32)(unsafe.Pointer(&struct{ uintptr }{sqliteOpen})))(tls, name, flags, mode)
-	if fd < 0 || flags&unix.O_ACCMODE == unix.O_RDONLY {
+	if fd < 0 || !writes {
 		return fd
 	}
 	var st unix.Stat_t
-	if unix.Fstat(int(fd), &st) == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink == 1) {
+	if unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 {
 		return fd
 	}
 	libc.Xclose(tls, fd)
+	return failOpen(tls)
+}
+
+// isStaged reports whether path names a staged copy being made, or a sidecar of one.
+func isStaged(path string) bool {
+	base := filepath.Base(path)
+	for _, s := range sidecarSuffixes {
+		if db, ok := strings.CutSuffix(base, s); ok {
+			base = db
+			break
+		}
+	}
+	_, ok := staged.Load(base)
+	return ok
+}
+
+// failOpen fails an open with EACCES, on which SQLite opens a file read-only instead.
+func failOpen(tls *libc.TLS) int32 {
 	errno := libc.X__errno_location(tls) // in libc's memory, as vfs in guardVFS
-	*(*int32)(*(*unsafe.Pointer)(unsafe.Pointer(&errno))) = int32(unix.EPERM)
+	*(*int32)(*(*unsafe.Pointer)(unsafe.Pointer(&errno))) = int32(unix.EACCES)
 	return -1
 }
 
