@@ -45,7 +45,7 @@ func TestSQLiteReadOnlyFolder(t *testing.T) {
 	before := listDir(t, app)
 
 	out := filepath.Join(dir, "out")
-	makeTree(t, out, map[string]node{".": {kind: "dir", mode: 0o777}})
+	makeTree(t, out, map[string]node{".": {kind: "dir", mode: 0o777 | os.ModeSticky}})
 	archive := filepath.Join(out, "app.zip")
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "-o", archive, "app")
 	if r.code != exitComplete {

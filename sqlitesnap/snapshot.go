@@ -80,6 +80,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	}
 	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
 	// what an encrypted archive must not leave in clear.
+	if err := checkStageDir(opts.Dir); err != nil {
+		return nil, err
+	}
 	stage, forget, err := stageFile(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)

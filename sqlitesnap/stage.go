@@ -2,6 +2,7 @@ package sqlitesnap
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,25 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 			return nil, nil, err
 		}
 	}
+}
+
+// checkStageDir says why dir is no place for a staged copy: another user may swap the files
+// in it, since it is theirs, or they may write it and it has no sticky bit (which lets only
+// a file's owner rename it, as in /tmp). SQLite opens the copy, and its journal, by name:
+// a file of theirs put at that name would receive the database (plaintext, for an encrypted
+// archive) and give the archive whatever they wrote.
+func checkStageDir(dir string) error {
+	var st unix.Stat_t
+	if err := eintr.Fstatat(unix.AT_FDCWD, dir, &st, 0); err != nil {
+		return err
+	}
+	switch {
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("the staging folder %s belongs to another user (uid %d), who could swap the copy staged there", dir, st.Uid)
+	case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
+		return fmt.Errorf("the staging folder %s may be written by others (mode %o) and is not sticky: they could swap the copy staged there", dir, st.Mode&0o777)
+	}
+	return nil
 }
 
 // noFlock reports a file system that has no flock (ENOLCK: NFS without its lock daemon;
