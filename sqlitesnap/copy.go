@@ -35,9 +35,10 @@ var errChanged = errors.New("changed while it was read without locks")
 // writer came, and it is read the usual way. Any other database is read through a read-only
 // connection, which waits for a writer's lock up to opts.Timeout; one that a crashed writer
 // left with a hot journal, which that connection cannot roll back, is copied with its
-// journal and rolled back in the staging folder (see copyHot). A WAL database without its
-// -shm but with commits in its -wal is copied with its -wal and recovered in the staging
-// folder (see copyWithWAL): SQLite would make a -shm beside it.
+// journal and rolled back in the staging folder (see copyHot). A database without a -shm
+// but with commits in a -wal (which SQLite reads beside any database, whatever its header
+// says) is copied with its -wal and recovered in the staging folder (see copyWithWAL):
+// SQLite would need to make a -shm beside it.
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
@@ -46,7 +47,7 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 			return err
 		}
 	}
-	if isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
+	if !walEmpty(src) && !exists(src.path()+"-shm") {
 		err := copyWithWAL(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
 			return err
