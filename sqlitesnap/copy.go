@@ -153,7 +153,7 @@ func stepAll(ctx context.Context, b *sqlite.Backup, timeout time.Duration) error
 		case err == nil:
 			continue
 		case !isCode(err, sqlite3.SQLITE_BUSY) && !isCode(err, sqlite3.SQLITE_LOCKED):
-			return err
+			return stepError{err}
 		case time.Now().After(deadline):
 			return lockedError{err, timeout}
 		}
@@ -179,6 +179,33 @@ func (e lockedError) Error() string {
 }
 
 func (e lockedError) Unwrap() error { return e.err }
+
+// stepError is any other error of a backup step. The driver words it with the source
+// connection's message, which is "not an error" when the step failed on the copy's side
+// (such as a full disk): its text says the cause by the result code instead. The driver's
+// error stays in the chain.
+type stepError struct{ err error }
+
+func (e stepError) Error() string {
+	var se *sqlite.Error
+	if !errors.As(e.err, &se) {
+		return e.err.Error()
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL:
+		return "no room to stage its copy (the disk is full)"
+	case sqlite3.SQLITE_IOERR:
+		return fmt.Sprintf("an I/O error reading it or writing its copy (SQLite error %d)", se.Code())
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Sprintf("not a valid database, though it begins like one (damaged; SQLite error %d)", se.Code())
+	}
+	if text, ok := sqlite.ErrorCodeString[se.Code()&0xff]; ok {
+		return fmt.Sprintf("copying it: %s", text)
+	}
+	return fmt.Sprintf("copying it: SQLite error %d", se.Code())
+}
+
+func (e stepError) Unwrap() error { return e.err }
 
 // quickCheck runs PRAGMA quick_check on the staged copy, which nothing else uses: immutable,
 // so that SQLite makes no -shm or -wal beside it.
