@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -59,6 +60,32 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 		err = copyHot(ctx, src, stage, opts.hotCopied)
 		if errors.Is(err, errChanged) { // a writer came and rolled it back: read it as usual
 			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
+		}
+	}
+	if isCode(err, sqlite3.SQLITE_CANTOPEN) {
+		err = unopenedSidecar(src, err)
+	}
+	return err
+}
+
+// unopenedSidecar names the sidecar of src that this process cannot open for reading, the
+// likely cause of SQLite's "unable to open" (a -shm only its owner may read, for a backup
+// run as another user), with SQLite's error in the chain; err as it is when all open.
+func unopenedSidecar(src Source, err error) error {
+	for _, suffix := range sidecarSuffixes {
+		f, oerr := openRegular(src.path() + suffix)
+		if oerr == nil {
+			f.Close()
+			continue
+		}
+		if !isNotExist(oerr) {
+			// The cause alone: the archive words a warning by the innermost *fs.PathError,
+			// whose path here is /proc/self/fd/N/....
+			var pe *fs.PathError
+			if errors.As(oerr, &pe) {
+				oerr = pe.Err
+			}
+			return fmt.Errorf("its %s cannot be read (%w), which SQLite needs to read it: %w", suffix, oerr, err)
 		}
 	}
 	return err
