@@ -234,16 +234,35 @@ func (e stepError) Error() string {
 
 func (e stepError) Unwrap() error { return e.err }
 
+// checkRate is the slowest pace of PRAGMA quick_check over a database's pages that a
+// check's time bound allows for: a tenth, or less, of what it does on a disk.
+const checkRate = 10 << 20 // bytes a second
+
+// checkBudget is how long the quick_check of a database of size bytes may take: what its
+// size needs at checkRate, and timeout (--sqlite-timeout) beyond that. quick_check
+// evaluates each row's NOT NULL generated columns, whose expressions, from the database's
+// schema, whoever wrote it chose: one can take a second a row, and a check days.
+func checkBudget(size int64, timeout time.Duration) time.Duration {
+	return timeout + time.Duration(size/checkRate+1)*time.Second
+}
+
 // quickCheck runs PRAGMA quick_check on the staged copy, which nothing else uses: immutable,
-// so that SQLite makes no -shm or -wal beside it.
-func quickCheck(ctx context.Context, stage string) error {
+// so that SQLite makes no -shm or -wal beside it. A check still running after budget is
+// interrupted, and fails.
+func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
 	db, err := sql.Open("sqlite", uri(stage, "mode=ro", "immutable=1"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	var result string
-	if err := db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&result); err != nil {
+	err = db.QueryRowContext(qctx, "PRAGMA quick_check").Scan(&result)
+	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
+		return fmt.Errorf("checking the copy: quick_check still running after %v (--sqlite-timeout beyond a second per 10 MiB of database; its schema's NOT NULL generated columns are computed for every row)", budget.Round(time.Second))
+	}
+	if err != nil {
 		return fmt.Errorf("checking the copy: %w", err)
 	}
 	if result != "ok" {

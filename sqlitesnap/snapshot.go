@@ -131,7 +131,7 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if err := checkSame(src, info); err != nil {
 		return nil, err
 	}
-	if err := quickCheck(ctx, stage); err != nil {
+	if err := quickCheck(ctx, stage, checkBudget(info.Size(), opts.Timeout)); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(stage)
