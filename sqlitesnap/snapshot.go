@@ -125,6 +125,9 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if stop() { // whatever SQLite made of it
 		err = errSidecarReplaced
 	}
+	if err != nil && checkSame(src, info) != nil {
+		err = errReplaced // what SQLite could not open was not the walk's file (a FIFO, say)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -38,21 +38,37 @@ func noFchown(*libc.TLS, int32, uint32, uint32) int32 { return 0 }
 // sqliteOpen is the VFS's own open, which guardedOpen calls.
 var sqliteOpen uintptr
 
-// guardedOpen is what SQLite calls instead of open. A file opened for writing must be a
-// staged copy or one of its sidecars, or a new file (O_EXCL: SQLite's temp files), and,
-// checked on the descriptor, a regular file with one link; otherwise the open fails with
-// EACCES (and a descriptor already opened is closed).
+// guardedOpen is what SQLite calls instead of open. It opens without blocking and keeps
+// only a regular file or a folder (SQLite opens one to sync it): SQLite opens a database and
+// its sidecars by name, blocking, and a FIFO swapped in at one of those names after the
+// checks would block it for ever, past --sqlite-timeout and Ctrl-C. A file opened for
+// writing must be a staged copy or one of its sidecars, or a new file (O_EXCL: SQLite's temp
+// files), and, checked on the descriptor, a regular file with one link. Otherwise the open
+// fails with EACCES (and a descriptor already opened is closed).
 func guardedOpen(tls *libc.TLS, name uintptr, flags, mode int32) int32 {
 	writes := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_CREAT != 0
 	if writes && flags&unix.O_EXCL == 0 && !isStaged(libc.GoString(name)) {
 		return failOpen(tls)
 	}
-	fd := (*(*func(*libc.TLS, uintptr, int32, int32) int32)(unsafe.Pointer(&struct{ uintptr }{sqliteOpen})))(tls, name, flags, mode)
-	if fd < 0 || !writes {
+	fd := (*(*func(*libc.TLS, uintptr, int32, int32) int32)(unsafe.Pointer(&struct{ uintptr }{sqliteOpen})))(tls, name, flags|unix.O_NONBLOCK, mode)
+	if fd < 0 {
 		return fd
 	}
 	var st unix.Stat_t
-	if unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 {
+	ok := unix.Fstat(int(fd), &st) == nil
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		ok = ok && (!writes || st.Nlink == 1)
+	case unix.S_IFDIR:
+		ok = ok && !writes
+	default:
+		ok = false
+	}
+	if ok && flags&unix.O_NONBLOCK == 0 {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, int(flags&^unix.O_NONBLOCK))
+		ok = err == nil
+	}
+	if ok {
 		return fd
 	}
 	libc.Xclose(tls, fd)
