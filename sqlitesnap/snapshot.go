@@ -78,11 +78,31 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
-	// what an encrypted archive must not leave in clear.
+	snap, err := takeStaged(ctx, src, info, opts)
+	if err != nil && isNotExist(err) {
+		if _, lerr := os.Lstat(src.path()); lerr == nil {
+			// What is gone is not the database (its name still leads somewhere): the staging
+			// folder, or the copy staged there. Said as not-exist, the database would be taken
+			// for one that vanished meanwhile: not lost, the run complete without it.
+			err = stagingGone{err}
+		}
+	}
+	return snap, err
+}
+
+// stagingGone is an error that says something is gone, about the staging folder or the
+// copy, not the database: its text is err's, but it is not fs.ErrNotExist.
+type stagingGone struct{ err error }
+
+func (e stagingGone) Error() string { return e.err.Error() }
+
+// takeStaged is Take with its options set.
+func takeStaged(ctx context.Context, src Source, info fs.FileInfo, opts Options) (*Snapshot, error) {
 	if err := checkStageDir(opts.Dir); err != nil {
 		return nil, err
 	}
+	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
+	// what an encrypted archive must not leave in clear.
 	stage, forget, err := stageFile(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("staging the copy: %w", err)

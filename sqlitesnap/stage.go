@@ -58,7 +58,7 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 func checkStageDir(dir string) error {
 	var st unix.Stat_t
 	if err := eintr.Fstatat(unix.AT_FDCWD, dir, &st, 0); err != nil {
-		return err
+		return fmt.Errorf("the staging folder %s: %w", dir, err)
 	}
 	switch {
 	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
