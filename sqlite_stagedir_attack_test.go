@@ -50,3 +50,53 @@ func TestAttackSQLiteStagingFolderOthersMayWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackSQLiteStagingFolderParentOthers: the staging folder itself is root's, 0700, but
+// (parent) the folder above it is nobody's, or (symlink) $TMPDIR is a symlink in nobody's
+// folder: nobody may rename root's folder away, or point the symlink elsewhere, and put a
+// folder of his in its place, between the check of the staging folder and SQLite's opens by
+// name, with the same outcome as a folder of his. Only the last folder was checked: the run
+// staged there and said complete.
+//
+// Expected: as for a staging folder of another user's: the database is lost, said why
+// (exit 3), and nothing is staged there.
+func TestAttackSQLiteStagingFolderParentOthers(t *testing.T) {
+	mustRoot(t)
+	for _, how := range []string{"parent", "symlink"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+			db := openSQLite(t, filepath.Join(dir, "app", "secret.db"), "delete")
+			addRows(t, db, 3, 100)
+			his := filepath.Join(dir, "his")
+			makeTree(t, his, map[string]node{".": {kind: "dir", mode: 0o755}})
+			tmp := filepath.Join(his, "tmp")
+			if how == "symlink" {
+				tmp = filepath.Join(dir, "roots-tmp")
+			}
+			makeTree(t, tmp, map[string]node{".": {kind: "dir", mode: 0o700}})
+			env := tmp
+			if how == "symlink" {
+				env = filepath.Join(his, "tmp")
+				if err := os.Symlink(tmp, env); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Lchown(env, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chown(his, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			r := backup(t, runOpts{dir: dir, env: []string{"TMPDIR=" + env}}, "create", "-o", "-", "--receipt", filepath.Join(dir, "r.json"), "app")
+			mustExit(t, r, exitIncomplete)
+			if !strings.Contains(r.stderr, "lost app/secret.db: snapshot: ") || !strings.Contains(r.stderr, his) {
+				t.Errorf("stderr %q, want app/secret.db lost, naming %s", r.stderr, his)
+			}
+			if left := listDir(t, tmp); len(left) > 0 {
+				t.Errorf("left in the staging folder: %v", left)
+			}
+		})
+	}
+}
