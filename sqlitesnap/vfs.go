@@ -39,7 +39,7 @@ func noFchown(*libc.TLS, int32, uint32, uint32) int32 { return 0 }
 var sqliteOpen uintptr
 
 // guardedOpen is what SQLite calls instead of open. It opens without blocking and keeps
-// only a regular file or a folder (SQLite opens one to sync it): SQLite opens a database and
+// only a regular file, a folder (SQLite opens one to sync it) or /dev/urandom: SQLite opens a database and
 // its sidecars by name, blocking, and a FIFO swapped in at one of those names after the
 // checks would block it for ever, past --sqlite-timeout and Ctrl-C. A file opened for
 // writing must be a staged copy or one of its sidecars, or a new file (O_EXCL: SQLite's temp
@@ -61,6 +61,8 @@ func guardedOpen(tls *libc.TLS, name uintptr, flags, mode int32) int32 {
 		ok = ok && (!writes || st.Nlink == 1)
 	case unix.S_IFDIR:
 		ok = ok && !writes
+	case unix.S_IFCHR: // the seed of SQLite's randomness, and no other device
+		ok = ok && !writes && libc.GoString(name) == "/dev/urandom"
 	default:
 		ok = false
 	}
