@@ -25,7 +25,7 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	// The records third parties read, and their codecs: the standard library only.
 	"backup/format":     {[]string{"backup/atomicfile"}, nil},
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},
-	"backup/sqlitesnap": {[]string{"backup/atomicfile", "backup/eintr"}, []string{"modernc.org/sqlite", "golang.org/x/sys"}},
+	"backup/sqlitesnap": {[]string{"backup/atomicfile", "backup/eintr"}, []string{"modernc.org/sqlite", "modernc.org/libc", "golang.org/x/sys"}},
 	// The zip container knows nothing of restore, runs, reports, sets or storage.
 	"backup/archive": {[]string{"backup/format", "backup/walker", "backup/skiprules", "backup/atomicfile", "backup/eintr"},
 		[]string{"github.com/klauspost/compress", "golang.org/x/sys"}},

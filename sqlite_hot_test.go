@@ -98,7 +98,7 @@ func TestSQLiteHotJournal(t *testing.T) {
 	}
 	names := listDir(t, app)
 	out := filepath.Join(dir, "out")
-	makeTree(t, out, map[string]node{".": {kind: "dir", mode: 0o777}})
+	makeTree(t, out, map[string]node{".": {kind: "dir", mode: 0o777 | os.ModeSticky}})
 	for _, uid := range []int{nobody, 0} {
 		archive := filepath.Join(out, fmt.Sprintf("app-%d.zip", uid))
 		r := backup(t, runOpts{dir: dir, uid: uid}, "create", "-o", archive, "app")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -35,13 +36,20 @@ var errChanged = errors.New("changed while it was read without locks")
 // writer came, and it is read the usual way. Any other database is read through a read-only
 // connection, which waits for a writer's lock up to opts.Timeout; one that a crashed writer
 // left with a hot journal, which that connection cannot roll back, is copied with its
-// journal and rolled back in the staging folder (see copyHot). A WAL database in a folder we
-// cannot write, without its -shm but with commits in its -wal, cannot be read consistently
-// (immutable=1 would silently leave out those commits), so its copy fails.
+// journal and rolled back in the staging folder (see copyHot). A database without a -shm
+// but with commits in a -wal (which SQLite reads beside any database, whatever its header
+// says) is copied with its -wal and recovered in the staging folder (see copyWithWAL):
+// SQLite would need to make a -shm beside it.
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage)
+		if !errors.Is(err, errChanged) {
+			return err
+		}
+	}
+	if !walEmpty(src) && !exists(src.path()+"-shm") {
+		err := copyWithWAL(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
 			return err
 		}
@@ -54,8 +62,31 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
 		}
 	}
-	if err != nil && isWAL(src.File) && !walEmpty(src) && !exists(src.path()+"-shm") {
-		return fmt.Errorf("%w (a WAL database with commits in its -wal and no -shm, which read-only access cannot create: it cannot be read consistently)", err)
+	if isCode(err, sqlite3.SQLITE_CANTOPEN) {
+		err = unopenedSidecar(src, err)
+	}
+	return err
+}
+
+// unopenedSidecar names the sidecar of src that this process cannot open for reading, the
+// likely cause of SQLite's "unable to open" (a -shm only its owner may read, for a backup
+// run as another user), with SQLite's error in the chain; err as it is when all open.
+func unopenedSidecar(src Source, err error) error {
+	for _, suffix := range sidecarSuffixes {
+		f, oerr := openRegular(src.path() + suffix)
+		if oerr == nil {
+			f.Close()
+			continue
+		}
+		if !isNotExist(oerr) {
+			// The cause alone: the archive words a warning by the innermost *fs.PathError,
+			// whose path here is /proc/self/fd/N/....
+			var pe *fs.PathError
+			if errors.As(oerr, &pe) {
+				oerr = pe.Err
+			}
+			return fmt.Errorf("its %s cannot be read (%w), which SQLite needs to read it: %w", suffix, oerr, err)
+		}
 	}
 	return err
 }
@@ -149,7 +180,7 @@ func stepAll(ctx context.Context, b *sqlite.Backup, timeout time.Duration) error
 		case err == nil:
 			continue
 		case !isCode(err, sqlite3.SQLITE_BUSY) && !isCode(err, sqlite3.SQLITE_LOCKED):
-			return err
+			return stepError{err}
 		case time.Now().After(deadline):
 			return lockedError{err, timeout}
 		}
@@ -176,16 +207,67 @@ func (e lockedError) Error() string {
 
 func (e lockedError) Unwrap() error { return e.err }
 
+// stepError is any other error of a backup step. The driver words it with the source
+// connection's message, which is "not an error" when the step failed on the copy's side
+// (such as a full disk): its text says the cause by the result code instead. The driver's
+// error stays in the chain.
+type stepError struct{ err error }
+
+func (e stepError) Error() string {
+	var se *sqlite.Error
+	if !errors.As(e.err, &se) {
+		return e.err.Error()
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL:
+		return "no room to stage its copy (the disk is full)"
+	case sqlite3.SQLITE_IOERR:
+		return fmt.Sprintf("an I/O error reading it or writing its copy (SQLite error %d)", se.Code())
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Sprintf("not a valid database, though it begins like one (damaged; SQLite error %d)", se.Code())
+	}
+	if text, ok := sqlite.ErrorCodeString[se.Code()&0xff]; ok {
+		return fmt.Sprintf("copying it: %s", text)
+	}
+	return fmt.Sprintf("copying it: SQLite error %d", se.Code())
+}
+
+func (e stepError) Unwrap() error { return e.err }
+
+// checkRate is the slowest pace of PRAGMA quick_check over a database's pages that a
+// check's time bound allows for: a tenth, or less, of what it does on a disk.
+const checkRate = 10 << 20 // bytes a second
+
+// checkBudget is how long the quick_check of a database of size bytes may take: what its
+// size needs at checkRate, and timeout (--sqlite-timeout) beyond that. quick_check
+// evaluates each row's NOT NULL generated columns, whose expressions, from the database's
+// schema, whoever wrote it chose: one can take a second a row, and a check days.
+func checkBudget(size int64, timeout time.Duration) time.Duration {
+	return timeout + time.Duration(size/checkRate+1)*time.Second
+}
+
 // quickCheck runs PRAGMA quick_check on the staged copy, which nothing else uses: immutable,
-// so that SQLite makes no -shm or -wal beside it.
-func quickCheck(ctx context.Context, stage string) error {
+// so that SQLite makes no -shm or -wal beside it. A check still running after budget is
+// interrupted, and fails.
+func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
+	// The collations the check needs are registered first: a connection has those the
+	// driver had when it was opened.
+	if err := registerCollations(ctx, stage); err != nil {
+		return fmt.Errorf("checking the copy: reading its schema: %w", err)
+	}
 	db, err := sql.Open("sqlite", uri(stage, "mode=ro", "immutable=1"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	var result string
-	if err := db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&result); err != nil {
+	err = db.QueryRowContext(qctx, "PRAGMA quick_check").Scan(&result)
+	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
+		return fmt.Errorf("checking the copy: quick_check still running after %v (--sqlite-timeout beyond a second per 10 MiB of database; its schema's NOT NULL generated columns are computed for every row)", budget.Round(time.Second))
+	}
+	if err != nil {
 		return fmt.Errorf("checking the copy: %w", err)
 	}
 	if result != "ok" {

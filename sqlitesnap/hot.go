@@ -1,8 +1,10 @@
 package sqlitesnap
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -35,24 +37,28 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 		return fmt.Errorf("its hot journal: %w", err)
 	}
 	defer journal.Close()
-	err = copyPair(ctx, src, journal, stage, copied)
+	err = copyPair(ctx, src, journal, "-journal", stage, copied)
+	if err == nil {
+		err = checkNoSuperJournal(stage + "-journal")
+	}
 	if err != nil {
 		// The copy's journal is hot: it must not be beside stage when it is written again.
 		eintr.Remove(stage + "-journal")
 		os.Truncate(stage, 0)
 		return err
 	}
-	return rollBack(ctx, stage)
+	return settle(ctx, stage, "-journal", "rolling back the copy of its hot journal")
 }
 
-// copyPair copies the database src and its journal, as they are, to stage and beside it,
-// and checks that neither changed meanwhile (errChanged).
-func copyPair(ctx context.Context, src Source, journal *os.File, stage string, copied func()) error {
+// copyPair copies the database src and its sidecar (its -journal or -wal, opened as
+// journal), as they are, to stage and beside it, and checks that neither changed meanwhile
+// (errChanged).
+func copyPair(ctx context.Context, src Source, journal *os.File, suffix, stage string, copied func()) error {
 	dbBefore, jBefore, err := statBoth(src.File, journal)
 	if err != nil {
 		return err
 	}
-	if err := copyFile(ctx, stage+"-journal", os.O_CREATE|os.O_EXCL, journal); err != nil {
+	if err := copyFile(ctx, stage+suffix, os.O_CREATE|os.O_EXCL, journal); err != nil {
 		return err
 	}
 	if err := copyFile(ctx, stage, os.O_TRUNC, src.File); err != nil {
@@ -65,8 +71,46 @@ func copyPair(ctx context.Context, src Source, journal *os.File, stage string, c
 	if err != nil {
 		return err
 	}
-	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + "-journal"}, jBefore) != nil {
+	if !unchanged(dbBefore, dbAfter) || !unchanged(jBefore, jAfter) || checkSame(Source{Dir: src.Dir, Name: src.Name + suffix}, jBefore) != nil {
 		return errChanged
+	}
+	return nil
+}
+
+// errSuperJournal is the cause when a hot journal names a super-journal.
+var errSuperJournal = errors.New("its hot journal names a super-journal (a transaction across databases), which SQLite would open by that name, anywhere, to roll it back: not rolled back here")
+
+// journalMagic begins each journal header and ends a super-journal record.
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// checkNoSuperJournal fails with errSuperJournal when the staged journal at name ends with a
+// super-journal record: the name of a file, written by whoever wrote the journal, that
+// SQLite's rollback checks for, opens and reads as a list of journals (blocking for ever on
+// a FIFO), and may delete. Such a journal is a crash in the middle of a commit across
+// databases, rare enough to fail closed: whether to roll it back at all depends on a file
+// elsewhere, which a backup must not go and open. The record is the last 16 bytes' length
+// and magic (readSuperJournal in SQLite's pager.c), checked more loosely than SQLite does,
+// so that whatever SQLite would take for one is refused.
+func checkNoSuperJournal(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() < 16 {
+		return nil
+	}
+	tail := make([]byte, 16)
+	if _, err := f.ReadAt(tail, info.Size()-16); err != nil {
+		return err
+	}
+	n := int64(binary.BigEndian.Uint32(tail))
+	if bytes.Equal(tail[8:], journalMagic) && n > 0 && n <= info.Size()-16 {
+		return errSuperJournal
 	}
 	return nil
 }
@@ -129,9 +173,10 @@ func copyFile(ctx context.Context, name string, flag int, src *os.File) error {
 	return nil
 }
 
-// rollBack opens the staged copy read-write, which rolls its hot journal back, and checks
-// that the journal is gone.
-func rollBack(ctx context.Context, stage string) error {
+// settle opens the staged copy read-write, which rolls back its hot journal or recovers
+// its -wal (what, in errors) and, at close, checkpoints that -wal into it, and checks that
+// the sidecar (suffix) is gone: the copy is then whole in its own file.
+func settle(ctx context.Context, stage, suffix, what string) error {
 	db, err := sql.Open("sqlite", uri(stage, "mode=rw"))
 	if err != nil {
 		return err
@@ -139,13 +184,13 @@ func rollBack(ctx context.Context, stage string) error {
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
-		return fmt.Errorf("rolling back the copy of its hot journal: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := db.Close(); err != nil {
 		return err
 	}
-	if exists(stage + "-journal") {
-		return errors.New("rolling back the copy of its hot journal: the journal is still there")
+	if exists(stage + suffix) {
+		return fmt.Errorf("%s: its %s is still there", what, suffix)
 	}
 	return nil
 }

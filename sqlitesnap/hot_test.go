@@ -70,6 +70,7 @@ func TestTakeHotJournalRolledBackMeanwhile(t *testing.T) {
 	called := false
 	opts := Options{Dir: stage, hotCopied: func() {
 		called = true
+		allowWrites(t, path)
 		db, err := sql.Open("sqlite", uri(path))
 		if err != nil {
 			t.Fatal(err)

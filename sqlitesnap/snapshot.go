@@ -71,8 +71,34 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if err := guardVFS(); err != nil {
+		return nil, err
+	}
 	info, err := src.File.Stat()
 	if err != nil {
+		return nil, err
+	}
+	snap, err := takeStaged(ctx, src, info, opts)
+	if err != nil && isNotExist(err) {
+		if _, lerr := os.Lstat(src.path()); lerr == nil {
+			// What is gone is not the database (its name still leads somewhere): the staging
+			// folder, or the copy staged there. Said as not-exist, the database would be taken
+			// for one that vanished meanwhile: not lost, the run complete without it.
+			err = stagingGone{err}
+		}
+	}
+	return snap, err
+}
+
+// stagingGone is an error that says something is gone, about the staging folder or the
+// copy, not the database: its text is err's, but it is not fs.ErrNotExist.
+type stagingGone struct{ err error }
+
+func (e stagingGone) Error() string { return e.err.Error() }
+
+// takeStaged is Take with its options set.
+func takeStaged(ctx context.Context, src Source, info fs.FileInfo, opts Options) (*Snapshot, error) {
+	if err := checkStageDir(opts.Dir); err != nil {
 		return nil, err
 	}
 	// The copy's name goes even on a process's forced exit (a second SIGINT): it may hold
@@ -83,6 +109,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	}
 	defer forget()
 	defer stage.Close() // the lock goes once the name is gone
+	// SQLite may write this copy, and nothing else (see guardedOpen).
+	staged.Store(filepath.Base(stage.Name()), struct{}{})
+	defer staged.Delete(filepath.Base(stage.Name()))
 	snap, err := take(ctx, src, info, stage.Name(), opts)
 	// The copy is open by then, if it was made: its name can go on every path.
 	if rmErr := removeStaged(stage.Name()); rmErr != nil {
@@ -116,13 +145,16 @@ func take(ctx context.Context, src Source, info fs.FileInfo, stage string, opts 
 	if stop() { // whatever SQLite made of it
 		err = errSidecarReplaced
 	}
+	if err != nil && checkSame(src, info) != nil {
+		err = errReplaced // what SQLite could not open was not the walk's file (a FIFO, say)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := checkSame(src, info); err != nil {
 		return nil, err
 	}
-	if err := quickCheck(ctx, stage); err != nil {
+	if err := quickCheck(ctx, stage, checkBudget(info.Size(), opts.Timeout)); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(stage)

@@ -10,9 +10,19 @@ import (
 	"time"
 )
 
+// allowWrites lets SQLite in this process write the database at path and its sidecars, as
+// the application whose database it is: once a test has taken a snapshot, guardedOpen lets
+// it write only staged copies.
+func allowWrites(t *testing.T, path string) {
+	t.Helper()
+	staged.Store(filepath.Base(path), struct{}{})
+	t.Cleanup(func() { staged.Delete(filepath.Base(path)) })
+}
+
 // openDB opens (creating) the database at path for writing, in journal mode mode.
 func openDB(t *testing.T, path, mode string) *sql.DB {
 	t.Helper()
+	allowWrites(t, path)
 	db, err := sql.Open("sqlite", uri(path, "_pragma=journal_mode("+mode+")", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +51,7 @@ func insertRows(t *testing.T, db *sql.DB, n int) {
 func countRows(t *testing.T, f *os.File) int {
 	t.Helper()
 	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	allowWrites(t, copyPath) // read-only, a WAL database makes its -shm
 	data, err := os.ReadFile(f.Name())
 	if err != nil {
 		// The snapshot's name is gone: read it through its descriptor.
