@@ -65,7 +65,7 @@ func newSetCache(root, endpoint, loc string) *setCache {
 // may write to (--cache-dir /tmp/c), a planted symlink s3/KEY would have the run write its
 // copy, and remove files named like archives, in a folder of the attacker's choosing. The
 // run reaches them by path long after this check, so no other user may move them either:
-// see fixedPath.
+// see atomicfile.FixedPath.
 func (c *setCache) prepare() error {
 	if err := makeFixed(c.root); err != nil {
 		return err
@@ -88,7 +88,7 @@ func (c *setCache) prepare() error {
 }
 
 // makeFixed makes the cache folder dir (0700) where missing, once the folder it is made in
-// passes fixedPath, then checks dir itself. Made first, the folders of root run by sudo
+// passes atomicfile.FixedPath, then checks dir itself. Made first, the folders of root run by sudo
 // keeping HOME=/home/alice were root's in alice's home (her ~/.cache no longer hers to
 // write) before the check refused them.
 func makeFixed(dir string) error {
@@ -99,56 +99,13 @@ func makeFixed(dir string) error {
 		}
 		existing = filepath.Dir(existing)
 	}
-	if err := fixedPath(existing); err != nil {
+	if err := atomicfile.FixedPath(existing); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return fixedPath(dir)
-}
-
-// fixedPath says why another user could move dir, or a folder above it, and put a folder or
-// symlink of theirs in its place: a folder on the way that they own (sudo keeping
-// HOME=/home/alice), or may write to without the sticky bit (which lets only an entry's
-// owner move it, as in /tmp). Both the path as given and as its symlinks resolve are
-// checked; a symlink itself cannot be changed, only replaced through its folder.
-func fixedPath(dir string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	resolved, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return err
-	}
-	for _, p := range []string{abs, resolved} {
-		for d := p; ; d = filepath.Dir(d) {
-			if err := fixedFolder(d); err != nil {
-				return err
-			}
-			if d == filepath.Dir(d) {
-				break
-			}
-		}
-	}
-	return nil
-}
-
-// fixedFolder says why another user could move or replace what the folder d holds.
-func fixedFolder(d string) error {
-	info, err := os.Lstat(d)
-	if err != nil || info.Mode()&fs.ModeSymlink != 0 {
-		return err
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	switch {
-	case ok && st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to another user (uid %d), who could put a folder of theirs in its place", d, st.Uid)
-	case info.Mode().Perm()&0o022 != 0 && info.Mode()&fs.ModeSticky == 0:
-		return fmt.Errorf("%s may be written by others (mode %v) and is not sticky: they could put a folder of theirs in its place", d, info.Mode().Perm())
-	}
-	return nil
+	return atomicfile.FixedPath(dir)
 }
 
 // ownFolder says why dir is not a real folder of this user's that only they may write to.

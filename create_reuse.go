@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/engine"
 	"backup/format"
@@ -86,7 +87,7 @@ func (c *creation) fullRun(stderr io.Writer, err error) {
 
 // replaceable says why another user could put an archive of theirs, with a receipt that
 // records it, at the reference at path: it or its receipt is theirs or writable by others,
-// or a folder on the way to either (as given and as its symlinks resolve) fails fixedPath,
+// or a folder on the way to either (as given and as its symlinks resolve) fails atomicfile.FixedPath,
 // the rule of the local copies of sets in a bucket. Such a reference would lend this run's
 // archive their bytes for files they cannot write, under the metadata stat shows anyone.
 // A receipt that is not there is the engine's to say.
@@ -111,7 +112,7 @@ func replaceable(path string) error {
 			return err
 		}
 		for _, d := range []string{filepath.Dir(p), filepath.Dir(resolved)} {
-			if err := fixedPath(d); err != nil {
+			if err := atomicfile.FixedPath(d); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,6 @@ package sqlitesnap
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,48 +55,10 @@ func stageFile(dir string) (f *os.File, forget func(), err error) {
 // it has no sticky bit (which lets only an entry's owner rename it, as in /tmp). SQLite
 // opens the copy, and its journal, by name: a file of theirs put at that name would receive
 // the database (plaintext, for an encrypted archive) and give the archive whatever they
-// wrote. Both the path as given and as its symlinks resolve are checked, each folder from
-// dir up to the root: a symlink itself cannot be changed, only replaced through its folder.
+// wrote. Each folder from dir up to the root is checked (atomicfile.FixedPath).
 func checkStageDir(dir string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
+	if err := atomicfile.FixedPath(dir); err != nil {
 		return fmt.Errorf("the staging folder %s: %w", dir, err)
-	}
-	resolved, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("the staging folder %s: %w", dir, err)
-	}
-	for _, p := range []string{abs, resolved} {
-		for d := p; ; d = filepath.Dir(d) {
-			if err := fixedFolder(dir, d); err != nil {
-				return err
-			}
-			if d == filepath.Dir(d) {
-				break
-			}
-		}
-	}
-	return nil
-}
-
-// fixedFolder says why another user could move or replace what the folder d, on the way to
-// the staging folder dir, holds.
-func fixedFolder(dir, d string) error {
-	var st unix.Stat_t
-	if err := eintr.Lstat(d, &st); err != nil {
-		return fmt.Errorf("the staging folder %s: %s: %w", dir, d, err)
-	}
-	switch {
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return nil // its folder is checked next
-	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("the staging folder %s: %s belongs to another user (uid %d), who could swap the copy staged there", dir, d, st.Uid)
-	case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
-		return fmt.Errorf("the staging folder %s: %s may be written by others (mode %o) and is not sticky: they could swap the copy staged there", dir, d, st.Mode&0o777)
 	}
 	return nil
 }
