@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"backup/eintr"
 )
 
 // SQLite opens a database's sidecars by name and, where it can, writes them: even on a
@@ -55,7 +57,7 @@ func guardedOpen(tls *libc.TLS, name uintptr, flags, mode int32) int32 {
 		return fd
 	}
 	var st unix.Stat_t
-	ok := unix.Fstat(int(fd), &st) == nil
+	ok := eintr.Fstat(int(fd), &st) == nil
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		ok = ok && (!writes || st.Nlink == 1)
