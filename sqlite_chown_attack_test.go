@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -25,13 +24,9 @@ func TestAttackSQLiteSidecarHardLinkChowned(t *testing.T) {
 		t.Run(tt.sidecar, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedTempDir(t)
-			app, alice := filepath.Join(dir, "app"), filepath.Join(dir, "alice")
+			app := filepath.Join(dir, "app")
 			makeTree(t, app, map[string]node{".": {kind: "dir", mode: 0o777}})
-			makeTree(t, alice, map[string]node{"shared": {content: "alice's notes\n", mode: 0o666}})
-			shared := filepath.Join(alice, "shared")
-			if err := os.Chown(shared, 1000, 1000); err != nil {
-				t.Fatal(err)
-			}
+			shared := alicesFile(t, dir, "alice's notes\n")
 			db := filepath.Join(app, "x.db")
 			w := openSQLite(t, db, tt.mode)
 			sqlExec(t, w, "PRAGMA wal_autocheckpoint = 0")
@@ -48,11 +43,7 @@ func TestAttackSQLiteSidecarHardLinkChowned(t *testing.T) {
 				}
 				os.Chown(db+"-shm", nobody, nobody)
 			}
-			ln := exec.Command("ln", shared, db+tt.sidecar)
-			ln.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-			if out, err := ln.CombinedOutput(); err != nil {
-				t.Fatalf("nobody's hard link: %v %s", err, out)
-			}
+			linkAsNobody(t, shared, db+tt.sidecar)
 			var before, after syscall.Stat_t
 			if err := syscall.Stat(shared, &before); err != nil {
 				t.Fatal(err)

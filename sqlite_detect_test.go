@@ -33,9 +33,7 @@ func makeDatabases(t *testing.T, dir string) {
 		addRows(t, db, 3, 10)
 		db.Close()
 	}
-	live := openSQLite(t, filepath.Join(app, "state.db"), "wal")
-	sqlExec(t, live, "PRAGMA wal_autocheckpoint = 0")
-	addRows(t, live, 5, 10)
+	walDB(t, filepath.Join(app, "state.db"), 5, 10)
 	os.WriteFile(filepath.Join(app, "rollback.db-journal"), nil, 0o644) // a journal left behind
 }
 
@@ -216,9 +214,7 @@ func walOnlyDatabase(t *testing.T) (dir, path string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	db := openSQLite(t, path, "wal")
-	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0") // the commits stay in -wal
-	addRows(t, db, 100, 1000)
+	walDB(t, path, 100, 1000)
 	return dir, path
 }
 

@@ -19,9 +19,7 @@ func TestSQLiteReadOnlyFolder(t *testing.T) {
 	dir := sharedTempDir(t)
 	app := filepath.Join(dir, "app")
 	makeTree(t, app, map[string]node{"a.txt": {content: "a"}})
-	live := openSQLite(t, filepath.Join(app, "live.db"), "wal")
-	sqlExec(t, live, "PRAGMA wal_autocheckpoint = 0")
-	addRows(t, live, 7, 100)
+	walDB(t, filepath.Join(app, "live.db"), 7, 100)
 
 	clean := openSQLite(t, filepath.Join(app, "clean.db"), "wal")
 	addRows(t, clean, 4, 100)
@@ -30,18 +28,8 @@ func TestSQLiteReadOnlyFolder(t *testing.T) {
 	// torn.db: the main file and a -wal holding commits, copied while their writer has them
 	// open, and no -shm.
 	other := filepath.Join(t.TempDir(), "w.db")
-	w := openSQLite(t, other, "wal")
-	sqlExec(t, w, "PRAGMA wal_autocheckpoint = 0")
-	addRows(t, w, 6, 100)
-	for _, suffix := range []string{"", "-wal"} {
-		data, err := os.ReadFile(other + suffix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(app, "torn.db"+suffix), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	walDB(t, other, 6, 100)
+	copyDB(t, other, filepath.Join(app, "torn.db"), "-wal")
 	before := listDir(t, app)
 
 	out := filepath.Join(dir, "out")

@@ -2,9 +2,7 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -23,35 +21,19 @@ func TestAttackSQLiteShmHardLinkOverwritten(t *testing.T) {
 	t.Parallel()
 	mustRoot(t)
 	dir := sharedTempDir(t)
-	app, alice := filepath.Join(dir, "app"), filepath.Join(dir, "alice")
+	app := filepath.Join(dir, "app")
 	makeTree(t, app, map[string]node{".": {kind: "dir", mode: 0o777}})
-	makeTree(t, alice, map[string]node{"shared": {content: "alice's precious notes\n", mode: 0o666}})
-	shared := filepath.Join(alice, "shared")
-	if err := os.Chown(shared, 1000, 1000); err != nil {
-		t.Fatal(err)
-	}
+	shared := alicesFile(t, dir, "alice's precious notes\n")
 	other := filepath.Join(t.TempDir(), "w.db")
-	w := openSQLite(t, other, "wal")
-	sqlExec(t, w, "PRAGMA wal_autocheckpoint = 0")
-	addRows(t, w, 5, 100)
+	walDB(t, other, 5, 100)
 	db := filepath.Join(app, "x.db")
-	for _, suffix := range []string{"", "-wal"} {
-		data, err := os.ReadFile(other + suffix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(db+suffix, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(db+suffix, nobody, nobody); err != nil {
+	copyDB(t, other, db, "-wal")
+	for _, p := range []string{db, db + "-wal"} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ln := exec.Command("ln", shared, db+"-shm")
-	ln.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	if out, err := ln.CombinedOutput(); err != nil {
-		t.Fatalf("nobody's hard link: %v %s", err, out)
-	}
+	linkAsNobody(t, shared, db+"-shm")
 	before := stateOf(t, shared)
 	archive := filepath.Join(dir, "b.zip")
 	r := backup(t, runOpts{dir: dir}, "create", "-o", archive, "app")

@@ -22,9 +22,7 @@ func TestAttackSQLiteUnreadableShmSaysWhy(t *testing.T) {
 	app := filepath.Join(dir, "app")
 	makeTree(t, app, map[string]node{"a.txt": {content: "a"}})
 	db := filepath.Join(app, "s.db")
-	w := openSQLite(t, db, "wal")
-	sqlExec(t, w, "PRAGMA wal_autocheckpoint = 0")
-	addRows(t, w, 4, 100)
+	walDB(t, db, 4, 100)
 	if err := os.Chmod(db+"-shm", 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,31 @@ func sqlExec(t *testing.T, db *sql.DB, query string, args ...any) {
 	}
 }
 
+// walDB opens (creating) a WAL database at path and commits rows rows of size bytes, which
+// stay in its -wal: nothing checkpoints them.
+func walDB(t *testing.T, path string, rows, size int) *sql.DB {
+	t.Helper()
+	db := openSQLite(t, path, "wal")
+	sqlExec(t, db, "PRAGMA wal_autocheckpoint = 0")
+	addRows(t, db, rows, size)
+	return db
+}
+
+// copyDB copies the database from, and each of its sidecars named by suffixes, to to (mode
+// 0644): a database as a crash, or a copy made while it was open, leaves it.
+func copyDB(t *testing.T, from, to string, suffixes ...string) {
+	t.Helper()
+	for _, suffix := range append([]string{""}, suffixes...) {
+		data, err := os.ReadFile(from + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to+suffix, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // addRows commits n rows in one transaction, each holding size random bytes.
 func addRows(t *testing.T, db *sql.DB, n, size int) {
 	t.Helper()
