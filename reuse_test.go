@@ -51,7 +51,7 @@ func TestReuseUnchanged(t *testing.T) {
 	if rc.Counts.Reused != 5 || rc.Counts.ReusedBytes != rc.Counts.Bytes {
 		t.Errorf("counts %+v, want all 5 files and their bytes reused", rc.Counts)
 	}
-	if !strings.Contains(r.stderr, "5 files, 5 reused,") {
+	if !strings.Contains(r.stderr, "5 files, 5 reused, 0 B read,") {
 		t.Errorf("summary does not say what was reused:\n%s", r.stderr)
 	}
 	reread := filepath.Join(dir, "reread.zip")

@@ -165,3 +165,21 @@ func TestSnapshotsRecorded(t *testing.T) {
 		t.Errorf("summary %q, want it to start %q", b.String(), want)
 	}
 }
+
+// TestSummaryReadLeavesReusedOut: the summary's "read" is what the run read from the files;
+// the bytes of files copied from the reference were not read (the receipt's counts.bytes
+// holds every file's).
+func TestSummaryReadLeavesReusedOut(t *testing.T) {
+	r := NewRecorder(Policy{})
+	r.File(format.File{Path: "app/big", Size: 3 << 20, SHA256: format.Digest{1}, Reused: true})
+	r.File(format.File{Path: "app/new", Size: 1 << 20, SHA256: format.Digest{2}})
+	rc := r.Receipt(Run{Archive: &format.ArchiveInfo{Path: "/b/app.zip", Size: 1 << 20}})
+	if rc.Counts.Bytes != 4<<20 || rc.Counts.ReusedBytes != 3<<20 {
+		t.Errorf("counts %+v, want 4 MiB of files, 3 MiB of them reused", rc.Counts)
+	}
+	var b strings.Builder
+	WriteSummary(&b, rc, "")
+	if want := "backup: complete: 2 files, 1 reused, 1.0 MiB read, archive 1.0 MiB; "; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("summary %q, want it to start %q", b.String(), want)
+	}
+}

@@ -34,7 +34,8 @@ func WriteSummary(w io.Writer, rc *format.Receipt, receiptPath string) {
 	if c.Symlinks > 0 { // only with --symlinks store, so that other summaries read as before
 		fmt.Fprintf(w, "%s, ", format.Plural(c.Symlinks, "symlink", "symlinks"))
 	}
-	fmt.Fprintf(w, "%s read", FormatBytes(c.Bytes))
+	// What was read from the files: a reused file's bytes were copied from the reference.
+	fmt.Fprintf(w, "%s read", FormatBytes(c.Bytes-c.ReusedBytes))
 	if rc.Archive != nil {
 		fmt.Fprintf(w, ", archive %s", FormatBytes(rc.Archive.Size))
 	}
