@@ -26,7 +26,7 @@ type centralRecord struct {
 // bytes in ra, in order. It fails when the directory cannot be found or a record is cut
 // short or malformed, or with fn's error.
 func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) error {
-	end, dirSize, dirOff, _, err := directoryEnd(ra, size)
+	end, dirSize, dirOff, count, err := directoryEnd(ra, size)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,8 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 	var rec centralRecord
 	var fixed [centralLen]byte
 	var vari []byte
-	for read := int64(0); read < dirSize; {
+	records := 0
+	for read := int64(0); read < dirSize; records++ {
 		if _, err := io.ReadFull(br, fixed[:]); err != nil || le32(fixed[:]) != centralSig {
 			return cmp.Or(readFailed(err), errCentral)
 		}
@@ -70,6 +71,12 @@ func walkCentral(ra io.ReaderAt, size int64, fn func(*centralRecord) error) erro
 		if err := fn(&rec); err != nil {
 			return err
 		}
+	}
+	// Go's reader (verify's, restore's) reads as many records as the end record counts,
+	// and refuses a directory of another number (compared in 16 bits, as tools that
+	// count past 65,535 without zip64 wrap it): a reference must be read as they read it.
+	if uint16(records) != uint16(count) {
+		return errCentral
 	}
 	return nil
 }

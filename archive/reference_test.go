@@ -224,46 +224,92 @@ func TestReferenceChecksLocalHeader(t *testing.T) {
 // TestWalkCentral: the central directory streamed gives the headers and local header
 // offsets Go's reader gives, with bytes before the archive too (a self-extractor).
 func TestWalkCentral(t *testing.T) {
-	entries := []zent{{name: "dir/"}, {name: "dir/a", body: "aaaa"}, {name: "b", body: "b", store: true},
-		{name: "dos.txt", body: "x", dos: true}, {name: "old", body: "o", mtime: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}}
-	plain := buildZip(t, entries, true)
-	for name, data := range map[string][]byte{"plain": plain, "prefixed": append([]byte("#!/bin/sh\nexit\n"), plain...)} {
+	for name, data := range walkCentralSeeds(t) {
 		t.Run(name, func(t *testing.T) {
-			ra := bytes.NewReader(data)
-			zr, err := zip.NewReader(ra, int64(len(data)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			offsets, err := headerOffsets(ra, int64(len(data)), zr.File)
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := 0
-			err = walkCentral(ra, int64(len(data)), func(rec *centralRecord) error {
-				want := zr.File[i].FileHeader
-				want.Modified = time.Time{} // not filled in: see modTime
-				got := rec.FileHeader
-				if got.Name != want.Name || got.CreatorVersion != want.CreatorVersion || got.Flags != want.Flags ||
-					got.Method != want.Method || got.ModifiedTime != want.ModifiedTime || got.ModifiedDate != want.ModifiedDate ||
-					got.CRC32 != want.CRC32 || got.CompressedSize64 != want.CompressedSize64 ||
-					got.UncompressedSize64 != want.UncompressedSize64 || !bytes.Equal(got.Extra, want.Extra) ||
-					got.ExternalAttrs != want.ExternalAttrs || got.Mode() != want.Mode() {
-					t.Errorf("record %d:\n got %+v\nwant %+v", i, got, want)
-				}
-				if rec.local != offsets[i] {
-					t.Errorf("record %d: local header at %d, want %d", i, rec.local, offsets[i])
-				}
-				if got, want := modTime(&rec.FileHeader), modTime(&zr.File[i].FileHeader); rec.Name != format.ManifestName && !got.Equal(want) {
-					t.Errorf("record %d: modTime %v, want %v", i, got, want)
-				}
-				i++
-				return nil
-			})
-			if err != nil || i != len(zr.File) {
-				t.Fatalf("walkCentral: %v after %d records, want %d", err, i, len(zr.File))
+			n, err := walkMatchesGo(t, data, true)
+			if err != nil || n != 6 {
+				t.Fatalf("walkCentral: %v after %d records, want 6 (the manifest's too)", err, n)
 			}
 		})
 	}
+}
+
+// walkCentralSeeds are archives of the records walkCentral must read as Go's reader does:
+// a directory, deflated and stored files, one made on DOS, one older than 1980, with and
+// without bytes before the archive.
+func walkCentralSeeds(t testing.TB) map[string][]byte {
+	entries := []zent{{name: "dir/"}, {name: "dir/a", body: "aaaa"}, {name: "b", body: "b", store: true},
+		{name: "dos.txt", body: "x", dos: true}, {name: "old", body: "o", mtime: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	plain := buildZip(t, entries, true)
+	return map[string][]byte{"plain": plain, "prefixed": append([]byte("#!/bin/sh\nexit\n"), plain...)}
+}
+
+// walkMatchesGo walks the central directory of data and fails the test unless every record
+// it gives is the one Go's reader (verify's and restore's) reads at its place, with the
+// local header offset headerOffsets finds for it, and the two readers agree on how many
+// there are; with timed, each record but the manifest's has the time Go's reader gives. It
+// returns how many records the walk gave, and its error: a directory the walk refuses is
+// checked no further (refusing more than Go's reader does costs a reference, never a
+// backup).
+func walkMatchesGo(t *testing.T, data []byte, timed bool) (int, error) {
+	t.Helper()
+	ra, size := bytes.NewReader(data), int64(len(data))
+	var recs []centralRecord
+	err := walkCentral(ra, size, func(rec *centralRecord) error {
+		r := *rec
+		r.Extra = bytes.Clone(rec.Extra)
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return len(recs), err
+	}
+	zr, err := zip.NewReader(ra, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		t.Fatalf("walkCentral gave %d records; Go's reader: %v", len(recs), err)
+	}
+	if len(zr.File) != len(recs) {
+		t.Fatalf("walkCentral gave %d records; Go's reader %d", len(recs), len(zr.File))
+	}
+	offsets, err := headerOffsets(ra, size, zr.File)
+	if err != nil {
+		t.Fatalf("walkCentral gave %d records; headerOffsets: %v", len(recs), err)
+	}
+	for i, rec := range recs {
+		want := zr.File[i].FileHeader
+		want.Modified = time.Time{} // not filled in: see modTime
+		got := rec.FileHeader
+		if got.Name != want.Name || got.CreatorVersion != want.CreatorVersion || got.Flags != want.Flags ||
+			got.Method != want.Method || got.ModifiedTime != want.ModifiedTime || got.ModifiedDate != want.ModifiedDate ||
+			got.CRC32 != want.CRC32 || got.CompressedSize64 != want.CompressedSize64 ||
+			got.UncompressedSize64 != want.UncompressedSize64 || !bytes.Equal(got.Extra, want.Extra) ||
+			got.ExternalAttrs != want.ExternalAttrs || got.Mode() != want.Mode() {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, want)
+		}
+		if rec.local != offsets[i] {
+			t.Errorf("record %d: local header at %d, want %d", i, rec.local, offsets[i])
+		}
+		// Without an extended timestamp the walk gives no time (such an entry is not
+		// reused: see newRefFile), where Go's reader takes the DOS date.
+		gotTime, wantTime := modTime(&rec.FileHeader), modTime(&zr.File[i].FileHeader)
+		if rec.Name != format.ManifestName && (timed || !gotTime.IsZero()) && !gotTime.Equal(wantTime) {
+			t.Errorf("record %d: modTime %v, want %v", i, gotTime, wantTime)
+		}
+	}
+	return len(recs), nil
+}
+
+// FuzzWalkCentralMatchesGo: whatever central directory walkCentral accepts (a reference's,
+// streamed, parsed before the pass that proves the file), Go's reader accepts too, with the
+// same records at the same local headers: a reference never gives an entry other than the
+// one verify and restore read there.
+func FuzzWalkCentralMatchesGo(f *testing.F) {
+	for _, data := range walkCentralSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		walkMatchesGo(t, data, false)
+	})
 }
 
 // TestReferenceNotAsRecorded: a reference is opened only when it is the file its receipt
