@@ -236,20 +236,11 @@ func hasFile(files []backupset.Object, name string) bool {
 // checkSetsOutputs puts --metrics-file and stdout's file through the one check: neither
 // inside a set found, nor one the other.
 func checkSetsOutputs(rows []setRow, metricsFile string, stdout io.Writer) error {
-	var pc pathcheck.Check
+	var sets []pathcheck.Arg
 	for _, r := range rows {
 		if r.folder {
-			pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + r.loc, Path: r.loc})
+			sets = append(sets, pathcheck.Arg{What: "the backup set " + r.loc, Path: r.loc})
 		}
 	}
-	if out, ok := stdoutFile(stdout, "stdout"); ok {
-		pc.Outputs = append(pc.Outputs, out)
-	}
-	if metricsFile != "" {
-		pc.Outputs = append(pc.Outputs, pathcheck.Arg{What: "--metrics-file " + metricsFile, Path: metricsFile, Kind: metricsKind, File: true})
-	}
-	if err := pc.Err(); err != nil {
-		return err
-	}
-	return refuseMetricsInSet(metricsFile)
+	return checkReportOutputs(sets, metricsFile, stdout)
 }

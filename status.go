@@ -96,10 +96,17 @@ func newStatusCmd() *cobra.Command {
 // inside the set status reads, nor one the other. prune, activate and adopt, which print to
 // stdout too, check it with no --metrics-file: their report appended to a file of the set.
 func checkStatusOutputs(st backupset.Store, metricsFile string, stdout io.Writer) error {
-	var pc pathcheck.Check
+	var sets []pathcheck.Arg
 	if f, ok := st.(backupset.Folder); ok {
-		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + f.Dir, Path: f.Dir})
+		sets = append(sets, pathcheck.Arg{What: "the backup set " + f.Dir, Path: f.Dir})
 	}
+	return checkReportOutputs(sets, metricsFile, stdout)
+}
+
+// checkReportOutputs checks that neither stdout's file nor --metrics-file (when given) is
+// inside one of the folder sets read, nor one the other, nor the metrics file in a set.
+func checkReportOutputs(sets []pathcheck.Arg, metricsFile string, stdout io.Writer) error {
+	pc := pathcheck.Check{Sealed: sets}
 	if out, ok := stdoutFile(stdout, "stdout"); ok {
 		pc.Outputs = append(pc.Outputs, out)
 	}

@@ -153,16 +153,7 @@ type item struct {
 // Create starts an archive in a new temp file in dir, named after base. The pipeline stops
 // when ctx is done. It fails on a bad Method or Level, or when the temp file cannot be made.
 func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error) {
-	if opts.Jobs <= 0 {
-		opts.Jobs = runtime.NumCPU()
-	}
-	opts.Jobs = fdJobs(opts.Jobs)
-	if opts.Open == nil {
-		opts.Open = openSource
-	}
-	// As many zstd encoders as CPUs would do: each is large, and more of them than there are
-	// cores would only wait for a core.
-	comp, err := newCompressor(opts.Method, opts.Level, opts.Jobs)
+	comp, err := prepare(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +169,16 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 // seeking, and what becomes of the bytes once CloseManifest returns is the caller's affair
 // (Commit is not for such a Writer). Entries that wait their turn spill to spoolDir.
 func CreateStream(ctx context.Context, out io.Writer, spoolDir string, opts Options) (*Writer, error) {
+	comp, err := prepare(&opts)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, nil, out, spoolDir, comp, opts), nil
+}
+
+// prepare fills in opts' defaults (a worker per CPU, as many as descriptors allow; files
+// opened by openSource) and makes the compressor its workers share.
+func prepare(opts *Options) (*compressor, error) {
 	if opts.Jobs <= 0 {
 		opts.Jobs = runtime.NumCPU()
 	}
@@ -185,11 +186,9 @@ func CreateStream(ctx context.Context, out io.Writer, spoolDir string, opts Opti
 	if opts.Open == nil {
 		opts.Open = openSource
 	}
-	comp, err := newCompressor(opts.Method, opts.Level, opts.Jobs)
-	if err != nil {
-		return nil, err
-	}
-	return start(ctx, nil, out, spoolDir, comp, opts), nil
+	// As many zstd encoders as CPUs would do: each is large, and more of them than there are
+	// cores would only wait for a core.
+	return newCompressor(opts.Method, opts.Level, opts.Jobs)
 }
 
 // start makes the Writer over out, which writes to file unless it is nil (a stream), and

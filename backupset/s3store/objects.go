@@ -123,8 +123,15 @@ func credentialProcessError(pe *processcreds.ProviderError) error {
 
 // List lists the objects directly under the prefix (not those in deeper "folders").
 func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
+	// The delimiter keeps deeper keys out, unless the server ignores it: nameOf does too.
+	return s.list(ctx, aws.String("/"), s.nameOf)
+}
+
+// list lists the objects under the prefix, page by page (each continuation token checked
+// for a server that repeats one), each named by name, and left out when name says no.
+func (s *Store) list(ctx context.Context, delimiter *string, name func(key string) (string, bool)) ([]backupset.Object, error) {
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), Delimiter: aws.String("/"),
+		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), Delimiter: delimiter,
 	})
 	var objs []backupset.Object
 	var seen pageTokens
@@ -137,9 +144,8 @@ func (s *Store) List(ctx context.Context) ([]backupset.Object, error) {
 			return nil, s.opError("list", "", "", err)
 		}
 		for _, o := range page.Contents {
-			// The delimiter keeps deeper keys out, unless the server ignores it.
-			if name, ok := s.nameOf(aws.ToString(o.Key)); ok {
-				objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			if n, ok := name(aws.ToString(o.Key)); ok {
+				objs = append(objs, backupset.Object{Name: n, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
 			}
 		}
 	}

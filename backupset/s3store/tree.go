@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"backup/backupset"
 )
 
@@ -15,25 +12,10 @@ import (
 // fleet, 1,000 keys a page. It is the only request of this package that lists below the
 // next "/", and it only reads.
 func (s *Store) ListTree(ctx context.Context) ([]backupset.Object, error) {
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix)})
-	var objs []backupset.Object
-	var seen pageTokens
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, s.opError("list", "", "", err)
-		}
-		if err := seen.next(aws.ToBool(page.IsTruncated), aws.ToString(page.NextContinuationToken)); err != nil {
-			return nil, s.opError("list", "", "", err)
-		}
-		for _, o := range page.Contents {
-			name, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix)
-			if ok && name != "" {
-				objs = append(objs, backupset.Object{Name: name, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
-			}
-		}
-	}
-	return objs, nil
+	return s.list(ctx, nil, func(key string) (string, bool) {
+		name, ok := strings.CutPrefix(key, s.prefix)
+		return name, ok && name != ""
+	})
 }
 
 // Sub returns the store of the set in the folder dir below this store's prefix ("hosts/h001";
