@@ -53,7 +53,7 @@ func runGauges(set string, rc *format.Receipt, status format.Status, code int, l
 		one("backup_last_exit_code", "The exit code of the last run.", float64(code)),
 		one("backup_last_duration_seconds", "How long the last run took.", took.Seconds()),
 		one("backup_files", "Files archived by the last run.", float64(c.Files)),
-		one("backup_bytes", "Bytes of file content read by the last run.", float64(c.Bytes)),
+		one("backup_bytes", "Bytes of the files the last run archived, those copied from an earlier backup included.", float64(c.Bytes)),
 		one("backup_archive_bytes", "Size of the last run's archive; 0 when it wrote none.", archiveBytes),
 		one("backup_lost_paths", "Paths whose data the last run could not read (each makes it incomplete).", float64(c.Lost)),
 		one("backup_skipped_paths", "Paths the last run skipped on purpose (sockets, FIFOs, devices, symlinks).", float64(c.Skipped)),
