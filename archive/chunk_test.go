@@ -5,7 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"backup/atomicfile"
 )
 
 // TestChunksArePrimed checks that each chunk of a large file is compressed with the 32 KiB
@@ -39,6 +45,9 @@ func TestSpoolBudget(t *testing.T) {
 	b.Write(bytes.Repeat([]byte("b"), 70)) // over the budget: spills
 	if a.file != nil || b.file == nil {
 		t.Fatalf("a spilled %v, b spilled %v; want only b on disk", a.file != nil, b.file != nil)
+	}
+	if name := spoolName(t, b.file); strings.Contains(name, atomicfile.SpoolPrefix) {
+		t.Errorf("the spool had a name in its folder (%s): a run killed before its removal left it", name)
 	}
 	a.Write(bytes.Repeat([]byte("a"), 20)) // over the limit of one spool: spills
 	if a.file == nil {
@@ -81,4 +90,21 @@ func TestAbortMidway(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// spoolName is the kernel's name for the open spool f: "/dir/#123 (deleted)" for a file
+// made unnamed, "/dir/.backup-spool-1 (deleted)" for one named and removed. The test is
+// skipped where f's file system makes no unnamed files.
+func spoolName(t *testing.T, f *os.File) string {
+	t.Helper()
+	name, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(filepath.Dir(name), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Skipf("%s makes no unnamed files: %v", filepath.Dir(name), err)
+	}
+	unix.Close(fd)
+	return name
 }

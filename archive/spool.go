@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"backup/atomicfile"
-	"backup/eintr"
 )
 
 // spoolConfig is shared by the spools of one Writer: where they spill, and the memory they
@@ -89,12 +88,8 @@ func (s *spool) streamed() bool { return s.out != nil && s.out.on }
 func (s *spool) spill() error { return spoolErr(s.cfg.dir, s.spillFile()) }
 
 func (s *spool) spillFile() error {
-	f, err := eintr.CreateTemp(s.cfg.dir, atomicfile.SpoolPrefix+"*")
+	f, err := atomicfile.CreateUnnamed(s.cfg.dir)
 	if err != nil {
-		return err
-	}
-	if err := eintr.Remove(f.Name()); err != nil {
-		f.Close()
 		return err
 	}
 	if _, err := f.Write(s.mem.Bytes()); err != nil {

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"backup/atomicfile"
-	"backup/eintr"
 )
 
 // dirMemory is how many bytes of central records dirRecords holds before it spills them to
@@ -66,12 +65,8 @@ func (d *dirRecords) spill() error { return spoolErr(d.spoolDir, d.spillFile()) 
 
 func (d *dirRecords) spillFile() error {
 	if d.file == nil {
-		f, err := eintr.CreateTemp(d.spoolDir, atomicfile.SpoolPrefix+"*")
+		f, err := atomicfile.CreateUnnamed(d.spoolDir)
 		if err != nil {
-			return err
-		}
-		if err := eintr.Remove(f.Name()); err != nil {
-			f.Close()
 			return err
 		}
 		d.file = f

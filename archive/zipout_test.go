@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backup/atomicfile"
 )
 
 // zipHeaders are entries of the kinds backup writes: a file with its sizes in the local
@@ -154,7 +156,12 @@ func TestDirRecordsInOrder(t *testing.T) {
 		if err := d.add(fh, uint64(i)*100); err != nil {
 			t.Fatal(err)
 		}
-		spilled = spilled || d.file != nil
+		if d.file != nil && !spilled {
+			spilled = true
+			if name := spoolName(t, d.file); strings.Contains(name, atomicfile.SpoolPrefix) {
+				t.Errorf("the spill had a name in its folder (%s): a run killed before its removal left it", name)
+			}
+		}
 	}
 	var got bytes.Buffer
 	if err := d.writeTo(&got); err != nil {

@@ -1,13 +1,13 @@
 package s3store
 
 import (
-	"errors"
 	"hash/crc32"
 	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
+	"backup/atomicfile"
 	"backup/eintr"
 )
 
@@ -61,31 +61,11 @@ func newSpool(dir string, size, reserve int64) *spool {
 	if dir == "" || size <= blocksKept*blockSize {
 		return nil
 	}
-	f, err := openUnnamed(dir)
+	f, err := atomicfile.CreateUnnamed(dir)
 	if err != nil {
 		return nil
 	}
 	return &spool{f: f, slots: map[int64]slot{}, max: min(size, spoolMax), reserve: reserve}
-}
-
-// openUnnamed makes a file in dir that only this process can reach.
-func openUnnamed(dir string) (*os.File, error) {
-	fd, err := eintr.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(spool)"), nil
-	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-		return nil, err
-	}
-	f, err := eintr.CreateTemp(dir, ".backup-spool-*")
-	if err != nil {
-		return nil, err
-	}
-	if err := eintr.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // get returns block i when the spool holds it.
