@@ -262,6 +262,9 @@ func checkDescriptor(ra io.ReaderAt, off int64, f *zip.File, wide bool) (int64, 
 		if m := descriptorMatches(b[4:], f, wide); m > 0 {
 			return 4 + m, nil
 		}
+		// Go's reader takes these 4 bytes for the signature whatever follows: a descriptor
+		// without one, whose CRC-32 is the signature's value, gives it another CRC-32.
+		return 0, errDescriptor
 	}
 	if m := descriptorMatches(b, f, wide); m > 0 {
 		return m, nil

@@ -41,6 +41,16 @@ func FuzzCheckLocal(f *testing.F) {
 			t.Fatalf("local method %d taken for central %d", lh.method, method)
 		case lh.flags&flagDataDesc == 0 && (lh.crc != crc || lh.csize != csize || lh.usize != usize):
 			t.Fatalf("local crc %x sizes %d/%d taken for central %x %d/%d", lh.crc, lh.csize, lh.usize, crc, csize, usize)
+		case span.data != localLen+int64(le16(local[26:]))+int64(le16(local[28:])):
+			t.Fatalf("data start at %d, where Go's reader finds %d", span.data, localLen+int64(le16(local[26:]))+int64(le16(local[28:])))
+		}
+		// Go's reader reads a data descriptor where the central record says one follows,
+		// and takes its CRC-32 as it reads it. Where the local header does not say so too,
+		// the descriptor is not looked for, by design (see TestDataDescriptorFlag).
+		if flags&flagDataDesc != 0 && lh.flags&flagDataDesc != 0 && span.data+int64(csize) >= 0 {
+			if got, ok := goDescriptorCRC(local, span.data+int64(csize)); !ok || got != crc {
+				t.Fatalf("descriptor taken for CRC-32 %08x; Go's reader reads %08x (%v)", crc, got, ok)
+			}
 		}
 	})
 }
@@ -59,4 +69,21 @@ func localSeed(name string, method, flags uint16, crc, csize, usize uint32, extr
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(extra)))
 	b = append(b, name...)
 	return append(b, extra...)
+}
+
+// goDescriptorCRC is the CRC-32 Go's reader reads in the data descriptor at off in b: after
+// the signature when the first 4 bytes are it, else the first 4 bytes; 12 bytes in all
+// without the signature, 16 with it, or none.
+func goDescriptorCRC(b []byte, off int64) (uint32, bool) {
+	if off > int64(len(b)) {
+		return 0, false
+	}
+	d := b[off:]
+	switch {
+	case len(d) >= 16 && le32(d) == descriptorSig:
+		return le32(d[4:]), true
+	case len(d) >= 12 && le32(d) != descriptorSig:
+		return le32(d), true
+	}
+	return 0, false
 }

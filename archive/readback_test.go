@@ -13,7 +13,7 @@ import (
 
 // written archives refTree as a run does and returns the archive's path, the manifest it
 // ends with (sorted, as report.Recorder sorts it) and what CloseManifest returned.
-func writtenArchive(t *testing.T) (string, *format.Manifest, Summary) {
+func writtenArchive(t testing.TB) (string, *format.Manifest, Summary) {
 	t.Helper()
 	var files []format.File
 	out := t.TempDir()

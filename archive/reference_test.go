@@ -87,7 +87,7 @@ func fileSum(t *testing.T, path string) format.Summary {
 	return format.Summary{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 }
 
-func refTree(t *testing.T) string {
+func refTree(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range map[string]string{"a.txt": strings.Repeat("text ", 1000), "empty": "",

@@ -232,7 +232,7 @@ func rawEntry(t *testing.T, name string, method, flags uint16) []byte {
 
 // rawZip writes a zip of one entry whose header is fh with crc and body's size, and whose
 // data is body as it is: no compression, no check.
-func rawZip(t *testing.T, fh *zip.FileHeader, body []byte, crc uint32) []byte {
+func rawZip(t testing.TB, fh *zip.FileHeader, body []byte, crc uint32) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

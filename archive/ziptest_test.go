@@ -130,7 +130,7 @@ func problemStrings(ps []Problem) []string {
 }
 
 // flipByteIn flips one byte in the middle of the stored data of the named entry.
-func flipByteIn(t *testing.T, data []byte, name string) []byte {
+func flipByteIn(t testing.TB, data []byte, name string) []byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
