@@ -1,6 +1,8 @@
 package main
 
 import (
+	"database/sql/driver"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,5 +46,57 @@ func TestAttackSQLiteAppCollationLost(t *testing.T) {
 	mustExit(t, r, exitComplete)
 	if got := checkDB(t, filepath.Join(restoreTo(t, archive), "app", "c.db")); got.count != 5 {
 		t.Errorf("the restored database holds %d rows of t, want 5", got.count)
+	}
+}
+
+var registerAppFuncs = sync.OnceValue(func() error {
+	err := sqlite.RegisterDeterministicScalarFunction("appfn", 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		return fmt.Sprint(args[0], "!"), nil
+	})
+	if err != nil {
+		return err
+	}
+	return sqlite.RegisterDeterministicScalarFunction("appnum", 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		return args[0].(int64) * 2, nil
+	})
+})
+
+// TestAttackSQLiteAppFunctionLost: a sound database of an application that defines its own
+// SQL functions and computes its tables' generated columns with them (the default kind,
+// VIRTUAL: computed on each read, never stored). The run's PRAGMA quick_check of the copy
+// computes such a column to check its type, and NOT NULL, and failed, "unknown function:
+// appfn()": the database was lost, every night.
+//
+// Expected: the snapshot is stored, the run complete (the column's value is not in the
+// database's pages, so what stands in for the function does not weaken the check), and the
+// restored database, opened by the application, computes its columns.
+func TestAttackSQLiteAppFunctionLost(t *testing.T) {
+	t.Parallel()
+	if err := registerAppFuncs(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "f.db"), "wal")
+	sqlExec(t, db, "CREATE TABLE g (a TEXT, n TEXT AS (appfn(a)) NOT NULL)")
+	sqlExec(t, db, `CREATE TABLE s (a INTEGER, n INTEGER GENERATED ALWAYS AS (1 + "AppNum"(a)) NOT NULL) STRICT`)
+	sqlExec(t, db, "INSERT INTO g (a) VALUES ('x'), ('y')")
+	sqlExec(t, db, "INSERT INTO s (a) VALUES (20)")
+	addRows(t, db, 5, 100)
+	archive := filepath.Join(dir, "b.zip")
+	r := backup(t, runOpts{dir: dir}, "create", "-o", archive, "app")
+	mustExit(t, r, exitComplete)
+	restored := filepath.Join(restoreTo(t, archive), "app", "f.db")
+	if got := checkDB(t, restored); got.count != 5 {
+		t.Errorf("the restored database holds %d rows of t, want 5", got.count)
+	}
+	rdb := openSQLite(t, restored, "wal")
+	var names string
+	var n int64
+	if err := rdb.QueryRow("SELECT group_concat(n, ' ') FROM g").Scan(&names); err != nil || names != "x! y!" {
+		t.Errorf("the restored g computes %q, %v; want \"x! y!\"", names, err)
+	}
+	if err := rdb.QueryRow("SELECT n FROM s").Scan(&n); err != nil || n != 41 {
+		t.Errorf("the restored s computes %d, %v; want 41", n, err)
 	}
 }

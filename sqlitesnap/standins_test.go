@@ -1,0 +1,75 @@
+package sqlitesnap
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCollationNames(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"CREATE TABLE t (a TEXT COLLATE appcoll PRIMARY KEY)", []string{"appcoll"}},
+		{`CREATE TABLE t (a COLLATE "my coll", b collate [x y], c COLLATE ` + "`q``r`" + `, d COLLATE 'it''s')`, []string{"my coll", "x y", "q`r", "it's"}},
+		{"CREATE INDEX i ON t (a COLLATE NoCase, b)", []string{"NoCase"}},
+		{"CREATE TABLE t (a DEFAULT 'COLLATE fake', b) -- COLLATE notme\n", nil},
+		{"CREATE VIEW v AS SELECT 1 /* COLLATE notme */ COLLATE real", []string{"real"}},
+		{"CREATE TABLE t (a COLLATE", nil},
+		{`CREATE TABLE t (a COLLATE "unended`, []string{`"unended`}}, // SQLite would not parse it
+	} {
+		if got := collationNames(tc.sql); !slices.Equal(got, tc.want) {
+			t.Errorf("collationNames(%q) = %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+func TestGeneratedCalls(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"CREATE TABLE t (a, b AS (appfn(a)) NOT NULL)", []string{"appfn"}},
+		{`CREATE TABLE t (a, b GENERATED ALWAYS AS (upper("my fn"(abs([x y](a), 'f(')))) STORED, c)`, []string{"upper", "my fn", "abs", "x y"}},
+		{"CREATE TABLE t (a CHECK (f(a)), b DEFAULT (g(1)), c AS (a + 1))", nil},
+		{"CREATE TABLE t (a, b AS (cast(a AS INTEGER)), c AS (h(a)))", []string{"cast", "h"}},
+		{"CREATE TABLE t (a, b AS (f(a)) /* AS (notme(a)) */, c) -- AS (notme(a))\n", []string{"f"}},
+		{"CREATE TABLE t (a, b AS (f(", []string{"f"}}, // SQLite would not parse it
+		{"CREATE TABLE t (a, b AS (1 + 2(a)))", nil},
+	} {
+		if got := generatedCalls(tc.sql); !slices.Equal(got, tc.want) {
+			t.Errorf("generatedCalls(%q) = %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestStandInsLeaveConnectionsWorking: a schema written by hand (writable_schema) can name a
+// function SQLite would refuse to register, its name over 255 bytes. Registered, it would
+// fail the opening of every connection after it, every snapshot of the run.
+func TestStandInsLeaveConnectionsWorking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.db")
+	db := openDB(t, path, "delete")
+	long := strings.Repeat("f", 256)
+	exec(t, db, "CREATE TABLE g (a, b AS (0))")
+	exec(t, db, "PRAGMA writable_schema = ON")
+	exec(t, db, fmt.Sprintf("UPDATE sqlite_schema SET sql = 'CREATE TABLE g (a, b AS (%s(a)), c AS (standin_ok(a)) NOT NULL, d COLLATE %s)' WHERE name = 'g'", long, long))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := registerStandIns(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := sql.Open("sqlite", uri(path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	var n int
+	if err := fresh.QueryRow("SELECT standin_ok(1) + count(*) FROM sqlite_schema").Scan(&n); err != nil || n != 2 { // t and g
+		t.Fatalf("a connection opened after the stand-ins: %d, %v", n, err)
+	}
+}
