@@ -49,14 +49,15 @@ func TestGeneratedCalls(t *testing.T) {
 
 // TestStandInsLeaveConnectionsWorking: a schema written by hand (writable_schema) can name a
 // function SQLite would refuse to register, its name over 255 bytes. Registered, it would
-// fail the opening of every connection after it, every snapshot of the run.
+// fail the opening of every connection after it, every snapshot of the run. Empty names,
+// and a collation's long one, SQLite takes.
 func TestStandInsLeaveConnectionsWorking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "long.db")
 	db := openDB(t, path, "delete")
 	long := strings.Repeat("f", 256)
 	exec(t, db, "CREATE TABLE g (a, b AS (0))")
 	exec(t, db, "PRAGMA writable_schema = ON")
-	exec(t, db, fmt.Sprintf("UPDATE sqlite_schema SET sql = 'CREATE TABLE g (a, b AS (%s(a)), c AS (standin_ok(a)) NOT NULL, d COLLATE %s)' WHERE name = 'g'", long, long))
+	exec(t, db, fmt.Sprintf(`UPDATE sqlite_schema SET sql = 'CREATE TABLE g (a, b AS (%s(a)), c AS (standin_ok(a)) NOT NULL, d COLLATE %s, e COLLATE "", f AS (""(a)))' WHERE name = 'g'`, long, long))
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
