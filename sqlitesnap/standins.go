@@ -53,6 +53,12 @@ func registerStandIns(ctx context.Context, stage string) error {
 		if err := rows.Scan(&text); err != nil {
 			return err
 		}
+		// SQLite reads the text as a C string, to its first NUL, and the driver hands a
+		// stand-in's name to SQLite as one too: a name read past a NUL ("count\x00x") would
+		// replace SQLite's own function by its head for every connection after it.
+		if i := strings.IndexByte(text, 0); i >= 0 {
+			text = text[:i]
+		}
 		for _, name := range collationNames(text) {
 			registerStandIn(standIns.collations, name, func() { sqlite.RegisterCollationUtf8(name, strings.Compare) })
 		}
