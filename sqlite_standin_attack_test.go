@@ -1,7 +1,10 @@
 package main
 
 import (
+	be "encoding/binary"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +50,54 @@ func TestAttackSQLiteStandInNULPoisonsLaterDatabases(t *testing.T) {
 	}
 	if n := countRows(t, openSQLite(t, filepath.Join(restored, "app", "c.db"), "delete")); n != 50 {
 		t.Errorf("the restored c.db holds %d rows of t, want 50", n)
+	}
+}
+
+// TestAttackSQLiteFallbackHidesCrossLinkedPages: a damaged database, its free list naming a
+// page of table t's b-tree (the next page SQLite allocates overwrites t's rows), and a row
+// written into sqlite_schema for a virtual table whose constructor fails (FTS5 with an option
+// it does not know). Its whole PRAGMA quick_check then failed to prepare, before checking a
+// single page, and the run checked it one table at a time: sqlite_schema's check walks the
+// free list, and t's its b-tree, each alone, and neither sees a page that both use. The
+// damaged database was stored as if sound.
+//
+// Expected: the database is lost (exit 3): the whole check never ran.
+func TestAttackSQLiteFallbackHidesCrossLinkedPages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	damaged := filepath.Join(dir, "damaged")
+	makeTree(t, damaged, map[string]node{"a.txt": {content: "a"}})
+	path := filepath.Join(damaged, "x.db")
+	db := openSQLite(t, path, "delete")
+	addRows(t, db, 200, 100)
+	sqlExec(t, db, "CREATE TABLE junk (v)")
+	sqlExec(t, db, "INSERT INTO junk VALUES (randomblob(20000))")
+	sqlExec(t, db, "DROP TABLE junk") // its pages go onto the free list
+	sqlExec(t, db, "PRAGMA writable_schema = ON")
+	sqlExec(t, db, "INSERT INTO sqlite_schema VALUES ('table', 'v', 'v', 0, 'CREATE VIRTUAL TABLE v USING fts5(x, nosuchoption = 1)')")
+	var root uint32
+	if err := db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE name = 't'").Scan(&root); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(be.BigEndian.Uint16(data[16:]))
+	trunk := int(be.BigEndian.Uint32(data[32:])) // the header's first free-list trunk page
+	if trunk == 0 || be.BigEndian.Uint32(data[(trunk-1)*pageSize+4:]) == 0 {
+		t.Fatal("the free list has no leaf to point at t's root")
+	}
+	be.BigEndian.PutUint32(data[(trunk-1)*pageSize+8:], root) // its first leaf
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "-o", filepath.Join(dir, "d.zip"), "damaged")
+	mustExit(t, r, exitIncomplete)
+	if !strings.Contains(r.stderr, "lost damaged/x.db: snapshot: ") {
+		t.Errorf("stderr %q, want damaged/x.db lost", r.stderr)
 	}
 }

@@ -262,10 +262,24 @@ func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	// A virtual table the check cannot open fails it in one of two places. Opened lazily, as
+	// FTS5 loads its tokenizer, it fails the check's run, after the check of every page,
+	// which would have returned its findings first: only then may the tables be checked one
+	// at a time. Opened as the check is prepared (a constructor that fails, as any row
+	// written into sqlite_schema can name), it fails before a page is read: one table at a
+	// time, no check would see a page used twice, by the free list and a table, or by two.
 	var result string
-	err = db.QueryRowContext(qctx, "PRAGMA quick_check").Scan(&result)
-	if err != nil && qctx.Err() == nil {
-		result, err = checkTables(qctx, db, err)
+	conn, err := db.Conn(qctx)
+	if err == nil {
+		defer conn.Close()
+		var stmt *sql.Stmt
+		if stmt, err = conn.PrepareContext(qctx, "PRAGMA quick_check"); err == nil {
+			err = stmt.QueryRowContext(qctx).Scan(&result)
+			stmt.Close()
+			if err != nil && qctx.Err() == nil {
+				result, err = checkTables(qctx, conn, err)
+			}
+		}
 	}
 	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
 		return fmt.Errorf("checking the copy: quick_check still running after %v (--sqlite-timeout beyond a second per 10 MiB of database; its schema's NOT NULL generated columns are computed for every row)", budget.Round(time.Second))
@@ -283,10 +297,11 @@ func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
 // time, for a database whose check as a whole failed with whole because one of its virtual
 // tables could not be opened: as FTS5 cannot without the tokenizer the application
 // registers. A virtual table's own check compares what it keeps in its shadow tables, which
-// are checked here as any table is, not the copy's pages. What this leaves out is the check
-// of the free list and of pages no b-tree uses. A database without a virtual table fails
+// are checked here as any table is, not the copy's pages. It is called only once the whole
+// check has checked every page (see quickCheck): alone, it would not see a page that two
+// b-trees, or a b-tree and the free list, both use. A database without a virtual table fails
 // with whole.
-func checkTables(ctx context.Context, db *sql.DB, whole error) (string, error) {
+func checkTables(ctx context.Context, db *sql.Conn, whole error) (string, error) {
 	var virtual bool
 	if err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND rootpage = 0").Scan(&virtual); err != nil || !virtual {
 		return "", whole
@@ -308,7 +323,7 @@ func checkTables(ctx context.Context, db *sql.DB, whole error) (string, error) {
 }
 
 // rootedTables lists the tables that have a b-tree of their own, sqlite_schema first.
-func rootedTables(ctx context.Context, db *sql.DB) ([]string, error) {
+func rootedTables(ctx context.Context, db *sql.Conn) ([]string, error) {
 	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND rootpage > 0")
 	if err != nil {
 		return nil, err
