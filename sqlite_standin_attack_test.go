@@ -2,6 +2,7 @@ package main
 
 import (
 	be "encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +100,50 @@ func TestAttackSQLiteFallbackHidesCrossLinkedPages(t *testing.T) {
 	mustExit(t, r, exitIncomplete)
 	if !strings.Contains(r.stderr, "lost damaged/x.db: snapshot: ") {
 		t.Errorf("stderr %q, want damaged/x.db lost", r.stderr)
+	}
+}
+
+// TestAttackSQLiteStandInsSpentByAnotherDatabase: a database whose generated columns call
+// 1,000 functions of names no application has, and name 1,000 collations, checked first in
+// a run. The run took at most 1,000 stand-ins of each per process, shared by every database
+// after: that one took them all, and a later sound database of an application with its own
+// function and collation was lost, "unknown function: appfn()", every night the other file
+// sat in the tree.
+//
+// Expected: the run is complete; the later database is stored.
+func TestAttackSQLiteStandInsSpentByAnotherDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
+	db := openSQLite(t, filepath.Join(dir, "app", "a.db"), "delete")
+	sqlExec(t, db, "CREATE TABLE g0 (a)")
+	sqlExec(t, db, "CREATE TABLE g1 (a)")
+	sqlExec(t, db, "PRAGMA writable_schema = ON")
+	for table := range 2 { // 500 of each a table: SQLite takes up to 2,000 columns
+		var cols []string
+		for i := table * 500; i < (table+1)*500; i++ {
+			cols = append(cols, fmt.Sprintf("g%d AS (spend%d(a)), c%d COLLATE spend%d", i, i, i, i))
+		}
+		sqlExec(t, db, "UPDATE sqlite_schema SET sql = ? WHERE name = ?", fmt.Sprintf("CREATE TABLE g%d (a, %s)", table, strings.Join(cols, ", ")), fmt.Sprint("g", table))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openSQLite(t, filepath.Join(dir, "app", "b.db"), "delete")
+	sqlExec(t, db, "CREATE TABLE u (a TEXT, k TEXT)")
+	sqlExec(t, db, "CREATE INDEX uk ON u (k)")
+	sqlExec(t, db, "INSERT INTO u VALUES ('x', 'y')")
+	addRows(t, db, 5, 100)
+	sqlExec(t, db, "PRAGMA writable_schema = ON")
+	sqlExec(t, db, "UPDATE sqlite_schema SET sql = 'CREATE TABLE u (a TEXT, k TEXT COLLATE appcoll, n TEXT AS (appfn(a)) NOT NULL)' WHERE name = 'u'")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "b.zip")
+	// --jobs 1: the databases are checked in walk order, a.db first.
+	r := backup(t, runOpts{dir: dir}, "create", "--jobs", "1", "-o", archive, "app")
+	mustExit(t, r, exitComplete)
+	if n := countRows(t, openSQLite(t, filepath.Join(restoreTo(t, archive), "app", "b.db"), "delete")); n != 5 {
+		t.Errorf("the restored b.db holds %d rows of t, want 5", n)
 	}
 }

@@ -250,14 +250,9 @@ func checkBudget(size int64, timeout time.Duration) time.Duration {
 // so that SQLite makes no -shm or -wal beside it. A check still running after budget is
 // interrupted, and fails.
 func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
-	// The collations and functions the check needs are registered first: a connection has
-	// those the driver had when it was opened.
-	if err := registerStandIns(ctx, stage); err != nil {
-		return fmt.Errorf("checking the copy: reading its schema: %w", err)
-	}
-	db, err := sql.Open("sqlite", uri(stage, "mode=ro", "immutable=1"))
+	db, err := openWithStandIns(ctx, stage)
 	if err != nil {
-		return err
+		return fmt.Errorf("checking the copy: reading its schema: %w", err)
 	}
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, budget)

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 )
@@ -17,27 +17,58 @@ import (
 // lost every run. Neither is what the check is for: quick_check does not check the order of
 // an index or a key (integrity_check does), and a virtual generated column is computed, not
 // stored, so its value says nothing of the copy's pages. So for each one the copy's schema
-// names that SQLite lacks, a stand-in is registered, for the process: byte order for a
+// names that SQLite lacks, a stand-in is registered, for its check alone: byte order for a
 // collation, and for a function one that returns 0 (a value that a NOT NULL column takes,
 // and a column of any type but a STRICT table's BLOB). They are used by nothing but checks.
 
-// maxStandIns bounds how many collations, and how many functions, a run registers, which
-// stay for the process: a schema could name a million.
+// maxStandIns bounds how many collations, and how many functions, the check of one
+// database registers: a schema could name a million.
 const maxStandIns = 1000
 
-var standIns = struct {
-	sync.Mutex
-	collations map[string]bool // lower case, as SQLite compares them
-	functions  map[string]bool
-}{collations: map[string]bool{"binary": true, "nocase": true, "rtrim": true}, functions: map[string]bool{}}
+// maxRunStandIns bounds how many stand-ins a process registers in all, each of which the
+// driver keeps for the process (some 120 bytes): a tree could hold a million databases that
+// each name 2,000. It takes 50 such databases to spend it.
+const maxRunStandIns = 100_000
 
-// registerStandIns registers a stand-in for each collation and function the schema of the
-// staged copy names that SQLite does not have yet.
-func registerStandIns(ctx context.Context, stage string) error {
-	db, err := sql.Open("sqlite", uri(stage, "mode=ro", "immutable=1"))
-	if err != nil {
-		return err
+var runStandIns atomic.Int64
+
+// spendStandIn reports whether one more stand-in is within maxRunStandIns, counting it.
+func spendStandIn() bool {
+	if runStandIns.Add(1) > maxRunStandIns {
+		runStandIns.Add(-1)
+		return false
 	}
+	return true
+}
+
+// checkDriver opens connections with the stand-ins of one check only. Registered with the
+// driver every connection of the process comes from, a stand-in stayed for the run, and each
+// database's took from a bound shared by all: one database naming 1,000 functions left none
+// for the databases after it, which were lost. (The driver keeps what a name needs, a few
+// hundred bytes, for the process: a check's are not freed.)
+type checkDriver struct {
+	d    *sqlite.Driver
+	name string
+}
+
+func (c checkDriver) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.name) }
+func (c checkDriver) Driver() driver.Driver                        { return c.d }
+
+// openWithStandIns opens the staged copy, read-only and immutable, through a driver of its
+// own with a stand-in for each collation and function its schema names that SQLite lacks.
+func openWithStandIns(ctx context.Context, stage string) (*sql.DB, error) {
+	c := checkDriver{new(sqlite.Driver), uri(stage, "mode=ro", "immutable=1")}
+	if err := registerStandIns(ctx, c); err != nil {
+		return nil, err
+	}
+	// A connection has what its driver had when it was opened: this pool is new.
+	return sql.OpenDB(c), nil
+}
+
+// registerStandIns registers with c's driver a stand-in for each collation and function the
+// schema of its database names that SQLite does not have.
+func registerStandIns(ctx context.Context, c checkDriver) error {
+	db := sql.OpenDB(c)
 	defer db.Close()
 	known, err := knownFunctions(ctx, db)
 	if err != nil {
@@ -48,6 +79,8 @@ func registerStandIns(ctx context.Context, stage string) error {
 		return err
 	}
 	defer rows.Close()
+	builtin := map[string]bool{"binary": true, "nocase": true, "rtrim": true}
+	collations, functions := map[string]bool{}, map[string]bool{} // lower case, as SQLite compares them
 	for rows.Next() {
 		var text string
 		if err := rows.Scan(&text); err != nil {
@@ -55,18 +88,22 @@ func registerStandIns(ctx context.Context, stage string) error {
 		}
 		// SQLite reads the text as a C string, to its first NUL, and the driver hands a
 		// stand-in's name to SQLite as one too: a name read past a NUL ("count\x00x") would
-		// replace SQLite's own function by its head for every connection after it.
+		// replace SQLite's own function by its head.
 		if i := strings.IndexByte(text, 0); i >= 0 {
 			text = text[:i]
 		}
 		for _, name := range collationNames(text) {
-			registerStandIn(standIns.collations, name, func() { sqlite.RegisterCollationUtf8(name, strings.Compare) })
+			if key := strings.ToLower(name); !builtin[key] && !collations[key] && len(collations) < maxStandIns && spendStandIn() {
+				collations[key] = true
+				c.d.RegisterCollationUtf8(name, strings.Compare)
+			}
 		}
 		for _, name := range generatedCalls(text) {
 			// SQLite refuses a function's name longer than 255 bytes, and the driver, which
 			// registers each function on every connection it opens, would then open none.
-			if len(name) <= 255 && !known[strings.ToLower(name)] {
-				registerStandIn(standIns.functions, name, func() { sqlite.RegisterDeterministicScalarFunction(name, -1, zero) })
+			if key := strings.ToLower(name); len(name) <= 255 && !known[key] && !functions[key] && len(functions) < maxStandIns && spendStandIn() {
+				functions[key] = true
+				c.d.RegisterDeterministicScalarFunction(name, -1, zero)
 			}
 		}
 	}
@@ -74,8 +111,8 @@ func registerStandIns(ctx context.Context, stage string) error {
 }
 
 // knownFunctions returns the lower-case names of the functions a connection has: SQLite's
-// own, and the stand-ins registered before it was opened. A stand-in by one of those names
-// would take the place of SQLite's function for the arities it lacks.
+// own. A stand-in by one of those names would take the place of SQLite's function for the
+// arities it lacks.
 func knownFunctions(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 	rows, err := db.QueryContext(ctx, "SELECT DISTINCT name FROM pragma_function_list")
 	if err != nil {
@@ -94,19 +131,6 @@ func knownFunctions(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 }
 
 func zero(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return int64(0), nil }
-
-// registerStandIn calls register once for name, unless the bound is reached.
-func registerStandIn(names map[string]bool, name string, register func()) {
-	standIns.Lock()
-	defer standIns.Unlock()
-	key := strings.ToLower(name)
-	if names[key] || len(names) >= maxStandIns {
-		return
-	}
-	names[key] = true
-	// An error says the driver has one by that name already: then it is there.
-	register()
-}
 
 // generatedCalls returns the names of the functions that generated columns' expressions,
 // AS ( ... ), call: a word or quoted name followed by "(".

@@ -49,8 +49,9 @@ func TestGeneratedCalls(t *testing.T) {
 
 // TestStandInsLeaveConnectionsWorking: a schema written by hand (writable_schema) can name a
 // function SQLite would refuse to register, its name over 255 bytes. Registered, it would
-// fail the opening of every connection after it, every snapshot of the run. Empty names,
-// and a collation's long one, SQLite takes.
+// fail the opening of every connection of the check. Empty names, and a collation's long
+// one, SQLite takes. The stand-ins are the check's alone: a connection of the process's
+// driver has none.
 func TestStandInsLeaveConnectionsWorking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "long.db")
 	db := openDB(t, path, "delete")
@@ -61,10 +62,7 @@ func TestStandInsLeaveConnectionsWorking(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := registerStandIns(t.Context(), path); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := sql.Open("sqlite", uri(path, "mode=ro"))
+	fresh, err := openWithStandIns(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +70,13 @@ func TestStandInsLeaveConnectionsWorking(t *testing.T) {
 	var n int
 	if err := fresh.QueryRow("SELECT standin_ok(1) + count(*) FROM sqlite_schema").Scan(&n); err != nil || n != 2 { // t and g
 		t.Fatalf("a connection opened after the stand-ins: %d, %v", n, err)
+	}
+	other, err := sql.Open("sqlite", uri(path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.QueryRow("SELECT standin_ok(1)").Scan(&n); err == nil {
+		t.Error("a connection of the process's driver has the check's stand-in standin_ok()")
 	}
 }
