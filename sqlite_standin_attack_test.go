@@ -147,3 +147,38 @@ func TestAttackSQLiteStandInsSpentByAnotherDatabase(t *testing.T) {
 		t.Errorf("the restored b.db holds %d rows of t, want 5", n)
 	}
 }
+
+// TestAttackSQLiteFallbackSkipsRTree: a database with an FTS5 table of its application's
+// tokenizer, and an R*Tree index whose %_rowid table maps an entry to the wrong node (each
+// b-tree sound; a search by that entry's box misses it). Its whole check failed at the FTS5
+// table, before the R*Tree's own check, and the run's check one table at a time went over
+// tables with b-trees only: the damaged database was stored as sound.
+//
+// Expected: it is lost; the same database, its R*Tree sound, is stored.
+func TestAttackSQLiteFallbackSkipsRTree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"sound", "damaged"} {
+		makeTree(t, filepath.Join(dir, name), map[string]node{"a.txt": {content: "a"}})
+		path := filepath.Join(dir, name, "x.db")
+		db := openSQLite(t, path, "delete")
+		sqlExec(t, db, "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)")
+		for i := range 100 {
+			sqlExec(t, db, "INSERT INTO r VALUES (?, ?, ?)", i, i, i+1)
+		}
+		if name == "damaged" {
+			sqlExec(t, db, "UPDATE r_rowid SET nodeno = nodeno + 1 WHERE rowid = 5")
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ftsWithAppTokenizer(t, path)
+	}
+	r := backup(t, runOpts{dir: dir}, "create", "-o", filepath.Join(dir, "s.zip"), "sound")
+	mustExit(t, r, exitComplete)
+	r = backup(t, runOpts{dir: dir}, "create", "-o", filepath.Join(dir, "d.zip"), "damaged")
+	mustExit(t, r, exitIncomplete)
+	if !strings.Contains(r.stderr, "lost damaged/x.db: snapshot: the copy fails quick_check: In RTree") {
+		t.Errorf("stderr %q, want damaged/x.db lost, its R*Tree named", r.stderr)
+	}
+}

@@ -80,3 +80,17 @@ func TestStandInsLeaveConnectionsWorking(t *testing.T) {
 		t.Error("a connection of the process's driver has the check's stand-in standin_ok()")
 	}
 }
+
+func TestModule(t *testing.T) {
+	for text, want := range map[string]string{
+		"CREATE VIRTUAL TABLE f USING fts5(body, tokenize = apptok)": "fts5",
+		`CREATE VIRTUAL TABLE "using" USING "FTS5" (a)`:              "fts5",
+		"CREATE VIRTUAL TABLE r USING rtree(id, a, b)":               "rtree",
+		"CREATE VIRTUAL TABLE x USING\x00fts5(a)":                    "", // SQLite reads to the NUL
+		"CREATE TABLE t (a)":                                         "",
+	} {
+		if got := module(text); got != want {
+			t.Errorf("module(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
