@@ -358,7 +358,7 @@ func module(text string) string {
 	toks := sqlTokens(text)
 	for i := 0; i+1 < len(toks); i++ {
 		if strings.EqualFold(toks[i], "using") {
-			return strings.ToLower(unquote(toks[i+1]))
+			return foldName(unquote(toks[i+1]))
 		}
 	}
 	return ""

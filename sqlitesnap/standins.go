@@ -93,7 +93,7 @@ func registerStandIns(ctx context.Context, c checkDriver) error {
 			text = text[:i]
 		}
 		for _, name := range collationNames(text) {
-			if key := strings.ToLower(name); !builtin[key] && !collations[key] && len(collations) < maxStandIns && spendStandIn() {
+			if key := foldName(name); !builtin[key] && !collations[key] && len(collations) < maxStandIns && spendStandIn() {
 				collations[key] = true
 				c.d.RegisterCollationUtf8(name, strings.Compare)
 			}
@@ -101,7 +101,7 @@ func registerStandIns(ctx context.Context, c checkDriver) error {
 		for _, name := range generatedCalls(text) {
 			// SQLite refuses a function's name longer than 255 bytes, and the driver, which
 			// registers each function on every connection it opens, would then open none.
-			if key := strings.ToLower(name); len(name) <= 255 && !known[key] && !functions[key] && len(functions) < maxStandIns && spendStandIn() {
+			if key := foldName(name); len(name) <= 255 && !known[key] && !functions[key] && len(functions) < maxStandIns && spendStandIn() {
 				functions[key] = true
 				c.d.RegisterDeterministicScalarFunction(name, -1, zero)
 			}
@@ -125,9 +125,22 @@ func knownFunctions(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 		if err := rows.Scan(&name); err != nil {
 			return nil, err
 		}
-		known[strings.ToLower(name)] = true
+		known[foldName(name)] = true
 	}
 	return known, rows.Err()
+}
+
+// foldName returns name with its ASCII letters in lower case, as SQLite compares names: Go's
+// strings.ToLower (and strings.Map) also folds a Kelvin sign to "k", and every invalid byte
+// to U+FFFD, which would take names SQLite tells apart for one.
+func foldName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func zero(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return int64(0), nil }

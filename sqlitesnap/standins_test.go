@@ -94,3 +94,31 @@ func TestModule(t *testing.T) {
 		}
 	}
 }
+
+// TestStandInsFoldCaseAsSQLite: SQLite folds the case of a name's ASCII letters only. Folded
+// as Go folds Unicode, "LI\u212aE" (a Kelvin sign) was taken for SQLite's like(), and "\xfe"
+// for "\xff" (each invalid UTF-8, folded to U+FFFD): neither got a stand-in, and the check
+// of a sound database naming them failed, "unknown function", "no such collation sequence".
+func TestStandInsFoldCaseAsSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fold.db")
+	db := openDB(t, path, "delete")
+	exec(t, db, "CREATE TABLE g (a)")
+	exec(t, db, "CREATE INDEX gi ON g (a)")
+	exec(t, db, "INSERT INTO g VALUES (1)")
+	exec(t, db, "PRAGMA writable_schema = ON")
+	exec(t, db, "UPDATE sqlite_schema SET sql = CAST(? AS TEXT) WHERE name = 'g'",
+		[]byte("CREATE TABLE g (a, b AS (LI\u212aE(a)) NOT NULL, c AS (\xff(a)) NOT NULL, d AS (\xfe(a)) NOT NULL)"))
+	exec(t, db, "UPDATE sqlite_schema SET sql = CAST(? AS TEXT) WHERE name = 'gi'", []byte("CREATE INDEX gi ON g (a COLLATE \xff, a COLLATE \xfe)"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check, err := openWithStandIns(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	var result string
+	if err := check.QueryRow("PRAGMA quick_check").Scan(&result); err != nil || result != "ok" {
+		t.Errorf("quick_check: %q, %v; want ok", result, err)
+	}
+}
