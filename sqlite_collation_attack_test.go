@@ -79,7 +79,8 @@ func TestAttackSQLiteAppFunctionLost(t *testing.T) {
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a"}})
 	db := openSQLite(t, filepath.Join(dir, "app", "f.db"), "wal")
 	sqlExec(t, db, "CREATE TABLE g (a TEXT, n TEXT AS (appfn(a)) NOT NULL)")
-	sqlExec(t, db, `CREATE TABLE s (a INTEGER, n INTEGER GENERATED ALWAYS AS (1 + "AppNum"(a)) NOT NULL) STRICT`)
+	// m's NOT NULL holds for the application (a is never 0), and must for a stand-in too.
+	sqlExec(t, db, `CREATE TABLE s (a INTEGER, n INTEGER GENERATED ALWAYS AS (1 + "AppNum"(a)) NOT NULL, m INTEGER AS (100 / appnum(a)) NOT NULL) STRICT`)
 	sqlExec(t, db, "INSERT INTO g (a) VALUES ('x'), ('y')")
 	sqlExec(t, db, "INSERT INTO s (a) VALUES (20)")
 	addRows(t, db, 5, 100)
@@ -96,7 +97,8 @@ func TestAttackSQLiteAppFunctionLost(t *testing.T) {
 	if err := rdb.QueryRow("SELECT group_concat(n, ' ') FROM g").Scan(&names); err != nil || names != "x! y!" {
 		t.Errorf("the restored g computes %q, %v; want \"x! y!\"", names, err)
 	}
-	if err := rdb.QueryRow("SELECT n FROM s").Scan(&n); err != nil || n != 41 {
-		t.Errorf("the restored s computes %d, %v; want 41", n, err)
+	var m int64
+	if err := rdb.QueryRow("SELECT n, m FROM s").Scan(&n, &m); err != nil || n != 41 || m != 2 {
+		t.Errorf("the restored s computes %d and %d, %v; want 41 and 2", n, m, err)
 	}
 }

@@ -18,8 +18,9 @@ import (
 // an index or a key (integrity_check does), and a virtual generated column is computed, not
 // stored, so its value says nothing of the copy's pages. So for each one the copy's schema
 // names that SQLite lacks, a stand-in is registered, for its check alone: byte order for a
-// collation, and for a function one that returns 0 (a value that a NOT NULL column takes,
-// and a column of any type but a STRICT table's BLOB). They are used by nothing but checks.
+// collation, and for a function one that returns 1 (a value that a NOT NULL column takes,
+// and a column of any type but a STRICT table's BLOB; and unlike 0, a divisor: x / f(a) is
+// NULL for 0). They are used by nothing but checks.
 
 // maxStandIns bounds how many collations, and how many functions, the check of one
 // database registers: a schema could name a million.
@@ -103,7 +104,7 @@ func registerStandIns(ctx context.Context, c checkDriver) error {
 			// registers each function on every connection it opens, would then open none.
 			if key := foldName(name); len(name) <= 255 && !known[key] && !functions[key] && len(functions) < maxStandIns && spendStandIn() {
 				functions[key] = true
-				c.d.RegisterDeterministicScalarFunction(name, -1, zero)
+				c.d.RegisterDeterministicScalarFunction(name, -1, one)
 			}
 		}
 	}
@@ -143,7 +144,7 @@ func foldName(name string) string {
 	return string(b)
 }
 
-func zero(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return int64(0), nil }
+func one(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return int64(1), nil }
 
 // generatedCalls returns the names of the functions that generated columns' expressions,
 // AS ( ... ), call: a word or quoted name followed by "(".
