@@ -56,11 +56,11 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 		}
 	}
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", min(timeout, busyWait).Milliseconds())
-	err := backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
+	err := backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout, opts.backedUp)
 	if isCode(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
 		err = copyHot(ctx, src, stage, opts.hotCopied)
 		if errors.Is(err, errChanged) { // a writer came and rolled it back: read it as usual
-			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout)
+			err = backupInto(ctx, src, uri(src.path(), "mode=ro", busy), stage, timeout, opts.backedUp)
 		}
 	}
 	if isCode(err, sqlite3.SQLITE_CANTOPEN) {
@@ -99,7 +99,7 @@ func copyImmutable(ctx context.Context, src Source, stage string) error {
 	if err != nil {
 		return err
 	}
-	if err := backupInto(ctx, src, uri(src.path(), "mode=ro", "immutable=1"), stage, 0); err != nil {
+	if err := backupInto(ctx, src, uri(src.path(), "mode=ro", "immutable=1"), stage, 0, nil); err != nil {
 		return err
 	}
 	after, err := src.File.Stat()
@@ -134,8 +134,8 @@ func walEmpty(src Source) bool {
 // backupInto runs the online backup from the database at srcURI into the file stage, all
 // pages in one step: small steps restart whenever a writer commits, and may never finish.
 // While the source stays busy it retries until timeout. It then checks that the file SQLite
-// read is the walk's (see checkOpened).
-func backupInto(ctx context.Context, src Source, srcURI, stage string, timeout time.Duration) error {
+// read is the walk's (see checkOpened); backedUp, when set, runs just before.
+func backupInto(ctx context.Context, src Source, srcURI, stage string, timeout time.Duration, backedUp func()) error {
 	db, err := sql.Open("sqlite", srcURI)
 	if err != nil {
 		return err
@@ -149,11 +149,38 @@ func backupInto(ctx context.Context, src Source, srcURI, stage string, timeout t
 	if err := backupConn(ctx, conn, stage, timeout); err != nil {
 		return err
 	}
-	var opened string
-	if err := conn.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&opened); err != nil {
+	if backedUp != nil {
+		backedUp()
+	}
+	opened, err := mainFile(ctx, conn)
+	if err != nil {
 		return err
 	}
 	return checkOpened(src, opened)
+}
+
+// mainFile returns the name SQLite opened conn's main database by. It asks with the PRAGMA
+// itself, which needs no lock: a SELECT from pragma_database_list loads the schema first,
+// which waits for a writer's lock only as long as the busy handler (busyWait), and fails a
+// copy already made whole when the next commit holds it longer.
+func mainFile(ctx context.Context, conn *sql.Conn) (string, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA database_list")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var opened string
+	for rows.Next() {
+		var seq int
+		var name, file string
+		if err := rows.Scan(&seq, &name, &file); err != nil {
+			return "", err
+		}
+		if name == "main" {
+			opened = file
+		}
+	}
+	return opened, rows.Err()
 }
 
 func backupConn(ctx context.Context, conn *sql.Conn, stage string, timeout time.Duration) error {

@@ -40,6 +40,9 @@ type Options struct {
 	// hotCopied runs once a database with a hot journal and its journal are copied (see
 	// copyHot); tests change them here.
 	hotCopied func()
+	// backedUp runs once the online backup is done, before the file SQLite read is checked
+	// (see backupInto); tests lock the database here.
+	backedUp func()
 }
 
 // Source is a database file as the walk opened it.
