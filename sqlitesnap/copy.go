@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,7 +52,7 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 			return err
 		}
 	}
-	if !walEmpty(src) && !exists(src.path()+"-shm") {
+	if !walEmpty(src) && (!exists(src.path()+"-shm") || staleShm(src)) {
 		err := copyWithWAL(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
 			return err
@@ -90,6 +93,41 @@ func unopenedSidecar(src Source, err error) error {
 		}
 	}
 	return err
+}
+
+// The lock bytes SQLite's unix VFS locks: in a -shm, the WAL locks and the DMS byte after
+// them, on which each connection that uses the -shm keeps a shared lock while it has it
+// open; in the database, the pending, reserved and shared bytes, which a writer in
+// exclusive locking mode (no -shm) keeps locked.
+const (
+	shmLocksStart, shmLocksLen = 120, 9
+	dbLocksStart, dbLocksLen   = 0x40000000, 512
+)
+
+// staleShm reports whether src's -shm is one that no connection has open: no process holds a
+// lock on it, nor on the database. SQLite's read-only connection, which may not rebuild such
+// a -shm, trusts its index; one ahead of the -wal (a file-level copy that read the -wal
+// first) it retries in C for 10 s, past --sqlite-timeout and Ctrl-C, and then fails. The
+// application that opens it rebuilds the index from the -wal, as copyWithWAL does.
+func staleShm(src Source) bool {
+	shm, err := openRegular(src.path() + "-shm")
+	if err != nil {
+		return false
+	}
+	// Closed at once: closing a file drops every lock this process holds on it, and none of
+	// SQLite's connections here has this one open now.
+	defer shm.Close()
+	return !lockedByAnother(shm, shmLocksStart, shmLocksLen) && !lockedByAnother(src.File, dbLocksStart, dbLocksLen)
+}
+
+// lockedByAnother reports whether another process holds an fcntl lock on any of the n bytes
+// of f from start; true when that cannot be told.
+func lockedByAnother(f *os.File, start, n int64) bool {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: start, Len: n}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+		return true
+	}
+	return lk.Type != unix.F_UNLCK
 }
 
 // copyImmutable copies src read as immutable, and fails with errChanged when its main file

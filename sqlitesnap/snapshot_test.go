@@ -1,9 +1,11 @@
 package sqlitesnap
 
 import (
+	"bufio"
 	"database/sql"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,5 +257,50 @@ func TestTakeWaitsForAWriterAfterTheCopy(t *testing.T) {
 	defer s.Close()
 	if got := countRows(t, s.File); got != 10 {
 		t.Errorf("snapshot holds %d rows, want the 10 committed before the copy", got)
+	}
+}
+
+// TestStaleShmOnlyWithoutConnections: a -shm is taken for stale (and the database copied
+// with its -wal, the -shm unread) only when no other process has the database open; a
+// connection that has it open, idle, keeps its lock on the -shm, and one whose process was
+// killed leaves none.
+func TestStaleShmOnlyWithoutConnections(t *testing.T) {
+	if _, err := osexec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	app := osexec.Command("python3", "-c", `
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA journal_mode=wal")
+c.execute("PRAGMA wal_autocheckpoint=0")
+c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+c.execute("INSERT INTO t (v) VALUES ('a')")
+print("ready", flush=True)
+sys.stdin.read()
+`, path)
+	stdin, err := app.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := app.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Process.Kill()
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if staleShm(source(t, path)) {
+		t.Error("the -shm of a database another process has open was taken for stale")
+	}
+	app.Process.Kill()
+	app.Wait()
+	if !staleShm(source(t, path)) {
+		t.Error("the -shm a killed process left was not taken for stale")
 	}
 }

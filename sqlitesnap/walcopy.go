@@ -20,10 +20,10 @@ import (
 // No connection has such a database open (each would have the -shm), so the pair read
 // unchanged is the database as of its last commit.
 
-// copyWithWAL copies the database src, which has commits in a -wal and no -shm, with
-// that -wal into stage, and makes the copy whole. errChanged when either changed while they
-// were copied, or a -shm appeared (a connection came, which may have written): stage is then
-// empty again, with nothing beside it.
+// copyWithWAL copies the database src, which has commits in a -wal and no -shm (or a stale
+// one: see staleShm), with that -wal into stage, and makes the copy whole. errChanged when
+// either changed while they were copied, or a -shm appeared or is held (a connection came,
+// which may have written): stage is then empty again, with nothing beside it.
 func copyWithWAL(ctx context.Context, src Source, stage string) error {
 	wal, err := openRegular(src.path() + "-wal")
 	if isNotExist(err) {
@@ -33,8 +33,9 @@ func copyWithWAL(ctx context.Context, src Source, stage string) error {
 		return fmt.Errorf("its -wal: %w", err)
 	}
 	defer wal.Close()
+	hadShm := exists(src.path() + "-shm")
 	err = copyPair(ctx, src, wal, "-wal", stage, nil)
-	if err == nil && exists(src.path()+"-shm") {
+	if err == nil && exists(src.path()+"-shm") && (!hadShm || !staleShm(src)) {
 		err = errChanged
 	}
 	if err == nil {
