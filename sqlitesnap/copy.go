@@ -47,7 +47,7 @@ var errChanged = errors.New("changed while it was read without locks")
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
 	if isWAL(src.File) && walEmpty(src) {
-		err := copyImmutable(ctx, src, stage)
+		err := copyImmutable(ctx, src, stage, opts.immutableRead)
 		if !errors.Is(err, errChanged) {
 			return err
 		}
@@ -131,23 +131,30 @@ func lockedByAnother(f *os.File, start, n int64) bool {
 }
 
 // copyImmutable copies src read as immutable, and fails with errChanged when its main file
-// changed meanwhile or its -wal got commits.
-func copyImmutable(ctx context.Context, src Source, stage string) error {
+// changed meanwhile or its -wal got commits, whether the copy failed or not; read, when set,
+// runs once the copy is done.
+func copyImmutable(ctx context.Context, src Source, stage string, read func()) error {
 	before, err := src.File.Stat()
 	if err != nil {
 		return err
 	}
-	if err := backupInto(ctx, src, uri(src.path(), "mode=ro", "immutable=1"), stage, 0, nil); err != nil {
-		return err
+	err = backupInto(ctx, src, uri(src.path(), "mode=ro", "immutable=1"), stage, 0, nil)
+	if read != nil {
+		read()
 	}
-	after, err := src.File.Stat()
-	if err != nil {
-		return err
+	// Checked whether the copy failed or not: pages a writer's checkpoint left half written
+	// fail it (SQLITE_CORRUPT) as often as they tear it, and such a database is sound.
+	after, serr := src.File.Stat()
+	if serr != nil {
+		return serr
 	}
 	if !unchanged(before, after) || !walEmpty(src) {
+		// The copy's pages, torn, are what the next backup into it would read first (its
+		// header, its page size) and fail on.
+		os.Truncate(stage, 0)
 		return errChanged
 	}
-	return nil
+	return err
 }
 
 // isWAL reports whether the database f is in WAL mode: its header's read and write versions

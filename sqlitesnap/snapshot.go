@@ -40,6 +40,9 @@ type Options struct {
 	// hotCopied runs once a database with a hot journal and its journal are copied (see
 	// copyHot); tests change them here.
 	hotCopied func()
+	// immutableRead runs once a database read as immutable is copied, or failed to be (see
+	// copyImmutable); tests change it here.
+	immutableRead func()
 	// backedUp runs once the online backup is done, before the file SQLite read is checked
 	// (see backupInto); tests lock the database here.
 	backedUp func()
