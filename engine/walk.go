@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 
 	"backup/archive"
@@ -42,6 +43,15 @@ func (e *Engine) visit(en walker.Entry) error {
 			return fs.SkipDir
 		}
 		return nil
+	}
+	if en.Err != nil && en.Info == nil && errors.Is(en.Err, fs.ErrNotExist) {
+		// A rollback-journal database's -journal comes and goes with each commit. One the
+		// walk lists and then finds gone would have been left out had it stayed: a warning
+		// for it would fail a run under --fail-on vanished that lost nothing.
+		if sidecar, err := e.isSidecar(en); err == nil && sidecar {
+			e.Hooks.Exclude(en.Name, RuleSidecar)
+			return nil
+		}
 	}
 	if en.Err != nil {
 		e.Hooks.Warn(en.Err)
