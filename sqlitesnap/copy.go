@@ -46,13 +46,17 @@ var errChanged = errors.New("changed while it was read without locks")
 // SQLite would need to make a -shm beside it.
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
-	if isWAL(src.File) && walEmpty(src) {
+	// Read without locks only when no process holds one: a WAL database's writer in
+	// exclusive locking mode, which uses no -shm, holds it from its first commit on, and its
+	// commits, where file times count whole seconds, may move no size or time of a copy.
+	held := lockedByAnother(src.File, dbLocksStart, dbLocksLen)
+	if !held && isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage, opts.immutableRead)
 		if !errors.Is(err, errChanged) {
 			return err
 		}
 	}
-	if !walEmpty(src) && (!exists(src.path()+"-shm") || staleShm(src)) {
+	if !held && !walEmpty(src) && (!exists(src.path()+"-shm") || staleShm(src)) {
 		err := copyWithWAL(ctx, src, stage)
 		if !errors.Is(err, errChanged) {
 			return err
@@ -148,7 +152,7 @@ func copyImmutable(ctx context.Context, src Source, stage string, read func()) e
 	if serr != nil {
 		return serr
 	}
-	if !unchanged(before, after) || !walEmpty(src) {
+	if !unchanged(before, after) || !walEmpty(src) || lockedByAnother(src.File, dbLocksStart, dbLocksLen) {
 		// The copy's pages, torn, are what the next backup into it would read first (its
 		// header, its page size) and fail on.
 		os.Truncate(stage, 0)

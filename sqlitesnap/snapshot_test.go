@@ -344,3 +344,62 @@ func TestTakeImmutableReadTornByACheckpoint(t *testing.T) {
 		t.Errorf("snapshot holds %d rows, want 50", got)
 	}
 }
+
+// TestTakeWaitsForAnExclusiveModeWriter: a WAL database whose application holds it in
+// exclusive locking mode uses no -shm, so its commits sit in a -wal with no -shm beside it,
+// as after a crash; and it was copied as such a database is, with its -wal, without locks,
+// trusted because neither file's size, mtime or change time moved meanwhile. But the writer
+// is live, and on a file system whose times count whole seconds (ext2 or ext3 with 128-byte
+// inodes, FAT) its commits and checkpoints within the copy's second move none of them: 3
+// snapshots in 12 of a writer that updates two tables together in each commit held one
+// table's update without the other's, integrity_check ok, the run complete.
+//
+// Expected: a database another process holds locked is read only through SQLite, which
+// waits for the lock up to --sqlite-timeout; held still, it is lost as locked.
+func TestTakeWaitsForAnExclusiveModeWriter(t *testing.T) {
+	if _, err := osexec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	app := osexec.Command("python3", "-c", `
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA locking_mode=exclusive")
+c.execute("PRAGMA journal_mode=wal")
+c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+for i in range(10):
+    c.execute("INSERT INTO t (v) VALUES ('a')")
+print("ready", flush=True)
+sys.stdin.read()
+`, path)
+	stdin, err := app.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := app.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Wait()
+	defer app.Process.Kill()
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-shm"); err == nil {
+		t.Fatal("the exclusive-mode writer made a -shm")
+	}
+	stage := t.TempDir()
+	s, err := Take(t.Context(), source(t, path), Options{Dir: stage, Timeout: 300 * time.Millisecond})
+	if err == nil {
+		s.Close()
+		t.Fatal("a database its writer holds in exclusive locking mode was copied without its lock")
+	}
+	if !strings.Contains(err.Error(), "locked") {
+		t.Errorf("Take: %v, want a locked error", err)
+	}
+	emptyDir(t, stage)
+}

@@ -17,13 +17,15 @@ import (
 // whose mtime moves. So such a database and its -wal are copied, as they are, into the
 // staging folder, checked not to have changed meanwhile (nor a -shm to have appeared: a
 // connection came), and SQLite recovers the copy there and checkpoints it into one file.
-// No connection has such a database open (each would have the -shm), so the pair read
-// unchanged is the database as of its last commit.
+// No connection has such a database open (each would have the -shm, or, in exclusive
+// locking mode, which uses none, the database's lock, checked before and after), so the
+// pair read unchanged is the database as of its last commit.
 
 // copyWithWAL copies the database src, which has commits in a -wal and no -shm (or a stale
 // one: see staleShm), with that -wal into stage, and makes the copy whole. errChanged when
-// either changed while they were copied, or a -shm appeared or is held (a connection came,
-// which may have written): stage is then empty again, with nothing beside it.
+// either changed while they were copied, or a -shm appeared or is held, or the database is
+// locked (a connection came, which may have written): stage is then empty again, with
+// nothing beside it.
 func copyWithWAL(ctx context.Context, src Source, stage string) error {
 	wal, err := openRegular(src.path() + "-wal")
 	if isNotExist(err) {
@@ -35,7 +37,7 @@ func copyWithWAL(ctx context.Context, src Source, stage string) error {
 	defer wal.Close()
 	hadShm := exists(src.path() + "-shm")
 	err = copyPair(ctx, src, wal, "-wal", stage, nil)
-	if err == nil && exists(src.path()+"-shm") && (!hadShm || !staleShm(src)) {
+	if err == nil && (exists(src.path()+"-shm") && (!hadShm || !staleShm(src)) || lockedByAnother(src.File, dbLocksStart, dbLocksLen)) {
 		err = errChanged
 	}
 	if err == nil {
