@@ -122,3 +122,31 @@ func TestStandInsFoldCaseAsSQLite(t *testing.T) {
 		t.Errorf("quick_check: %q, %v; want ok", result, err)
 	}
 }
+
+// FuzzSchemaNames: a schema's text is whatever the database's writer put in sqlite_schema
+// (writable_schema takes any bytes). Reading names from it never panics or loops, and
+// yields no more names, and no longer ones, than the text holds.
+func FuzzSchemaNames(f *testing.F) {
+	for _, seed := range []string{
+		"CREATE TABLE t (a, b AS (appfn(a)) NOT NULL)",
+		`CREATE TABLE t (a COLLATE "my coll", b collate [x y], c COLLATE ` + "`q``r`" + `, d COLLATE 'it''s')`,
+		"CREATE VIRTUAL TABLE f USING fts5(body, tokenize = apptok)",
+		"CREATE TABLE t (a, b AS (f(", `CREATE TABLE t (a COLLATE "unended`, "/* AS (x(", "AS ((((", "AS ()))",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, names := range [][]string{generatedCalls(text), collationNames(text)} {
+			total := 0
+			for _, name := range names {
+				total += len(name)
+			}
+			if len(names) > len(text) || total > len(text) {
+				t.Fatalf("%d names, %d bytes, from %d bytes of text", len(names), total, len(text))
+			}
+		}
+		if m := module(text); len(m) > len(text) {
+			t.Fatalf("module %q from %q", m, text)
+		}
+	})
+}
