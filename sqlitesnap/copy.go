@@ -86,7 +86,7 @@ func unopenedSidecar(src Source, err error) error {
 			f.Close()
 			continue
 		}
-		if !isNotExist(oerr) {
+		if !noSidecar(oerr) {
 			// The cause alone: the archive words a warning by the innermost *fs.PathError,
 			// whose path here is /proc/self/fd/N/....
 			var pe *fs.PathError
@@ -177,7 +177,7 @@ func exists(path string) bool {
 // walEmpty reports whether src has no commits in a -wal file: none there, or an empty one.
 func walEmpty(src Source) bool {
 	info, err := os.Lstat(src.path() + "-wal")
-	return isNotExist(err) || err == nil && info.Mode().IsRegular() && info.Size() == 0
+	return noSidecar(err) || err == nil && info.Mode().IsRegular() && info.Size() == 0
 }
 
 // backupInto runs the online backup from the database at srcURI into the file stage, all

@@ -24,7 +24,7 @@ func checkSidecars(src Source) error {
 	for _, suffix := range sidecarSuffixes {
 		info, err := os.Lstat(src.path() + suffix)
 		switch {
-		case isNotExist(err):
+		case noSidecar(err):
 		case err != nil:
 			return fmt.Errorf("its %s: %w", suffix, err)
 		case !info.Mode().IsRegular():

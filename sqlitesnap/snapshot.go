@@ -234,6 +234,13 @@ func isNotExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT)
 }
 
+// noSidecar reports whether err, from looking up a sidecar's name (NAME-wal, NAME-shm,
+// NAME-journal), says there is none: also when that name is too long to exist, as beside a
+// database whose own name is as long as a name may be, which SQLite treats as absent too.
+func noSidecar(err error) bool {
+	return isNotExist(err) || errors.Is(err, syscall.ENAMETOOLONG)
+}
+
 // uri makes a file: URI of path for SQLite, which decodes %XX in it.
 func uri(path string, params ...string) string {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
