@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"backup/archive"
@@ -187,8 +189,11 @@ func (s *statted) Stat() (fs.FileInfo, error) {
 // walk, its name being a prefix of its sidecars'. An error says that could not be told: the
 // database beside it could not be opened or read.
 func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
-	if !e.opts.SQLite || en.Rel == "" {
+	if !e.opts.SQLite {
 		return false, nil
+	}
+	if en.Rel == "" {
+		return e.isSidecarSource(en.Name)
 	}
 	db, ok := sqlitesnap.DatabaseOf(path.Base(en.Rel))
 	if !ok {
@@ -223,6 +228,45 @@ func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
 		return false, cannotTell(err)
 	}
 	return isDB, nil
+}
+
+// isSidecarSource reports whether a SOURCE stored as name is the -wal, -shm or -journal of
+// a database that another SOURCE is, stored beside it at the archive's top (`app/*` names
+// a folder's files one by one): restored together, a -wal read at another instant than the
+// snapshot would tear it, as in a folder. Whether that SOURCE is the database is told as
+// the walk will: followed if a symlink, a regular file that begins like SQLite, archived by
+// the rules. An error says that could not be told (the sidecar is then lost, as in a folder).
+func (e *Engine) isSidecarSource(name string) (bool, error) {
+	db, ok := sqlitesnap.DatabaseOf(name)
+	if !ok {
+		return false, nil
+	}
+	for _, s := range e.opts.Sources {
+		if s.Name != db {
+			continue
+		}
+		// Without blocking: a FIFO there is no database.
+		f, err := os.OpenFile(s.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err == nil {
+			defer f.Close()
+			var info fs.FileInfo
+			if info, err = f.Stat(); err == nil && e.rules.Decide(nil, "", info, 0).Action != skiprules.Archive {
+				return false, nil
+			}
+		}
+		var isDB bool
+		if err == nil {
+			isDB, err = isDatabase(f)
+		}
+		if err != nil {
+			return false, fmt.Errorf("checking whether %s beside it is an SQLite database: %w", db, err)
+		}
+		return isDB, nil
+	}
+	return false, nil
 }
 
 // dryRunSnapshot records, in a dry run, that the file en would be stored as a snapshot.
