@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"backup/format"
@@ -62,5 +63,36 @@ func TestAttackSQLiteSidecarsGivenAsSources(t *testing.T) {
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", alone, "app/app.db-wal"), exitComplete)
 	if got := listDir(t, restoreTo(t, alone)); !slices.Equal(got, []string{"app.db-wal"}) {
 		t.Errorf("a -wal given alone restored as %q, want it stored", got)
+	}
+}
+
+// TestAttackSQLiteLongestNameLost: a database named with 255 bytes, the most a name may
+// hold, can have no -wal, -shm or -journal (their names are too long for the file system).
+// The run lost it, exit 3, "file name too long", while --dry-run said it would snapshot it:
+// looking up its sidecars failed with ENAMETOOLONG, which was taken for an error.
+func TestAttackSQLiteLongestNameLost(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Rollback-journal: the check below, by SQLite without backup's guard, could not open a
+	// WAL database there read-only (it makes a -shm); the snapshot of one is
+	// TestTakeDatabaseWithLongestName's.
+	db := openSQLite(t, filepath.Join(app, "short.db"), "delete")
+	addRows(t, db, 30, 100)
+	db.Close()
+	name := strings.Repeat("L", 255)
+	if err := os.Rename(filepath.Join(app, "short.db"), filepath.Join(app, name)); err != nil {
+		t.Fatal(err)
+	}
+	before := folderState(t, app)
+	archive := filepath.Join(dir, "b.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-o", archive, "app"), exitComplete)
+	if after := folderState(t, app); !slices.Equal(after, before) {
+		t.Errorf("the folder changed:\n%s\nwas:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	if got := checkDB(t, filepath.Join(restoreTo(t, archive), "app", name)); got.count != 30 {
+		t.Errorf("the restored database holds %d rows, want 30", got.count)
 	}
 }
