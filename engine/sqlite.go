@@ -245,7 +245,11 @@ func (e *Engine) isSidecarSource(name string) (bool, error) {
 		if s.Name != db {
 			continue
 		}
-		// Without blocking: a FIFO there is no database.
+		// Only a regular file is opened (a device may act on an open), and without
+		// blocking, should it be swapped for a FIFO meanwhile.
+		if info, err := os.Stat(s.Path); err == nil && !info.Mode().IsRegular() {
+			return false, nil
+		}
 		f, err := os.OpenFile(s.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
