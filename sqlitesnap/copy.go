@@ -49,7 +49,7 @@ func copyDatabase(ctx context.Context, src Source, stage string, opts Options) e
 	// Read without locks only when no process holds one: a WAL database's writer in
 	// exclusive locking mode, which uses no -shm, holds it from its first commit on, and its
 	// commits, where file times count whole seconds, may move no size or time of a copy.
-	held := lockedByAnother(src.File, dbLocksStart, dbLocksLen)
+	held := dbLocked(src)
 	if !held && isWAL(src.File) && walEmpty(src) {
 		err := copyImmutable(ctx, src, stage, opts.immutableRead)
 		if !errors.Is(err, errChanged) {
@@ -121,8 +121,11 @@ func staleShm(src Source) bool {
 	// Closed at once: closing a file drops every lock this process holds on it, and none of
 	// SQLite's connections here has this one open now.
 	defer shm.Close()
-	return !lockedByAnother(shm, shmLocksStart, shmLocksLen) && !lockedByAnother(src.File, dbLocksStart, dbLocksLen)
+	return !lockedByAnother(shm, shmLocksStart, shmLocksLen) && !dbLocked(src)
 }
+
+// dbLocked reports whether another process holds a lock on src's database file.
+func dbLocked(src Source) bool { return lockedByAnother(src.File, dbLocksStart, dbLocksLen) }
 
 // lockedByAnother reports whether another process holds an fcntl lock on any of the n bytes
 // of f from start; true when that cannot be told.
@@ -152,7 +155,7 @@ func copyImmutable(ctx context.Context, src Source, stage string, read func()) e
 	if serr != nil {
 		return serr
 	}
-	if !unchanged(before, after) || !walEmpty(src) || lockedByAnother(src.File, dbLocksStart, dbLocksLen) {
+	if !unchanged(before, after) || !walEmpty(src) || dbLocked(src) {
 		// The copy's pages, torn, are what the next backup into it would read first (its
 		// header, its page size) and fail on.
 		os.Truncate(stage, 0)
@@ -375,13 +378,9 @@ func quickCheck(ctx context.Context, stage string, budget time.Duration) error {
 // page that two b-trees, or a b-tree and the free list, both use. A database without a
 // virtual table fails with whole.
 func checkTables(ctx context.Context, db *sql.Conn, whole error) (string, error) {
-	var virtual bool
-	if err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND rootpage = 0").Scan(&virtual); err != nil || !virtual {
-		return "", whole
-	}
 	tables, err := schemaTables(ctx, db)
-	if err != nil {
-		return "", err
+	if err != nil || !tables[len(tables)-1].virtual { // the virtual tables come last
+		return "", whole
 	}
 	for _, table := range tables {
 		var result string
@@ -401,8 +400,9 @@ func checkTables(ctx context.Context, db *sql.Conn, whole error) (string, error)
 
 // schemaTable is a table of the schema as checkTables checks it.
 type schemaTable struct {
-	name string
-	fts5 bool // a virtual table of FTS5's, which may need the application's tokenizer
+	name    string
+	virtual bool
+	fts5    bool // a virtual table of FTS5's, which may need the application's tokenizer
 }
 
 // schemaTables lists the tables that have a b-tree of their own, sqlite_schema first, and
@@ -420,7 +420,7 @@ func schemaTables(ctx context.Context, db *sql.Conn) ([]schemaTable, error) {
 		if err := rows.Scan(&name, &virtual, &text); err != nil {
 			return nil, err
 		}
-		tables = append(tables, schemaTable{name, virtual && module(text) == "fts5"})
+		tables = append(tables, schemaTable{name, virtual, virtual && module(text) == "fts5"})
 	}
 	return tables, rows.Err()
 }
@@ -428,10 +428,7 @@ func schemaTables(ctx context.Context, db *sql.Conn) ([]schemaTable, error) {
 // module returns the lower-case name of the module a CREATE VIRTUAL TABLE statement names
 // after USING; "" for any other.
 func module(text string) string {
-	if i := strings.IndexByte(text, 0); i >= 0 { // SQLite reads it to there
-		text = text[:i]
-	}
-	toks := sqlTokens(text)
+	toks := sqlTokens(upToNUL(text))
 	for i := 0; i+1 < len(toks); i++ {
 		if strings.EqualFold(toks[i], "using") {
 			return foldName(unquote(toks[i+1]))

@@ -266,36 +266,13 @@ func TestTakeWaitsForAWriterAfterTheCopy(t *testing.T) {
 // connection that has it open, idle, keeps its lock on the -shm, and one whose process was
 // killed leaves none.
 func TestStaleShmOnlyWithoutConnections(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("needs python3")
-	}
 	path := filepath.Join(t.TempDir(), "state.db")
-	app := osexec.Command("python3", "-c", `
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1], isolation_level=None)
+	app := sqliteApp(t, path, `
 c.execute("PRAGMA journal_mode=wal")
 c.execute("PRAGMA wal_autocheckpoint=0")
 c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
 c.execute("INSERT INTO t (v) VALUES ('a')")
-print("ready", flush=True)
-sys.stdin.read()
-`, path)
-	stdin, err := app.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := app.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer app.Process.Kill()
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if staleShm(source(t, path)) {
 		t.Error("the -shm of a database another process has open was taken for stale")
 	}
@@ -357,38 +334,14 @@ func TestTakeImmutableReadTornByACheckpoint(t *testing.T) {
 // Expected: a database another process holds locked is read only through SQLite, which
 // waits for the lock up to --sqlite-timeout; held still, it is lost as locked.
 func TestTakeWaitsForAnExclusiveModeWriter(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("needs python3")
-	}
 	path := filepath.Join(t.TempDir(), "state.db")
-	app := osexec.Command("python3", "-c", `
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1], isolation_level=None)
+	sqliteApp(t, path, `
 c.execute("PRAGMA locking_mode=exclusive")
 c.execute("PRAGMA journal_mode=wal")
 c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
 for i in range(10):
     c.execute("INSERT INTO t (v) VALUES ('a')")
-print("ready", flush=True)
-sys.stdin.read()
-`, path)
-	stdin, err := app.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	out, err := app.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer app.Wait()
-	defer app.Process.Kill()
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if _, err := os.Stat(path + "-shm"); err == nil {
 		t.Fatal("the exclusive-mode writer made a -shm")
 	}
@@ -402,4 +355,42 @@ sys.stdin.read()
 		t.Errorf("Take: %v, want a locked error", err)
 	}
 	emptyDir(t, stage)
+}
+
+// sqliteApp runs, in a process of its own, an application that opens the database at path
+// with Python's sqlite3 (as c), runs statements (Python), and then keeps it open until the
+// test ends or the returned process is killed: SQLite's locks are a process's, so another
+// one has to hold them.
+func sqliteApp(t *testing.T, path, statements string) *osexec.Cmd {
+	t.Helper()
+	if _, err := osexec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	app := osexec.Command("python3", "-c", `
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+`+statements+`
+print("ready", flush=True)
+sys.stdin.read()
+`, path)
+	stdin, err := app.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := app.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		app.Process.Kill()
+		app.Wait()
+	})
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }

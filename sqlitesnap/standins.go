@@ -87,12 +87,9 @@ func registerStandIns(ctx context.Context, c checkDriver) error {
 		if err := rows.Scan(&text); err != nil {
 			return err
 		}
-		// SQLite reads the text as a C string, to its first NUL, and the driver hands a
-		// stand-in's name to SQLite as one too: a name read past a NUL ("count\x00x") would
-		// replace SQLite's own function by its head.
-		if i := strings.IndexByte(text, 0); i >= 0 {
-			text = text[:i]
-		}
+		// The driver hands a stand-in's name to SQLite as a C string: a name read past a
+		// NUL ("count\x00x") would replace SQLite's own function by its head.
+		text = upToNUL(text)
 		for _, name := range collationNames(text) {
 			if key := foldName(name); !builtin[key] && !collations[key] && len(collations) < maxStandIns && spendStandIn() {
 				collations[key] = true
@@ -173,6 +170,14 @@ func generatedCalls(text string) []string {
 		}
 	}
 	return names
+}
+
+// upToNUL returns a schema's SQL text as SQLite reads it: a C string, to its first NUL.
+func upToNUL(text string) string {
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		return text[:i]
+	}
+	return text
 }
 
 // isName reports whether a token of sqlTokens is a word or a quoted name, not a string

@@ -37,7 +37,7 @@ func copyWithWAL(ctx context.Context, src Source, stage string) error {
 	defer wal.Close()
 	hadShm := exists(src.path() + "-shm")
 	err = copyPair(ctx, src, wal, "-wal", stage, nil)
-	if err == nil && (exists(src.path()+"-shm") && (!hadShm || !staleShm(src)) || lockedByAnother(src.File, dbLocksStart, dbLocksLen)) {
+	if err == nil && (exists(src.path()+"-shm") && (!hadShm || !staleShm(src)) || dbLocked(src)) {
 		err = errChanged
 	}
 	if err == nil {
