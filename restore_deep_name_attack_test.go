@@ -152,6 +152,52 @@ func TestAttackRestoreDeepTreeTime(t *testing.T) {
 	}
 }
 
+// TestAttackRestoreDeepTreeMountChurn: the move guard tripped for good at the first change
+// of mounts anywhere on the machine (a container started, an automount, here a tmpfs
+// mounted and unmounted in a loop), and from then on every entry's folders were checked
+// again from the top: the restore of TestAttackRestoreDeepTreeTime took 48 s of CPU instead
+// of 1, as it did in CI while other tests mounted. Correct: a change of mounts (here 20 a
+// second, more than a busy container host makes) has each
+// chain checked whole once, then the guard goes on: the same bound as without mounts.
+func TestAttackRestoreDeepTreeMountChurn(t *testing.T) {
+	mustRoot(t) // mount
+	t.Parallel()
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "deep.zip")
+	writeChainZip(t, arch, 2000)
+	dest, mnt := filepath.Join(dir, "dest"), filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeDeep(t, dest) })
+	stop, churned := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		defer func() { churned <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if syscall.Mount("none", mnt, "tmpfs", 0, "size=64k") != nil {
+				return
+			}
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+			n++
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	cmd := mustRun(t, "restore", "-q", "--jobs", "1", arch, dest)
+	close(stop)
+	if n := <-churned; n < 2 {
+		t.Fatalf("the mounts came and went %d times during the restore; want some", n)
+	}
+	if took, limit := cpuTime(cmd), timeLimit(3*time.Second); took > limit {
+		t.Errorf("restore of a zip of 2001 entries 2000 folders deep, with mounts coming and going, took %v of CPU; want under %v", took.Round(time.Millisecond), limit)
+	}
+}
+
 // mustRun runs the binary to its end, which must be a success, and returns it for its
 // resource use.
 func mustRun(t *testing.T, args ...string) *exec.Cmd {

@@ -27,6 +27,9 @@ import (
 type destTree struct {
 	*destShared
 	chain []openFolder // the folders of the path opened last, top first
+	// checkedAt is the guard's count of mount changes when the chain was last checked, or
+	// opened, whole.
+	checkedAt uint64
 }
 
 // destShared is what the destTrees of one restore share; mu guards seen and created.
@@ -201,7 +204,8 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		return t.root, nil
 	}
 	parts := strings.Split(name, "/")
-	kept, quiet := 0, t.guard.quiet()
+	mounts, quiet := t.steady()
+	kept := 0
 	for kept < len(t.chain) && kept < len(parts) && t.chain[kept].fd >= 0 && t.chain[kept].part == parts[kept] && (quiet || t.verify(kept) == nil) {
 		kept++
 	}
@@ -230,7 +234,16 @@ func (t *destTree) dir(name string, create bool) (int, error) {
 		}
 		t.chain = append(t.chain, f)
 	}
+	t.checkedAt = mounts
 	return t.chain[len(t.chain)-1].fd, nil
+}
+
+// steady reports whether the chain is still as it was checked: the guard quiet, and no mount
+// come or gone since. mounts is the guard's count of mount changes, to record once the chain
+// has been checked whole again.
+func (t *destTree) steady() (mounts uint64, ok bool) {
+	mounts, quiet := t.guard.quiet()
+	return mounts, quiet && mounts == t.checkedAt
 }
 
 // extends reports whether parts lie at or below the folder the chain opened last, whose
@@ -318,12 +331,22 @@ func (t *destTree) checkFolders(name string, askRemoved bool) error {
 	if depth := strings.Count(name, "/") + 1; depth != len(t.chain) || t.chain[depth-1].name != name {
 		return fmt.Errorf("%s is not the folder open", format.QuoteName(name)) // a bug, not the destination's doing
 	}
-	if t.guard.quiet() {
+	mounts, quiet := t.steady()
+	if quiet {
 		if !askRemoved {
 			return nil
 		}
 		return t.alive(len(t.chain) - 1)
 	}
+	if err := t.verifyAll(); err != nil {
+		return err
+	}
+	t.checkedAt = mounts
+	return nil
+}
+
+// verifyAll checks that every folder of the chain is still at its name.
+func (t *destTree) verifyAll() error {
 	for i := range t.chain {
 		if t.parentFD(i) < 0 {
 			return t.recheck(i)

@@ -25,11 +25,14 @@ import (
 //
 // A mount over a folder (a user may put a FUSE file system over a folder of their own) moves
 // nothing and makes no inotify event, but puts another folder at the name: the mount table
-// is watched too (/proc/self/mountinfo polls POLLPRI once a mount came or went).
+// is watched too (/proc/self/mountinfo polls POLLPRI once a mount came or went), and the
+// changes are counted. A chain checked whole since the last change is as it was checked; one
+// older is checked whole again, once: mounts come and go all over a busy machine (containers,
+// automounts), and tripping on each made a restore N folders deep take N squared checks.
 //
-// One poll of both, with no wait, is the whole check. The first event, a watch that could not
-// be set, or a change of mounts trips the guard for good: the checks are made again, every
-// time, as without it. It is trusted only on the destination's own file system, and only on
+// One poll of both, with no wait, is the whole check. The first inotify event, or a watch that
+// could not be set, trips the guard for good: the checks are made again, every time, as without
+// it. It is trusted only on the destination's own file system, and only on
 // local ones (a change another NFS client or a FUSE daemon makes is never reported), and only
 // with procfs at /proc, through which each watch is set on the folder open (any other /proc
 // could name another).
@@ -38,12 +41,13 @@ type moveGuard struct {
 	tripped atomic.Bool
 	dev     uint64
 
-	// mu guards watches, and makes each poll and what it finds one step: mountinfo tells a
-	// change of mounts to one poll only, and another worker must not find the guard quiet
-	// before that one has tripped it.
+	// mu guards watches and mounts, and makes each poll and what it finds one step: mountinfo
+	// tells a change of mounts to one poll only, and another worker must not find the guard
+	// quiet before that one has counted it.
 	mu      sync.Mutex
 	watches map[int]bool // the watches set, by descriptor
 	limit   int          // how many watches it may take
+	mounts  uint64       // the changes of mounts seen so far
 }
 
 // watchMask: the folder itself moved, or removed (reported once its last descriptor closes).
@@ -134,15 +138,17 @@ func watchLimit() int {
 }
 
 // quiet reports whether no folder this restore opened can have left its name since it was
-// opened, nor any mount come or gone. Its descriptors stay open until close.
-func (g *moveGuard) quiet() bool {
+// opened, but for a change of mounts, and how many changes of mounts came so far: a folder
+// checked before the last of them must be checked again. Its descriptors stay open until
+// close.
+func (g *moveGuard) quiet() (mounts uint64, ok bool) {
 	if g.tripped.Load() {
-		return false
+		return 0, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.tripped.Load() {
-		return false
+		return 0, false
 	}
 	fds := []unix.PollFd{g.poll[0], g.poll[1]}
 	for {
@@ -150,11 +156,14 @@ func (g *moveGuard) quiet() bool {
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil || n != 0 {
+		if err != nil || fds[0].Revents != 0 || fds[1].Revents&^(unix.POLLPRI|unix.POLLERR) != 0 {
 			g.tripped.Store(true)
-			return false
+			return 0, false
 		}
-		return true
+		if n != 0 {
+			g.mounts++
+		}
+		return g.mounts, true
 	}
 }
 
