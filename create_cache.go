@@ -175,7 +175,7 @@ type cacheWriter struct {
 // create starts the copy of the archive name.
 func (c *setCache) create(name string) *cacheWriter {
 	w := &cacheWriter{c: c, sum: sha256.New()}
-	w.f, w.err = eintr.CreateTemp(c.dir, atomicfile.TempPattern(name)) // mode 0600
+	w.f, w.err = atomicfile.CreateTemp(c.dir, name) // mode 0600
 	return w
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"backup/atomicfile"
-	"backup/eintr"
 	"backup/format"
 	"backup/skiprules"
 	"backup/walker"
@@ -157,7 +156,7 @@ func Create(ctx context.Context, dir, base string, opts Options) (*Writer, error
 	if err != nil {
 		return nil, err
 	}
-	f, err := eintr.CreateTemp(dir, atomicfile.TempPattern(base))
+	f, err := atomicfile.CreateTemp(dir, base)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func dirOf(path string) string {
 // Stage writes data with mode perm to a synced temp file beside path, named by TempPattern,
 // which is how a backup set recognises what a killed run left behind.
 func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
-	f, err := eintr.CreateTemp(dirOf(path), TempPattern(filepath.Base(path)))
+	f, err := CreateTemp(dirOf(path), filepath.Base(path))
 	if err != nil {
 		return nil, err
 	}

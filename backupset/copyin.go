@@ -29,7 +29,7 @@ import (
 // createTemp makes the temp file for name in dir; nil makes it as os.CreateTemp does.
 func copyInto(ctx context.Context, dir, name string, src io.Reader, want string, createTemp func(name string) (*os.File, error)) (made bool, err error) {
 	if createTemp == nil {
-		createTemp = func(name string) (*os.File, error) { return eintr.CreateTemp(dir, atomicfile.TempPattern(name)) }
+		createTemp = func(name string) (*os.File, error) { return atomicfile.CreateTemp(dir, name) }
 	}
 	tmp, err := createTemp(name)
 	if err != nil {

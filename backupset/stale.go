@@ -48,11 +48,10 @@ func isStaleTemp(name string) bool {
 	if rest, ok := strings.CutPrefix(name, atomicfile.SpoolPrefix); ok {
 		return isRandom(strings.TrimPrefix(rest, "sqlite-"))
 	}
-	i := strings.LastIndex(name, atomicfile.TempInfix)
-	if i < 0 || !strings.HasPrefix(name, ".") || !isRandom(name[i+len(atomicfile.TempInfix):]) {
+	if !atomicfile.IsTempName(name) {
 		return false
 	}
-	base := name[1:i]
+	base := name[1:strings.LastIndex(name, atomicfile.TempInfix)]
 	_, _, isArchive := parseName(strings.TrimSuffix(base, format.ReceiptSuffix))
 	return isArchive || base == LatestName || base == ActivationName
 }

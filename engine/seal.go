@@ -54,7 +54,7 @@ func (e *Engine) openSealed(ctx context.Context, dir string, opts archive.Option
 	if dst == nil {
 		// Beside its final path, to be renamed there; dir, where plaintext is staged, is
 		// $TMPDIR for an encrypted archive (see stagingDir), perhaps another file system.
-		f, err := eintr.CreateTemp(filepath.Dir(out.Path), atomicfile.TempPattern(filepath.Base(out.Path)))
+		f, err := atomicfile.CreateTemp(filepath.Dir(out.Path), filepath.Base(out.Path))
 		if err != nil {
 			return fmt.Errorf("creating archive %s: %w", out.Path, cause(err))
 		}

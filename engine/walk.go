@@ -75,6 +75,10 @@ func (e *Engine) visit(en walker.Entry) error {
 		e.Hooks.Exclude(en.Name, skiprules.RuleSelf)
 		return nil
 	}
+	if isRunTemp(en) {
+		e.Hooks.Exclude(en.Name, RuleRunTemp)
+		return nil
+	}
 	switch sidecar, err := e.isSidecar(en); {
 	case err != nil:
 		// Neither stored (it may be the stale -wal of a snapshot) nor left out in silence.

@@ -1,0 +1,53 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"backup/eintr"
+)
+
+// A run's temp files sit in folders another run may be backing up at the same time (two
+// jobs whose archives go to /var/backups, each backing up /). That run would store the
+// half-written file, a copy of an archive as junk, with a warning that it changed while
+// read. So each temp file a run writes is made with an exclusive flock, held on its own
+// descriptor until it is closed (before it is published, so that Publish's own locks never
+// wait for it), and a walk leaves out a file named as a temp file that a run holds so.
+
+// CreateTemp makes a temp file beside the final name base in dir, named by TempPattern, and
+// holds an exclusive flock on it while it is open: the mark of a file a run is writing
+// (HeldByRun). Where flock is not supported the file is made without the mark.
+func CreateTemp(dir, base string) (*os.File, error) {
+	f, err := eintr.CreateTemp(dir, TempPattern(base))
+	if err != nil {
+		return nil, err
+	}
+	eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) // a new file: no one else holds it
+	return f, nil
+}
+
+// IsTempName reports whether name is one that TempPattern gives: a dot, a name, TempInfix
+// and the 1 to 10 decimal digits os.CreateTemp puts for its star.
+func IsTempName(name string) bool {
+	i := strings.LastIndex(name, TempInfix)
+	if i < 1 || name[0] != '.' {
+		return false
+	}
+	digits := name[i+len(TempInfix):]
+	return len(digits) > 0 && len(digits) <= 10 && strings.Trim(digits, "0123456789") == ""
+}
+
+// HeldByRun reports whether another open file holds an exclusive flock on f, as CreateTemp
+// takes on a run's temp file while the run writes it. Its probe, a shared flock, is let go at
+// once.
+func HeldByRun(f *os.File) bool {
+	fd := int(f.Fd())
+	err := eintr.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+	if err == nil {
+		eintr.Flock(fd, unix.LOCK_UN)
+	}
+	return errors.Is(err, unix.EWOULDBLOCK)
+}
