@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"backup/format"
@@ -17,7 +18,7 @@ import (
 // a file of the tree, with a `changed` warning that fails --strict, and a run that met the
 // temp name after its rename warned `vanished`. Correct: a temp file a run holds while it
 // writes it is excluded (rule backup-temp), nothing warned; one no run holds (a killed
-// run's) is an ordinary file, stored.
+// run's), or one others can read (which anyone could hold), is an ordinary file, stored.
 func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 	mustTool(t, "strace")
 	t.Parallel()
@@ -35,6 +36,19 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	// Anyone who can read a file can flock it: held so, a file others can read is no run's.
+	readable := filepath.Join(out, ".kept.zip.tmp-7")
+	if err := os.WriteFile(readable, []byte("readable by all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(readable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	waitForGlob(t, filepath.Join(out, ".a.zip.tmp-*"))
 	temps, _ := filepath.Glob(filepath.Join(out, ".a.zip.tmp-*"))
 
@@ -51,6 +65,9 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 	}
 	if got["app/out/.old.zip.tmp-12345"] != "a killed run's\n" {
 		t.Error("a temp file no run holds (a killed run's) was not stored")
+	}
+	if got["app/out/.kept.zip.tmp-7"] != "readable by all\n" {
+		t.Error("a temp-named file others can read, held with flock, was not stored: anyone could keep it out")
 	}
 	if err := a.Wait(); err != nil {
 		t.Fatalf("A: %v", err)

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"io/fs"
+	"os"
 	"path"
+	"syscall"
 
 	"backup/atomicfile"
 	"backup/walker"
@@ -13,9 +16,12 @@ import (
 const RuleRunTemp = "backup-temp"
 
 // isRunTemp reports whether en is a temp file a run holds open to write. One that no run
-// holds (a killed run's) is the user's to keep, and stored as any file.
+// holds (a killed run's) is the user's to keep, and stored as any file. So is one that
+// someone else could hold: flock needs only an open descriptor, and anyone who can read a
+// file could keep it out of every backup. A run's own temp file is its user's, and readable
+// by no one else (mode 0600) while it is written.
 func isRunTemp(en walker.Entry) bool {
-	if en.Rel == "" || !atomicfile.IsTempName(path.Base(en.Rel)) {
+	if en.Rel == "" || !atomicfile.IsTempName(path.Base(en.Rel)) || !onlyOurs(en.Info) {
 		return false
 	}
 	f, err := en.OpenSibling(path.Base(en.Rel))
@@ -24,4 +30,11 @@ func isRunTemp(en walker.Entry) bool {
 	}
 	defer f.Close()
 	return atomicfile.HeldByRun(f)
+}
+
+// onlyOurs reports whether info is a file of this process's user that no other user but
+// root can open.
+func onlyOurs(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid() && info.Mode().Perm()&0o077 == 0
 }
