@@ -159,9 +159,6 @@ func TestAttackRestoreDeepTreeTime(t *testing.T) {
 // of 1, as it did in CI while other tests mounted. Correct: a change of mounts (here 20 a
 // second, more than a busy container host makes) has each
 // chain checked whole once, then the guard goes on: the same bound as without mounts.
-//
-// Not parallel: the mounts would make other restores check their folders again, and tests
-// that fail a restore's nth system call with strace count on their number.
 func TestAttackRestoreDeepTreeMountChurn(t *testing.T) {
 	restoreDeepUnderMountChurn(t, 2000, 3*time.Second)
 }
@@ -180,7 +177,9 @@ func TestAttackRestoreDeeperTreeMountChurn(t *testing.T) {
 }
 
 // restoreDeepUnderMountChurn restores a chain of depth folders (writeChainZip) with a
-// tmpfs mounted and unmounted every 50 ms meanwhile, in limit of CPU.
+// tmpfs mounted and unmounted every 50 ms meanwhile, in limit of CPU. Not parallel: the
+// mounts would make other restores check their folders again, and tests that fail a
+// restore's nth system call with strace count on their number.
 func restoreDeepUnderMountChurn(t *testing.T, depth int, limit time.Duration) {
 	mustRoot(t) // mount
 	dir := t.TempDir()
