@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"backup/format"
 )
@@ -68,6 +69,62 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 	}
 	if got["app/out/.kept.zip.tmp-7"] != "readable by all\n" {
 		t.Error("a temp-named file others can read, held with flock, was not stored: anyone could keep it out")
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatalf("A: %v", err)
+	}
+}
+
+// TestAttackRunTempMarkLostToProbe: a run makes its temp archive, then takes its exclusive
+// flock on it; another run's walk probing that file with its shared flock between the two
+// (held here while A's flock is 1 s late under strace: a probe lands there by chance when
+// two jobs back up each other's folders) made A's LOCK_EX|LOCK_NB fail, and CreateTemp
+// ignored the failure: A wrote its whole archive unheld, and run B then stored it as a file
+// of the tree (.a.zip.tmp-N, 3 of 3 tries: not excluded, B's archive holding A's unfinished
+// one, which a B reading it while A writes stores half-written with `changed`).
+// Correct: a probe lets go at once, so the run takes its mark once the probe is gone, and
+// holds it until it closes the file.
+func TestAttackRunTempMarkLostToProbe(t *testing.T) {
+	mustTool(t, "strace")
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "app/out")
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{
+		"data":      {content: strings.Repeat("backup\n", 1<<16)},
+		"out/.keep": {content: ""},
+	})
+	// A's every fsync waits 3 s (its temp archive stays open while B runs), each flock 1 s:
+	// its first, on its temp archive, comes while the probe below holds it.
+	a := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync,flock",
+		"-e", "inject=fsync:delay_enter=3000000", "-e", "inject=flock:delay_enter=1000000",
+		binary, "create", "-q", "-o", filepath.Join(out, "a.zip"), "app")
+	a.Dir = dir
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitForGlob(t, filepath.Join(out, ".a.zip.tmp-*"))
+	temps, _ := filepath.Glob(filepath.Join(out, ".a.zip.tmp-*"))
+	// The probe of another run, as atomicfile.HeldByRun makes it, here held 1.5 s.
+	f, err := os.Open(temps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		t.Fatalf("the probe: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	f.Close()
+	time.Sleep(time.Second) // A's next try at its lock, 1 s late too
+
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--strict", "-o", filepath.Join(out, "b.zip"), "app")
+	rec := readReceipt(t, filepath.Join(out, "b.zip.receipt.json"))
+	held := "app/out/" + filepath.Base(temps[0])
+	if r.code != exitComplete || !slices.Contains(rec.Excluded, format.Excluded{Path: held, Rule: "backup-temp"}) || len(rec.Warnings) != 0 {
+		t.Errorf("exit %d, excluded %v, warnings %v; want exit 0, %s excluded as backup-temp and no warning", r.code, rec.Excluded, rec.Warnings, held)
+	}
+	if _, ok := readZip(t, filepath.Join(out, "b.zip"))[held]; ok {
+		t.Errorf("the archive holds %s, another run's unfinished archive", held)
 	}
 	if err := a.Wait(); err != nil {
 		t.Fatalf("A: %v", err)
