@@ -130,3 +130,55 @@ func TestAttackRunTempMarkLostToProbe(t *testing.T) {
 		t.Fatalf("A: %v", err)
 	}
 }
+
+// TestAttackRunTempHeldByAnotherUser: the user's file app/.notes.tmp-1 was readable by all
+// (0644) when another user (nobody) opened it and took its flock (flock(1)); the user then
+// made it 0600. The run, as the user, found it its own, readable by no one else, and held,
+// and left it out (rule backup-temp, status complete): a user with no permission on the
+// file kept it out of every backup, as c6f6488 meant to stop (a descriptor outlives the
+// chmod). Correct: a temp file is another run's only when a process of the running user
+// holds it; one that another user holds is stored as any file.
+func TestAttackRunTempHeldByAnotherUser(t *testing.T) {
+	mustRoot(t)
+	mustTool(t, "flock")
+	t.Parallel()
+	dir := sharedTempDir(t)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{
+		".notes.tmp-1": {content: "the user's notes\n", mode: 0o644},
+		"other":        {content: "x\n"},
+	})
+	notes := filepath.Join(dir, "app/.notes.tmp-1")
+	hold := exec.Command("flock", "-x", notes, "sleep", "60")
+	hold.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-hold.Process.Pid, syscall.SIGKILL); hold.Process.Kill(); hold.Wait() })
+	for i := 0; ; i++ { // until nobody holds it
+		f, err := os.Open(notes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		f.Close()
+		if err == syscall.EWOULDBLOCK {
+			break
+		}
+		if i == 500 {
+			t.Fatal("nobody's flock(1) never held the file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Chmod(notes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "a.zip")
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "--strict", "-o", out, "app")
+	rec := readReceipt(t, out+".receipt.json")
+	if r.code != exitComplete || len(rec.Excluded) != 0 {
+		t.Errorf("exit %d, excluded %v; want exit 0, nothing excluded", r.code, rec.Excluded)
+	}
+	if got := readZip(t, out)["app/.notes.tmp-1"]; got != "the user's notes\n" {
+		t.Errorf("app/.notes.tmp-1 stored as %q: another user kept it out", got)
+	}
+}
