@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -19,15 +20,26 @@ import (
 
 // CreateTemp makes a temp file beside the final name base in dir, named by TempPattern, and
 // holds an exclusive flock on it while it is open: the mark of a file a run is writing
-// (HeldByRun). Where flock is not supported the file is made without the mark.
+// (HeldByRun). Where flock is not supported the file is made without the mark. Another
+// run's walk may probe the new file between its create and the lock (HeldByRun's shared
+// flock, let go at once): the lock is tried again until markWait, or the whole file would
+// be written unheld, and stored by that run as any file.
 func CreateTemp(dir, base string) (*os.File, error) {
 	f, err := eintr.CreateTemp(dir, TempPattern(base))
 	if err != nil {
 		return nil, err
 	}
-	eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) // a new file: no one else holds it
+	deadline := time.Now().Add(markWait)
+	for eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	return f, nil
 }
+
+// markWait bounds CreateTemp's wait for a probe to let its new file go: a probe takes
+// microseconds, and a run never waits long on what holds a file for longer (the user's own
+// flock(1) on a name like a temp's).
+const markWait = 2 * time.Second
 
 // IsTempName reports whether name is one that TempPattern gives: a dot, a name, TempInfix
 // and the 1 to 10 decimal digits os.CreateTemp puts for its star.
