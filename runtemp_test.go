@@ -29,14 +29,6 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 		"data":                   {content: strings.Repeat("backup\n", 1<<16)},
 		"out/.old.zip.tmp-12345": {content: "a killed run's\n"},
 	})
-	// A's every fsync waits 2 s: its temp archive stays open, held, while B runs.
-	a := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync",
-		"-e", "inject=fsync:delay_enter=2000000", binary, "create", "-q", "-o", filepath.Join(out, "a.zip"), "app")
-	a.Dir = dir
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
 	// Anyone who can read a file can flock it: held so, a file others can read is no run's.
 	readable := filepath.Join(out, ".kept.zip.tmp-7")
 	if err := os.WriteFile(readable, []byte("readable by all\n"), 0o644); err != nil {
@@ -50,13 +42,13 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	waitForGlob(t, filepath.Join(out, ".a.zip.tmp-*"))
-	temps, _ := filepath.Glob(filepath.Join(out, ".a.zip.tmp-*"))
+	// A's every fsync waits 2 s: its temp archive stays open, held, while B runs.
+	a, temp := startHeldRun(t, dir, out, "trace=fsync", "inject=fsync:delay_enter=2000000")
 
 	r := backup(t, runOpts{dir: dir}, "create", "-q", "--strict", "-o", filepath.Join(out, "b.zip"), "app")
 	mustExit(t, r, exitComplete)
 	rec := readReceipt(t, filepath.Join(out, "b.zip.receipt.json"))
-	held := "app/out/" + filepath.Base(temps[0])
+	held := "app/out/" + filepath.Base(temp)
 	if !slices.Contains(rec.Excluded, format.Excluded{Path: held, Rule: "backup-temp"}) || len(rec.Warnings) != 0 {
 		t.Errorf("excluded %v, warnings %v; want %s excluded as backup-temp and no warning", rec.Excluded, rec.Warnings, held)
 	}
@@ -73,6 +65,25 @@ func TestAttackRunStoresAnotherRunsTemp(t *testing.T) {
 	if err := a.Wait(); err != nil {
 		t.Fatalf("A: %v", err)
 	}
+}
+
+// startHeldRun starts `create -q -o OUT/a.zip app` in dir under strace, its -e options
+// given (delays that hold it), and returns it and its temp archive once that is made.
+func startHeldRun(t *testing.T, dir, out string, strace ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := []string{"-f", "-qq", "-o", os.DevNull}
+	for _, e := range strace {
+		args = append(args, "-e", e)
+	}
+	a := exec.Command("strace", append(args, binary, "create", "-q", "-o", filepath.Join(out, "a.zip"), "app")...)
+	a.Dir = dir
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitForGlob(t, filepath.Join(out, ".a.zip.tmp-*"))
+	temps, _ := filepath.Glob(filepath.Join(out, ".a.zip.tmp-*"))
+	return a, temps[0]
 }
 
 // TestAttackRunTempMarkLostToProbe: a run makes its temp archive, then takes its exclusive
@@ -95,18 +106,10 @@ func TestAttackRunTempMarkLostToProbe(t *testing.T) {
 	})
 	// A's every fsync waits 3 s (its temp archive stays open while B runs), each flock 1 s:
 	// its first, on its temp archive, comes while the probe below holds it.
-	a := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync,flock",
-		"-e", "inject=fsync:delay_enter=3000000", "-e", "inject=flock:delay_enter=1000000",
-		binary, "create", "-q", "-o", filepath.Join(out, "a.zip"), "app")
-	a.Dir = dir
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
-	waitForGlob(t, filepath.Join(out, ".a.zip.tmp-*"))
-	temps, _ := filepath.Glob(filepath.Join(out, ".a.zip.tmp-*"))
+	a, temp := startHeldRun(t, dir, out, "trace=fsync,flock",
+		"inject=fsync:delay_enter=3000000", "inject=flock:delay_enter=1000000")
 	// The probe of another run, as atomicfile.HeldByRun makes it, here held 1.5 s.
-	f, err := os.Open(temps[0])
+	f, err := os.Open(temp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestAttackRunTempMarkLostToProbe(t *testing.T) {
 
 	r := backup(t, runOpts{dir: dir}, "create", "-q", "--strict", "-o", filepath.Join(out, "b.zip"), "app")
 	rec := readReceipt(t, filepath.Join(out, "b.zip.receipt.json"))
-	held := "app/out/" + filepath.Base(temps[0])
+	held := "app/out/" + filepath.Base(temp)
 	if r.code != exitComplete || !slices.Contains(rec.Excluded, format.Excluded{Path: held, Rule: "backup-temp"}) || len(rec.Warnings) != 0 {
 		t.Errorf("exit %d, excluded %v, warnings %v; want exit 0, %s excluded as backup-temp and no warning", r.code, rec.Excluded, rec.Warnings, held)
 	}
