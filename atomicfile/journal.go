@@ -64,8 +64,7 @@ func NewToken() string {
 func (k JournalKind) Token(name string) (string, bool) {
 	rest, hasPrefix := strings.CutPrefix(name, k.Prefix)
 	token, hasSuffix := strings.CutSuffix(rest, k.Suffix)
-	if !hasPrefix || !hasSuffix || len(token) == 0 || len(token) > 13 ||
-		strings.Trim(token, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
+	if !hasPrefix || !hasSuffix || !IsBase36(token, 13) {
 		return "", false
 	}
 	return token, true

@@ -29,11 +29,17 @@ func CreateTemp(dir, base string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	Mark(f)
+	return f, nil
+}
+
+// Mark takes the exclusive flock on a temp file a run has just made, as CreateTemp does, for
+// a temp file made otherwise (a journal's, named by IsRunTempName).
+func Mark(f *os.File) {
 	deadline := time.Now().Add(markWait)
 	for eintr.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	return f, nil
 }
 
 // markWait bounds CreateTemp's wait for a probe to let its new file go: a probe takes
@@ -50,6 +56,26 @@ func IsTempName(name string) bool {
 	}
 	digits := name[i+len(TempInfix):]
 	return len(digits) > 0 && len(digits) <= 10 && strings.Trim(digits, "0123456789") == ""
+}
+
+// IsRunTempName reports whether name is one a run gives a temp file it marks: TempPattern's
+// (IsTempName) or a journal's (TempInfix, the run's token, a dash and a count, in base 36:
+// see Journal.Next), as prune --attic names its copies.
+func IsRunTempName(name string) bool {
+	if IsTempName(name) {
+		return true
+	}
+	i := strings.LastIndex(name, TempInfix)
+	if i < 1 || name[0] != '.' {
+		return false
+	}
+	token, count, ok := strings.Cut(name[i+len(TempInfix):], "-")
+	return ok && IsBase36(token, 13) && IsBase36(count, 13)
+}
+
+// IsBase36 says whether s is 1 to max base-36 digits, as a run's token and counts are.
+func IsBase36(s string, max int) bool {
+	return len(s) > 0 && len(s) <= max && strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 // HeldByRun reports whether another open file holds an exclusive flock on f, as CreateTemp

@@ -56,3 +56,15 @@ func TestIsTempName(t *testing.T) {
 		}
 	}
 }
+
+func TestIsRunTempName(t *testing.T) {
+	for name, want := range map[string]bool{
+		".a.zip.tmp-1": true, ".a.zip.tmp-3k2j9a0b-1z": true, ".a.zip.tmp-0-0": true,
+		".a.zip.tmp-3k2j9a0b-": false, ".a.zip.tmp--1": false, ".a.zip.tmp-3K-1": false,
+		".a.zip.tmp-12345678901234-1": false, "a.zip.tmp-ab-1": false, ".tmp-ab-1": false,
+	} {
+		if got := IsRunTempName(name); got != want {
+			t.Errorf("IsRunTempName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

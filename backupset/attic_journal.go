@@ -69,7 +69,11 @@ func (j *atticJournal) createTemp(name string) (*os.File, error) {
 	if err := j.j.Record(tmp); err != nil {
 		return nil, fmt.Errorf("record %s in the attic's journal: %w", tmp, err)
 	}
-	return eintr.OpenFile(filepath.Join(j.dir, tmp), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	f, err := eintr.OpenFile(filepath.Join(j.dir, tmp), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err == nil {
+		atomicfile.Mark(f) // a run backing up a tree the attic is in leaves it out
+	}
+	return f, err
 }
 
 // close removes the journal of a run that ended: its temp files are gone (each copy removes
@@ -109,11 +113,6 @@ func sweepAttic(dir string) []string {
 	return removed
 }
 
-// isBase36 says whether s is 1 to max base-36 digits.
-func isBase36(s string, max int) bool {
-	return len(s) > 0 && len(s) <= max && strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
-}
-
 // isAtticTemp says whether tmp is a temp name of the run with token: "." + the name of a
 // set's file + ".tmp-" + token + "-" + a base-36 count, in the attic itself.
 func isAtticTemp(tmp, token string) bool {
@@ -122,7 +121,7 @@ func isAtticTemp(tmp, token string) bool {
 	if !strings.HasPrefix(tmp, ".") || strings.ContainsRune(tmp, '/') || i < 2 {
 		return false
 	}
-	return isBase36(tmp[i+len(mark):], 13)
+	return atomicfile.IsBase36(tmp[i+len(mark):], 13)
 }
 
 // removeRegular removes the regular file at path (never a folder, a link's target or

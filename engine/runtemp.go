@@ -24,7 +24,7 @@ const RuleRunTemp = "backup-temp"
 // file could keep it out of every backup. A run's own temp file is its user's, and readable
 // by no one else (mode 0600) while it is written.
 func isRunTemp(en walker.Entry) bool {
-	if en.Rel == "" || !atomicfile.IsTempName(path.Base(en.Rel)) || !onlyOurs(en.Info) {
+	if en.Rel == "" || !atomicfile.IsRunTempName(path.Base(en.Rel)) || !onlyOurs(en.Info) {
 		return false
 	}
 	f, err := en.OpenSibling(path.Base(en.Rel))
