@@ -216,7 +216,7 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 		restoreInto(ctx, cfg, out, stderr)
 		// A DEST the kernel cannot reach (cfg.unreachable) took no lock: cfg.lock is nil.
 		if cfg.lock != nil && cfg.lock.Ignored != nil {
-			// Said on stderr when the lock was taken; --json and --json-lines keep it too.
+			// Said on stderr once the plan is made; --json and --json-lines keep it too.
 			out.Warnings = append(out.Warnings, archive.Problem{Reason: cfg.lock.Ignored.Error()})
 		}
 	}
@@ -247,9 +247,8 @@ func lockDest(cfg *restoreConfig, out *restoreJSON, stderr io.Writer) bool {
 	case err != nil:
 		out.fail(err)
 	default:
-		if lock.Ignored != nil {
-			sayf(stderr, "warning: %s: %v\n", format.QuoteName(cfg.dest), lock.Ignored)
-		}
+		// A lock ignored (lock.Ignored) is said once the plan has found that its holder
+		// may write into none of the folders the restore writes through (restoreInto).
 		cfg.lock = lock
 		return true
 	}
@@ -328,6 +327,14 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
+	if busy := (*restore.BusyError)(nil); errors.As(err, &busy) {
+		// DEST's lock, ignored as a reader's, is held by one who may write into a folder
+		// of DEST this restore writes through: another restore, as LockDest would have said.
+		out.Status, out.Error = restoreLocked, busy.Error()
+		cfg.lock.Ignored = nil // not ignored after all
+		sayf(stderr, "backup restore: %s\n", out.Error)
+		return
+	}
 	if set := (*restore.SetFolderError)(nil); errors.As(err, &set) {
 		// Refused, as a path through a symlink in DEST is: found by the plan in what the
 		// archive holds, not by the command line alone (a DEST that is a set is a usage error).
@@ -339,6 +346,9 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 		out.fail(err)
 		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), err.Error())
 		return
+	}
+	if cfg.lock != nil && cfg.lock.Ignored != nil {
+		sayf(stderr, "warning: %s: %v\n", format.QuoteName(cfg.dest), cfg.lock.Ignored)
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
 	runPlan(ctx, cfg, r, plan, out, stderr)

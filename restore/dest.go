@@ -190,6 +190,26 @@ func (p *Plan) checkSets() error {
 	return nil
 }
 
+// checkHolder fails the plan with a *BusyError when DEST's flock was ignored as a reader's
+// (readerHolds: its holder cannot write into DEST itself) but its holder may write into a
+// folder of DEST the plan passes through: a restore of that user writing into DEST/app
+// holds DEST's lock, and this one would save its half-restored files as the user's.
+func (p *Plan) checkHolder() error {
+	if p.tree == nil || p.opts.Lock == nil || p.opts.Lock.reader == nil {
+		return nil
+	}
+	for _, dir := range slices.Sorted(maps.Keys(p.through)) {
+		dfd, err := p.tree.dir(dir, false)
+		if err != nil {
+			continue // what is written there fails where it is written, and says why
+		}
+		if p.opts.Lock.reader.mayWrite(dfd) {
+			return &BusyError{Dest: p.Dest}
+		}
+	}
+	return nil
+}
+
 // writtenInto returns every folder of DEST the plan writes into: the folder of a path it
 // creates, replaces or removes, or of one present whose metadata it sets again. Only the
 // folder itself counts, not those above it: a set's own files (LATEST, its runs and their

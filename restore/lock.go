@@ -38,6 +38,9 @@ type DestLock struct {
 	// into DEST (see readerHolds): the restore goes on without it, under the user's lock
 	// alone when it has one, and says so.
 	Ignored error
+	// reader is the holder whose lock was ignored; the plan respects it after all when
+	// it may write into a folder of DEST the restore passes through (WriterBelow).
+	reader *lockHolder
 }
 
 // BusyError is LockDest's error when another process holds DEST's lock.
@@ -105,6 +108,7 @@ func LockDest(dest string) (*DestLock, error) {
 		return nil, busy
 	}
 	if reader != nil {
+		l.reader = reader
 		l.Ignored = reader.ignored(l.user != nil)
 		l.Unlocked = l.Ignored
 	}
@@ -247,6 +251,17 @@ func readerHolds(fd int) *lockHolder {
 		uid = u
 	}
 	return &lockHolder{pid: pids[0], uid: uid}
+}
+
+// mayWrite reports whether the holder may write into the folder open as dfd: its owner,
+// or the folder group- or world-writable (the holder's groups are not read: such a folder
+// counts, as readerHolds counts DEST).
+func (h *lockHolder) mayWrite(dfd int) bool {
+	var st unix.Stat_t
+	if eintr.Fstat(dfd, &st) != nil {
+		return true
+	}
+	return st.Uid == h.uid || st.Mode&0o022 != 0
 }
 
 // lockHolder is a process holding DEST's flock that cannot write into DEST.

@@ -215,6 +215,9 @@ func NewPlan(ctx context.Context, r *archive.Reader, dest string, opts Options) 
 	if err := p.checkSets(); err != nil {
 		return nil, err
 	}
+	if err := p.checkHolder(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // a hash cut short said "not present": the plan is not to be used
 	}
