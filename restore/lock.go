@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -243,17 +244,19 @@ func readerHolds(fd int) *lockHolder {
 		return nil
 	}
 	var uid uint32
+	var uids []uint32
 	for _, pid := range pids {
 		u, ok := atomicfile.ProcEUID(pid)
 		if !ok || u == 0 || u == st.Uid {
 			return nil
 		}
 		uid = u
+		uids = append(uids, u)
 	}
-	return &lockHolder{pid: pids[0], uid: uid}
+	return &lockHolder{pid: pids[0], uid: uid, uids: uids}
 }
 
-// mayWrite reports whether the holder may write into the folder open as dfd: its owner,
+// mayWrite reports whether a holder may write into the folder open as dfd: its owner,
 // or the folder group- or world-writable (the holder's groups are not read: such a folder
 // counts, as readerHolds counts DEST).
 func (h *lockHolder) mayWrite(dfd int) bool {
@@ -261,13 +264,15 @@ func (h *lockHolder) mayWrite(dfd int) bool {
 	if eintr.Fstat(dfd, &st) != nil {
 		return true
 	}
-	return st.Uid == h.uid || st.Mode&0o022 != 0
+	return slices.Contains(h.uids, st.Uid) || st.Mode&0o022 != 0
 }
 
 // lockHolder is a process holding DEST's flock that cannot write into DEST.
 type lockHolder struct {
 	pid int
 	uid uint32
+	// uids are every holder's: the plan respects the lock when any may write (mayWrite).
+	uids []uint32
 }
 
 // ignored is why the holder's lock was ignored; userLocked when the restore holds its
