@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"backup/archive"
+	"backup/atomicfile"
 	"backup/backupset"
 	"backup/backupset/s3store"
 	"backup/eintr"
@@ -35,7 +36,8 @@ type archiveRef struct {
 	notes bool
 	// pinned is a folder set's LATEST target, open since it was resolved: a run may move
 	// LATEST on and prune that file before the command reads it, and the command must read
-	// the archive it resolved, not fail on its name. nil for an archive named as a file.
+	// the archive it resolved, not fail on its name. An archive named as a file is pinned
+	// by verify alone (pinNamed); nil otherwise.
 	pinned *os.File
 	// pinnedSize is pinned's size.
 	pinnedSize int64
@@ -118,6 +120,30 @@ func (a archiveRef) readAgain(ctx context.Context, err error, rereads *int) bool
 // pinTries bounds how often pinLatest, and a command whose target superseded says a run
 // pruned, read a set again whose LATEST moved under them.
 const pinTries = 4
+
+// pinNamed pins an archive named as a file (a set's target is pinned already), opened under
+// a shared flock (atomicfile.ReadLocked): `create --force -o` swaps in the archive, then its
+// receipt, holding both locked, and the receipt read beside the archive must be of the same
+// run. The returned unlock gives the flock up once the receipt is read, so that no Publish
+// waits on a long read; the file stays pinned and is the one read. A file that cannot be
+// opened so is left to the command's own open, which says why.
+func (a *archiveRef) pinNamed() (unlock func()) {
+	if a.pinned != nil || a.store != nil {
+		return func() {}
+	}
+	f, unlock, err := atomicfile.ReadLocked(a.path)
+	if err != nil {
+		return func() {}
+	}
+	info, err := f.Stat()
+	if err != nil {
+		unlock()
+		f.Close()
+		return func() {}
+	}
+	a.pinned, a.pinnedSize = f, info.Size()
+	return unlock
+}
 
 // close lets go of the pinned archive file.
 func (a archiveRef) close() {

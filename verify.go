@@ -123,9 +123,11 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		return exitFailed
 	}
+	unlock := ref.pinNamed() // the receipt read next is of the archive read
 	defer ref.close()
 	cfg.archive, ref.ids = ref.path, cfg.ids
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
+	unlock()
 	cfg.found = receiptPath
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", err.Error())

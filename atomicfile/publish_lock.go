@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,6 +58,23 @@ func lockFinals(files []*Staged, finals bool) (unlock func()) {
 // Publish that held the lock) is let go and the new one at path locked instead. The error
 // says why it holds no lock: one that is fs.ErrNotExist means nothing is at path.
 func lockPath(path string) (int, error) {
+	return lockPathAs(path, unix.LOCK_EX)
+}
+
+// ReadLocked opens the file at path as lockPath does, under a shared flock: one that a
+// Publish replacing it (or publishing it) holds exclusively is waited for (a minute at
+// most), so that what is read beside it (its receipt) is of the same Publish, and no
+// Publish starts replacing it until unlock is called. Another reader's turn is not waited
+// for. The error says why it holds no lock, as lockPath's; the file is then not opened.
+func ReadLocked(path string) (f *os.File, unlock func(), err error) {
+	fd, err := lockPathAs(path, unix.LOCK_SH)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fd), path), func() { eintr.Flock(fd, unix.LOCK_UN) }, nil
+}
+
+func lockPathAs(path string, how int) (int, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
 		// Only a regular file is opened: opening a device may act on it (a tape rewinds).
@@ -71,7 +89,7 @@ func lockPath(path string) (int, error) {
 		if err != nil {
 			return -1, fmt.Errorf("open: %w", err)
 		}
-		if !lockUntil(fd, deadline) {
+		if !lockUntil(fd, how, deadline) {
 			unix.Close(fd)
 			return -1, errLockedLong
 		}
@@ -93,11 +111,11 @@ var (
 	errReplacedLong = errors.New("replaced again and again while it was locked")
 )
 
-// lockUntil takes an exclusive flock on fd, polling until deadline (a blocking flock could
+// lockUntil takes a flock on fd (how: LOCK_EX or LOCK_SH), polling until deadline (a blocking flock could
 // not be interrupted); it reports whether it holds it.
-func lockUntil(fd int, deadline time.Time) bool {
+func lockUntil(fd, how int, deadline time.Time) bool {
 	for {
-		err := eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		err := eintr.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return true
 		}
