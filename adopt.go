@@ -244,16 +244,36 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 	if path == "" {
 		path = format.ReceiptPath(cfg.archive)
 	}
+	// ARCHIVE is opened first, under a shared flock while its receipt is read: create
+	// --force -o swaps in its archive, then its receipt, holding both locked, and the two
+	// read must be of one run (atomicfile.ReadLocked). One that cannot be opened so (a
+	// symlink the user named) is opened as it was, after the receipt.
+	locked, unlock, lerr := atomicfile.ReadLocked(cfg.archive)
 	rc, source, err := readAdopteeReceipt(path)
+	if lerr == nil {
+		unlock()
+	}
 	if err != nil {
+		if lerr == nil {
+			locked.Close()
+		}
 		if cfg.receipt == "" {
 			// The receipt looked for beside ARCHIVE: one elsewhere is given with --receipt.
 			err = fmt.Errorf("%w (give it with --receipt)", err)
 		}
 		return adoptee{}, err
 	}
-	f, size, err := openRegular(cfg.archive)
-	if err != nil {
+	var f *os.File
+	var size int64
+	if lerr == nil {
+		f = locked
+		info, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return adoptee{}, err
+		}
+		size = info.Size()
+	} else if f, size, err = openRegular(cfg.archive); err != nil {
 		return adoptee{}, err
 	}
 	a := adoptee{Adoption: backupset.Adoption{Receipt: rc, Archive: f, Size: size, Source: source}, file: f}

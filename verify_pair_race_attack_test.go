@@ -40,3 +40,31 @@ func TestAttackVerifyRacingForceOutput(t *testing.T) {
 	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "verify", "-q", out), exitComplete)
 }
+
+// TestAttackAdoptRacingForceOutput: `adopt SET X` read X.receipt.json, then opened X; held
+// as above, `create --force -o X` left its new archive beside the old receipt, and adopt
+// refused a good backup (exit 1, "does not verify against receipt …; nothing copied").
+// Correct: adopt checks an archive and a receipt of one run, as verify does: exit 0, the
+// set holds the new archive.
+func TestAttackAdoptRacingForceOutput(t *testing.T) {
+	t.Parallel()
+	mustTool(t, "strace")
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "first\n"}})
+	out := filepath.Join(dir, "out.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "app"), exitComplete)
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "second, longer\n"}, "more": {content: "more\n"}})
+
+	a, aErr := startIn(t, dir, "strace", "-f", "-qq", "-o", os.DevNull, "-P", out, "-e", "trace=renameat2",
+		"-e", "inject=renameat2:delay_exit=2000000:when=1", binary, "create", "-q", "--force", "-o", out, "app")
+	waitFor(t, "the run held after its archive's exchange", inSyscall(a, unix.SYS_RENAMEAT2))
+
+	r := backup(t, runOpts{dir: dir}, "adopt", filepath.Join(dir, "set"), out)
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitComplete {
+		t.Fatalf("create --force: exit %d, %s", code, aErr.String())
+	}
+	if r.code != exitComplete {
+		t.Errorf("adopt while create --force swapped the pair: exit %d, %s; want 0 (one run's archive and receipt)", r.code, r.stderr)
+	}
+}
