@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -244,27 +246,84 @@ func readerHolds(fd int) *lockHolder {
 		return nil
 	}
 	var uid uint32
-	var uids []uint32
+	var uids, gids []uint32
 	for _, pid := range pids {
 		u, ok := atomicfile.ProcEUID(pid)
 		if !ok || u == 0 || u == st.Uid {
 			return nil
 		}
+		g, ok := procGroups(pid)
+		if !ok {
+			return nil // CAP_DAC_OVERRIDE, or its groups not known: it may write anywhere
+		}
 		uid = u
 		uids = append(uids, u)
+		gids = append(gids, g...)
 	}
-	return &lockHolder{pid: pids[0], uid: uid, uids: uids}
+	return &lockHolder{pid: pids[0], uid: uid, uids: uids, gids: gids}
 }
 
-// mayWrite reports whether a holder may write into the folder open as dfd: its owner,
-// or the folder group- or world-writable (the holder's groups are not read: such a folder
-// counts, as readerHolds counts DEST).
+// procGroups returns the process's groups (its effective gid and supplementary groups);
+// not ok when they cannot be read or when it holds CAP_DAC_OVERRIDE, effective or
+// permitted (it may raise it): such a process may write into any folder, as root may.
+func procGroups(pid int) (gids []uint32, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, false
+	}
+	found := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		key, rest, _ := strings.Cut(line, ":")
+		fields := strings.Fields(rest)
+		switch key {
+		case "Gid", "Groups":
+			if key == "Gid" {
+				if len(fields) < 2 {
+					return nil, false
+				}
+				fields = fields[1:2]
+			}
+			for _, f := range fields {
+				g, err := strconv.ParseUint(f, 10, 32)
+				if err != nil {
+					return nil, false
+				}
+				gids = append(gids, uint32(g))
+			}
+			found++
+		case "CapEff", "CapPrm":
+			if len(fields) != 1 {
+				return nil, false
+			}
+			caps, err := strconv.ParseUint(fields[0], 16, 64)
+			if err != nil || caps&(1<<unix.CAP_DAC_OVERRIDE) != 0 {
+				return nil, false
+			}
+			found++
+		}
+	}
+	return gids, found == 4
+}
+
+// mayWrite reports whether a holder may write into the folder open as dfd: its owner, in
+// its group when the folder is group-writable, or the folder world-writable. A folder with
+// an ACL whose mask lets some entry write (the group bits) counts: the entries are not read.
 func (h *lockHolder) mayWrite(dfd int) bool {
 	var st unix.Stat_t
 	if eintr.Fstat(dfd, &st) != nil {
 		return true
 	}
-	return slices.Contains(h.uids, st.Uid) || st.Mode&0o022 != 0
+	if slices.Contains(h.uids, st.Uid) || st.Mode&0o002 != 0 {
+		return true
+	}
+	if st.Mode&0o020 == 0 {
+		return false
+	}
+	if slices.Contains(h.gids, st.Gid) {
+		return true
+	}
+	_, err := unix.Fgetxattr(dfd, "system.posix_acl_access", nil)
+	return err != unix.ENODATA && err != unix.EOPNOTSUPP
 }
 
 // lockHolder is a process holding DEST's flock that cannot write into DEST.
@@ -273,6 +332,8 @@ type lockHolder struct {
 	uid uint32
 	// uids are every holder's: the plan respects the lock when any may write (mayWrite).
 	uids []uint32
+	// gids are every holder's groups, effective and supplementary.
+	gids []uint32
 }
 
 // ignored is why the holder's lock was ignored; userLocked when the restore holds its
