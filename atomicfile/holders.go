@@ -82,3 +82,25 @@ func ProcEUID(pid int) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// procDACOverride reports whether the process holds CAP_DAC_OVERRIDE, effective or
+// permitted (it may raise it), or its capabilities cannot be read.
+func procDACOverride(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return true
+	}
+	found := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		key, rest, _ := strings.Cut(line, ":")
+		if key != "CapEff" && key != "CapPrm" {
+			continue
+		}
+		caps, err := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
+		if err != nil || caps&(1<<unix.CAP_DAC_OVERRIDE) != 0 {
+			return true
+		}
+		found++
+	}
+	return found != 2
+}

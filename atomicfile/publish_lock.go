@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -89,6 +90,12 @@ func lockPathAs(path string, how int) (int, error) {
 		if err != nil {
 			return -1, fmt.Errorf("open: %w", err)
 		}
+		if how == unix.LOCK_SH && eintr.Flock(fd, how|unix.LOCK_NB) == unix.EWOULDBLOCK && !mayReplace(path, &st) {
+			// Anyone who may read a file may flock it: a holder who cannot replace it is no
+			// Publish, and a reader waiting on it a minute would wait on another's whim.
+			unix.Close(fd)
+			return -1, errHeldByReader
+		}
 		if !lockUntil(fd, how, deadline) {
 			unix.Close(fd)
 			return -1, errLockedLong
@@ -105,7 +112,29 @@ func lockPathAs(path string, how int) (int, error) {
 	}
 }
 
+// mayReplace reports whether a holder of the flock on the file at path (st) may be a
+// Publish replacing it: root, one with CAP_DAC_OVERRIDE, the owner of its folder, or the
+// folder group- or world-writable (groups are not read), or a holder not known.
+func mayReplace(path string, st *unix.Stat_t) bool {
+	var dir unix.Stat_t
+	if eintr.Fstatat(unix.AT_FDCWD, filepath.Dir(path), &dir, 0) != nil || dir.Mode&0o022 != 0 {
+		return true
+	}
+	pids := FlockHolders(st)
+	if len(pids) == 0 {
+		return true
+	}
+	for _, pid := range pids {
+		u, ok := ProcEUID(pid)
+		if !ok || u == 0 || u == dir.Uid || procDACOverride(pid) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
+	errHeldByReader = errors.New("locked by a process that cannot replace it")
 	errNotRegular   = errors.New("not a regular file")
 	errLockedLong   = errors.New("another process holds it locked for over a minute")
 	errReplacedLong = errors.New("replaced again and again while it was locked")
