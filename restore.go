@@ -119,6 +119,8 @@ type restoreJSON struct {
 	Failed       []archive.Problem `json:"failed"`
 	Warnings     []archive.Problem `json:"warnings"` // attributes not set, hard links restored as copies
 	Error        string            `json:"error,omitempty"`
+	// lockIgnored is set once the plan has found DEST's lock a reader's and said so.
+	lockIgnored bool
 }
 
 func newRestoreCmd() *cobra.Command {
@@ -215,7 +217,7 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 		defer cfg.lock.Release()
 		restoreInto(ctx, cfg, out, stderr)
 		// A DEST the kernel cannot reach (cfg.unreachable) took no lock: cfg.lock is nil.
-		if cfg.lock != nil && cfg.lock.Ignored != nil {
+		if out.lockIgnored {
 			// Said on stderr once the plan is made; --json and --json-lines keep it too.
 			out.Warnings = append(out.Warnings, archive.Problem{Reason: cfg.lock.Ignored.Error()})
 		}
@@ -349,6 +351,7 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	}
 	if cfg.lock != nil && cfg.lock.Ignored != nil {
 		sayf(stderr, "warning: %s: %v\n", format.QuoteName(cfg.dest), cfg.lock.Ignored)
+		out.lockIgnored = true
 	}
 	out.Skipped, out.Conflicts, out.Refused, out.Damaged = plan.Skipped, plan.Conflicts, plan.Refused, plan.Damaged
 	runPlan(ctx, cfg, r, plan, out, stderr)

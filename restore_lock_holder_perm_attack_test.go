@@ -86,3 +86,31 @@ func TestRestoreLockHolderWritesThroughACL(t *testing.T) {
 	}
 	assertContent(t, filepath.Join(f.dest, "app/a"), "user's a\n")
 }
+
+// TestAttackRestoreLockIgnoredBeforePlan: nobody holds DEST's flock (DEST root's, 0755) and
+// the archive is no zip. `restore app.zip DEST` failed before any plan (exit 1, "not a zip
+// archive"), saying nothing of the lock on stderr; `--json` of the same run listed the
+// warning "locked by pid N (uid 65534), which cannot write into it: ignored …" all the
+// same: the plan, which decides whether the lock is ignored (its holder may write below
+// DEST), was never made.
+// Correct: the warning is said in every mode or in none: here, in none.
+func TestAttackRestoreLockIgnoredBeforePlan(t *testing.T) {
+	t.Parallel()
+	mustRoot(t)
+	mustTool(t, "flock")
+	mustTool(t, "setpriv")
+	f, st := readableLockFixture(t)
+	if err := os.WriteFile(f.arch, []byte("no zip at all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holder := holdAsNobody(t, st.Ino, "flock", f.dest, "sleep", "60")
+	defer killGroup(holder)
+	text := backup(t, runOpts{dir: f.dir}, "restore", f.arch, f.dest)
+	js := backup(t, runOpts{dir: f.dir}, "restore", "--json", f.arch, f.dest)
+	if text.code != exitFailed || js.code != exitFailed {
+		t.Fatalf("restore of no zip: exit %d, --json exit %d; want 1", text.code, js.code)
+	}
+	if strings.Contains(text.stderr, "ignored") || strings.Contains(js.stdout, "ignored") {
+		t.Errorf("restore failed before its plan: stderr %q, --json %s; want no word of the lock ignored in either", text.stderr, js.stdout)
+	}
+}
