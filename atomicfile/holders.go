@@ -83,9 +83,10 @@ func ProcEUID(pid int) (uint32, bool) {
 	return 0, false
 }
 
-// procDACOverride reports whether the process holds CAP_DAC_OVERRIDE, effective or
-// permitted (it may raise it), or its capabilities cannot be read.
-func procDACOverride(pid int) bool {
+// ProcDACOverride reports whether the process holds CAP_DAC_OVERRIDE, effective or
+// permitted (it may raise it), or its capabilities cannot be read: it may then write
+// wherever root may.
+func ProcDACOverride(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return true

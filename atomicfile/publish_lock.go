@@ -126,7 +126,7 @@ func mayReplace(path string, st *unix.Stat_t) bool {
 	}
 	for _, pid := range pids {
 		u, ok := ProcEUID(pid)
-		if !ok || u == 0 || u == dir.Uid || procDACOverride(pid) {
+		if !ok || u == 0 || u == dir.Uid || ProcDACOverride(pid) {
 			return true
 		}
 	}

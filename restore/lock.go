@@ -264,9 +264,12 @@ func readerHolds(fd int) *lockHolder {
 }
 
 // procGroups returns the process's groups (its effective gid and supplementary groups);
-// not ok when they cannot be read or when it holds CAP_DAC_OVERRIDE, effective or
-// permitted (it may raise it): such a process may write into any folder, as root may.
+// not ok when they cannot be read or when it holds CAP_DAC_OVERRIDE: such a process may
+// write into any folder, as root may.
 func procGroups(pid int) (gids []uint32, ok bool) {
+	if atomicfile.ProcDACOverride(pid) {
+		return nil, false
+	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return nil, false
@@ -276,33 +279,25 @@ func procGroups(pid int) (gids []uint32, ok bool) {
 		key, rest, _ := strings.Cut(line, ":")
 		fields := strings.Fields(rest)
 		switch key {
-		case "Gid", "Groups":
-			if key == "Gid" {
-				if len(fields) < 2 {
-					return nil, false
-				}
-				fields = fields[1:2]
-			}
-			for _, f := range fields {
-				g, err := strconv.ParseUint(f, 10, 32)
-				if err != nil {
-					return nil, false
-				}
-				gids = append(gids, uint32(g))
-			}
-			found++
-		case "CapEff", "CapPrm":
-			if len(fields) != 1 {
+		case "Gid":
+			if len(fields) < 2 {
 				return nil, false
 			}
-			caps, err := strconv.ParseUint(fields[0], 16, 64)
-			if err != nil || caps&(1<<unix.CAP_DAC_OVERRIDE) != 0 {
-				return nil, false
-			}
-			found++
+			fields = fields[1:2] // the effective one
+		case "Groups":
+		default:
+			continue
 		}
+		for _, f := range fields {
+			g, err := strconv.ParseUint(f, 10, 32)
+			if err != nil {
+				return nil, false
+			}
+			gids = append(gids, uint32(g))
+		}
+		found++
 	}
-	return gids, found == 4
+	return gids, found == 2
 }
 
 // mayWrite reports whether a holder may write into the folder open as dfd: its owner, in
