@@ -248,14 +248,14 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 	// --force -o swaps in its archive, then its receipt, holding both locked, and the two
 	// read must be of one run (atomicfile.ReadLocked). One that cannot be opened so (a
 	// symlink the user named) is opened as it was, after the receipt.
-	locked, unlock, lerr := atomicfile.ReadLocked(cfg.archive)
+	f, size, unlock, lerr := openReadLocked(cfg.archive)
 	rc, source, err := readAdopteeReceipt(path)
 	if lerr == nil {
 		unlock()
 	}
 	if err != nil {
 		if lerr == nil {
-			locked.Close()
+			f.Close()
 		}
 		if cfg.receipt == "" {
 			// The receipt looked for beside ARCHIVE: one elsewhere is given with --receipt.
@@ -263,18 +263,10 @@ func checkAdoptee(ctx context.Context, cfg adoptConfig) (adoptee, error) {
 		}
 		return adoptee{}, err
 	}
-	var f *os.File
-	var size int64
-	if lerr == nil {
-		f = locked
-		info, err := f.Stat()
-		if err != nil {
-			f.Close()
+	if lerr != nil {
+		if f, size, err = openRegular(cfg.archive); err != nil {
 			return adoptee{}, err
 		}
-		size = info.Size()
-	} else if f, size, err = openRegular(cfg.archive); err != nil {
-		return adoptee{}, err
 	}
 	a := adoptee{Adoption: backupset.Adoption{Receipt: rc, Archive: f, Size: size, Source: source}, file: f}
 	if seal.IsSealed(f) != (source == backupset.Sealed) {

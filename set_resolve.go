@@ -131,18 +131,28 @@ func (a *archiveRef) pinNamed() (unlock func()) {
 	if a.pinned != nil || a.store != nil {
 		return func() {}
 	}
-	f, unlock, err := atomicfile.ReadLocked(a.path)
+	f, size, unlock, err := openReadLocked(a.path)
 	if err != nil {
 		return func() {}
+	}
+	a.pinned, a.pinnedSize = f, size
+	return unlock
+}
+
+// openReadLocked is atomicfile.ReadLocked, with the size of the file opened; on an error
+// nothing is left open or locked.
+func openReadLocked(path string) (f *os.File, size int64, unlock func(), err error) {
+	f, unlock, err = atomicfile.ReadLocked(path)
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	info, err := f.Stat()
 	if err != nil {
 		unlock()
 		f.Close()
-		return func() {}
+		return nil, 0, nil, err
 	}
-	a.pinned, a.pinnedSize = f, info.Size()
-	return unlock
+	return f, info.Size(), unlock, nil
 }
 
 // close lets go of the pinned archive file.

@@ -20,21 +20,10 @@ import (
 func TestAttackVerifyRacingForceOutput(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "first\n"}})
-	out := filepath.Join(dir, "out.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "app"), exitComplete)
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "second, longer\n"}, "more": {content: "more\n"}})
-
-	a, aErr := startIn(t, dir, "strace", "-f", "-qq", "-o", os.DevNull, "-P", out, "-e", "trace=renameat2",
-		"-e", "inject=renameat2:delay_exit=2000000:when=1", binary, "create", "-q", "--force", "-o", out, "app")
-	waitFor(t, "the run held after its archive's exchange", inSyscall(a, unix.SYS_RENAMEAT2))
+	dir, out, wait := forceSwapping(t)
 
 	v := backup(t, runOpts{dir: dir}, "verify", out)
-	a.Wait()
-	if code := a.ProcessState.ExitCode(); code != exitComplete {
-		t.Fatalf("create --force: exit %d, %s", code, aErr.String())
-	}
+	wait()
 	if v.code != exitComplete {
 		t.Errorf("verify while create --force swapped the pair: exit %d, %s; want 0 (one run's archive and receipt)", v.code, v.stderr)
 	}
@@ -49,22 +38,33 @@ func TestAttackVerifyRacingForceOutput(t *testing.T) {
 func TestAttackAdoptRacingForceOutput(t *testing.T) {
 	t.Parallel()
 	mustTool(t, "strace")
-	dir := t.TempDir()
+	dir, out, wait := forceSwapping(t)
+
+	r := backup(t, runOpts{dir: dir}, "adopt", filepath.Join(dir, "set"), out)
+	wait()
+	if r.code != exitComplete {
+		t.Errorf("adopt while create --force swapped the pair: exit %d, %s; want 0 (one run's archive and receipt)", r.code, r.stderr)
+	}
+}
+
+// forceSwapping makes dir/out.zip of app, changes app, and starts `create --force -o` over
+// it, held by strace just after it swapped in its archive and before its receipt; wait
+// waits for that run, which must succeed.
+func forceSwapping(t *testing.T) (dir, out string, wait func()) {
+	t.Helper()
+	dir = t.TempDir()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "first\n"}})
-	out := filepath.Join(dir, "out.zip")
+	out = filepath.Join(dir, "out.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", out, "app"), exitComplete)
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"who": {content: "second, longer\n"}, "more": {content: "more\n"}})
 
 	a, aErr := startIn(t, dir, "strace", "-f", "-qq", "-o", os.DevNull, "-P", out, "-e", "trace=renameat2",
 		"-e", "inject=renameat2:delay_exit=2000000:when=1", binary, "create", "-q", "--force", "-o", out, "app")
 	waitFor(t, "the run held after its archive's exchange", inSyscall(a, unix.SYS_RENAMEAT2))
-
-	r := backup(t, runOpts{dir: dir}, "adopt", filepath.Join(dir, "set"), out)
-	a.Wait()
-	if code := a.ProcessState.ExitCode(); code != exitComplete {
-		t.Fatalf("create --force: exit %d, %s", code, aErr.String())
-	}
-	if r.code != exitComplete {
-		t.Errorf("adopt while create --force swapped the pair: exit %d, %s; want 0 (one run's archive and receipt)", r.code, r.stderr)
+	return dir, out, func() {
+		a.Wait()
+		if code := a.ProcessState.ExitCode(); code != exitComplete {
+			t.Fatalf("create --force: exit %d, %s", code, aErr.String())
+		}
 	}
 }
