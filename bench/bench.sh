@@ -223,26 +223,57 @@ run_verify() {
 # not exist yet.
 run_restore() {
 	local d=$work/restored
-	# Every run restores into a new folder, and nothing is deleted until the end: ext4 without
-	# a journal skips inodes freed in the last 60 s (360 s while their inode table block is
-	# dirty) when it allocates new ones, checking each such inode on every allocation, which
-	# made whichever tool ran first after a large rm -rf several times slower (system time).
-	# Trees removed just before make bench cost the same: leave 6 minutes after such an rm.
-	# Each tool runs after a sync (measure), so that the inode tables are clean too (a dirty
-	# block stretches those 60 s to 360). Each round begins with another tool, so that a slow
-	# spell (the page cache filling, a deletion elsewhere) does not fall on one tool's runs.
 	rm -rf "$d" && mkdir -p "$d"
+	if fresh_fs_ok; then
+		echo "restore_fs=fresh" >>"$meta"
+	else
+		echo "restore_fs=shared" >>"$meta"
+	fi
+	# Each round begins with another tool, so that a slow spell (the page cache filling, a
+	# deletion elsewhere) does not fall on one tool's runs.
 	for run in $(seq "$runs"); do
 		for k in 0 1 2 3; do
 			case $(((run + k) % 4)) in
-			0) measure "backup restore" "$run" - "$bin" restore out/backup.zip "restored/backup$run" ;;
-			1) measure "unzip -qo" "$run" - unzip -qo out/backup.zip -d "restored/unzip$run" ;;
-			2) measure "restore floor (bench/entryfloor)" "$run" - "$work/entryfloor" restore out/backup.zip "restored/floor$run" ;;
-			3) measure "restore floor with its rules (bench/entryfloor restore-rules)" "$run" - "$work/entryfloor" restore-rules out/backup.zip "restored/rules$run" ;;
+			0) restore_one "backup restore" "$run" backup "$bin" restore out/backup.zip ;;
+			1) restore_one "unzip -qo" "$run" unzip unzip -qo out/backup.zip -d ;;
+			2) restore_one "restore floor (bench/entryfloor)" "$run" floor "$work/entryfloor" restore out/backup.zip ;;
+			3) restore_one "restore floor with its rules (bench/entryfloor restore-rules)" "$run" rules "$work/entryfloor" restore-rules out/backup.zip ;;
 			esac
 		done
 	done
 	rm -rf "$d"
+}
+
+# fresh_fs_ok says whether each restore can have a file system of its own: root, with
+# mkfs.ext4 and loop devices.
+fresh_fs_ok() {
+	[ "$(id -u)" = 0 ] && have mkfs.ext4 && have losetup && [ -e /dev/loop-control ]
+}
+
+# restore_one NAME RUN LABEL COMMAND...: measures COMMAND with a new folder appended as its
+# last argument. What a file system costs to make a file depends on its past: ext4 without a
+# journal (this machine's /) skips inodes freed in the last 60 s (360 s while their inode
+# table block is dirty), checking each such inode on every allocation, and one restore fills
+# the inode tables the next one searches. So, where it can, each restore writes into an ext4
+# made for it alone, journaled and empty, as mkfs.ext4 makes it (its tables written at once,
+# so that no lazy initialisation runs beside the tool), and taken down once measured. Without
+# root, each writes into a new folder of the scratch folder, and nothing is deleted until the
+# end; leave 6 minutes after a large rm -rf before make bench.
+restore_one() {
+	local name=$1 run=$2 label=$3
+	shift 3
+	local mnt=$work/restored/$label$run
+	if ! fresh_fs_ok; then
+		measure "$name" "$run" - "$@" "restored/$label$run"
+		return
+	fi
+	mkdir -p "$mnt"
+	truncate -s 1G "$mnt.img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$mnt.img"
+	mount -o loop "$mnt.img" "$mnt"
+	measure "$name" "$run" - "$@" "restored/$label$run/tree"
+	umount "$mnt"
+	rm -f "$mnt.img"
 }
 
 run_levels() {

@@ -283,13 +283,23 @@ func (r *report) scale(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
+// restoreTarget says where the restores wrote (see restore_one in bench.sh).
+func (r *report) restoreTarget() string {
+	if r.meta["restore_fs"] == "fresh" {
+		return "each restore goes into a new folder on an ext4 file system made for it alone (journaled and empty, on a loop device), " +
+			"because the cost of making a file depends on what the file system went through before: " +
+			"on ext4 without a journal, inodes freed in the last minutes are checked on every allocation."
+	}
+	return "restores go into a folder that does not exist yet."
+}
+
 // readers writes the table of verify and restore against unzip on the default archive.
 func (r *report) readers(w io.Writer) {
 	if _, ok := r.samples[restore]; !ok {
 		return
 	}
 	fmt.Fprint(w, "## Verify and restore\n\nThe default archive of the corpus, read by `backup`, by `unzip` and by `bench/entryfloor`; "+
-		"restores go into a folder that does not exist yet. Medians as above. "+
+		r.restoreTarget()+" Medians as above. "+
 		"The floors do only what a verify or a restore cannot skip, on every core: each entry inflated by the decoder `backup` uses, "+
 		"with its CRC-32 and SHA-256, and for verify the archive's SHA-256 (the check against its receipt); a restore's floor also writes each file, exclusively, with its mode and time, as `unzip` does. "+
 		"The floor with restore's rules (`restore-rules`) adds what those rules cost each file, done the cheapest way: folders opened one component at a time and watched for moves, "+
