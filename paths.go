@@ -140,6 +140,19 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 	return pc.Err()
 }
 
+// checkStdoutNotInDest refuses a restore whose --json or --json-lines output goes into a
+// regular file inside DEST, a folder that holds only what restores write (as --undo-dir
+// there is refused): a restore --force replaced that file when the archive held it too,
+// and wrote its report into the replaced one, which no name reaches, and said complete.
+func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
+	out, ok := stdoutFile(stdout, what)
+	if !ok {
+		return nil
+	}
+	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "DEST " + format.QuoteName(dest), Path: dest}}, Outputs: []pathcheck.Arg{out}}
+	return pc.Err()
+}
+
 // mkdirFolder is os.MkdirAll(dir, 0o755), but a dir that is a symlink to nothing is said
 // as such: MkdirAll's "file exists" named a file the user could not see. The link's target
 // is not made: it may be anywhere.
