@@ -101,6 +101,19 @@ func refuseEmpty(flags *pflag.FlagSet, names, args []string, argNames ...string)
 	return nil
 }
 
+// refuseDash refuses "-" as the value of the flags named, which name a file or folder the
+// command writes: in backup "-" means stdout (-o -), and a file or set named "-" made in
+// the current folder (-o - --receipt -: the archive on stdout, its receipt in ./-) is not
+// what was typed. ./- names such a file.
+func refuseDash(flags *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if f := flags.Lookup(name); f.Changed && f.Value.String() == "-" {
+			return fmt.Errorf("--%s -: only -o - means stdout; give ./- for a file named -", name)
+		}
+	}
+	return nil
+}
+
 func hasEmpty(v pflag.Value) bool {
 	list, ok := v.(pflag.SliceValue)
 	if !ok {
