@@ -85,6 +85,9 @@ func newActivateCmd() *cobra.Command {
 			err = checkStatusOutputs(cfg.store, "", cmd.OutOrStdout())
 		}
 		if err == nil {
+			err = checkStdoutNotIdentity(cmd.OutOrStdout(), identity.paths)
+		}
+		if err == nil {
 			cfg.name, err = nameInSet(cfg.store, args[1])
 		}
 		if err == nil && backupset.IsSealedName(cfg.name) && cfg.ids == nil {

@@ -168,6 +168,18 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 	return pc.Err()
 }
 
+// checkStdoutNotIdentity refuses a command's stdout that goes into one of the identity
+// files it reads (activate, whose other inputs are the set's, which checkStatusOutputs
+// guards): activate --json -i key.txt >> key.txt appended its report to the secret key's
+// file, which then no longer parsed.
+func checkStdoutNotIdentity(stdout io.Writer, identities []string) error {
+	out, ok := stdoutFile(stdout, "stdout")
+	if !ok {
+		return nil
+	}
+	return pathcheck.Check{Inputs: fileArgs("--identity", identities), Outputs: []pathcheck.Arg{out}}.Err()
+}
+
 // checkStdoutNotInDest refuses a restore whose --json or --json-lines output goes into a
 // regular file inside DEST, a folder that holds only what restores write (as --undo-dir
 // there is refused): a restore --force replaced that file when the archive held it too,
