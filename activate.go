@@ -85,6 +85,9 @@ func newActivateCmd() *cobra.Command {
 			err = checkStatusOutputs(cfg.store, "", cmd.OutOrStdout())
 		}
 		if err == nil {
+			err = checkStdoutNotIdentity(cmd.OutOrStdout(), identity.paths)
+		}
+		if err == nil {
 			cfg.name, err = nameInSet(cfg.store, args[1])
 		}
 		if err == nil && backupset.IsSealedName(cfg.name) && cfg.ids == nil {
@@ -108,10 +111,21 @@ func nameInSet(st backupset.Store, arg string) (string, error) {
 	}
 	f, ok := st.(backupset.Folder)
 	abs, err := absPath(arg)
-	if !ok || err != nil || filepath.Dir(abs) != f.Dir {
+	if !ok || err != nil || !sameFolder(filepath.Dir(abs), f.Dir) {
 		return "", fmt.Errorf("ARCHIVE %s: give the archive's name in the set, not a path elsewhere", arg)
 	}
 	return filepath.Base(abs), nil
+}
+
+// sameFolder says whether a and b name one folder: the same path, or the same device and
+// inode (one reached through a symlink: DIR lnk and ARCHIVE set/NAME).
+func sameFolder(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ia, erra := os.Stat(a)
+	ib, errb := os.Stat(b)
+	return erra == nil && errb == nil && ia.IsDir() && os.SameFile(ia, ib)
 }
 
 // activate activates and prints the outcome: --json whatever ended it (the cause in

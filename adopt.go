@@ -144,7 +144,10 @@ func runAdopt(cfg adoptConfig, stderr io.Writer) (adoptJSON, int, error) {
 		return out, exitFailed, stopped(stderr, "adopt", fmt.Errorf("%s: %w", format.QuoteName(cfg.archive), cause(err)))
 	}
 	defer a.Close()
-	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
+	if err := mkdirFolder(cfg.dir); err != nil {
+		if !errors.As(err, new(*fs.PathError)) { // a dangling symlink, which the error does not name
+			err = fmt.Errorf("DIR %s: %w", format.QuoteName(cfg.dir), err)
+		}
 		return out, exitFailed, stopped(stderr, "adopt", err)
 	}
 	st := backupset.Folder{Dir: cfg.dir}

@@ -117,7 +117,7 @@ func (cfg *createConfig) checkNotIntoSet() error {
 		}
 	}
 	if cfg.receipt != "" {
-		dir := filepath.Dir(cfg.receipt)
+		dir := folderOf(cfg.receipt)
 		return refuseSetFolder(dir, "--receipt "+format.QuoteName(cfg.receipt)+": its folder, "+format.QuoteName(dir)+",")
 	}
 	return nil
@@ -132,7 +132,7 @@ func (cfg *createConfig) archiveFolder() (folder, what string) {
 	}
 	what = "-o " + format.QuoteName(cfg.output) + ":"
 	if _, ok := cfg.explicitArchive(); ok {
-		return filepath.Dir(cfg.output), what + " its folder, " + format.QuoteName(filepath.Dir(cfg.output)) + ","
+		return folderOf(cfg.output), what + " its folder, " + format.QuoteName(folderOf(cfg.output)) + ","
 	}
 	return cfg.output, what
 }
@@ -152,7 +152,7 @@ func refuseMetricsInSet(metricsFile string) error {
 	if metricsFile == "" {
 		return nil
 	}
-	dir := filepath.Dir(metricsFile)
+	dir := folderOf(metricsFile)
 	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("--metrics-file %s: its folder, %s, is a backup set (it holds %s): write the metrics outside it", format.QuoteName(metricsFile), format.QuoteName(dir), marker)
 	}
@@ -197,7 +197,22 @@ func stdoutFile(stdout io.Writer, what string) (pathcheck.Arg, bool) {
 	if err != nil || !info.Mode().IsRegular() {
 		return pathcheck.Arg{}, false
 	}
-	return pathcheck.Arg{What: what, Info: info}, true
+	return pathcheck.Arg{What: what, Path: openPath(f, info), Info: info}, true
+}
+
+// openPath is the path of the open file f (info), as /proc/self/fd says, while that path
+// still names it; "" when it does not (removed, renamed, replaced). With it, the one check
+// finds stdout's file inside a folder at any depth (a restore's DEST), not only directly in
+// it.
+func openPath(f *os.File, info os.FileInfo) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil || !filepath.IsAbs(p) {
+		return ""
+	}
+	if at, err := os.Stat(p); err != nil || !os.SameFile(at, info) {
+		return ""
+	}
+	return p
 }
 
 // explicitArchive is the archive's path when -o names it; a folder given as -o gets a new

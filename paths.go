@@ -78,6 +78,21 @@ func kernelPath(path string) (string, error) {
 	return filepath.Join(pathcheck.Resolve(trimmed[:i+1]), name), nil
 }
 
+// folderOf is the folder the file at path is in, as the kernel reaches it: path up to its
+// last slash, not cleaned ("." for a bare name). filepath.Dir cleans lnk/.. away before lnk
+// is followed: for lnk/../x.zip it said ".", where the kernel writes into the folder above
+// lnk's target, and the check of a set's folder looked at another one.
+func folderOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return path[:i]
+}
+
 // refuseEmpty refuses the empty string as the value of the path-valued flags given and of
 // the arguments, named by argNames in order (the last name also names any further
 // arguments): an unset variable in a script (backup create "$SRC") must fail, not mean the
@@ -96,6 +111,19 @@ func refuseEmpty(flags *pflag.FlagSet, names, args []string, argNames ...string)
 	for i, arg := range args {
 		if arg == "" {
 			return fmt.Errorf("%s is empty", argNames[min(i, len(argNames)-1)])
+		}
+	}
+	return nil
+}
+
+// refuseDash refuses "-" as the value of the flags named, which name a file or folder the
+// command writes: in backup "-" means stdout (-o -), and a file or set named "-" made in
+// the current folder (-o - --receipt -: the archive on stdout, its receipt in ./-) is not
+// what was typed. ./- names such a file.
+func refuseDash(flags *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if f := flags.Lookup(name); f.Changed && f.Value.String() == "-" {
+			return fmt.Errorf("--%s -: only -o - means stdout; give ./- for a file named -", name)
 		}
 	}
 	return nil
@@ -137,6 +165,31 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 			pathcheck.Arg{What: "the receipt " + receipt, Path: receipt})
 	}
 	pc.Inputs = append(pc.Inputs, fileArgs("--identity", identities)...)
+	return pc.Err()
+}
+
+// checkStdoutNotIdentity refuses a command's stdout that goes into one of the identity
+// files it reads (activate, whose other inputs are the set's, which checkStatusOutputs
+// guards): activate --json -i key.txt >> key.txt appended its report to the secret key's
+// file, which then no longer parsed.
+func checkStdoutNotIdentity(stdout io.Writer, identities []string) error {
+	out, ok := stdoutFile(stdout, "stdout")
+	if !ok {
+		return nil
+	}
+	return pathcheck.Check{Inputs: fileArgs("--identity", identities), Outputs: []pathcheck.Arg{out}}.Err()
+}
+
+// checkStdoutNotInDest refuses a restore whose --json or --json-lines output goes into a
+// regular file inside DEST, a folder that holds only what restores write (as --undo-dir
+// there is refused): a restore --force replaced that file when the archive held it too,
+// and wrote its report into the replaced one, which no name reaches, and said complete.
+func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
+	out, ok := stdoutFile(stdout, what)
+	if !ok {
+		return nil
+	}
+	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "DEST " + format.QuoteName(dest), Path: dest}}, Outputs: []pathcheck.Arg{out}}
 	return pc.Err()
 }
 

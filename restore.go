@@ -185,6 +185,9 @@ func newRestoreCmd() *cobra.Command {
 		if err := cfg.checkDestNotSet(); err != nil {
 			return usageError(stderr, "restore", err)
 		}
+		if err := checkStdoutNotInDest(cmd.OutOrStdout(), cfg.stdoutWhat(), cfg.dest); err != nil && cfg.unreachable == nil {
+			return usageError(stderr, "restore", err)
+		}
 		if err := cfg.checkUndoFlags(); err != nil {
 			return usageError(stderr, "restore", err)
 		}
@@ -502,6 +505,17 @@ func (o *restoreJSON) nonNil() *restoreJSON {
 		}
 	}
 	return o
+}
+
+// stdoutWhat names what the restore writes to stdout, or "" when it writes nothing there.
+func (cfg restoreConfig) stdoutWhat() string {
+	switch {
+	case cfg.json:
+		return "stdout (--json)"
+	case cfg.jsonLines:
+		return "stdout (--json-lines)"
+	}
+	return ""
 }
 
 // checkDestNotSet refuses a DEST that is a backup set's folder (backupset.Folder.Marker), as

@@ -45,6 +45,9 @@ func newSetsCmd() *cobra.Command {
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		err := refuseEmpty(flags, []string{"metrics-file"}, args, "LOCATION")
+		if err == nil {
+			err = refuseDash(flags, "metrics-file")
+		}
 		if err == nil && len(args) != 1 {
 			err = argCount("one LOCATION", len(args))
 		}

@@ -71,6 +71,9 @@ func newStatusCmd() *cobra.Command {
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		err := refuseEmpty(flags, []string{"metrics-file"}, args, "DIR")
+		if err == nil {
+			err = refuseDash(flags, "metrics-file")
+		}
 		if len(args) != 1 {
 			err = argCount("one DIR", len(args))
 		}
