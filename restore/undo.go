@@ -49,13 +49,18 @@ func (p *Plan) Creates() []format.Created {
 }
 
 // ReplacedWith lists, for the before-state's manifest (Replaced), the files Run writes over
-// the files it replaces: what its undo may put the saved files back over. A file changed
-// since (or one Run left as it was, because it changed during the run) holds neither.
+// the files it replaces, and the files it keeps as present and gives another owner, mode or
+// mtime (their bytes, the archive's): what its undo may put the saved files back over. A
+// file changed since (or one Run left as it was, because it changed during the run) holds
+// neither.
 func (p *Plan) ReplacedWith() []format.Created {
 	var out []format.Created
-	for _, name := range p.Conflicts {
-		if _, ok := p.replaces[name]; !ok || p.index == nil {
-			continue // a created path the undo removes, not a file it writes
+	if p.index == nil {
+		return nil
+	}
+	for _, name := range slices.Concat(p.Conflicts, p.FixUps) {
+		if _, ok := p.replaces[name]; !ok && !p.present[name] {
+			continue // a created path the undo removes, not a file it writes, or a folder
 		}
 		if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
 			out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
