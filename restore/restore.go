@@ -77,7 +77,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	p.sweep(t)
 	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t)...) }()
+	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t, p.changesTop())...) }()
 	// On every return, also a full disk's or an interrupt's: what was restored keeps its
 	// warnings (the folders' attributes, set last, warn too).
 	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
@@ -103,6 +103,22 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}
 	return res, nil
+}
+
+// changesTop says whether the plan makes, replaces or removes a name in DEST's top folder
+// itself, which moves its mtime.
+func (p *Plan) changesTop() bool {
+	for _, name := range slices.Concat(p.Conflicts, p.Removes) {
+		if !strings.Contains(name, "/") {
+			return true
+		}
+	}
+	for _, e := range p.creates {
+		if top, _, _ := strings.Cut(e.Name, "/"); top == e.Name || p.missingInDest(top) {
+			return true
+		}
+	}
+	return false
 }
 
 // mkdirMode is the mode a folder is made with: owner-only for an archived folder until its
