@@ -107,23 +107,28 @@ func othersMayReplace(dir string) string {
 	if err != nil {
 		return ""
 	}
+	// The path as given too: the undo names it, and a symlink on it (its own owner's) may
+	// be turned elsewhere.
 	me := uint32(os.Geteuid())
-	for d := real; ; d = filepath.Dir(d) {
-		var st unix.Stat_t
-		if err := unix.Lstat(d, &st); err == nil {
-			switch {
-			case st.Uid != me && st.Uid != 0:
-				return fmt.Sprintf("%s is uid %d's", d, st.Uid)
-			case st.Mode&0o020 != 0 && st.Mode&unix.S_ISVTX == 0:
-				return fmt.Sprintf("group %d may write into %s", st.Gid, d)
-			case st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
-				return fmt.Sprintf("anyone may write into %s", d)
+	for _, path := range []string{dir, real} {
+		for d := path; ; d = filepath.Dir(d) {
+			var st unix.Stat_t
+			if err := unix.Lstat(d, &st); err == nil {
+				switch {
+				case st.Uid != me && st.Uid != 0:
+					return fmt.Sprintf("%s is uid %d's", d, st.Uid)
+				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o020 != 0 && st.Mode&unix.S_ISVTX == 0:
+					return fmt.Sprintf("group %d may write into %s", st.Gid, d)
+				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
+					return fmt.Sprintf("anyone may write into %s", d)
+				}
+			}
+			if d == filepath.Dir(d) {
+				break
 			}
 		}
-		if d == filepath.Dir(d) {
-			return ""
-		}
 	}
+	return ""
 }
 
 // checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir that is not an

@@ -67,6 +67,17 @@ func TestAttackBeforeStateInUsersFolderForged(t *testing.T) {
 	if r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", home, arch, dest); r.code != exitUsage {
 		t.Errorf("restore --force --undo-dir %s (nobody's): exit %d, want %d:\n%s", home, r.code, exitUsage, r.stderr)
 	}
+	// Nor through a symlink of nobody's to a folder of root's: the undo names the link,
+	// which nobody may turn to a folder of his.
+	link := filepath.Join(dir, "undo-link")
+	os.Mkdir(filepath.Join(dir, "roots"), 0o700)
+	if err := os.Symlink(filepath.Join(dir, "roots"), link); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(link, nobody, nobody)
+	if r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", link, arch, dest); r.code != exitUsage {
+		t.Errorf("restore --force --undo-dir %s (nobody's symlink): exit %d, want %d:\n%s", link, r.code, exitUsage, r.stderr)
+	}
 	// A folder of root's, or a sticky one (/tmp), takes it.
 	mustExit(t, backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest), exitComplete)
 	assertContent(t, filepath.Join(dest, "app/f"), "archived\n")
