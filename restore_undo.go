@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"backup/archive"
 	"backup/backupset"
@@ -78,6 +81,12 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 	if pc.Err() != nil {
 		return "", fmt.Errorf("the before-state's folder %s is inside DEST %s (give --undo-dir outside it, or --no-undo)", dir, cfg.dest)
 	}
+	if who := othersMayReplace(dir); who != "" {
+		// The undo restores what it finds at the before-state's path, with
+		// --same-permissions: an archive put there by another user would give his bytes
+		// whatever owner and setuid bits he records.
+		return "", fmt.Errorf("the before-state's folder %s: %s, who could replace the before-state before its undo (give --undo-dir a folder only you and root may write into, or --no-undo)", dir, who)
+	}
 	if cfg.undoDir == "" {
 		// DEST's parent is a backup set when DEST is a folder in one: the before-state would
 		// be one of its runs, as with --undo-dir SET, which checkUndoFlags refuses.
@@ -86,6 +95,40 @@ func (cfg restoreConfig) beforeStateDir() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// othersMayReplace says who, beside this user and root, could replace a file in the folder
+// dir (as the kernel reaches it): the owner of it or of a folder above it (who may rename
+// it), or anyone in its group or anyone at all, where they may write into one that has no
+// sticky bit. "" when no one. A folder that cannot be read fails where the before-state is
+// written.
+func othersMayReplace(dir string) string {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	// The path as given too: the undo names it, and a symlink on it (its own owner's) may
+	// be turned elsewhere.
+	me := uint32(os.Geteuid())
+	for _, path := range []string{dir, real} {
+		for d := path; ; d = filepath.Dir(d) {
+			var st unix.Stat_t
+			if err := unix.Lstat(d, &st); err == nil {
+				switch {
+				case st.Uid != me && st.Uid != 0:
+					return fmt.Sprintf("%s is uid %d's", d, st.Uid)
+				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o020 != 0 && st.Mode&unix.S_ISVTX == 0:
+					return fmt.Sprintf("group %d may write into %s", st.Gid, d)
+				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
+					return fmt.Sprintf("anyone may write into %s", d)
+				}
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return ""
 }
 
 // checkUndoFlags refuses --undo-dir with --no-undo, and a --undo-dir that is not an

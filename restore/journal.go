@@ -50,6 +50,19 @@ type journal struct {
 	// timesSet says the folders' modes and times are set: a removal now would move a
 	// folder's mtime again, so what is pending stays for the next restore to sweep.
 	timesSet bool
+	// rootMtime is root's mtime before the journal was made in it, and made, its mtime
+	// just after: finish puts the first back when nothing else moved it since.
+	rootMtime, made unix.Timespec
+	rootKnown       bool
+}
+
+// rootTime is the mtime of the folder fd.
+func rootTime(fd int) (unix.Timespec, bool) {
+	var st unix.Stat_t
+	if eintr.Fstat(fd, &st) != nil {
+		return unix.Timespec{}, false
+	}
+	return st.Mtim, true
 }
 
 // tempName returns a new temp name beside base ("restore" for a file or symlink being
@@ -66,11 +79,16 @@ func (j *journal) tempName(dir, base, kind string) (string, error) {
 		prefix = prefix[:200] // file names are at most 255 bytes
 	}
 	if j.j == nil && j.err == nil {
+		before, ok := rootTime(j.root)
 		var err error
 		if j.j, err = journals.Create(j.root, j.held); isFatal(err) {
 			return "", err
 		} else if err != nil {
 			j.err = err
+		}
+		if j.j != nil && ok {
+			j.rootMtime = before
+			j.made, j.rootKnown = rootTime(j.root)
 		}
 	}
 	if j.j == nil {
@@ -108,11 +126,12 @@ func (j *journal) retry(t *destTree) {
 	}
 }
 
-// finish ends the journal of a run: the temp names still pending (a removal that failed)
+// finish ends the journal of a run (topChanged: the run made, replaced or removed a name in
+// DEST's top folder): the temp names still pending (a removal that failed)
 // are removed if they are still there, unless the folders' times are set; the journal itself is removed when none is left, and
 // kept otherwise, for the next restore into DEST to sweep. It returns what it leaves in
 // DEST, as warnings: the temp files left, or the journal that could not be removed.
-func (j *journal) finish(t *destTree) []archive.Problem {
+func (j *journal) finish(t *destTree, topChanged bool) []archive.Problem {
 	if j.j == nil {
 		return nil
 	}
@@ -122,10 +141,20 @@ func (j *journal) finish(t *destTree) []archive.Problem {
 	left := slices.Sorted(maps.Keys(j.pending))
 	if len(left) == 0 {
 		name := j.j.Name()
+		// The journal's making and removal are this run's only changes to DEST's top folder
+		// when its plan changes nothing there and its mtime has not moved since the journal
+		// was made: it gets its mtime back, which no before-state can hold (an undo puts
+		// everything else back).
+		now, ok := rootTime(j.root)
+		unmoved := !topChanged && ok && j.rootKnown && now == j.made
 		err := j.j.Remove()
 		j.j = nil
 		if err != nil {
 			return []archive.Problem{{Entry: name, Reason: fmt.Sprintf("the journal of this run's temp files could not be removed (%v); it lists none left", cause(err))}}
+		}
+		if unmoved {
+			ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, j.rootMtime}
+			eintr.Futimens(j.root, &ts) // DEST not the user's own (EPERM): it keeps the time
 		}
 		return nil
 	}

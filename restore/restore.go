@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -76,7 +77,7 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 	p.sweep(t)
 	res = &Result{Damaged: slices.Clone(p.Damaged)}
 	t.journal = &journal{root: t.root, held: p.holds}
-	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t)...) }()
+	defer func() { res.Warnings = append(res.Warnings, t.journal.finish(t, p.changesTop())...) }()
 	// On every return, also a full disk's or an interrupt's: what was restored keeps its
 	// warnings (the folders' attributes, set last, warn too).
 	defer func() { res.Warnings = append(res.Warnings, p.warnings...) }()
@@ -102,6 +103,22 @@ func (p *Plan) Run(ctx context.Context) (res *Result, err error) {
 		res.Warnings = append(res.Warnings, archive.Problem{Reason: fmt.Sprintf("no journal of temp files: %v (had this run been killed, its temp files would have stayed)", err)})
 	}
 	return res, nil
+}
+
+// changesTop says whether the plan makes, replaces or removes a name in DEST's top folder
+// itself, which moves its mtime.
+func (p *Plan) changesTop() bool {
+	for _, name := range slices.Concat(p.Conflicts, p.Removes) {
+		if !strings.Contains(name, "/") {
+			return true
+		}
+	}
+	for _, e := range p.creates {
+		if top, _, _ := strings.Cut(e.Name, "/"); top == e.Name || p.missingInDest(top) {
+			return true
+		}
+	}
+	return false
 }
 
 // mkdirMode is the mode a folder is made with: owner-only for an archived folder until its
@@ -197,6 +214,9 @@ func (p *Plan) writeFile(ctx context.Context, t *destTree, e *archive.Entry, buf
 	if err == nil {
 		err = p.finish(int(f.Fd()), nil, e)
 	}
+	if err == nil && p.grantsPrivilege(e) {
+		err = p.checkUnwritten(f, e)
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = &fileOpError{cerr}
 	}
@@ -266,7 +286,9 @@ func holdFile(f *os.File) (heldFile, error) {
 // createTemp creates a new file beside base in the folder dir (open as dfd), readable by its
 // owner only until it is checked.
 func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, string, error) {
-	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	// Read and write: its bytes are read again once its owner and mode are given (see
+	// checkUnwritten).
+	const flags = unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	for try := 0; ; try++ {
 		tmp, err := t.journal.tempName(dir, base, "restore")
 		if err != nil {
@@ -284,6 +306,39 @@ func (t *destTree) createTemp(dir string, dfd int, base string) (*os.File, strin
 		}
 		return os.NewFile(uintptr(fd), tmp), tmp, nil
 	}
+}
+
+// grantsPrivilege says whether the mode or attributes Run gives e grant privilege: a setuid
+// or setgid bit, or a file capability.
+func (p *Plan) grantsPrivilege(e *archive.Entry) bool {
+	return p.perm(e)&(unix.S_ISUID|unix.S_ISGID) != 0 || p.givesCapability(e) && p.privileged(e)
+}
+
+// errTempWritten is the cause when a temp file held other bytes than those checked once its
+// owner, attributes and mode were given.
+var errTempWritten = errors.New("its temp file was written to in the destination while its owner and mode were given; what it holds is not restored")
+
+// checkUnwritten reads the temp file f (named, beside e's name) again once finish gave it its
+// owner, attributes and mode, and fails unless it holds still the bytes checked. Once
+// chowned, its owner may open it by its name (or a user an ACL set before the mode lets
+// write to it) and write: the kernel clears setuid, setgid and a capability on a write
+// after they are given, not on one before, which would leave them on that user's bytes.
+func (p *Plan) checkUnwritten(f *os.File, e *archive.Entry) error {
+	if p.index == nil {
+		return nil
+	}
+	want, ok := p.index.File(e.Name)
+	if !ok || want.SHA256.IsZero() {
+		return nil
+	}
+	sum, err := fileSHA256(io.NewSectionReader(f, 0, math.MaxInt64))
+	if err != nil {
+		return &fileOpError{err}
+	}
+	if sum != want.SHA256.String() {
+		return &fileOpError{errTempWritten}
+	}
+	return nil
 }
 
 // finish gives the checked file its owner, permission bits (setuid, setgid and sticky only

@@ -49,13 +49,18 @@ func (p *Plan) Creates() []format.Created {
 }
 
 // ReplacedWith lists, for the before-state's manifest (Replaced), the files Run writes over
-// the files it replaces: what its undo may put the saved files back over. A file changed
-// since (or one Run left as it was, because it changed during the run) holds neither.
+// the files it replaces, and the files it keeps as present and gives another owner, mode or
+// mtime (their bytes, the archive's): what its undo may put the saved files back over. A
+// file changed since (or one Run left as it was, because it changed during the run) holds
+// neither.
 func (p *Plan) ReplacedWith() []format.Created {
 	var out []format.Created
-	for _, name := range p.Conflicts {
-		if _, ok := p.replaces[name]; !ok || p.index == nil {
-			continue // a created path the undo removes, not a file it writes
+	if p.index == nil {
+		return nil
+	}
+	for _, name := range slices.Concat(p.Conflicts, p.FixUps) {
+		if _, ok := p.replaces[name]; !ok && !p.present[name] {
+			continue // a created path the undo removes, not a file it writes, or a folder
 		}
 		if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
 			out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
@@ -307,8 +312,7 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 		}
 		return err
 	}
-	switch c.Type {
-	case format.CreatedDir:
+	if c.Type == format.CreatedDir {
 		err := unlink(unix.AT_REMOVEDIR)
 		if err == nil {
 			dirs.removed(c.Path)
@@ -317,29 +321,55 @@ func (p *Plan) removeOne(ctx context.Context, t *destTree, c format.Created, dir
 			return changedSince("the folder is not empty")
 		}
 		return err
-	case format.CreatedSymlink:
-		target, err := readlinkat(dfd, base)
-		if err != nil {
-			return err
-		}
-		if target != c.Target {
-			return changedSince("the symlink points elsewhere now")
-		}
-	default:
-		f, err := sameFile(ctx, dfd, base, c)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return t.removeHeld(parentOf(c.Path), dfd, base, f, func(move func() error) error {
-			err := move()
-			if errors.Is(err, unix.EACCES) && dirs.open(parentOf(c.Path), dfd) {
-				err = move()
-			}
-			return err
-		})
 	}
-	return unlink(0)
+	// A file or a symlink is held open and checked, then removed only while its name holds
+	// what was checked: a file saved at the name since (an editor's rename, or sed -i on
+	// the link) is the user's, and stays.
+	check := sameFile
+	if c.Type == format.CreatedSymlink {
+		check = sameLink
+	}
+	f, err := check(ctx, dfd, base, c)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return t.removeHeld(parentOf(c.Path), dfd, base, f, func(move func() error) error {
+		err := move()
+		if errors.Is(err, unix.EACCES) && dirs.open(parentOf(c.Path), dfd) {
+			err = move()
+		}
+		return err
+	})
+}
+
+// sameLink opens base in the folder dfd (O_PATH, never following it) and checks that it is
+// a symlink to c's target, read through that descriptor: the link held, not whatever the
+// name holds by then.
+func sameLink(_ context.Context, dfd int, base string, c format.Created) (*os.File, error) {
+	fd, err := eintr.Openat(dfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	var st unix.Stat_t
+	if err := eintr.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		f.Close()
+		return nil, changedSince("no longer the symlink the restore made")
+	}
+	target, err := readlinkat(fd, "")
+	if err == nil && target != c.Target {
+		err = changedSince("the symlink points elsewhere now")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // sameFile opens base in the folder dfd and checks that it is a regular file of c's size
