@@ -117,7 +117,7 @@ func (cfg *createConfig) checkNotIntoSet() error {
 		}
 	}
 	if cfg.receipt != "" {
-		dir := folderOf(cfg.receipt)
+		dir := atomicfile.DirOf(cfg.receipt)
 		return refuseSetFolder(dir, "--receipt "+format.QuoteName(cfg.receipt)+": its folder, "+format.QuoteName(dir)+",")
 	}
 	return nil
@@ -132,7 +132,7 @@ func (cfg *createConfig) archiveFolder() (folder, what string) {
 	}
 	what = "-o " + format.QuoteName(cfg.output) + ":"
 	if _, ok := cfg.explicitArchive(); ok {
-		return folderOf(cfg.output), what + " its folder, " + format.QuoteName(folderOf(cfg.output)) + ","
+		return atomicfile.DirOf(cfg.output), what + " its folder, " + format.QuoteName(atomicfile.DirOf(cfg.output)) + ","
 	}
 	return cfg.output, what
 }
@@ -152,7 +152,7 @@ func refuseMetricsInSet(metricsFile string) error {
 	if metricsFile == "" {
 		return nil
 	}
-	dir := folderOf(metricsFile)
+	dir := atomicfile.DirOf(metricsFile)
 	if marker := (backupset.Folder{Dir: dir}).Marker(context.Background()); marker != "" {
 		return fmt.Errorf("--metrics-file %s: its folder, %s, is a backup set (it holds %s): write the metrics outside it", format.QuoteName(metricsFile), format.QuoteName(dir), marker)
 	}

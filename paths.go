@@ -78,21 +78,6 @@ func kernelPath(path string) (string, error) {
 	return filepath.Join(pathcheck.Resolve(trimmed[:i+1]), name), nil
 }
 
-// folderOf is the folder the file at path is in, as the kernel reaches it: path up to its
-// last slash, not cleaned ("." for a bare name). filepath.Dir cleans lnk/.. away before lnk
-// is followed: for lnk/../x.zip it said ".", where the kernel writes into the folder above
-// lnk's target, and the check of a set's folder looked at another one.
-func folderOf(path string) string {
-	i := strings.LastIndexByte(path, '/')
-	switch {
-	case i < 0:
-		return "."
-	case i == 0:
-		return "/"
-	}
-	return path[:i]
-}
-
 // refuseEmpty refuses the empty string as the value of the path-valued flags given and of
 // the arguments, named by argNames in order (the last name also names any further
 // arguments): an unset variable in a script (backup create "$SRC") must fail, not mean the

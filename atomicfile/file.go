@@ -33,10 +33,11 @@ type Staged struct {
 	Left error
 }
 
-// dirOf is the folder path's last name is in, as the kernel finds it: path up to its last
-// slash, not cleaned. filepath.Dir cleans lnk/.. away before lnk is followed, so a temp file
-// made there, and renamed to path, would cross to another folder, or file system.
-func dirOf(path string) string {
+// DirOf is the folder path's last name is in, as the kernel finds it: path up to its last
+// slash, not cleaned ("." for a bare name). filepath.Dir cleans lnk/.. away before lnk is
+// followed: a temp file made there, and renamed to path, would cross to another folder, or
+// file system, and a check of the folder an output goes into would look at another one.
+func DirOf(path string) string {
 	i := strings.LastIndexByte(path, '/')
 	switch {
 	case i < 0:
@@ -50,7 +51,7 @@ func dirOf(path string) string {
 // Stage writes data with mode perm to a synced temp file beside path, named by TempPattern,
 // which is how a backup set recognises what a killed run left behind.
 func Stage(path string, data []byte, perm fs.FileMode) (_ *Staged, err error) {
-	f, err := CreateTemp(dirOf(path), filepath.Base(path))
+	f, err := CreateTemp(DirOf(path), filepath.Base(path))
 	if err != nil {
 		return nil, err
 	}

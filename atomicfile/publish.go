@@ -223,7 +223,7 @@ func discard(files []*Staged, stuck map[*Staged]bool) {
 func syncDirs(files []*Staged) error {
 	synced := map[string]bool{}
 	for _, f := range files {
-		dir := dirOf(f.Final)
+		dir := DirOf(f.Final)
 		if synced[dir] {
 			continue
 		}
