@@ -90,6 +90,13 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if err := pc.Err(); err != nil {
 		return err
 	}
+	if cfg.set != nil && cfg.set.cache != nil && !cfg.dryRun {
+		// The run replaces the copy there, and stdout's file with it when it is the copy.
+		root := cfg.set.cache.root
+		if err := checkStdoutNotIn(stdout, cfg.stdoutWhat(), pathcheck.Arg{What: "the cache folder " + root, Path: root}); err != nil {
+			return err
+		}
+	}
 	if !cfg.dryRun {
 		if err := refuseMetricsInSet(cfg.metricsFile); err != nil {
 			return err

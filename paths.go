@@ -185,11 +185,17 @@ func checkStdoutNotIdentity(stdout io.Writer, identities []string) error {
 // there is refused): a restore --force replaced that file when the archive held it too,
 // and wrote its report into the replaced one, which no name reaches, and said complete.
 func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
+	return checkStdoutNotIn(stdout, what, pathcheck.Arg{What: "DEST " + format.QuoteName(dest), Path: dest})
+}
+
+// checkStdoutNotIn refuses stdout's file (what is written there: what) inside the folder
+// the command alone writes into (a restore's DEST, a bucket set's cache folder).
+func checkStdoutNotIn(stdout io.Writer, what string, folder pathcheck.Arg) error {
 	out, ok := stdoutFile(stdout, what)
 	if !ok {
 		return nil
 	}
-	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "DEST " + format.QuoteName(dest), Path: dest}}, Outputs: []pathcheck.Arg{out}}
+	pc := pathcheck.Check{Sealed: []pathcheck.Arg{folder}, Outputs: []pathcheck.Arg{out}}
 	return pc.Err()
 }
 
