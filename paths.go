@@ -129,6 +129,16 @@ func refuseDash(flags *pflag.FlagSet, names ...string) error {
 	return nil
 }
 
+// refuseDashArg is refuseDash for an argument that names a folder the command writes into
+// (restore's DEST, adopt's DIR): "-" there made a tree or a set named "-" in the current
+// folder and said so only by that name.
+func refuseDashArg(name, value string) error {
+	if value == "-" {
+		return fmt.Errorf("%s -: only -o - means stdout; give ./- for a folder named -", name)
+	}
+	return nil
+}
+
 func hasEmpty(v pflag.Value) bool {
 	list, ok := v.(pflag.SliceValue)
 	if !ok {
