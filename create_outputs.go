@@ -91,10 +91,17 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 		return err
 	}
 	if cfg.set != nil && cfg.set.cache != nil && !cfg.dryRun {
-		// The run replaces the copy there, and stdout's file with it when it is the copy.
-		root := cfg.set.cache.root
-		if err := checkStdoutNotIn(stdout, cfg.stdoutWhat(), pathcheck.Arg{What: "the cache folder " + root, Path: root}); err != nil {
+		// The run replaces the copy there, and stdout's file with it when it is the copy; the
+		// next run removes a file there named like an archive (a --metrics-file).
+		root := pathcheck.Arg{What: "the cache folder " + cfg.set.cache.root, Path: cfg.set.cache.root}
+		if err := checkStdoutNotIn(stdout, cfg.stdoutWhat(), root); err != nil {
 			return err
+		}
+		if cfg.metricsFile != "" {
+			metrics := pathcheck.Arg{What: "--metrics-file " + cfg.metricsFile, Path: cfg.metricsFile}
+			if err := (pathcheck.Check{Sealed: []pathcheck.Arg{root}, Outputs: []pathcheck.Arg{metrics}}).Err(); err != nil {
+				return err
+			}
 		}
 	}
 	if !cfg.dryRun {
