@@ -214,12 +214,54 @@ func checkStdoutNotIn(stdout io.Writer, what string, folder pathcheck.Arg) error
 // is not made: it may be anywhere.
 func mkdirFolder(dir string) error {
 	err := os.MkdirAll(dir, 0o755)
-	target, lerr := os.Readlink(dir)
-	if err == nil || !errors.Is(err, fs.ErrExist) || lerr != nil {
+	var pe *fs.PathError
+	if err == nil || !errors.Is(err, fs.ErrExist) || !errors.As(err, &pe) {
 		return err
 	}
-	return fmt.Errorf("a symlink to %s, which does not exist", format.QuoteName(target))
+	why, ok := symlinkNowhere(pe.Path)
+	switch {
+	case !ok:
+		return err
+	case filepath.Clean(pe.Path) != filepath.Clean(dir):
+		// A folder above dir (lnk/sub): MkdirAll said "mkdir lnk: file exists".
+		return fmt.Errorf("%s: %s", format.QuoteName(pe.Path), why)
+	}
+	return errors.New(why)
 }
+
+// symlinkNowhere says what the symlink at path leads to when it leads to nothing: "a
+// symlink to TARGET, which does not exist", naming the missing end of a chain of links
+// (a symlink to a symlink to nothing), or a loop. Said of the first link alone, a chain's
+// next link, which exists, was named as missing. ok is false when path is not such a link.
+func symlinkNowhere(path string) (string, bool) {
+	first, err := os.Readlink(path)
+	if err != nil {
+		return "", false
+	}
+	at, target := path, first
+	for range maxSymlinks {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(at), target)
+		}
+		next, err := os.Readlink(target)
+		if err == nil {
+			at, target = target, next
+			continue
+		}
+		if _, lerr := os.Lstat(target); lerr == nil {
+			return "", false // it ends at a file or folder
+		}
+		if at == path {
+			return fmt.Sprintf("a symlink to %s, which does not exist", format.QuoteName(first)), true
+		}
+		return fmt.Sprintf("a symlink to %s, which leads to %s, which does not exist", format.QuoteName(first), format.QuoteName(target)), true
+	}
+	return fmt.Sprintf("a symlink to %s, in a loop of symlinks", format.QuoteName(first)), true
+}
+
+// maxSymlinks is how many links symlinkNowhere follows before it calls the chain a loop
+// (the kernel's limit).
+const maxSymlinks = 40
 
 // existingFolder checks the folder a flag names that the command moves or writes files into
 // but does not make (prune's --attic, restore's --undo-dir): it must exist and be a folder
@@ -234,8 +276,8 @@ func existingFolder(flag, arg string) (string, error) {
 	info, err := os.Stat(dir) // a stat, not an open: a FIFO does not block
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if target, lerr := os.Readlink(dir); lerr == nil {
-			return "", fmt.Errorf("%s %s: a symlink to %s, which does not exist", flag, arg, format.QuoteName(target))
+		if why, ok := symlinkNowhere(dir); ok {
+			return "", fmt.Errorf("%s %s: %s", flag, arg, why)
 		}
 		return "", fmt.Errorf("%s %s: %w", flag, arg, cause(err))
 	case err != nil:
