@@ -159,15 +159,19 @@ func hasEmpty(v pflag.Value) bool {
 // junk). A shell's > emptied that file already; >> is caught before anything is appended.
 func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities []string) error {
 	out, ok := stdoutFile(stdout, "stdout")
-	if !ok || strings.HasPrefix(archive, s3store.Scheme) {
+	if !ok {
 		return nil
 	}
 	pc := pathcheck.Check{Outputs: []pathcheck.Arg{out}}
-	if info, err := os.Stat(archive); err == nil && info.IsDir() {
+	info, err := os.Stat(archive)
+	switch {
+	case strings.HasPrefix(archive, s3store.Scheme):
+		// A set in a bucket has no local file to collide with; its identity files do.
+	case err == nil && info.IsDir():
 		// A set's folder: the check finds stdout's file, known by its inode only, among
 		// the files the set holds.
 		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + format.QuoteName(archive), Path: archive})
-	} else {
+	default:
 		if receipt == "" {
 			receipt = format.ReceiptPath(archive)
 		}
