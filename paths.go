@@ -166,7 +166,11 @@ func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities [
 	info, err := os.Stat(archive)
 	switch {
 	case strings.HasPrefix(archive, s3store.Scheme):
-		// A set in a bucket has no local file to collide with; its identity files do.
+		// A set in a bucket has no local file to collide with; its identity files and a
+		// --receipt (verify's, read from here) do.
+		if receipt != "" {
+			pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "the receipt " + receipt, Path: receipt})
+		}
 	case err == nil && info.IsDir():
 		// A set's folder: the check finds stdout's file, known by its inode only, among
 		// the files the set holds.

@@ -60,3 +60,29 @@ func TestAttackS3StdoutIntoIdentity(t *testing.T) {
 	}
 	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "verify", "-i", key.identity, s.loc), exitComplete)
 }
+
+// TestAttackS3StdoutIntoReceipt runs verify --receipt R of a set in a bucket with stdout
+// appended (>>) to R, the local receipt it reads the archive against: checkStdoutNotInput
+// returned at once for an s3:// ARCHIVE, and verify exited 0 with its --json report
+// appended to R, a receipt that then no longer parsed. Correct: exit 2 with one line, R as
+// it was.
+func TestAttackS3StdoutIntoReceipt(t *testing.T) {
+	t.Parallel()
+	s := newS3Set(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "f\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir, env: s.env}, "create", "-q", "--output-dir", s.loc, "app"), exitComplete)
+	receipt := filepath.Join(dir, "r.json")
+	data, err := os.ReadFile(filepath.Join(s.dir, readLatest(t, s.dir)+".receipt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receipt, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"verify", "--json", "--receipt", receipt, s.loc}
+	code, stderr, changed := appendStdoutEnv(t, dir, s.env, receipt, args...)
+	if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 1 || changed {
+		t.Errorf("%q >> the receipt: exit %d, stderr %q, changed %v; want 2, one line, unchanged", args, code, stderr, changed)
+	}
+}
