@@ -80,6 +80,9 @@ func newAdoptCmd() *cobra.Command {
 	cmd.RunE = withCode(func(cmd *cobra.Command, args []string) int {
 		stderr := cmd.ErrOrStderr()
 		err := refuseEmpty(flags, []string{"receipt", "identity"}, args, "DIR", "ARCHIVE")
+		if err == nil && len(args) > 0 {
+			err = refuseDashArg("DIR", args[0])
+		}
 		if err == nil {
 			cfg.ids, err = identity.load(stderr, "backup adopt")
 		}

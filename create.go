@@ -189,7 +189,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.hooks = runHooks(cfg.hooks, cfg.dryRun)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
 	if err == nil {
-		err = refuseDash(flags, "output-dir", "receipt", "metrics-file")
+		err = refuseDash(flags, "output-dir", "receipt", "metrics-file", "cache-dir")
 	}
 	if err == nil {
 		cfg.recipients, err = f.keys.load(stderr)

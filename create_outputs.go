@@ -90,6 +90,20 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	if err := pc.Err(); err != nil {
 		return err
 	}
+	if cfg.set != nil && cfg.set.cache != nil && !cfg.dryRun {
+		// The run replaces the copy there, and stdout's file with it when it is the copy; the
+		// next run removes a file there named like an archive (a --metrics-file).
+		root := pathcheck.Arg{What: "the cache folder " + cfg.set.cache.root, Path: cfg.set.cache.root}
+		if err := checkStdoutNotIn(stdout, cfg.stdoutWhat(), root); err != nil {
+			return err
+		}
+		if cfg.metricsFile != "" {
+			metrics := pathcheck.Arg{What: "--metrics-file " + cfg.metricsFile, Path: cfg.metricsFile}
+			if err := (pathcheck.Check{Sealed: []pathcheck.Arg{root}, Outputs: []pathcheck.Arg{metrics}}).Err(); err != nil {
+				return err
+			}
+		}
+	}
 	if !cfg.dryRun {
 		if err := refuseMetricsInSet(cfg.metricsFile); err != nil {
 			return err

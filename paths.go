@@ -114,6 +114,16 @@ func refuseDash(flags *pflag.FlagSet, names ...string) error {
 	return nil
 }
 
+// refuseDashArg is refuseDash for an argument that names a folder the command writes into
+// (restore's DEST, adopt's DIR): "-" there made a tree or a set named "-" in the current
+// folder and said so only by that name.
+func refuseDashArg(name, value string) error {
+	if value == "-" {
+		return fmt.Errorf("%s -: only -o - means stdout; give ./- for a folder named -", name)
+	}
+	return nil
+}
+
 func hasEmpty(v pflag.Value) bool {
 	list, ok := v.(pflag.SliceValue)
 	if !ok {
@@ -134,15 +144,23 @@ func hasEmpty(v pflag.Value) bool {
 // junk). A shell's > emptied that file already; >> is caught before anything is appended.
 func checkStdoutNotInput(stdout io.Writer, archive, receipt string, identities []string) error {
 	out, ok := stdoutFile(stdout, "stdout")
-	if !ok || strings.HasPrefix(archive, s3store.Scheme) {
+	if !ok {
 		return nil
 	}
 	pc := pathcheck.Check{Outputs: []pathcheck.Arg{out}}
-	if info, err := os.Stat(archive); err == nil && info.IsDir() {
+	info, err := os.Stat(archive)
+	switch {
+	case strings.HasPrefix(archive, s3store.Scheme):
+		// A set in a bucket has no local file to collide with; its identity files and a
+		// --receipt (verify's, read from here) do.
+		if receipt != "" {
+			pc.Inputs = append(pc.Inputs, pathcheck.Arg{What: "the receipt " + receipt, Path: receipt})
+		}
+	case err == nil && info.IsDir():
 		// A set's folder: the check finds stdout's file, known by its inode only, among
 		// the files the set holds.
 		pc.Sealed = append(pc.Sealed, pathcheck.Arg{What: "the backup set " + format.QuoteName(archive), Path: archive})
-	} else {
+	default:
 		if receipt == "" {
 			receipt = format.ReceiptPath(archive)
 		}
@@ -170,11 +188,17 @@ func checkStdoutNotIdentity(stdout io.Writer, identities []string) error {
 // there is refused): a restore --force replaced that file when the archive held it too,
 // and wrote its report into the replaced one, which no name reaches, and said complete.
 func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
+	return checkStdoutNotIn(stdout, what, pathcheck.Arg{What: "DEST " + format.QuoteName(dest), Path: dest})
+}
+
+// checkStdoutNotIn refuses stdout's file (what is written there: what) inside the folder
+// the command alone writes into (a restore's DEST, a bucket set's cache folder).
+func checkStdoutNotIn(stdout io.Writer, what string, folder pathcheck.Arg) error {
 	out, ok := stdoutFile(stdout, what)
 	if !ok {
 		return nil
 	}
-	pc := pathcheck.Check{Sealed: []pathcheck.Arg{{What: "DEST " + format.QuoteName(dest), Path: dest}}, Outputs: []pathcheck.Arg{out}}
+	pc := pathcheck.Check{Sealed: []pathcheck.Arg{folder}, Outputs: []pathcheck.Arg{out}}
 	return pc.Err()
 }
 
@@ -183,12 +207,54 @@ func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
 // is not made: it may be anywhere.
 func mkdirFolder(dir string) error {
 	err := os.MkdirAll(dir, 0o755)
-	target, lerr := os.Readlink(dir)
-	if err == nil || !errors.Is(err, fs.ErrExist) || lerr != nil {
+	var pe *fs.PathError
+	if err == nil || !errors.Is(err, fs.ErrExist) || !errors.As(err, &pe) {
 		return err
 	}
-	return fmt.Errorf("a symlink to %s, which does not exist", format.QuoteName(target))
+	why, ok := symlinkNowhere(pe.Path)
+	switch {
+	case !ok:
+		return err
+	case filepath.Clean(pe.Path) != filepath.Clean(dir):
+		// A folder above dir (lnk/sub): MkdirAll said "mkdir lnk: file exists".
+		return fmt.Errorf("%s: %s", format.QuoteName(pe.Path), why)
+	}
+	return errors.New(why)
 }
+
+// symlinkNowhere says what the symlink at path leads to when it leads to nothing: "a
+// symlink to TARGET, which does not exist", naming the missing end of a chain of links
+// (a symlink to a symlink to nothing), or a loop. Said of the first link alone, a chain's
+// next link, which exists, was named as missing. ok is false when path is not such a link.
+func symlinkNowhere(path string) (string, bool) {
+	first, err := os.Readlink(path)
+	if err != nil {
+		return "", false
+	}
+	at, target := path, first
+	for range maxSymlinks {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(at), target)
+		}
+		next, err := os.Readlink(target)
+		if err == nil {
+			at, target = target, next
+			continue
+		}
+		if _, lerr := os.Lstat(target); lerr == nil {
+			return "", false // it ends at a file or folder
+		}
+		if at == path {
+			return fmt.Sprintf("a symlink to %s, which does not exist", format.QuoteName(first)), true
+		}
+		return fmt.Sprintf("a symlink to %s, which leads to %s, which does not exist", format.QuoteName(first), format.QuoteName(target)), true
+	}
+	return fmt.Sprintf("a symlink to %s, in a loop of symlinks", format.QuoteName(first)), true
+}
+
+// maxSymlinks is how many links symlinkNowhere follows before it calls the chain a loop
+// (the kernel's limit).
+const maxSymlinks = 40
 
 // existingFolder checks the folder a flag names that the command moves or writes files into
 // but does not make (prune's --attic, restore's --undo-dir): it must exist and be a folder
@@ -203,8 +269,8 @@ func existingFolder(flag, arg string) (string, error) {
 	info, err := os.Stat(dir) // a stat, not an open: a FIFO does not block
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if target, lerr := os.Readlink(dir); lerr == nil {
-			return "", fmt.Errorf("%s %s: a symlink to %s, which does not exist", flag, arg, format.QuoteName(target))
+		if why, ok := symlinkNowhere(dir); ok {
+			return "", fmt.Errorf("%s %s: %s", flag, arg, why)
 		}
 		return "", fmt.Errorf("%s %s: %w", flag, arg, cause(err))
 	case err != nil:

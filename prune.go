@@ -105,6 +105,9 @@ func newPruneCmd() *cobra.Command {
 			err = argCount("one DIR", len(args))
 		default:
 			err = refuseEmpty(flags, []string{"attic"}, args, "DIR")
+			if err == nil {
+				err = refuseDash(flags, "attic")
+			}
 		}
 		if err == nil {
 			cfg.store, err = s3.open(cmd.Context(), args[0])

@@ -156,6 +156,12 @@ func newRestoreCmd() *cobra.Command {
 		}
 		err := refuseEmpty(flags, []string{"undo-dir", "identity"}, args, "ARCHIVE", "DEST")
 		if err == nil {
+			err = refuseDash(flags, "undo-dir")
+		}
+		if err == nil {
+			err = refuseDashArg("DEST", args[1])
+		}
+		if err == nil {
 			cfg.ids, err = identity.load(stderr, "backup restore")
 		}
 		if err != nil {
