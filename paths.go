@@ -183,14 +183,6 @@ func checkStdoutNotIdentity(stdout io.Writer, identities []string) error {
 	return pathcheck.Check{Inputs: fileArgs("--identity", identities), Outputs: []pathcheck.Arg{out}}.Err()
 }
 
-// checkStdoutNotInDest refuses a restore whose --json or --json-lines output goes into a
-// regular file inside DEST, a folder that holds only what restores write (as --undo-dir
-// there is refused): a restore --force replaced that file when the archive held it too,
-// and wrote its report into the replaced one, which no name reaches, and said complete.
-func checkStdoutNotInDest(stdout io.Writer, what, dest string) error {
-	return checkStdoutNotIn(stdout, what, pathcheck.Arg{What: "DEST " + format.QuoteName(dest), Path: dest})
-}
-
 // checkStdoutNotIn refuses stdout's file (what is written there: what) inside the folder
 // the command alone writes into (a restore's DEST, a bucket set's cache folder).
 func checkStdoutNotIn(stdout io.Writer, what string, folder pathcheck.Arg) error {

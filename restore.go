@@ -59,6 +59,8 @@ type restoreConfig struct {
 	s3                 *s3Flags
 	ids                *seal.Identities  // --identity: decrypt an encrypted archive
 	lock               *restore.DestLock // DEST's, held from before the plan reads it until the restore ends
+	stdoutName         string            // the file inside DEST that stdout goes into (see restore_stdout.go)
+	held               *heldStdout       // stdout, held until the plan says it does not write stdoutName
 }
 
 // restoreStatus is how a restore ended, as --json prints it; it decides the exit code.
@@ -191,8 +193,8 @@ func newRestoreCmd() *cobra.Command {
 		if err := cfg.checkDestNotSet(); err != nil {
 			return usageError(stderr, "restore", err)
 		}
-		if err := checkStdoutNotInDest(cmd.OutOrStdout(), cfg.stdoutWhat(), cfg.dest); err != nil && cfg.unreachable == nil {
-			return usageError(stderr, "restore", err)
+		if cfg.unreachable == nil {
+			cfg.stdoutName = stdoutInDest(cmd.OutOrStdout(), cfg.stdoutWhat(), cfg.dest)
 		}
 		if err := cfg.checkUndoFlags(); err != nil {
 			return usageError(stderr, "restore", err)
@@ -219,6 +221,11 @@ func newRestoreCmd() *cobra.Command {
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
 	defer limitMemory()()
 	out := &restoreJSON{Archive: cfg.archive, Dest: cfg.dest}
+	if cfg.stdoutName != "" {
+		cfg.held = &heldStdout{w: stdout}
+		stdout = cfg.held
+		defer cfg.held.release() // a restore that ended before its plan: its report
+	}
 	if cfg.jsonLines {
 		cfg.events = report.NewEvents(stdout, "restore")
 	}
@@ -356,6 +363,11 @@ func restoreInto(ctx context.Context, cfg restoreConfig, out *restoreJSON, stder
 	if err != nil {
 		out.fail(err)
 		sayf(stderr, "backup restore: %s: %s\n", format.QuoteName(cfg.archive), err.Error())
+		return
+	}
+	if err := cfg.stdoutWritten(plan.Writes); err != nil {
+		out.Status, out.Error = restoreUsage, err.Error()
+		sayf(stderr, "backup restore: %s\n", out.Error)
 		return
 	}
 	if cfg.lock != nil && cfg.lock.Ignored != nil {

@@ -41,6 +41,23 @@ func TestAttackRestoreStdoutIntoDest(t *testing.T) {
 			t.Errorf("%q >> %s: exit %d, stderr %q, changed %v; want 2, one line, unchanged", tc.args, tc.into, code, stderr, changed)
 		}
 	}
+	// A file in DEST that the archive does not hold is left as it is, and gets the report:
+	// backup restore --json a.zip . > report.json.
+	for _, tc := range []struct {
+		into string
+		args []string
+	}{
+		{"dest/report.json", []string{"restore", "--force", "--json", "a.zip", "dest"}},
+		{"dest/app/events.jsonl", []string{"restore", "--force", "--json-lines", "a.zip", "dest"}},
+	} {
+		path := filepath.Join(dir, tc.into)
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, stderr, changed := appendStdout(t, dir, path, tc.args...); code != exitComplete || !changed {
+			t.Errorf("%q >> %s: exit %d, stderr %q, written %v; want 0 and the report", tc.args, tc.into, code, stderr, changed)
+		}
+	}
 	// Outside DEST stdout's file is fine.
 	report := filepath.Join(dir, "report.json")
 	if err := os.WriteFile(report, nil, 0o644); err != nil {

@@ -236,6 +236,17 @@ func (p *Plan) BytesWritten() int64 { return p.written.Load() }
 // FilesDone is how many files Run has restored so far; safe to poll from any goroutine.
 func (p *Plan) FilesDone() int64 { return p.done.Load() }
 
+// Writes says whether Run would write, or keep as present, a file or symlink at name (a
+// path below DEST, with slashes).
+func (p *Plan) Writes(name string) bool {
+	for _, e := range p.entries {
+		if !e.IsDir && e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Plan) selectEntries() {
 	entries := p.r.Entries
 	picked := make([]bool, len(entries))
