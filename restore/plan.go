@@ -237,10 +237,16 @@ func (p *Plan) BytesWritten() int64 { return p.written.Load() }
 func (p *Plan) FilesDone() int64 { return p.done.Load() }
 
 // Writes says whether Run would write, or keep as present, a file or symlink at name (a
-// path below DEST, with slashes).
+// path below DEST, with slashes), or remove what is there (the undo of a restore removes
+// what that restore created).
 func (p *Plan) Writes(name string) bool {
 	for _, e := range p.entries {
 		if !e.IsDir && e.Name == name {
+			return true
+		}
+	}
+	for _, c := range p.remove {
+		if c.Path == name {
 			return true
 		}
 	}
