@@ -226,7 +226,13 @@ func symlinkNowhere(path string) (string, bool) {
 	at, target := path, first
 	for range maxSymlinks {
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(at), target)
+			// Joined as the kernel reads it, not cleaned: in sub/../x after a symlink sub,
+			// ".." is the folder sub leads into, not the link's own.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(at))
+			if err != nil {
+				return "", false
+			}
+			target = dir + string(filepath.Separator) + target
 		}
 		next, err := os.Readlink(target)
 		if err == nil {
