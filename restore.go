@@ -224,7 +224,6 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	if cfg.stdoutName != "" {
 		cfg.held = &heldStdout{w: stdout}
 		stdout = cfg.held
-		defer cfg.held.release() // a restore that ended before its plan: its report
 	}
 	if cfg.jsonLines {
 		cfg.events = report.NewEvents(stdout, "restore")
@@ -237,6 +236,9 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 			// Said on stderr once the plan is made; --json and --json-lines keep it too.
 			out.Warnings = append(out.Warnings, archive.Problem{Reason: cfg.lock.Ignored.Error()})
 		}
+	}
+	if cfg.held != nil {
+		cfg.held.release() // a restore that ended before its plan: its report (a failure said below)
 	}
 	if err := endRestoreEvents(cfg.events, out.nonNil()); err != nil {
 		outputCut(stderr, "restore", "--json-lines", err)

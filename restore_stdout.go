@@ -48,27 +48,30 @@ type heldStdout struct {
 	buf     bytes.Buffer
 	through bool
 	dropped bool
+	err     error // writing what was held failed: every later write says it (output cut)
 }
 
 func (h *heldStdout) Write(p []byte) (int, error) {
 	switch {
 	case h.dropped:
 		return len(p), nil
+	case h.through && h.err != nil:
+		return 0, h.err
 	case h.through:
 		return h.w.Write(p)
 	}
 	return h.buf.Write(p)
 }
 
-// release writes what was held, and from now on all that is written.
-func (h *heldStdout) release() error {
+// release writes what was held, and from now on all that is written. A failed write is
+// not the restore's: the next write returns it, and the command says it as output cut.
+func (h *heldStdout) release() {
 	if h.through || h.dropped {
-		return nil
+		return
 	}
 	h.through = true
-	_, err := h.w.Write(h.buf.Bytes())
+	_, h.err = h.w.Write(h.buf.Bytes())
 	h.buf = bytes.Buffer{}
-	return err
 }
 
 func (h *heldStdout) drop() { h.dropped, h.buf = true, bytes.Buffer{} }
@@ -83,5 +86,6 @@ func (cfg restoreConfig) stdoutWritten(writes func(name string) bool) error {
 		cfg.held.drop()
 		return fmt.Errorf("%s goes into %s, inside DEST %s, a file this restore writes: redirect it outside DEST", cfg.stdoutWhat(), format.QuoteName(cfg.stdoutName), format.QuoteName(cfg.dest))
 	}
-	return cfg.held.release()
+	cfg.held.release()
+	return nil
 }
