@@ -221,7 +221,8 @@ func newRestoreCmd() *cobra.Command {
 func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Writer) int {
 	defer limitMemory()()
 	out := &restoreJSON{Archive: cfg.archive, Dest: cfg.dest}
-	if cfg.stdoutName != "" {
+	if _, ok := stdoutFile(stdout, cfg.stdoutWhat()); ok && cfg.unreachable == nil {
+		// Held until the plan, as DEST's path may lead elsewhere once it is locked.
 		cfg.held = &heldStdout{w: stdout}
 		stdout = cfg.held
 	}
@@ -230,6 +231,10 @@ func restoreArchive(ctx context.Context, cfg restoreConfig, stdout, stderr io.Wr
 	}
 	if lockDest(&cfg, out, stderr) {
 		defer cfg.lock.Release()
+		if locked := cfg.lock.Path(); cfg.held != nil && locked != "" {
+			// The folder the plan reads and Run writes into, not the one DEST's path led to.
+			cfg.stdoutName = stdoutInDest(cfg.held.w, cfg.stdoutWhat(), locked)
+		}
 		restoreInto(ctx, cfg, out, stderr)
 		// A DEST the kernel cannot reach (cfg.unreachable) took no lock: cfg.lock is nil.
 		if out.lockIgnored {

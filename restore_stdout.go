@@ -14,8 +14,10 @@ import (
 // (backup restore --json a.zip . > report.json). That is refused only when the archive
 // holds a file at that name: restore --force would replace it, and the report would go into
 // the replaced file, which no name reaches. Which names the archive holds is known once its
-// plan is made, so until then what is written to stdout is held (heldStdout), and dropped
-// with the refusal.
+// plan is made, so until then what is written to a stdout that is a regular file is held
+// (heldStdout), and dropped with the refusal. The name is computed again from the folder
+// DEST's lock holds (the one the plan reads and Run writes into): DEST's path may have been
+// turned to another folder since the command line was read.
 
 // stdoutInDest is the name, relative to DEST, of the regular file inside DEST that stdout
 // goes into, "" when it goes elsewhere (or what is "" too: nothing is written there).
@@ -82,7 +84,7 @@ func (cfg restoreConfig) stdoutWritten(writes func(name string) bool) error {
 	if cfg.held == nil {
 		return nil
 	}
-	if writes(cfg.stdoutName) {
+	if cfg.stdoutName != "" && writes(cfg.stdoutName) {
 		cfg.held.drop()
 		return fmt.Errorf("%s goes into %s, inside DEST %s, a file this restore writes: redirect it outside DEST", cfg.stdoutWhat(), format.QuoteName(cfg.stdoutName), format.QuoteName(cfg.dest))
 	}

@@ -164,6 +164,19 @@ func (l *DestLock) held() bool {
 	return l != nil && l.fd >= 0
 }
 
+// Path is the path of the folder locked, as /proc/self/fd says now (DEST's path may lead
+// elsewhere by then); "" when l holds no descriptor or its path cannot be read.
+func (l *DestLock) Path() string {
+	if !l.held() {
+		return ""
+	}
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", l.fd))
+	if err != nil || !filepath.IsAbs(p) {
+		return ""
+	}
+	return p
+}
+
 // dup returns a descriptor of the locked folder of its own (close-on-exec), or -1 when l
 // holds none.
 func (l *DestLock) dup() (int, error) {
