@@ -3,6 +3,8 @@ package restore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -55,18 +57,42 @@ func (p *Plan) Creates() []format.Created {
 // neither.
 func (p *Plan) ReplacedWith() []format.Created {
 	var out []format.Created
-	if p.index == nil {
-		return nil
-	}
 	for _, name := range slices.Concat(p.Conflicts, p.FixUps) {
 		if _, ok := p.replaces[name]; !ok && !p.present[name] {
 			continue // a created path the undo removes, not a file it writes, or a folder
 		}
-		if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
-			out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+		if p.index != nil {
+			if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
+				out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+				continue
+			}
+		}
+		// No SHA-256 recorded (an archive of another tool, without a manifest): the entry's
+		// checked bytes are hashed here, or the undo could not tell the file Run writes from
+		// the user's edit of it, and would put the saved file back over that edit.
+		if c, ok := p.hashEntry(name); ok {
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// hashEntry is the record of the file entry name as Run writes it: its size and the SHA-256
+// of its bytes, read and checked (CRC-32) from the archive. false when it cannot be read:
+// Run fails on it too.
+func (p *Plan) hashEntry(name string) (format.Created, bool) {
+	for _, e := range p.entries {
+		if e.Name != name || e.IsDir || e.Kind != "" {
+			continue
+		}
+		h := sha256.New()
+		n, err := p.r.CopyChecked(h, e, make([]byte, 32<<10))
+		if err != nil {
+			return format.Created{}, false
+		}
+		return format.Created{Path: name, Type: format.CreatedFile, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, true
+	}
+	return format.Created{}, false
 }
 
 // leftSince says why the file at e's path, which differs from e (the file a before-state
