@@ -109,10 +109,16 @@ func interruptedAfter(out *restoreJSON) string {
 func writeUndoLine(w io.Writer, cfg restoreConfig, out *restoreJSON) {
 	if out.Undo != nil {
 		args := append([]string{"--force"}, out.Undo.Flags...)
-		if strings.HasPrefix(out.Undo.Archive, "-") || strings.HasPrefix(cfg.dest, "-") {
+		// DEST by its absolute path, as the before-state: the undo is run later, maybe from
+		// another folder, where a relative DEST names another folder.
+		dest := cfg.dest
+		if abs, err := absPath(dest); err == nil {
+			dest = abs
+		}
+		if strings.HasPrefix(out.Undo.Archive, "-") || strings.HasPrefix(dest, "-") {
 			args = append(args, "--")
 		}
-		for _, operand := range []string{out.Undo.Archive, cfg.dest} {
+		for _, operand := range []string{out.Undo.Archive, dest} {
 			args = append(args, format.ShellQuote(operand))
 		}
 		fmt.Fprintf(w, "backup restore: before-state saved in %s (undo: backup restore %s)\n", format.QuoteName(out.Undo.Archive), strings.Join(args, " "))

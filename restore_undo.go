@@ -118,6 +118,11 @@ func othersMayReplace(dir string) string {
 				case st.Uid != me && st.Uid != 0:
 					return fmt.Sprintf("%s is uid %d's", d, st.Uid)
 				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o020 != 0 && st.Mode&unix.S_ISVTX == 0:
+					if n, err := unix.Lgetxattr(d, "system.posix_acl_access", nil); err == nil && n > 0 {
+						// The group bits are the ACL's mask: a user or group it names may
+						// write, not only the folder's group.
+						return fmt.Sprintf("the ACL of %s lets group %d or a user or group it names write into it", d, st.Gid)
+					}
 					return fmt.Sprintf("group %d may write into %s", st.Gid, d)
 				case st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
 					return fmt.Sprintf("anyone may write into %s", d)

@@ -3,6 +3,8 @@ package restore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,8 +31,8 @@ func (p *Plan) noteCreated(e *archive.Entry) {
 }
 
 // Creates lists what Run creates, in archive order, for the before-state's manifest: the
-// folders, the symlinks, and the files whose SHA-256 the manifest records (without a
-// manifest, a file cannot be told from another later, and undo would leave it).
+// folders, the symlinks, and the files with their size and SHA-256 (the manifest's, else
+// that of the entry's checked bytes), by which the undo tells them from another file.
 func (p *Plan) Creates() []format.Created {
 	var out []format.Created
 	for _, e := range p.creates {
@@ -40,9 +42,15 @@ func (p *Plan) Creates() []format.Created {
 		case e.Kind != "" && p.index != nil:
 			l, _ := p.index.Symlink(e.Name)
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedSymlink, Target: l.Target})
-		case e.Kind == "" && p.index != nil:
+		case e.Kind == "" && p.index != nil && p.recordedSum(e.Name):
 			f, _ := p.index.File(e.Name)
 			out = append(out, format.Created{Path: e.Name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+		case e.Kind == "":
+			// No SHA-256 recorded (an archive of another tool): the undo tells the file Run
+			// writes from another by the hash of its checked bytes.
+			if c, ok := p.hashEntry(e); ok {
+				out = append(out, c)
+			}
 		}
 	}
 	return p.withFolders(out)
@@ -55,18 +63,53 @@ func (p *Plan) Creates() []format.Created {
 // neither.
 func (p *Plan) ReplacedWith() []format.Created {
 	var out []format.Created
-	if p.index == nil {
-		return nil
-	}
+	var entries map[string]*archive.Entry // by name, made when first needed
 	for _, name := range slices.Concat(p.Conflicts, p.FixUps) {
 		if _, ok := p.replaces[name]; !ok && !p.present[name] {
 			continue // a created path the undo removes, not a file it writes, or a folder
 		}
-		if f, ok := p.index.File(name); ok && !f.SHA256.IsZero() {
+		if p.index != nil && p.recordedSum(name) {
+			f, _ := p.index.File(name)
 			out = append(out, format.Created{Path: name, Type: format.CreatedFile, Size: f.Size, SHA256: f.SHA256.String()})
+			continue
+		}
+		// No SHA-256 recorded (an archive of another tool, without a manifest): the entry's
+		// checked bytes are hashed here, or the undo could not tell the file Run writes from
+		// the user's edit of it, and would put the saved file back over that edit.
+		if entries == nil {
+			entries = make(map[string]*archive.Entry, len(p.entries))
+			for _, e := range p.entries {
+				entries[e.Name] = e
+			}
+		}
+		if e, ok := entries[name]; ok {
+			if c, ok := p.hashEntry(e); ok {
+				out = append(out, c)
+			}
 		}
 	}
 	return out
+}
+
+// recordedSum says the manifest records the SHA-256 of the file name.
+func (p *Plan) recordedSum(name string) bool {
+	f, ok := p.index.File(name)
+	return ok && !f.SHA256.IsZero()
+}
+
+// hashEntry is the record of the file entry e as Run writes it: its size and the SHA-256
+// of its bytes, read and checked (CRC-32) from the archive. false when it cannot be read:
+// Run fails on it too.
+func (p *Plan) hashEntry(e *archive.Entry) (format.Created, bool) {
+	if e.IsDir || e.Kind != "" {
+		return format.Created{}, false
+	}
+	h := sha256.New()
+	n, err := p.r.CopyChecked(h, e, make([]byte, 32<<10))
+	if err != nil {
+		return format.Created{}, false
+	}
+	return format.Created{Path: e.Name, Type: format.CreatedFile, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, true
 }
 
 // leftSince says why the file at e's path, which differs from e (the file a before-state
