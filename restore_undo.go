@@ -113,7 +113,7 @@ func othersMayReplace(dir string) string {
 	for _, path := range []string{dir, real} {
 		for d := path; ; d = filepath.Dir(d) {
 			var st unix.Stat_t
-			if err := unix.Lstat(d, &st); err == nil {
+			if err := eintr.Lstat(d, &st); err == nil {
 				switch {
 				case st.Uid != me && st.Uid != 0:
 					return fmt.Sprintf("%s is uid %d's", d, st.Uid)
