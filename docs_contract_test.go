@@ -181,7 +181,7 @@ func TestDocsRestoreHelpNamesTheUndo(t *testing.T) {
 	if !ok {
 		t.Fatalf("restore --force printed no undo: %q", r.stderr)
 	}
-	// restore --force --same-permissions --xattrs /…/dest-before-restore-….zip dest)
+	// restore --force --same-permissions --xattrs /…/dest-before-restore-….zip /…/dest)
 	fields := strings.Fields(undo)
 	var flags []string
 	for _, f := range fields[1:] {
