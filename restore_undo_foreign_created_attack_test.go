@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,24 +16,7 @@ func TestAttackUndoLeavesFileCreatedFromForeignZip(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "foreign.zip")
-	f, err := os.Create(arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	for _, name := range []string{"app/a.txt", "app/new.txt"} {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
-		h.SetMode(0o644)
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("archived " + name + "\n"))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeForeignZip(t, arch, map[string]string{"app/a.txt": "archived app/a.txt\n", "app/new.txt": "archived app/new.txt\n"})
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "before the restore\n", mode: 0o644}})
 	r := backup(t, runOpts{dir: dir}, "restore", "--force", "--undo-dir", dir, arch, dest)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archive/zip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,22 +18,7 @@ func TestAttackUndoRevertsEditAfterForeignRestore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "foreign.zip")
-	f, err := os.Create(arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	h := &zip.FileHeader{Name: "app/a.txt", Method: zip.Deflate}
-	h.SetMode(0o644)
-	w, err := zw.CreateHeader(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte("archived\n"))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeForeignZip(t, arch, map[string]string{"app/a.txt": "archived\n"})
 	dest := filepath.Join(dir, "dest")
 	makeTree(t, filepath.Join(dest, "app"), map[string]node{"a.txt": {content: "before the restore\n", mode: 0o644}})
 	a := filepath.Join(dest, "app/a.txt")
