@@ -307,18 +307,35 @@ func TestReusePruneWaits(t *testing.T) {
 	r, first := setRun(t, dir, set, "-q")
 	mustExit(t, r, exitComplete)
 	var stderr bytes.Buffer
-	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-P", first, "-e", "inject=pread64:delay_exit=200000",
+	// The run's first fsync is its temp archive's: held there for 5 s, the
+	// run has its reference open and its temp in place however slowly this
+	// test is scheduled (a delay on the reference's reads left 1 s, which a
+	// loaded CI machine once missed).
+	cmd := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=5000000:when=1",
 		binary, "create", "-q", "--output-dir", set, "app")
 	cmd.Dir, cmd.Stderr = dir, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var runErr error
+	exited := false
 	waitFor(t, "the run's temp archive", func() bool {
+		select {
+		case runErr = <-done:
+			exited = true
+			return true
+		default:
+		}
 		tmp, _ := filepath.Glob(filepath.Join(set, ".app-*.tmp-*"))
 		return len(tmp) > 0
 	})
+	if exited {
+		t.Fatalf("the reusing run ended (%v) before its temp archive was seen\n%s", runErr, stderr.String())
+	}
 	mustExit(t, backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", set), exitLocked)
-	if err := cmd.Wait(); err != nil {
+	if err := <-done; err != nil {
 		t.Fatalf("the reusing run: %v\n%s", err, stderr.String())
 	}
 	second := filepath.Join(set, readLatest(t, set))
