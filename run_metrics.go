@@ -150,7 +150,10 @@ func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, 
 		if e.Archive {
 			archives++
 		}
-		if e.Receipt == nil {
+		// A run dated ahead of now (its machine's clock was wrong) is not the last run, and
+		// its finish no success to date the age alert by: counted, it would hold both alerts
+		// quiet until that date, while no backup is made.
+		if e.Receipt == nil || e.Ahead(now) {
 			continue
 		}
 		newest = e.Receipt
