@@ -97,7 +97,10 @@ func (c *creation) setSuccess() time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), setSuccessTimeout)
 	defer cancel()
 	e, err := backupset.Latest(ctx, c.cfg.set.store)
-	if err != nil || e.Receipt == nil || e.State() != backupset.Complete {
+	// A backup dated ahead (its machine's clock was wrong) is no success to date the age
+	// alert by: each run after this one carries the value on, and the alert could not fire
+	// until that date.
+	if err != nil || e.Receipt == nil || e.State() != backupset.Complete || e.Ahead(time.Now()) {
 		return time.Time{}
 	}
 	return e.Receipt.FinishedAt

@@ -45,3 +45,23 @@ func TestAttackStatusFutureRunSilencesAlerts(t *testing.T) {
 		t.Errorf("status calls the run dated a year ahead newer than LATEST:\n%s", r.stdout)
 	}
 }
+
+// TestAttackCreateMetricsFutureLatestSuccess: the first create with --metrics-file on a set
+// whose LATEST was made while the host's clock was a year ahead fails (its source is not
+// mounted). With no last success to carry over, it took the finish of LATEST's backup, a
+// year from now; every failing run after it carried that on, and BackupTooOld could not
+// fire for a year. Correct: a backup dated ahead gives no last success (0, unknown).
+func TestAttackCreateMetricsFutureLatestSuccess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	ahead := simulatedRun{time.Now().UTC().Truncate(time.Second).AddDate(1, 0, 0), format.Complete}
+	writeSimulated(t, set, ahead)
+	makeTree(t, set, map[string]node{"LATEST": {content: ahead.name() + "\n"}})
+	prom := filepath.Join(dir, "app.prom")
+
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "--output-dir", set, "--metrics-file", prom, "app"), exitFailed)
+	if got := metricValue(t, prom, `backup_last_success_timestamp_seconds{set="`+set+`"}`); got > float64(time.Now().Unix()) {
+		t.Errorf("backup_last_success_timestamp_seconds = %v, in the future: the age alert cannot fire until then", got)
+	}
+}
