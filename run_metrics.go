@@ -97,7 +97,10 @@ func (c *creation) setSuccess() time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), setSuccessTimeout)
 	defer cancel()
 	e, err := backupset.Latest(ctx, c.cfg.set.store)
-	if err != nil || e.Receipt == nil || e.State() != backupset.Complete {
+	// A backup dated ahead (its machine's clock was wrong) is no success to date the age
+	// alert by: each run after this one carries the value on, and the alert could not fire
+	// until that date.
+	if err != nil || e.Receipt == nil || e.State() != backupset.Complete || e.Ahead(time.Now()) {
 		return time.Time{}
 	}
 	return e.Receipt.FinishedAt
@@ -150,7 +153,10 @@ func statusGauges(dir string, s *backupset.Status, now time.Time, healthy bool, 
 		if e.Archive {
 			archives++
 		}
-		if e.Receipt == nil {
+		// A run dated ahead of now (its machine's clock was wrong) is not the last run, and
+		// its finish no success to date the age alert by: counted, it would hold both alerts
+		// quiet until that date, while no backup is made.
+		if e.Receipt == nil || e.Ahead(now) {
 			continue
 		}
 		newest = e.Receipt

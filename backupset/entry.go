@@ -76,6 +76,11 @@ func (e Entry) Started() time.Time {
 	return stamp
 }
 
+// Ahead reports whether the run started more than a clock's skew after now: the machine
+// that made it had its clock wrong, and the run orders nothing (it is no newer than any
+// other run, and not the set's last one), for create, prune and status alike.
+func (e Entry) Ahead(now time.Time) bool { return e.Started().After(now.Add(skew)) }
+
 // Scan lists the runs in st: every file with a default archive name, or such a name plus
 // the receipt suffix. Other files are not the set's and are not listed. A set that does not
 // exist yet is empty. The entries are sorted oldest first.

@@ -46,7 +46,7 @@ func ReadStatus(ctx context.Context, st Store) (*Status, error) {
 			s.LatestErr = err
 		} else {
 			s.Latest = &latest
-			s.Newer = newerComplete(entries, latest)
+			s.Newer = newerComplete(entries, latest, time.Now())
 			s.Activation = readActivation(ctx, st, latest.Name)
 		}
 		return s, nil
@@ -54,14 +54,15 @@ func ReadStatus(ctx context.Context, st Store) (*Status, error) {
 }
 
 // newerComplete returns the newest complete entry of latest's source if it sorts after
-// latest, else nil. entries are oldest first.
-func newerComplete(entries []Entry, latest Entry) *Entry {
+// latest, else nil. entries are oldest first. A run dated ahead of now is passed over: it
+// is not newer, only made with a wrong clock.
+func newerComplete(entries []Entry, latest Entry, now time.Time) *Entry {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		if e.Name == latest.Name {
 			return nil
 		}
-		if e.Source == latest.Source && e.State() == Complete {
+		if e.Source == latest.Source && e.State() == Complete && !e.Ahead(now) {
 			return &entries[i]
 		}
 	}
