@@ -209,11 +209,19 @@ func manifestFiles(t *testing.T, m map[string]any) []map[string]any {
 	return files
 }
 
-// linkedArchive backs up files as dir/src/app into dir/linked.zip, whose manifest then puts
+// linkedArchive backs up files (all of one mtime) as dir/src/app into dir/linked.zip, whose manifest then puts
 // every file in one hard-link group, whatever their contents: a manifest that lies.
 func linkedArchive(t *testing.T, dir string, files map[string]node) string {
 	t.Helper()
 	makeTree(t, filepath.Join(dir, "src/app"), files)
+	// One file has one mtime: members recorded with others are not linked (see
+	// TestAttackLinkGroupOfDifferentModes).
+	when := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for name := range files {
+		if err := os.Chtimes(filepath.Join(dir, "src/app", name), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
 	plain := filepath.Join(dir, "plain.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
 	arch := filepath.Join(dir, "linked.zip")

@@ -11,11 +11,13 @@ import (
 // TestAttackVerifyOKOnTargetRestoreRefuses: a backup of a symlink whose entry and manifest
 // record both say its target is "" (or "a\x00b"), which no Linux symlink holds. verify said
 // ok (exit 0); restore called the entry damaged, "symlink target is empty or holds a NUL",
-// and exited 1: two verdicts on one archive (hostile-archive pass).
+// and exited 1: two verdicts on one archive (hostile-archive pass). Likewise a target of
+// 4096 bytes, past the 4095 a Linux symlink holds (PATH_MAX with its NUL): verify said ok,
+// restore failed the entry with "symlink: file name too long", exit 3.
 func TestAttackVerifyOKOnTargetRestoreRefuses(t *testing.T) {
 	t.Parallel()
-	const want = "app/l: symlink target is empty or holds a NUL"
-	for _, tt := range []struct{ name, target string }{{"empty", ""}, {"NUL", "a\x00b"}} {
+	const want = "app/l: symlink target is empty, holds a NUL or is longer than 4095 bytes"
+	for _, tt := range []struct{ name, target string }{{"empty", ""}, {"NUL", "a\x00b"}, {"too long", strings.Repeat("a/", 2048)}} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "a\n"}, "l": {kind: "symlink", content: "a.txt"}})

@@ -60,11 +60,16 @@ func targetSum(target string) string {
 
 // ErrTarget is the damage of a symlink whose target no Linux symlink holds: restore cannot
 // create it, so verify reports it too.
-var ErrTarget = errors.New("symlink target is empty or holds a NUL")
+var ErrTarget = errors.New("symlink target is empty, holds a NUL or is longer than 4095 bytes")
 
-// CheckTarget is ErrTarget when target is empty or holds a NUL byte.
+// maxTarget is the longest target a Linux symlink holds: symlink(2) takes it as a path,
+// PATH_MAX (4096) bytes with its NUL, and refuses a longer one (ENAMETOOLONG).
+const maxTarget = 4095
+
+// CheckTarget is ErrTarget when target is empty, holds a NUL byte or is longer than
+// maxTarget.
 func CheckTarget(target string) error {
-	if target == "" || strings.IndexByte(target, 0) >= 0 {
+	if target == "" || len(target) > maxTarget || strings.IndexByte(target, 0) >= 0 {
 		return ErrTarget
 	}
 	return nil

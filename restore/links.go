@@ -190,22 +190,32 @@ func (p *Plan) linkGroup(e *archive.Entry) int {
 // members recorded with the same size and SHA-256 become one file; a member recorded with
 // other content stays a separate file, with a warning.
 func (p *Plan) relink(t *destTree, res *Result) {
+	entries := map[string]*archive.Entry{}
+	if len(p.linked) > 0 {
+		for _, e := range p.entries {
+			entries[e.Name] = e
+		}
+	}
 	for _, n := range slices.Sorted(maps.Keys(p.linked)) {
-		parts := p.byContent(p.linked[n])
+		parts := p.byContent(p.linked[n], entries)
 		// The group is the part most members agree on; the others are the odd ones out.
 		main := 0
 		for i, names := range parts {
-			if len(names) > len(parts[main]) {
+			if len(names.names) > len(parts[main].names) {
 				main = i
 			}
 		}
 		for i, names := range parts {
 			if i != main {
-				for _, name := range names {
-					p.linkWarning(name, parts[main][0], errOtherContent)
+				why := errOtherMeta
+				if parts[i].content != parts[main].content {
+					why = errOtherContent
+				}
+				for _, name := range names.names {
+					p.linkWarning(name, parts[main].names[0], why)
 				}
 			}
-			p.relinkGroup(t, names)
+			p.relinkGroup(t, names.names)
 		}
 	}
 }
@@ -223,26 +233,58 @@ var errKeptPresent = errors.New("it was there already as a file of its own, and 
 // of those checked against its record.
 var errOtherContent = errors.New("the manifest records other content for it")
 
+// errOtherMeta is why a member of a hard-link group recorded with the group's content is
+// not linked to the group's file: the manifest records another owner, mode, mtime or
+// attributes for it (a chmod while its names were read, or a manifest made to lie). One
+// file has one of each: linking it would give it the group's (a 0600 file the 0644 of
+// another name, readable by all), not those recorded for it.
+var errOtherMeta = errors.New("the manifest records another owner, mode, mtime or attributes for it")
+
+// linkPart is the members of a link group recorded alike: the same content, and the same
+// owner, mode, mtime and attributes as this restore gives them.
+type linkPart struct {
+	content linkContent
+	meta    string
+	names   []string
+}
+
+type linkContent struct {
+	size int64
+	sum  format.Digest
+}
+
 // byContent splits the members of a link group by the size and SHA-256 their records give,
-// in the order met: only names recorded with the same content may become one file.
-func (p *Plan) byContent(names []string) [][]string {
-	type content struct {
-		size int64
-		sum  format.Digest
-	}
-	var keys []content
-	var parts [][]string
+// and by the metadata this restore gives each (groupMeta), in the order met: only names
+// recorded alike may become one file.
+func (p *Plan) byContent(names []string, entries map[string]*archive.Entry) []linkPart {
+	var parts []linkPart
 	for _, name := range names {
 		f, _ := p.index.File(name)
-		k := content{f.Size, f.SHA256}
-		i := slices.Index(keys, k)
+		k := linkPart{content: linkContent{f.Size, f.SHA256}, meta: p.groupMeta(entries[name])}
+		i := slices.IndexFunc(parts, func(part linkPart) bool { return part.content == k.content && part.meta == k.meta })
 		if i < 0 {
-			keys, parts = append(keys, k), append(parts, nil)
-			i = len(keys) - 1
+			parts = append(parts, k)
+			i = len(parts) - 1
 		}
-		parts[i] = append(parts[i], name)
+		parts[i].names = append(parts[i].names, name)
 	}
 	return parts
+}
+
+// groupMeta is what this restore gives e beside its data (owner, mode, mtime and, with
+// Xattrs, attributes), as a key to compare the members of a link group by.
+func (p *Plan) groupMeta(e *archive.Entry) string {
+	if e == nil {
+		return ""
+	}
+	uid, gid, ok := p.owner(e)
+	key := fmt.Sprintf("%d:%d:%t %o %d", uid, gid, ok, p.perm(e), p.mtime(e).UnixNano())
+	if m := e.RecordedMeta(p.index); p.opts.Xattrs && m != nil {
+		for _, name := range slices.Sorted(maps.Keys(m.Xattrs)) {
+			key += fmt.Sprintf(" %q=%q", name, m.Xattrs[name])
+		}
+	}
+	return key
 }
 
 // relinkGroup links the members of one group of the same recorded content, as relink says.

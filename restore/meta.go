@@ -112,7 +112,7 @@ func (p *Plan) xattrs(e *archive.Entry, set func(name string, value []byte) erro
 	privileged := p.privileged(e)
 	var errs []error
 	for _, name := range aclsLast(slices.Sorted(maps.Keys(m.Xattrs))) {
-		if isPrivileged(name) && !privileged {
+		if !isOrdinary(name) && !privileged {
 			errs = append(errs, fmt.Errorf("%s not set: only with --same-permissions, as root, with the recorded owner", format.QuoteName(name)))
 			continue
 		}
@@ -148,6 +148,15 @@ func aclRank(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// isOrdinary reports whether the attribute is one restore sets without the setuid rule:
+// user.* and the POSIX ACLs, which grant no more than permission bits do. Any other follows
+// the rule: security.* and trusted.* (isPrivileged), and those of namespaces backup never
+// reads, which only a made manifest records (system.cifs_ntsd_full, a file's whole Windows
+// security descriptor on a CIFS mount, its owner among it).
+func isOrdinary(name string) bool {
+	return strings.HasPrefix(name, "user.") || strings.HasPrefix(name, aclPrefix)
 }
 
 // isPrivileged reports whether the attribute grants or marks privilege, as a setuid bit
