@@ -44,7 +44,10 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	switch {
 	case code == "NoSuchBucket":
 		err = fmt.Errorf("no bucket %s on the server", s.bucket)
-	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
+	case code == "NoSuchKey" || code == "NotFound" || code == "NoSuchUpload" || status == http.StatusNotFound && code == "":
+		// Only a 404 that says an object or an upload is missing is one: a server names
+		// other things it did not find with a 404 too (versitygw an unknown access key,
+		// XAdminUserNotFound), which "file does not exist" would hide.
 		err = fs.ErrNotExist
 	case (status == http.StatusPreconditionFailed || conflict) && ifMatch == "" && op != "read":
 		// A create whose condition failed, or that raced another conditional write of the
