@@ -154,7 +154,8 @@ func (c *setCache) archives(keep string) []string {
 	for _, e := range entries {
 		n := e.Name()
 		temp := strings.HasPrefix(n, ".") && strings.Contains(n, atomicfile.TempInfix)
-		if n != keep && e.Type().IsRegular() && (temp || backupset.SourceOf(n) != "") {
+		// IsArchiveName, not SourceOf: an encrypted archive's name holds no source.
+		if n != keep && e.Type().IsRegular() && (temp || backupset.IsArchiveName(n)) {
 			names = append(names, n)
 		}
 	}

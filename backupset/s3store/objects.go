@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,7 +45,15 @@ func (s *Store) opError(op, name, ifMatch string, err error) error {
 	switch {
 	case code == "NoSuchBucket":
 		err = fmt.Errorf("no bucket %s on the server", s.bucket)
-	case status == http.StatusNotFound || code == "NoSuchKey" || code == "NotFound":
+	case status == http.StatusNotFound && (code == "" || code == "NotFound") && strings.HasPrefix(op, "list"):
+		// S3 lists an empty prefix as empty and names a missing bucket: a listing answered
+		// 404 with no code of its own (the SDK names a bare 404 NotFound) came from
+		// something that is not an S3 server.
+		err = errors.New("the server answered 404 Not Found to a listing, as no S3 server does: is the endpoint an S3 server?")
+	case code == "NoSuchKey" || code == "NotFound" || code == "NoSuchUpload" || status == http.StatusNotFound && code == "":
+		// Only a 404 that says an object or an upload is missing is one: a server names
+		// other things it did not find with a 404 too (versitygw an unknown access key,
+		// XAdminUserNotFound), which "file does not exist" would hide.
 		err = fs.ErrNotExist
 	case (status == http.StatusPreconditionFailed || conflict) && ifMatch == "" && op != "read":
 		// A create whose condition failed, or that raced another conditional write of the
