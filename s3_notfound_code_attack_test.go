@@ -54,8 +54,9 @@ func TestAttackS3NotAnS3ServerSaysFileDoesNotExist(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"status", "s3://bucket/set"}, {"verify", "s3://bucket/set"}, {"sets", "s3://bucket"}} {
 		r := backup(t, runOpts{dir: dir, env: env}, args...)
-		if r.code != exitFailed || strings.Contains(r.stderr, "file does not exist") || !strings.Contains(r.stderr, "404") {
-			t.Errorf("%s from a server that is not S3: exit %d, stderr %q; want exit 1 saying what it answered", args[0], r.code, r.stderr)
+		// The line names the location too: `sets` once said only the cause.
+		if r.code != exitFailed || strings.Contains(r.stderr, "file does not exist") || !strings.Contains(r.stderr, "404") || !strings.Contains(r.stderr, args[1]) {
+			t.Errorf("%s from a server that is not S3: exit %d, stderr %q; want exit 1 naming %s and saying what it answered", args[0], r.code, r.stderr, args[1])
 		}
 	}
 }

@@ -121,6 +121,10 @@ func (t bucketTree) location() string { return t.st.Location() }
 
 func (t bucketTree) list(ctx context.Context) ([]backupset.Object, []error, error) {
 	files, err := t.st.ListTree(ctx)
+	if err != nil {
+		// As for a folder: the line names what could not be listed.
+		err = fmt.Errorf("%s: %w", format.QuoteName(t.location()), cause(err))
+	}
 	return files, nil, err
 }
 
