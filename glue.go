@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 	"backup/report"
 	"backup/seal"
@@ -227,10 +230,17 @@ func releaseSet(lock *backupset.Lock, prefix string, stderr io.Writer) {
 // setError renders an error about a set for the one line a command prints, naming the
 // folder of an empty set.
 func setError(dir string, err error) string {
-	if errors.Is(err, backupset.ErrNoBackup) {
-		return "no backup in " + dir + " yet"
+	if !errors.Is(err, backupset.ErrNoBackup) {
+		return err.Error()
 	}
-	return err.Error()
+	line := "no backup in " + dir + " yet"
+	// A bucket holds no archive that can be named the way a file can: s3://B/P/NAME.zip is
+	// read as a set of that name, which is empty.
+	if base := path.Base(strings.TrimSuffix(dir, "/")); strings.HasPrefix(dir, s3store.Scheme) && backupset.IsArchiveName(base) {
+		line += fmt.Sprintf(" (%s names a set, and %s is an archive's name: give its set, %s, which reads the archive LATEST names)",
+			dir, format.Quote(base), strings.TrimSuffix(strings.TrimSuffix(dir, "/"), "/"+base))
+	}
+	return line
 }
 
 // readFailed reports an archive that could not be read at all, or an interrupted read.
