@@ -35,8 +35,9 @@ func (cfg *createConfig) validateCache(flags *pflag.FlagSet, f cacheFlags, s3 *s
 	case cfg.recipients != nil && !cfg.recipients.OpenableBy(cfg.identities):
 		// A copy of an archive no key of the run's opens could never be read for reuse: a
 		// host that backs up without keys keeps none, and says so in the one line of a
-		// full run.
-		cfg.set.noCache = errors.New("the backups are encrypted, and no --identity of the run opens them: no local copy is kept to copy unchanged files from")
+		// full run. So does a run whose keys open LATEST's archive but not the one it
+		// writes (a new --recipient): the line names the one it cannot open.
+		cfg.set.noCache = errors.New("the backups are encrypted, and no --identity of the run opens the archive it writes (its --recipient): no local copy is kept to copy unchanged files from")
 		return nil
 	}
 	root, err := defaultCacheRoot()

@@ -222,6 +222,21 @@ func TestSealedS3Reuse(t *testing.T) {
 	if rc.Counts.Reused != 0 || !strings.Contains(r.stderr, "reading every file") || !strings.Contains(r.stderr, "encrypted") {
 		t.Errorf("without a key: reused %d, stderr %q", rc.Counts.Reused, r.stderr)
 	}
+	// A key rotation with both identities given: the old one opens LATEST's archive to
+	// copy from, the new one the archive the run writes, whose copy the cache keeps.
+	other := newAgeKey(t)
+	run("-i", key.identity)
+	r = backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--recipient", other.recipient, "-i", key.identity, "-i", other.identity, "app")
+	rc = readReceipt(t, filepath.Join(s.dir, readLatest(t, s.dir)+".receipt.json"))
+	if r.code != exitComplete || rc.Counts.Reused != 2 || strings.Contains(r.stderr, "reading every file") {
+		t.Errorf("a rotation with both keys: exit %d, reused %d, stderr %q; want both files reused", r.code, rc.Counts.Reused, r.stderr)
+	}
+	// A new recipient the run's key does not open: the line names the archive it writes,
+	// not LATEST's, which that key opens.
+	r = backup(t, runOpts{dir: dir, env: s.env}, "create", "--output-dir", s.loc, "--recipient", other.recipient, "-i", key.identity, "app")
+	if r.code != exitComplete || !strings.Contains(r.stderr, "no --identity of the run opens the archive it writes (its --recipient)") {
+		t.Errorf("a new recipient: exit %d, stderr %q", r.code, r.stderr)
+	}
 	r = backup(t, runOpts{dir: dir, env: s.env}, "sets", s.loc)
 	if r.code != exitComplete || !strings.Contains(r.stdout, "(encrypted)") || strings.Contains(r.stdout, "app") {
 		t.Errorf("sets: %d %q %q", r.code, r.stdout, r.stderr)
