@@ -87,14 +87,20 @@ func unopenedSidecar(src Source, err error) error {
 			continue
 		}
 		if !noSidecar(oerr) {
-			// The cause alone: the archive words a warning by the innermost *fs.PathError,
-			// whose path here is /proc/self/fd/N/....
-			var pe *fs.PathError
-			if errors.As(oerr, &pe) {
-				oerr = pe.Err
-			}
-			return fmt.Errorf("its %s cannot be read (%w), which SQLite needs to read it: %w", suffix, oerr, err)
+			return fmt.Errorf("its %s cannot be read (%w), which SQLite needs to read it: %w", suffix, pathCause(oerr), err)
 		}
+	}
+	return err
+}
+
+// pathCause returns err's cause without the *fs.PathError around it. The archive words a
+// warning by the innermost *fs.PathError, whose path here is /proc/self/fd/N/...: one left
+// in the chain drops the words that name the sidecar ("permission denied" alone, of a
+// database the user may read), which is what the error wrapping pathCause's says.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
 	return err
 }

@@ -34,7 +34,7 @@ func copyHot(ctx context.Context, src Source, stage string, copied func()) error
 		return errChanged // a writer came, and rolled it back already
 	}
 	if err != nil {
-		return fmt.Errorf("its hot journal: %w", err)
+		return fmt.Errorf("its -journal: %w", pathCause(err))
 	}
 	defer journal.Close()
 	err = copyPair(ctx, src, journal, "-journal", stage, copied)

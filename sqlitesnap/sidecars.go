@@ -26,7 +26,7 @@ func checkSidecars(src Source) error {
 		switch {
 		case noSidecar(err):
 		case err != nil:
-			return fmt.Errorf("its %s: %w", suffix, err)
+			return fmt.Errorf("its %s: %w", suffix, pathCause(err))
 		case !info.Mode().IsRegular():
 			return fmt.Errorf("its %s is %s, not a regular file, which SQLite would open", suffix, describe(info.Mode()))
 		}

@@ -32,7 +32,7 @@ func copyWithWAL(ctx context.Context, src Source, stage string) error {
 		return errChanged // a connection came and checkpointed it
 	}
 	if err != nil {
-		return fmt.Errorf("its -wal: %w", err)
+		return fmt.Errorf("its -wal: %w", pathCause(err))
 	}
 	defer wal.Close()
 	hadShm := exists(src.path() + "-shm")
