@@ -28,6 +28,10 @@ func (p *Plan) checkDest(e *archive.Entry) {
 		p.noteCreated(e)
 		return
 	}
+	if reason := p.liveLog(e); reason != "" {
+		p.refuse(e, reason)
+		return
+	}
 	st := p.lstat(e.Name)
 	switch {
 	case st.missing:
@@ -47,6 +51,40 @@ func (p *Plan) checkDest(e *archive.Entry) {
 	case !e.IsDir:
 		p.checkFile(e, st)
 	}
+}
+
+// liveLog says why the database snapshot e cannot be restored where DEST holds a log of
+// SQLite's beside it (NAME-wal, NAME-journal) that the archive does not: SQLite would
+// replay that log into the restored database the next time it is opened, and the database
+// would hold the state of the live one the log came from, or a mix of both, where restore
+// said it holds the archive's. With --force too: what a restore replaces, its undo can put
+// back, but the log must go with the application that writes it stopped, which is the
+// user's to do. "" when there is none, or e is no snapshot.
+func (p *Plan) liveLog(e *archive.Entry) string {
+	if p.index == nil || e.IsDir || e.Kind != "" {
+		return ""
+	}
+	if f, ok := p.index.File(e.Name); !ok || f.Snapshot == nil {
+		return ""
+	}
+	for _, suffix := range []string{"-wal", "-journal"} {
+		name := e.Name + suffix
+		st := p.lstat(name)
+		switch {
+		case st.missing || p.restores(name):
+			continue
+		case st.err != nil:
+			return fmt.Sprintf("is an SQLite database, and whether the destination holds its %s, which SQLite would apply over it, cannot be checked: %v", suffix, st.err)
+		default:
+			return fmt.Sprintf("is an SQLite database, and the destination holds its %s (%s), which SQLite would apply over the restored database: move it away with the application that writes it stopped, or restore into another folder", suffix, format.QuoteName(name))
+		}
+	}
+	return ""
+}
+
+// restores reports whether name is one of the entries the plan restores.
+func (p *Plan) restores(name string) bool {
+	return slices.ContainsFunc(p.entries, func(e *archive.Entry) bool { return e.Name == name })
 }
 
 // neverReplaced ends the refusal of an entry whose kind DEST holds otherwise (a file where
