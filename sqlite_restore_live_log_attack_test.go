@@ -45,6 +45,11 @@ func TestAttackRestoreSnapshotBesideLiveLog(t *testing.T) {
 	if r := backup(t, runOpts{dir: dir}, "restore", arch, dest); r.code != exitFailed || !strings.Contains(r.stderr, "holds its -wal") || exists(filepath.Join(dest, "app", "s.db")) {
 		t.Errorf("beside a -wal alone: exit %d, stderr %q; want exit 1 naming it, nothing written", r.code, r.stderr)
 	}
+	// An empty log (a -wal checkpointed with TRUNCATE, journal_mode=TRUNCATE's -journal)
+	// holds nothing to replay: no refusal for it.
+	if err := os.WriteFile(filepath.Join(dest, "app", "s.db-journal"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(wal, filepath.Join(dir, "moved-wal")); err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,13 @@ func (p *Plan) liveLog(e *archive.Entry) string {
 	for _, suffix := range []string{"-wal", "-journal"} {
 		name := e.Name + suffix
 		st := p.lstat(name)
+		if !st.missing && st.err == nil && st.mode.IsRegular() {
+			// An empty log (journal_mode=TRUNCATE's, or a -wal checkpointed with
+			// TRUNCATE) holds nothing to replay.
+			var size int64
+			size, st.err = p.sizeAt(name)
+			st.missing = st.err == nil && size == 0
+		}
 		switch {
 		case st.missing || p.restores(name):
 			continue
@@ -80,6 +87,19 @@ func (p *Plan) liveLog(e *archive.Entry) string {
 		}
 	}
 	return ""
+}
+
+// sizeAt is the size of the file DEST holds at name, read without following a link.
+func (p *Plan) sizeAt(name string) (int64, error) {
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err != nil {
+		return 0, err
+	}
+	var s unix.Stat_t
+	if err := eintr.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, cause(err)
+	}
+	return s.Size, nil
 }
 
 // restores reports whether name is one of the entries the plan restores.
