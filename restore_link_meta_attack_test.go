@@ -70,14 +70,7 @@ func TestAttackLinkGroupSetuidOfAnother(t *testing.T) {
 	if err := os.Chmod(filepath.Join(src, "zcopy"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	plain := filepath.Join(dir, "plain.zip")
-	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
-	arch := filepath.Join(dir, "linked.zip")
-	rewriteManifest(t, plain, arch, func(m map[string]any) {
-		for _, f := range manifestFiles(t, m) {
-			f["link"] = 1
-		}
-	})
+	arch := archiveAsLinked(t, dir)
 	dest := filepath.Join(dir, "dest")
 	r := backup(t, runOpts{dir: dir}, "restore", "--same-permissions", "--jobs", "1", arch, dest)
 	mustExit(t, r, exitComplete)

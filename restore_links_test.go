@@ -222,6 +222,13 @@ func linkedArchive(t *testing.T, dir string, files map[string]node) string {
 			t.Fatal(err)
 		}
 	}
+	return archiveAsLinked(t, dir)
+}
+
+// archiveAsLinked backs dir/src/app up and returns a copy of the archive whose manifest
+// records all its files as one hard-link group.
+func archiveAsLinked(t *testing.T, dir string) string {
+	t.Helper()
 	plain := filepath.Join(dir, "plain.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", plain, "src/app"), exitComplete)
 	arch := filepath.Join(dir, "linked.zip")

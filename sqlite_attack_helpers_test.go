@@ -68,3 +68,15 @@ func linkAsNobody(t *testing.T, target, link string) {
 		t.Fatalf("nobody's hard link: %v %s", err, out)
 	}
 }
+
+// lineAbout returns the last line of stderr that names path ("" when none does): the one
+// line a run says about a file it lost.
+func lineAbout(stderr, path string) string {
+	var line string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, path) {
+			line = l
+		}
+	}
+	return line
+}

@@ -30,12 +30,7 @@ func TestAttackSQLiteStagingFullSaysNotAnError(t *testing.T) {
 	sqlExec(t, db, "INSERT INTO t (v) VALUES (zeroblob(2000000))")
 	r := backup(t, runOpts{dir: dir}, "create", "-o", filepath.Join(out, "b.zip"), "app")
 	mustExit(t, r, exitIncomplete)
-	var line string
-	for _, l := range strings.Split(r.stderr, "\n") {
-		if strings.Contains(l, "app/big.db") {
-			line = l
-		}
-	}
+	line := lineAbout(r.stderr, "app/big.db")
 	if !strings.Contains(line, "lost app/big.db: snapshot: ") || !strings.Contains(line, "full") || strings.Contains(line, "not an error") {
 		t.Errorf("the line about app/big.db: %q; want it lost, the disk full, and no \"not an error\"", line)
 	}

@@ -28,12 +28,7 @@ func TestAttackSQLiteUnreadableShmSaysWhy(t *testing.T) {
 	}
 	r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "-o", filepath.Join(dir, "b.zip"), "app")
 	mustExit(t, r, exitIncomplete)
-	var line string
-	for _, l := range strings.Split(r.stderr, "\n") {
-		if strings.Contains(l, "app/s.db") {
-			line = l
-		}
-	}
+	line := lineAbout(r.stderr, "app/s.db")
 	if !strings.Contains(line, "lost app/s.db: snapshot: ") || !strings.Contains(line, "-shm") || !strings.Contains(line, "permission denied") || strings.Contains(line, "not an error") {
 		t.Errorf("the line about app/s.db: %q; want it lost, its -shm named, permission denied, no \"not an error\"", line)
 	}

@@ -46,12 +46,7 @@ func TestAttackSQLiteUnreadableCopiedSidecarSaysWhy(t *testing.T) {
 			}
 			r := backup(t, runOpts{dir: dir, uid: nobody}, "create", "-o", filepath.Join(dir, "b.zip"), "app")
 			mustExit(t, r, exitIncomplete)
-			var line string
-			for _, l := range strings.Split(r.stderr, "\n") {
-				if strings.Contains(l, "app/s.db") {
-					line = l
-				}
-			}
+			line := lineAbout(r.stderr, "app/s.db")
 			if !strings.Contains(line, "lost app/s.db: snapshot: ") || !strings.Contains(line, tc.sidecar) || !strings.Contains(line, "permission denied") {
 				t.Errorf("the line about app/s.db: %q; want it lost, its %s named, permission denied", line, tc.sidecar)
 			}
