@@ -78,7 +78,7 @@ func (p *Plan) liveLog(e *archive.Entry) string {
 			st.missing = st.err == nil && size == 0
 		}
 		switch {
-		case st.missing || p.restores(name):
+		case st.missing || p.Writes(name): // the archive's own log, or one the plan removes
 			continue
 		case st.err != nil:
 			return fmt.Sprintf("is an SQLite database, and whether the destination holds its %s, which SQLite would apply over it, cannot be checked: %v", suffix, st.err)
@@ -91,20 +91,20 @@ func (p *Plan) liveLog(e *archive.Entry) string {
 
 // sizeAt is the size of the file DEST holds at name, read without following a link.
 func (p *Plan) sizeAt(name string) (int64, error) {
-	dfd, err := p.tree.dir(parentOf(name), false)
-	if err != nil {
-		return 0, err
-	}
 	var s unix.Stat_t
-	if err := eintr.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := p.statAt(name, &s); err != nil {
 		return 0, cause(err)
 	}
 	return s.Size, nil
 }
 
-// restores reports whether name is one of the entries the plan restores.
-func (p *Plan) restores(name string) bool {
-	return slices.ContainsFunc(p.entries, func(e *archive.Entry) bool { return e.Name == name })
+// statAt lstats name in DEST through its folder's descriptor, never through a link.
+func (p *Plan) statAt(name string, s *unix.Stat_t) error {
+	dfd, err := p.tree.dir(parentOf(name), false)
+	if err != nil {
+		return err
+	}
+	return eintr.Fstatat(dfd, baseOf(name), s, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // neverReplaced ends the refusal of an entry whose kind DEST holds otherwise (a file where
@@ -323,10 +323,7 @@ func (p *Plan) lstat(name string) destState {
 	}
 	var st destState
 	var s unix.Stat_t
-	dfd, err := p.tree.dir(parentOf(name), false)
-	if err == nil {
-		err = eintr.Fstatat(dfd, baseOf(name), &s, unix.AT_SYMLINK_NOFOLLOW)
-	}
+	err := p.statAt(name, &s)
 	switch {
 	case err == nil:
 		st.mode, st.id, st.nlink = modeOf(&s), nodeOf(&s), uint64(s.Nlink)
