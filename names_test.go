@@ -223,6 +223,9 @@ func TestManifestNotLast(t *testing.T) {
 		{"file after it", []string{"app/", "app/a", ".backup-manifest.json", "+"}, "app/zz: not in the manifest"},
 		{"file before it", []string{"app/", "+", "app/a", ".backup-manifest.json"}, "app/zz: not in the manifest"},
 		{"directory after it", []string{"app/", "app/a", ".backup-manifest.json", "+/"}, "app/zd/: directory entry after the manifest, which backup writes last"},
+		// A folder entry the manifest's dirs do not list, where backup writes folders: every
+		// folder backup stores has its record there (manifest v2 on).
+		{"directory before it", []string{"app/", "+/", "app/a", ".backup-manifest.json"}, "app/zd/: not in the manifest"},
 		{"two manifests", []string{"app/", "app/a", ".backup-manifest.json", ".backup-manifest.json"}, ".backup-manifest.json: duplicate name"},
 	}
 	for i, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"backup/format"
 	"backup/skiprules"
 )
 
@@ -275,6 +276,8 @@ func (r *Reader) recordSum(e *Entry) (string, error) {
 		return "", nil
 	case e.IsDir && e.hdr.afterManifest():
 		return "", errAfterManifest
+	case e.IsDir && r.Manifest.Schema != format.ManifestSchemaV1 && r.index.FindDir(e.Name) < 0:
+		return "", errNotListed // see manifestIndex.compare
 	case e.IsDir:
 		return "", nil
 	case e.Kind == skiprules.KindSymlink:

@@ -67,6 +67,7 @@ func TestVerifyLinksAndOwners(t *testing.T) {
 	dir := linkEntry{name: "app/", owner: root}
 	file := linkEntry{name: "app/f", body: "data", owner: daemon}
 	fileRecord := format.File{Path: "app/f", Size: 4, SHA256: sumOf("data"), Meta: daemon}
+	dirRecord := []format.Dir{{Path: "app", Meta: *root}}
 	tests := []struct {
 		name     string
 		entries  []linkEntry
@@ -74,11 +75,11 @@ func TestVerifyLinksAndOwners(t *testing.T) {
 		want     []string
 	}{
 		{"faithful", []linkEntry{dir, file, {name: "app/l", target: "/etc", owner: root}},
-			format.Manifest{Files: []format.File{fileRecord}, Dirs: []format.Dir{{Path: "app", Meta: *root}}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, nil},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: dirRecord, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, nil},
 		{"other target of the same length", []linkEntry{dir, file, {name: "app/l", target: "/etc", body: "/usr", owner: root}},
-			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{"app/l: sha256 mismatch"}},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: dirRecord, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{"app/l: sha256 mismatch"}},
 		{"other target", []linkEntry{dir, file, {name: "app/l", target: "/etc/x", owner: root}},
-			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{`app/l: symlink target of 6 bytes, the manifest says "/etc"`, "app/l: sha256 mismatch"}},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: dirRecord, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc", Meta: *root}}}, []string{`app/l: symlink target of 6 bytes, the manifest says "/etc"`, "app/l: sha256 mismatch"}},
 		{"symlink not listed", []linkEntry{file, {name: "app/l", target: "/etc", owner: root}},
 			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/l: not in the manifest"}},
 		{"other owner", []linkEntry{{name: "app/f", body: "data", owner: root}},
@@ -86,7 +87,11 @@ func TestVerifyLinksAndOwners(t *testing.T) {
 		{"no owner field", []linkEntry{{name: "app/f", body: "data"}},
 			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/f: no owner field, the manifest records one"}},
 		{"directory missing", []linkEntry{file},
-			format.Manifest{Files: []format.File{fileRecord}, Dirs: []format.Dir{{Path: "app", Meta: *root}}}, []string{"app/: directory in the manifest but missing from the archive"}},
+			format.Manifest{Files: []format.File{fileRecord}, Dirs: dirRecord}, []string{"app/: directory in the manifest but missing from the archive"}},
+		{"directory not listed", []linkEntry{dir, file},
+			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/: not in the manifest"}},
+		{"directory not listed", []linkEntry{dir, file},
+			format.Manifest{Files: []format.File{fileRecord}}, []string{"app/: not in the manifest"}},
 		{"symlink missing", []linkEntry{file},
 			format.Manifest{Files: []format.File{fileRecord}, Symlinks: []format.Symlink{{Path: "app/l", Target: "/etc"}}}, []string{"app/l: symlink in the manifest but missing from the archive"}},
 	}

@@ -198,8 +198,10 @@ func (x *manifestIndex) compare(e *Entry) (string, *Problem) {
 	var p *Problem
 	switch {
 	case e.IsDir:
-		if i := x.FindDir(e.Name); i >= 0 {
-			x.seenDirs[i] = true
+		// Every folder backup stores has its record from manifest v2 on: a folder entry
+		// without one was added by another hand.
+		if take(x.FindDir(e.Name), x.seenDirs) < 0 && x.v2 {
+			return "", &Problem{Entry: e.StoredName(), Reason: "not in the manifest"}
 		}
 	case e.Kind == skiprules.KindSymlink && x.v2:
 		sum, p = x.compareSymlink(e)

@@ -48,6 +48,12 @@ func buildZip(t testing.TB, entries []zent, manifest bool) []byte {
 		if !e.dos {
 			fh.SetMode(entryMode(e)) // and with it host Unix
 		}
+		if manifest && strings.HasSuffix(e.name, "/") {
+			// backup records every folder it stores, with the owner its ux field holds
+			root := format.Meta{}
+			fh.Extra = addOwner(nil, &root)
+			m.Dirs = append(m.Dirs, format.Dir{Path: strings.TrimSuffix(e.name, "/"), Meta: root})
+		}
 		w, err := zw.CreateHeader(fh)
 		if err != nil {
 			t.Fatal(err)

@@ -68,9 +68,9 @@ func sumOf(s string) format.Digest { return format.Digest(sha256.Sum256([]byte(s
 // SkipSymlinks; not created when their data is not the recorded target.
 func TestRestoreSymlinks(t *testing.T) {
 	root := &format.Meta{} // the owner the manifest records for each symlink, 0:0, in its ux field too
-	entries := []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", owner: root},
+	entries := []linkEntry{{name: "app/", owner: root}, {name: "app/abs", target: "/etc/passwd", owner: root},
 		{name: "app/up", target: "../../outside", owner: root}, {name: "app/f", body: "new"}}
-	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}},
+	m := format.Manifest{Files: []format.File{{Path: "app/f", Size: 3, SHA256: sumOf("new")}}, Dirs: []format.Dir{{Path: "app"}},
 		Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}, {Path: "app/up", Target: "../../outside"}}}
 	data := buildLinkZip(t, entries, &m)
 
@@ -120,8 +120,8 @@ func TestRestoreSymlinks(t *testing.T) {
 		}
 	})
 	t.Run("wrong target", func(t *testing.T) {
-		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
-			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
+		bad := buildLinkZip(t, []linkEntry{{name: "app/", owner: root}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
+			&format.Manifest{Files: []format.File{}, Dirs: []format.Dir{{Path: "app"}}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
 		dest := t.TempDir()
 		_, res := restoreInto(t, bad, dest, Options{})
 		if got := problemStrings(res.Damaged); !slices.Equal(got, []string{"app/abs: symlink target does not match the manifest"}) {
@@ -134,8 +134,8 @@ func TestRestoreSymlinks(t *testing.T) {
 	// Skipped, it is still checked as verify checks it (archive.Reader.CopyChecked): against
 	// its recorded target, not only its CRC-32.
 	t.Run("wrong target, skipped", func(t *testing.T) {
-		bad := buildLinkZip(t, []linkEntry{{name: "app/"}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
-			&format.Manifest{Files: []format.File{}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
+		bad := buildLinkZip(t, []linkEntry{{name: "app/", owner: root}, {name: "app/abs", target: "/etc/passwd", body: "/etc/shadow", owner: root}},
+			&format.Manifest{Files: []format.File{}, Dirs: []format.Dir{{Path: "app"}}, Symlinks: []format.Symlink{{Path: "app/abs", Target: "/etc/passwd"}}})
 		res, err := archive.Verify(t.Context(), writeZip(t, bad), archive.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)

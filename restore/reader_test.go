@@ -24,13 +24,16 @@ func TestReaderFindsManifest(t *testing.T) {
 		wantProblems []string
 	}{
 		{"last", []string{"app/", "app/a", format.ManifestName}, true, []string{"app/", "app/a"}, nil},
-		{"first", []string{format.ManifestName, "app/a"}, true, []string{"app/a"}, nil},
+		// The folder would stand after the manifest (see "directory appended"): its record
+		// finds it missing.
+		{"first", []string{format.ManifestName, "app/a"}, true, []string{"app/a"},
+			[]string{"app/: directory in the manifest but missing from the archive"}},
 		{"file appended", []string{"app/", "app/a", format.ManifestName, "app/zz"}, true, []string{"app/", "app/a", "app/zz"},
 			[]string{"app/zz: not in the manifest"}},
 		{"file before it", []string{"app/", "app/zz", "app/a", format.ManifestName}, true, []string{"app/", "app/zz", "app/a"},
 			[]string{"app/zz: not in the manifest"}},
 		{"directory appended", []string{"app/", "app/a", format.ManifestName, "app/zd/"}, true, []string{"app/", "app/a", "app/zd/"},
-			[]string{"app/zd/: directory entry after the manifest, which backup writes last"}},
+			[]string{"app/zd/: not in the manifest", "app/zd/: directory entry after the manifest, which backup writes last"}},
 		{"symlink appended", []string{"app/", "app/a", format.ManifestName, "app/l"}, true, []string{"app/", "app/a", "app/l"},
 			[]string{"app/l: not in the manifest"}},
 		{"two manifests", []string{"app/", "app/a", format.ManifestName, format.ManifestName}, true, []string{"app/", "app/a"},
