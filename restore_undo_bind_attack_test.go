@@ -39,3 +39,35 @@ func TestAttackUndoDirBindMountInsideDest(t *testing.T) {
 		t.Errorf("DEST/app holds %q, want f.txt alone (no before-state inside DEST)", got)
 	}
 }
+
+// TestAttackAtticBindMountInsideSet prunes into an --attic that is a bind mount of a folder
+// inside the set (SET/old mounted at outside/attic). prune refuses SET/old itself ("inside
+// the backup set"), but through the mount the check passed, and the backups pruned would be
+// moved into a folder of the set. Correct: the same usage error (exit 2), nothing moved.
+func TestAttackAtticBindMountInsideSet(t *testing.T) {
+	mustRoot(t) // mount
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "archived\n"}})
+	set := filepath.Join(dir, "set")
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	}
+	attic := filepath.Join(dir, "outside/attic")
+	for _, d := range []string{filepath.Join(set, "old"), attic} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("mount", "--bind", filepath.Join(set, "old"), attic).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", attic).Run() })
+
+	r := backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--attic", attic, set)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "inside the backup set") {
+		t.Errorf("exit %d, want %d with --attic said inside the set; stderr:\n%s", r.code, exitUsage, r.stderr)
+	}
+	if got := listDir(t, attic); len(got) > 0 {
+		t.Errorf("the attic, a folder of the set, holds %q", got)
+	}
+}
