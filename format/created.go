@@ -59,14 +59,14 @@ func (c Created) check() error {
 	return nil
 }
 
-// replacedValue is a record of Manifest.Replaced: a file's.
+// replacedValue is a record of Manifest.Replaced: a file's, or a symlink's.
 func replacedValue(j createdJSON) (Created, error) {
 	if j.Path == "" && j.PathB64 == "" {
 		return Created{}, errors.New("a replaced file has no path")
 	}
 	c, err := j.value()
-	if err == nil && c.Type != CreatedFile {
-		err = fmt.Errorf("replaced %q has type %q, want file", c.Path, c.Type)
+	if err == nil && c.Type != CreatedFile && c.Type != CreatedSymlink {
+		err = fmt.Errorf("replaced %q has type %q, want file or symlink", c.Path, c.Type)
 	}
 	return c, err
 }

@@ -42,10 +42,10 @@ type Manifest struct {
 	// which restoring the before-state removes. Optional, so the schema stays v2.
 	Created []Created `json:"created,omitempty"`
 	// Replaced is set in the before-state of a restore only: for each file that restore
-	// replaces, the file it writes there (type "file", size, SHA-256). Restoring the
-	// before-state puts back the file it saved only where the destination still holds that
-	// one (or the saved one): a file changed since, or one the restore left as it was, is
-	// the user's. Optional, as Created is.
+	// replaces, the file it writes there (type "file", size, SHA-256) or the symlink (type
+	// "symlink", target). Restoring the before-state puts back the file it saved only where
+	// the destination still holds that one (or the saved one): a file changed since, or one
+	// the restore left as it was, is the user's. Optional, as Created is.
 	Replaced []Created `json:"replaced,omitempty"`
 	// Databases is DatabasesSQLite when the run looked at every file it read for an SQLite
 	// database (and stored those it found as snapshots): a later run need not open a file

@@ -51,6 +51,7 @@ type Check struct {
 // Err returns the first rule an output breaks, as one line naming it and what it collides
 // with, or nil.
 func (pc Check) Err() error {
+	mounts := &mountTable{}
 	for i, out := range pc.Outputs {
 		if err := out.fileOutput(); err != nil {
 			return err
@@ -61,7 +62,7 @@ func (pc Check) Err() error {
 			}
 		}
 		for _, in := range pc.Inputs {
-			if out.Folder && inside(in, out) {
+			if out.Folder && inside(in, out, mounts) {
 				return fmt.Errorf("%s is inside %s", in.What, out.What)
 			}
 		}
@@ -69,11 +70,11 @@ func (pc Check) Err() error {
 			if sameFile(out, folder) {
 				return fmt.Errorf("%s is %s", out.What, folder.What)
 			}
-			if inside(out, folder) {
+			if inside(out, folder, mounts) {
 				return fmt.Errorf("%s is inside %s", out.What, folder.What)
 			}
 		}
-		if err := out.replacesInput(pc.Sources); err != nil {
+		if err := out.replacesInput(pc.Sources, mounts); err != nil {
 			return err
 		}
 	}
@@ -164,7 +165,7 @@ func specialKind(m fs.FileMode) string {
 // replacesInput refuses an output that would replace a file inside a SOURCE folder, which the
 // run backs up (and, as its own output, would leave out), unless that file is one this
 // output wrote before.
-func (out Arg) replacesInput(sources []Arg) error {
+func (out Arg) replacesInput(sources []Arg, mounts *mountTable) error {
 	if out.Kind == nil || out.Path == "" {
 		return nil
 	}
@@ -175,7 +176,7 @@ func (out Arg) replacesInput(sources []Arg) error {
 	// Kind.Is reads the file (an archive's manifest: a tenth of a second at 30,000 files),
 	// so it is asked only of a file inside a SOURCE, the one case where its answer counts.
 	for _, src := range sources {
-		if inside(Arg{Path: at}, src) && !out.Kind.Is(at) {
+		if inside(Arg{Path: at}, src, mounts) && !out.Kind.Is(at) {
 			return fmt.Errorf("%s is a file inside %s that is not %s", out.What, src.What, out.Kind.Name)
 		}
 	}
@@ -193,8 +194,10 @@ func sameFile(a, b Arg) bool {
 }
 
 // inside reports whether p is below the folder dir: one of the folders above p, resolved, is
-// dir by path or by device and inode (a bind mount, a second name of a folder).
-func inside(p, dir Arg) bool {
+// dir by path or by device and inode (a bind mount, a second name of a folder), or p lies
+// below dir in their file system (p reached through a bind mount of a folder inside dir, or
+// is one).
+func inside(p, dir Arg, mounts *mountTable) bool {
 	if p.Path == "" && p.Info != nil && dir.Path != "" {
 		return holds(dir.Path, p.Info)
 	}
@@ -203,6 +206,9 @@ func inside(p, dir Arg) bool {
 	}
 	root := resolvePath(dir.Path)
 	rootInfo := dir.stat()
+	if rootInfo != nil && mounts.insideByMounts(resolvePath(p.Path), root) {
+		return true
+	}
 	for d := filepath.Dir(resolvePath(p.Path)); ; d = filepath.Dir(d) {
 		if d == root {
 			return true

@@ -56,11 +56,11 @@ func (p *Plan) Creates() []format.Created {
 	return p.withFolders(out)
 }
 
-// ReplacedWith lists, for the before-state's manifest (Replaced), the files Run writes over
-// the files it replaces, and the files it keeps as present and gives another owner, mode or
-// mtime (their bytes, the archive's): what its undo may put the saved files back over. A
-// file changed since (or one Run left as it was, because it changed during the run) holds
-// neither.
+// ReplacedWith lists, for the before-state's manifest (Replaced), the files and symlinks Run
+// writes over the files it replaces, and those it keeps as present and gives another owner,
+// mode or mtime (their bytes or target, the archive's): what its undo may put the saved
+// files back over. A file changed since (or one Run left as it was, because it changed
+// during the run) holds neither.
 func (p *Plan) ReplacedWith() []format.Created {
 	var out []format.Created
 	var entries map[string]*archive.Entry // by name, made when first needed
@@ -82,7 +82,16 @@ func (p *Plan) ReplacedWith() []format.Created {
 				entries[e.Name] = e
 			}
 		}
-		if e, ok := entries[name]; ok {
+		e, ok := entries[name]
+		switch {
+		case !ok:
+		case e.Kind != "" && p.index != nil:
+			// A symlink (over a file or another link, or one kept): the undo tells it from
+			// what the user put there since by its target.
+			if l, ok := p.index.Symlink(name); ok {
+				out = append(out, format.Created{Path: name, Type: format.CreatedSymlink, Target: l.Target})
+			}
+		default:
 			if c, ok := p.hashEntry(e); ok {
 				out = append(out, c)
 			}
@@ -121,10 +130,18 @@ func (p *Plan) leftSince(e *archive.Entry) string {
 	if !ok {
 		return ""
 	}
-	fh, err := p.openDest(e.Name)
-	if err == nil {
-		defer fh.Close()
+	var fh *os.File
+	var err error
+	if rec.Type == format.CreatedSymlink {
+		var dfd int
+		if dfd, err = p.tree.dir(parentOf(e.Name), false); err == nil {
+			fh, err = sameLink(p.ctx, dfd, baseOf(e.Name), rec)
+		}
+	} else if fh, err = p.openDest(e.Name); err == nil {
 		err = checkHeld(p.ctx, fh, rec)
+	}
+	if fh != nil {
+		defer fh.Close()
 	}
 	switch {
 	case err == nil:
