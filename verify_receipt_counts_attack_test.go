@@ -50,3 +50,40 @@ func TestAttackVerifyReceiptCountsEdited(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackAdoptReceiptCountsEdited: adopt takes an archive made elsewhere into a set with
+// its receipt, which it checked only for the archive's size, SHA-256 and status: a receipt
+// edited to count 999 files of 2 was adopted (exit 0), and `status` then showed 999 files
+// and `status --metrics-file` wrote backup_files 999. Correct: adopt refuses it as verify
+// does (exit 1), and copies nothing into the set.
+func TestAttackAdoptReceiptCountsEdited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "b.txt": {content: "world\n"}})
+	arch := filepath.Join(dir, "app-x.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	rcPath := arch + ".receipt.json"
+	b, err := os.ReadFile(rcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(b, &rc); err != nil {
+		t.Fatal(err)
+	}
+	rc["counts"].(map[string]any)["files"] = 999
+	if b, err = json.Marshal(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rcPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "adopt", set, arch)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
+		t.Errorf("adopt of an archive whose receipt counts 999 files of 2: exit %d, %s; want 1, naming the count", r.code, r.stdout+r.stderr)
+	}
+	if names, _ := filepath.Glob(filepath.Join(set, "*.zip*")); len(names) != 0 {
+		t.Errorf("adopt copied %v into the set; want nothing", names)
+	}
+}
