@@ -16,8 +16,8 @@ import (
 // the records by their count and never compares their length with that size, so verify,
 // list and restore read all of it (exit 0); unzip -t ("didn't find end-of-central-dir
 // signature at end of central dir", exit 1), bsdtar ("Invalid central directory
-// signature"), 7-Zip ("Headers Error") and Python's zipfile ("Truncated central directory")
-// fail it. Correct: the records must end exactly where the directory's size ends it, at the
+// signature") and 7-Zip ("Headers Error") fail either, Python's zipfile the second
+// ("Truncated central directory"). Correct: the records must end exactly where the directory's size ends it, at the
 // end record (exit 1, as for every other disagreement of the end record with the directory).
 func TestAttackVerifyCentralDirectoryOtherSize(t *testing.T) {
 	t.Parallel()
