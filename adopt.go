@@ -328,6 +328,10 @@ func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, r
 	if err := a.Receipt.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 		return "", fmt.Errorf("%w; nothing copied", err)
 	}
+	// status shows the counts of the receipt copied into the set, and its metrics carry them.
+	if err := a.Receipt.CountsProven("its receipt", format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}); err != nil {
+		return "", fmt.Errorf("%w; nothing copied", err)
+	}
 	holds, err := a.Source, entriesUnder(r.Entries, a.Source, "its receipt names")
 	if a.Source == backupset.Sealed {
 		holds, err = soleSource(r.Entries)

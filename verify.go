@@ -160,7 +160,13 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	if err == nil && rc != nil && res.HasManifest && res.ManifestRead {
 		// The receipt's status is only its word; the manifest, covered by the SHA-256 just
 		// checked, is the archive's. A foreign zip has no manifest and says so below.
-		if err := rc.StatusProven("receipt "+receiptPath, true, res.RecordedStatus); err != nil {
+		who := "receipt " + receiptPath
+		if err := rc.StatusProven(who, true, res.RecordedStatus); err != nil {
+			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
+		}
+		// Its counts are held to an archive found sound and its own: a damaged entry is not
+		// counted, and another archive's receipt is a problem already.
+		if err := rc.CountsProven(who, format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}); err != nil && res.OK() {
 			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 		}
 	}

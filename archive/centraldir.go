@@ -67,6 +67,7 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 	offsets = make([]int64, len(files))
 	var rec [centralLen]byte
 	var vari []byte
+	var read int64
 	for i, f := range files {
 		if _, err := io.ReadFull(br, rec[:]); err != nil || le32(rec[:]) != centralSig {
 			return nil, 0, cmp.Or(readFailed(err), errCentral)
@@ -76,6 +77,7 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 		if _, err := io.ReadFull(br, vari); err != nil || string(vari[:n]) != f.Name {
 			return nil, 0, cmp.Or(readFailed(err), errCentral)
 		}
+		read += int64(centralLen + n + e + c)
 		if disk := le16(rec[34:]); disk != 0 {
 			return nil, 0, onOtherDisk(f.Name, disk)
 		}
@@ -91,6 +93,11 @@ func headerOffsetsDir(ra io.ReaderAt, size int64, files []*zip.File) (offsets []
 			}
 		}
 		offsets[i] = base + off
+	}
+	// Go's reader reads the records by their count alone; unzip, Python, libarchive and
+	// 7-Zip find the end record (or a record there) where the directory's size ends it.
+	if read != dirSize {
+		return nil, 0, fmt.Errorf("%w: its records take %d bytes, the end record says %d, which unzip, bsdtar and 7-Zip refuse", errDirSize, read, dirSize)
 	}
 	return offsets, base + dirOff, nil
 }

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -157,22 +159,30 @@ func TestAttackManifestAheadCountLies(t *testing.T) {
 	end := len(data) - 22
 	binary.LittleEndian.PutUint16(data[end+8:], 2) // and finds the count it was told
 	binary.LittleEndian.PutUint16(data[end+10:], 2)
-	plain, err := NewReader(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
-	if err != nil || plain.ManifestErr == nil {
-		t.Fatalf("the archive does not make the case: %v, %v", err, plain.ManifestErr)
+	// The directory Go's reader reads is then shorter than the end record says, which is
+	// damage of its own (unzip reads every record): each reader must say the same.
+	plain, plainErr := NewReader(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
+	if plainErr == nil && plain.ManifestErr == nil {
+		t.Fatal("the archive does not make the case: read after, its manifest is taken")
 	}
-	ahead, err := NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
+	ahead, aheadErr := NewReader(bytes.NewReader(data), int64(len(data)))
+	r, openErr := Open(writeZip(t, data))
+	if openErr == nil {
+		defer r.Close()
 	}
-	r, err := Open(writeZip(t, data))
-	if err != nil {
-		t.Fatal(err)
+	var pathErr *fs.PathError // Open names the file
+	if errors.As(openErr, &pathErr) {
+		openErr = pathErr.Err
 	}
-	defer r.Close()
-	for _, got := range []*Reader{ahead, r} {
-		if errString(got.ManifestErr) != errString(plain.ManifestErr) || got.Manifest != nil {
-			t.Errorf("manifest read ahead: %v (files: %v); read after: %v", got.ManifestErr, got.Manifest != nil, plain.ManifestErr)
+	for _, got := range []struct {
+		r   *Reader
+		err error
+	}{{ahead, aheadErr}, {r, openErr}} {
+		switch {
+		case errString(got.err) != errString(plainErr):
+			t.Errorf("read ahead: %v; read after: %v", got.err, plainErr)
+		case got.err == nil && (errString(got.r.ManifestErr) != errString(plain.ManifestErr) || got.r.Manifest != nil):
+			t.Errorf("manifest read ahead: %v (files: %v); read after: %v", got.r.ManifestErr, got.r.Manifest != nil, plain.ManifestErr)
 		}
 	}
 }

@@ -74,6 +74,28 @@ func (rc *Receipt) StatusProven(who string, hasManifest bool, recorded string) e
 	return nil
 }
 
+// CountsProven says why rc's counts of files, bytes and folders cannot be trusted, or nil:
+// they must be those of the archive it describes, as its manifest and entries prove them
+// (got). A receipt that says failed stands, as for StatusProven. who names the receipt.
+func (rc *Receipt) CountsProven(who string, got Counts) error {
+	if rc.Status == Failed {
+		return nil
+	}
+	for _, c := range []struct {
+		what      string
+		says, has int64
+	}{
+		{"files", int64(rc.Counts.Files), int64(got.Files)},
+		{"bytes", rc.Counts.Bytes, got.Bytes},
+		{"folders", int64(rc.Counts.Dirs), int64(got.Dirs)},
+	} {
+		if c.says != c.has {
+			return fmt.Errorf("%s counts %d %s, but the archive holds %d (the receipt was edited?)", who, c.says, c.what, c.has)
+		}
+	}
+	return nil
+}
+
 // quoteStatus renders a status read from an archive, which need not be one of ours.
 func quoteStatus(s string) string {
 	switch Status(s) {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAttackVerifyReceiptCountsEdited: a backup's receipt edited to count other files,
+// bytes or folders than its archive holds (999 files where there are 2), its status and
+// archive record left alone. Verify checked only the receipt's size, SHA-256 and status, and
+// said "ok: 2 files … matches a.zip.receipt.json" (exit 0) of a receipt whose counts, which
+// `status` shows and the metrics carry, the archive proves wrong. Correct: the receipt's
+// counts of files, bytes and folders are what the archive's manifest and entries prove, as
+// its status is; verify exits 1 and says which count the receipt gets wrong.
+func TestAttackVerifyReceiptCountsEdited(t *testing.T) {
+	t.Parallel()
+	for _, field := range []string{"files", "bytes", "dirs"} {
+		t.Run(field, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+				"a.txt":     {content: "hello\n"},
+				"sub/b.txt": {content: "world\n"},
+			})
+			arch := filepath.Join(dir, "a.zip")
+			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+			rcPath := arch + ".receipt.json"
+			b, err := os.ReadFile(rcPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rc map[string]any
+			if err := json.Unmarshal(b, &rc); err != nil {
+				t.Fatal(err)
+			}
+			rc["counts"].(map[string]any)[field] = 999
+			if b, err = json.Marshal(rc); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(rcPath, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := backup(t, runOpts{dir: dir}, "verify", arch)
+			if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
+				t.Errorf("verify against a receipt that says %s 999: exit %d, %s; want 1, naming the count", field, r.code, r.stdout+r.stderr)
+			}
+		})
+	}
+}
+
+// TestAttackAdoptReceiptCountsEdited: adopt takes an archive made elsewhere into a set with
+// its receipt, which it checked only for the archive's size, SHA-256 and status: a receipt
+// edited to count 999 files of 2 was adopted (exit 0), and `status` then showed 999 files
+// and `status --metrics-file` wrote backup_files 999. Correct: adopt refuses it as verify
+// does (exit 1), and copies nothing into the set.
+func TestAttackAdoptReceiptCountsEdited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "b.txt": {content: "world\n"}})
+	arch := filepath.Join(dir, "app-x.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
+	rcPath := arch + ".receipt.json"
+	b, err := os.ReadFile(rcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(b, &rc); err != nil {
+		t.Fatal(err)
+	}
+	rc["counts"].(map[string]any)["files"] = 999
+	if b, err = json.Marshal(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rcPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "set")
+	r := backup(t, runOpts{dir: dir}, "adopt", set, arch)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
+		t.Errorf("adopt of an archive whose receipt counts 999 files of 2: exit %d, %s; want 1, naming the count", r.code, r.stdout+r.stderr)
+	}
+	if names, _ := filepath.Glob(filepath.Join(set, "*.zip*")); len(names) != 0 {
+		t.Errorf("adopt copied %v into the set; want nothing", names)
+	}
+}
