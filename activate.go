@@ -47,6 +47,9 @@ type activateJSON struct {
 	// Error says why activate failed, was refused or did not run (exit 1, 4 or 130);
 	// LATEST was not moved then.
 	Error string `json:"error,omitempty"`
+	// replacesDamaged says LATEST was there but named no archive (stderr said why): the
+	// line says so rather than "no LATEST".
+	replacesDamaged bool
 }
 
 type activateConfig struct {
@@ -179,6 +182,7 @@ func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error
 		return out, exitInterrupted, stopped(stderr, "activate", errActivateInterrupted)
 	case err != nil:
 		sayf(stderr, "backup activate: %v; activating replaces it\n", err)
+		out.replacesDamaged = true
 	}
 	out.Previous = previous
 	verify := storeVerifier(ctx, cfg.store, cfg.ids, previous)
@@ -206,8 +210,11 @@ func runActivate(cfg activateConfig, stderr io.Writer) (activateJSON, int, error
 // writeActivated prints what activate did, or would do.
 func writeActivated(w io.Writer, out activateJSON) {
 	was := "no LATEST"
-	if out.Previous != "" {
+	switch {
+	case out.Previous != "":
 		was = "was " + format.QuoteName(out.Previous)
+	case out.replacesDamaged:
+		was = "replacing a damaged LATEST"
 	}
 	verb := "LATEST ->"
 	if out.DryRun {
