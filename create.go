@@ -188,6 +188,11 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 	cfg.allowPlaintext = f.keys.allowPlaintext
 	cfg.hooks = runHooks(cfg.hooks, cfg.dryRun)
 	err := refuseEmpty(flags, []string{"output", "output-dir", "receipt", "exclude-from", "metrics-file", "reference", "cache-dir", "recipients-file", "identity"}, args, "SOURCE")
+	if err == nil && flags.Changed("fail-on") && len(f.failOn) == 0 {
+		// The comma list of nothing: an unset $KINDS would count nothing as lost, and a run
+		// meant to fail on those kinds would say complete.
+		err = fmt.Errorf("--fail-on is empty: give one or more of %s", strings.Join(format.FailOnOps, ","))
+	}
 	if err == nil {
 		err = refuseDash(flags, "output-dir", "receipt", "metrics-file", "cache-dir")
 	}

@@ -129,6 +129,13 @@ func (s *saver) readOnce(ctx context.Context, it *item, stream bool, relisted *e
 	if errors.Is(err, syscall.ELOOP) {
 		return outcome{skip: skiprules.KindSymlink}
 	}
+	if errors.Is(err, syscall.ENXIO) {
+		// A socket (or a device node with no device behind it) swapped in since the walk's
+		// lstat: open refuses it before fstat could say what it is.
+		if info, lerr := it.src.Lstat(); lerr == nil && skiprules.KindOf(info.Mode()) != "" {
+			return outcome{skip: skiprules.KindOf(info.Mode())}
+		}
+	}
 	var oe *OpError
 	if errors.As(err, &oe) {
 		return outcome{warn: pathError(oe.Op, name, oe.Err)}

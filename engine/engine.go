@@ -172,6 +172,9 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
+// errNotSource is why a SOURCE that is neither a directory nor a regular file fails the run.
+var errNotSource = errors.New("not a directory or a regular file")
+
 // CheckSources says why a source cannot be backed up (it is not there, or neither a
 // directory nor a regular file), or nil. Run checks them first; a caller may check them
 // earlier, before it does anything else.
@@ -182,7 +185,7 @@ func CheckSources(sources []Source) error {
 			return fmt.Errorf("source %s: %w", s.Path, cause(err))
 		}
 		if !info.IsDir() && !info.Mode().IsRegular() {
-			return fmt.Errorf("source %s: not a directory or a regular file", s.Path)
+			return fmt.Errorf("source %s: %w", s.Path, errNotSource)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 
 	"backup/archive"
@@ -28,7 +29,11 @@ func (e *Engine) walk(ctx context.Context) error {
 
 func walkSources(ctx context.Context, w walker.Walker, sources []Source) error {
 	for _, s := range sources {
-		if err := w.Walk(ctx, s.Path, s.Name); err != nil {
+		err := w.Walk(ctx, s.Path, s.Name)
+		if errors.Is(err, errNotSource) {
+			return fmt.Errorf("source %s: %w", s.Path, err)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -58,6 +63,12 @@ func (e *Engine) visit(en walker.Entry) error {
 	}
 	if en.Info == nil {
 		return nil
+	}
+	if en.Rel == "" && e.opts.Pick == nil && !en.Info.IsDir() && !en.Info.Mode().IsRegular() {
+		// CheckSources saw a directory or a regular file at the path; this is what is there
+		// now (swapped for a FIFO or a symlink since). Skipped, it would leave a run that
+		// stored nothing of the SOURCE complete.
+		return errNotSource
 	}
 	d := e.rules.Decide(en, en.Rel, en.Info, en.RootDev)
 	switch d.Action {

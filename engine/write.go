@@ -241,7 +241,7 @@ func (e *Engine) write(ctx context.Context) (*Result, error) {
 }
 
 func (e *Engine) archiveError(err error) error {
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, errNotSource) {
 		return err
 	}
 	return fmt.Errorf("writing archive %s: %w", e.opts.Output.Path, cause(err))

@@ -135,5 +135,8 @@ func (h Handle) Dir() string { return "/proc/self/fd/" + strconv.Itoa(h.parent.f
 // Name returns the entry's name in its directory.
 func (h Handle) Name() string { return h.base }
 
+// Lstat stats the entry again, relative to its directory, without following a symlink.
+func (h Handle) Lstat() (fs.FileInfo, error) { return lstatAt(h.parent.fd, h.base) }
+
 // Release lets the entry's directory be closed once nothing else needs it.
 func (h Handle) Release() { h.parent.release() }

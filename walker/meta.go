@@ -16,12 +16,27 @@ import (
 // OpXattr is the op of a warning for extended attributes that could not be read.
 const OpXattr = "xattr"
 
+// errNoLongerLink is the cause when a symlink the walk listed is something else by the time
+// its target is read (replaced by a file, as `sed -i` does to a link): the link is gone, as a
+// path that vanished is, and what took its name was never listed. It is fs.ErrNotExist to
+// errors.Is, so that it is told as such.
+var errNoLongerLink = noLongerLink{}
+
+type noLongerLink struct{}
+
+func (noLongerLink) Error() string { return "no longer a symlink (replaced since the walk listed it)" }
+
+func (noLongerLink) Is(target error) bool { return target == fs.ErrNotExist }
+
 // Readlink returns the target of the symlink e, read relative to its directory. Call it
 // during Visit.
 func (e Entry) Readlink() (string, error) {
 	for size := 256; ; size *= 4 {
 		buf := make([]byte, size)
 		n, err := eintr.Readlinkat(e.parent.fd, e.base, buf)
+		if errors.Is(err, unix.EINVAL) {
+			err = errNoLongerLink
+		}
 		if err != nil {
 			return "", &fs.PathError{Op: OpOpen, Path: e.Name, Err: err}
 		}
