@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"backup/archive"
-	"backup/atomicfile"
 	"backup/backupset"
 	"backup/eintr"
 	"backup/engine"
@@ -185,7 +184,7 @@ func writeBeforeState(ctx context.Context, cfg restoreConfig, plan *restore.Plan
 	if err != nil {
 		return nil, err
 	}
-	sweepBeforeStates(dir, cfg.dest)
+	defer holdBeforeStates(dir, cfg.dest)()
 	for try := 0; ; try++ {
 		// The name was free when chosen; another restore (into a DEST of the same name, with
 		// the same --undo-dir, in the same second) may take it first: take the next.
@@ -234,50 +233,6 @@ func writeBeforeStateIn(ctx context.Context, cfg restoreConfig, plan *restore.Pl
 		flags = append(flags, "--undo-dir", format.ShellQuote(dir))
 	}
 	return &undoPaths{Archive: out.archive, Receipt: out.receipt, Flags: flags}, nil
-}
-
-// sweepBeforeStates removes from dir what restores into dest killed while they wrote their
-// before-state (SIGKILL, the OOM killer) left: the temp files of its archive and receipt,
-// ".DEST-before-restore-TIME.zip.tmp-N" and ".….zip.receipt.json.tmp-N", as large as all
-// that such a restore replaces, which nothing else ever removes. Only this user's regular
-// files so named that no run holds are removed: a run holds a flock on the temp file it
-// writes, and the caller holds DEST's lock, so no restore into dest is writing one.
-func sweepBeforeStates(dir, dest string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return // the before-state's writing says what is wrong with dir
-	}
-	series := beforeStateName(dest)
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !atomicfile.IsTempName(name) {
-			continue
-		}
-		base := strings.TrimSuffix(name[1:strings.LastIndex(name, atomicfile.TempInfix)], format.ReceiptSuffix)
-		if backupset.SourceOf(base) == series {
-			removeDeadTemp(filepath.Join(dir, name))
-		}
-	}
-}
-
-// removeDeadTemp removes the file at path if it is a regular file of this user's that no
-// one holds a flock on, and still at path once locked.
-func removeDeadTemp(path string) {
-	fd, err := eintr.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	var held, there unix.Stat_t
-	if eintr.Fstat(fd, &held) != nil || held.Mode&unix.S_IFMT != unix.S_IFREG || int(held.Uid) != os.Geteuid() {
-		return
-	}
-	if eintr.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return // a run is writing it
-	}
-	if eintr.Lstat(path, &there) == nil && there.Dev == held.Dev && there.Ino == held.Ino {
-		eintr.Remove(path)
-	}
 }
 
 // beforeStateName is the name a before-state of a restore into dest is saved under: dest's
