@@ -57,7 +57,7 @@ func (pc Check) Err() error {
 			return err
 		}
 		for _, other := range append(pc.Inputs[:len(pc.Inputs):len(pc.Inputs)], pc.Outputs[:i]...) {
-			if sameFile(out, other) {
+			if sameFile(out, other, mounts) {
 				return fmt.Errorf("%s is also %s", out.What, other.What)
 			}
 		}
@@ -67,7 +67,7 @@ func (pc Check) Err() error {
 			}
 		}
 		for _, folder := range pc.Sealed {
-			if sameFile(out, folder) {
+			if sameFile(out, folder, mounts) {
 				return fmt.Errorf("%s is %s", out.What, folder.What)
 			}
 			if inside(out, folder, mounts) {
@@ -183,11 +183,15 @@ func (out Arg) replacesInput(sources []Arg, mounts *mountTable) error {
 	return nil
 }
 
-// sameFile reports whether a and b are one file: the same resolved path, or the same device
-// and inode.
-func sameFile(a, b Arg) bool {
-	if a.Path != "" && b.Path != "" && resolvePath(a.Path) == resolvePath(b.Path) {
-		return true
+// sameFile reports whether a and b are one file: the same resolved path, the same place in
+// one file system (a name not made yet, reached through a bind mount of its folder), or the
+// same device and inode.
+func sameFile(a, b Arg, mounts *mountTable) bool {
+	if a.Path != "" && b.Path != "" {
+		ra, rb := resolvePath(a.Path), resolvePath(b.Path)
+		if ra == rb || mounts.samePlace(ra, rb) {
+			return true
+		}
 	}
 	ia, ib := a.stat(), b.stat()
 	return ia != nil && ib != nil && os.SameFile(ia, ib)

@@ -150,3 +150,14 @@ func (t *mountTable) insideByMounts(path, root string) bool {
 	rDev, rPath, ok := t.locate(root)
 	return ok && dDev == rDev && under(dPath, rPath)
 }
+
+// samePlace says the resolved absolute paths are one name in one file system, whichever
+// mounts reach them.
+func (t *mountTable) samePlace(a, b string) bool {
+	aDev, aPath, ok := t.locate(a)
+	if !ok {
+		return false
+	}
+	bDev, bPath, ok := t.locate(b)
+	return ok && aDev == bDev && aPath == bPath
+}

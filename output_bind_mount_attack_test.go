@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAttackOutputsOneFileThroughBindMount gives create two outputs that are one file not
+// made yet, named through a bind mount of its folder (out mounted at mnt): -o out/a.zip
+// with --metrics-file mnt/a.zip, or --receipt mnt/a.zip. Neither existed, so no device and
+// inode were there to compare, and their paths differ: the metrics (or the receipt) replaced
+// the archive they describe, and the run said complete. Correct: a usage error (exit 2)
+// naming both, nothing written.
+func TestAttackOutputsOneFileThroughBindMount(t *testing.T) {
+	mustRoot(t) // mount
+	for _, flag := range []string{"--metrics-file", "--receipt"} {
+		t.Run(flag, func(t *testing.T) {
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "src"), map[string]node{"f.txt": {content: "hi\n"}})
+			for _, d := range []string{"out", "mnt"} {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mountOrFail(t, "--bind", filepath.Join(dir, "out"), filepath.Join(dir, "mnt"))
+
+			r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "out/a.zip", flag, "mnt/a.zip", "src")
+			if r.code != exitUsage || !strings.Contains(r.stderr, "is also the archive") {
+				t.Errorf("exit %d, want %d with %s said to be the archive; stderr:\n%s", r.code, exitUsage, flag, r.stderr)
+			}
+			if got := listDir(t, filepath.Join(dir, "out")); len(got) > 0 {
+				t.Errorf("out holds %q, want nothing written", got)
+			}
+		})
+	}
+}
