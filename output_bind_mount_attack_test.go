@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,5 +35,36 @@ func TestAttackOutputsOneFileThroughBindMount(t *testing.T) {
 				t.Errorf("out holds %q, want nothing written", got)
 			}
 		})
+	}
+}
+
+// TestAttackExecBeforeMountJoinsOutputs gives create -o out/a.zip --metrics-file mnt/a.zip
+// and an --exec-before hook that bind-mounts out at mnt (a hook may mount what the run
+// writes into). The outputs were checked before the hooks ran, when mnt was an empty folder
+// of its own: the metrics replaced the archive, and the run said complete. Correct: the
+// check again once the hooks ran, the run failed (exit 1) naming both, no archive written.
+func TestAttackExecBeforeMountJoinsOutputs(t *testing.T) {
+	mustRoot(t) // mount
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src"), map[string]node{"f.txt": {content: "hi\n"}})
+	for _, d := range []string{"out", "mnt"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt := filepath.Join(dir, "mnt")
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+
+	r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "out/a.zip", "--metrics-file", "mnt/a.zip",
+		"--exec-before", "mount --bind out mnt", "src")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "is also the archive") {
+		t.Errorf("exit %d, want %d with --metrics-file said to be the archive; stderr:\n%s", r.code, exitFailed, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out/a.zip")); err == nil {
+		if data, _ := os.ReadFile(filepath.Join(dir, "out/a.zip")); strings.HasPrefix(string(data), "# HELP") {
+			t.Errorf("out/a.zip holds the metrics text, not the archive")
+		} else {
+			t.Errorf("out/a.zip written")
+		}
 	}
 }
