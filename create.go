@@ -17,6 +17,7 @@ import (
 	"backup/engine"
 	"backup/format"
 	"backup/hooks"
+	"backup/pathcheck"
 	"backup/report"
 	"backup/seal"
 	"backup/skiprules"
@@ -57,6 +58,9 @@ type createConfig struct {
 	output, outputDir, receipt string
 	rules                      skiprules.Rules
 	excludes, excludeFrom      []string // -x and --exclude-from as given, read again after the before hooks
+	// checkInputs are the files the one check of outputs takes as inputs beside the
+	// SOURCEs, checked again after the before hooks (fileArgs).
+	checkInputs                []pathcheck.Arg
 	patterns                   []string // every exclude pattern, -x's and the files' lines, as last read
 	level, jobs                int
 	method                     format.Method
@@ -226,8 +230,8 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		err = cfg.validateCache(flags, f.cache, f.s3)
 	}
 	if err == nil {
-		inputs := slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))
-		err = cfg.checkOutputs(inputs, stdout)
+		cfg.checkInputs = slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))
+		err = cfg.checkOutputs(cfg.checkInputs, stdout)
 	}
 	return cfg, err
 }

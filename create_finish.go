@@ -27,6 +27,13 @@ func (c *creation) runBefore(ctx context.Context, stderr io.Writer) (int, bool) 
 		err = c.rereadExcludes()
 	}
 	if err == nil {
+		// A hook may mount what the run writes into or reads (the backup disk): the paths
+		// checked before it ran may now lead elsewhere, two outputs to one file.
+		if err = c.cfg.checkOutputs(c.cfg.checkInputs, c.stdout); err != nil {
+			c.cfg.metricsFile = "" // it may be the output that collides
+		}
+	}
+	if err == nil {
 		return 0, true
 	}
 	if ctx.Err() != nil {

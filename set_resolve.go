@@ -170,10 +170,37 @@ func (a archiveRef) openLocal() (*os.File, int64, error) {
 		return openRegular(a.path)
 	}
 	fd, err := eintr.Open(fmt.Sprintf("/proc/self/fd/%d", a.pinned.Fd()), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		// No /proc (a chroot, a container without it), where a run still works: the name
+		// again, while it leads to the file pinned.
+		return a.reopenByName()
+	}
 	if err != nil {
 		return nil, 0, &fs.PathError{Op: "open", Path: a.path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), a.path), a.pinnedSize, nil
+}
+
+// reopenByName opens the pinned archive again by its path, refused once the path leads to
+// another file.
+func (a archiveRef) reopenByName() (*os.File, int64, error) {
+	f, _, err := openRegular(a.path)
+	if err != nil {
+		return nil, 0, err
+	}
+	at, err := f.Stat()
+	var pinned fs.FileInfo
+	if err == nil {
+		pinned, err = a.pinned.Stat()
+	}
+	if err == nil && !os.SameFile(at, pinned) {
+		err = &fs.PathError{Op: "open", Path: a.path, Err: errors.New("replaced by another file since it was opened")}
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, a.pinnedSize, nil
 }
 
 // open reads the archive's directory and manifest. An archive in a bucket is read with

@@ -57,7 +57,7 @@ func (pc Check) Err() error {
 			return err
 		}
 		for _, other := range append(pc.Inputs[:len(pc.Inputs):len(pc.Inputs)], pc.Outputs[:i]...) {
-			if sameFile(out, other) {
+			if sameFile(out, other, mounts) {
 				return fmt.Errorf("%s is also %s", out.What, other.What)
 			}
 		}
@@ -67,7 +67,7 @@ func (pc Check) Err() error {
 			}
 		}
 		for _, folder := range pc.Sealed {
-			if sameFile(out, folder) {
+			if sameFile(out, folder, mounts) {
 				return fmt.Errorf("%s is %s", out.What, folder.What)
 			}
 			if inside(out, folder, mounts) {
@@ -170,24 +170,36 @@ func (out Arg) replacesInput(sources []Arg, mounts *mountTable) error {
 		return nil
 	}
 	at := resolveDir(out.Path) // the name a rename replaces: a symlink there, not its target
-	if _, err := os.Lstat(at); err != nil {
+	info, err := os.Lstat(at)
+	if err != nil {
 		return nil
 	}
 	// Kind.Is reads the file (an archive's manifest: a tenth of a second at 30,000 files),
 	// so it is asked only of a file inside a SOURCE, the one case where its answer counts.
 	for _, src := range sources {
-		if inside(Arg{Path: at}, src, mounts) && !out.Kind.Is(at) {
+		if !insideResolved(at, src, mounts) {
+			continue
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			// A run writes its outputs by rename, never a link: this one is the user's.
+			return fmt.Errorf("%s is a symlink inside %s, which the output would replace: give another path", out.What, src.What)
+		}
+		if !out.Kind.Is(at) {
 			return fmt.Errorf("%s is a file inside %s that is not %s", out.What, src.What, out.Kind.Name)
 		}
 	}
 	return nil
 }
 
-// sameFile reports whether a and b are one file: the same resolved path, or the same device
-// and inode.
-func sameFile(a, b Arg) bool {
-	if a.Path != "" && b.Path != "" && resolvePath(a.Path) == resolvePath(b.Path) {
-		return true
+// sameFile reports whether a and b are one file: the same resolved path, the same place in
+// one file system (a name not made yet, reached through a bind mount of its folder), or the
+// same device and inode.
+func sameFile(a, b Arg, mounts *mountTable) bool {
+	if a.Path != "" && b.Path != "" {
+		ra, rb := resolvePath(a.Path), resolvePath(b.Path)
+		if ra == rb || mounts.samePlace(ra, rb) {
+			return true
+		}
 	}
 	ia, ib := a.stat(), b.stat()
 	return ia != nil && ib != nil && os.SameFile(ia, ib)
@@ -201,15 +213,24 @@ func inside(p, dir Arg, mounts *mountTable) bool {
 	if p.Path == "" && p.Info != nil && dir.Path != "" {
 		return holds(dir.Path, p.Info)
 	}
-	if p.Path == "" || dir.Path == "" {
+	if p.Path == "" {
+		return false
+	}
+	return insideResolved(resolvePath(p.Path), dir, mounts)
+}
+
+// insideResolved is inside for the absolute path p, its folders resolved: a symlink at its
+// end is the name placed, not its target.
+func insideResolved(p string, dir Arg, mounts *mountTable) bool {
+	if dir.Path == "" {
 		return false
 	}
 	root := resolvePath(dir.Path)
 	rootInfo := dir.stat()
-	if rootInfo != nil && mounts.insideByMounts(resolvePath(p.Path), root) {
+	if rootInfo != nil && mounts.insideByMounts(p, root) {
 		return true
 	}
-	for d := filepath.Dir(resolvePath(p.Path)); ; d = filepath.Dir(d) {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
 		if d == root {
 			return true
 		}

@@ -1,10 +1,13 @@
 package pathcheck
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // A bind mount of a folder gives it a second path whose folders above are not the folders
@@ -12,9 +15,12 @@ import (
 // in its file system (the mount table's device, and its path from that file system's root)
 // is the same by either path.
 
-// mount is one line of /proc/self/mountinfo: the file system's device, the folder of it the
-// mount shows (its root), and where it shows it.
-type mount struct{ dev, root, at string }
+// mount is one line of /proc/self/mountinfo: its ID, the file system's device, the folder of
+// it the mount shows (its root), and where it shows it.
+type mount struct {
+	id            int
+	dev, root, at string
+}
 
 // mountTable is the mount table, read once for a Check when first needed.
 type mountTable struct {
@@ -40,7 +46,11 @@ func readMounts() []mount {
 		if len(f) < 5 {
 			continue
 		}
-		out = append(out, mount{dev: f[2], root: unescapeMount(f[3]), at: unescapeMount(f[4])})
+		id, err := strconv.Atoi(f[0])
+		if err != nil {
+			continue
+		}
+		out = append(out, mount{id: id, dev: f[2], root: unescapeMount(f[3]), at: unescapeMount(f[4])})
 	}
 	return out
 }
@@ -63,21 +73,66 @@ func unescapeMount(s string) string {
 }
 
 // locate says on which file system the resolved absolute path lies, and where in it: by the
-// mount whose mount point is the longest that holds path (the last listed of those at one
-// point, which covers the others).
-func locate(mounts []mount, path string) (dev, inFS string, ok bool) {
-	best := -1
-	for i, m := range mounts {
-		if under(path, m.at) && (best < 0 || len(m.at) >= len(mounts[best].at)) {
-			best = i
-		}
-	}
-	if best < 0 {
+// mount the kernel reaches its deepest existing name through. Not by the longest mount point
+// listed that holds it: a mount over a folder above hides the mounts below it, which stay
+// listed (a tmpfs over /mnt hides a bind mount at /mnt/b, and /mnt/b is then the tmpfs's).
+func (t *mountTable) locate(path string) (dev, inFS string, ok bool) {
+	mounts := t.get()
+	if mounts == nil {
 		return "", "", false
 	}
-	m := mounts[best]
-	rest, _ := filepath.Rel(m.at, path)
-	return m.dev, filepath.Join(m.root, rest), true
+	at, rest := path, ""
+	for {
+		id, err := mountID(at)
+		if err == nil {
+			return place(mounts, id, at, rest)
+		}
+		// Only a name not made yet is taken up to its folder: the mount of a folder that
+		// cannot be searched is not known.
+		if !errors.Is(err, syscall.ENOENT) || at == filepath.Dir(at) {
+			return "", "", false
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+		at = filepath.Dir(at)
+	}
+}
+
+// oPath is Linux's O_PATH, which package syscall lacks; its value on every architecture Go
+// builds for Linux: a descriptor that names the file without reading it, so a folder the
+// user may not list is placed too.
+const oPath = 0x200000
+
+// mountID is the ID of the mount through which the kernel reaches path (a symlink at its end
+// not followed), as /proc/self/fdinfo says of a descriptor opened on it.
+func mountID(path string) (int, error) {
+	fd, err := syscall.Open(path, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Close(fd)
+	data, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "mnt_id:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no mnt_id in fdinfo")
+}
+
+// place says on which file system, and where in it, lies the name rest below the folder at,
+// which the kernel reaches through the mount id.
+func place(mounts []mount, id int, at, rest string) (dev, inFS string, ok bool) {
+	for _, m := range mounts {
+		if m.id != id || !under(at, m.at) {
+			continue
+		}
+		rel, _ := filepath.Rel(m.at, at)
+		return m.dev, filepath.Join(m.root, rel, rest), true
+	}
+	return "", "", false
 }
 
 // under says the clean absolute path is dir or below it.
@@ -88,11 +143,21 @@ func under(path, dir string) bool {
 // insideByMounts says the resolved absolute path is the folder at root, or below it, in
 // their file system, whichever mounts reach them.
 func (t *mountTable) insideByMounts(path, root string) bool {
-	mounts := t.get()
-	dDev, dPath, ok := locate(mounts, path)
+	dDev, dPath, ok := t.locate(path)
 	if !ok {
 		return false
 	}
-	rDev, rPath, ok := locate(mounts, root)
+	rDev, rPath, ok := t.locate(root)
 	return ok && dDev == rDev && under(dPath, rPath)
+}
+
+// samePlace says the resolved absolute paths are one name in one file system, whichever
+// mounts reach them.
+func (t *mountTable) samePlace(a, b string) bool {
+	aDev, aPath, ok := t.locate(a)
+	if !ok {
+		return false
+	}
+	bDev, bPath, ok := t.locate(b)
+	return ok && aDev == bDev && aPath == bPath
 }

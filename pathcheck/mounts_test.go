@@ -2,33 +2,41 @@ package pathcheck
 
 import "testing"
 
-func TestInsideByMounts(t *testing.T) {
-	table := &mountTable{read: true, mounts: []mount{
-		{dev: "8:1", root: "/", at: "/"},
-		{dev: "0:40", root: "/", at: "/tmp"},
-		{dev: "8:1", root: "/srv/dest/app", at: "/mnt/undo"},
-		{dev: "8:1", root: "/srv", at: "/mnt/srv"},
-		{dev: "0:41", root: "/", at: "/mnt/undo"},              // over the bind above: it covers it
-		{dev: "8:1", root: "/srv/dest/a b", at: "/mnt/sp ace"}, // as unescaped from "/mnt/sp\040ace"
-	}}
+func TestPlace(t *testing.T) {
+	mounts := []mount{
+		{id: 1, dev: "8:1", root: "/", at: "/"},
+		{id: 2, dev: "0:40", root: "/", at: "/tmp"},
+		{id: 3, dev: "8:1", root: "/srv/dest/app", at: "/mnt/undo"},
+		{id: 4, dev: "8:1", root: "/srv/dest/a b", at: "/mnt/sp ace"}, // as unescaped from "/mnt/sp\040ace"
+	}
 	for _, tt := range []struct {
-		path, root string
-		want       bool
+		id             int
+		at, rest, want string
+		ok             bool
 	}{
-		{"/srv/dest/app", "/srv/dest", true},
-		{"/srv/dest", "/srv/dest", true},
-		{"/srv/destination", "/srv/dest", false},
-		{"/mnt/srv/dest/app/x", "/srv/dest", true},
-		{"/mnt/srv/other", "/srv/dest", false},
-		{"/srv", "/srv/dest", false},
-		{"/mnt/undo", "/srv/dest", false},
-		{"/mnt/sp ace/f", "/srv/dest", true},
-		{"/tmp/x", "/srv", false},
-		{"/tmp/x", "/tmp", true},
+		{1, "/srv/dest", "app", "/srv/dest/app", true},
+		{2, "/tmp", "x", "/x", true},
+		{3, "/mnt/undo/sub", "new", "/srv/dest/app/sub/new", true},
+		{4, "/mnt/sp ace", "", "/srv/dest/a b", true},
+		{3, "/mnt/other", "", "", false}, // not below the mount's point: another namespace's view
+		{9, "/srv", "", "", false},
 	} {
-		if got := table.insideByMounts(tt.path, tt.root); got != tt.want {
-			t.Errorf("insideByMounts(%q, %q) = %v, want %v", tt.path, tt.root, got, tt.want)
+		_, got, ok := place(mounts, tt.id, tt.at, tt.rest)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("place(%d, %q, %q) = %q, %v; want %q, %v", tt.id, tt.at, tt.rest, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+func TestLocateNotMadeYet(t *testing.T) {
+	dir := t.TempDir()
+	table := &mountTable{}
+	_, have, ok := table.locate(dir)
+	if !ok {
+		t.Fatalf("locate(%q) found no mount", dir)
+	}
+	if _, got, ok := table.locate(dir + "/new/er"); !ok || got != have+"/new/er" {
+		t.Errorf("locate(%q) = %q, %v; want %q, true", dir+"/new/er", got, ok, have+"/new/er")
 	}
 }
 
