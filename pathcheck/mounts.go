@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A bind mount of a folder gives it a second path whose folders above are not the folders
@@ -89,7 +90,7 @@ func (t *mountTable) locate(path string) (dev, inFS string, ok bool) {
 		}
 		// Only a name not made yet is taken up to its folder: the mount of a folder that
 		// cannot be searched is not known.
-		if !errors.Is(err, syscall.ENOENT) || at == filepath.Dir(at) {
+		if !errors.Is(err, unix.ENOENT) || at == filepath.Dir(at) {
 			return "", "", false
 		}
 		rest = filepath.Join(filepath.Base(at), rest)
@@ -97,19 +98,15 @@ func (t *mountTable) locate(path string) (dev, inFS string, ok bool) {
 	}
 }
 
-// oPath is Linux's O_PATH, which package syscall lacks; its value on every architecture Go
-// builds for Linux: a descriptor that names the file without reading it, so a folder the
-// user may not list is placed too.
-const oPath = 0x200000
-
 // mountID is the ID of the mount through which the kernel reaches path (a symlink at its end
 // not followed), as /proc/self/fdinfo says of a descriptor opened on it.
 func mountID(path string) (int, error) {
-	fd, err := syscall.Open(path, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	// O_PATH names the file without reading it: a folder the user may not list is placed too.
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
-	defer syscall.Close(fd)
+	defer unix.Close(fd)
 	data, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
 	if err != nil {
 		return 0, err
