@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,4 +386,44 @@ func TestAttackExecTimeoutZero(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "a.zip")); err == nil {
 		t.Error("a.zip was written")
 	}
+}
+
+// TestAttackSecondSignalLeavesAfterHookRunning: a second SIGINT while an after hook runs
+// ends backup at once (exit 130), as documented, but the hook's process group, which its
+// doc says is killed whole when the run is interrupted, was left running, bound by no
+// --exec-timeout any more: a hook that hangs ran for ever, and one that pings a dead man's
+// switch did so after backup had exited. Correct: the forced exit kills it first.
+func TestAttackSecondSignalLeavesAfterHookRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+	pidFile, late := filepath.Join(dir, "hook.pid"), filepath.Join(dir, "late")
+	cmd := exec.Command(binary, "create", "-q", "-o", filepath.Join(dir, "app.zip"),
+		"--exec-after", `echo $$ > `+pidFile+`; sleep 3; touch `+late, "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var pid int
+	waitFor(t, "the after hook", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	for range 2 {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	time.Sleep(4 * time.Second)
+	if _, err := os.Stat(late); err == nil {
+		t.Errorf("the after hook went on after backup exited (exit %d)", cmd.ProcessState.ExitCode())
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
 }
