@@ -427,3 +427,27 @@ func TestAttackSecondSignalLeavesAfterHookRunning(t *testing.T) {
 	}
 	syscall.Kill(-pid, syscall.SIGKILL)
 }
+
+// TestAttackHookLeavesChildHoldingStderr: a hook that starts a child in the background
+// (`sleep 20 &`, a curl that hangs, backgrounded) and exits. The child, in the hook's
+// process group, was killed neither when the hook ended nor at --exec-timeout: it ran on
+// after backup exited, bound by nothing, holding backup's stderr open, so whoever read it
+// (cron mailing the output, `backup … 2>&1 | logger`) waited for it. Correct: what a hook
+// leaves running dies with it.
+func TestAttackHookLeavesChildHoldingStderr(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"--exec-before", "--exec-after"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+			start := time.Now()
+			// backup's stderr is a pipe, read to its end.
+			r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "app.zip", "--exec-timeout", "2s", when, "sleep 20 &", "app")
+			mustExit(t, r, exitComplete)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("backup's stderr was held open %v by what the hook left running; want it closed when backup exits", took.Round(time.Second))
+			}
+		})
+	}
+}

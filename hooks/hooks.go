@@ -99,7 +99,8 @@ func timeoutHint(h format.Hook) string {
 }
 
 // run runs cmd with sh -c, stdin closed (/dev/null) and its output on stderr, env added to
-// ours. The hook and everything it started are killed at the timeout. Its exit code is -1
+// ours. The hook and everything it started are killed at the timeout, and what it left
+// running when it ends. Its exit code is -1
 // when it could not be started or was killed.
 func run(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) format.Hook {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -119,6 +120,9 @@ func run(ctx context.Context, when, cmd string, env []string, timeout time.Durat
 	if err == nil {
 		running.Store(c.Process.Pid, struct{}{})
 		err = c.Wait()
+		// What the hook left running (`cmd &`) would hold our stderr open after we exit,
+		// bound by no timeout: it dies with the hook. setsid starts what must outlive it.
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		running.Delete(c.Process.Pid)
 	}
 	h := format.Hook{When: when, Command: cmd, ExitCode: c.ProcessState.ExitCode()}
