@@ -97,3 +97,26 @@ func TestAttackAdoptReceiptNotesEdited(t *testing.T) {
 		t.Errorf("adopt copied %v into the set; want nothing", names)
 	}
 }
+
+// TestSealedReceiptNotesCountedNotListed: the receipt of an encrypted archive lists no path
+// (see docs/encryption.md), so none of the skipped, excluded or warned paths its manifest
+// lists: verify -i holds its counts of them to the manifest, and not its lists, which it
+// leaves out on purpose. One whose count was edited is refused all the same.
+func TestSealedReceiptNotesCountedNotListed(t *testing.T) {
+	t.Parallel()
+	key := newAgeKey(t)
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{
+		"a.txt":    {content: "hello\n"},
+		"fifo":     {kind: "fifo"},
+		"junk.tmp": {content: "junk\n"},
+	})
+	arch := filepath.Join(dir, "app-x.zip")
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-x", "*.tmp", "--recipient", key.recipient, "-o", arch, "src/app"), exitComplete)
+	mustExit(t, backup(t, runOpts{dir: dir}, "verify", "-q", "-i", key.identity, arch), exitComplete)
+	editReceipt(t, arch+".receipt.json", receiptNoteEdits["skipped 0"])
+	r := backup(t, runOpts{dir: dir}, "verify", "-i", key.identity, arch)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "counts 0 skipped paths") {
+		t.Errorf("verify -i against a sealed receipt counting 0 skipped of 1: exit %d, %s; want 1, naming the count", r.code, r.stdout+r.stderr)
+	}
+}
