@@ -329,7 +329,7 @@ func verifyAdoptee(ctx context.Context, cfg adoptConfig, a backupset.Adoption, r
 		return "", fmt.Errorf("%w; nothing copied", err)
 	}
 	// status shows the counts of the receipt copied into the set, and its metrics carry them.
-	if err := a.Receipt.CountsProven("its receipt", format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}); err != nil {
+	if err := a.Receipt.CountsProven("its receipt", format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}, res.Notes); err != nil {
 		return "", fmt.Errorf("%w; nothing copied", err)
 	}
 	holds, err := a.Source, entriesUnder(r.Entries, a.Source, "its receipt names")

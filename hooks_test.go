@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -383,5 +385,69 @@ func TestAttackExecTimeoutZero(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "a.zip")); err == nil {
 		t.Error("a.zip was written")
+	}
+}
+
+// TestAttackSecondSignalLeavesAfterHookRunning: a second SIGINT while an after hook runs
+// ends backup at once (exit 130), as documented, but the hook's process group, which its
+// doc says is killed whole when the run is interrupted, was left running, bound by no
+// --exec-timeout any more: a hook that hangs ran for ever, and one that pings a dead man's
+// switch did so after backup had exited. Correct: the forced exit kills it first.
+func TestAttackSecondSignalLeavesAfterHookRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+	pidFile, late := filepath.Join(dir, "hook.pid"), filepath.Join(dir, "late")
+	cmd := exec.Command(binary, "create", "-q", "-o", filepath.Join(dir, "app.zip"),
+		"--exec-after", `echo $$ > `+pidFile+`; sleep 3; touch `+late, "app")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var pid int
+	waitFor(t, "the after hook", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	for range 2 {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	time.Sleep(4 * time.Second)
+	if _, err := os.Stat(late); err == nil {
+		t.Errorf("the after hook went on after backup exited (exit %d)", cmd.ProcessState.ExitCode())
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// TestAttackHookLeavesChildHoldingStderr: a hook that starts a child in the background
+// (`sleep 20 &`, a curl that hangs, backgrounded) and exits. The child, in the hook's
+// process group, was killed neither when the hook ended nor at --exec-timeout: it ran on
+// after backup exited, bound by nothing, holding backup's stderr open, so whoever read it
+// (cron mailing the output, `backup … 2>&1 | logger`) waited for it. Correct: what a hook
+// leaves running dies with it.
+func TestAttackHookLeavesChildHoldingStderr(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"--exec-before", "--exec-after"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}})
+			start := time.Now()
+			// backup's stderr is a pipe, read to its end.
+			r := backup(t, runOpts{dir: dir}, "create", "-q", "-o", "app.zip", "--exec-timeout", "2s", when, "sleep 20 &", "app")
+			mustExit(t, r, exitComplete)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("backup's stderr was held open %v by what the hook left running; want it closed when backup exits", took.Round(time.Second))
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"backup/atomicfile"
+	"backup/hooks"
 )
 
 // interruptible returns the context every command runs under. The first SIGINT or SIGTERM
@@ -144,10 +145,12 @@ func (s *stopOnError) ForChild() io.Writer {
 	return s.w
 }
 
-// forcedExit ends the process at once on a second signal, removing first the temp files
+// forcedExit ends the process at once on a second signal, killing first the hooks running
+// (their process groups would outlive it) and removing the temp files
 // that must not outlive it (atomicfile.RemoveExitTemps); other temp names stay, for the next
 // run to clean.
 func forcedExit() {
+	hooks.KillRunning()
 	atomicfile.RemoveExitTemps()
 	if say := lastWords.Load(); say != nil {
 		(*say)()

@@ -166,7 +166,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 		}
 		// Its counts are held to an archive found sound and its own: a damaged entry is not
 		// counted, and another archive's receipt is a problem already.
-		if err := rc.CountsProven(who, format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}); err != nil && res.OK() {
+		if err := rc.CountsProven(who, format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}, res.Notes); err != nil && res.OK() {
 			res.Problems = append(res.Problems, archive.Problem{Reason: err.Error()})
 		}
 	}

@@ -32,6 +32,9 @@ type VerifyResult struct {
 	// ManifestRead says the manifest was read: RecordedStatus is its word. One that could
 	// not be read (a problem names it) records nothing to hold a receipt to.
 	ManifestRead bool `json:"-"`
+	// Notes sums up the manifest's records of what was skipped, excluded and warned about,
+	// when ManifestRead: what a receipt's counts and lists of them are held to.
+	Notes format.Notes `json:"-"`
 	// ArchiveChecked says the archive's size and SHA-256 were compared with
 	// VerifyOptions.Expect.
 	ArchiveChecked bool `json:"archive_checked"`
@@ -153,7 +156,7 @@ func (r *Reader) verify(ctx context.Context, opts VerifyOptions, archiveSum <-ch
 		res.problem(format.ManifestName, r.ManifestErr.Error())
 	}
 	if r.Manifest != nil {
-		res.RecordedStatus, res.ManifestRead = r.Manifest.Status, true
+		res.RecordedStatus, res.ManifestRead, res.Notes = r.Manifest.Status, true, r.Manifest.Notes()
 	}
 	res.Problems = append(res.Problems, CheckNames(r.Entries)...)
 	if opts.Entries != nil {

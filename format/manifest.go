@@ -51,6 +51,8 @@ type Manifest struct {
 	// database (and stored those it found as snapshots): a later run need not open a file
 	// unchanged since to ask again. "" when it did not look; v3.
 	Databases string `json:"databases,omitempty"`
+	// notes sums up the notes of a manifest read without them (see Notes); nil otherwise.
+	notes *Notes
 }
 
 // File is one stored file: its stored name, size in bytes and SHA-256 in hex; in v2 its
@@ -194,6 +196,10 @@ func fromWire(wire *manifestWire) (*Manifest, error) {
 	if err == nil {
 		m.Warnings, err = values(wire.Warnings, warningJSON.value)
 		err = cmp.Or(err, wire.dropped[2])
+	}
+	if err == nil && wire.let {
+		n := wire.summed.notes()
+		m.notes = &n
 	}
 	if err == nil {
 		m.Created, err = values(wire.Created, createdJSON.value)

@@ -24,8 +24,11 @@ type manifestWire = struct {
 	Created  []createdJSON  `json:"created"`
 	Replaced []createdJSON  `json:"replaced"`
 	// dropped is the first error in the skipped, excluded and warning records that were
-	// checked and let go (see decodeNotes), by list.
+	// checked and let go (see decodeNotes), by list; summed sums them up, and let says
+	// whether any list was let go.
 	dropped [3]error
+	summed  noteSummer
+	let     bool
 }
 
 // manifestDecoder decodes a manifest from a stream into a manifestWire exactly as a
@@ -163,11 +166,11 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 		case "symlinks":
 			return decodeList(d, &w.Symlinks, "symlinks", parseSymlinkRecord)
 		case "skipped":
-			return decodeNotes(d, &w.Skipped, "skipped", parseSkippedRecord, skippedJSON.value, &w.dropped[0])
+			return decodeNotes(d, w, &w.Skipped, 0, parseSkippedRecord, skippedJSON.value)
 		case "excluded":
-			return decodeNotes(d, &w.Excluded, "excluded", parseExcludedRecord, excludedJSON.value, &w.dropped[1])
+			return decodeNotes(d, w, &w.Excluded, 1, parseExcludedRecord, excludedJSON.value)
 		case "warnings":
-			return decodeNotes(d, &w.Warnings, "warnings", parseWarningRecord, warningJSON.value, &w.dropped[2])
+			return decodeNotes(d, w, &w.Warnings, 2, parseWarningRecord, warningJSON.value)
 		case "created":
 			return decodeCreated(d, &w.Created, "created", &d.createdCut, createdJSON.value)
 		case "replaced":
@@ -176,6 +179,7 @@ func (d *manifestDecoder) field(w *manifestWire, c byte) error {
 	}
 	if k := slices.Index(noteLists, list); k >= 0 && c == 'n' {
 		w.dropped[k] = nil // null replaces the list, and what was wrong in it
+		w.summed.reset(k)
 	}
 	if list == "created" && c == 'n' {
 		d.createdCut = false
@@ -219,15 +223,18 @@ func listName(key string) string {
 	return ""
 }
 
-// decodeNotes is decodeList for a list of notes (what was skipped, excluded or warned
-// about), which only a listing shows. Unless the reader keeps them (d.notes), each record
-// is decoded into the same one, checked as fromWire would check it, and let go, the first
-// error kept in *dropped for fromWire: millions of tiny records ("skipped": [{}, {}, …],
-// JSON that deflates a thousandfold) would otherwise be held, gigabytes, by a verify.
-func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func(*J, *lexer) bool, value func(J) (V, error), dropped *error) error {
+// decodeNotes is decodeList for the list of notes noteLists[k] (what was skipped, excluded
+// or warned about), which only a listing shows. Unless the reader keeps them (d.notes), each
+// record is decoded into the same one, checked as fromWire would check it, summed up in
+// w.summed (a receipt's copy of them is held to that), and let go, the first error kept in
+// w.dropped[k] for fromWire: millions of tiny records ("skipped": [{}, {}, …], JSON that
+// deflates a thousandfold) would otherwise be held, gigabytes, by a verify.
+func decodeNotes[J, V any](d *manifestDecoder, w *manifestWire, list *[]J, k int, fast func(*J, *lexer) bool, value func(J) (V, error)) error {
+	name, dropped := noteLists[k], &w.dropped[k]
 	if d.notes {
 		return decodeList(d, list, name, fast)
 	}
+	w.let = true
 	if *list != nil {
 		// encoding/json would decode it over the first, merging records (which may mend
 		// the one whose error was kept): not as backup writes it, and not worth holding the
@@ -240,8 +247,12 @@ func decodeNotes[J, V any](d *manifestDecoder, list *[]J, name string, fast func
 		if err := decodeInto(d, &one, c, name, fast); err != nil {
 			return err
 		}
-		if d.stop == nil && *dropped == nil && len(one) == 1 {
-			_, *dropped = value(one[0])
+		if d.stop == nil && len(one) == 1 {
+			v, err := value(one[0])
+			if *dropped == nil {
+				*dropped = err
+			}
+			w.summed.add(v)
 		}
 		return nil
 	})

@@ -64,7 +64,7 @@ func compareParsersLimit(t *testing.T, data []byte, limit int64) {
 }
 
 // compareWithoutNotes fails t unless a parse that lets the notes go gives data the manifest
-// want without its notes, or the same error wantErr; or, for a list of notes given twice
+// want without its notes but summed up as its notes are, or the same error wantErr; or, for a list of notes given twice
 // (which encoding/json decodes one over the other), says so.
 func compareWithoutNotes(t *testing.T, data []byte, chunk int, limit int64, want *Manifest, wantErr error) {
 	t.Helper()
@@ -74,6 +74,13 @@ func compareWithoutNotes(t *testing.T, data []byte, chunk int, limit int64, want
 	}
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 		t.Fatalf("input %q in reads of %d, notes let go:\nerror %v\nwant  %v", data, chunk, err, wantErr)
+	}
+	if got != nil && want != nil {
+		// What a receipt's notes are held to: the lists as they would have been held.
+		if g, w := got.Notes(), want.Notes(); g != w {
+			t.Fatalf("input %q in reads of %d, notes let go: summed up as %+v, held as %+v", data, chunk, g, w)
+		}
+		got.notes = nil
 	}
 	if want != nil {
 		held := *want

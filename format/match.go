@@ -74,27 +74,44 @@ func (rc *Receipt) StatusProven(who string, hasManifest bool, recorded string) e
 	return nil
 }
 
-// CountsProven says why rc's counts of files, bytes and folders cannot be trusted, or nil:
-// they must be those of the archive it describes, as its manifest and entries prove them
-// (got). A receipt that says failed stands, as for StatusProven. who names the receipt.
-func (rc *Receipt) CountsProven(who string, got Counts) error {
+// CountsProven says why rc's counts cannot be trusted, or nil: those of files, bytes and
+// folders must be those of the archive it describes, as its manifest and entries prove them
+// (got); those of skipped, excluded, warned and lost paths, and its lists of them, those of
+// its manifest's notes (the receipt of an encrypted archive lists none). A receipt that
+// says failed stands, as for StatusProven. who names the receipt.
+func (rc *Receipt) CountsProven(who string, got Counts, notes Notes) error {
 	if rc.Status == Failed {
 		return nil
 	}
 	for _, c := range []struct {
-		what      string
+		what, of  string
 		says, has int64
 	}{
-		{"files", int64(rc.Counts.Files), int64(got.Files)},
-		{"bytes", rc.Counts.Bytes, got.Bytes},
-		{"folders", int64(rc.Counts.Dirs), int64(got.Dirs)},
+		{"files", "the archive holds", int64(rc.Counts.Files), int64(got.Files)},
+		{"bytes", "the archive holds", rc.Counts.Bytes, got.Bytes},
+		{"folders", "the archive holds", int64(rc.Counts.Dirs), int64(got.Dirs)},
+		{"skipped paths", manifestRecords, int64(rc.Counts.Skipped), int64(notes.Skipped)},
+		{"excluded paths", manifestRecords, int64(rc.Counts.Excluded), int64(notes.Excluded)},
+		{"warnings", manifestRecords, int64(rc.Counts.Warnings), int64(notes.Warnings)},
+		{"lost paths", manifestRecords, int64(rc.Counts.Lost), int64(notes.Lost)},
 	} {
 		if c.says != c.has {
-			return fmt.Errorf("%s counts %d %s, but the archive holds %d (the receipt was edited?)", who, c.says, c.what, c.has)
+			return fmt.Errorf("%s counts %d %s, but %s %d (the receipt was edited?)", who, c.says, c.what, c.of, c.has)
+		}
+	}
+	if rc.Schema == SealedReceiptSchema {
+		return nil // it lists no path (see Sealed): its counts say what it says of them
+	}
+	listed := NotesOf(rc.Skipped, rc.Excluded, rc.Warnings)
+	for k, what := range []string{"skipped paths", "excluded paths", "warnings"} {
+		if listed.sums[k] != notes.sums[k] {
+			return fmt.Errorf("%s lists other %s than the manifest inside the archive (the receipt was edited?)", who, what)
 		}
 	}
 	return nil
 }
+
+const manifestRecords = "the manifest inside the archive records"
 
 // quoteStatus renders a status read from an archive, which need not be one of ours.
 func quoteStatus(s string) string {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -98,7 +99,8 @@ func timeoutHint(h format.Hook) string {
 }
 
 // run runs cmd with sh -c, stdin closed (/dev/null) and its output on stderr, env added to
-// ours. The hook and everything it started are killed at the timeout. Its exit code is -1
+// ours. The hook and everything it started are killed at the timeout, and what it left
+// running when it ends. Its exit code is -1
 // when it could not be started or was killed.
 func run(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) format.Hook {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -114,7 +116,15 @@ func run(ctx context.Context, when, cmd string, env []string, timeout time.Durat
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = time.Second // a grandchild holding our stderr open must not hold us
-	err := c.Run()
+	err := c.Start()
+	if err == nil {
+		running.Store(c.Process.Pid, struct{}{})
+		err = c.Wait()
+		// What the hook left running (`cmd &`) would hold our stderr open after we exit,
+		// bound by no timeout: it dies with the hook. setsid starts what must outlive it.
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		running.Delete(c.Process.Pid)
+	}
 	h := format.Hook{When: when, Command: cmd, ExitCode: c.ProcessState.ExitCode()}
 	var exit *exec.ExitError
 	switch {
@@ -128,4 +138,17 @@ func run(ctx context.Context, when, cmd string, env []string, timeout time.Durat
 		h.ExitCode, h.Error = -1, err.Error()
 	}
 	return h
+}
+
+// running holds the process group (its leader's pid) of each hook running now.
+var running sync.Map
+
+// KillRunning kills the process group of every hook running now. A process that exits at
+// once (on a second signal) calls it first: a hook's group is of its own, so it would
+// outlive backup, bound by no timeout.
+func KillRunning() {
+	running.Range(func(pid, _ any) bool {
+		syscall.Kill(-pid.(int), syscall.SIGKILL)
+		return true
+	})
 }
