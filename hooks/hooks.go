@@ -100,8 +100,7 @@ func timeoutHint(h format.Hook) string {
 
 // run runs cmd with sh -c, stdin closed (/dev/null) and its output on stderr, env added to
 // ours. The hook and everything it started are killed at the timeout, and what it left
-// running when it ends. Its exit code is -1
-// when it could not be started or was killed.
+// running when it ends. Its exit code is -1 when it could not be started or was killed.
 func run(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) format.Hook {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
