@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,22 +25,7 @@ func TestAttackVerifyReceiptCountsEdited(t *testing.T) {
 			})
 			arch := filepath.Join(dir, "a.zip")
 			mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
-			rcPath := arch + ".receipt.json"
-			b, err := os.ReadFile(rcPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rc map[string]any
-			if err := json.Unmarshal(b, &rc); err != nil {
-				t.Fatal(err)
-			}
-			rc["counts"].(map[string]any)[field] = 999
-			if b, err = json.Marshal(rc); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(rcPath, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			editReceipt(t, arch+".receipt.json", func(rc map[string]any) { rc["counts"].(map[string]any)[field] = 999 })
 			r := backup(t, runOpts{dir: dir}, "verify", arch)
 			if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
 				t.Errorf("verify against a receipt that says %s 999: exit %d, %s; want 1, naming the count", field, r.code, r.stdout+r.stderr)
@@ -62,22 +45,7 @@ func TestAttackAdoptReceiptCountsEdited(t *testing.T) {
 	makeTree(t, filepath.Join(dir, "src/app"), map[string]node{"a.txt": {content: "hello\n"}, "b.txt": {content: "world\n"}})
 	arch := filepath.Join(dir, "app-x.zip")
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", arch, "src/app"), exitComplete)
-	rcPath := arch + ".receipt.json"
-	b, err := os.ReadFile(rcPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rc map[string]any
-	if err := json.Unmarshal(b, &rc); err != nil {
-		t.Fatal(err)
-	}
-	rc["counts"].(map[string]any)["files"] = 999
-	if b, err = json.Marshal(rc); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(rcPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editReceipt(t, arch+".receipt.json", func(rc map[string]any) { rc["counts"].(map[string]any)["files"] = 999 })
 	set := filepath.Join(dir, "set")
 	r := backup(t, runOpts{dir: dir}, "adopt", set, arch)
 	if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
