@@ -21,7 +21,7 @@ var importRules = map[string]struct{ ours, theirs []string }{
 	"backup/walker":     {[]string{"backup/eintr"}, []string{"golang.org/x/sys"}},
 	"backup/skiprules":  {nil, nil},
 	// The one check of a command's outputs: paths and files, nothing of backups.
-	"backup/pathcheck": {nil, []string{"golang.org/x/sys"}},
+	"backup/pathcheck": {[]string{"backup/eintr"}, []string{"golang.org/x/sys"}},
 	// The records third parties read, and their codecs: the standard library only.
 	"backup/format":     {[]string{"backup/atomicfile"}, nil},
 	"backup/metrics":    {[]string{"backup/atomicfile"}, nil},

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"backup/eintr"
 )
 
 // A bind mount of a folder gives it a second path whose folders above are not the folders
@@ -102,7 +104,7 @@ func (t *mountTable) locate(path string) (dev, inFS string, ok bool) {
 // not followed), as /proc/self/fdinfo says of a descriptor opened on it.
 func mountID(path string) (int, error) {
 	// O_PATH names the file without reading it: a folder the user may not list is placed too.
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := eintr.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
