@@ -258,6 +258,10 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 		if err := rc.StatusProven("its receipt", r.HasManifest, res.RecordedStatus); err != nil {
 			return err
 		}
+		// status shows LATEST's receipt's counts, and its metrics carry them.
+		if err := rc.CountsProven("its receipt", format.Counts{Files: res.Files, Bytes: res.Bytes, Dirs: res.Dirs}, res.Notes); err != nil {
+			return err
+		}
 		return entriesOfSet(ctx, st, ids, name, latest, r.Entries)
 	}
 }

@@ -55,3 +55,30 @@ func TestAttackAdoptReceiptCountsEdited(t *testing.T) {
 		t.Errorf("adopt copied %v into the set; want nothing", names)
 	}
 }
+
+// TestAttackActivateReceiptCountsEdited: activate read a backup of the set back against its
+// receipt's size, SHA-256 and status only, so one whose receipt was edited to count 999
+// files of 2 became LATEST (exit 0), and `status` then showed its 999 files. Correct:
+// activate refuses it as verify and adopt do (exit 1, naming the count), LATEST unchanged.
+func TestAttackActivateReceiptCountsEdited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a.txt": {content: "hello\n"}, "b.txt": {content: "world\n"}})
+	set := filepath.Join(dir, "set")
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	}
+	archives := setArchives(t, set)
+	older, latest := archives[0], readLatest(t, set)
+	if older == latest {
+		t.Fatalf("the set's runs %v: LATEST names the older", archives)
+	}
+	editReceipt(t, filepath.Join(set, older+".receipt.json"), func(rc map[string]any) { rc["counts"].(map[string]any)["files"] = 999 })
+	r := backup(t, runOpts{dir: dir}, "activate", set, older)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "999") {
+		t.Errorf("activate of a run whose receipt counts 999 files of 2: exit %d, %s; want 1, naming the count", r.code, r.stdout+r.stderr)
+	}
+	if got := readLatest(t, set); got != latest {
+		t.Errorf("activate moved LATEST to %q; want it left on %q", got, latest)
+	}
+}
