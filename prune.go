@@ -76,6 +76,7 @@ type pruneConfig struct {
 	dryRun, json bool
 	jsonLines    bool
 	attic        *backupset.Attic
+	atticArg     string // --attic as given, checked again after the before hooks
 	hooks        *hooks.Commands
 }
 
@@ -116,6 +117,7 @@ func newPruneCmd() *cobra.Command {
 			err = checkStatusOutputs(cfg.store, "", cmd.OutOrStdout())
 		}
 		if err == nil && flags.Changed("attic") {
+			cfg.atticArg = *attic
 			cfg.attic, err = atticFolder(*attic, cfg.store)
 		}
 		if err != nil {
@@ -193,6 +195,13 @@ func runPrune(cfg pruneConfig, stderr io.Writer) ([]backupset.Decision, int, err
 			return nil, exitInterrupted, err
 		}
 		return nil, exitFailed, err
+	}
+	if cfg.attic != nil {
+		// A hook may mount what --attic names: the set, or another set, may be there now.
+		if _, err := atticFolder(cfg.atticArg, cfg.store); err != nil {
+			sayf(stderr, "backup prune: failed: %v\n", err)
+			return nil, exitFailed, err
+		}
 	}
 	plan, err := lock.PruneInto(ctx, cfg.policy, cfg.dryRun, cfg.attic)
 	switch {

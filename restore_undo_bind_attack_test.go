@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,40 @@ func TestAttackAtticBindMountInsideSet(t *testing.T) {
 	}
 	if got := listDir(t, attic); len(got) > 0 {
 		t.Errorf("the attic, a folder of the set, holds %q", got)
+	}
+}
+
+// TestAttackAtticMountedByExecBefore: prune checked --attic only before its --exec-before
+// hooks, which may mount what it names (docs/operations.md: a hook may mount the backup
+// disk). A hook that bind-mounts a folder of the set over the attic had the pruned runs
+// moved into the set's own folder, exit 0. Correct: --attic is checked again once the
+// hooks ran; the prune fails (exit 1) with nothing moved.
+func TestAttackAtticMountedByExecBefore(t *testing.T) {
+	mustRoot(t) // mount
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "archived\n"}})
+	set := filepath.Join(dir, "set")
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	}
+	attic := filepath.Join(dir, "outside/attic")
+	for _, d := range []string{filepath.Join(set, "old"), attic} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", attic).Run() })
+	before := setArchives(t, set)
+
+	r := backup(t, runOpts{dir: dir}, "prune", "--keep-last", "1", "--attic", attic,
+		"--exec-before", "mount --bind set/old outside/attic", set)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "inside the backup set") {
+		t.Errorf("exit %d, want %d with --attic said inside the set; stderr:\n%s", r.code, exitFailed, r.stderr)
+	}
+	if got := listDir(t, attic); len(got) > 0 {
+		t.Errorf("the attic, a folder of the set, holds %q", got)
+	}
+	if got := setArchives(t, set); !slices.Equal(got, before) {
+		t.Errorf("the set holds %q after the prune; want %q, nothing moved", got, before)
 	}
 }
