@@ -98,8 +98,8 @@ func timeoutHint(h format.Hook) string {
 	return ""
 }
 
-// run runs cmd with sh -c, stdin closed (/dev/null) and its output on stderr, env added to
-// ours. The hook and everything it started are killed at the timeout, and what it left
+// run runs cmd with sh -c, stdin closed (/dev/null), no terminal and its output on stderr,
+// env added to ours. The hook and everything it started are killed at the timeout, and what it left
 // running when it ends. Its exit code is -1 when it could not be started or was killed.
 func run(ctx context.Context, when, cmd string, env []string, timeout time.Duration, stderr io.Writer) format.Hook {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -111,8 +111,11 @@ func run(ctx context.Context, when, cmd string, env []string, timeout time.Durat
 		out = s.ForChild()
 	}
 	c.Stdout, c.Stderr = out, out
-	// Its own process group, so that a timeout kills what the shell started too (curl).
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own session, so its own process group, which a timeout kills with what the shell
+	// started (curl); and no terminal: on backup's, a hook's group would be in the
+	// background, and the kernel would stop a hook that sets the terminal's modes (sudo's
+	// password prompt) until the timeout, where without one it fails at once.
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = time.Second // a grandchild holding our stderr open must not hold us
 	err := c.Start()
