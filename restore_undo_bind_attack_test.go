@@ -46,19 +46,7 @@ func TestAttackUndoDirBindMountInsideDest(t *testing.T) {
 // the backup set"), but through the mount the check passed, and the backups pruned would be
 // moved into a folder of the set. Correct: the same usage error (exit 2), nothing moved.
 func TestAttackAtticBindMountInsideSet(t *testing.T) {
-	mustRoot(t) // mount
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "archived\n"}})
-	set := filepath.Join(dir, "set")
-	for range 2 {
-		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
-	}
-	attic := filepath.Join(dir, "outside/attic")
-	for _, d := range []string{filepath.Join(set, "old"), attic} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, set, attic := setWithTwoRuns(t)
 	if out, err := exec.Command("mount", "--bind", filepath.Join(set, "old"), attic).CombinedOutput(); err != nil {
 		t.Fatalf("mount: %v %s", err, out)
 	}
@@ -79,19 +67,7 @@ func TestAttackAtticBindMountInsideSet(t *testing.T) {
 // moved into the set's own folder, exit 0. Correct: --attic is checked again once the
 // hooks ran; the prune fails (exit 1) with nothing moved.
 func TestAttackAtticMountedByExecBefore(t *testing.T) {
-	mustRoot(t) // mount
-	dir := t.TempDir()
-	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "archived\n"}})
-	set := filepath.Join(dir, "set")
-	for range 2 {
-		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
-	}
-	attic := filepath.Join(dir, "outside/attic")
-	for _, d := range []string{filepath.Join(set, "old"), attic} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, set, attic := setWithTwoRuns(t)
 	t.Cleanup(func() { exec.Command("umount", "-l", attic).Run() })
 	before := setArchives(t, set)
 
@@ -106,4 +82,24 @@ func TestAttackAtticMountedByExecBefore(t *testing.T) {
 	if got := setArchives(t, set); !slices.Equal(got, before) {
 		t.Errorf("the set holds %q after the prune; want %q, nothing moved", got, before)
 	}
+}
+
+// setWithTwoRuns makes, in dir, a set of two runs of app holding an empty folder old, and an
+// empty folder outside/attic, the attic a test mounts set/old on.
+func setWithTwoRuns(t *testing.T) (dir, set, attic string) {
+	t.Helper()
+	mustRoot(t) // mount
+	dir = t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"f.txt": {content: "archived\n"}})
+	set = filepath.Join(dir, "set")
+	for range 2 {
+		mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", set, "app"), exitComplete)
+	}
+	attic = filepath.Join(dir, "outside/attic")
+	for _, d := range []string{filepath.Join(set, "old"), attic} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, set, attic
 }
