@@ -115,15 +115,22 @@ func needIdentity(path string) error {
 func isNoIdentity(err error) bool { return errors.Is(err, seal.ErrNoIdentity) }
 
 // refusePlainAsSealed refuses a run without recipients whose -o names an encrypted archive
-// (NAME.zip.age): the name says the file is encrypted, and a script whose recipients went
+// (NAME.zip.age), or an encrypted archive already there under any name (-o NAME names it as
+// the user says): the name or the file says ciphertext, and a script whose recipients went
 // missing (an empty variable) would put a plain copy of everything where only ciphertext
 // should go, or replace an encrypted archive by one (--force), and say complete. A set
 // refuses such a run by its LATEST (checkLatest); this is -o's counterpart.
 func (cfg *createConfig) refusePlainAsSealed() error {
 	path, ok := cfg.explicitArchive()
-	if cfg.recipients != nil || !ok || !strings.HasSuffix(strings.ToLower(path), seal.Ext) {
+	switch {
+	case cfg.recipients != nil || !ok:
 		return nil
+	case strings.HasSuffix(strings.ToLower(path), seal.Ext):
+		return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
+			format.QuoteName(path), seal.Ext, seal.Ext)
+	case isSealedFile(path):
+		return fmt.Errorf("-o %s is an encrypted archive, and no recipient was given: give --recipient or --recipients-file, or remove it first to write a plain zip there",
+			format.QuoteName(path))
 	}
-	return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
-		format.QuoteName(path), seal.Ext, seal.Ext)
+	return nil
 }
