@@ -14,7 +14,8 @@ import (
 // source, and said complete; the failed runs' receipts (…Z.zip.age.receipt.json, schema
 // v2) said it was an encrypted set. A failed run says nothing of the set's source, but its
 // kind is the set's: the plain run is refused (exit 2, nothing written) unless
-// --allow-plaintext, and an encrypted run into a set of failed plain runs likewise.
+// --allow-plaintext, and an encrypted run into a set of failed plain runs likewise; adopt
+// refuses an archive of the other kind too.
 func TestAttackFailedSealedRunsOpenSetToPlaintext(t *testing.T) {
 	t.Parallel()
 	key := newAgeKey(t)
@@ -41,6 +42,17 @@ func TestAttackFailedSealedRunsOpenSetToPlaintext(t *testing.T) {
 			t.Errorf("%s: the refused run left %q; want %q", c.set, got, before)
 		}
 		mustExit(t, run(c.first, "app"), exitComplete)
+	}
+	// Nor does adopt bring a plain archive into such a set.
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "adopting", "--recipient", key.recipient, "missing"), exitFailed)
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "plain.zip", "app"), exitComplete)
+	before := listDir(t, filepath.Join(dir, "adopting"))
+	r := backup(t, runOpts{dir: dir}, "adopt", "adopting", "plain.zip")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "is an encrypted backup set") {
+		t.Errorf("adopt of a plain archive: exit %d, stderr %q; want 1, saying the set is encrypted", r.code, r.stderr)
+	}
+	if got := listDir(t, filepath.Join(dir, "adopting")); !slices.Equal(got, before) {
+		t.Errorf("the refused adopt left %q; want %q", got, before)
 	}
 	// --allow-plaintext takes it, as for a set with an archive.
 	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "--output-dir", "mixed", "--recipient", key.recipient, "missing"), exitFailed)
