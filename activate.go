@@ -245,7 +245,11 @@ func storeVerifier(ctx context.Context, st backupset.Store, ids *seal.Identities
 			return err
 		}
 		defer f.Close()
-		r, err := archive.NewCheckedReader(f, f.Size(), archive.ReadOptions{Unseal: ids.Unseal})
+		unseal := ids.Unseal
+		if rc.Encryption != nil {
+			unseal = ids.UnsealAge // a plain zip in its place must not become LATEST
+		}
+		r, err := archive.NewCheckedReader(f, f.Size(), archive.ReadOptions{Unseal: unseal})
 		if err != nil {
 			return cause(err)
 		}

@@ -233,6 +233,9 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		cfg.checkInputs = slices.Concat(fileArgs("--exclude-from", f.excludeFrom), fileArgs("--recipients-file", f.keys.files), fileArgs("--identity", f.identity.paths))
 		err = cfg.checkOutputs(cfg.checkInputs, stdout)
 	}
+	if err == nil {
+		err = cfg.checkStderrNotInSealedSet()
+	}
 	return cfg, err
 }
 

@@ -115,6 +115,27 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	return cfg.checkSetNotSource()
 }
 
+// checkStderrNotInSealedSet refuses an encrypted run into a set in a folder whose stderr is
+// a file inside that folder (2>>SET/backup.log): stderr names the files backed up (every one
+// under -v, those warned about or skipped without), and an encrypted set holds no name in
+// clear. stdout's file is refused inside any set by the one check; stderr is not one of its
+// outputs, which may share a file with it (2>&1). It is the process's fd 2, whatever writer
+// the command wraps it in.
+func (cfg *createConfig) checkStderrNotInSealedSet() error {
+	if cfg.recipients == nil || cfg.set == nil || !cfg.set.local() {
+		return nil
+	}
+	out, ok := stdoutFile(os.Stderr, "stderr")
+	if !ok {
+		return nil
+	}
+	set := pathcheck.Arg{What: "the encrypted backup set " + cfg.set.dir, Path: cfg.set.dir}
+	if err := (pathcheck.Check{Sealed: []pathcheck.Arg{set}, Outputs: []pathcheck.Arg{out}}).Err(); err != nil {
+		return fmt.Errorf("%w: it names the files backed up, which an encrypted set must not hold in clear", err)
+	}
+	return nil
+}
+
 // checkNotIntoSet refuses a run that is not a set's (-o, or the implicit --output-dir .)
 // whose archive or --receipt would be written into a backup set's folder: a set holds what
 // its runs write, under its lock and read back; another archive there is one of its runs to

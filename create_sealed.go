@@ -56,8 +56,23 @@ func (cfg *createConfig) checkLatest(ctx context.Context, w backupset.Witness, s
 	return 0, nil
 }
 
+// checkFailedKind refuses a run of the other kind than the runs of a set that all failed
+// (exit 2, unless --allow-plaintext), as checkLatest refuses one into a set with an archive:
+// a host whose encrypted runs failed, and which then lost its --recipient, must not write a
+// plain copy of everything into the set. w.Failed says the kind alone, not the source.
+func (cfg *createConfig) checkFailedKind(w backupset.Witness) (int, error) {
+	sealedSet := backupset.IsSealedName(w.Failed)
+	if sealedSet == (cfg.recipients != nil) || cfg.allowPlaintext {
+		return 0, nil
+	}
+	return exitUsage, kindError(cfg.set.dir, w, sealedSet)
+}
+
 // witnessSays names the archive that says what the set is, and why that one.
 func witnessSays(w backupset.Witness) string {
+	if w.Name == "" {
+		return "no run of it left an archive, and its newest, " + format.QuoteName(w.Failed) + ", failed"
+	}
 	if w.ByLatest {
 		return "LATEST names " + format.QuoteName(w.Name)
 	}

@@ -100,8 +100,11 @@ func (cfg *createConfig) lockSet(ctx context.Context, stderr io.Writer) (*backup
 	// run when LATEST is lost or damaged: a lost pointer must not open the set to anything.
 	w, err := lock.Witness(ctx, nil)
 	code = exitFailed
-	if err == nil && w.Name != "" {
+	switch {
+	case err == nil && w.Name != "":
 		code, err = cfg.checkLatest(ctx, w, stderr)
+	case err == nil && w.Failed != "":
+		code, err = cfg.checkFailedKind(w)
 	}
 	if err != nil && ctx.Err() != nil {
 		// What stopped the reading of the set is the interrupt, whatever the request that

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"backup/atomicfile"
 	"backup/format"
 	"backup/seal"
 )
@@ -42,6 +44,9 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--recipients-file %s: %w", name, cause(err))
 		}
+		if warning == "" {
+			warning = replaceableRecipients(name)
+		}
 		if warning != "" {
 			sayf(stderr, "backup create: warning: %s\n", warning)
 		}
@@ -50,6 +55,24 @@ func (f *recipientFlags) load(stderr io.Writer) (*seal.Recipients, error) {
 		return nil, fmt.Errorf("%s: %w", f.given(), err)
 	}
 	return &r, nil
+}
+
+// replaceableRecipients says, for a warning line, why another user could put a recipients
+// file of theirs at path, adding their key, though the file is not theirs to write: a folder
+// on the way to it (as given and as its symlinks resolve) is theirs, or open to them without
+// the sticky bit (atomicfile.FixedPath, the rule of the local copies of a bucket's sets).
+// "" when none is.
+func replaceableRecipients(path string) string {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	for _, d := range []string{filepath.Dir(path), filepath.Dir(resolved)} {
+		if err := atomicfile.FixedPath(d); err != nil {
+			return fmt.Sprintf("recipients file %s can be replaced by others: %v; keep it in a folder of your own", path, err)
+		}
+	}
+	return ""
 }
 
 // given names the flags (and files) the recipients came from, for an error about all of
@@ -115,15 +138,22 @@ func needIdentity(path string) error {
 func isNoIdentity(err error) bool { return errors.Is(err, seal.ErrNoIdentity) }
 
 // refusePlainAsSealed refuses a run without recipients whose -o names an encrypted archive
-// (NAME.zip.age): the name says the file is encrypted, and a script whose recipients went
+// (NAME.zip.age), or an encrypted archive already there under any name (-o NAME names it as
+// the user says): the name or the file says ciphertext, and a script whose recipients went
 // missing (an empty variable) would put a plain copy of everything where only ciphertext
 // should go, or replace an encrypted archive by one (--force), and say complete. A set
 // refuses such a run by its LATEST (checkLatest); this is -o's counterpart.
 func (cfg *createConfig) refusePlainAsSealed() error {
 	path, ok := cfg.explicitArchive()
-	if cfg.recipients != nil || !ok || !strings.HasSuffix(strings.ToLower(path), seal.Ext) {
+	switch {
+	case cfg.recipients != nil || !ok:
 		return nil
+	case strings.HasSuffix(strings.ToLower(path), seal.Ext):
+		return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
+			format.QuoteName(path), seal.Ext, seal.Ext)
+	case isSealedFile(path):
+		return fmt.Errorf("-o %s is an encrypted archive, and no recipient was given: give --recipient or --recipients-file, or remove it first to write a plain zip there",
+			format.QuoteName(path))
 	}
-	return fmt.Errorf("-o %s names an encrypted archive (%s), and no recipient was given: give --recipient or --recipients-file, or a name without %s for a plain zip",
-		format.QuoteName(path), seal.Ext, seal.Ext)
+	return nil
 }

@@ -41,6 +41,9 @@ type archiveRef struct {
 	pinned *os.File
 	// pinnedSize is pinned's size.
 	pinnedSize int64
+	// sealedReceipt says that the receipt the archive is checked against (verify's, found
+	// beside a file) records an encrypted archive; a set's target's says so itself.
+	sealedReceipt bool
 }
 
 // resolveArchive returns the archive an ARCHIVE argument names: the path itself, or, for a
@@ -212,13 +215,13 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 		var f *os.File
 		var size int64
 		if f, size, err = a.openLocal(); err == nil {
-			r, err = archive.OpenFile(f, size, archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes})
+			r, err = archive.OpenFile(f, size, archive.ReadOptions{Unseal: a.unseal(), Notes: a.notes})
 		}
 	} else {
 		var f backupset.File
 		if f, err = a.store.Open(ctx, a.entry.Name); err == nil {
 			// The object holds no connection between reads, so the reader need not close it.
-			if r, err = archive.NewReaderWith(f, f.Size(), archive.ReadOptions{Unseal: a.ids.Unseal, Notes: a.notes}); err == nil {
+			if r, err = archive.NewReaderWith(f, f.Size(), archive.ReadOptions{Unseal: a.unseal(), Notes: a.notes}); err == nil {
 				spoolFor(f, r)
 			}
 		}
@@ -231,6 +234,16 @@ func (a archiveRef) open(ctx context.Context) (*archive.Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// unseal opens the archive file as its receipt records it: one recorded as encrypted must
+// be an age file (a plain zip in its place is not the archive the run wrote, and would be
+// read without a key).
+func (a archiveRef) unseal() archive.Unseal {
+	if a.sealedReceipt || a.entry.Receipt != nil && a.entry.Receipt.Encryption != nil {
+		return a.ids.UnsealAge
+	}
+	return a.ids.Unseal
 }
 
 // spoolFor lets an archive in a bucket keep the blocks it fetches on the local disk, for a
@@ -326,7 +339,7 @@ func (a archiveRef) receipt(explicit string) (string, *format.Receipt, error) {
 // verify reads the archive back as backup verify does; from a bucket, with ranged reads in
 // parallel.
 func (a archiveRef) verify(ctx context.Context, opts archive.VerifyOptions) (*archive.VerifyResult, error) {
-	opts.Unseal = a.ids.Unseal
+	opts.Unseal = a.unseal()
 	if a.store == nil {
 		f, size, err := a.openLocal()
 		if err != nil {

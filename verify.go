@@ -129,6 +129,7 @@ func verifyArchive(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writ
 	receiptPath, rc, err := ref.receipt(cfg.receipt)
 	unlock()
 	cfg.found = receiptPath
+	ref.sealedReceipt = rc != nil && rc.Encryption != nil
 	if err != nil {
 		sayf(stderr, "backup verify: %s\n", err.Error())
 		if cfg.json || cfg.jsonLines {

@@ -109,8 +109,8 @@ func (l *Lock) Adopt(ctx context.Context, a Adoption) (name string, already bool
 }
 
 // checkSource refuses an archive of another source than the set's (its Witness's): one set,
-// one source. An empty set takes any. entries are the set's, as
-// Scan lists them; nil to scan only when LATEST cannot say.
+// one source. An empty set takes any; one whose runs all failed, any of their kind. entries
+// are the set's, as Scan lists them; nil to scan only when LATEST cannot say.
 //
 // The encrypted archives of a set name no source (Sealed): such an archive is of the set's
 // series when the set's is Sealed too, and which source it holds is for the caller to check
@@ -121,6 +121,10 @@ func (l *Lock) checkSource(ctx context.Context, entries []Entry, source string) 
 		return err
 	}
 	want, known := SourceOf(w.Name), w.Name != ""
+	if !known && w.Failed != "" && (SourceOf(w.Failed) == Sealed) != (source == Sealed) {
+		// No run left an archive, but the failed ones say the set's kind (see Witness).
+		want, known = SourceOf(w.Failed), true
+	}
 	switch {
 	case !known || want == source || l.mixed && (want == Sealed) != (source == Sealed):
 		return nil

@@ -10,6 +10,10 @@ type Witness struct {
 	// ByLatest says LATEST names it. Otherwise LATEST is missing or cannot be read, and Name
 	// is the set's newest run that left an archive, as Scan orders them.
 	ByLatest bool
+	// Failed is, when no run of the set left an archive (Name is ""), the newest run's name:
+	// a failed run says nothing of the set's source, but its name says the set's kind, which
+	// its host was set up to write.
+	Failed string
 }
 
 // Witness returns the archive that says what the set is: LATEST's target when the pointer
@@ -32,11 +36,15 @@ func (l *Lock) Witness(ctx context.Context, entries []Entry) (Witness, error) {
 		}
 	}
 	// A run that left no archive (a failed run, one of a mistyped source) says nothing of
-	// what the set holds.
+	// what the set holds; only its kind, when none did.
+	failed := ""
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].Archive {
 			return Witness{Name: entries[i].Name}, nil
 		}
+		if failed == "" {
+			failed = entries[i].Name
+		}
 	}
-	return Witness{}, nil
+	return Witness{Failed: failed}, nil
 }

@@ -42,6 +42,23 @@ func readsSealed(ra io.ReaderAt) (bool, error) {
 // ErrNoIdentity is Unseal's error for an encrypted archive when no identity was given.
 var ErrNoIdentity = errors.New("the archive is encrypted, and no identity was given to decrypt it")
 
+// ErrNotAge is UnsealAge's error for a file that is not an age file.
+var ErrNotAge = errors.New("it is not an age file, though its receipt records an encrypted archive (a plain zip put in its place?)")
+
+// UnsealAge is Unseal for an archive file that must be an age file, as its receipt records
+// it: any other file, a plain zip among them, is ErrNotAge, not read as the zip it is.
+// Whoever can write a set can put a plain zip at an encrypted archive's name, with a
+// receipt to match its SHA-256, that a command without a key would read.
+func (ids *Identities) UnsealAge(file io.ReaderAt, size int64) (io.ReaderAt, int64, error) {
+	switch sealed, err := readsSealed(file); {
+	case err != nil:
+		return nil, 0, err
+	case !sealed:
+		return nil, 0, ErrNotAge
+	}
+	return ids.Unseal(file, size)
+}
+
 // NoMatchError is Unseal's error when none of the identities is one the archive was
 // encrypted to.
 type NoMatchError struct {
