@@ -204,6 +204,7 @@ func (h *heldLock) Release() error {
 
 // readLease reads the lock object, its ETag and its age by the server's clock: the time
 // between its Last-Modified and the answer's Date, -1 when the server gives either not.
+// An object larger than a lease can be reads as nil.
 func (s *Store) readLease(ctx context.Context) (data []byte, etag string, age time.Duration, err error) {
 	const limit = 4096
 	age = -1
@@ -211,8 +212,11 @@ func (s *Store) readLease(ctx context.Context) (data []byte, etag string, age ti
 	err = s.get(ctx, backupset.LockName, in, func(out *s3.GetObjectOutput) error {
 		var rerr error
 		data, rerr = io.ReadAll(io.LimitReader(out.Body, limit+1))
-		if rerr == nil && len(data) > limit {
-			rerr = errTooLarge(limit)
+		if len(data) > limit {
+			// No lease is that large: junk at the name, judged as a lease that does not
+			// read (it stands its TTL, then is taken over), not an error that would fail
+			// every run for as long as it stays.
+			data = nil
 		}
 		etag = aws.ToString(out.ETag)
 		if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok && out.LastModified != nil {
