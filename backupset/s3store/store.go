@@ -77,6 +77,13 @@ type Store struct {
 	attempts int
 }
 
+// Mistyped says whether loc was meant for a bucket but is no s3:// location (S3://B/P,
+// s3:/B/P, s3:B/P): taken for a path, it would name a folder "s3:" in the working folder,
+// and a backup made there would seem to be in the bucket.
+func Mistyped(loc string) bool {
+	return !IsLocation(loc) && len(loc) >= 3 && strings.EqualFold(loc[:3], "s3:")
+}
+
 // ParseLocation splits s3://BUCKET/PREFIX. The prefix may be empty; it is a folder-like
 // path without empty, . or .. segments, so that it names one place.
 func ParseLocation(loc string) (bucket, prefix string, err error) {
