@@ -78,7 +78,10 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	var held lease
-	parsed := json.Unmarshal(old, &held) == nil
+	decoded := json.Unmarshal(old, &held) == nil
+	// JSON that names no expiry (null, {}) is no lease: from a server without Date it
+	// would have expired in year 1, and be taken over at once.
+	parsed := decoded && !held.Expires.IsZero()
 	var expired bool
 	if age >= 0 {
 		// By the server's clock, how long since the lock object was written: its writer's
@@ -106,8 +109,8 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	h := s.hold(ctx, etag, l)
-	h.took = &backupset.Takeover{Expired: parsed && expired}
-	if parsed {
+	h.took = &backupset.Takeover{Expired: decoded && expired}
+	if decoded {
 		h.took.Owner = held.Owner
 		h.took.Owner.Host = serverText(held.Host)
 	}
