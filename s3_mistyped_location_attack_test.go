@@ -47,3 +47,20 @@ func TestAttackS3MistypedLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackS3RestoreDestInABucket: restore's DEST is a folder on this machine. Given as
+// s3://BUCKET/PREFIX (as if restore copied a set into a bucket), it was taken for the path
+// ./s3:/BUCKET/PREFIX, made and filled, and the run said "restored to s3://…", exit 0.
+func TestAttackS3RestoreDestInABucket(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	makeTree(t, filepath.Join(dir, "app"), map[string]node{"a": {content: "a\n"}})
+	mustExit(t, backup(t, runOpts{dir: dir}, "create", "-q", "-o", "app.zip", "app"), exitComplete)
+	for _, dest := range []string{"s3://bucket/restored", "S3://bucket/restored", "s3:restored"} {
+		r := backup(t, runOpts{dir: dir}, "restore", "app.zip", dest)
+		entries, _ := os.ReadDir(dir)
+		if r.code != exitUsage || len(entries) != 3 {
+			t.Errorf("restore app.zip %s: exit %d (want 2), the working folder holds %d entries (want 3):\n%s%s", dest, r.code, len(entries), r.stdout, r.stderr)
+		}
+	}
+}
