@@ -21,7 +21,7 @@ func (cfg *createConfig) validateSet(flags *pflag.FlagSet, wait time.Duration, a
 	if s3store.IsLocation(cfg.output) {
 		return fmt.Errorf("-o %s: a bucket holds backup sets only: --output-dir %s", cfg.output, cfg.output)
 	}
-	if err := s3.check(cfg.outputDir); err != nil {
+	if err := s3.check(cfg.output, cfg.outputDir); err != nil {
 		return err
 	}
 	if flags.Changed("output-dir") && cfg.output != "" {

@@ -12,6 +12,7 @@ import (
 
 	"backup/archive"
 	"backup/backupset"
+	"backup/backupset/s3store"
 	"backup/format"
 	"backup/report"
 	"backup/restore"
@@ -162,6 +163,11 @@ func newRestoreCmd() *cobra.Command {
 		}
 		if err == nil {
 			err = refuseDashArg("DEST", args[1])
+		}
+		if err == nil && (s3store.IsLocation(args[1]) || s3store.Mistyped(args[1])) {
+			// Taken for a path, it would be a folder s3: here, and the run would say it
+			// restored "to s3://…".
+			err = fmt.Errorf("DEST %s: restore writes into a folder on this machine, not a bucket (a folder whose name starts with s3: is given as ./s3:…)", format.QuoteName(args[1]))
 		}
 		if err == nil {
 			cfg.ids, err = identity.load(stderr, "backup restore")

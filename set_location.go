@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"backup/backupset"
 	"backup/backupset/s3store"
+	"backup/format"
 )
 
 // s3Flags say how to reach the server of an s3:// set, beyond the AWS configuration.
@@ -34,11 +36,11 @@ func addS3Flags(flags *pflag.FlagSet) *s3Flags {
 
 // open returns the store of the set at loc: s3://BUCKET/PREFIX, or a folder.
 func (f *s3Flags) open(ctx context.Context, loc string) (backupset.Store, error) {
-	if !s3store.IsLocation(loc) {
-		return backupset.Folder{Dir: reachedOrAsGiven(loc)}, nil
-	}
 	if err := f.check(loc); err != nil {
 		return nil, err
+	}
+	if !s3store.IsLocation(loc) {
+		return backupset.Folder{Dir: reachedOrAsGiven(loc)}, nil
 	}
 	opts := s3store.Options{Endpoint: f.endpoint, PathStyle: f.pathStyle, IdleTimeout: f.idleTimeout}
 	if f.spool {
@@ -62,13 +64,17 @@ func spoolDir() string {
 }
 
 // check is the one rule for what a command is told about S3 before it reaches a server: an
-// s3:// location that cannot name a set, or an endpoint (--s3-endpoint, or
+// s3:// location that cannot name a set, a path that is one mistyped (s3store.Mistyped), or
+// an endpoint (--s3-endpoint, or
 // AWS_ENDPOINT_URL_S3 when a location is in a bucket) that is not a plain http(s) URL, is a
 // usage error (exit 2) of every command, and never echoes credentials. Commands call it
 // while they check their flags.
 func (f *s3Flags) check(locs ...string) error {
 	remote := false
 	for _, loc := range locs {
+		if err := checkMistyped(loc); err != nil {
+			return err
+		}
 		if !s3store.IsLocation(loc) {
 			continue
 		}
@@ -81,4 +87,14 @@ func (f *s3Flags) check(locs ...string) error {
 		return nil
 	}
 	return s3store.CheckEndpoint(f.endpoint)
+}
+
+// checkMistyped refuses a path that is an s3:// location mistyped (s3store.Mistyped), for
+// every command that takes a set or an archive, adopt's DIR too.
+func checkMistyped(loc string) error {
+	if !s3store.Mistyped(loc) {
+		return nil
+	}
+	return fmt.Errorf("%s: not an s3:// location (want s3://BUCKET/PREFIX, in lower case, two slashes); a folder or file whose name starts with s3: is given as ./s3:…",
+		format.QuoteName(loc))
 }

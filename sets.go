@@ -87,6 +87,9 @@ type setTree interface {
 }
 
 func openTree(ctx context.Context, f *s3Flags, loc string) (setTree, error) {
+	if err := f.check(loc); err != nil {
+		return nil, err
+	}
 	if !s3store.IsLocation(loc) {
 		return folderTree{reachedOrAsGiven(loc)}, nil
 	}

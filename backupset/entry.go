@@ -102,6 +102,12 @@ func Scan(ctx context.Context, st Store) ([]Entry, error) {
 	for _, name := range names {
 		o, ok := byName[name]
 		e := inspectObject(ctx, st, name, o, ok)
+		if !ok && e.Receipt != nil && e.Receipt.Archive != nil {
+			// An archive the listing left out may be there all the same (a bucket's index
+			// lagging behind its objects): judged gone, its run would lose its receipt to
+			// prune and leave the archive alone. Missing is what a look at it says.
+			e = inspect(ctx, st, name)
+		}
 		if _, listed := byName[name+format.ReceiptSuffix]; listed && e.receiptMissing && gone(ctx, st, name) {
 			continue // pruned since the listing: no run to show
 		}

@@ -274,6 +274,11 @@ func (l *Lock) point(ctx context.Context, name string) error {
 			return &notMovedError{err}
 		}
 	}
+	if c, ok := l.held.(confirmer); ok {
+		if err := c.Confirm(ctx); err != nil {
+			return &notMovedError{fmt.Errorf("not activating %s: %w", format.QuoteName(name), err)}
+		}
+	}
 	_, err := l.store.Put(ctx, LatestName, []byte(name+"\n"), l.pointerETag)
 	// A bucket's write whose answer never came (an interrupt, or retries that all failed
 	// in transit after the server made the first) may have moved LATEST all the same.
@@ -304,6 +309,12 @@ func (l *Lock) movedAnyway(ctx context.Context, name string) (moved, known bool)
 	defer cancel()
 	got, _, err := readPointer(bctx, l.store)
 	return err == nil && got == name, err == nil
+}
+
+// confirmer is a held lock that can say whether it is still this run's (a bucket's lease,
+// which another run takes over once it stands unrenewed past its TTL).
+type confirmer interface {
+	Confirm(ctx context.Context) error
 }
 
 // detacher is a store whose requests after an interrupt share a bound of its own (a bucket).

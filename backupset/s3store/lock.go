@@ -78,7 +78,10 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	var held lease
-	parsed := json.Unmarshal(old, &held) == nil
+	decoded := json.Unmarshal(old, &held) == nil
+	// JSON that names no expiry (null, {}) is no lease: from a server without Date it
+	// would have expired in year 1, and be taken over at once.
+	parsed := decoded && !held.Expires.IsZero()
 	var expired bool
 	if age >= 0 {
 		// By the server's clock, how long since the lock object was written: its writer's
@@ -106,8 +109,8 @@ func (s *Store) tryLock(ctx context.Context, tries int) (backupset.Held, error) 
 		return nil, err
 	}
 	h := s.hold(ctx, etag, l)
-	h.took = &backupset.Takeover{Expired: parsed && expired}
-	if parsed {
+	h.took = &backupset.Takeover{Expired: decoded && expired}
+	if decoded {
 		h.took.Owner = held.Owner
 		h.took.Owner.Host = serverText(held.Host)
 	}
@@ -138,13 +141,16 @@ type heldLock struct {
 	mu   sync.Mutex
 	etag string
 	lost error // why the lease was lost, if it was
+	// renewed is when the lease was last written, by the wall clock (Round(0) drops the
+	// monotonic reading, which stands still while the machine is suspended).
+	renewed time.Time
 }
 
 // TookOver says whose lock this one took over; nil when it was free.
 func (h *heldLock) TookOver() *backupset.Takeover { return h.took }
 
 func (s *Store) hold(ctx context.Context, etag string, l lease) *heldLock {
-	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, quit: make(chan struct{}), done: make(chan struct{})}
+	h := &heldLock{s: s, lease: l, etag: etag, ctx: ctx, quit: make(chan struct{}), done: make(chan struct{}), renewed: s.now().Round(0)}
 	renewCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h.stop = stop
 	go h.renew(renewCtx)
@@ -167,16 +173,43 @@ func (h *heldLock) renew(ctx context.Context) {
 		case <-t.C:
 		}
 		h.mu.Lock()
-		h.lease.Expires = h.s.now().Add(h.s.lockTTL).UTC()
-		data, _ := json.Marshal(h.lease)
-		etag, err := h.s.Put(ctx, backupset.LockName, data, h.etag)
-		if err == nil {
-			h.etag = etag
-		} else if errors.Is(err, backupset.ErrChanged) {
-			h.lost = err
-		}
+		h.renewLocked(ctx)
 		h.mu.Unlock()
 	}
+}
+
+// renewLocked writes the lease with a new expiry, on the condition that the lock object is
+// still this run's; h.mu is held.
+func (h *heldLock) renewLocked(ctx context.Context) {
+	now := h.s.now()
+	h.lease.Expires = now.Add(h.s.lockTTL).UTC()
+	data, _ := json.Marshal(h.lease)
+	etag, err := h.s.Put(ctx, backupset.LockName, data, h.etag)
+	if err == nil {
+		h.etag, h.renewed = etag, now.Round(0)
+	} else if errors.Is(err, backupset.ErrChanged) {
+		h.lost = err
+	}
+}
+
+// errTakenOver is the error of a run whose lock another run took over while it held it.
+var errTakenOver = errors.New("the set's lock was taken over by another run while this one held it")
+
+// Confirm says whether the lock is still this run's, before a step only its holder may take
+// (moving LATEST). A run that stalled past its lease (a machine suspended, a process stopped,
+// a server that took no renewal) may have lost the lock to another run, which then writes
+// the set too: when a renewal is due, it is made now, and a lock taken over is an error. A
+// lease renewed within the last third of its TTL costs no request.
+func (h *heldLock) Confirm(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost == nil && h.s.now().Round(0).Sub(h.renewed) >= h.s.lockTTL/3 {
+		h.renewLocked(ctx)
+	}
+	if h.lost != nil {
+		return errTakenOver
+	}
+	return nil
 }
 
 // Release stops the renewals and deletes the lock object if it is still this run's, within
@@ -197,13 +230,14 @@ func (h *heldLock) Release() error {
 	}
 	h.stop()
 	if h.lost != nil {
-		return errors.New("the set's lock was taken over by another run while this one held it")
+		return errTakenOver
 	}
 	return h.s.Delete(ctx, backupset.LockName, h.etag)
 }
 
 // readLease reads the lock object, its ETag and its age by the server's clock: the time
 // between its Last-Modified and the answer's Date, -1 when the server gives either not.
+// An object larger than a lease can be reads as nil.
 func (s *Store) readLease(ctx context.Context) (data []byte, etag string, age time.Duration, err error) {
 	const limit = 4096
 	age = -1
@@ -211,8 +245,11 @@ func (s *Store) readLease(ctx context.Context) (data []byte, etag string, age ti
 	err = s.get(ctx, backupset.LockName, in, func(out *s3.GetObjectOutput) error {
 		var rerr error
 		data, rerr = io.ReadAll(io.LimitReader(out.Body, limit+1))
-		if rerr == nil && len(data) > limit {
-			rerr = errTooLarge(limit)
+		if len(data) > limit {
+			// No lease is that large: junk at the name, judged as a lease that does not
+			// read (it stands its TTL, then is taken over), not an error that would fail
+			// every run for as long as it stays.
+			data = nil
 		}
 		etag = aws.ToString(out.ETag)
 		if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok && out.LastModified != nil {

@@ -172,3 +172,41 @@ func TestCleanAbortsAbandonedUpload(t *testing.T) {
 		t.Errorf("second Clean: %q, %v; want nothing left", aborted, err)
 	}
 }
+
+// TestLockLostWhileStalledIsConfirmedLost: a run that stalls past its lease (its renewals
+// stop: a suspended machine, a stopped process) has its lock taken over by another run, and
+// until now learned so only when it released the lock, after it had moved LATEST and pruned
+// beside the run that held the set. Confirm, which Activate asks before LATEST moves, says
+// the lock is lost; a lock that is renewed is confirmed.
+func TestLockLostWhileStalledIsConfirmedLost(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.SetEnv(t)
+	stalled := newStore(t, srv)
+	other, err := Open(t.Context(), stalled.Location(), Options{PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled.lockTTL, other.lockTTL = 1500*time.Millisecond, 1500*time.Millisecond
+	held, err := stalled.Lock(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := held.(*heldLock)
+	h.stop() // its renewals stop, as in a process stopped
+	<-h.done
+	time.Sleep(2 * stalled.lockTTL)
+	took, err := other.Lock(t.Context(), 0)
+	if err != nil {
+		t.Fatalf("Lock of a lease unrenewed past its TTL: %v", err)
+	}
+	if err := h.Confirm(t.Context()); !errors.Is(err, errTakenOver) {
+		t.Errorf("Confirm of a lock another run took over: %v, want %v", err, errTakenOver)
+	}
+	time.Sleep(other.lockTTL) // past a renewal's due time: Confirm renews now
+	if err := took.(*heldLock).Confirm(t.Context()); err != nil {
+		t.Errorf("Confirm of the lock that took it over: %v", err)
+	}
+	if err := took.Release(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -76,6 +77,13 @@ type Store struct {
 	attempts int
 }
 
+// Mistyped says whether loc was meant for a bucket but is no s3:// location (S3://B/P,
+// s3:/B/P, s3:B/P): taken for a path, it would name a folder "s3:" in the working folder,
+// and a backup made there would seem to be in the bucket.
+func Mistyped(loc string) bool {
+	return !IsLocation(loc) && len(loc) >= 3 && strings.EqualFold(loc[:3], "s3:")
+}
+
 // ParseLocation splits s3://BUCKET/PREFIX. The prefix may be empty; it is a folder-like
 // path without empty, . or .. segments, so that it names one place.
 func ParseLocation(loc string) (bucket, prefix string, err error) {
@@ -103,6 +111,9 @@ func ParseLocation(loc string) (bucket, prefix string, err error) {
 	}
 	if strings.ContainsFunc(prefix, unicode.IsControl) {
 		return "", "", fmt.Errorf("%q: the prefix holds a control character", loc)
+	}
+	if err := listable(prefix); err != nil {
+		return "", "", fmt.Errorf("%q: the prefix %w", loc, err)
 	}
 	return bucket, prefix + "/", nil
 }
@@ -234,12 +245,26 @@ func CheckEndpoint(endpoint string) error {
 }
 
 // CheckNameInBucket says why a set's source name cannot name its archives in a bucket, or
-// nil: a bucket lists its keys in XML 1.0, which cannot carry control characters (servers
-// send U+FFFD, or refuse), so an archive named with one would never be found by its name.
+// nil: see listable.
 func CheckNameInBucket(name string) error {
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%q cannot name a set's archives in a bucket (a listing cannot carry its control character)", name)
+	if err := listable(name); err != nil {
+		return fmt.Errorf("%q cannot name a set's archives in a bucket: it %w", name, err)
+	}
+	return nil
+}
+
+// listable says why s cannot be part of a key that a listing names again, or nil. A bucket
+// lists its keys in XML 1.0, which cannot carry control characters, U+FFFE or U+FFFF
+// (servers send U+FFFD, as Go's encoder does, or refuse), and keys are UTF-8: an archive
+// named so would be written and activated, and then never listed by its name, so never
+// pruned.
+func listable(s string) error {
+	if !utf8.ValidString(s) {
+		return errors.New("is not UTF-8, as a key must be")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff {
+			return fmt.Errorf("holds %U, which a bucket's listing (XML) cannot carry", r)
 		}
 	}
 	return nil
