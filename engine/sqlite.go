@@ -69,14 +69,14 @@ func snapshotOpener(ctx context.Context, dir string, timeout time.Duration) func
 		switch {
 		case err != nil:
 			// Not known to be no database, so not stored raw: lost, and said so.
-			plain.Close()
+			sqlitesnap.Close(plain)
 			return nil, &archive.OpError{Op: format.OpRead, Err: fmt.Errorf("reading its first bytes to tell an SQLite database: %w", err)}
 		case !db:
 			return plain, nil
 		}
 		plain.dropHead()
 		osf := f.OS()
-		defer osf.Close()
+		defer sqlitesnap.Close(osf)
 		src := sqlitesnap.Source{File: osf, Dir: h.Dir(), Name: h.Name()}
 		s, err := sqlitesnap.Take(ctx, src, sqlitesnap.Options{Dir: dir, Timeout: timeout})
 		if err != nil {
@@ -222,7 +222,7 @@ func (e *Engine) isSidecar(en walker.Entry) (bool, error) {
 	if err != nil {
 		return false, cannotTell(err)
 	}
-	defer f.Close()
+	defer sqlitesnap.Close(f) // SQLite may be copying it (see sqlitesnap.Close)
 	isDB, err := isDatabase(f)
 	if err != nil {
 		return false, cannotTell(err)
@@ -255,7 +255,7 @@ func (e *Engine) isSidecarSource(name string) (bool, error) {
 			return false, nil
 		}
 		if err == nil {
-			defer f.Close()
+			defer sqlitesnap.Close(f)
 			var info fs.FileInfo
 			if info, err = f.Stat(); err == nil && e.rules.Decide(nil, "", info, 0).Action != skiprules.Archive {
 				return false, nil
@@ -312,7 +312,7 @@ func (e *Engine) fresh(src walker.Handle, _ string) bool {
 	if err != nil {
 		return true // reading it will say what is wrong
 	}
-	defer f.Close()
+	defer sqlitesnap.Close(f)
 	db, err := isDatabase(f)
 	return db || err != nil // read again, a read error is said then
 }

@@ -44,7 +44,33 @@ var errChanged = errors.New("changed while it was read without locks")
 // but with commits in a -wal (which SQLite reads beside any database, whatever its header
 // says) is copied with its -wal and recovered in the staging folder (see copyWithWAL):
 // SQLite would need to make a -shm beside it.
+//
+// A WAL database's last connection, closing, checkpoints its -wal and removes it. SQLite's
+// connection here, opened while the -wal was there (waiting for a writer in exclusive
+// locking mode, or after a read as immutable that a writer came during), would then make a
+// new -wal beside it, which guardedOpen refuses (SQLITE_READONLY_DIRECTORY): the database
+// is then read again from the start, as one no connection has open, until opts.Timeout.
+// Not when a process holds it locked with no -wal beside this name: it has the file open by
+// another name (a hard link), whose -wal this one will never have.
 func copyDatabase(ctx context.Context, src Source, stage string, opts Options) error {
+	deadline := time.Now().Add(opts.Timeout)
+	for {
+		err := copyOnce(ctx, src, stage, opts)
+		if !isCode(err, sqlite3.SQLITE_READONLY_DIRECTORY) || time.Now().After(deadline) ||
+			dbLocked(src) && !exists(src.path()+"-wal") {
+			return err
+		}
+		os.Truncate(stage, 0)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// copyOnce is one attempt of copyDatabase.
+func copyOnce(ctx context.Context, src Source, stage string, opts Options) error {
 	timeout := opts.Timeout
 	// Read without locks only when no process holds one: a WAL database's writer in
 	// exclusive locking mode, which uses no -shm, holds it from its first commit on, and its
@@ -303,6 +329,9 @@ func (e stepError) Error() string {
 	var se *sqlite.Error
 	if !errors.As(e.err, &se) {
 		return e.err.Error()
+	}
+	if se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY { // see copyDatabase
+		return "SQLite would have to make a -wal beside it, which a backup does not: its application closed it while it was read (each time until --sqlite-timeout), or has it open by another name (a hard link)"
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_FULL:

@@ -84,7 +84,9 @@ func Take(ctx context.Context, src Source, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	done := startReading(src.File)
 	snap, err := takeStaged(ctx, src, info, opts)
+	done()
 	if err != nil && isNotExist(err) {
 		if _, lerr := os.Lstat(src.path()); lerr == nil {
 			// What is gone is not the database (its name still leads somewhere): the staging
