@@ -143,10 +143,18 @@ func TestCreateAfterKilledRun(t *testing.T) {
 // dir/out/app.zip, and returns once the run has created its temp file.
 func startSlowRun(t *testing.T, dir string) *exec.Cmd {
 	t.Helper()
+	return startSlowRunUnder(t, dir)
+}
+
+// startSlowRunUnder is startSlowRun with the binary run by the command wrapper (nohup),
+// which execs it: the process is backup's.
+func startSlowRunUnder(t *testing.T, dir string, wrapper ...string) *exec.Cmd {
+	t.Helper()
 	makeTree(t, filepath.Join(dir, "app"), map[string]node{"random": {content: slowString(t, 64<<20)}})
 	out := filepath.Join(dir, "out")
 	makeTree(t, out, map[string]node{".": {kind: "dir"}})
-	cmd := exec.Command(binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")
+	args := append(wrapper, binary, "create", "--level", "9", "-j", "1", "-o", filepath.Join(out, "app.zip"), "app")
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"backup/report"
 )
 
-// errInterrupted is the fatal error of a run stopped by SIGINT or SIGTERM.
+// errInterrupted is the fatal error of a run stopped by a stop signal (stopSignals).
 var errInterrupted = errors.New(format.ErrorInterrupted)
 
 // creation is one run of backup create, the command's side of it: the engine backs up (see

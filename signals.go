@@ -12,7 +12,22 @@ import (
 	"backup/hooks"
 )
 
-// interruptible returns the context every command runs under. The first SIGINT or SIGTERM
+// hangupIgnored says SIGHUP was ignored when the process started (nohup): Notify would
+// undo that, so it is read before any.
+var hangupIgnored = signal.Ignored(syscall.SIGHUP)
+
+// stopSignals are the signals that stop a command cleanly: SIGINT, SIGTERM, and SIGHUP (a
+// closed terminal, a dropped ssh session), whose default action would kill the run where it
+// stands, leaving its temp files (a database's staged copy, plaintext for an encrypted
+// run), unless whoever started it asked for SIGHUP to be ignored.
+func stopSignals() []os.Signal {
+	if hangupIgnored {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+}
+
+// interruptible returns the context every command runs under. The first of stopSignals
 // cancels it, so the command stops cleanly: temp files removed, a failed receipt written,
 // exit 130. A second one ends the process at once with exit 130, so that nothing a command
 // waits on can keep it from being stopped; what it leaves are temp names, never a final path.
@@ -20,7 +35,7 @@ import (
 func interruptible() (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	if endEarly() {
 		cancel()
 	}
@@ -45,7 +60,7 @@ func interruptible() (ctx context.Context, stop func()) {
 	}
 }
 
-// earlyCatcher holds a SIGINT or SIGTERM that comes while a command parses its flags and
+// earlyCatcher holds a stop signal (stopSignals) that comes while a command parses its flags and
 // opens its set, before interruptible: Go's default action would kill the run there, with
 // no --json answer and exit 143 instead of 130. The first such signal is kept for the first
 // interruptible, which starts cancelled; a second ends the process at once (exit 130), as
@@ -64,7 +79,7 @@ var early atomic.Pointer[earlyCatcher]
 // over.
 func catchEarly() {
 	e := &earlyCatcher{sigs: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(e.sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(e.sigs, stopSignals()...)
 	go func() {
 		defer close(e.done)
 		for range e.sigs {
