@@ -234,7 +234,7 @@ func (f *createFlags) validated(flags *pflag.FlagSet, args []string, stdout, std
 		err = cfg.checkOutputs(cfg.checkInputs, stdout)
 	}
 	if err == nil {
-		err = cfg.checkStderrNotInSealedSet()
+		err = cfg.checkSealedSetClear()
 	}
 	return cfg, err
 }

@@ -115,23 +115,27 @@ func (cfg *createConfig) checkOutputs(inputFiles []pathcheck.Arg, stdout io.Writ
 	return cfg.checkSetNotSource()
 }
 
-// checkStderrNotInSealedSet refuses an encrypted run into a set in a folder whose stderr is
-// a file inside that folder (2>>SET/backup.log): stderr names the files backed up (every one
-// under -v, those warned about or skipped without), and an encrypted set holds no name in
-// clear. stdout's file is refused inside any set by the one check; stderr is not one of its
-// outputs, which may share a file with it (2>&1). It is the process's fd 2, whatever writer
-// the command wraps it in.
-func (cfg *createConfig) checkStderrNotInSealedSet() error {
+// checkSealedSetClear refuses an encrypted run into a set in a folder that would write what
+// it holds in clear into that folder: its stderr, when it is a file there (2>>SET/backup.log),
+// which names the files backed up (every one under -v, those warned about or skipped without);
+// and $TMPDIR, when it is the folder or inside it (TMPDIR=/mnt/nas/set), where an encrypted
+// run stages its plaintext (SQLite snapshots, spilled entries) to keep it off the set's
+// folder, perhaps a network file system. stdout's file is refused inside any set by the one
+// check; stderr is not one of its outputs, which may share a file with it (2>&1), and is the
+// process's fd 2, whatever writer the command wraps it in.
+func (cfg *createConfig) checkSealedSetClear() error {
 	if cfg.recipients == nil || cfg.set == nil || !cfg.set.local() {
 		return nil
 	}
-	out, ok := stdoutFile(os.Stderr, "stderr")
-	if !ok {
-		return nil
-	}
 	set := pathcheck.Arg{What: "the encrypted backup set " + cfg.set.dir, Path: cfg.set.dir}
-	if err := (pathcheck.Check{Sealed: []pathcheck.Arg{set}, Outputs: []pathcheck.Arg{out}}).Err(); err != nil {
-		return fmt.Errorf("%w: it names the files backed up, which an encrypted set must not hold in clear", err)
+	clear := []pathcheck.Arg{{What: "$TMPDIR " + os.TempDir(), Path: os.TempDir(), Folder: true}}
+	if out, ok := stdoutFile(os.Stderr, "stderr"); ok {
+		clear = append(clear, out)
+	}
+	for _, out := range clear {
+		if err := (pathcheck.Check{Sealed: []pathcheck.Arg{set}, Outputs: []pathcheck.Arg{out}}).Err(); err != nil {
+			return fmt.Errorf("%w: an encrypted run writes plaintext there (file names, or the files' contents), which an encrypted set must not hold", err)
+		}
 	}
 	return nil
 }
