@@ -222,7 +222,10 @@ func (e *Entry) dirAttr() uint32 {
 // seconds that Info-ZIP writes and reads, and backup's writer too. Go's reader takes it as
 // unsigned, which turns a date before 1970 into one after 2038. Go's writer, though, writes
 // it unsigned: a negative reading is taken as unsigned when the DOS date is nearer to that.
-// Without the field, Go's reading (the DOS date, or the NTFS field) stands.
+// Without the field, Go's reading of the NTFS or Info-ZIP "UX" field stands; without any,
+// the DOS date and time are the local time of the host that wrote them (Python's zipfile,
+// the JDK's jar, Windows), which unzip, bsdtar, 7-Zip and Python take in this host's zone:
+// Go takes them as UTC, hours off.
 func modTime(f *zip.FileHeader) time.Time {
 	for id, field := range extraFields(f.Extra) {
 		if id != extTimeID || len(field) < 5 || field[0]&1 == 0 {
@@ -241,6 +244,9 @@ func modTime(f *zip.FileHeader) time.Time {
 			}
 		}
 		return signed
+	}
+	if m := f.Modified; m.Location() == time.UTC && m.Equal(dosTime(f.ModifiedDate, f.ModifiedTime)) {
+		return time.Date(m.Year(), m.Month(), m.Day(), m.Hour(), m.Minute(), m.Second(), 0, time.Local)
 	}
 	return f.Modified
 }

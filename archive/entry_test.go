@@ -66,10 +66,10 @@ func TestModTimeGoWriter(t *testing.T) {
 }
 
 // TestModTimeFallback reads entries without the extended timestamp, or with one without
-// its mtime: the DOS date stands. A timestamp field that runs past the end of the extra
-// block is damage of the whole central directory, as Python's zipfile says.
+// its mtime: the DOS date stands, in the local zone. A timestamp field that runs past the
+// end of the extra block is damage of the whole central directory, as Python's zipfile says.
 func TestModTimeFallback(t *testing.T) {
-	dos := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	dos := time.Date(2001, 2, 3, 4, 5, 6, 0, time.Local)
 	for name, c := range map[string]struct {
 		extra   []byte
 		refused bool
