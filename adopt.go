@@ -92,7 +92,7 @@ func newAdoptCmd() *cobra.Command {
 		case err != nil:
 		case s3store.IsLocation(args[0]):
 			err = fmt.Errorf("%s: %w", args[0], backupset.ErrAdoptUnsupported)
-		case checkMistyped(args[0]) != nil:
+		case s3store.Mistyped(args[0]):
 			err = checkMistyped(args[0])
 		case cfg.allowIncomplete && !cfg.activate:
 			err = errors.New("--allow-incomplete needs --activate")
